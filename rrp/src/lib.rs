@@ -1,0 +1,23 @@
+//! The MessageWay protocol without I/O.
+//!
+//! MessageWay (draft-ietf-msgway-protocol-spec-00, December 1995) moves
+//! packets between System Area Networks through routers. This crate holds
+//! its wire formats (Part-1: the EEP header, trailer and L2RHs; Part-3: the
+//! RRP records R1-R8 and messages RRP#1-#9 and ERR), the address, packet-type
+//! and error-code assignments of DESIGN.md, and helpers shared by the
+//! dataplane and the control plane. Readings of the draft that the code
+//! follows are in `docs/spec-notes.md`.
+
+pub mod address;
+pub mod encap;
+pub mod endian;
+pub mod error;
+pub mod fuzzing;
+pub mod kind;
+pub mod limits;
+pub mod wire;
+
+pub use address::{Address, AddressClass};
+pub use endian::{Endian, SwapWidth};
+pub use error::{Error, ErrorKind, Result};
+pub use kind::{CapabilityCode, ErrorCode, PacketClass, PacketType, RrpType};

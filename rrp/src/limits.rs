@@ -1,0 +1,9 @@
+//! Limits shared by the codec users, the dataplane and the control plane
+//! (DESIGN.md "Source routes").
+
+/// Routes longer than this many L2RHs are neither offered (RRP#2) nor
+/// forwarded (drop reason too-many-l2rh).
+pub const MAX_L2RHS: usize = 8;
+
+/// RCVF lists are capped at this many entries; longer RTs are refused.
+pub const MAX_RCVF: usize = 32;
