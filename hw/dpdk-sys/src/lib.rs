@@ -1,0 +1,1 @@
+//! dpdk-sys (being written).

@@ -1,0 +1,1 @@
+//! mwdump (being written).
