@@ -1,4 +1,106 @@
-//! Port backends behind one burst receive/transmit trait (DESIGN.md "Workspace").
+//! Port backends behind one burst trait (DESIGN.md "Workspace", "Threads and
+//! data flow").
 //!
-//! Not built yet: the trait and the DPDK, AF_PACKET, UDP and in-memory
-//! backends arrive with the dataplane issue. This crate holds nothing else so far.
+//! A [`Port`] is one queue pair of one router port, owned by one worker: it
+//! receives and transmits bursts of packet buffers ([`PacketBuf`]) that start
+//! at the MessageWay packet (native encapsulation stripped on receive, added
+//! by [`Port::encap`] before transmit). Buffers allow a cheap strip and
+//! prepend at the front and a trim or write at the tail, and carry the native
+//! source address and a receive-error flag where the backend knows one.
+//!
+//! Backends: in-memory rings ([`memory`], for tests and benchmarks, with an
+//! optional seeded impairment layer), and — added alongside — UDP sockets,
+//! AF_PACKET rings and DPDK ethdev (feature `dpdk`).
+
+pub mod heap;
+pub mod memory;
+pub mod native;
+
+use arrayvec::ArrayVec;
+
+pub use heap::{BufPool, HeapBuf};
+pub use native::Native;
+
+/// Packets per receive or transmit burst.
+pub const BURST: usize = 32;
+
+/// A burst of buffers.
+pub type Burst<B> = ArrayVec<B, BURST>;
+
+/// A packet buffer: a window onto bytes with room to grow at the front.
+pub trait PacketBuf: Send {
+    /// The packet bytes.
+    fn data(&self) -> &[u8];
+    /// The packet bytes, writable.
+    fn data_mut(&mut self) -> &mut [u8];
+    /// Length of the packet.
+    fn len(&self) -> usize {
+        self.data().len()
+    }
+    /// Whether the packet is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Strips `n` bytes at the front (`n <= len`).
+    fn adj(&mut self, n: usize);
+    /// Grows the packet by `n` bytes at the front and returns them; `None`
+    /// when the headroom is too small.
+    fn prepend(&mut self, n: usize) -> Option<&mut [u8]>;
+    /// Cuts the packet to `len` bytes (`len <= self.len()`).
+    fn trim(&mut self, len: usize);
+    /// Grows the packet by `n` bytes at the tail and returns them; `None`
+    /// when the tailroom is too small.
+    fn append(&mut self, n: usize) -> Option<&mut [u8]>;
+    /// Whether the port flagged a receive error on this packet.
+    fn rx_error(&self) -> bool;
+    /// The native address the packet came from (empty when unknown).
+    fn native_src(&self) -> Native;
+}
+
+/// What a port's native addresses are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// Ethernet II: 6-byte MACs, EtherType 0x88B5.
+    Ethernet,
+    /// UDP: IPv4 address + port (6 bytes) or IPv6 address + port (18 bytes).
+    Udp,
+    /// In-memory: 6-byte addresses, no encapsulation.
+    Memory,
+}
+
+/// One queue pair of one router port, owned by one worker.
+pub trait Port: Send {
+    /// The buffer type of this backend.
+    type Buf: PacketBuf;
+
+    /// Receives up to `BURST - out.len()` packets, appending them to `out`.
+    /// Native encapsulation is stripped; the buffer starts at the MessageWay
+    /// packet (frame padding may follow it).
+    fn rx_burst(&mut self, out: &mut Burst<Self::Buf>);
+
+    /// Transmits packets from the front of `pkts` (each prepared by
+    /// [`Port::encap`]); the sent ones are removed and the unsent ones stay
+    /// for the caller to drop and count. Returns how many were sent.
+    fn tx_burst(&mut self, pkts: &mut Burst<Self::Buf>) -> usize;
+
+    /// Prepares `buf` for transmission to native address `dst` on this
+    /// port's SAN (e.g. prepends the Ethernet header). Returns false when the
+    /// address is not of this SAN's kind or the buffer has no headroom.
+    fn encap(&self, buf: &mut Self::Buf, dst: &Native) -> bool;
+
+    /// A new empty buffer (for packets the control plane injects); `None`
+    /// when the pool is exhausted.
+    fn alloc(&mut self) -> Option<Self::Buf>;
+
+    /// This port's own native address on its SAN.
+    fn native_addr(&self) -> Native;
+
+    /// The kind of native addresses this port uses.
+    fn link_kind(&self) -> LinkKind;
+
+    /// A file descriptor that becomes readable when packets arrive, for
+    /// workers that block when idle; `None` for polled-only backends.
+    fn wait_fd(&self) -> Option<i32> {
+        None
+    }
+}

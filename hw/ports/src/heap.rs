@@ -1,0 +1,268 @@
+//! Heap packet buffers for the socket and in-memory backends: one
+//! allocation per buffer, recycled through a per-port pool so that the
+//! steady state allocates nothing.
+
+use crate::PacketBuf;
+use crate::native::Native;
+
+/// Default headroom: room for native headers prepended on transmit.
+pub const DEFAULT_HEADROOM: usize = 128;
+/// Default buffer size (headroom included): a 9000-byte jumbo frame fits.
+pub const DEFAULT_BUF_SIZE: usize = 9216 + DEFAULT_HEADROOM;
+
+#[derive(Debug)]
+struct Inner {
+    off: u32,
+    len: u32,
+    rx_error: bool,
+    src: Native,
+    dst: Native,
+    mem: Box<[u8]>,
+}
+
+/// A packet buffer on the heap, with headroom and metadata (native source
+/// and destination, receive-error flag).
+#[derive(Debug)]
+pub struct HeapBuf(Box<Inner>);
+
+impl HeapBuf {
+    /// An empty buffer of `size` bytes whose packet starts `headroom` bytes in.
+    pub fn new(size: usize, headroom: usize) -> HeapBuf {
+        assert!(headroom <= size, "headroom larger than the buffer");
+        HeapBuf(Box::new(Inner {
+            off: headroom as u32,
+            len: 0,
+            rx_error: false,
+            src: Native::EMPTY,
+            dst: Native::EMPTY,
+            mem: vec![0u8; size].into_boxed_slice(),
+        }))
+    }
+
+    /// A buffer holding a copy of `bytes` after the default headroom.
+    pub fn from_bytes(bytes: &[u8]) -> HeapBuf {
+        let mut b = HeapBuf::new(DEFAULT_HEADROOM + bytes.len().max(2048), DEFAULT_HEADROOM);
+        assert!(b.set_data(bytes, DEFAULT_HEADROOM));
+        b
+    }
+
+    /// Empties the buffer (metadata cleared), the packet starting `headroom` bytes in.
+    pub fn reset(&mut self, headroom: usize) {
+        let i = &mut *self.0;
+        i.off = headroom.min(i.mem.len()) as u32;
+        i.len = 0;
+        i.rx_error = false;
+        i.src = Native::EMPTY;
+        i.dst = Native::EMPTY;
+    }
+
+    /// Replaces the contents with `bytes` placed `headroom` bytes in; false
+    /// when they do not fit.
+    pub fn set_data(&mut self, bytes: &[u8], headroom: usize) -> bool {
+        let i = &mut *self.0;
+        if headroom + bytes.len() > i.mem.len() {
+            return false;
+        }
+        i.mem[headroom..headroom + bytes.len()].copy_from_slice(bytes);
+        i.off = headroom as u32;
+        i.len = bytes.len() as u32;
+        true
+    }
+
+    /// Total size of the buffer.
+    pub fn capacity(&self) -> usize {
+        self.0.mem.len()
+    }
+
+    /// Bytes free before the packet.
+    pub fn headroom(&self) -> usize {
+        self.0.off as usize
+    }
+
+    /// The whole underlying memory and the packet's offset in it, for
+    /// backends that receive into the buffer (e.g. recvmmsg).
+    pub fn raw_mut(&mut self) -> (&mut [u8], usize) {
+        let off = self.0.off as usize;
+        (&mut self.0.mem, off)
+    }
+
+    /// Sets the packet length (after a backend wrote into [`HeapBuf::raw_mut`]).
+    pub fn set_len(&mut self, len: usize) {
+        assert!(self.0.off as usize + len <= self.0.mem.len());
+        self.0.len = len as u32;
+    }
+
+    /// Marks a receive error.
+    pub fn set_rx_error(&mut self, e: bool) {
+        self.0.rx_error = e;
+    }
+
+    /// Sets the native source address.
+    pub fn set_native_src(&mut self, n: Native) {
+        self.0.src = n;
+    }
+
+    /// The native destination set by `encap` (memory and UDP backends).
+    pub fn native_dst(&self) -> Native {
+        self.0.dst
+    }
+
+    /// Sets the native destination.
+    pub fn set_native_dst(&mut self, n: Native) {
+        self.0.dst = n;
+    }
+}
+
+impl PacketBuf for HeapBuf {
+    #[inline]
+    fn data(&self) -> &[u8] {
+        let i = &*self.0;
+        &i.mem[i.off as usize..(i.off + i.len) as usize]
+    }
+    #[inline]
+    fn data_mut(&mut self) -> &mut [u8] {
+        let i = &mut *self.0;
+        &mut i.mem[i.off as usize..(i.off + i.len) as usize]
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.len as usize
+    }
+    #[inline]
+    fn adj(&mut self, n: usize) {
+        let i = &mut *self.0;
+        let n = n.min(i.len as usize) as u32;
+        i.off += n;
+        i.len -= n;
+    }
+    #[inline]
+    fn prepend(&mut self, n: usize) -> Option<&mut [u8]> {
+        let i = &mut *self.0;
+        if n > i.off as usize {
+            return None;
+        }
+        i.off -= n as u32;
+        i.len += n as u32;
+        let o = i.off as usize;
+        Some(&mut i.mem[o..o + n])
+    }
+    #[inline]
+    fn trim(&mut self, len: usize) {
+        let i = &mut *self.0;
+        i.len = i.len.min(len as u32);
+    }
+    #[inline]
+    fn append(&mut self, n: usize) -> Option<&mut [u8]> {
+        let i = &mut *self.0;
+        let end = (i.off + i.len) as usize;
+        if end + n > i.mem.len() {
+            return None;
+        }
+        i.len += n as u32;
+        Some(&mut i.mem[end..end + n])
+    }
+    #[inline]
+    fn rx_error(&self) -> bool {
+        self.0.rx_error
+    }
+    #[inline]
+    fn native_src(&self) -> Native {
+        self.0.src
+    }
+}
+
+/// A pool of heap buffers owned by one port or worker: `get` reuses a
+/// returned buffer or allocates a new one up to `limit` buffers in all.
+#[derive(Debug)]
+pub struct BufPool {
+    free: Vec<HeapBuf>,
+    size: usize,
+    headroom: usize,
+    allocated: usize,
+    limit: usize,
+}
+
+impl BufPool {
+    /// A pool of up to `limit` buffers of `size` bytes with `headroom`,
+    /// `prealloc` of them allocated now.
+    pub fn new(size: usize, headroom: usize, limit: usize, prealloc: usize) -> BufPool {
+        let mut p = BufPool {
+            free: Vec::with_capacity(limit),
+            size,
+            headroom,
+            allocated: 0,
+            limit,
+        };
+        for _ in 0..prealloc.min(limit) {
+            p.allocated += 1;
+            p.free.push(HeapBuf::new(size, headroom));
+        }
+        p
+    }
+
+    /// An empty buffer, or `None` when `limit` buffers are out.
+    #[inline]
+    pub fn get(&mut self) -> Option<HeapBuf> {
+        if let Some(mut b) = self.free.pop() {
+            b.reset(self.headroom);
+            return Some(b);
+        }
+        if self.allocated < self.limit {
+            self.allocated += 1;
+            return Some(HeapBuf::new(self.size, self.headroom));
+        }
+        None
+    }
+
+    /// Returns a buffer to the pool (dropped if it is of another size or the
+    /// pool is full).
+    #[inline]
+    pub fn put(&mut self, b: HeapBuf) {
+        if b.capacity() == self.size && self.free.len() < self.limit {
+            self.free.push(b);
+        }
+    }
+
+    /// Buffers waiting in the pool.
+    pub fn available(&self) -> usize {
+        self.free.len()
+    }
+
+    /// The headroom of new buffers.
+    pub fn headroom(&self) -> usize {
+        self.headroom
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_prepend_trim_append() {
+        let mut b = HeapBuf::new(64, 16);
+        assert!(b.set_data(&[1, 2, 3, 4, 5, 6], 16));
+        b.adj(2);
+        assert_eq!(b.data(), &[3, 4, 5, 6]);
+        b.prepend(3).unwrap().copy_from_slice(&[9, 9, 9]);
+        assert_eq!(b.data(), &[9, 9, 9, 3, 4, 5, 6]);
+        b.trim(5);
+        assert_eq!(b.data(), &[9, 9, 9, 3, 4]);
+        b.append(1).unwrap()[0] = 7;
+        assert_eq!(b.data(), &[9, 9, 9, 3, 4, 7]);
+        assert!(b.prepend(100).is_none());
+        assert!(b.append(100).is_none());
+    }
+
+    #[test]
+    fn pool_recycles_and_limits() {
+        let mut p = BufPool::new(128, 32, 2, 1);
+        let a = p.get().unwrap();
+        let b = p.get().unwrap();
+        assert!(p.get().is_none());
+        p.put(a);
+        let a = p.get().unwrap();
+        assert_eq!(a.headroom(), 32);
+        drop((a, b));
+    }
+}

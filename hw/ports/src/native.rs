@@ -1,0 +1,144 @@
+//! Native addresses: where a packet comes from or goes to on a SAN.
+
+use core::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+/// The largest native address mwrouter's SANs use (IPv6 address + UDP port).
+pub const MAX_NATIVE: usize = 18;
+
+/// A native address on a SAN: a MAC (6 bytes), an IPv4 address and UDP port
+/// (6 bytes), an IPv6 address and UDP port (18 bytes), or empty. A small
+/// `Copy` value so that next-hop tables and buffers carry it without allocation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Native {
+    len: u8,
+    bytes: [u8; MAX_NATIVE],
+}
+
+impl Native {
+    /// The empty address.
+    pub const EMPTY: Native = Native {
+        len: 0,
+        bytes: [0; MAX_NATIVE],
+    };
+
+    /// From raw bytes; `None` when longer than [`MAX_NATIVE`].
+    #[inline]
+    pub fn from_slice(b: &[u8]) -> Option<Native> {
+        if b.len() > MAX_NATIVE {
+            return None;
+        }
+        let mut bytes = [0; MAX_NATIVE];
+        bytes[..b.len()].copy_from_slice(b);
+        Some(Native {
+            len: b.len() as u8,
+            bytes,
+        })
+    }
+
+    /// A MAC address.
+    pub const fn mac(m: [u8; 6]) -> Native {
+        let mut bytes = [0; MAX_NATIVE];
+        let mut i = 0;
+        while i < 6 {
+            bytes[i] = m[i];
+            i += 1;
+        }
+        Native { len: 6, bytes }
+    }
+
+    /// A UDP endpoint.
+    pub fn udp(sa: SocketAddr) -> Native {
+        let mut bytes = [0; MAX_NATIVE];
+        let len = match sa.ip() {
+            IpAddr::V4(ip) => {
+                bytes[..4].copy_from_slice(&ip.octets());
+                bytes[4..6].copy_from_slice(&sa.port().to_be_bytes());
+                6
+            }
+            IpAddr::V6(ip) => {
+                bytes[..16].copy_from_slice(&ip.octets());
+                bytes[16..18].copy_from_slice(&sa.port().to_be_bytes());
+                18
+            }
+        };
+        Native { len, bytes }
+    }
+
+    /// The bytes.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Whether empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// As a MAC address (6 bytes).
+    pub fn as_mac(&self) -> Option<[u8; 6]> {
+        (self.len == 6).then(|| self.bytes[..6].try_into().expect("6 bytes"))
+    }
+
+    /// As a UDP endpoint (6 or 18 bytes).
+    pub fn as_udp(&self) -> Option<SocketAddr> {
+        let b = &self.bytes;
+        match self.len {
+            6 => Some(SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::new(b[0], b[1], b[2], b[3])),
+                u16::from_be_bytes([b[4], b[5]]),
+            )),
+            18 => {
+                let ip: [u8; 16] = b[..16].try_into().expect("16 bytes");
+                Some(SocketAddr::new(
+                    IpAddr::V6(Ipv6Addr::from(ip)),
+                    u16::from_be_bytes([b[16], b[17]]),
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Debug for Native {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Native {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.len == 18 {
+            return write!(f, "{}", self.as_udp().expect("18 bytes"));
+        }
+        if self.is_empty() {
+            return f.write_str("-");
+        }
+        for (i, b) in self.as_slice().iter().enumerate() {
+            if i > 0 {
+                f.write_str(":")?;
+            }
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms() {
+        let m = Native::mac([2, 0, 0, 0, 0, 1]);
+        assert_eq!(m.as_slice().len(), 6);
+        assert_eq!(m.as_mac(), Some([2, 0, 0, 0, 0, 1]));
+        assert_eq!(m.to_string(), "02:00:00:00:00:01");
+        let v6: SocketAddr = "[::1]:35061".parse().unwrap();
+        assert_eq!(Native::udp(v6).as_udp(), Some(v6));
+        assert!(Native::from_slice(&[0; 19]).is_none());
+        assert!(Native::EMPTY.is_empty());
+    }
+}
