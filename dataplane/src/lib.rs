@@ -1,4 +1,28 @@
 //! The mwrouter forwarding engine (DESIGN.md "Threads and data flow").
 //!
-//! Not built yet: the engine, its FIB and its worker loop arrive with the
-//! dataplane issue. This crate holds nothing else so far.
+//! - [`engine`]: the per-packet decision over bursts (L2RH strip, L3 lookup,
+//!   EI shift-and-OR, MTU check, punt, drop by reason);
+//! - [`fib`]: the per-ingress-HR FIBs and their lock-free publication;
+//! - [`punt`]: the rings between workers and the control thread (punts,
+//!   notices, injections), bounded and rate-limited;
+//! - [`counters`]: per-worker, per-port counters and their publication;
+//! - [`worker`]: the polling loop on a (pinned) core.
+//!
+//! Generic over the port backend ([`ports::Port`]).
+
+pub mod counters;
+pub mod engine;
+pub mod fib;
+pub mod punt;
+pub mod reason;
+pub mod worker;
+
+pub use counters::{PortCounters, StatsBlock};
+pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS};
+pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel};
+pub use punt::{
+    ChannelConfig, ControlChannels, Injection, Notice, NoticeKind, Punt, PuntClass, PuntMeta,
+    channels,
+};
+pub use reason::DropReason;
+pub use worker::{IdlePolicy, Worker};

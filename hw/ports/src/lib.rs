@@ -98,9 +98,16 @@ pub trait Port: Send {
     /// The kind of native addresses this port uses.
     fn link_kind(&self) -> LinkKind;
 
+    /// Takes back a buffer that will not be transmitted (a dropped packet),
+    /// so that pooled backends reuse it instead of freeing it.
+    #[inline]
+    fn recycle(&mut self, buf: Self::Buf) {
+        drop(buf)
+    }
+
     /// A file descriptor that becomes readable when packets arrive, for
     /// workers that block when idle; `None` for polled-only backends.
-    fn wait_fd(&self) -> Option<i32> {
+    fn wait_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         None
     }
 }

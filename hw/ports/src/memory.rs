@@ -111,11 +111,6 @@ impl MemPort {
     pub fn pending(&self) -> usize {
         self.rx.len()
     }
-
-    /// Returns a buffer to this port's pool.
-    pub fn recycle(&mut self, b: HeapBuf) {
-        self.pool.put(b);
-    }
 }
 
 impl Port for MemPort {
@@ -162,6 +157,11 @@ impl Port for MemPort {
 
     fn alloc(&mut self) -> Option<HeapBuf> {
         self.pool.get()
+    }
+
+    #[inline]
+    fn recycle(&mut self, buf: HeapBuf) {
+        self.pool.put(buf)
     }
 
     fn native_addr(&self) -> Native {
@@ -245,6 +245,11 @@ impl Port for LoopbackPort {
 
     fn alloc(&mut self) -> Option<HeapBuf> {
         self.pool.get()
+    }
+
+    #[inline]
+    fn recycle(&mut self, buf: HeapBuf) {
+        self.pool.put(buf)
     }
 
     fn native_addr(&self) -> Native {

@@ -1,0 +1,454 @@
+//! The forwarding decision, a burst at a time (DESIGN.md "Source routes",
+//! "Threads and data flow"; the draft's Part-1 "L2-routing option" and
+//! "Error Indication").
+//!
+//! For each received packet:
+//! - a leading 16-bit value below 0x0040 starts an L2RH: walk the chain (at
+//!   most [`MAX_L2RHS`]) to the EEP header, check it, find the trailer from
+//!   DL; the first L2RH names the egress HR (one of this box's) and the
+//!   native next hop; strip it. An egress-only L2RH delivers to that HR;
+//! - otherwise an EEP header (version 5): look the destination up in the FIB
+//!   of the ingress port; this box's addresses, Hey-You and broadcast are
+//!   punted; no route drops and notifies the control plane; a next hop on
+//!   the ingress SAN is a redirect (or a loop when it is the very native
+//!   address the packet came from);
+//! - every forwarded packet has its EI shifted left, with 1 ORed in when the
+//!   port flagged a receive error; its frame padding is trimmed; it must fit
+//!   the egress SAN's MTU as transmitted.
+//!
+//! Every packet ends forwarded, punted or dropped with a reason, counted on
+//! its ingress port.
+
+use arrayvec::ArrayVec;
+use ports::{Burst, Native, PacketBuf, Port};
+use rrp::Address;
+use rrp::kind::PacketType;
+use rrp::limits::MAX_L2RHS;
+use rrp::wire::HEADER_LEN;
+use rrp::wire::l2rh::l2rh_bytes;
+use rrp::wire::packet::shift_ei;
+
+use crate::counters::PortCounters;
+use crate::fib::{FibSet, NH_LOCAL, NH_NONE};
+use crate::punt::{Notice, NoticeKind, PuntClass, PuntMeta, WorkerChannels};
+use crate::reason::DropReason;
+
+/// The most ports (= HRs) one box has.
+pub const MAX_PORTS: usize = 16;
+
+/// What the engine needs to know about the box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// The HR address of each port, in port order.
+    pub hrs: Vec<Address>,
+    /// The MTU in bytes of each port's SAN (0 = unlimited), in port order.
+    pub mtus: Vec<u32>,
+}
+
+/// The outcome for one packet.
+#[derive(Debug, Clone, Copy)]
+pub enum Decision {
+    /// Transmit on `port` to `native`.
+    Forward {
+        /// Egress port.
+        port: u16,
+        /// Native next hop.
+        native: Native,
+        /// An L2 (source-routed) packet.
+        l2: bool,
+        /// Notify the control plane: forwarded back onto its ingress SAN.
+        redirect: bool,
+    },
+    /// Hand to the control plane as a packet for HR `hr_port`.
+    Punt {
+        /// Protocol or other traffic.
+        class: PuntClass,
+        /// The HR it is delivered to.
+        hr_port: u16,
+    },
+    /// Drop, and notify the control plane of `notice` if any.
+    Drop {
+        /// Why.
+        reason: DropReason,
+        /// What to tell the control plane.
+        notice: Option<NoticeKind>,
+        /// For an MTU drop: the egress port and its MTU.
+        egress: (u16, u32),
+    },
+}
+
+#[inline(always)]
+const fn drop_(reason: DropReason) -> Decision {
+    Decision::Drop {
+        reason,
+        notice: None,
+        egress: (0, 0),
+    }
+}
+
+#[inline(always)]
+fn be16(d: &[u8], i: usize) -> u16 {
+    u16::from_be_bytes([d[i], d[i + 1]])
+}
+
+#[inline(always)]
+fn class_of(pt: u16) -> PuntClass {
+    match PacketType(pt) {
+        PacketType::RRP | PacketType::ERR | PacketType::MANAGEMENT => PuntClass::Control,
+        _ => PuntClass::Local,
+    }
+}
+
+/// Checks the EEP header at `off` of `d` and returns the packet's end (the
+/// end of its trailer).
+#[inline(always)]
+fn eep_end(d: &[u8], off: usize) -> Result<usize, DropReason> {
+    let Some(h) = d.get(off..off + HEADER_LEN) else {
+        return Err(DropReason::Truncated);
+    };
+    if h[3] != rrp::wire::VERSION {
+        return Err(DropReason::BadVersion);
+    }
+    let pl = (h[8] & 0x0F) as usize;
+    let block = u32::from_be_bytes([0, h[9], h[10], h[11]]) as usize * 8;
+    if pl > 7 || pl > block {
+        return Err(DropReason::BadHeader);
+    }
+    let end = off + HEADER_LEN + block + rrp::wire::TRAILER_LEN;
+    if end > d.len() {
+        return Err(DropReason::Truncated);
+    }
+    Ok(end)
+}
+
+/// Shifts the EI of the trailer that ends at `end` and ORs in `error`.
+#[inline(always)]
+fn update_ei(d: &mut [u8], end: usize, error: bool) {
+    let t: &mut [u8; 8] = (&mut d[end - 8..end]).try_into().expect("8 bytes");
+    *t = shift_ei(u64::from_be_bytes(*t), error).to_be_bytes();
+}
+
+/// The forwarding engine of one worker.
+#[derive(Debug)]
+pub struct Engine {
+    hrs: ArrayVec<u16, MAX_PORTS>,
+    mtus: ArrayVec<u32, MAX_PORTS>,
+    counters: Vec<PortCounters>,
+    chan: WorkerChannels,
+}
+
+impl Engine {
+    /// An engine for the box described by `cfg`, talking to the control
+    /// plane through `chan`.
+    pub fn new(cfg: &EngineConfig, chan: WorkerChannels) -> Engine {
+        assert!(cfg.hrs.len() <= MAX_PORTS, "at most {MAX_PORTS} ports");
+        assert_eq!(cfg.hrs.len(), cfg.mtus.len(), "one MTU per port");
+        Engine {
+            hrs: cfg.hrs.iter().map(|a| a.0).collect(),
+            mtus: cfg.mtus.iter().copied().collect(),
+            counters: vec![PortCounters::default(); cfg.hrs.len()],
+            chan,
+        }
+    }
+
+    /// The port of HR `hr`, if it is one of this box's.
+    #[inline(always)]
+    fn port_of(&self, hr: u16) -> Option<usize> {
+        self.hrs.iter().position(|&a| a == hr)
+    }
+
+    /// Counters per port.
+    pub fn counters(&self) -> &[PortCounters] {
+        &self.counters
+    }
+
+    /// Decides what happens to one packet received on `in_port`, and
+    /// prepares it (EI, padding trimmed, L2RH stripped) when it is forwarded
+    /// or punted. The buffer is left as received when it is dropped.
+    #[inline]
+    pub fn decide<B: PacketBuf>(&self, fib: &FibSet, in_port: usize, buf: &mut B) -> Decision {
+        let err = buf.rx_error();
+        let d = buf.data();
+        let len = d.len();
+        if len < 2 {
+            return drop_(DropReason::Truncated);
+        }
+        let first = be16(d, 0);
+        if !rrp::wire::l2rh::starts_l2rh(first) {
+            // L3: an EEP header.
+            let end = match eep_end(d, 0) {
+                Ok(e) => e,
+                Err(r) => return drop_(r),
+            };
+            let idx = fib.lookup(in_port, first);
+            if idx == NH_NONE {
+                return Decision::Drop {
+                    reason: DropReason::NoRoute,
+                    notice: Some(NoticeKind::NoRoute),
+                    egress: (in_port as u16, 0),
+                };
+            }
+            if idx == NH_LOCAL {
+                let class = class_of(be16(d, 4));
+                buf.trim(end);
+                return Decision::Punt {
+                    class,
+                    hr_port: in_port as u16,
+                };
+            }
+            let nh = *fib.nexthop(idx);
+            let mut redirect = false;
+            if nh.port as usize == in_port {
+                if nh.native == buf.native_src() {
+                    return drop_(DropReason::Loop);
+                }
+                redirect = true;
+            }
+            if nh.mtu != 0 && end > nh.mtu as usize {
+                return Decision::Drop {
+                    reason: DropReason::Mtu,
+                    notice: Some(NoticeKind::Mtu),
+                    egress: (nh.port, nh.mtu),
+                };
+            }
+            update_ei(buf.data_mut(), end, err);
+            buf.trim(end);
+            return Decision::Forward {
+                port: nh.port,
+                native: nh.native,
+                l2: false,
+                redirect,
+            };
+        }
+        // L2: walk the chain to the EEP header.
+        let mut off = 0usize;
+        let mut l = first as usize;
+        let mut n = 0usize;
+        loop {
+            if l == 0 {
+                return drop_(DropReason::BadL2rh);
+            }
+            n += 1;
+            if n > MAX_L2RHS {
+                return drop_(DropReason::TooManyL2rh);
+            }
+            off += l2rh_bytes(l);
+            if off + 2 > len {
+                return drop_(DropReason::Truncated);
+            }
+            let v = be16(d, off);
+            if !rrp::wire::l2rh::starts_l2rh(v) {
+                break;
+            }
+            l = v as usize;
+        }
+        let end = match eep_end(d, off) {
+            Ok(e) => e,
+            Err(r) => return drop_(r),
+        };
+        let l0 = first as usize;
+        if l0 < 2 {
+            return drop_(DropReason::BadL2rh);
+        }
+        let Some(eport) = self.port_of(be16(d, 2)) else {
+            return drop_(DropReason::BadL2rh);
+        };
+        let strip = l2rh_bytes(l0);
+        let native = &d[4..2 + l0];
+        if native.is_empty() {
+            // Egress only: the packet is for that HR itself.
+            let next = strip;
+            let class = if be16(d, next) < 0x40 {
+                PuntClass::Local
+            } else {
+                class_of(be16(d, off + 4))
+            };
+            buf.trim(end);
+            buf.adj(strip);
+            return Decision::Punt {
+                class,
+                hr_port: eport as u16,
+            };
+        }
+        let Some(native) = Native::from_slice(native) else {
+            return drop_(DropReason::BadL2rh);
+        };
+        let mtu = self.mtus[eport];
+        if mtu != 0 && end - strip > mtu as usize {
+            return Decision::Drop {
+                reason: DropReason::Mtu,
+                notice: Some(NoticeKind::Mtu),
+                egress: (eport as u16, mtu),
+            };
+        }
+        update_ei(buf.data_mut(), end, err);
+        buf.trim(end);
+        buf.adj(strip);
+        Decision::Forward {
+            port: eport as u16,
+            native,
+            l2: true,
+            redirect: false,
+        }
+    }
+
+    /// Processes a burst received on `in_port`: decides each packet, queues
+    /// punts and notices, stages forwarded packets per egress port and
+    /// transmits them. `stage` has one empty burst per port; `rx` is emptied.
+    #[inline]
+    pub fn process_burst<P: Port>(
+        &mut self,
+        fib: &FibSet,
+        now_ns: u64,
+        in_port: usize,
+        rx: &mut Burst<P::Buf>,
+        ports: &mut [P],
+        stage: &mut [Burst<P::Buf>],
+    ) {
+        let n = rx.len() as u64;
+        let mut c = self.counters[in_port];
+        c.received += n;
+        for mut buf in rx.drain(..) {
+            if buf.rx_error() {
+                c.rx_errors += 1;
+            }
+            match self.decide(fib, in_port, &mut buf) {
+                Decision::Forward {
+                    port,
+                    native,
+                    l2,
+                    redirect,
+                } => {
+                    if redirect {
+                        let mut nt = Notice::new(
+                            NoticeKind::Redirect,
+                            in_port as u16,
+                            port,
+                            buf.native_src(),
+                            buf.data(),
+                        );
+                        nt.next_hop = native;
+                        if self.chan.notice(now_ns, nt) {
+                            c.notices += 1;
+                        } else {
+                            c.notices_dropped += 1;
+                        }
+                    }
+                    let p = port as usize;
+                    if ports[p].encap(&mut buf, &native) {
+                        stage[p].push(buf);
+                    } else {
+                        c.dropped[if l2 {
+                            DropReason::BadL2rh
+                        } else {
+                            DropReason::Encap
+                        } as usize] += 1;
+                        ports[in_port].recycle(buf);
+                    }
+                }
+                Decision::Punt { class, hr_port } => {
+                    let meta = PuntMeta {
+                        in_port: in_port as u16,
+                        hr_port,
+                        native_src: buf.native_src(),
+                        rx_error: buf.rx_error(),
+                    };
+                    match self.chan.punt(now_ns, class, meta, buf.data()) {
+                        Ok(()) => c.punted += 1,
+                        Err(r) => c.dropped[r as usize] += 1,
+                    }
+                    ports[in_port].recycle(buf);
+                }
+                Decision::Drop {
+                    reason,
+                    notice,
+                    egress,
+                } => {
+                    c.dropped[reason as usize] += 1;
+                    if let Some(kind) = notice {
+                        let mut nt = Notice::new(
+                            kind,
+                            in_port as u16,
+                            egress.0,
+                            buf.native_src(),
+                            buf.data(),
+                        );
+                        nt.mtu = egress.1;
+                        if self.chan.notice(now_ns, nt) {
+                            c.notices += 1;
+                        } else {
+                            c.notices_dropped += 1;
+                        }
+                    }
+                    ports[in_port].recycle(buf);
+                }
+            }
+        }
+        self.counters[in_port] = c;
+        for (p, out) in stage.iter_mut().enumerate() {
+            if out.is_empty() {
+                continue;
+            }
+            let sent = ports[p].tx_burst(out) as u64;
+            self.counters[in_port].forwarded += sent;
+            self.counters[p].transmitted += sent;
+            let unsent = out.len() as u64;
+            if unsent > 0 {
+                self.counters[in_port].dropped[DropReason::TxFull as usize] += unsent;
+                for b in out.drain(..) {
+                    ports[p].recycle(b);
+                }
+            }
+        }
+    }
+
+    /// Transmits up to `max` packets the control plane injected. Returns how
+    /// many were taken from the ring.
+    pub fn inject<P: Port>(
+        &mut self,
+        ports: &mut [P],
+        stage: &mut Burst<P::Buf>,
+        max: usize,
+    ) -> usize {
+        let mut taken = 0;
+        while taken < max {
+            let Some(inj) = self.chan.next_injection() else {
+                break;
+            };
+            taken += 1;
+            let p = inj.port as usize;
+            let Some(port) = ports.get_mut(p) else {
+                continue;
+            };
+            let c = &mut self.counters[p];
+            let Some(mut buf) = port.alloc() else {
+                c.inject_failed += 1;
+                continue;
+            };
+            match buf.append(inj.data.len()) {
+                Some(dst) => dst.copy_from_slice(&inj.data),
+                None => {
+                    c.inject_failed += 1;
+                    port.recycle(buf);
+                    continue;
+                }
+            }
+            if !port.encap(&mut buf, &inj.native_dst) {
+                c.inject_failed += 1;
+                port.recycle(buf);
+                continue;
+            }
+            stage.push(buf);
+            if port.tx_burst(stage) == 1 {
+                c.injected += 1;
+                c.transmitted += 1;
+            } else {
+                c.inject_failed += 1;
+                for b in stage.drain(..) {
+                    port.recycle(b);
+                }
+            }
+        }
+        taken
+    }
+}

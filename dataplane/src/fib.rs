@@ -1,0 +1,316 @@
+//! Forwarding tables (DESIGN.md "Threads and data flow").
+//!
+//! A [`FibSet`] holds one FIB per ingress HR (= per port): 65,536 16-bit
+//! indices, one per destination address, into a next-hop table shared by
+//! the set. Index 0 means "no route", index 1 "this box" (punt). The set is
+//! built by the control plane and published whole ([`FibPublisher`]);
+//! workers adopt a new set between bursts without locks ([`FibReader`]).
+//! Old sets are freed by the control thread once every worker has moved on
+//! (a grace period), never on a worker.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arc_swap::ArcSwap;
+use ports::Native;
+use rrp::Address;
+
+/// FIB index: no route.
+pub const NH_NONE: u16 = 0;
+/// FIB index: the destination is this box (punt).
+pub const NH_LOCAL: u16 = 1;
+/// First index of a real next hop.
+pub const NH_FIRST: u16 = 2;
+
+/// Where a packet goes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NextHop {
+    /// Egress port (= egress HR).
+    pub port: u16,
+    /// Native address on the egress SAN: the next HR or the destination node.
+    pub native: Native,
+    /// MTU of the egress SAN in bytes (0 = unlimited): the largest packet as
+    /// transmitted (L2RHs + header + data + trailer).
+    pub mtu: u32,
+}
+
+/// One FIB: a next-hop index per destination address.
+pub type Table = Box<[u16; 65536]>;
+
+fn empty_table() -> Table {
+    vec![NH_NONE; 65536]
+        .into_boxed_slice()
+        .try_into()
+        .expect("65536 entries")
+}
+
+/// A set of FIBs, one per ingress port, and their next-hop table.
+#[derive(Debug, Clone)]
+pub struct FibSet {
+    tables: Vec<Table>,
+    nexthops: Vec<NextHop>,
+    /// Publication number (set by the publisher).
+    pub version: u64,
+}
+
+impl FibSet {
+    /// A set of `ports` FIBs with no routes, where `local` addresses (this
+    /// box's HRs; Hey-You and broadcast are always added) are punted.
+    pub fn new(ports: usize, local: &[Address]) -> FibSet {
+        let mut tables: Vec<Table> = (0..ports).map(|_| empty_table()).collect();
+        for t in &mut tables {
+            for a in local
+                .iter()
+                .copied()
+                .chain([Address::HEY_YOU, Address::BROADCAST])
+            {
+                t[a.0 as usize] = NH_LOCAL;
+            }
+        }
+        let filler = NextHop {
+            port: u16::MAX,
+            native: Native::EMPTY,
+            mtu: 0,
+        };
+        FibSet {
+            tables,
+            nexthops: vec![filler, filler],
+            version: 0,
+        }
+    }
+
+    /// Number of ingress FIBs.
+    pub fn ports(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Adds a next hop (or finds an equal one) and returns its index.
+    pub fn add_nexthop(&mut self, nh: NextHop) -> u16 {
+        if let Some(i) = self.nexthops[NH_FIRST as usize..]
+            .iter()
+            .position(|x| *x == nh)
+        {
+            return i as u16 + NH_FIRST;
+        }
+        assert!(
+            self.nexthops.len() < u16::MAX as usize,
+            "next-hop table full"
+        );
+        self.nexthops.push(nh);
+        (self.nexthops.len() - 1) as u16
+    }
+
+    /// Routes `dst` arriving on `in_port` to next hop `nh` (an index from
+    /// [`FibSet::add_nexthop`], or [`NH_NONE`] / [`NH_LOCAL`]).
+    pub fn set(&mut self, in_port: usize, dst: Address, nh: u16) {
+        assert!((nh as usize) < self.nexthops.len(), "unknown next hop");
+        self.tables[in_port][dst.0 as usize] = nh;
+    }
+
+    /// Routes `dst` to `nh` from every ingress port.
+    pub fn set_all(&mut self, dst: Address, nh: NextHop) {
+        let i = self.add_nexthop(nh);
+        for p in 0..self.tables.len() {
+            self.set(p, dst, i);
+        }
+    }
+
+    /// The index for `dst` arriving on `in_port` (NH_NONE for an unknown port).
+    #[inline(always)]
+    pub fn lookup(&self, in_port: usize, dst: u16) -> u16 {
+        match self.tables.get(in_port) {
+            Some(t) => t[dst as usize],
+            None => NH_NONE,
+        }
+    }
+
+    /// The next hop of index `i` (>= NH_FIRST).
+    #[inline(always)]
+    pub fn nexthop(&self, i: u16) -> &NextHop {
+        &self.nexthops[i as usize]
+    }
+
+    /// The resolved next hop for `dst` on `in_port`, if it is a real one.
+    pub fn route(&self, in_port: usize, dst: Address) -> Option<&NextHop> {
+        let i = self.lookup(in_port, dst.0);
+        (i >= NH_FIRST).then(|| self.nexthop(i))
+    }
+
+    /// Number of next hops, the two reserved ones included.
+    pub fn nexthop_count(&self) -> usize {
+        self.nexthops.len()
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    current: ArcSwap<FibSet>,
+    version: AtomicU64,
+    adopted: Vec<AtomicU64>,
+}
+
+/// The control thread's side: publishes new FIB sets to the workers.
+#[derive(Debug)]
+pub struct FibPublisher {
+    shared: Arc<Shared>,
+    retired: Vec<Arc<FibSet>>,
+}
+
+/// A worker's side: the FIB set in use, replaced between bursts.
+#[derive(Debug)]
+pub struct FibReader {
+    shared: Arc<Shared>,
+    worker: usize,
+    current: Arc<FibSet>,
+    version: u64,
+}
+
+/// A publisher for `workers` readers, starting with `initial`.
+pub fn fib_channel(initial: FibSet, workers: usize) -> (FibPublisher, Vec<FibReader>) {
+    let initial = Arc::new(initial);
+    let shared = Arc::new(Shared {
+        current: ArcSwap::new(initial.clone()),
+        version: AtomicU64::new(initial.version),
+        adopted: (0..workers)
+            .map(|_| AtomicU64::new(initial.version))
+            .collect(),
+    });
+    let readers = (0..workers)
+        .map(|w| FibReader {
+            shared: shared.clone(),
+            worker: w,
+            current: initial.clone(),
+            version: initial.version,
+        })
+        .collect();
+    (
+        FibPublisher {
+            shared,
+            retired: Vec::new(),
+        },
+        readers,
+    )
+}
+
+impl FibPublisher {
+    /// Publishes `fib` as the next version; returns that version. Frees the
+    /// sets that every worker has moved past.
+    pub fn publish(&mut self, mut fib: FibSet) -> u64 {
+        let v = self.shared.version.load(Ordering::Relaxed) + 1;
+        fib.version = v;
+        let old = self.shared.current.swap(Arc::new(fib));
+        self.shared.version.store(v, Ordering::Release);
+        self.retired.push(old);
+        self.reclaim();
+        v
+    }
+
+    /// Frees retired sets that no worker can still be using.
+    pub fn reclaim(&mut self) {
+        let min = self
+            .shared
+            .adopted
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(u64::MAX);
+        self.retired.retain(|f| f.version >= min);
+    }
+
+    /// The set published last.
+    pub fn current(&self) -> Arc<FibSet> {
+        self.shared.current.load_full()
+    }
+
+    /// The version each worker has adopted.
+    pub fn adopted(&self) -> Vec<u64> {
+        self.shared
+            .adopted
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// Sets kept until workers move past them.
+    pub fn retired(&self) -> usize {
+        self.retired.len()
+    }
+}
+
+impl FibReader {
+    /// Adopts the newest published set, if there is one; returns whether it
+    /// changed. One relaxed load when nothing changed.
+    #[inline]
+    pub fn refresh(&mut self) -> bool {
+        let v = self.shared.version.load(Ordering::Acquire);
+        if v == self.version {
+            return false;
+        }
+        let new = self.shared.current.load_full();
+        self.version = new.version;
+        // The set replaced here stays alive in the publisher's retired list
+        // until `adopted` shows that this worker moved on: the last
+        // reference is never dropped on a worker.
+        self.current = new;
+        self.shared.adopted[self.worker].store(self.version, Ordering::Release);
+        true
+    }
+
+    /// The set in use.
+    #[inline(always)]
+    pub fn fib(&self) -> &FibSet {
+        &self.current
+    }
+
+    /// The version in use.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nh(port: u16) -> NextHop {
+        NextHop {
+            port,
+            native: Native::mac([2, 0, 0, 0, 0, port as u8]),
+            mtu: 1500,
+        }
+    }
+
+    #[test]
+    fn local_and_routes() {
+        let mut f = FibSet::new(2, &[Address(0x100), Address(0x200)]);
+        assert_eq!(f.lookup(0, 0x100), NH_LOCAL);
+        assert_eq!(f.lookup(1, 0xFFFE), NH_LOCAL);
+        assert_eq!(f.lookup(1, 0xFFFF), NH_LOCAL);
+        assert_eq!(f.lookup(0, 0x300), NH_NONE);
+        f.set_all(Address(0x300), nh(1));
+        let i = f.lookup(0, 0x300);
+        assert_eq!(*f.nexthop(i), nh(1));
+        assert_eq!(f.add_nexthop(nh(1)), i);
+        assert_eq!(f.lookup(7, 0x300), NH_NONE);
+        assert_eq!(f.route(1, Address(0x300)), Some(&nh(1)));
+    }
+
+    #[test]
+    fn publish_adopt_reclaim() {
+        let (mut p, mut r) = fib_channel(FibSet::new(1, &[]), 2);
+        assert!(!r[0].refresh());
+        let mut f = FibSet::new(1, &[]);
+        f.set_all(Address(0x300), nh(0));
+        assert_eq!(p.publish(f), 1);
+        assert_eq!(p.retired(), 1, "workers still use version 0");
+        assert!(r[0].refresh());
+        assert_eq!(r[0].fib().version, 1);
+        assert!(r[0].fib().route(0, Address(0x300)).is_some());
+        p.reclaim();
+        assert_eq!(p.retired(), 1, "worker 1 still on version 0");
+        assert!(r[1].refresh());
+        p.reclaim();
+        assert_eq!(p.retired(), 0);
+        assert_eq!(p.adopted(), vec![1, 1]);
+    }
+}

@@ -1,0 +1,92 @@
+//! Why a packet was dropped: every drop is counted under one of these.
+
+use core::fmt;
+
+/// A drop reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The buffer ends before the packet that DL describes (or before a
+    /// header or an L2RH).
+    Truncated = 0,
+    /// EEP Version is not 5.
+    BadVersion,
+    /// EEP PL larger than 7 or than the data block.
+    BadHeader,
+    /// L2RH with L = 0, too short for a router hop, an egress that is not an
+    /// HR of this box, or a native address the egress SAN cannot use.
+    BadL2rh,
+    /// More than [`rrp::limits::MAX_L2RHS`] leading L2RHs.
+    TooManyL2rh,
+    /// No FIB entry for the destination.
+    NoRoute,
+    /// The L3 next hop is the native address the packet came from.
+    Loop,
+    /// Larger than the egress SAN's MTU as it would be transmitted.
+    Mtu,
+    /// The egress queue refused the packet.
+    TxFull,
+    /// The punt ring for its class was full.
+    PuntFull,
+    /// The punt rate limit for its class was exceeded.
+    PuntRate,
+    /// The egress port could not add its native header (no headroom).
+    Encap,
+}
+
+impl DropReason {
+    /// Number of reasons.
+    pub const COUNT: usize = 12;
+
+    /// All reasons, in counter order.
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Truncated,
+        DropReason::BadVersion,
+        DropReason::BadHeader,
+        DropReason::BadL2rh,
+        DropReason::TooManyL2rh,
+        DropReason::NoRoute,
+        DropReason::Loop,
+        DropReason::Mtu,
+        DropReason::TxFull,
+        DropReason::PuntFull,
+        DropReason::PuntRate,
+        DropReason::Encap,
+    ];
+
+    /// The reason's name in counters, logs and captures.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DropReason::Truncated => "truncated",
+            DropReason::BadVersion => "bad-version",
+            DropReason::BadHeader => "bad-header",
+            DropReason::BadL2rh => "bad-l2rh",
+            DropReason::TooManyL2rh => "too-many-l2rh",
+            DropReason::NoRoute => "no-route",
+            DropReason::Loop => "loop",
+            DropReason::Mtu => "mtu",
+            DropReason::TxFull => "tx-full",
+            DropReason::PuntFull => "punt-full",
+            DropReason::PuntRate => "punt-rate",
+            DropReason::Encap => "encap",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_in_counter_order() {
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The worker loop (DESIGN.md "Threads and data flow"): one thread per
+//! configured core polls its queues of every port in bursts, runs the
+//! engine, transmits, adopts new FIBs between bursts and publishes its
+//! counters. Nothing on this path locks, allocates or shares a written
+//! cache line with another worker.
+//!
+//! Idle behaviour is configurable: DPDK workers busy-poll their pinned
+//! lcores; in a lab of many processes workers spin for a while and then
+//! sleep briefly, or block on the ports' file descriptors where every port
+//! has one (kernel-socket backends).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ports::{Burst, Port};
+
+use crate::counters::{PortCounters, StatsBlock};
+use crate::engine::{Engine, EngineConfig};
+use crate::fib::FibReader;
+use crate::punt::WorkerChannels;
+
+/// What a worker does when no packet arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdlePolicy {
+    /// Poll without pause (a pinned DPDK lcore).
+    BusyPoll,
+    /// After `spins` empty passes, sleep `sleep` (or, when every port has a
+    /// file descriptor, wait on them for up to `sleep`) before polling again.
+    Adaptive {
+        /// Empty passes before pausing.
+        spins: u32,
+        /// Longest pause.
+        sleep: Duration,
+    },
+}
+
+impl IdlePolicy {
+    /// The lab default: spin a little, then pause up to a millisecond.
+    pub const LAB: IdlePolicy = IdlePolicy::Adaptive {
+        spins: 64,
+        sleep: Duration::from_millis(1),
+    };
+}
+
+/// Injected packets transmitted per pass at most.
+const INJECT_PER_PASS: usize = 32;
+/// Passes between two publications of the counters while traffic flows.
+const PUBLISH_EVERY: u32 = 1024;
+
+/// One worker: its queues of every port, its engine and FIB reader.
+pub struct Worker<P: Port> {
+    id: usize,
+    ports: Vec<P>,
+    engine: Engine,
+    fib: FibReader,
+    stats: Arc<StatsBlock>,
+    rx: Burst<P::Buf>,
+    stage: Vec<Burst<P::Buf>>,
+    start: Instant,
+    passes: u32,
+}
+
+impl<P: Port> Worker<P> {
+    /// A worker with id `id` over `ports` (one queue of each port, in port order).
+    pub fn new(
+        id: usize,
+        cfg: &EngineConfig,
+        ports: Vec<P>,
+        fib: FibReader,
+        chan: WorkerChannels,
+    ) -> Worker<P> {
+        assert_eq!(ports.len(), cfg.hrs.len(), "one queue per configured port");
+        let n = ports.len();
+        Worker {
+            id,
+            engine: Engine::new(cfg, chan),
+            stage: (0..n).map(|_| Burst::new()).collect(),
+            stats: Arc::new(StatsBlock::new(n)),
+            ports,
+            fib,
+            rx: Burst::new(),
+            start: Instant::now(),
+            passes: 0,
+        }
+    }
+
+    /// The worker's id.
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
+    /// The block where this worker publishes its counters.
+    pub fn stats(&self) -> Arc<StatsBlock> {
+        self.stats.clone()
+    }
+
+    /// The worker's counters as of now (also valid between passes).
+    pub fn counters(&self) -> &[PortCounters] {
+        self.engine.counters()
+    }
+
+    /// The ports (for tests that drive both ends).
+    pub fn ports_mut(&mut self) -> &mut [P] {
+        &mut self.ports
+    }
+
+    /// The FIB version in use.
+    pub fn fib_version(&self) -> u64 {
+        self.fib.version()
+    }
+
+    /// One pass: adopt a new FIB if one was published, receive and process
+    /// one burst from every port, transmit injected packets. Returns the
+    /// number of packets received.
+    #[inline]
+    pub fn poll_once(&mut self) -> usize {
+        self.fib.refresh();
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        let mut received = 0;
+        for p in 0..self.ports.len() {
+            self.ports[p].rx_burst(&mut self.rx);
+            if self.rx.is_empty() {
+                continue;
+            }
+            received += self.rx.len();
+            self.engine.process_burst(
+                self.fib.fib(),
+                now_ns,
+                p,
+                &mut self.rx,
+                &mut self.ports,
+                &mut self.stage,
+            );
+        }
+        let mut inj = Burst::new();
+        self.engine
+            .inject(&mut self.ports, &mut inj, INJECT_PER_PASS);
+        self.passes = self.passes.wrapping_add(1);
+        if self.passes.is_multiple_of(PUBLISH_EVERY) {
+            self.publish();
+        }
+        received
+    }
+
+    /// Publishes the counters now.
+    pub fn publish(&self) {
+        self.stats.publish(self.engine.counters());
+    }
+
+    /// Polls until `stop` is set, pausing per `idle` when there is no traffic.
+    pub fn run(&mut self, stop: &AtomicBool, idle: IdlePolicy) {
+        let mut empty = 0u32;
+        while !stop.load(Ordering::Relaxed) {
+            if self.poll_once() > 0 {
+                empty = 0;
+                continue;
+            }
+            empty = empty.saturating_add(1);
+            if let IdlePolicy::Adaptive { spins, sleep } = idle
+                && empty >= spins
+            {
+                self.publish();
+                self.pause(sleep);
+            }
+        }
+        // Drain what is already queued, then publish the final counters.
+        while self.poll_once() > 0 {}
+        self.publish();
+    }
+
+    fn pause(&self, max: Duration) {
+        let fds: Option<Vec<_>> = self.ports.iter().map(|p| p.wait_fd()).collect();
+        match fds {
+            Some(fds) if !fds.is_empty() => {
+                let mut pfds: Vec<rustix::event::PollFd<'_>> = fds
+                    .iter()
+                    .map(|fd| rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN))
+                    .collect();
+                let ts = rustix::time::Timespec {
+                    tv_sec: max.as_secs() as i64,
+                    tv_nsec: max.subsec_nanos() as i64,
+                };
+                let _ = rustix::event::poll(&mut pfds, Some(&ts));
+            }
+            _ => thread::sleep(max),
+        }
+    }
+
+    /// Runs the worker on a new thread named `mw-worker-N`, pinned to `core`
+    /// if given, after calling `on_start` on that thread (e.g. to register
+    /// it with DPDK). The thread returns the worker when `stop` is set.
+    pub fn spawn(
+        mut self,
+        core: Option<usize>,
+        idle: IdlePolicy,
+        stop: Arc<AtomicBool>,
+        on_start: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<thread::JoinHandle<Worker<P>>>
+    where
+        P: 'static,
+    {
+        thread::Builder::new()
+            .name(format!("mw-worker-{}", self.id))
+            .spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(core_affinity::CoreId { id: c });
+                }
+                on_start();
+                self.run(&stop, idle);
+                self
+            })
+    }
+}
