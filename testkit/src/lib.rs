@@ -1,0 +1,177 @@
+//! Test support shared by mwrouter's crates.
+//!
+//! Tests that need something the machine may lack (root, network
+//! namespaces, DPDK) probe for it and call [`skip`] when it is missing: the
+//! test then returns early with a visible `SKIP:` line, also appended to the
+//! file named by `MWROUTER_SKIP_LOG` so that `scripts/test.sh` prints a
+//! summary. With `MWROUTER_REQUIRE_ALL=1` (set by `.ci/run`) a skip is a
+//! failure instead, so that CI can never pass by skipping.
+
+use std::io::Write;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Whether every probe-based skip must fail (`MWROUTER_REQUIRE_ALL=1`).
+pub fn require_all() -> bool {
+    std::env::var("MWROUTER_REQUIRE_ALL").is_ok_and(|v| v == "1")
+}
+
+/// Reports that `test` cannot run because of `why`: panics under
+/// `MWROUTER_REQUIRE_ALL=1`, otherwise prints and logs a `SKIP:` line.
+/// The caller returns right after.
+pub fn skip(test: &str, why: &str) {
+    if require_all() {
+        panic!("{test}: required (MWROUTER_REQUIRE_ALL=1) but cannot run: {why}");
+    }
+    let line = format!("SKIP: {test}: {why}");
+    eprintln!("{line}");
+    if let Ok(path) = std::env::var("MWROUTER_SKIP_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Whether the process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // /proc/self/status carries "Uid: real effective saved fs".
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether `ip netns` works here (root and iproute2).
+pub fn netns_available() -> bool {
+    is_root()
+        && Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip {}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A name unique to this process and call, at most 15 bytes (an interface
+/// name's limit), starting with `prefix` (at most 4 bytes).
+pub fn unique_name(prefix: &str) -> String {
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}{:x}{n:x}", std::process::id() & 0xFFFFF)
+}
+
+/// A veth pair whose ends are named `a` and `b`, both up, each optionally
+/// moved into a namespace. Removed on drop.
+#[derive(Debug)]
+pub struct VethPair {
+    /// The first end.
+    pub a: String,
+    /// The second end.
+    pub b: String,
+}
+
+impl VethPair {
+    /// Creates a veth pair in the current namespace, both ends up.
+    pub fn new(prefix: &str) -> Result<VethPair, String> {
+        let a = unique_name(prefix);
+        let b = format!("{a}p");
+        ip(&["link", "add", &a, "type", "veth", "peer", "name", &b])?;
+        let pair = VethPair { a, b };
+        ip(&["link", "set", &pair.a, "up"])?;
+        ip(&["link", "set", &pair.b, "up"])?;
+        Ok(pair)
+    }
+
+    /// Moves end `end` (one of `a`, `b`) into namespace `ns` and brings it up there.
+    pub fn move_to(&self, end: &str, ns: &Netns) -> Result<(), String> {
+        ip(&["link", "set", end, "netns", &ns.name])?;
+        ns.exec(&["ip", "link", "set", end, "up"])
+    }
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        // Deleting one end removes both; it may already be gone with a namespace.
+        let _ = ip(&["link", "del", &self.a]);
+    }
+}
+
+/// A network namespace, removed (with its interfaces) on drop.
+#[derive(Debug)]
+pub struct Netns {
+    /// Its name under /run/netns.
+    pub name: String,
+}
+
+impl Netns {
+    /// Creates a namespace with a unique name and its loopback up.
+    pub fn new(prefix: &str) -> Result<Netns, String> {
+        let name = unique_name(prefix);
+        ip(&["netns", "add", &name])?;
+        let ns = Netns { name };
+        ns.exec(&["ip", "link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// Runs a command inside the namespace and waits for it.
+    pub fn exec(&self, cmd: &[&str]) -> Result<(), String> {
+        let mut args = vec!["netns", "exec", self.name.as_str()];
+        args.extend_from_slice(cmd);
+        ip(&args)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = ip(&["netns", "del", &self.name]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_short() {
+        let a = unique_name("mwt");
+        let b = unique_name("mwt");
+        assert_ne!(a, b);
+        assert!(a.len() <= 14, "{a}");
+    }
+
+    #[test]
+    fn veth_pair_in_namespace() {
+        if !netns_available() {
+            skip("testkit::veth_pair_in_namespace", "needs root and ip netns");
+            return;
+        }
+        let ns = Netns::new("mwn").unwrap();
+        let v = VethPair::new("mwv").unwrap();
+        v.move_to(&v.b.clone(), &ns).unwrap();
+        ns.exec(&["ip", "link", "show", &v.b]).unwrap();
+        drop(v);
+        drop(ns);
+    }
+}
