@@ -12,9 +12,14 @@
 //! optional seeded impairment layer), and — added alongside — UDP sockets,
 //! AF_PACKET rings and DPDK ethdev (feature `dpdk`).
 
+pub mod af_packet;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod heap;
+pub mod impair;
 pub mod memory;
 pub mod native;
+pub mod udp;
 
 use arrayvec::ArrayVec;
 
@@ -84,8 +89,10 @@ pub trait Port: Send {
     fn tx_burst(&mut self, pkts: &mut Burst<Self::Buf>) -> usize;
 
     /// Prepares `buf` for transmission to native address `dst` on this
-    /// port's SAN (e.g. prepends the Ethernet header). Returns false when the
-    /// address is not of this SAN's kind or the buffer has no headroom.
+    /// port's SAN (e.g. prepends the Ethernet header). An empty `dst` means
+    /// every member of the SAN (Ethernet broadcast, every configured UDP
+    /// member). Returns false when the address is not of this SAN's kind or
+    /// the buffer has no headroom.
     fn encap(&self, buf: &mut Self::Buf, dst: &Native) -> bool;
 
     /// A new empty buffer (for packets the control plane injects); `None`
