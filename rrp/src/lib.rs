@@ -15,6 +15,10 @@ pub mod error;
 pub mod fuzzing;
 pub mod kind;
 pub mod limits;
+pub mod node;
+pub mod route;
+pub mod router;
+pub mod serial;
 pub mod wire;
 
 pub use address::{Address, AddressClass};

@@ -1,0 +1,224 @@
+//! Node-side RRP (Part-2 node levels A-C): what a host on a SAN does.
+//!
+//! A [`Node`] answers RRP#7 (and RRP#4 about itself) with RRP#5, remembers
+//! the answers it gets (RRP#3 redirects, RRP#2 routes, RRP#5 information,
+//! ERR UNK), and builds the requests a Level-B/C node sends (RRP#1, #4, #6).
+//! Sans-IO like the router: the host process carries the bytes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::address::Address;
+use crate::error::Result;
+use crate::kind::PacketType;
+use crate::wire::message::{InfoQuery, Message, NodeInfo};
+use crate::wire::packet::PacketRepr;
+use crate::wire::record::{Capability, SourceRoute};
+
+/// Node implementation levels (Part-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Built-in L2 source routes only; does not answer RRP.
+    A,
+    /// Built-in L3 addresses; asks HRs for the first HR and follows redirects.
+    B,
+    /// Asks for routes and node information; answers queries about itself.
+    C,
+}
+
+/// What a node is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// Its address.
+    pub address: Address,
+    /// Its name.
+    pub name: Option<Vec<u8>>,
+    /// Its capabilities.
+    pub capabilities: Vec<Capability>,
+    /// Logical addresses it listens to.
+    pub logical: Option<Vec<Address>>,
+    /// Its level.
+    pub level: Level,
+}
+
+/// What a node learned from an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Learned {
+    /// RRP#3: use HR `via` for `dst`.
+    Redirect {
+        /// Destination.
+        dst: Address,
+        /// HR to use.
+        via: Address,
+    },
+    /// RRP#2: routes to `dst`.
+    Routes {
+        /// Destination.
+        dst: Address,
+        /// Routes, best first.
+        routes: Vec<SourceRoute>,
+    },
+    /// RRP#5: information about nodes.
+    Info(Vec<NodeInfo>),
+    /// ERR UNK.
+    Unknown(Address),
+    /// Another ERR (HRDOWN, LINKDOWN, GENERAL) or an unexpected message.
+    Other(Message),
+    /// A packet that is not RRP or ERR (data for this node).
+    Data(PacketRepr),
+}
+
+/// A node's RRP state.
+#[derive(Debug, Clone)]
+pub struct Node {
+    cfg: NodeConfig,
+    /// Redirects received: destination -> HR to use.
+    pub redirects: BTreeMap<Address, Address>,
+    /// Routes received: destination -> routes.
+    pub routes: BTreeMap<Address, Vec<SourceRoute>>,
+    /// Destinations reported unknown.
+    pub unknown: BTreeSet<Address>,
+}
+
+impl Node {
+    /// A node.
+    pub fn new(cfg: NodeConfig) -> Node {
+        Node {
+            cfg,
+            redirects: BTreeMap::new(),
+            routes: BTreeMap::new(),
+            unknown: BTreeSet::new(),
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &NodeConfig {
+        &self.cfg
+    }
+
+    /// What this node reports about itself.
+    pub fn info(&self) -> NodeInfo {
+        NodeInfo {
+            address: self.cfg.address,
+            name: self.cfg.name.clone(),
+            capabilities: self.cfg.capabilities.clone(),
+            logical: self.cfg.logical.clone(),
+        }
+    }
+
+    fn packet(&self, dst: Address, m: &Message) -> Vec<u8> {
+        m.to_packet(dst, self.cfg.address)
+            .and_then(|p| p.to_bytes())
+            .expect("requests are small")
+    }
+
+    /// RRP#6 to HR `hr`: which HR should I use for `dst`?
+    pub fn which_hr(&self, hr: Address, dst: Address) -> Vec<u8> {
+        self.packet(hr, &Message::WhichHr { dst })
+    }
+
+    /// RRP#1 to HR `hr`: routes to `dst`.
+    pub fn route_request(&self, hr: Address, dst: Address) -> Vec<u8> {
+        self.packet(hr, &Message::RouteRequest { dst })
+    }
+
+    /// RRP#4 to `to`.
+    pub fn info_request(&self, to: Address, q: InfoQuery) -> Vec<u8> {
+        self.packet(to, &Message::InfoRequest(q))
+    }
+
+    /// The HR to use for `dst`: the one a redirect named, else `default`.
+    pub fn first_hr(&self, dst: Address, default: Address) -> Address {
+        self.redirects.get(&dst).copied().unwrap_or(default)
+    }
+
+    /// Handles a packet addressed to this node (or broadcast); returns the
+    /// reply to send back to the packet's sender, if any, and what was learned.
+    pub fn handle_packet(&mut self, bytes: &[u8]) -> Result<(Option<Vec<u8>>, Option<Learned>)> {
+        let p = PacketRepr::parse(bytes)?;
+        if !p.header.packet_type.is_control() {
+            return Ok((None, Some(Learned::Data(p))));
+        }
+        let (_, m) = Message::parse_packet(bytes)?;
+        let sa = p.header.src;
+        let answers = self.cfg.level >= Level::C || matches!(m, Message::WhoAreYou);
+        Ok(match m {
+            Message::WhoAreYou if self.cfg.level > Level::A && sa.is_node() => {
+                (Some(self.packet(sa, &Message::Info(vec![self.info()]))), None)
+            }
+            Message::InfoRequest(q) if answers && sa.is_node() => {
+                let me = self.info();
+                let hit = match &q {
+                    InfoQuery::Address(a) => *a == me.address,
+                    InfoQuery::Name(n) => me.name.as_deref() == Some(&n[..]),
+                    InfoQuery::Capabilities(cs) => cs
+                        .iter()
+                        .any(|c| me.capabilities.iter().any(|h| h.code == c.code)),
+                };
+                (hit.then(|| self.packet(sa, &Message::Info(vec![me]))), None)
+            }
+            Message::Redirect { dst, via } => {
+                self.redirects.insert(dst, via);
+                (None, Some(Learned::Redirect { dst, via }))
+            }
+            Message::Routes { dst, routes } => {
+                self.routes.insert(dst, routes.clone());
+                (None, Some(Learned::Routes { dst, routes }))
+            }
+            Message::Info(n) => (None, Some(Learned::Info(n))),
+            Message::Unknown { addr } => {
+                self.unknown.insert(addr);
+                (None, Some(Learned::Unknown(addr)))
+            }
+            other => (None, Some(Learned::Other(other))),
+        })
+    }
+}
+
+/// PT of a packet, if it has a header at its start.
+pub fn is_control(bytes: &[u8]) -> bool {
+    bytes.len() >= 6 && PacketType(u16::from_be_bytes([bytes[4], bytes[5]])).is_control()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(level: Level) -> Node {
+        Node::new(NodeConfig {
+            address: Address(0x0102),
+            name: Some(b"Super".to_vec()),
+            capabilities: vec![Capability {
+                code: 7,
+                params: vec![4, 8],
+            }],
+            logical: None,
+            level,
+        })
+    }
+
+    #[test]
+    fn answers_who_are_you_and_learns_redirects() {
+        let mut n = node(Level::C);
+        let who = Message::WhoAreYou
+            .to_packet(Address::BROADCAST, Address(0x0121))
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        let (reply, _) = n.handle_packet(&who).unwrap();
+        let (p, m) = Message::parse_packet(&reply.unwrap()).unwrap();
+        assert_eq!(p.header.dst, Address(0x0121));
+        assert_eq!(m, Message::Info(vec![n.info()]));
+        let red = Message::Redirect {
+            dst: Address(0x0103),
+            via: Address(0x0121),
+        }
+        .to_packet(Address(0x0102), Address(0x0111))
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+        n.handle_packet(&red).unwrap();
+        assert_eq!(n.first_hr(Address(0x0103), Address(0x0111)), Address(0x0121));
+        let mut a = node(Level::A);
+        assert!(a.handle_packet(&who).unwrap().0.is_none());
+    }
+}

@@ -1,0 +1,231 @@
+//! Router configuration as the sans-IO engine needs it (the daemon's TOML
+//! maps onto this). Validation returns typed errors naming the field.
+
+use core::fmt;
+
+use crate::address::Address;
+use crate::limits::MAX_RCVF;
+use crate::wire::hop::NativeAddr;
+use crate::wire::record::Capability;
+
+/// Timers in milliseconds (DESIGN.md "Route tables and RRP").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timers {
+    /// Broadcast RRP#7 sweep of each SAN.
+    pub sweep_ms: u64,
+    /// Unicast RRP#7 keepalive to each discovered node.
+    pub keepalive_ms: u64,
+    /// Keepalives a node may miss before it is removed (HR-DOWN for an HR).
+    pub keepalive_misses: u32,
+    /// Full re-advertisement of the current RTs to every buddy.
+    pub refresh_ms: u64,
+    /// An RT not refreshed within this time is deleted.
+    pub hold_ms: u64,
+    /// Changes are sent at most once per this interval (batched).
+    pub advertise_ms: u64,
+    /// FIBs are published at most once per this interval.
+    pub fib_ms: u64,
+    /// RTs crossing a downed HR are refused this long (or until it answers
+    /// keepalives again, if it is a buddy).
+    pub tombstone_ms: u64,
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Timers {
+            sweep_ms: 10_000,
+            keepalive_ms: 1_000,
+            keepalive_misses: 3,
+            refresh_ms: 30_000,
+            hold_ms: 90_000,
+            advertise_ms: 200,
+            fib_ms: 100,
+            tombstone_ms: 90_000,
+        }
+    }
+}
+
+/// Limits on what the engine accepts from the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Node entries in one RT.
+    pub max_nodes_per_rt: usize,
+    /// RTs kept from one neighbour.
+    pub max_rts_per_neighbour: usize,
+    /// RCVF entries (the shared cap, [`MAX_RCVF`], or less).
+    pub max_rcvf: usize,
+    /// Entries of one LRT.
+    pub max_lrt: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_nodes_per_rt: 4096,
+            max_rts_per_neighbour: 16_384,
+            max_rcvf: MAX_RCVF,
+            max_lrt: 4096,
+        }
+    }
+}
+
+/// Rate limits of error and redirect messages (ICMP manners, RFC 1122).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorRates {
+    /// Per source address: messages per second.
+    pub per_source: u32,
+    /// In all: messages per second.
+    pub global: u32,
+}
+
+impl Default for ErrorRates {
+    fn default() -> Self {
+        ErrorRates {
+            per_source: 10,
+            global: 200,
+        }
+    }
+}
+
+/// A node entered by configuration (Level-A/B style): exempt from keepalives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticNode {
+    /// Its address.
+    pub address: Address,
+    /// Its native address on the HR's SAN.
+    pub native: NativeAddr,
+    /// Its name.
+    pub name: Option<Vec<u8>>,
+    /// Its capabilities.
+    pub capabilities: Vec<Capability>,
+}
+
+/// One HR (one port) of the box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HrConfig {
+    /// The HR's MessageWay address.
+    pub address: Address,
+    /// Its SAN's SAN-ID.
+    pub san_id: Address,
+    /// The SAN's MTU in bytes (0 = unlimited).
+    pub mtu: u32,
+    /// The cost of crossing the SAN (>= 1).
+    pub cost: u16,
+    /// The HR's own native address on its SAN.
+    pub native: NativeAddr,
+    /// Static LRT entries.
+    pub static_nodes: Vec<StaticNode>,
+}
+
+/// The box.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterConfig {
+    /// The router's name (reported in RRP#5 with the HR's port).
+    pub name: String,
+    /// Its HRs, in port order.
+    pub hrs: Vec<HrConfig>,
+    /// The cost of crossing the router between twins (>= 1).
+    pub router_cost: u16,
+    /// RTs kept per SAN.
+    pub k: usize,
+    /// Timers.
+    pub timers: Timers,
+    /// Limits.
+    pub limits: Limits,
+    /// Error rate limits.
+    pub error_rates: ErrorRates,
+    /// Seed of the first serial number (the daemon takes it from the clock
+    /// so that a restarted HR is not ignored as stale).
+    pub sn_seed: u16,
+}
+
+impl RouterConfig {
+    /// A box with these HRs and the default timers, costs and limits.
+    pub fn new(name: &str, hrs: Vec<HrConfig>) -> RouterConfig {
+        RouterConfig {
+            name: name.to_string(),
+            hrs,
+            router_cost: 1,
+            k: 4,
+            timers: Timers::default(),
+            limits: Limits::default(),
+            error_rates: ErrorRates::default(),
+            sn_seed: 1,
+        }
+    }
+
+    /// Checks the configuration; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |field: String, why: &str| {
+            Err(ConfigError {
+                field,
+                why: why.to_string(),
+            })
+        };
+        if self.hrs.is_empty() {
+            return err("hrs".into(), "a router needs at least one HR");
+        }
+        if self.router_cost == 0 {
+            return err("router_cost".into(), "costs are >= 1");
+        }
+        if self.k == 0 {
+            return err("k".into(), "must keep at least one RT per SAN");
+        }
+        if self.limits.max_rcvf == 0 || self.limits.max_rcvf > MAX_RCVF {
+            return err("limits.max_rcvf".into(), "must be 1..=32");
+        }
+        let t = &self.timers;
+        if t.keepalive_ms == 0 || t.sweep_ms == 0 || t.advertise_ms == 0 || t.refresh_ms == 0 {
+            return err("timers".into(), "intervals must be > 0");
+        }
+        if t.hold_ms <= t.refresh_ms {
+            return err("timers.hold_ms".into(), "must exceed timers.refresh_ms");
+        }
+        for (i, h) in self.hrs.iter().enumerate() {
+            let f = |s: &str| format!("hrs[{i}].{s}");
+            if !h.address.is_node() {
+                return err(f("address"), "must be 0x0040-0x7FFF");
+            }
+            if !h.san_id.is_node() {
+                return err(f("san_id"), "must be 0x0040-0x7FFF");
+            }
+            if h.cost == 0 {
+                return err(f("cost"), "costs are >= 1");
+            }
+            if h.mtu != 0 && h.mtu < 64 {
+                return err(f("mtu"), "must be 0 (unlimited) or at least 64 bytes");
+            }
+            for (j, o) in self.hrs.iter().enumerate().skip(i + 1) {
+                if o.address == h.address {
+                    return err(format!("hrs[{j}].address"), "two HRs with the same address");
+                }
+                if o.san_id == h.san_id {
+                    return err(format!("hrs[{j}].san_id"), "two HRs of one box on the same SAN");
+                }
+            }
+            for (j, s) in h.static_nodes.iter().enumerate() {
+                if !s.address.is_node() {
+                    return err(f(&format!("static_nodes[{j}].address")), "must be 0x0040-0x7FFF");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A configuration error: which field, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The field, e.g. `hrs[1].cost`.
+    pub field: String,
+    /// Why it is refused.
+    pub why: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.why)
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,1725 @@
+//! The Level-D router engine (Part-2 "Inter-SAN mapping", Part-3, Appendix
+//! B and C, with the readings of DESIGN.md "Route tables and RRP"), sans-IO:
+//! inputs are punted packets, dataplane notices, port events and the current
+//! time; outputs are packets to send, FIB changes and log events, and the
+//! time of the next timer.
+//!
+//! One engine runs a whole box: N HRs, one per port, twins of each other.
+//! - Each HR keeps its LRT (static entries and discovery: RRP#7 sweeps of
+//!   the SAN answered by RRP#5; keepalives by unicast RRP#7).
+//! - Each HR keeps the RTs its buddies sent it ("learned"), at most k per
+//!   SAN. The RTs it has from its twins are derived from the twins' LRTs and
+//!   learned RTs (CSR = twin hop + CSR, RCVF = (twin, RCVF), Q + router
+//!   cost): within one box they need no messages and vanish with their source.
+//! - An HR's kept RTs for a SAN are the k best of its learned and
+//!   twin-derived RTs. Those that came from twins go to its buddies (RRP#9,
+//!   batched per advertisement interval, all of them on refresh); those from
+//!   buddies go to the twins (by derivation); never twin to twin.
+//! - The FIB of each HR routes every known destination along its best route.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+use crate::address::Address;
+use crate::kind::{CapabilityCode, PacketType};
+use crate::route::{Hop, Route};
+use crate::router::config::{ConfigError, RouterConfig};
+use crate::router::event::{Event, RouterStats, RtRefusal};
+use crate::serial;
+use crate::wire::hop::NativeAddr;
+use crate::wire::message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
+use crate::wire::record::{Capability, Mtu, SourceRoute};
+
+/// Time in milliseconds since an arbitrary epoch.
+pub type Time = u64;
+
+/// A node entry of an RT: who, and the route from the mapper to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeEntry {
+    /// Address, name, capabilities, logical addresses.
+    pub info: NodeInfo,
+    /// The route from the HR that made the LRT to this node.
+    pub route: Route,
+    /// Its Q.
+    pub q: u16,
+}
+
+/// An RT as one HR holds it (Part-2 "Routing tables").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rt {
+    /// The SAN it describes.
+    pub san_id: Address,
+    /// Serial number, assigned by the HR that made the LRT.
+    pub sn: u16,
+    /// Common source route from this HR to that HR.
+    pub csr: Route,
+    /// Q of the CSR.
+    pub q: u16,
+    /// MinMTU along the CSR and the mapped SAN.
+    pub mtu: Mtu,
+    /// Received-from list, most recent sender first.
+    pub rcvf: Vec<Address>,
+    /// The node entries.
+    pub nodes: Arc<Vec<NodeEntry>>,
+}
+
+/// Where an RT an HR keeps came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// From buddy `from` on the HR's SAN.
+    Buddy {
+        /// The buddy.
+        from: Address,
+    },
+    /// Derived from twin `port`'s LRT or learned RTs.
+    Twin {
+        /// The twin's port.
+        port: usize,
+    },
+}
+
+/// A node in an LRT.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LrtEntry {
+    /// What it reported about itself (or what the configuration says).
+    pub info: NodeInfo,
+    /// Its native address on the SAN.
+    pub native: NativeAddr,
+    /// Entered by configuration: exempt from keepalives.
+    pub is_static: bool,
+    /// A router HR (capability 2): a buddy.
+    pub router: bool,
+    /// Keepalives sent since it last answered.
+    pub missed: u32,
+}
+
+/// Where a FIB entry sends a packet.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Next {
+    /// This box.
+    Local,
+    /// Out of `port` to `native`.
+    Forward {
+        /// Egress port.
+        port: usize,
+        /// Native next hop on the egress SAN.
+        native: NativeAddr,
+    },
+}
+
+/// One FIB entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FibEntry {
+    /// Destination.
+    pub dst: Address,
+    /// Where to send it.
+    pub next: Next,
+    /// Total Q of the route.
+    pub q: u16,
+    /// MTU of the egress SAN in bytes (0 = unlimited).
+    pub mtu: u32,
+}
+
+/// The FIBs of every HR of the box, in port order, each sorted by destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteTables {
+    /// FIB entries per ingress port.
+    pub per_port: Vec<Vec<FibEntry>>,
+    /// Version, incremented on every change.
+    pub version: u64,
+}
+
+impl RouteTables {
+    /// The entry for `dst` on ingress `port`.
+    pub fn lookup(&self, port: usize, dst: Address) -> Option<&FibEntry> {
+        let t = self.per_port.get(port)?;
+        t.binary_search_by_key(&dst, |e| e.dst).ok().map(|i| &t[i])
+    }
+}
+
+/// A route from an HR to a destination, as RRP#2 and `show route` give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// Destination.
+    pub dst: Address,
+    /// Total Q.
+    pub q: u16,
+    /// The hops from the HR onward.
+    pub route: Route,
+    /// Where the HR sends a packet for `dst`.
+    pub next: Next,
+    /// The largest EEP packet this route carries (bytes; 0 = unlimited),
+    /// counting the L2RH bytes present on each SAN.
+    pub mtu: u32,
+    /// The RCVF of the RT it comes from (empty for the HR's own SAN).
+    pub rcvf: Vec<Address>,
+}
+
+/// A dataplane notice, as the engine needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// No route: answer with ERR UNK.
+    NoRoute,
+    /// Too large for the egress SAN: answer with ERR GENERAL.
+    Mtu,
+    /// Forwarded back onto its ingress SAN: answer with RRP#3.
+    Redirect,
+}
+
+/// What the dataplane reported about a packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// Kind.
+    pub kind: NoticeKind,
+    /// Ingress port.
+    pub in_port: usize,
+    /// Native source on the ingress SAN.
+    pub native_src: NativeAddr,
+    /// Next hop's native address (Redirect).
+    pub next_hop: NativeAddr,
+    /// The packet's first bytes.
+    pub packet: Vec<u8>,
+}
+
+/// What the engine asks its host to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Send `packet` out of `port` to `native` (empty: every member of the SAN).
+    Send {
+        /// Egress port.
+        port: usize,
+        /// Native destination.
+        native: NativeAddr,
+        /// The MessageWay packet.
+        packet: Vec<u8>,
+    },
+    /// New FIBs are ready ([`Router::fib`]).
+    FibChanged(u64),
+    /// Something worth a log line.
+    Event(Event),
+}
+
+#[derive(Debug, Clone)]
+struct Learned {
+    rt: Rt,
+    from: Address,
+    expires: Time,
+}
+
+#[derive(Debug, Clone)]
+struct PartBuf {
+    count: u8,
+    parts: BTreeMap<u8, RouteTable>,
+    expires: Time,
+}
+
+#[derive(Debug, Clone)]
+struct HrState {
+    up: bool,
+    lrt: BTreeMap<Address, LrtEntry>,
+    lrt_sn: u16,
+    lrt_nodes: Option<Arc<Vec<NodeEntry>>>,
+    learned: BTreeMap<Address, Vec<Learned>>,
+    advertised: BTreeMap<(Address, Vec<Address>), u16>,
+    dirty: BTreeSet<Address>,
+    full_to: BTreeSet<Address>,
+    next_sweep: Time,
+    next_keepalive: Time,
+    parts: BTreeMap<(Address, Address, u16), PartBuf>,
+}
+
+/// The ordering key of RTs and routes: total Q, then the first native
+/// address outside the box, then the RCVF's length, then the RCVF element by
+/// element (DESIGN.md "Route tables and RRP").
+#[derive(Debug, Clone, Copy)]
+struct Rank<'a> {
+    q: u16,
+    native: &'a [u8],
+    pre: Option<Address>,
+    rcvf: &'a [Address],
+}
+
+impl Rank<'_> {
+    fn cmp(&self, o: &Rank<'_>) -> Ordering {
+        self.q
+            .cmp(&o.q)
+            .then_with(|| self.native.cmp(o.native))
+            .then_with(|| {
+                let a = self.rcvf.len() + self.pre.is_some() as usize;
+                let b = o.rcvf.len() + o.pre.is_some() as usize;
+                a.cmp(&b)
+            })
+            .then_with(|| self.pre.into_iter().chain(self.rcvf.iter().copied()).cmp(o.pre.into_iter().chain(o.rcvf.iter().copied())))
+    }
+}
+
+fn first_native(r: &Route) -> &[u8] {
+    r.first().map_or(&[][..], |h| &h.native[..])
+}
+
+fn rt_rank(rt: &Rt) -> Rank<'_> {
+    Rank {
+        q: rt.q,
+        native: first_native(&rt.csr),
+        pre: None,
+        rcvf: &rt.rcvf,
+    }
+}
+
+/// Per-source and global token buckets for error messages (1 s window).
+#[derive(Debug, Clone)]
+struct ErrorLimiter {
+    per_source: u32,
+    global: u32,
+    sources: HashMap<Address, (Time, u32)>,
+    window: (Time, u32),
+}
+
+impl ErrorLimiter {
+    fn allow(&mut self, now: Time, src: Address) -> bool {
+        let sec = now / 1000;
+        if self.window.0 != sec {
+            self.window = (sec, 0);
+        }
+        if self.window.1 >= self.global {
+            return false;
+        }
+        if self.sources.len() > 4096 {
+            self.sources.retain(|_, (s, _)| *s == sec);
+        }
+        let e = self.sources.entry(src).or_insert((sec, 0));
+        if e.0 != sec {
+            *e = (sec, 0);
+        }
+        if e.1 >= self.per_source {
+            return false;
+        }
+        e.1 += 1;
+        self.window.1 += 1;
+        true
+    }
+}
+
+/// The router engine of one box.
+#[derive(Debug, Clone)]
+pub struct Router {
+    cfg: RouterConfig,
+    hrs: Vec<HrState>,
+    outputs: VecDeque<Output>,
+    tombstones: BTreeMap<Address, Time>,
+    next_refresh: Time,
+    next_expiry: Time,
+    next_adv: Time,
+    fib_dirty: bool,
+    fib_at: Time,
+    fib: Arc<RouteTables>,
+    stats: RouterStats,
+    limiter: ErrorLimiter,
+}
+
+const EXPIRY_CHECK_MS: Time = 1000;
+
+impl Router {
+    /// A router for `cfg`, starting at `now`: every HR sweeps its SAN at once.
+    pub fn new(cfg: RouterConfig, now: Time) -> Result<Router, ConfigError> {
+        cfg.validate()?;
+        let hrs = cfg
+            .hrs
+            .iter()
+            .map(|h| {
+                let mut lrt = BTreeMap::new();
+                for s in &h.static_nodes {
+                    lrt.insert(
+                        s.address,
+                        LrtEntry {
+                            info: NodeInfo {
+                                address: s.address,
+                                name: s.name.clone(),
+                                capabilities: s.capabilities.clone(),
+                                logical: None,
+                            },
+                            native: s.native.clone(),
+                            is_static: true,
+                            router: s
+                                .capabilities
+                                .iter()
+                                .any(|c| c.code == CapabilityCode::Router as u8),
+                            missed: 0,
+                        },
+                    );
+                }
+                HrState {
+                    up: true,
+                    lrt,
+                    lrt_sn: cfg.sn_seed,
+                    lrt_nodes: None,
+                    learned: BTreeMap::new(),
+                    advertised: BTreeMap::new(),
+                    dirty: BTreeSet::new(),
+                    full_to: BTreeSet::new(),
+                    next_sweep: now,
+                    next_keepalive: now + cfg.timers.keepalive_ms,
+                    parts: BTreeMap::new(),
+                }
+            })
+            .collect();
+        let limiter = ErrorLimiter {
+            per_source: cfg.error_rates.per_source,
+            global: cfg.error_rates.global,
+            sources: HashMap::new(),
+            window: (0, 0),
+        };
+        let mut r = Router {
+            next_refresh: now + cfg.timers.refresh_ms,
+            next_expiry: now + EXPIRY_CHECK_MS,
+            next_adv: now,
+            cfg,
+            hrs,
+            outputs: VecDeque::new(),
+            tombstones: BTreeMap::new(),
+            fib_dirty: true,
+            fib_at: now,
+            fib: Arc::new(RouteTables::default()),
+            stats: RouterStats::default(),
+            limiter,
+        };
+        for p in 0..r.hrs.len() {
+            r.lrt_changed(p);
+        }
+        Ok(r)
+    }
+
+    // ----- accessors -------------------------------------------------------
+
+    /// The configuration.
+    pub fn config(&self) -> &RouterConfig {
+        &self.cfg
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &RouterStats {
+        &self.stats
+    }
+
+    /// The current FIBs.
+    pub fn fib(&self) -> Arc<RouteTables> {
+        self.fib.clone()
+    }
+
+    /// The next output, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// The LRT of HR `port`.
+    pub fn lrt(&self, port: usize) -> &BTreeMap<Address, LrtEntry> {
+        &self.hrs[port].lrt
+    }
+
+    /// The buddies of HR `port` (router HRs on its SAN).
+    pub fn buddies(&self, port: usize) -> Vec<Address> {
+        self.hrs[port]
+            .lrt
+            .values()
+            .filter(|e| e.router)
+            .map(|e| e.info.address)
+            .collect()
+    }
+
+    /// Whether HR `port` is up.
+    pub fn port_is_up(&self, port: usize) -> bool {
+        self.hrs[port].up
+    }
+
+    /// The k best RTs HR `port` keeps for `san`, best first, with their origin.
+    pub fn kept(&self, port: usize, san: Address) -> Vec<(Rt, Origin)> {
+        let mut v = self.candidates(port, san);
+        v.truncate(self.cfg.k);
+        v
+    }
+
+    /// Every SAN some HR of the box knows an RT for.
+    pub fn known_sans(&self) -> BTreeSet<Address> {
+        let mut s: BTreeSet<Address> = self.cfg.hrs.iter().map(|h| h.san_id).collect();
+        for h in &self.hrs {
+            s.extend(h.learned.keys().copied());
+        }
+        s
+    }
+
+    /// Number of RTs each HR keeps (over all SANs).
+    pub fn rts_kept(&self, port: usize) -> usize {
+        self.known_sans()
+            .into_iter()
+            .filter(|s| *s != self.cfg.hrs[port].san_id)
+            .map(|s| self.candidates(port, s).len().min(self.cfg.k))
+            .sum()
+    }
+
+    fn box_has(&self, a: Address) -> bool {
+        self.cfg.hrs.iter().any(|h| h.address == a)
+    }
+
+    fn port_of(&self, a: Address) -> Option<usize> {
+        self.cfg.hrs.iter().position(|h| h.address == a)
+    }
+
+    fn emit(&mut self, o: Output) {
+        if matches!(o, Output::Send { .. }) {
+            self.stats.sent += 1;
+        }
+        self.outputs.push_back(o);
+    }
+
+    fn event(&mut self, e: Event) {
+        self.outputs.push_back(Output::Event(e));
+    }
+
+    fn send_msg(&mut self, port: usize, native: NativeAddr, dst: Address, m: &Message, free: u16) {
+        let src = self.cfg.hrs[port].address;
+        let Ok(mut p) = m.to_packet(dst, src) else {
+            return;
+        };
+        p.header.free = free;
+        if let Ok(bytes) = p.to_bytes() {
+            self.emit(Output::Send {
+                port,
+                native,
+                packet: bytes,
+            });
+        }
+    }
+
+    // ----- RT construction ---------------------------------------------------
+
+    fn my_info(&self, port: usize) -> NodeInfo {
+        let h = &self.cfg.hrs[port];
+        let mut sans = vec![h.san_id];
+        sans.extend(self.cfg.hrs.iter().map(|o| o.san_id).filter(|s| *s != h.san_id));
+        NodeInfo {
+            address: h.address,
+            name: Some(format!("{}/{}", self.cfg.name, port).into_bytes()),
+            capabilities: vec![Capability {
+                code: CapabilityCode::Router as u8,
+                params: sans.iter().flat_map(|s| s.0.to_be_bytes()).collect(),
+            }],
+            logical: None,
+        }
+    }
+
+    fn lrt_nodes(&mut self, port: usize) -> Arc<Vec<NodeEntry>> {
+        if let Some(n) = &self.hrs[port].lrt_nodes {
+            return n.clone();
+        }
+        let cost = self.cfg.hrs[port].cost;
+        let mut v = vec![NodeEntry {
+            info: self.my_info(port),
+            route: Route::empty(),
+            q: 0,
+        }];
+        for e in self.hrs[port].lrt.values() {
+            v.push(NodeEntry {
+                info: e.info.clone(),
+                route: Route(vec![Hop::native(e.native.as_bytes())]),
+                q: cost,
+            });
+        }
+        let a = Arc::new(v);
+        self.hrs[port].lrt_nodes = Some(a.clone());
+        a
+    }
+
+    fn lrt_rt(&self, port: usize) -> Option<Rt> {
+        let h = &self.hrs[port];
+        Some(Rt {
+            san_id: self.cfg.hrs[port].san_id,
+            sn: h.lrt_sn,
+            csr: Route::empty(),
+            q: 0,
+            mtu: mtu_words(self.cfg.hrs[port].mtu),
+            rcvf: Vec::new(),
+            nodes: h.lrt_nodes.clone()?,
+        })
+    }
+
+    fn derive(&self, twin: usize, rt: &Rt) -> Rt {
+        let t = &self.cfg.hrs[twin];
+        let mut rcvf = Vec::with_capacity(rt.rcvf.len() + 1);
+        rcvf.push(t.address);
+        rcvf.extend_from_slice(&rt.rcvf);
+        Rt {
+            san_id: rt.san_id,
+            sn: rt.sn,
+            csr: Route(vec![Hop::egress(t.address.0)]).catenate(&rt.csr),
+            q: rt.q.saturating_add(self.cfg.router_cost),
+            mtu: rt.mtu,
+            rcvf,
+            nodes: rt.nodes.clone(),
+        }
+    }
+
+    /// Every RT HR `port` has for `san`, best first (learned and
+    /// twin-derived); the first k are the ones it keeps.
+    fn candidates(&self, port: usize, san: Address) -> Vec<(Rt, Origin)> {
+        if san == self.cfg.hrs[port].san_id {
+            return Vec::new();
+        }
+        let mut v: Vec<(Rt, Origin)> = Vec::new();
+        if let Some(l) = self.hrs[port].learned.get(&san) {
+            v.extend(l.iter().map(|l| (l.rt.clone(), Origin::Buddy { from: l.from })));
+        }
+        for t in 0..self.hrs.len() {
+            if t == port || !self.hrs[t].up {
+                continue;
+            }
+            if self.cfg.hrs[t].san_id == san
+                && let Some(rt) = self.lrt_rt(t)
+            {
+                v.push((self.derive(t, &rt), Origin::Twin { port: t }));
+            }
+            if let Some(l) = self.hrs[t].learned.get(&san) {
+                for x in l {
+                    v.push((self.derive(t, &x.rt), Origin::Twin { port: t }));
+                }
+            }
+        }
+        v.sort_by(|a, b| rt_rank(&a.0).cmp(&rt_rank(&b.0)));
+        v
+    }
+
+    fn lrt_changed(&mut self, port: usize) {
+        let h = &mut self.hrs[port];
+        h.lrt_sn = h.lrt_sn.wrapping_add(1);
+        h.lrt_nodes = None;
+        self.lrt_nodes(port);
+        let san = self.cfg.hrs[port].san_id;
+        for t in 0..self.hrs.len() {
+            if t != port {
+                self.hrs[t].dirty.insert(san);
+            }
+        }
+        self.fib_dirty = true;
+    }
+
+    fn learned_changed(&mut self, port: usize, san: Address) {
+        for t in 0..self.hrs.len() {
+            if t != port {
+                self.hrs[t].dirty.insert(san);
+            }
+        }
+        self.fib_dirty = true;
+    }
+
+    // ----- inputs ------------------------------------------------------------
+
+    /// A packet for this box (DA = one of its HRs, Hey-You or broadcast)
+    /// arrived on `port` from `native_src`.
+    pub fn handle_packet(&mut self, now: Time, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
+        self.stats.received += 1;
+        if port >= self.hrs.len() || !self.hrs[port].up {
+            return;
+        }
+        let (p, m) = match Message::parse_packet(bytes) {
+            Ok(x) => x,
+            Err(error) => {
+                if let Some(pt) = packet_type_of(bytes)
+                    && !pt.is_control()
+                {
+                    self.stats.not_control += 1;
+                    return;
+                }
+                self.stats.parse_errors += 1;
+                self.event(Event::BadPacket { port, error });
+                return;
+            }
+        };
+        let sa = p.header.src;
+        // Requests are answered by the HR they are addressed to.
+        let hr = self.port_of(p.header.dst).unwrap_or(port);
+        match m {
+            Message::RouteRequest { dst } => self.answer_routes(port, hr, native_src, sa, dst),
+            Message::WhichHr { dst } => self.answer_which_hr(port, hr, native_src, sa, dst),
+            Message::InfoRequest(q) => self.answer_info(port, hr, native_src, sa, &q),
+            Message::WhoAreYou => {
+                if sa.is_node() {
+                    let info = self.my_info(hr);
+                    self.stats.requests_answered += 1;
+                    self.send_reply(port, native_src, sa, hr, &Message::Info(vec![info]));
+                    if hr == port
+                        && !self.hrs[port].lrt.contains_key(&sa)
+                        && !self.box_has(sa)
+                        && self.hrs[port].lrt.len() < self.cfg.limits.max_lrt
+                    {
+                        // An unknown node on this SAN: ask who it is.
+                        self.send_msg(port, native_src.clone(), sa, &Message::WhoAreYou, 0);
+                    }
+                }
+            }
+            Message::Info(nodes) => self.handle_info(now, port, native_src, sa, &nodes),
+            Message::RtRequest => {
+                if sa.is_node() {
+                    self.stats.requests_answered += 1;
+                    self.send_full_set(port, sa, native_src.clone());
+                }
+            }
+            Message::RouteTable(rt) => {
+                let part = RtPart::from_free(p.header.free);
+                self.handle_rt(now, port, native_src, sa, part, rt)
+            }
+            Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
+            Message::LinkDown { a, b } => self.link_down(now, a, b, Some(sa)),
+            Message::Routes { .. }
+            | Message::Redirect { .. }
+            | Message::Unknown { .. }
+            | Message::General { .. } => {}
+        }
+    }
+
+    fn send_reply(&mut self, port: usize, native: &NativeAddr, dst: Address, hr: usize, m: &Message) {
+        let src = self.cfg.hrs[hr].address;
+        let Ok(p) = m.to_packet(dst, src) else {
+            return;
+        };
+        if let Ok(bytes) = p.to_bytes() {
+            self.emit(Output::Send {
+                port,
+                native: native.clone(),
+                packet: bytes,
+            });
+        }
+    }
+
+    fn handle_info(&mut self, now: Time, port: usize, native: &NativeAddr, sa: Address, nodes: &[NodeInfo]) {
+        let _ = now;
+        // Only an RRP#5 about its own sender describes a node on this SAN.
+        let Some(me) = nodes.first() else { return };
+        if me.address != sa || !sa.is_node() || self.box_has(sa) || native.is_empty() {
+            return;
+        }
+        let router = me
+            .capabilities
+            .iter()
+            .any(|c| c.code == CapabilityCode::Router as u8);
+        let h = &mut self.hrs[port];
+        match h.lrt.get_mut(&sa) {
+            Some(e) => {
+                e.missed = 0;
+                let changed = e.info != *me || e.native != *native || e.router != router;
+                if changed && !e.is_static {
+                    e.info = me.clone();
+                    e.native = native.clone();
+                    e.router = router;
+                    self.lrt_changed(port);
+                }
+            }
+            None => {
+                if h.lrt.len() >= self.cfg.limits.max_lrt {
+                    return;
+                }
+                h.lrt.insert(
+                    sa,
+                    LrtEntry {
+                        info: me.clone(),
+                        native: native.clone(),
+                        is_static: false,
+                        router,
+                        missed: 0,
+                    },
+                );
+                // A buddy that answers again is no longer down.
+                self.tombstones.remove(&sa);
+                self.lrt_changed(port);
+                self.event(Event::NodeUp {
+                    port,
+                    node: sa,
+                    router,
+                });
+                if router {
+                    // Neighbour up: ask for its RTs and give it ours.
+                    self.send_msg(port, native.clone(), sa, &Message::RtRequest, 0);
+                    self.hrs[port].full_to.insert(sa);
+                }
+            }
+        }
+    }
+
+    fn handle_rt(
+        &mut self,
+        now: Time,
+        port: usize,
+        native: &NativeAddr,
+        sa: Address,
+        part: Option<RtPart>,
+        rt: RouteTable,
+    ) {
+        self.stats.rts_received += 1;
+        let refuse = |s: &mut Self, why: RtRefusal, san: Address| {
+            *s.stats.rts_refused.entry(why).or_default() += 1;
+            s.event(Event::RtRefused {
+                port,
+                from: sa,
+                san,
+                why,
+            });
+        };
+        let known = self.hrs[port]
+            .lrt
+            .get(&sa)
+            .is_some_and(|e| e.router && e.native == *native);
+        if !known {
+            return refuse(self, RtRefusal::UnknownSender, rt.san_id);
+        }
+        let Some(part) = part else {
+            return refuse(self, RtRefusal::BadPart, rt.san_id);
+        };
+        let rt = if part.count > 1 {
+            let key = (sa, rt.san_id, rt.sn);
+            let hold = self.cfg.timers.hold_ms;
+            let buf = self.hrs[port].parts.entry(key).or_insert_with(|| PartBuf {
+                count: part.count,
+                parts: BTreeMap::new(),
+                expires: now + hold,
+            });
+            if buf.count != part.count
+                || buf
+                    .parts
+                    .values()
+                    .next()
+                    .is_some_and(|f| f.csr != rt.csr || f.rcvf != rt.rcvf)
+            {
+                self.hrs[port].parts.remove(&key);
+                return refuse(self, RtRefusal::BadPart, key.1);
+            }
+            buf.parts.insert(part.index, rt);
+            if buf.parts.len() < part.count as usize {
+                return;
+            }
+            let buf = self.hrs[port].parts.remove(&key).expect("present");
+            let mut it = buf.parts.into_values();
+            let mut whole = it.next().expect("count >= 2");
+            for p in it {
+                whole.nodes.extend(p.nodes);
+            }
+            whole
+        } else {
+            rt
+        };
+        let san = rt.san_id;
+        if rt.rcvf.len() + 1 > self.cfg.limits.max_rcvf {
+            return refuse(self, RtRefusal::RcvfTooLong, san);
+        }
+        if rt.nodes.len() > self.cfg.limits.max_nodes_per_rt {
+            return refuse(self, RtRefusal::TooManyNodes, san);
+        }
+        if san == self.cfg.hrs[port].san_id {
+            return refuse(self, RtRefusal::OwnSan, san);
+        }
+        if rt.rcvf.iter().any(|a| self.box_has(*a)) {
+            return refuse(self, RtRefusal::Loop, san);
+        }
+        if rt.rcvf.iter().chain([&sa]).any(|a| self.tombstoned(now, *a)) {
+            return refuse(self, RtRefusal::Tombstone, san);
+        }
+        let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {
+            return refuse(self, RtRefusal::BadRoute, san);
+        };
+        let mut nodes = Vec::with_capacity(rt.nodes.len());
+        for n in &rt.nodes {
+            let Ok(r) = Route::from_l2rhs(&n.route.route) else {
+                return refuse(self, RtRefusal::BadRoute, san);
+            };
+            nodes.push(NodeEntry {
+                info: n.info.clone(),
+                route: r,
+                q: n.route.q,
+            });
+        }
+        let hop = Route(vec![Hop::native(native.as_bytes())]);
+        let csr = hop.catenate(&csr);
+        if !csr.within_limit() {
+            return refuse(self, RtRefusal::BadRoute, san);
+        }
+        let mut rcvf = Vec::with_capacity(rt.rcvf.len() + 1);
+        rcvf.push(sa);
+        rcvf.extend_from_slice(&rt.rcvf);
+        let hc = &self.cfg.hrs[port];
+        let stored = Rt {
+            san_id: san,
+            sn: rt.sn,
+            csr,
+            q: rt.csr.q.saturating_add(hc.cost),
+            mtu: mtu_words(hc.mtu).min(rt.csr.mtu.unwrap_or(Mtu::UNLIMITED)),
+            rcvf,
+            nodes: Arc::new(nodes),
+        };
+        let expires = now + self.cfg.timers.hold_ms;
+        let k = self.cfg.k;
+        let limit = self.cfg.limits.max_rts_per_neighbour;
+        let from_count: usize = self.hrs[port]
+            .learned
+            .values()
+            .map(|l| l.iter().filter(|x| x.from == sa).count())
+            .sum();
+        let list = self.hrs[port].learned.entry(san).or_default();
+        if let Some(i) = list.iter().position(|l| l.rt.rcvf == stored.rcvf) {
+            match serial::compare(stored.sn, list[i].rt.sn) {
+                Ordering::Less => return refuse(self, RtRefusal::Stale, san),
+                Ordering::Equal => {
+                    list[i].expires = expires;
+                    self.stats.rts_refreshed += 1;
+                    return;
+                }
+                Ordering::Greater => {
+                    list.remove(i);
+                }
+            }
+        } else if from_count >= limit {
+            return refuse(self, RtRefusal::TooManyRts, san);
+        }
+        let pos = list
+            .iter()
+            .position(|l| rt_rank(&stored).cmp(&rt_rank(&l.rt)) == Ordering::Less)
+            .unwrap_or(list.len());
+        if pos >= k {
+            // Not among the k best: nothing changes.
+            return;
+        }
+        list.insert(
+            pos,
+            Learned {
+                rt: stored,
+                from: sa,
+                expires,
+            },
+        );
+        list.truncate(k);
+        self.stats.rts_accepted += 1;
+        self.learned_changed(port, san);
+    }
+
+    fn tombstoned(&self, now: Time, a: Address) -> bool {
+        self.tombstones.get(&a).is_some_and(|t| *t > now)
+    }
+
+    /// A dataplane notice: may produce ERR UNK, RRP#3 or ERR GENERAL under
+    /// the error manners of DESIGN.md.
+    pub fn handle_notice(&mut self, now: Time, n: &Notice) {
+        if n.in_port >= self.hrs.len() {
+            return;
+        }
+        let Some((dst, src, pt)) = eep_fields(&n.packet) else {
+            return;
+        };
+        if pt == PacketType::ERR {
+            self.stats.errors_suppressed_err += 1;
+            return;
+        }
+        if !src.is_node() {
+            self.stats.errors_suppressed_source += 1;
+            return;
+        }
+        let port = n.in_port;
+        let msg = match n.kind {
+            NoticeKind::NoRoute => Message::Unknown { addr: dst },
+            NoticeKind::Redirect => {
+                let lrt = &self.hrs[port].lrt;
+                if !lrt.contains_key(&src) {
+                    self.stats.errors_suppressed_source += 1;
+                    return;
+                }
+                let Some(via) = lrt
+                    .values()
+                    .find(|e| e.native == n.next_hop)
+                    .map(|e| e.info.address)
+                else {
+                    return;
+                };
+                Message::Redirect { dst, via }
+            }
+            NoticeKind::Mtu => {
+                let mtu = self.cfg.hrs[port].mtu as usize;
+                let room = if mtu == 0 { usize::MAX } else { mtu.saturating_sub(24) };
+                let take = n.packet.len().min(room);
+                Message::General {
+                    enclosed: n.packet[..take].to_vec(),
+                }
+            }
+        };
+        if !self.limiter.allow(now, src) {
+            self.stats.errors_suppressed_rate += 1;
+            return;
+        }
+        match n.kind {
+            NoticeKind::NoRoute => self.stats.err_unk_sent += 1,
+            NoticeKind::Redirect => self.stats.redirects_sent += 1,
+            NoticeKind::Mtu => self.stats.err_general_sent += 1,
+        }
+        self.send_reply(port, &n.native_src, src, port, &msg);
+    }
+
+    /// The port's link went down: its HR is down.
+    pub fn port_down(&mut self, now: Time, port: usize) {
+        if !self.hrs[port].up {
+            return;
+        }
+        let me = self.cfg.hrs[port].address;
+        let h = &mut self.hrs[port];
+        h.up = false;
+        h.lrt.retain(|_, e| e.is_static);
+        h.learned.clear();
+        h.advertised.clear();
+        h.parts.clear();
+        self.lrt_changed(port);
+        self.event(Event::Port { port, up: false });
+        // Tell the twins' buddies that routes through this HR are gone.
+        self.hr_down(now, me, None);
+        self.tombstones.remove(&me);
+    }
+
+    /// The port's link came up again.
+    pub fn port_up(&mut self, now: Time, port: usize) {
+        if self.hrs[port].up {
+            return;
+        }
+        let h = &mut self.hrs[port];
+        h.up = true;
+        h.next_sweep = now;
+        h.next_keepalive = now + self.cfg.timers.keepalive_ms;
+        self.lrt_changed(port);
+        self.event(Event::Port { port, up: true });
+    }
+
+    /// HR `x` is down: delete every RT crossing it, relay ERR HRDOWN "up and
+    /// down" (to the neighbours those RTs came from and went to), refuse RTs
+    /// crossing it for a while.
+    pub fn hr_down(&mut self, now: Time, x: Address, from: Option<Address>) {
+        if from.is_some() && self.tombstoned(now, x) {
+            return;
+        }
+        self.stats.hr_down += 1;
+        self.tombstones.insert(x, now + self.cfg.timers.tombstone_ms);
+        let deleted = self.delete_where(x, from, |rcvf| rcvf.contains(&x), &Message::HrDown { hr: x });
+        self.event(Event::HrDown { hr: x, deleted, from });
+    }
+
+    /// The link between `a` and `b` is down.
+    pub fn link_down(&mut self, now: Time, a: Address, b: Address, from: Option<Address>) {
+        let _ = now;
+        let adjacent = |r: &[Address]| r.windows(2).any(|w| (w[0] == a && w[1] == b) || (w[0] == b && w[1] == a));
+        let deleted = self.delete_where(a, from, adjacent, &Message::LinkDown { a, b });
+        self.event(Event::LinkDown { a, b, deleted });
+    }
+
+    fn delete_where(&mut self, x: Address, from: Option<Address>, hit: impl Fn(&[Address]) -> bool, relay: &Message) -> usize {
+        let mut up: BTreeSet<(usize, Address)> = BTreeSet::new();
+        let mut down_ports: BTreeSet<usize> = BTreeSet::new();
+        let mut deleted = 0;
+        let mut changed_sans: Vec<(usize, Address)> = Vec::new();
+        for p in 0..self.hrs.len() {
+            // A buddy that is itself the downed HR leaves this SAN's LRT.
+            if self.hrs[p].lrt.get(&x).is_some_and(|e| !e.is_static && matches!(relay, Message::HrDown { .. })) {
+                self.hrs[p].lrt.remove(&x);
+                self.lrt_changed(p);
+            }
+            for (san, list) in self.hrs[p].learned.iter_mut() {
+                let before = list.len();
+                list.retain(|l| {
+                    let h = hit(&l.rt.rcvf);
+                    if h {
+                        up.insert((p, l.from));
+                    }
+                    !h
+                });
+                if list.len() != before {
+                    deleted += before - list.len();
+                    changed_sans.push((p, *san));
+                }
+            }
+            self.hrs[p].learned.retain(|_, l| !l.is_empty());
+            // What this HR advertised to its buddies across x went "down".
+            let before = self.hrs[p].advertised.len();
+            self.hrs[p].advertised.retain(|(_, rcvf), _| !hit(rcvf));
+            if self.hrs[p].advertised.len() != before {
+                down_ports.insert(p);
+            }
+        }
+        for (p, san) in changed_sans {
+            self.learned_changed(p, san);
+        }
+        self.stats.rts_deleted_down += deleted as u64;
+        self.fib_dirty = true;
+        let mut targets: BTreeSet<(usize, Address)> = up;
+        for p in down_ports {
+            for b in self.buddies(p) {
+                targets.insert((p, b));
+            }
+        }
+        for (p, b) in targets {
+            if Some(b) == from || b == x || !self.hrs[p].up {
+                continue;
+            }
+            if let Some(native) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
+                self.send_msg(p, native, b, relay, 0);
+            }
+        }
+        deleted
+    }
+
+    // ----- requests ------------------------------------------------------------
+
+    /// Every route HR `port` has to `dst`, best first (distinct routes).
+    pub fn routes_to(&self, port: usize, dst: Address) -> Vec<RouteInfo> {
+        let mut v: Vec<RouteInfo> = Vec::new();
+        let hc = &self.cfg.hrs[port];
+        if dst == hc.address {
+            v.push(RouteInfo {
+                dst,
+                q: 0,
+                route: Route::empty(),
+                next: Next::Local,
+                mtu: hc.mtu,
+                rcvf: Vec::new(),
+            });
+            return v;
+        }
+        if let Some(t) = self.port_of(dst) {
+            v.push(RouteInfo {
+                dst,
+                q: self.cfg.router_cost,
+                route: Route(vec![Hop::egress(dst.0)]),
+                next: Next::Local,
+                mtu: min_mtu(hc.mtu.saturating_sub(8), self.cfg.hrs[t].mtu),
+                rcvf: vec![dst],
+            });
+            return v;
+        }
+        if let Some(e) = self.hrs[port].lrt.get(&dst) {
+            v.push(RouteInfo {
+                dst,
+                q: hc.cost,
+                route: Route(vec![Hop::native(e.native.as_bytes())]),
+                next: Next::Forward {
+                    port,
+                    native: e.native.clone(),
+                },
+                mtu: hc.mtu,
+                rcvf: Vec::new(),
+            });
+        }
+        for t in 0..self.hrs.len() {
+            if t == port || !self.hrs[t].up {
+                continue;
+            }
+            if let Some(e) = self.hrs[t].lrt.get(&dst) {
+                let route = Route(vec![Hop {
+                    egress: self.cfg.hrs[t].address.0,
+                    native: e.native.as_bytes().to_vec(),
+                }]);
+                let on_first = route.l2rh_bytes() as u32;
+                v.push(RouteInfo {
+                    dst,
+                    q: self.cfg.router_cost.saturating_add(self.cfg.hrs[t].cost),
+                    route,
+                    next: Next::Forward {
+                        port: t,
+                        native: e.native.clone(),
+                    },
+                    mtu: min_mtu(hc.mtu.saturating_sub(on_first), self.cfg.hrs[t].mtu),
+                    rcvf: vec![self.cfg.hrs[t].address],
+                });
+            }
+        }
+        for san in self.known_sans() {
+            for (rt, _) in self.kept(port, san) {
+                for n in rt.nodes.iter().filter(|n| n.info.address == dst) {
+                    let route = rt.csr.catenate(&n.route);
+                    let Some(first) = route.first() else { continue };
+                    let next = if first.egress == 0 {
+                        Next::Forward {
+                            port,
+                            native: NativeAddr::from_bytes(&first.native).unwrap_or_default(),
+                        }
+                    } else {
+                        match self.port_of(Address(first.egress)) {
+                            Some(t) if !first.native.is_empty() => Next::Forward {
+                                port: t,
+                                native: NativeAddr::from_bytes(&first.native).unwrap_or_default(),
+                            },
+                            _ => Next::Local,
+                        }
+                    };
+                    let mtu = self.route_mtu(port, &route, rt.mtu);
+                    v.push(RouteInfo {
+                        dst,
+                        q: rt.q.saturating_add(n.q),
+                        route,
+                        next,
+                        mtu,
+                        rcvf: rt.rcvf.clone(),
+                    });
+                }
+            }
+        }
+        v.sort_by(|a, b| {
+            let ra = Rank {
+                q: a.q,
+                native: first_native(&a.route),
+                pre: None,
+                rcvf: &a.rcvf,
+            };
+            let rb = Rank {
+                q: b.q,
+                native: first_native(&b.route),
+                pre: None,
+                rcvf: &b.rcvf,
+            };
+            ra.cmp(&rb)
+        });
+        v.dedup_by(|a, b| a.route == b.route);
+        v
+    }
+
+    /// The MTU of a route from HR `port` whose RT carries MinMTU `rt_mtu`:
+    /// on this HR's SAN the packet carries every L2RH of the route (but a
+    /// leading native-only hop, which is the native header); past the
+    /// first router the RT's MinMTU applies, less the L2RHs still present.
+    fn route_mtu(&self, port: usize, route: &Route, rt_mtu: Mtu) -> u32 {
+        let hops = &route.0;
+        let skip = usize::from(hops.first().is_some_and(|h| h.egress == 0));
+        let bytes = |from: usize| -> u32 {
+            hops[from.min(hops.len())..]
+                .iter()
+                .map(|h| crate::wire::l2rh::l2rh_bytes(2 + h.native.len()) as u32)
+                .sum()
+        };
+        let here = self.cfg.hrs[port].mtu;
+        let first = if here == 0 { 0 } else { here.saturating_sub(bytes(skip)).max(1) };
+        let beyond = match rt_mtu.bytes() {
+            None => 0,
+            Some(b) => (b as u32).saturating_sub(bytes(skip + 1)).max(1),
+        };
+        min_mtu(first, beyond)
+    }
+
+    fn answer_routes(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, dst: Address) {
+        if !sa.is_node() {
+            return;
+        }
+        self.stats.requests_answered += 1;
+        let routes: Vec<SourceRoute> = self
+            .routes_to(hr, dst)
+            .into_iter()
+            .filter(|r| r.route.within_limit())
+            .take(self.cfg.k)
+            .map(|r| SourceRoute {
+                q: r.q,
+                route: r.route.to_l2rhs(),
+                mtu: Some(mtu_words(r.mtu)),
+            })
+            .collect();
+        let m = if routes.is_empty() {
+            Message::Unknown { addr: dst }
+        } else {
+            Message::Routes { dst, routes }
+        };
+        self.send_reply(port, native, sa, hr, &m);
+    }
+
+    fn answer_which_hr(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, dst: Address) {
+        if !sa.is_node() {
+            return;
+        }
+        self.stats.requests_answered += 1;
+        let me = self.cfg.hrs[hr].address;
+        let m = match self.routes_to(hr, dst).into_iter().next() {
+            None => Message::Unknown { addr: dst },
+            Some(r) => {
+                let via = match &r.next {
+                    Next::Forward { port: p, native: n } if *p == hr => self.hrs[hr]
+                        .lrt
+                        .values()
+                        .find(|e| e.native == *n)
+                        .map_or(me, |e| e.info.address),
+                    _ => me,
+                };
+                Message::Redirect { dst, via }
+            }
+        };
+        self.send_reply(port, native, sa, hr, &m);
+    }
+
+    fn all_nodes(&self, hr: usize) -> Vec<NodeInfo> {
+        let mut seen: BTreeMap<Address, NodeInfo> = BTreeMap::new();
+        for p in 0..self.hrs.len() {
+            seen.insert(self.cfg.hrs[p].address, self.my_info(p));
+            for e in self.hrs[p].lrt.values() {
+                seen.entry(e.info.address).or_insert_with(|| e.info.clone());
+            }
+        }
+        for san in self.known_sans() {
+            for (rt, _) in self.kept(hr, san) {
+                for n in rt.nodes.iter() {
+                    seen.entry(n.info.address).or_insert_with(|| n.info.clone());
+                }
+            }
+        }
+        seen.into_values().collect()
+    }
+
+    fn answer_info(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, q: &InfoQuery) {
+        if !sa.is_node() {
+            return;
+        }
+        self.stats.requests_answered += 1;
+        let nodes: Vec<NodeInfo> = self
+            .all_nodes(hr)
+            .into_iter()
+            .filter(|n| match q {
+                InfoQuery::Address(a) => n.address == *a,
+                InfoQuery::Name(name) => n.name.as_deref() == Some(&name[..]),
+                InfoQuery::Capabilities(caps) => caps.iter().any(|c| {
+                    n.capabilities
+                        .iter()
+                        .any(|h| h.code == c.code && c.params.iter().all(|p| h.params.contains(p)))
+                }),
+            })
+            .collect();
+        let m = if nodes.is_empty() {
+            Message::Unknown {
+                addr: match q {
+                    InfoQuery::Address(a) => *a,
+                    _ => Address::UNSPECIFIED,
+                },
+            }
+        } else {
+            Message::Info(nodes)
+        };
+        if let Message::Unknown { addr } = m
+            && !addr.is_valid_destination()
+        {
+            // ERR UNK needs an address; a query by name or capability that
+            // matched nothing gets an empty answer instead: none is sent.
+            return;
+        }
+        self.send_reply(port, native, sa, hr, &m);
+    }
+
+    // ----- advertisement -------------------------------------------------------
+
+    fn rt_message(rt: &Rt) -> RouteTable {
+        RouteTable {
+            san_id: rt.san_id,
+            sn: rt.sn,
+            csr: SourceRoute {
+                q: rt.q,
+                route: rt.csr.to_l2rhs(),
+                mtu: Some(rt.mtu),
+            },
+            rcvf: rt.rcvf.clone(),
+            nodes: rt
+                .nodes
+                .iter()
+                .map(|n| RtNode {
+                    info: n.info.clone(),
+                    route: SourceRoute {
+                        q: n.q,
+                        route: n.route.to_l2rhs(),
+                        mtu: None,
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// Sends `rt` from HR `port` to buddy `dst`, split into parts when it
+    /// exceeds the SAN's MTU.
+    fn send_rt(&mut self, port: usize, dst: Address, native: NativeAddr, rt: &Rt) {
+        let whole = Self::rt_message(rt);
+        let mtu = self.cfg.hrs[port].mtu as usize;
+        let size = |m: &RouteTable| -> usize {
+            let mut v = Vec::new();
+            let _ = Message::RouteTable(m.clone()).emit(&mut v);
+            16 + v.len() + 8
+        };
+        if mtu == 0 || size(&whole) <= mtu {
+            self.stats.rts_sent += 1;
+            self.send_msg(port, native, dst, &Message::RouteTable(whole), 0);
+            return;
+        }
+        let empty = RouteTable {
+            nodes: Vec::new(),
+            ..whole.clone()
+        };
+        let base = size(&empty);
+        let mut parts: Vec<RouteTable> = Vec::new();
+        let mut cur = empty.clone();
+        let mut cur_size = base;
+        for n in whole.nodes {
+            let one = size(&RouteTable {
+                nodes: vec![n.clone()],
+                ..empty.clone()
+            }) - base;
+            if base + one > mtu {
+                // A node entry that cannot fit the SAN at all: left out.
+                continue;
+            }
+            if cur_size + one > mtu {
+                parts.push(std::mem::replace(&mut cur, empty.clone()));
+                cur_size = base;
+            }
+            cur.nodes.push(n);
+            cur_size += one;
+        }
+        parts.push(cur);
+        let count = parts.len().min(255) as u8;
+        for (i, p) in parts.into_iter().take(255).enumerate() {
+            let free = RtPart {
+                index: i as u8 + 1,
+                count,
+            }
+            .to_free();
+            self.stats.rts_sent += 1;
+            self.send_msg(port, native.clone(), dst, &Message::RouteTable(p), free);
+        }
+    }
+
+    /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
+    fn offer(&self, port: usize, san: Address) -> Vec<Rt> {
+        self.kept(port, san)
+            .into_iter()
+            .filter(|(_, o)| matches!(o, Origin::Twin { .. }))
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    fn send_full_set(&mut self, port: usize, dst: Address, native: NativeAddr) {
+        for san in self.known_sans() {
+            for rt in self.offer(port, san) {
+                self.send_rt(port, dst, native.clone(), &rt);
+            }
+        }
+    }
+
+    fn advertise(&mut self, full: bool) {
+        for p in 0..self.hrs.len() {
+            if !self.hrs[p].up {
+                continue;
+            }
+            let buddies: Vec<(Address, NativeAddr)> = self.hrs[p]
+                .lrt
+                .values()
+                .filter(|e| e.router)
+                .map(|e| (e.info.address, e.native.clone()))
+                .collect();
+            let sans: Vec<Address> = if full {
+                self.known_sans().into_iter().collect()
+            } else {
+                std::mem::take(&mut self.hrs[p].dirty).into_iter().collect()
+            };
+            for san in sans {
+                for rt in self.offer(p, san) {
+                    let key = (rt.san_id, rt.rcvf.clone());
+                    if !full && self.hrs[p].advertised.get(&key) == Some(&rt.sn) {
+                        continue;
+                    }
+                    self.hrs[p].advertised.insert(key, rt.sn);
+                    for (b, n) in &buddies {
+                        self.send_rt(p, *b, n.clone(), &rt);
+                    }
+                }
+            }
+            if full {
+                self.hrs[p].dirty.clear();
+                self.hrs[p].full_to.clear();
+            }
+            let new: Vec<Address> = std::mem::take(&mut self.hrs[p].full_to).into_iter().collect();
+            for b in new {
+                if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
+                    self.send_full_set(p, b, n);
+                }
+            }
+        }
+    }
+
+    // ----- timers ----------------------------------------------------------------
+
+    /// When [`Router::on_timer`] wants to run next.
+    pub fn next_timer(&self) -> Time {
+        let mut t = self.next_refresh.min(self.next_expiry);
+        for h in self.hrs.iter().filter(|h| h.up) {
+            t = t.min(h.next_sweep).min(h.next_keepalive);
+            if !h.dirty.is_empty() || !h.full_to.is_empty() {
+                t = t.min(self.next_adv);
+            }
+        }
+        if self.fib_dirty {
+            t = t.min(self.fib_at);
+        }
+        t
+    }
+
+    /// Runs every timer that is due at `now`.
+    pub fn on_timer(&mut self, now: Time) {
+        let tm = self.cfg.timers;
+        for p in 0..self.hrs.len() {
+            if !self.hrs[p].up {
+                continue;
+            }
+            if now >= self.hrs[p].next_sweep {
+                self.hrs[p].next_sweep = now + tm.sweep_ms;
+                self.send_msg(p, NativeAddr::none(), Address::BROADCAST, &Message::WhoAreYou, 0);
+            }
+            if now >= self.hrs[p].next_keepalive {
+                self.hrs[p].next_keepalive = now + tm.keepalive_ms;
+                self.keepalives(now, p);
+            }
+        }
+        if now >= self.next_expiry {
+            self.next_expiry = now + EXPIRY_CHECK_MS;
+            self.expire(now);
+        }
+        if now >= self.next_refresh {
+            self.next_refresh = now + tm.refresh_ms;
+            self.advertise(true);
+            self.next_adv = now + tm.advertise_ms;
+        } else if now >= self.next_adv {
+            let pending = self
+                .hrs
+                .iter()
+                .any(|h| !h.dirty.is_empty() || !h.full_to.is_empty());
+            if pending {
+                self.advertise(false);
+                self.next_adv = now + tm.advertise_ms;
+            }
+        }
+        if self.fib_dirty && now >= self.fib_at {
+            self.compute_fib();
+            self.fib_dirty = false;
+            self.fib_at = now + tm.fib_ms;
+        }
+    }
+
+    fn keepalives(&mut self, now: Time, p: usize) {
+        let max = self.cfg.timers.keepalive_misses;
+        let mut gone: Vec<(Address, bool)> = Vec::new();
+        let mut ask: Vec<(Address, NativeAddr)> = Vec::new();
+        for e in self.hrs[p].lrt.values_mut() {
+            if e.is_static {
+                continue;
+            }
+            if e.missed >= max {
+                gone.push((e.info.address, e.router));
+            } else {
+                e.missed += 1;
+                ask.push((e.info.address, e.native.clone()));
+            }
+        }
+        for (a, n) in ask {
+            self.send_msg(p, n, a, &Message::WhoAreYou, 0);
+        }
+        for (a, router) in gone {
+            self.hrs[p].lrt.remove(&a);
+            self.lrt_changed(p);
+            self.event(Event::NodeDown { port: p, node: a });
+            if router {
+                self.hr_down(now, a, None);
+            }
+        }
+    }
+
+    fn expire(&mut self, now: Time) {
+        let mut changed: Vec<(usize, Address)> = Vec::new();
+        for p in 0..self.hrs.len() {
+            let h = &mut self.hrs[p];
+            for (san, list) in h.learned.iter_mut() {
+                let before = list.len();
+                list.retain(|l| l.expires > now);
+                if list.len() != before {
+                    self.stats.rts_expired += (before - list.len()) as u64;
+                    changed.push((p, *san));
+                }
+            }
+            h.learned.retain(|_, l| !l.is_empty());
+            h.parts.retain(|_, b| b.expires > now);
+        }
+        for (p, san) in changed {
+            self.learned_changed(p, san);
+        }
+        self.tombstones.retain(|_, t| *t > now);
+    }
+
+    // ----- FIB --------------------------------------------------------------------
+
+    fn compute_fib(&mut self) {
+        let n = self.hrs.len();
+        let mut per_port = Vec::with_capacity(n);
+        for t in 0..n {
+            per_port.push(self.fib_of(t));
+        }
+        if per_port != self.fib.per_port {
+            let version = self.fib.version + 1;
+            let routes = per_port.first().map_or(0, Vec::len);
+            self.fib = Arc::new(RouteTables { per_port, version });
+            self.stats.fib_versions += 1;
+            self.outputs.push_back(Output::FibChanged(version));
+            self.event(Event::FibComputed { version, routes });
+        }
+    }
+
+    fn fib_of(&self, t: usize) -> Vec<FibEntry> {
+        struct Best {
+            q: u16,
+            native: Vec<u8>,
+            rcvf: Vec<Address>,
+            next: Next,
+        }
+        let mut best: BTreeMap<Address, Best> = BTreeMap::new();
+        let mut offer = |dst: Address, q: u16, native: &[u8], pre: Option<Address>, rcvf: &[Address], next: &dyn Fn() -> Next| {
+            let cand = Rank { q, native, pre, rcvf };
+            let better = match best.get(&dst) {
+                None => true,
+                Some(b) => cand
+                    .cmp(&Rank {
+                        q: b.q,
+                        native: &b.native,
+                        pre: None,
+                        rcvf: &b.rcvf,
+                    })
+                    .is_lt(),
+            };
+            if better {
+                best.insert(
+                    dst,
+                    Best {
+                        q,
+                        native: native.to_vec(),
+                        rcvf: pre.into_iter().chain(rcvf.iter().copied()).collect(),
+                        next: next(),
+                    },
+                );
+            }
+        };
+        if !self.hrs[t].up {
+            return Vec::new();
+        }
+        let cost = self.cfg.hrs[t].cost;
+        for e in self.hrs[t].lrt.values() {
+            let nat = e.native.clone();
+            offer(e.info.address, cost, e.native.as_bytes(), None, &[], &|| Next::Forward {
+                port: t,
+                native: nat.clone(),
+            });
+        }
+        for list in self.hrs[t].learned.values() {
+            for l in list {
+                let first = first_native(&l.rt.csr);
+                let nat = NativeAddr::from_bytes(first).unwrap_or_default();
+                for nd in l.rt.nodes.iter() {
+                    offer(nd.info.address, l.rt.q.saturating_add(nd.q), first, None, &l.rt.rcvf, &|| Next::Forward {
+                        port: t,
+                        native: nat.clone(),
+                    });
+                }
+            }
+        }
+        let rc = self.cfg.router_cost;
+        for h in 0..self.hrs.len() {
+            if h == t || !self.hrs[h].up {
+                continue;
+            }
+            let ha = self.cfg.hrs[h].address;
+            let hq = rc.saturating_add(self.cfg.hrs[h].cost);
+            for e in self.hrs[h].lrt.values() {
+                let nat = e.native.clone();
+                offer(e.info.address, hq, e.native.as_bytes(), Some(ha), &[], &|| Next::Forward {
+                    port: h,
+                    native: nat.clone(),
+                });
+            }
+            for (san, list) in &self.hrs[h].learned {
+                if *san == self.cfg.hrs[t].san_id {
+                    continue;
+                }
+                for l in list {
+                    let first = first_native(&l.rt.csr);
+                    let nat = NativeAddr::from_bytes(first).unwrap_or_default();
+                    let q = rc.saturating_add(l.rt.q);
+                    for nd in l.rt.nodes.iter() {
+                        offer(nd.info.address, q.saturating_add(nd.q), first, Some(ha), &l.rt.rcvf, &|| Next::Forward {
+                            port: h,
+                            native: nat.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        for h in &self.cfg.hrs {
+            best.insert(
+                h.address,
+                Best {
+                    q: 0,
+                    native: Vec::new(),
+                    rcvf: Vec::new(),
+                    next: Next::Local,
+                },
+            );
+        }
+        best.into_iter()
+            .map(|(dst, b)| {
+                let mtu = match &b.next {
+                    Next::Forward { port, .. } => self.cfg.hrs[*port].mtu,
+                    Next::Local => 0,
+                };
+                FibEntry {
+                    dst,
+                    next: b.next,
+                    q: b.q,
+                    mtu,
+                }
+            })
+            .collect()
+    }
+}
+
+fn mtu_words(bytes: u32) -> Mtu {
+    if bytes == 0 {
+        Mtu::UNLIMITED
+    } else {
+        Mtu::from_bytes(bytes as usize)
+    }
+}
+
+/// The smaller of two MTUs in bytes, 0 counting as unlimited.
+fn min_mtu(a: u32, b: u32) -> u32 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
+    }
+}
+
+/// PT of the packet at the start of `bytes` (after any L2RHs), if a header is there.
+fn packet_type_of(bytes: &[u8]) -> Option<PacketType> {
+    eep_fields(bytes).map(|(_, _, pt)| pt)
+}
+
+/// DA, SA and PT of a packet's (possibly truncated) first bytes.
+fn eep_fields(bytes: &[u8]) -> Option<(Address, Address, PacketType)> {
+    let mut off = 0usize;
+    for _ in 0..=crate::limits::MAX_L2RHS {
+        let v = u16::from_be_bytes([*bytes.get(off)?, *bytes.get(off + 1)?]);
+        if v >= 0x40 {
+            let h = bytes.get(off..off + 16)?;
+            return Some((
+                Address(u16::from_be_bytes([h[0], h[1]])),
+                Address(u16::from_be_bytes([h[12], h[13]])),
+                PacketType(u16::from_be_bytes([h[4], h[5]])),
+            ));
+        }
+        if v == 0 {
+            return None;
+        }
+        off += crate::wire::l2rh::l2rh_bytes(v as usize);
+    }
+    None
+}

@@ -1,0 +1,182 @@
+//! What the router engine reports: log events as values (the daemon turns
+//! them into log lines) and counters.
+
+use core::fmt;
+
+use crate::address::Address;
+use crate::error::Error;
+
+/// Why an RT was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RtRefusal {
+    /// The sender is neither a known buddy nor a twin.
+    UnknownSender,
+    /// The RT describes the receiving HR's own SAN.
+    OwnSan,
+    /// Its RCVF holds an HR of this box (a loop).
+    Loop,
+    /// Its SN is older than the one held for the same RCVF.
+    Stale,
+    /// It crosses an HR that is down (tombstone).
+    Tombstone,
+    /// RCVF longer than the limit.
+    RcvfTooLong,
+    /// More node entries than the limit.
+    TooManyNodes,
+    /// More RTs from this neighbour than the limit.
+    TooManyRts,
+    /// Its CSR or a node SR is not in the router-hop layout, or too long.
+    BadRoute,
+    /// A part of a multi-part RT that does not match the others.
+    BadPart,
+}
+
+/// A log event of the router engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A node answered on an HR's SAN for the first time.
+    NodeUp {
+        /// The HR's port.
+        port: usize,
+        /// The node.
+        node: Address,
+        /// Whether it is a router HR (a buddy).
+        router: bool,
+    },
+    /// A node stopped answering keepalives and was removed.
+    NodeDown {
+        /// The HR's port.
+        port: usize,
+        /// The node.
+        node: Address,
+    },
+    /// An HR is down (missed keepalives, port down, or ERR HRDOWN received).
+    HrDown {
+        /// The HR that is down.
+        hr: Address,
+        /// RTs deleted because they crossed it.
+        deleted: usize,
+        /// Who told us (None: detected here).
+        from: Option<Address>,
+    },
+    /// A link is down (ERR LINKDOWN received).
+    LinkDown {
+        /// One end.
+        a: Address,
+        /// The other end.
+        b: Address,
+        /// RTs deleted.
+        deleted: usize,
+    },
+    /// An RT was refused.
+    RtRefused {
+        /// The HR's port.
+        port: usize,
+        /// The sender.
+        from: Address,
+        /// The SAN it describes.
+        san: Address,
+        /// Why.
+        why: RtRefusal,
+    },
+    /// A packet for this box failed to parse.
+    BadPacket {
+        /// The port it came on.
+        port: usize,
+        /// The error.
+        error: Error,
+    },
+    /// New FIBs were computed.
+    FibComputed {
+        /// Their version.
+        version: u64,
+        /// Destinations routed from the first HR.
+        routes: usize,
+    },
+    /// A port went down or up.
+    Port {
+        /// The port.
+        port: usize,
+        /// Up or down.
+        up: bool,
+    },
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::NodeUp { port, node, router } => write!(
+                f,
+                "port {port}: {} {node} up",
+                if *router { "router HR" } else { "node" }
+            ),
+            Event::NodeDown { port, node } => write!(f, "port {port}: node {node} down"),
+            Event::HrDown { hr, deleted, from } => match from {
+                Some(a) => write!(f, "HR {hr} down (told by {a}): {deleted} RTs deleted"),
+                None => write!(f, "HR {hr} down: {deleted} RTs deleted"),
+            },
+            Event::LinkDown { a, b, deleted } => {
+                write!(f, "link {a}-{b} down: {deleted} RTs deleted")
+            }
+            Event::RtRefused {
+                port,
+                from,
+                san,
+                why,
+            } => write!(f, "port {port}: RT of SAN {san} from {from} refused: {why:?}"),
+            Event::BadPacket { port, error } => write!(f, "port {port}: bad packet: {error}"),
+            Event::FibComputed { version, routes } => {
+                write!(f, "FIB version {version}: {routes} destinations")
+            }
+            Event::Port { port, up } => {
+                write!(f, "port {port} {}", if *up { "up" } else { "down" })
+            }
+        }
+    }
+}
+
+/// Counters of the router engine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouterStats {
+    /// Control packets received (parsed or not).
+    pub received: u64,
+    /// Control packets that failed to parse.
+    pub parse_errors: u64,
+    /// Packets for this box that are not RRP or ERR.
+    pub not_control: u64,
+    /// Control packets sent.
+    pub sent: u64,
+    /// RRP#9 received.
+    pub rts_received: u64,
+    /// RTs taken (new or newer SN).
+    pub rts_accepted: u64,
+    /// RTs whose hold timer an equal SN refreshed.
+    pub rts_refreshed: u64,
+    /// RTs refused, by reason.
+    pub rts_refused: std::collections::BTreeMap<RtRefusal, u64>,
+    /// RTs deleted by hold expiry.
+    pub rts_expired: u64,
+    /// RTs deleted by HR-DOWN or LINK-DOWN.
+    pub rts_deleted_down: u64,
+    /// RRP#9 messages sent (parts counted one by one).
+    pub rts_sent: u64,
+    /// Requests answered (RRP#1, #4, #6, #7, #8).
+    pub requests_answered: u64,
+    /// ERR UNK sent.
+    pub err_unk_sent: u64,
+    /// RRP#3 sent for redirect notices.
+    pub redirects_sent: u64,
+    /// ERR GENERAL sent.
+    pub err_general_sent: u64,
+    /// Error messages not sent: the failed packet was an ERR.
+    pub errors_suppressed_err: u64,
+    /// Error messages not sent: invalid source address (or, for a redirect,
+    /// a source not in the ingress HR's LRT).
+    pub errors_suppressed_source: u64,
+    /// Error messages not sent: rate limit.
+    pub errors_suppressed_rate: u64,
+    /// HR-DOWN events handled.
+    pub hr_down: u64,
+    /// FIB computations that changed something.
+    pub fib_versions: u64,
+}
