@@ -19,7 +19,7 @@ pub mod worker;
 
 pub use counters::{PortCounters, StatsBlock};
 pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS};
-pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel};
+pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables};
 pub use punt::{
     ChannelConfig, ControlChannels, Injection, Notice, NoticeKind, Punt, PuntClass, PuntMeta,
     channels,

@@ -3,8 +3,8 @@
 
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = 0x88B5;
-/// The UDP port of MessageWay over UDP (0x88B5, the EtherType's value).
-pub const UDP_PORT: u16 = 35061;
+/// The UDP port of MessageWay over UDP: 34997 = 0x88B5, the EtherType's value.
+pub const UDP_PORT: u16 = 34997;
 /// Ethernet frames shorter than this are padded; the packet's end comes from DL.
 pub const ETH_MIN_FRAME: usize = 60;
 /// Ethernet II header length.

@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(m.as_slice().len(), 6);
         assert_eq!(m.as_mac(), Some([2, 0, 0, 0, 0, 1]));
         assert_eq!(m.to_string(), "02:00:00:00:00:01");
-        let v6: SocketAddr = "[::1]:35061".parse().unwrap();
+        let v6: SocketAddr = "[::1]:34997".parse().unwrap();
         assert_eq!(Native::udp(v6).as_udp(), Some(v6));
         assert!(Native::from_slice(&[0; 19]).is_none());
         assert!(Native::EMPTY.is_empty());

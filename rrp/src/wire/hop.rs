@@ -117,8 +117,13 @@ impl RouterHop {
     }
 
     /// Reads a router hop from L2RH content; the content must hold at least
-    /// the 2-byte egress address, and the egress must be 0x0000 or a node address.
+    /// the 2-byte egress address and at most the 63 bytes of an L2RH, and the
+    /// egress must be 0x0000 or a node address.
     pub fn from_content(content: &[u8]) -> Result<RouterHop> {
+        if content.len() > MAX_L2RH_CONTENT {
+            let l = u16::try_from(content.len()).unwrap_or(u16::MAX);
+            return Err(Error::new(ErrorKind::BadL2rhLength(l), "l2rh.hop", 0));
+        }
         if content.len() < 2 {
             return Err(Error::new(
                 ErrorKind::NotRouterHop(content.len() as u16),
@@ -174,16 +179,35 @@ mod tests {
 
     #[test]
     fn udp_hops() {
-        let v4: SocketAddr = "127.0.0.1:35061".parse().unwrap();
+        let v4: SocketAddr = "127.0.0.1:34997".parse().unwrap();
         let n = NativeAddr::udp(v4);
         assert_eq!(n.as_bytes().len(), 6);
         assert_eq!(n.as_udp(), Some(v4));
-        let v6: SocketAddr = "[::1]:35061".parse().unwrap();
+        let v6: SocketAddr = "[::1]:34997".parse().unwrap();
         let n = NativeAddr::udp(v6);
         assert_eq!(n.as_bytes().len(), 18);
         assert_eq!(n.as_udp(), Some(v6));
         let hop = RouterHop::new(Address(0x40), n);
         assert_eq!(hop.to_l2rh().buffer_len(), 24);
+    }
+
+    #[test]
+    fn content_longer_than_an_l2rh_is_refused() {
+        // Regression: 64+ bytes of content used to panic in NativeAddr::from_bytes.
+        let mut c = vec![0u8; 64];
+        c[1] = 0x40;
+        assert_eq!(
+            RouterHop::from_content(&c).unwrap_err().kind,
+            ErrorKind::BadL2rhLength(64)
+        );
+        assert_eq!(
+            RouterHop::from_content(&vec![0u8; 70_000])
+                .unwrap_err()
+                .kind,
+            ErrorKind::BadL2rhLength(u16::MAX)
+        );
+        let hop = RouterHop::from_content(&c[..63]).unwrap();
+        assert_eq!(hop.native.as_bytes().len(), MAX_NATIVE_LEN);
     }
 
     #[test]
