@@ -171,14 +171,32 @@ impl PacketBuf for HeapBuf {
     }
 }
 
-/// A pool of heap buffers owned by one port or worker: `get` reuses a
-/// returned buffer or allocates a new one up to `limit` buffers in all.
-#[derive(Debug)]
+/// A pool of heap buffers: `get` reuses a returned buffer or allocates a
+/// new one up to `limit` buffers in all. A pool is a handle: clones share
+/// it, so that the ports of one worker draw from and return to the same
+/// buffers whichever port a packet arrived on and left by (a buffer received
+/// on one port and sent on another must come back to where the first one
+/// draws from, or one-way traffic would drain it). Lock-free.
+#[derive(Debug, Clone)]
 pub struct BufPool {
-    free: Vec<HeapBuf>,
+    inner: std::sync::Arc<PoolInner>,
+}
+
+/// Two handles are equal when they share one pool.
+impl PartialEq for BufPool {
+    fn eq(&self, o: &BufPool) -> bool {
+        std::sync::Arc::ptr_eq(&self.inner, &o.inner)
+    }
+}
+
+impl Eq for BufPool {}
+
+#[derive(Debug)]
+struct PoolInner {
+    free: crossbeam_queue::ArrayQueue<HeapBuf>,
     size: usize,
     headroom: usize,
-    allocated: usize,
+    allocated: std::sync::atomic::AtomicUsize,
     limit: usize,
 }
 
@@ -186,51 +204,67 @@ impl BufPool {
     /// A pool of up to `limit` buffers of `size` bytes with `headroom`,
     /// `prealloc` of them allocated now.
     pub fn new(size: usize, headroom: usize, limit: usize, prealloc: usize) -> BufPool {
-        let mut p = BufPool {
-            free: Vec::with_capacity(limit),
+        let limit = limit.max(1);
+        let inner = PoolInner {
+            free: crossbeam_queue::ArrayQueue::new(limit),
             size,
             headroom,
-            allocated: 0,
+            allocated: std::sync::atomic::AtomicUsize::new(0),
             limit,
         };
         for _ in 0..prealloc.min(limit) {
-            p.allocated += 1;
-            p.free.push(HeapBuf::new(size, headroom));
+            inner
+                .allocated
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let _ = inner.free.push(HeapBuf::new(size, headroom));
         }
-        p
+        BufPool {
+            inner: std::sync::Arc::new(inner),
+        }
     }
 
     /// An empty buffer, or `None` when `limit` buffers are out.
     #[inline]
     pub fn get(&mut self) -> Option<HeapBuf> {
-        if let Some(mut b) = self.free.pop() {
-            b.reset(self.headroom);
+        let i = &*self.inner;
+        if let Some(mut b) = i.free.pop() {
+            b.reset(i.headroom);
             return Some(b);
         }
-        if self.allocated < self.limit {
-            self.allocated += 1;
-            return Some(HeapBuf::new(self.size, self.headroom));
-        }
-        None
+        let n = i
+            .allocated
+            .fetch_update(
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+                |n| (n < i.limit).then_some(n + 1),
+            )
+            .ok()?;
+        let _ = n;
+        Some(HeapBuf::new(i.size, i.headroom))
     }
 
     /// Returns a buffer to the pool (dropped if it is of another size or the
     /// pool is full).
     #[inline]
     pub fn put(&mut self, b: HeapBuf) {
-        if b.capacity() == self.size && self.free.len() < self.limit {
-            self.free.push(b);
+        if b.capacity() == self.inner.size {
+            let _ = self.inner.free.push(b);
         }
     }
 
     /// Buffers waiting in the pool.
     pub fn available(&self) -> usize {
-        self.free.len()
+        self.inner.free.len()
     }
 
     /// The headroom of new buffers.
     pub fn headroom(&self) -> usize {
-        self.headroom
+        self.inner.headroom
+    }
+
+    /// The size of the pool's buffers.
+    pub fn buf_size(&self) -> usize {
+        self.inner.size
     }
 }
 
@@ -252,6 +286,18 @@ mod tests {
         assert_eq!(b.data(), &[9, 9, 9, 3, 4, 7]);
         assert!(b.prepend(100).is_none());
         assert!(b.append(100).is_none());
+    }
+
+    #[test]
+    fn shared_pool_balances_one_way_traffic() {
+        let mut a = BufPool::new(128, 32, 4, 4);
+        let mut b = a.clone();
+        // Received through `a`, returned through `b`, many times over.
+        for _ in 0..100 {
+            let x = a.get().expect("the shared pool never drains");
+            b.put(x);
+        }
+        assert_eq!(a.available(), 4);
     }
 
     #[test]
