@@ -235,8 +235,17 @@ impl PacketRepr {
     }
 
     /// Appends the packet to `out`. Fails when the data block exceeds
-    /// 2^24-1 words.
+    /// 2^24-1 words, or when the destination is below 0x0040 (it would read
+    /// back as an L2RH length).
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<()> {
+        if !self.header.dst.is_valid_destination() {
+            let at = self.l2rhs.iter().map(L2rhRepr::buffer_len).sum();
+            return Err(Error::new(
+                ErrorKind::IllegalAddress(self.header.dst.0),
+                "eep.dst",
+                at,
+            ));
+        }
         let words = self.data.len().div_ceil(8);
         if words > MAX_DATA_WORDS as usize {
             return Err(Error::new(
@@ -320,6 +329,20 @@ mod tests {
         assert_eq!(e.offset, 24);
         let e = locate(&b[..3], 8).unwrap_err();
         assert_eq!(e.field, "l2rh");
+    }
+
+    #[test]
+    fn emit_refuses_a_destination_that_reads_as_an_l2rh() {
+        // Regression: dst 0x0008 used to be emitted and read back as an L2RH
+        // of 8 bytes, i.e. as a different packet.
+        let mut p = sample();
+        p.header.dst = Address(0x0008);
+        let e = p.to_bytes().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::IllegalAddress(0x0008));
+        assert_eq!(e.field, "eep.dst");
+        assert_eq!(e.offset, 8);
+        p.header.dst = Address(0x0040);
+        assert_eq!(PacketRepr::parse(&p.to_bytes().unwrap()).unwrap(), p);
     }
 
     #[test]
