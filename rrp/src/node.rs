@@ -142,9 +142,10 @@ impl Node {
         let sa = p.header.src;
         let answers = self.cfg.level >= Level::C || matches!(m, Message::WhoAreYou);
         Ok(match m {
-            Message::WhoAreYou if self.cfg.level > Level::A && sa.is_node() => {
-                (Some(self.packet(sa, &Message::Info(vec![self.info()]))), None)
-            }
+            Message::WhoAreYou if self.cfg.level > Level::A && sa.is_node() => (
+                Some(self.packet(sa, &Message::Info(vec![self.info()]))),
+                None,
+            ),
             Message::InfoRequest(q) if answers && sa.is_node() => {
                 let me = self.info();
                 let hit = match &q {
@@ -217,7 +218,10 @@ mod tests {
         .to_bytes()
         .unwrap();
         n.handle_packet(&red).unwrap();
-        assert_eq!(n.first_hr(Address(0x0103), Address(0x0111)), Address(0x0121));
+        assert_eq!(
+            n.first_hr(Address(0x0103), Address(0x0111)),
+            Address(0x0121)
+        );
         let mut a = node(Level::A);
         assert!(a.handle_packet(&who).unwrap().0.is_none());
     }

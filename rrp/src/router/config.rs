@@ -200,12 +200,18 @@ impl RouterConfig {
                     return err(format!("hrs[{j}].address"), "two HRs with the same address");
                 }
                 if o.san_id == h.san_id {
-                    return err(format!("hrs[{j}].san_id"), "two HRs of one box on the same SAN");
+                    return err(
+                        format!("hrs[{j}].san_id"),
+                        "two HRs of one box on the same SAN",
+                    );
                 }
             }
             for (j, s) in h.static_nodes.iter().enumerate() {
                 if !s.address.is_node() {
-                    return err(f(&format!("static_nodes[{j}].address")), "must be 0x0040-0x7FFF");
+                    return err(
+                        f(&format!("static_nodes[{j}].address")),
+                        "must be 0x0040-0x7FFF",
+                    );
                 }
             }
         }

@@ -250,7 +250,12 @@ impl Rank<'_> {
                 let b = o.rcvf.len() + o.pre.is_some() as usize;
                 a.cmp(&b)
             })
-            .then_with(|| self.pre.into_iter().chain(self.rcvf.iter().copied()).cmp(o.pre.into_iter().chain(o.rcvf.iter().copied())))
+            .then_with(|| {
+                self.pre
+                    .into_iter()
+                    .chain(self.rcvf.iter().copied())
+                    .cmp(o.pre.into_iter().chain(o.rcvf.iter().copied()))
+            })
     }
 }
 
@@ -265,6 +270,17 @@ fn rt_rank(rt: &Rt) -> Rank<'_> {
         pre: None,
         rcvf: &rt.rcvf,
     }
+}
+
+/// Where a ranked RT comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Src {
+    /// The HR's own learned RT, by index in its list for the SAN.
+    Learned(usize),
+    /// The LRT of twin `t`.
+    TwinLrt(usize),
+    /// Learned RT `i` of twin `t`.
+    TwinLearned(usize, usize),
 }
 
 /// Per-source and global token buckets for error messages (1 s window).
@@ -316,6 +332,7 @@ pub struct Router {
     fib: Arc<RouteTables>,
     stats: RouterStats,
     limiter: ErrorLimiter,
+    interned: HashMap<(Address, u16), Arc<Vec<NodeEntry>>>,
 }
 
 const EXPIRY_CHECK_MS: Time = 1000;
@@ -383,6 +400,7 @@ impl Router {
             fib: Arc::new(RouteTables::default()),
             stats: RouterStats::default(),
             limiter,
+            interned: HashMap::new(),
         };
         for p in 0..r.hrs.len() {
             r.lrt_changed(p);
@@ -434,9 +452,11 @@ impl Router {
 
     /// The k best RTs HR `port` keeps for `san`, best first, with their origin.
     pub fn kept(&self, port: usize, san: Address) -> Vec<(Rt, Origin)> {
-        let mut v = self.candidates(port, san);
-        v.truncate(self.cfg.k);
-        v
+        self.ranked(port, san)
+            .into_iter()
+            .take(self.cfg.k)
+            .map(|(_, s)| self.materialize(port, san, s))
+            .collect()
     }
 
     /// Every SAN some HR of the box knows an RT for.
@@ -453,7 +473,7 @@ impl Router {
         self.known_sans()
             .into_iter()
             .filter(|s| *s != self.cfg.hrs[port].san_id)
-            .map(|s| self.candidates(port, s).len().min(self.cfg.k))
+            .map(|s| self.ranked(port, s).len().min(self.cfg.k))
             .sum()
     }
 
@@ -496,7 +516,13 @@ impl Router {
     fn my_info(&self, port: usize) -> NodeInfo {
         let h = &self.cfg.hrs[port];
         let mut sans = vec![h.san_id];
-        sans.extend(self.cfg.hrs.iter().map(|o| o.san_id).filter(|s| *s != h.san_id));
+        sans.extend(
+            self.cfg
+                .hrs
+                .iter()
+                .map(|o| o.san_id)
+                .filter(|s| *s != h.san_id),
+        );
         NodeInfo {
             address: h.address,
             name: Some(format!("{}/{}", self.cfg.name, port).into_bytes()),
@@ -559,33 +585,78 @@ impl Router {
         }
     }
 
-    /// Every RT HR `port` has for `san`, best first (learned and
-    /// twin-derived); the first k are the ones it keeps.
-    fn candidates(&self, port: usize, san: Address) -> Vec<(Rt, Origin)> {
+    /// The RTs HR `port` has for `san` (learned and twin-derived), ranked
+    /// best first without building the derived ones.
+    fn ranked(&self, port: usize, san: Address) -> Vec<(Rank<'_>, Src)> {
+        let mut v: Vec<(Rank<'_>, Src)> = Vec::new();
         if san == self.cfg.hrs[port].san_id {
-            return Vec::new();
+            return v;
         }
-        let mut v: Vec<(Rt, Origin)> = Vec::new();
         if let Some(l) = self.hrs[port].learned.get(&san) {
-            v.extend(l.iter().map(|l| (l.rt.clone(), Origin::Buddy { from: l.from })));
+            for (i, l) in l.iter().enumerate() {
+                v.push((rt_rank(&l.rt), Src::Learned(i)));
+            }
         }
+        let rc = self.cfg.router_cost;
         for t in 0..self.hrs.len() {
             if t == port || !self.hrs[t].up {
                 continue;
             }
-            if self.cfg.hrs[t].san_id == san
-                && let Some(rt) = self.lrt_rt(t)
-            {
-                v.push((self.derive(t, &rt), Origin::Twin { port: t }));
+            let ta = self.cfg.hrs[t].address;
+            if self.cfg.hrs[t].san_id == san && self.hrs[t].lrt_nodes.is_some() {
+                v.push((
+                    Rank {
+                        q: rc,
+                        native: &[],
+                        pre: Some(ta),
+                        rcvf: &[],
+                    },
+                    Src::TwinLrt(t),
+                ));
             }
             if let Some(l) = self.hrs[t].learned.get(&san) {
-                for x in l {
-                    v.push((self.derive(t, &x.rt), Origin::Twin { port: t }));
+                for (i, x) in l.iter().enumerate() {
+                    v.push((
+                        Rank {
+                            q: x.rt.q.saturating_add(rc),
+                            native: first_native(&x.rt.csr),
+                            pre: Some(ta),
+                            rcvf: &x.rt.rcvf,
+                        },
+                        Src::TwinLearned(t, i),
+                    ));
                 }
             }
         }
-        v.sort_by(|a, b| rt_rank(&a.0).cmp(&rt_rank(&b.0)));
+        v.sort_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+
+    /// The nodes of the RT a ranked source stands for.
+    fn src_nodes(&self, port: usize, san: Address, src: Src) -> &[NodeEntry] {
+        match src {
+            Src::Learned(i) => &self.hrs[port].learned[&san][i].rt.nodes,
+            Src::TwinLrt(t) => self.hrs[t].lrt_nodes.as_deref().map_or(&[][..], |v| &v[..]),
+            Src::TwinLearned(t, i) => &self.hrs[t].learned[&san][i].rt.nodes,
+        }
+    }
+
+    /// Builds the RT a ranked source stands for, as HR `port` holds it.
+    fn materialize(&self, port: usize, san: Address, src: Src) -> (Rt, Origin) {
+        match src {
+            Src::Learned(i) => {
+                let l = &self.hrs[port].learned[&san][i];
+                (l.rt.clone(), Origin::Buddy { from: l.from })
+            }
+            Src::TwinLrt(t) => (
+                self.derive(t, &self.lrt_rt(t).expect("ranked only when present")),
+                Origin::Twin { port: t },
+            ),
+            Src::TwinLearned(t, i) => (
+                self.derive(t, &self.hrs[t].learned[&san][i].rt),
+                Origin::Twin { port: t },
+            ),
+        }
     }
 
     fn lrt_changed(&mut self, port: usize) {
@@ -676,7 +747,14 @@ impl Router {
         }
     }
 
-    fn send_reply(&mut self, port: usize, native: &NativeAddr, dst: Address, hr: usize, m: &Message) {
+    fn send_reply(
+        &mut self,
+        port: usize,
+        native: &NativeAddr,
+        dst: Address,
+        hr: usize,
+        m: &Message,
+    ) {
         let src = self.cfg.hrs[hr].address;
         let Ok(p) = m.to_packet(dst, src) else {
             return;
@@ -690,7 +768,14 @@ impl Router {
         }
     }
 
-    fn handle_info(&mut self, now: Time, port: usize, native: &NativeAddr, sa: Address, nodes: &[NodeInfo]) {
+    fn handle_info(
+        &mut self,
+        now: Time,
+        port: usize,
+        native: &NativeAddr,
+        sa: Address,
+        nodes: &[NodeInfo],
+    ) {
         let _ = now;
         // Only an RRP#5 about its own sender describes a node on this SAN.
         let Some(me) = nodes.first() else { return };
@@ -818,40 +903,57 @@ impl Router {
         if rt.rcvf.iter().any(|a| self.box_has(*a)) {
             return refuse(self, RtRefusal::Loop, san);
         }
-        if rt.rcvf.iter().chain([&sa]).any(|a| self.tombstoned(now, *a)) {
+        if rt
+            .rcvf
+            .iter()
+            .chain([&sa])
+            .any(|a| self.tombstoned(now, *a))
+        {
             return refuse(self, RtRefusal::Tombstone, san);
         }
         let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {
             return refuse(self, RtRefusal::BadRoute, san);
         };
+        let (csr_q, csr_mtu, sn) = (rt.csr.q, rt.csr.mtu, rt.sn);
+        let rcvf_in = rt.rcvf;
         let mut nodes = Vec::with_capacity(rt.nodes.len());
-        for n in &rt.nodes {
+        for n in rt.nodes {
             let Ok(r) = Route::from_l2rhs(&n.route.route) else {
                 return refuse(self, RtRefusal::BadRoute, san);
             };
             nodes.push(NodeEntry {
-                info: n.info.clone(),
+                info: n.info,
                 route: r,
                 q: n.route.q,
             });
         }
+        // RTs of one SAN with one SN arrive by several paths: keep one copy
+        // of their node list per box.
+        let nodes = match self.interned.get(&(san, sn)) {
+            Some(a) if **a == nodes => a.clone(),
+            _ => {
+                let a = Arc::new(nodes);
+                self.interned.insert((san, sn), a.clone());
+                a
+            }
+        };
         let hop = Route(vec![Hop::native(native.as_bytes())]);
         let csr = hop.catenate(&csr);
         if !csr.within_limit() {
             return refuse(self, RtRefusal::BadRoute, san);
         }
-        let mut rcvf = Vec::with_capacity(rt.rcvf.len() + 1);
+        let mut rcvf = Vec::with_capacity(rcvf_in.len() + 1);
         rcvf.push(sa);
-        rcvf.extend_from_slice(&rt.rcvf);
+        rcvf.extend_from_slice(&rcvf_in);
         let hc = &self.cfg.hrs[port];
         let stored = Rt {
             san_id: san,
-            sn: rt.sn,
+            sn,
             csr,
-            q: rt.csr.q.saturating_add(hc.cost),
-            mtu: mtu_words(hc.mtu).min(rt.csr.mtu.unwrap_or(Mtu::UNLIMITED)),
+            q: csr_q.saturating_add(hc.cost),
+            mtu: mtu_words(hc.mtu).min(csr_mtu.unwrap_or(Mtu::UNLIMITED)),
             rcvf,
-            nodes: Arc::new(nodes),
+            nodes,
         };
         let expires = now + self.cfg.timers.hold_ms;
         let k = self.cfg.k;
@@ -939,7 +1041,11 @@ impl Router {
             }
             NoticeKind::Mtu => {
                 let mtu = self.cfg.hrs[port].mtu as usize;
-                let room = if mtu == 0 { usize::MAX } else { mtu.saturating_sub(24) };
+                let room = if mtu == 0 {
+                    usize::MAX
+                } else {
+                    mtu.saturating_sub(24)
+                };
                 let take = n.packet.len().min(room);
                 Message::General {
                     enclosed: n.packet[..take].to_vec(),
@@ -998,27 +1104,50 @@ impl Router {
             return;
         }
         self.stats.hr_down += 1;
-        self.tombstones.insert(x, now + self.cfg.timers.tombstone_ms);
-        let deleted = self.delete_where(x, from, |rcvf| rcvf.contains(&x), &Message::HrDown { hr: x });
-        self.event(Event::HrDown { hr: x, deleted, from });
+        self.tombstones
+            .insert(x, now + self.cfg.timers.tombstone_ms);
+        let deleted = self.delete_where(
+            x,
+            from,
+            |rcvf| rcvf.contains(&x),
+            &Message::HrDown { hr: x },
+        );
+        self.event(Event::HrDown {
+            hr: x,
+            deleted,
+            from,
+        });
     }
 
     /// The link between `a` and `b` is down.
     pub fn link_down(&mut self, now: Time, a: Address, b: Address, from: Option<Address>) {
         let _ = now;
-        let adjacent = |r: &[Address]| r.windows(2).any(|w| (w[0] == a && w[1] == b) || (w[0] == b && w[1] == a));
+        let adjacent = |r: &[Address]| {
+            r.windows(2)
+                .any(|w| (w[0] == a && w[1] == b) || (w[0] == b && w[1] == a))
+        };
         let deleted = self.delete_where(a, from, adjacent, &Message::LinkDown { a, b });
         self.event(Event::LinkDown { a, b, deleted });
     }
 
-    fn delete_where(&mut self, x: Address, from: Option<Address>, hit: impl Fn(&[Address]) -> bool, relay: &Message) -> usize {
+    fn delete_where(
+        &mut self,
+        x: Address,
+        from: Option<Address>,
+        hit: impl Fn(&[Address]) -> bool,
+        relay: &Message,
+    ) -> usize {
         let mut up: BTreeSet<(usize, Address)> = BTreeSet::new();
         let mut down_ports: BTreeSet<usize> = BTreeSet::new();
         let mut deleted = 0;
         let mut changed_sans: Vec<(usize, Address)> = Vec::new();
         for p in 0..self.hrs.len() {
             // A buddy that is itself the downed HR leaves this SAN's LRT.
-            if self.hrs[p].lrt.get(&x).is_some_and(|e| !e.is_static && matches!(relay, Message::HrDown { .. })) {
+            if self.hrs[p]
+                .lrt
+                .get(&x)
+                .is_some_and(|e| !e.is_static && matches!(relay, Message::HrDown { .. }))
+            {
                 self.hrs[p].lrt.remove(&x);
                 self.lrt_changed(p);
             }
@@ -1131,7 +1260,19 @@ impl Router {
             }
         }
         for san in self.known_sans() {
-            for (rt, _) in self.kept(port, san) {
+            let srcs: Vec<Src> = self
+                .ranked(port, san)
+                .into_iter()
+                .take(self.cfg.k)
+                .map(|(_, s)| s)
+                .filter(|s| {
+                    self.src_nodes(port, san, *s)
+                        .iter()
+                        .any(|n| n.info.address == dst)
+                })
+                .collect();
+            for src in srcs {
+                let (rt, _) = self.materialize(port, san, src);
                 for n in rt.nodes.iter().filter(|n| n.info.address == dst) {
                     let route = rt.csr.catenate(&n.route);
                     let Some(first) = route.first() else { continue };
@@ -1194,7 +1335,11 @@ impl Router {
                 .sum()
         };
         let here = self.cfg.hrs[port].mtu;
-        let first = if here == 0 { 0 } else { here.saturating_sub(bytes(skip)).max(1) };
+        let first = if here == 0 {
+            0
+        } else {
+            here.saturating_sub(bytes(skip)).max(1)
+        };
         let beyond = match rt_mtu.bytes() {
             None => 0,
             Some(b) => (b as u32).saturating_sub(bytes(skip + 1)).max(1),
@@ -1202,7 +1347,14 @@ impl Router {
         min_mtu(first, beyond)
     }
 
-    fn answer_routes(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, dst: Address) {
+    fn answer_routes(
+        &mut self,
+        port: usize,
+        hr: usize,
+        native: &NativeAddr,
+        sa: Address,
+        dst: Address,
+    ) {
         if !sa.is_node() {
             return;
         }
@@ -1226,25 +1378,37 @@ impl Router {
         self.send_reply(port, native, sa, hr, &m);
     }
 
-    fn answer_which_hr(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, dst: Address) {
+    /// The RRP#6 answer of HR `port` for `dst`: the node on its SAN to send
+    /// to (another HR, the destination itself, or this HR), or `None` when
+    /// `dst` is unknown.
+    pub fn which_hr(&self, port: usize, dst: Address) -> Option<Address> {
+        let me = self.cfg.hrs[port].address;
+        let r = self.routes_to(port, dst).into_iter().next()?;
+        Some(match &r.next {
+            Next::Forward { port: p, native: n } if *p == port => self.hrs[port]
+                .lrt
+                .values()
+                .find(|e| e.native == *n)
+                .map_or(me, |e| e.info.address),
+            _ => me,
+        })
+    }
+
+    fn answer_which_hr(
+        &mut self,
+        port: usize,
+        hr: usize,
+        native: &NativeAddr,
+        sa: Address,
+        dst: Address,
+    ) {
         if !sa.is_node() {
             return;
         }
         self.stats.requests_answered += 1;
-        let me = self.cfg.hrs[hr].address;
-        let m = match self.routes_to(hr, dst).into_iter().next() {
+        let m = match self.which_hr(hr, dst) {
             None => Message::Unknown { addr: dst },
-            Some(r) => {
-                let via = match &r.next {
-                    Next::Forward { port: p, native: n } if *p == hr => self.hrs[hr]
-                        .lrt
-                        .values()
-                        .find(|e| e.native == *n)
-                        .map_or(me, |e| e.info.address),
-                    _ => me,
-                };
-                Message::Redirect { dst, via }
-            }
+            Some(via) => Message::Redirect { dst, via },
         };
         self.send_reply(port, native, sa, hr, &m);
     }
@@ -1267,7 +1431,14 @@ impl Router {
         seen.into_values().collect()
     }
 
-    fn answer_info(&mut self, port: usize, hr: usize, native: &NativeAddr, sa: Address, q: &InfoQuery) {
+    fn answer_info(
+        &mut self,
+        port: usize,
+        hr: usize,
+        native: &NativeAddr,
+        sa: Address,
+        q: &InfoQuery,
+    ) {
         if !sa.is_node() {
             return;
         }
@@ -1332,39 +1503,50 @@ impl Router {
         }
     }
 
-    /// Sends `rt` from HR `port` to buddy `dst`, split into parts when it
-    /// exceeds the SAN's MTU.
-    fn send_rt(&mut self, port: usize, dst: Address, native: NativeAddr, rt: &Rt) {
-        let whole = Self::rt_message(rt);
+    /// Encodes `rt` as RRP#9 packets from HR `port` (destination left 0),
+    /// split into parts when it exceeds the SAN's MTU.
+    fn encode_rt(&mut self, port: usize, rt: &Rt) -> Vec<Vec<u8>> {
+        let src = self.cfg.hrs[port].address;
         let mtu = self.cfg.hrs[port].mtu as usize;
-        let size = |m: &RouteTable| -> usize {
-            let mut v = Vec::new();
-            let _ = Message::RouteTable(m.clone()).emit(&mut v);
-            16 + v.len() + 8
+        let whole = Self::rt_message(rt);
+        let packet = |m: RouteTable, free: u16| -> Option<Vec<u8>> {
+            let mut p = Message::RouteTable(m)
+                .to_packet(Address(0x0040), src)
+                .ok()?;
+            p.header.free = free;
+            p.to_bytes().ok()
         };
-        if mtu == 0 || size(&whole) <= mtu {
-            self.stats.rts_sent += 1;
-            self.send_msg(port, native, dst, &Message::RouteTable(whole), 0);
-            return;
+        let Some(bytes) = packet(whole.clone(), 0) else {
+            return Vec::new();
+        };
+        if mtu == 0 || bytes.len() <= mtu {
+            return vec![bytes];
         }
         let empty = RouteTable {
             nodes: Vec::new(),
             ..whole.clone()
         };
-        let base = size(&empty);
+        let base = packet(empty.clone(), 0).map_or(usize::MAX, |b| b.len());
         let mut parts: Vec<RouteTable> = Vec::new();
         let mut cur = empty.clone();
         let mut cur_size = base;
         for n in whole.nodes {
-            let one = size(&RouteTable {
+            let mut v = Vec::new();
+            if Message::RouteTable(RouteTable {
                 nodes: vec![n.clone()],
                 ..empty.clone()
-            }) - base;
+            })
+            .emit(&mut v)
+            .is_err()
+            {
+                continue;
+            }
+            let one = 16 + v.len() + 8 - base;
             if base + one > mtu {
                 // A node entry that cannot fit the SAN at all: left out.
                 continue;
             }
-            if cur_size + one > mtu {
+            if cur_size + one > mtu && !cur.nodes.is_empty() {
                 parts.push(std::mem::replace(&mut cur, empty.clone()));
                 cur_size = base;
             }
@@ -1373,23 +1555,54 @@ impl Router {
         }
         parts.push(cur);
         let count = parts.len().min(255) as u8;
-        for (i, p) in parts.into_iter().take(255).enumerate() {
-            let free = RtPart {
-                index: i as u8 + 1,
-                count,
-            }
-            .to_free();
+        parts
+            .into_iter()
+            .take(255)
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let free = RtPart {
+                    index: i as u8 + 1,
+                    count,
+                }
+                .to_free();
+                packet(p, free)
+            })
+            .collect()
+    }
+
+    /// Sends encoded RRP#9 packets to buddy `dst`.
+    fn send_encoded(
+        &mut self,
+        port: usize,
+        dst: Address,
+        native: &NativeAddr,
+        packets: &[Vec<u8>],
+    ) {
+        for p in packets {
+            let mut bytes = p.clone();
+            bytes[0..2].copy_from_slice(&dst.0.to_be_bytes());
             self.stats.rts_sent += 1;
-            self.send_msg(port, native.clone(), dst, &Message::RouteTable(p), free);
+            self.emit(Output::Send {
+                port,
+                native: native.clone(),
+                packet: bytes,
+            });
         }
+    }
+
+    /// Sends `rt` from HR `port` to buddy `dst`.
+    fn send_rt(&mut self, port: usize, dst: Address, native: NativeAddr, rt: &Rt) {
+        let packets = self.encode_rt(port, rt);
+        self.send_encoded(port, dst, &native, &packets);
     }
 
     /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
     fn offer(&self, port: usize, san: Address) -> Vec<Rt> {
-        self.kept(port, san)
+        self.ranked(port, san)
             .into_iter()
-            .filter(|(_, o)| matches!(o, Origin::Twin { .. }))
-            .map(|(r, _)| r)
+            .take(self.cfg.k)
+            .filter(|(_, s)| !matches!(s, Src::Learned(_)))
+            .map(|(_, s)| self.materialize(port, san, s).0)
             .collect()
     }
 
@@ -1424,8 +1637,9 @@ impl Router {
                         continue;
                     }
                     self.hrs[p].advertised.insert(key, rt.sn);
+                    let packets = self.encode_rt(p, &rt);
                     for (b, n) in &buddies {
-                        self.send_rt(p, *b, n.clone(), &rt);
+                        self.send_encoded(p, *b, n, &packets);
                     }
                 }
             }
@@ -1433,7 +1647,9 @@ impl Router {
                 self.hrs[p].dirty.clear();
                 self.hrs[p].full_to.clear();
             }
-            let new: Vec<Address> = std::mem::take(&mut self.hrs[p].full_to).into_iter().collect();
+            let new: Vec<Address> = std::mem::take(&mut self.hrs[p].full_to)
+                .into_iter()
+                .collect();
             for b in new {
                 if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
                     self.send_full_set(p, b, n);
@@ -1468,7 +1684,13 @@ impl Router {
             }
             if now >= self.hrs[p].next_sweep {
                 self.hrs[p].next_sweep = now + tm.sweep_ms;
-                self.send_msg(p, NativeAddr::none(), Address::BROADCAST, &Message::WhoAreYou, 0);
+                self.send_msg(
+                    p,
+                    NativeAddr::none(),
+                    Address::BROADCAST,
+                    &Message::WhoAreYou,
+                    0,
+                );
             }
             if now >= self.hrs[p].next_keepalive {
                 self.hrs[p].next_keepalive = now + tm.keepalive_ms;
@@ -1547,6 +1769,7 @@ impl Router {
             self.learned_changed(p, san);
         }
         self.tombstones.retain(|_, t| *t > now);
+        self.interned.retain(|_, a| Arc::strong_count(a) > 1);
     }
 
     // ----- FIB --------------------------------------------------------------------
@@ -1575,8 +1798,18 @@ impl Router {
             next: Next,
         }
         let mut best: BTreeMap<Address, Best> = BTreeMap::new();
-        let mut offer = |dst: Address, q: u16, native: &[u8], pre: Option<Address>, rcvf: &[Address], next: &dyn Fn() -> Next| {
-            let cand = Rank { q, native, pre, rcvf };
+        let mut offer = |dst: Address,
+                         q: u16,
+                         native: &[u8],
+                         pre: Option<Address>,
+                         rcvf: &[Address],
+                         next: &dyn Fn() -> Next| {
+            let cand = Rank {
+                q,
+                native,
+                pre,
+                rcvf,
+            };
             let better = match best.get(&dst) {
                 None => true,
                 Some(b) => cand
@@ -1606,20 +1839,34 @@ impl Router {
         let cost = self.cfg.hrs[t].cost;
         for e in self.hrs[t].lrt.values() {
             let nat = e.native.clone();
-            offer(e.info.address, cost, e.native.as_bytes(), None, &[], &|| Next::Forward {
-                port: t,
-                native: nat.clone(),
-            });
+            offer(
+                e.info.address,
+                cost,
+                e.native.as_bytes(),
+                None,
+                &[],
+                &|| Next::Forward {
+                    port: t,
+                    native: nat.clone(),
+                },
+            );
         }
         for list in self.hrs[t].learned.values() {
             for l in list {
                 let first = first_native(&l.rt.csr);
                 let nat = NativeAddr::from_bytes(first).unwrap_or_default();
                 for nd in l.rt.nodes.iter() {
-                    offer(nd.info.address, l.rt.q.saturating_add(nd.q), first, None, &l.rt.rcvf, &|| Next::Forward {
-                        port: t,
-                        native: nat.clone(),
-                    });
+                    offer(
+                        nd.info.address,
+                        l.rt.q.saturating_add(nd.q),
+                        first,
+                        None,
+                        &l.rt.rcvf,
+                        &|| Next::Forward {
+                            port: t,
+                            native: nat.clone(),
+                        },
+                    );
                 }
             }
         }
@@ -1632,10 +1879,17 @@ impl Router {
             let hq = rc.saturating_add(self.cfg.hrs[h].cost);
             for e in self.hrs[h].lrt.values() {
                 let nat = e.native.clone();
-                offer(e.info.address, hq, e.native.as_bytes(), Some(ha), &[], &|| Next::Forward {
-                    port: h,
-                    native: nat.clone(),
-                });
+                offer(
+                    e.info.address,
+                    hq,
+                    e.native.as_bytes(),
+                    Some(ha),
+                    &[],
+                    &|| Next::Forward {
+                        port: h,
+                        native: nat.clone(),
+                    },
+                );
             }
             for (san, list) in &self.hrs[h].learned {
                 if *san == self.cfg.hrs[t].san_id {
@@ -1646,10 +1900,17 @@ impl Router {
                     let nat = NativeAddr::from_bytes(first).unwrap_or_default();
                     let q = rc.saturating_add(l.rt.q);
                     for nd in l.rt.nodes.iter() {
-                        offer(nd.info.address, q.saturating_add(nd.q), first, Some(ha), &l.rt.rcvf, &|| Next::Forward {
-                            port: h,
-                            native: nat.clone(),
-                        });
+                        offer(
+                            nd.info.address,
+                            q.saturating_add(nd.q),
+                            first,
+                            Some(ha),
+                            &l.rt.rcvf,
+                            &|| Next::Forward {
+                                port: h,
+                                native: nat.clone(),
+                            },
+                        );
                     }
                 }
             }

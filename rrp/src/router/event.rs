@@ -123,7 +123,10 @@ impl fmt::Display for Event {
                 from,
                 san,
                 why,
-            } => write!(f, "port {port}: RT of SAN {san} from {from} refused: {why:?}"),
+            } => write!(
+                f,
+                "port {port}: RT of SAN {san} from {from} refused: {why:?}"
+            ),
             Event::BadPacket { port, error } => write!(f, "port {port}: bad packet: {error}"),
             Event::FibComputed { version, routes } => {
                 write!(f, "FIB version {version}: {routes} destinations")

@@ -9,7 +9,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kind::{ErrorCode, PacketType, RrpType};
 use crate::wire::header::HeaderRepr;
 use crate::wire::packet::{Packet, PacketRepr};
-use crate::wire::record::{Capability, RecordIter, RecordRepr, RecordType, SourceRoute};
+use crate::wire::record::{
+    Capability, RecordIter, RecordRef, RecordRepr, RecordType, SourceRoute,
+};
 
 /// What an RRP#4 asks about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -146,16 +148,22 @@ impl Cursor {
                 field,
                 *o,
             )),
-            Some((r, _)) => {
+            Some(_) => {
                 self.i += 1;
-                Ok(r.clone())
+                Ok(std::mem::replace(
+                    &mut self.recs[self.i - 1].0,
+                    RecordRepr::Address(Address::UNSPECIFIED),
+                ))
             }
         }
     }
     fn take_if(&mut self, t: RecordType) -> Option<RecordRepr> {
         if self.peek() == Some(t) {
             self.i += 1;
-            Some(self.recs[self.i - 1].0.clone())
+            Some(std::mem::replace(
+                &mut self.recs[self.i - 1].0,
+                RecordRepr::Address(Address::UNSPECIFIED),
+            ))
         } else {
             None
         }
@@ -224,15 +232,15 @@ fn records(data: &[u8], base: usize) -> Result<Cursor> {
 }
 
 fn emit_node_info(n: &NodeInfo, out: &mut Vec<u8>) -> Result<()> {
-    RecordRepr::Address(n.address).emit(out)?;
+    RecordRef::Address(n.address).emit(out)?;
     if let Some(name) = &n.name {
-        RecordRepr::Name(name.clone()).emit(out)?;
+        RecordRef::Name(name).emit(out)?;
     }
     for c in &n.capabilities {
-        RecordRepr::Capability(c.clone()).emit(out)?;
+        RecordRef::Capability(c).emit(out)?;
     }
     if let Some(l) = &n.logical {
-        RecordRepr::LogicalAddresses(l.clone()).emit(out)?;
+        RecordRef::LogicalAddresses(l).emit(out)?;
     }
     Ok(())
 }
@@ -424,7 +432,7 @@ impl Message {
             Message::Routes { dst, routes } => {
                 RecordRepr::Address(*dst).emit(out)?;
                 for r in routes {
-                    RecordRepr::SourceRoute(r.clone()).emit(out)?;
+                    RecordRef::SourceRoute(r).emit(out)?;
                 }
                 Ok(())
             }
@@ -434,10 +442,10 @@ impl Message {
             }
             Message::InfoRequest(q) => match q {
                 InfoQuery::Address(a) => RecordRepr::Address(*a).emit(out),
-                InfoQuery::Name(n) => RecordRepr::Name(n.clone()).emit(out),
+                InfoQuery::Name(n) => RecordRef::Name(n).emit(out),
                 InfoQuery::Capabilities(cs) => {
                     for c in cs {
-                        RecordRepr::Capability(c.clone()).emit(out)?;
+                        RecordRef::Capability(c).emit(out)?;
                     }
                     Ok(())
                 }
@@ -455,11 +463,11 @@ impl Message {
                     sn: rt.sn,
                 }
                 .emit(out)?;
-                RecordRepr::SourceRoute(rt.csr.clone()).emit(out)?;
-                RecordRepr::Rcvf(rt.rcvf.clone()).emit(out)?;
+                RecordRef::SourceRoute(&rt.csr).emit(out)?;
+                RecordRef::Rcvf(&rt.rcvf).emit(out)?;
                 for n in &rt.nodes {
                     emit_node_info(&n.info, out)?;
-                    RecordRepr::SourceRoute(n.route.clone()).emit(out)?;
+                    RecordRef::SourceRoute(&n.route).emit(out)?;
                 }
                 Ok(())
             }

@@ -348,17 +348,86 @@ impl RecordRepr {
         })
     }
 
+    /// A borrowed view of this record, for emitting.
+    pub fn as_ref(&self) -> RecordRef<'_> {
+        match self {
+            RecordRepr::Address(a) => RecordRef::Address(*a),
+            RecordRepr::Name(n) => RecordRef::Name(n),
+            RecordRepr::Capability(c) => RecordRef::Capability(c),
+            RecordRepr::LogicalAddresses(a) => RecordRef::LogicalAddresses(a),
+            RecordRepr::SourceRoute(s) => RecordRef::SourceRoute(s),
+            RecordRepr::Mtu(m) => RecordRef::Mtu(*m),
+            RecordRepr::Rcvf(a) => RecordRef::Rcvf(a),
+            RecordRepr::RtHeader { san_id, sn } => RecordRef::RtHeader {
+                san_id: *san_id,
+                sn: *sn,
+            },
+        }
+    }
+
+    /// Bytes of the emitted record.
+    pub fn buffer_len(&self) -> usize {
+        self.as_ref().buffer_len()
+    }
+
+    /// Appends the record to `out`. Fails when it would exceed 65535 words.
+    pub fn emit(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.as_ref().emit(out)
+    }
+}
+
+/// A record borrowing its contents: emits without copying them first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordRef<'a> {
+    /// R1.
+    Address(Address),
+    /// R2.
+    Name(&'a [u8]),
+    /// R3.
+    Capability(&'a Capability),
+    /// R4.
+    LogicalAddresses(&'a [Address]),
+    /// R5 (with its nested R6, if any).
+    SourceRoute(&'a SourceRoute),
+    /// R6 standing alone.
+    Mtu(Mtu),
+    /// R7.
+    Rcvf(&'a [Address]),
+    /// R8.
+    RtHeader {
+        /// SAN-ID.
+        san_id: Address,
+        /// Serial number.
+        sn: u16,
+    },
+}
+
+impl RecordRef<'_> {
+    /// The record type.
+    pub fn record_type(&self) -> RecordType {
+        match self {
+            RecordRef::Address(_) => RecordType::Address,
+            RecordRef::Name(_) => RecordType::Name,
+            RecordRef::Capability(_) => RecordType::Capability,
+            RecordRef::LogicalAddresses(_) => RecordType::LogicalAddresses,
+            RecordRef::SourceRoute(_) => RecordType::SourceRoute,
+            RecordRef::Mtu(_) => RecordType::Mtu,
+            RecordRef::Rcvf(_) => RecordType::Rcvf,
+            RecordRef::RtHeader { .. } => RecordType::RtHeader,
+        }
+    }
+
     /// Bytes of the emitted record.
     pub fn buffer_len(&self) -> usize {
         fn pad(data: usize) -> usize {
             (RECORD_PREFIX_LEN + data).div_ceil(8) * 8
         }
         match self {
-            RecordRepr::Address(_) | RecordRepr::Mtu(_) | RecordRepr::RtHeader { .. } => 8,
-            RecordRepr::Name(n) => pad(n.len()),
-            RecordRepr::Capability(c) => pad(1 + c.params.len()),
-            RecordRepr::LogicalAddresses(a) | RecordRepr::Rcvf(a) => pad(2 * a.len()),
-            RecordRepr::SourceRoute(s) => {
+            RecordRef::Address(_) | RecordRef::Mtu(_) | RecordRef::RtHeader { .. } => 8,
+            RecordRef::Name(n) => pad(n.len()),
+            RecordRef::Capability(c) => pad(1 + c.params.len()),
+            RecordRef::LogicalAddresses(a) | RecordRef::Rcvf(a) => pad(2 * a.len()),
+            RecordRef::SourceRoute(s) => {
                 8 + s.route.iter().map(L2rhRepr::buffer_len).sum::<usize>()
                     + if s.mtu.is_some() { 8 } else { 0 }
             }
@@ -390,23 +459,28 @@ impl RecordRepr {
             out.resize(start + len, 0);
         };
         match self {
-            RecordRepr::Address(a) => {
+            RecordRef::Address(a) => {
                 prefix(out, 2);
                 out.extend_from_slice(&[0, 0]);
                 out.extend_from_slice(&a.0.to_be_bytes());
             }
-            RecordRepr::Name(n) => pad_after(out, n),
-            RecordRepr::Capability(c) => {
-                let mut d = Vec::with_capacity(1 + c.params.len());
-                d.push(c.code);
-                d.extend_from_slice(&c.params);
-                pad_after(out, &d)
+            RecordRef::Name(n) => pad_after(out, n),
+            RecordRef::Capability(c) => {
+                let pl = len - RECORD_PREFIX_LEN - 1 - c.params.len();
+                prefix(out, pl);
+                out.push(c.code);
+                out.extend_from_slice(&c.params);
+                out.resize(start + len, 0);
             }
-            RecordRepr::LogicalAddresses(a) | RecordRepr::Rcvf(a) => {
-                let d: Vec<u8> = a.iter().flat_map(|a| a.0.to_be_bytes()).collect();
-                pad_after(out, &d)
+            RecordRef::LogicalAddresses(a) | RecordRef::Rcvf(a) => {
+                let pl = len - RECORD_PREFIX_LEN - 2 * a.len();
+                prefix(out, pl);
+                for x in a.iter() {
+                    out.extend_from_slice(&x.0.to_be_bytes());
+                }
+                out.resize(start + len, 0);
             }
-            RecordRepr::SourceRoute(s) => {
+            RecordRef::SourceRoute(s) => {
                 prefix(out, 2);
                 out.extend_from_slice(&[0, 0]);
                 out.extend_from_slice(&s.q.to_be_bytes());
@@ -414,15 +488,15 @@ impl RecordRepr {
                     l.emit(out);
                 }
                 if let Some(m) = s.mtu {
-                    RecordRepr::Mtu(m).emit(out)?;
+                    RecordRef::Mtu(m).emit(out)?;
                 }
             }
-            RecordRepr::Mtu(m) => {
+            RecordRef::Mtu(m) => {
                 prefix(out, 1);
                 out.push(0);
                 out.extend_from_slice(&m.0.min(Mtu::MAX_WORDS).to_be_bytes()[1..4]);
             }
-            RecordRepr::RtHeader { san_id, sn } => {
+            RecordRef::RtHeader { san_id, sn } => {
                 prefix(out, 0);
                 out.extend_from_slice(&san_id.0.to_be_bytes());
                 out.extend_from_slice(&sn.to_be_bytes());

@@ -1,0 +1,1015 @@
+//! The simulator: many router engines and hosts in one process on virtual
+//! time, joined by a virtual network that carries only bytes.
+//!
+//! - SANs are broadcast domains; every member (a router HR or a host) has a
+//!   6-byte native address derived from its MessageWay address.
+//! - Routers run the real RRP engine ([`rrp::router::Router`]) for their
+//!   control plane and the real forwarding decision
+//!   ([`dataplane::Engine::decide`]) over FIBs built from that engine's
+//!   route tables, so that L3 and L2 traffic crosses them as it would the
+//!   appliance.
+//! - Hosts run the node-side RRP ([`rrp::node::Node`]).
+//! - Every message is emitted and parsed again at each hop; faults (loss,
+//!   duplication, reordering, delay, link down/up, router crash/restart)
+//!   come from one seeded generator, so a seed replays a run exactly.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+
+use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
+use ports::{HeapBuf, Native, PacketBuf};
+use rrp::Address;
+use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::router::{
+    Event, HrConfig, Next, Notice, NoticeKind, Output, Router, RouterConfig, Time, Timers,
+};
+use rrp::wire::{Capability, NativeAddr};
+
+use crate::rng::Rng;
+use crate::topology::Topology;
+
+/// Simulation parameters.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Router timers.
+    pub timers: Timers,
+    /// RTs kept per SAN.
+    pub k: usize,
+    /// Transit time of a message on a SAN (ms).
+    pub delay_ms: u64,
+    /// Extra random transit time, 0..=jitter (ms).
+    pub jitter_ms: u64,
+    /// Probability that a message is lost.
+    pub loss: f64,
+    /// Probability that a message is duplicated.
+    pub dup: f64,
+    /// Probability that a message is held back (reordered).
+    pub reorder: f64,
+    /// Measure transient loops (all pairs at every FIB change: small topologies).
+    pub track_loops: bool,
+    /// Keep a trace of every message carried.
+    pub trace: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            timers: Timers {
+                sweep_ms: 5_000,
+                keepalive_ms: 1_000,
+                keepalive_misses: 3,
+                refresh_ms: 30_000,
+                hold_ms: 90_000,
+                advertise_ms: 100,
+                fib_ms: 50,
+                tombstone_ms: 90_000,
+            },
+            k: 4,
+            delay_ms: 1,
+            jitter_ms: 0,
+            loss: 0.0,
+            dup: 0.0,
+            reorder: 0.0,
+            track_loops: false,
+            trace: false,
+        }
+    }
+}
+
+/// A member of a SAN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Member {
+    /// HR `port` of router `r`.
+    Router {
+        /// Router index.
+        r: usize,
+        /// Port index.
+        port: usize,
+    },
+    /// Host index.
+    Host(usize),
+}
+
+/// A message seen on a SAN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceItem {
+    /// When it was delivered.
+    pub time: Time,
+    /// The SAN (index).
+    pub san: usize,
+    /// The sender's address.
+    pub from: Address,
+    /// The receiver's address (None: broadcast).
+    pub to: Option<Address>,
+    /// The packet.
+    pub bytes: Vec<u8>,
+}
+
+/// A router in the simulation.
+pub struct SimRouter {
+    /// Its name.
+    pub name: String,
+    /// Its RRP engine.
+    pub engine: Router,
+    /// Its forwarding engine.
+    pub dp: Engine,
+    /// Its FIBs.
+    pub fib: FibSet,
+    /// Its HR addresses, in port order.
+    pub hrs: Vec<Address>,
+    /// The SAN (index) of each port.
+    pub sans: Vec<usize>,
+    /// Whether it runs.
+    pub alive: bool,
+    /// Whether each port's link is up.
+    pub ports_up: Vec<bool>,
+    cfg: RouterConfig,
+}
+
+/// A host in the simulation.
+pub struct SimHost {
+    /// Its name.
+    pub name: String,
+    /// Its RRP state.
+    pub node: Node,
+    /// Its SAN (index).
+    pub san: usize,
+    /// Its native address.
+    pub native: NativeAddr,
+    /// The HR it asks first.
+    pub hr: Address,
+    /// What it learned or received, in order.
+    pub inbox: Vec<(Time, Learned)>,
+}
+
+#[derive(Debug, Clone)]
+struct San {
+    members: Vec<(Member, NativeAddr)>,
+    by_native: HashMap<Vec<u8>, usize>,
+    mtu: u32,
+}
+
+#[derive(Debug, Clone)]
+enum Item {
+    Deliver {
+        san: usize,
+        from: usize,
+        to: Option<usize>,
+        bytes: Vec<u8>,
+    },
+    Crash(usize),
+    Restart(usize),
+    LinkDown(usize, usize),
+    LinkUp(usize, usize),
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Messages sent by routers and hosts.
+    pub messages: u64,
+    /// Bytes of those messages.
+    pub bytes: u64,
+    /// Messages lost to injected loss, dead routers or down links.
+    pub lost: u64,
+    /// Messages duplicated.
+    pub duplicated: u64,
+    /// Messages held back.
+    pub reordered: u64,
+    /// Messages dropped for exceeding the SAN's MTU.
+    pub oversize: u64,
+    /// FIB changes, all routers.
+    pub fib_changes: u64,
+    /// HR-DOWN events handled, all routers.
+    pub hr_down_events: u64,
+}
+
+/// The outcome of following a packet from a host to a destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Walk {
+    /// Delivered; the routers crossed, in order.
+    Reached(Vec<usize>),
+    /// No route (or the host's HRs did not answer) after these routers.
+    Unreachable(Vec<usize>),
+    /// A forwarding loop through these routers.
+    Loop(Vec<usize>),
+}
+
+/// Transient loops seen during a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// Loop episodes (a pair looping from one check to a later one counts once).
+    pub episodes: u64,
+    /// Their total duration (ms of virtual time).
+    pub total_ms: u64,
+    /// The longest one (ms).
+    pub longest_ms: u64,
+}
+
+/// A whole simulated MessageWay.
+pub struct Sim {
+    /// Parameters.
+    pub cfg: SimConfig,
+    /// The topology it runs.
+    pub topo: Topology,
+    /// Virtual time (ms).
+    pub now: Time,
+    /// Routers.
+    pub routers: Vec<SimRouter>,
+    /// Hosts.
+    pub hosts: Vec<SimHost>,
+    sans: Vec<San>,
+    hrs_on: Vec<Vec<u16>>,
+    hr_index: HashMap<Address, (usize, usize)>,
+    queue: BinaryHeap<Reverse<(Time, u64)>>,
+    items: HashMap<u64, Item>,
+    seq: u64,
+    timers: BinaryHeap<Reverse<(Time, usize)>>,
+    scheduled: Vec<Time>,
+    rng: Rng,
+    /// Counters.
+    pub stats: SimStats,
+    /// The time of the last FIB change anywhere.
+    pub last_fib_change: Time,
+    /// Trace of delivered messages (when enabled).
+    pub trace: Vec<TraceItem>,
+    /// Router events (HR-DOWN and the like), with the router index.
+    pub events: Vec<(Time, usize, Event)>,
+    /// Transient loops.
+    pub loops: LoopStats,
+    looping: HashMap<(Address, Address), Time>,
+    loop_check_at: Time,
+}
+
+/// The native address of a member with MessageWay address `a`: ordered as
+/// the addresses are, so that native tie-breaks agree with address order.
+pub fn native_of(a: Address) -> NativeAddr {
+    NativeAddr::mac([0x02, 0, 0, 0, (a.0 >> 8) as u8, a.0 as u8])
+}
+
+impl Sim {
+    /// A simulation of `topo`, every router and host starting at time 0.
+    pub fn new(topo: Topology, cfg: SimConfig) -> Result<Sim, String> {
+        topo.validate()?;
+        let mut rng = Rng::new(cfg.seed);
+        let mut sans: Vec<San> = topo
+            .sans
+            .iter()
+            .map(|s| San {
+                members: Vec::new(),
+                by_native: HashMap::new(),
+                mtu: s.mtu,
+            })
+            .collect();
+        let add = |sans: &mut Vec<San>, san: usize, m: Member, a: Address| {
+            let n = native_of(a);
+            let s = &mut sans[san];
+            s.by_native.insert(n.as_bytes().to_vec(), s.members.len());
+            s.members.push((m, n));
+        };
+        let mut routers = Vec::new();
+        let mut hr_index = HashMap::new();
+        for (ri, r) in topo.routers.iter().enumerate() {
+            let mut hrs = Vec::new();
+            let mut san_idx = Vec::new();
+            for (p, h) in r.hrs.iter().enumerate() {
+                let si = topo.san_index(&h.san).expect("validated");
+                let s = &topo.sans[si];
+                hrs.push(HrConfig {
+                    address: Address(h.address),
+                    san_id: Address(s.id),
+                    mtu: s.mtu,
+                    cost: s.cost,
+                    native: native_of(Address(h.address)),
+                    static_nodes: Vec::new(),
+                });
+                san_idx.push(si);
+                add(
+                    &mut sans,
+                    si,
+                    Member::Router { r: ri, port: p },
+                    Address(h.address),
+                );
+                hr_index.insert(Address(h.address), (ri, p));
+            }
+            let mut rc = RouterConfig::new(&r.name, hrs);
+            rc.router_cost = r.cost;
+            rc.k = cfg.k;
+            rc.timers = cfg.timers;
+            rc.sn_seed = rng.next_u64() as u16;
+            routers.push(make_router(&r.name, rc, san_idx, 0)?);
+        }
+        let hrs_on = topo.hrs_on();
+        let mut hosts = Vec::new();
+        for (hi, h) in topo.hosts.iter().enumerate() {
+            let si = topo.san_index(&h.san).expect("validated");
+            add(&mut sans, si, Member::Host(hi), Address(h.address));
+            let level = match h.level.as_str() {
+                "A" => Level::A,
+                "B" => Level::B,
+                _ => Level::C,
+            };
+            let hr =
+                h.hr.or_else(|| hrs_on[si].first().copied())
+                    .map(Address)
+                    .unwrap_or_default();
+            hosts.push(SimHost {
+                name: h.name.clone(),
+                node: Node::new(NodeConfig {
+                    address: Address(h.address),
+                    name: Some(h.name.clone().into_bytes()),
+                    capabilities: h
+                        .capabilities
+                        .iter()
+                        .map(|c| Capability {
+                            code: c.code,
+                            params: c.params.clone(),
+                        })
+                        .collect(),
+                    logical: None,
+                    level,
+                }),
+                san: si,
+                native: native_of(Address(h.address)),
+                hr,
+                inbox: Vec::new(),
+            });
+        }
+        let n = routers.len();
+        let mut sim = Sim {
+            cfg,
+            topo,
+            now: 0,
+            routers,
+            hosts,
+            sans,
+            hrs_on,
+            hr_index,
+            queue: BinaryHeap::new(),
+            items: HashMap::new(),
+            seq: 0,
+            timers: BinaryHeap::new(),
+            scheduled: vec![Time::MAX; n],
+            rng,
+            stats: SimStats::default(),
+            last_fib_change: 0,
+            trace: Vec::new(),
+            events: Vec::new(),
+            loops: LoopStats::default(),
+            looping: HashMap::new(),
+            loop_check_at: 0,
+        };
+        for r in 0..n {
+            sim.reschedule(r);
+        }
+        Ok(sim)
+    }
+
+    /// The router and port of HR `a`.
+    pub fn hr(&self, a: Address) -> Option<(usize, usize)> {
+        self.hr_index.get(&a).copied()
+    }
+
+    /// The index of the router named `name`.
+    pub fn router_index(&self, name: &str) -> Option<usize> {
+        self.routers.iter().position(|r| r.name == name)
+    }
+
+    /// The index of the host named `name`.
+    pub fn host_index(&self, name: &str) -> Option<usize> {
+        self.hosts.iter().position(|h| h.name == name)
+    }
+
+    fn push(&mut self, at: Time, item: Item) {
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq)));
+        self.items.insert(self.seq, item);
+    }
+
+    fn reschedule(&mut self, r: usize) {
+        if !self.routers[r].alive {
+            self.scheduled[r] = Time::MAX;
+            return;
+        }
+        let t = self.routers[r].engine.next_timer().max(self.now);
+        if t != self.scheduled[r] {
+            self.scheduled[r] = t;
+            self.timers.push(Reverse((t, r)));
+        }
+    }
+
+    /// Crashes router `r` at time `at` (it stops answering; its neighbours
+    /// find out by keepalives).
+    pub fn crash_at(&mut self, r: usize, at: Time) {
+        self.push(at, Item::Crash(r));
+    }
+
+    /// Restarts router `r` at `at` with fresh state and a new SN seed.
+    pub fn restart_at(&mut self, r: usize, at: Time) {
+        self.push(at, Item::Restart(r));
+    }
+
+    /// Takes port `port` of router `r` down at `at`.
+    pub fn link_down_at(&mut self, r: usize, port: usize, at: Time) {
+        self.push(at, Item::LinkDown(r, port));
+    }
+
+    /// Brings port `port` of router `r` up at `at`.
+    pub fn link_up_at(&mut self, r: usize, port: usize, at: Time) {
+        self.push(at, Item::LinkUp(r, port));
+    }
+
+    /// Sends `bytes` from host `h` to the member of its SAN whose address is
+    /// `to` (None: broadcast) at the current time.
+    pub fn host_send(&mut self, h: usize, to: Option<Address>, bytes: Vec<u8>) {
+        let san = self.hosts[h].san;
+        let from = self.member_index(san, Member::Host(h));
+        let to = to.and_then(|a| {
+            self.sans[san]
+                .by_native
+                .get(native_of(a).as_bytes())
+                .copied()
+        });
+        self.send(san, from, to, bytes);
+    }
+
+    fn member_index(&self, san: usize, m: Member) -> usize {
+        self.sans[san]
+            .members
+            .iter()
+            .position(|(x, _)| *x == m)
+            .expect("a member of its SAN")
+    }
+
+    fn send(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
+        self.stats.messages += 1;
+        self.stats.bytes += bytes.len() as u64;
+        let mtu = self.sans[san].mtu as usize;
+        if mtu != 0 && bytes.len() > mtu {
+            self.stats.oversize += 1;
+            return;
+        }
+        if self.rng.chance(self.cfg.loss) {
+            self.stats.lost += 1;
+            return;
+        }
+        let copies = if self.rng.chance(self.cfg.dup) {
+            self.stats.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let mut d = self.cfg.delay_ms;
+            if self.cfg.jitter_ms > 0 {
+                d += self.rng.below(self.cfg.jitter_ms + 1);
+            }
+            if self.rng.chance(self.cfg.reorder) {
+                self.stats.reordered += 1;
+                d += 5 * self.cfg.delay_ms.max(1);
+            }
+            let at = self.now + d;
+            self.push(
+                at,
+                Item::Deliver {
+                    san,
+                    from,
+                    to,
+                    bytes: bytes.clone(),
+                },
+            );
+        }
+    }
+
+    /// The time of the next thing to happen.
+    fn next_time(&mut self) -> Option<Time> {
+        while let Some(Reverse((t, r))) = self.timers.peek().copied() {
+            if self.scheduled[r] != t || !self.routers[r].alive {
+                self.timers.pop();
+                continue;
+            }
+            break;
+        }
+        let a = self.queue.peek().map(|Reverse((t, _))| *t);
+        let b = self.timers.peek().map(|Reverse((t, _))| *t);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (x, None) | (None, x) => x,
+        }
+    }
+
+    /// Runs until virtual time `until` (ms).
+    pub fn run_until(&mut self, until: Time) {
+        while let Some(t) = self.next_time() {
+            if t > until {
+                break;
+            }
+            self.now = t;
+            let from_queue = self.queue.peek().is_some_and(|Reverse((qt, _))| *qt == t);
+            if from_queue {
+                let Reverse((_, id)) = self.queue.pop().expect("peeked");
+                let item = self.items.remove(&id).expect("queued");
+                self.handle(item);
+            } else {
+                let Reverse((_, r)) = self.timers.pop().expect("peeked");
+                self.scheduled[r] = Time::MAX;
+                self.routers[r].engine.on_timer(t);
+                self.drain(r);
+                self.reschedule(r);
+            }
+            if self.cfg.track_loops && self.now >= self.loop_check_at {
+                self.check_transient_loops();
+            }
+        }
+        self.now = self.now.max(until);
+    }
+
+    fn handle(&mut self, item: Item) {
+        match item {
+            Item::Deliver {
+                san,
+                from,
+                to,
+                bytes,
+            } => self.deliver(san, from, to, bytes),
+            Item::Crash(r) => {
+                self.routers[r].alive = false;
+                self.scheduled[r] = Time::MAX;
+            }
+            Item::Restart(r) => {
+                let mut cfg = self.routers[r].cfg.clone();
+                cfg.sn_seed = self.rng.next_u64() as u16;
+                let sans = self.routers[r].sans.clone();
+                let name = self.routers[r].name.clone();
+                self.routers[r] = make_router(&name, cfg, sans, self.now).expect("valid before");
+                self.reschedule(r);
+            }
+            Item::LinkDown(r, p) => {
+                self.routers[r].ports_up[p] = false;
+                self.routers[r].engine.port_down(self.now, p);
+                self.drain(r);
+                self.reschedule(r);
+            }
+            Item::LinkUp(r, p) => {
+                self.routers[r].ports_up[p] = true;
+                self.routers[r].engine.port_up(self.now, p);
+                self.drain(r);
+                self.reschedule(r);
+            }
+        }
+    }
+
+    fn deliver(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
+        let (from_m, from_native) = self.sans[san].members[from].clone();
+        let sender_ok = match from_m {
+            Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
+            Member::Host(_) => true,
+        };
+        if !sender_ok {
+            self.stats.lost += 1;
+            return;
+        }
+        if self.cfg.trace {
+            let addr = |m: Member| match m {
+                Member::Router { r, port } => self.routers[r].hrs[port],
+                Member::Host(h) => self.hosts[h].node.config().address,
+            };
+            self.trace.push(TraceItem {
+                time: self.now,
+                san,
+                from: addr(from_m),
+                to: to.map(|i| addr(self.sans[san].members[i].0)),
+                bytes: bytes.clone(),
+            });
+        }
+        let targets: Vec<usize> = match to {
+            Some(i) => vec![i],
+            None => (0..self.sans[san].members.len())
+                .filter(|i| *i != from)
+                .collect(),
+        };
+        for i in targets {
+            let m = self.sans[san].members[i].0;
+            match m {
+                Member::Host(h) => self.to_host(h, san, from, &bytes),
+                Member::Router { r, port } => self.to_router(r, port, &from_native, &bytes),
+            }
+        }
+    }
+
+    fn to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {
+        let me = self.hosts[h].node.config().address;
+        let dst = if bytes.len() >= 2 {
+            Address(u16::from_be_bytes([bytes[0], bytes[1]]))
+        } else {
+            return;
+        };
+        if dst != me && dst != Address::BROADCAST && dst != Address::HEY_YOU {
+            return;
+        }
+        let Ok((reply, learned)) = self.hosts[h].node.handle_packet(bytes) else {
+            return;
+        };
+        if let Some(l) = learned {
+            self.hosts[h].inbox.push((self.now, l));
+        }
+        if let Some(reply) = reply {
+            let me_idx = self.member_index(san, Member::Host(h));
+            self.send(san, me_idx, Some(from), reply);
+        }
+    }
+
+    fn to_router(&mut self, r: usize, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
+        if !self.routers[r].alive || !self.routers[r].ports_up[port] {
+            self.stats.lost += 1;
+            return;
+        }
+        let mut buf = HeapBuf::from_bytes(bytes);
+        buf.set_native_src(Native::from_slice(native_src.as_bytes()).unwrap_or_default());
+        let rt = &self.routers[r];
+        let decision = rt.dp.decide(&rt.fib, port, &mut buf);
+        let now = self.now;
+        match decision {
+            Decision::Forward {
+                port: out,
+                native,
+                redirect,
+                ..
+            } => {
+                if redirect {
+                    let n = Notice {
+                        kind: NoticeKind::Redirect,
+                        in_port: port,
+                        native_src: native_src.clone(),
+                        next_hop: NativeAddr::from_bytes(native.as_slice()).unwrap_or_default(),
+                        packet: buf.data()[..buf.len().min(128)].to_vec(),
+                    };
+                    self.routers[r].engine.handle_notice(now, &n);
+                }
+                let out = out as usize;
+                if self.routers[r].ports_up[out] {
+                    let san = self.routers[r].sans[out];
+                    let from = self.member_index(san, Member::Router { r, port: out });
+                    match self.sans[san].by_native.get(native.as_slice()).copied() {
+                        Some(to) => self.send(san, from, Some(to), buf.data().to_vec()),
+                        None => self.stats.lost += 1,
+                    }
+                } else {
+                    self.stats.lost += 1;
+                }
+            }
+            Decision::Punt { .. } => {
+                self.routers[r]
+                    .engine
+                    .handle_packet(now, port, native_src, buf.data());
+            }
+            Decision::Drop { notice, .. } => {
+                if let Some(kind) = notice {
+                    let kind = match kind {
+                        dataplane::NoticeKind::NoRoute => NoticeKind::NoRoute,
+                        dataplane::NoticeKind::Mtu => NoticeKind::Mtu,
+                        dataplane::NoticeKind::Redirect => NoticeKind::Redirect,
+                    };
+                    let n = Notice {
+                        kind,
+                        in_port: port,
+                        native_src: native_src.clone(),
+                        next_hop: NativeAddr::none(),
+                        packet: buf.data()[..buf.len().min(128)].to_vec(),
+                    };
+                    self.routers[r].engine.handle_notice(now, &n);
+                }
+            }
+        }
+        self.drain(r);
+        self.reschedule(r);
+    }
+
+    fn drain(&mut self, r: usize) {
+        while let Some(o) = self.routers[r].engine.poll_output() {
+            match o {
+                Output::Send {
+                    port,
+                    native,
+                    packet,
+                } => {
+                    if !self.routers[r].ports_up[port] {
+                        continue;
+                    }
+                    let san = self.routers[r].sans[port];
+                    let from = self.member_index(san, Member::Router { r, port });
+                    let to = if native.is_empty() {
+                        None
+                    } else {
+                        match self.sans[san].by_native.get(native.as_bytes()).copied() {
+                            Some(i) => Some(i),
+                            None => {
+                                self.stats.lost += 1;
+                                continue;
+                            }
+                        }
+                    };
+                    self.send(san, from, to, packet);
+                }
+                Output::FibChanged(_) => {
+                    let rt = &mut self.routers[r];
+                    rt.fib = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
+                    self.stats.fib_changes += 1;
+                    self.last_fib_change = self.now;
+                    if self.cfg.track_loops {
+                        self.loop_check_at = self.loop_check_at.min(self.now);
+                    }
+                }
+                Output::Event(e) => {
+                    if matches!(e, Event::HrDown { .. }) {
+                        self.stats.hr_down_events += 1;
+                    }
+                    if self.events.len() < 100_000 {
+                        self.events.push((self.now, r, e));
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- reachability -------------------------------------------------------
+
+    /// The first HR a host uses for `dst`: it asks its configured HR (or,
+    /// when that router is down, the lowest live HR on its SAN) with RRP#6
+    /// semantics, and follows the redirect.
+    pub fn first_hop(&self, h: usize, dst: Address) -> Option<Address> {
+        let host = &self.hosts[h];
+        let mut asks: Vec<Address> = vec![host.hr];
+        asks.extend(self.hrs_on[host.san].iter().map(|a| Address(*a)));
+        for hr in asks {
+            let Some((r, p)) = self.hr(hr) else { continue };
+            let rt = &self.routers[r];
+            if !rt.alive || !rt.ports_up[p] {
+                continue;
+            }
+            return rt.engine.which_hr(p, dst);
+        }
+        None
+    }
+
+    /// Follows a packet from host `h` to address `dst` along the FIBs.
+    pub fn walk(&self, h: usize, dst: Address) -> Walk {
+        let host = &self.hosts[h];
+        if self.sans[host.san]
+            .members
+            .iter()
+            .any(|(m, n)| *n == native_of(dst) && matches!(m, Member::Host(_)))
+        {
+            return Walk::Reached(Vec::new());
+        }
+        let Some(first) = self.first_hop(h, dst) else {
+            return Walk::Unreachable(Vec::new());
+        };
+        self.walk_from(first, dst)
+    }
+
+    fn walk_from(&self, first: Address, dst: Address) -> Walk {
+        let Some((mut r, mut p)) = self.hr(first) else {
+            return if first == dst {
+                Walk::Reached(Vec::new())
+            } else {
+                Walk::Unreachable(Vec::new())
+            };
+        };
+        let mut path = vec![r];
+        let mut seen: BTreeSet<(usize, usize)> = BTreeSet::new();
+        loop {
+            if !seen.insert((r, p)) {
+                return Walk::Loop(path);
+            }
+            let rt = &self.routers[r];
+            if !rt.alive {
+                return Walk::Unreachable(path);
+            }
+            let fib = rt.engine.fib();
+            let Some(e) = fib.lookup(p, dst) else {
+                return Walk::Unreachable(path);
+            };
+            match &e.next {
+                Next::Local => {
+                    return if rt.hrs.contains(&dst) {
+                        Walk::Reached(path)
+                    } else {
+                        Walk::Unreachable(path)
+                    };
+                }
+                Next::Forward { port, native } => {
+                    let san = rt.sans[*port];
+                    let Some(i) = self.sans[san].by_native.get(native.as_bytes()) else {
+                        return Walk::Unreachable(path);
+                    };
+                    match self.sans[san].members[*i].0 {
+                        Member::Host(x) => {
+                            return if self.hosts[x].node.config().address == dst {
+                                Walk::Reached(path)
+                            } else {
+                                Walk::Unreachable(path)
+                            };
+                        }
+                        Member::Router { r: r2, port: p2 } => {
+                            if path.last() != Some(&r2) {
+                                path.push(r2);
+                            }
+                            r = r2;
+                            p = p2;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every (source host, destination host) pair's walk, summarised:
+    /// (pairs, reached, unreachable, loops). Walks from hosts that share a
+    /// first hop are computed once.
+    pub fn all_pairs(&self) -> (usize, usize, usize, usize) {
+        let mut cache: HashMap<(Address, Address), u8> = HashMap::new();
+        let mut firsts: HashMap<(Address, usize, Address), Option<Address>> = HashMap::new();
+        let (mut pairs, mut ok, mut unreach, mut loops) = (0, 0, 0, 0);
+        for h in 0..self.hosts.len() {
+            for d in 0..self.hosts.len() {
+                if h == d {
+                    continue;
+                }
+                pairs += 1;
+                let dst = self.hosts[d].node.config().address;
+                let outcome = if self.hosts[h].san == self.hosts[d].san {
+                    0
+                } else {
+                    let key = (self.hosts[h].hr, self.hosts[h].san, dst);
+                    let first = *firsts.entry(key).or_insert_with(|| self.first_hop(h, dst));
+                    match first {
+                        None => 1,
+                        Some(first) => *cache.entry((first, dst)).or_insert_with(|| {
+                            match self.walk_from(first, dst) {
+                                Walk::Reached(_) => 0,
+                                Walk::Unreachable(_) => 1,
+                                Walk::Loop(_) => 2,
+                            }
+                        }),
+                    }
+                };
+                match outcome {
+                    0 => ok += 1,
+                    1 => unreach += 1,
+                    _ => loops += 1,
+                }
+            }
+        }
+        (pairs, ok, unreach, loops)
+    }
+
+    fn check_transient_loops(&mut self) {
+        self.loop_check_at = self.now + self.cfg.timers.advertise_ms.max(1);
+        let mut now_looping: BTreeSet<(Address, Address)> = BTreeSet::new();
+        let mut firsts: BTreeSet<Address> = BTreeSet::new();
+        for r in &self.routers {
+            if r.alive {
+                firsts.extend(r.hrs.iter().copied());
+            }
+        }
+        let dsts: Vec<Address> = self.hosts.iter().map(|h| h.node.config().address).collect();
+        for f in &firsts {
+            for d in &dsts {
+                if matches!(self.walk_from(*f, *d), Walk::Loop(_)) {
+                    now_looping.insert((*f, *d));
+                }
+            }
+        }
+        let now = self.now;
+        let ended: Vec<(Address, Address)> = self
+            .looping
+            .keys()
+            .filter(|k| !now_looping.contains(k))
+            .copied()
+            .collect();
+        for k in ended {
+            let start = self.looping.remove(&k).expect("present");
+            let d = now - start;
+            self.loops.total_ms += d;
+            self.loops.longest_ms = self.loops.longest_ms.max(d);
+        }
+        for k in now_looping {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.looping.entry(k) {
+                e.insert(now);
+                self.loops.episodes += 1;
+            }
+        }
+    }
+
+    /// Runs until every FIB has been unchanged for three advertisement
+    /// intervals and every host reaches every other, or until `max` ms.
+    /// Returns the convergence time (the last FIB change) if it converged.
+    pub fn run_until_converged(&mut self, max: Time) -> Option<Time> {
+        let quiet = 3 * self.cfg.timers.advertise_ms;
+        let step = self.cfg.timers.advertise_ms.max(10);
+        let mut checked_at = Time::MAX;
+        loop {
+            let next = (self.now + step).min(max);
+            self.run_until(next);
+            if self.now - self.last_fib_change >= quiet && checked_at != self.last_fib_change {
+                checked_at = self.last_fib_change;
+                let (_, _, unreach, loops) = self.all_pairs();
+                if unreach == 0 && loops == 0 {
+                    return Some(self.last_fib_change);
+                }
+            }
+            if self.now >= max {
+                return None;
+            }
+        }
+    }
+
+    /// RTs kept per HR (every HR of every live router).
+    pub fn rts_per_hr(&self) -> Vec<usize> {
+        let mut v = Vec::new();
+        for r in self.routers.iter().filter(|r| r.alive) {
+            for p in 0..r.hrs.len() {
+                v.push(r.engine.rts_kept(p));
+            }
+        }
+        v
+    }
+
+    /// The names of the routers a packet from host `a` to host `b` crosses.
+    pub fn path_names(&self, a: usize, b: usize) -> Result<Vec<String>, String> {
+        let dst = self.hosts[b].node.config().address;
+        match self.walk(a, dst) {
+            Walk::Reached(p) => Ok(p.iter().map(|r| self.routers[*r].name.clone()).collect()),
+            Walk::Unreachable(p) => Err(format!(
+                "unreachable after [{}]",
+                p.iter()
+                    .map(|r| self.routers[*r].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Walk::Loop(p) => Err(format!(
+                "loop through [{}]",
+                p.iter()
+                    .map(|r| self.routers[*r].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// The first hop router-port's FIB entry for debugging.
+    pub fn fib_entry(&self, r: usize, port: usize, dst: Address) -> Option<rrp::router::FibEntry> {
+        self.routers[r].engine.fib().lookup(port, dst).cloned()
+    }
+
+    /// Counts of the routers' RRP engine stats summed.
+    pub fn router_stats(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for r in &self.routers {
+            let s = r.engine.stats();
+            *m.entry("rts_accepted").or_default() += s.rts_accepted;
+            *m.entry("rts_refreshed").or_default() += s.rts_refreshed;
+            *m.entry("rts_sent").or_default() += s.rts_sent;
+            *m.entry("rts_refused").or_default() += s.rts_refused.values().sum::<u64>();
+            *m.entry("parse_errors").or_default() += s.parse_errors;
+            *m.entry("rts_deleted_down").or_default() += s.rts_deleted_down;
+        }
+        m
+    }
+}
+
+fn make_router(
+    name: &str,
+    cfg: RouterConfig,
+    sans: Vec<usize>,
+    now: Time,
+) -> Result<SimRouter, String> {
+    let hrs: Vec<Address> = cfg.hrs.iter().map(|h| h.address).collect();
+    let ecfg = EngineConfig {
+        hrs: hrs.clone(),
+        mtus: cfg.hrs.iter().map(|h| h.mtu).collect(),
+    };
+    let (wch, _cch) = channels(ChannelConfig {
+        punt_slots: 1,
+        notices: 1,
+        injections: 1,
+        ..ChannelConfig::default()
+    });
+    let engine = Router::new(cfg.clone(), now).map_err(|e| format!("router {name}: {e}"))?;
+    let n = hrs.len();
+    Ok(SimRouter {
+        name: name.to_string(),
+        fib: FibSet::new(n, &hrs),
+        dp: Engine::new(&ecfg, wch),
+        hrs,
+        ports_up: vec![true; sans.len()],
+        sans,
+        alive: true,
+        engine,
+        cfg,
+    })
+}

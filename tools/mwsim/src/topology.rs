@@ -1,0 +1,358 @@
+//! Topology files (TOML), shared by mwsim and mwlab: SANs, routers (boxes
+//! with two or more HRs) and hosts. Also the random topology generator.
+//!
+//! ```toml
+//! [[san]]
+//! name = "A"
+//! id = 0x0201        # SAN-ID
+//! mtu = 1500         # bytes, 0 = unlimited
+//! cost = 1
+//!
+//! [[router]]
+//! name = "ab"
+//! cost = 1           # router crossing cost (optional, default 1)
+//! hrs = [ { san = "A", address = 0x0115 }, { san = "B", address = 0x0116 } ]
+//!
+//! [[host]]
+//! name = "H0"
+//! address = 0x0100
+//! san = "A"
+//! hr = 0x0115        # the HR it asks first (optional: the lowest HR on its SAN)
+//! level = "C"        # A, B or C (optional, default C)
+//! capabilities = [ { code = 7, params = [4, 8] } ]   # optional
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rrp::Address;
+use serde::{Deserialize, Serialize};
+
+/// A SAN.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SanSpec {
+    /// Its name.
+    pub name: String,
+    /// Its SAN-ID.
+    pub id: u16,
+    /// MTU in bytes (0 = unlimited).
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Cost of crossing it.
+    #[serde(default = "one")]
+    pub cost: u16,
+}
+
+/// One HR of a router.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HrSpec {
+    /// The SAN (by name).
+    pub san: String,
+    /// Its address.
+    pub address: u16,
+}
+
+/// A router (one box).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouterSpec {
+    /// Its name.
+    pub name: String,
+    /// Router crossing cost.
+    #[serde(default = "one")]
+    pub cost: u16,
+    /// Its HRs, in port order.
+    pub hrs: Vec<HrSpec>,
+}
+
+/// A capability of a host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapSpec {
+    /// Capability code (Appendix A5).
+    pub code: u8,
+    /// Parameter bytes.
+    #[serde(default)]
+    pub params: Vec<u8>,
+}
+
+/// A host (node).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSpec {
+    /// Its name.
+    pub name: String,
+    /// Its address.
+    pub address: u16,
+    /// Its SAN (by name).
+    pub san: String,
+    /// The HR it asks first.
+    #[serde(default)]
+    pub hr: Option<u16>,
+    /// Node level: "A", "B" or "C".
+    #[serde(default = "level_c")]
+    pub level: String,
+    /// Capabilities.
+    #[serde(default)]
+    pub capabilities: Vec<CapSpec>,
+}
+
+/// A whole MessageWay.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// SANs.
+    #[serde(default, rename = "san")]
+    pub sans: Vec<SanSpec>,
+    /// Routers.
+    #[serde(default, rename = "router")]
+    pub routers: Vec<RouterSpec>,
+    /// Hosts.
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<HostSpec>,
+}
+
+fn one() -> u16 {
+    1
+}
+fn default_mtu() -> u32 {
+    1500
+}
+fn level_c() -> String {
+    "C".to_string()
+}
+
+impl Topology {
+    /// Parses and validates a topology file.
+    pub fn from_toml(text: &str) -> Result<Topology, String> {
+        let t: Topology = toml::from_str(text).map_err(|e| e.to_string())?;
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// The topology as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("serialisable")
+    }
+
+    /// The index of SAN `name`.
+    pub fn san_index(&self, name: &str) -> Option<usize> {
+        self.sans.iter().position(|s| s.name == name)
+    }
+
+    /// Checks names, addresses and references; the message names the culprit.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut addrs: BTreeSet<u16> = BTreeSet::new();
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        let mut ids: BTreeSet<u16> = BTreeSet::new();
+        let mut claim = |a: u16, what: &str| -> Result<(), String> {
+            if !Address(a).is_node() {
+                return Err(format!("{what}: address 0x{a:04x} is not 0x0040-0x7FFF"));
+            }
+            if !addrs.insert(a) {
+                return Err(format!("{what}: address 0x{a:04x} used twice"));
+            }
+            Ok(())
+        };
+        for s in &self.sans {
+            if !names.insert(&s.name) {
+                return Err(format!("san {}: name used twice", s.name));
+            }
+            if !ids.insert(s.id) || !Address(s.id).is_node() {
+                return Err(format!(
+                    "san {}: SAN-ID 0x{:04x} invalid or used twice",
+                    s.name, s.id
+                ));
+            }
+            if s.cost == 0 {
+                return Err(format!("san {}: cost must be >= 1", s.name));
+            }
+        }
+        for s in &self.sans {
+            claim(s.id, &format!("san {}", s.name))?;
+        }
+        let mut rnames = BTreeSet::new();
+        for r in &self.routers {
+            if !rnames.insert(&r.name) {
+                return Err(format!("router {}: name used twice", r.name));
+            }
+            if r.hrs.len() < 2 {
+                return Err(format!("router {}: needs two or more HRs", r.name));
+            }
+            if r.cost == 0 {
+                return Err(format!("router {}: cost must be >= 1", r.name));
+            }
+            let mut on = BTreeSet::new();
+            for h in &r.hrs {
+                if self.san_index(&h.san).is_none() {
+                    return Err(format!("router {}: unknown SAN {}", r.name, h.san));
+                }
+                if !on.insert(&h.san) {
+                    return Err(format!("router {}: two HRs on SAN {}", r.name, h.san));
+                }
+                claim(h.address, &format!("router {}", r.name))?;
+            }
+        }
+        for h in &self.hosts {
+            if self.san_index(&h.san).is_none() {
+                return Err(format!("host {}: unknown SAN {}", h.name, h.san));
+            }
+            if !matches!(h.level.as_str(), "A" | "B" | "C") {
+                return Err(format!("host {}: level must be A, B or C", h.name));
+            }
+            claim(h.address, &format!("host {}", h.name))?;
+        }
+        Ok(())
+    }
+
+    /// HR addresses on each SAN, by SAN index.
+    pub fn hrs_on(&self) -> Vec<Vec<u16>> {
+        let mut v = vec![Vec::new(); self.sans.len()];
+        for r in &self.routers {
+            for h in &r.hrs {
+                v[self.san_index(&h.san).expect("validated")].push(h.address);
+            }
+        }
+        for l in &mut v {
+            l.sort_unstable();
+        }
+        v
+    }
+
+    /// A random connected topology: `sans` SANs, `routers` routers of 2 to
+    /// 4 ports, SAN costs 1 to 10, `hosts_per_san` hosts on each SAN.
+    pub fn random(sans: usize, routers: usize, hosts_per_san: usize, seed: u64) -> Topology {
+        assert!(
+            sans >= 2 && routers >= sans - 1,
+            "need at least SANS-1 routers to connect SANS SANs"
+        );
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut next = 0x0040u16;
+        let mut alloc = || {
+            let a = next;
+            next += 1;
+            a
+        };
+        let mut t = Topology::default();
+        for i in 0..sans {
+            t.sans.push(SanSpec {
+                name: format!("S{i}"),
+                id: alloc(),
+                mtu: 1500,
+                cost: 1 + rng.below(10) as u16,
+            });
+        }
+        // A spanning tree first (router i joins SAN i+1 to an earlier SAN),
+        // then the remaining routers at random; extra ports at random.
+        let mut ports: Vec<BTreeSet<usize>> = Vec::new();
+        for i in 1..sans {
+            let mut s = BTreeSet::new();
+            s.insert(i);
+            s.insert(rng.below(i as u64) as usize);
+            ports.push(s);
+        }
+        while ports.len() < routers {
+            let mut s = BTreeSet::new();
+            s.insert(rng.below(sans as u64) as usize);
+            while s.len() < 2 {
+                s.insert(rng.below(sans as u64) as usize);
+            }
+            ports.push(s);
+        }
+        for s in &mut ports {
+            let want = 2 + rng.below(3) as usize;
+            let mut tries = 0;
+            while s.len() < want.min(sans) && tries < 16 {
+                s.insert(rng.below(sans as u64) as usize);
+                tries += 1;
+            }
+        }
+        for (i, s) in ports.into_iter().enumerate() {
+            t.routers.push(RouterSpec {
+                name: format!("R{i}"),
+                cost: 1,
+                hrs: s
+                    .into_iter()
+                    .map(|x| HrSpec {
+                        san: format!("S{x}"),
+                        address: alloc(),
+                    })
+                    .collect(),
+            });
+        }
+        for i in 0..sans {
+            for j in 0..hosts_per_san {
+                t.hosts.push(HostSpec {
+                    name: format!("H{i}.{j}"),
+                    address: alloc(),
+                    san: format!("S{i}"),
+                    hr: None,
+                    level: "C".into(),
+                    capabilities: vec![CapSpec {
+                        code: 1,
+                        params: vec![],
+                    }],
+                });
+            }
+        }
+        t
+    }
+
+    /// The hop diameter of the SAN graph (SANs joined by routers).
+    pub fn diameter(&self) -> usize {
+        let n = self.sans.len();
+        let mut adj: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+        for r in &self.routers {
+            let s: Vec<usize> = r
+                .hrs
+                .iter()
+                .map(|h| self.san_index(&h.san).expect("valid"))
+                .collect();
+            for a in &s {
+                for b in &s {
+                    if a != b {
+                        adj[*a].insert(*b);
+                    }
+                }
+            }
+        }
+        let mut best = 0;
+        for s in 0..n {
+            let mut dist: BTreeMap<usize, usize> = BTreeMap::new();
+            dist.insert(s, 0);
+            let mut q = std::collections::VecDeque::from([s]);
+            while let Some(x) = q.pop_front() {
+                let d = dist[&x];
+                for y in &adj[x] {
+                    if !dist.contains_key(y) {
+                        dist.insert(*y, d + 1);
+                        q.push_back(*y);
+                    }
+                }
+            }
+            best = best.max(dist.values().copied().max().unwrap_or(0));
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_is_valid_connected_and_deterministic() {
+        let t = Topology::random(20, 40, 2, 7);
+        t.validate().unwrap();
+        assert_eq!(t, Topology::random(20, 40, 2, 7));
+        assert!(t.diameter() >= 1);
+        let back = Topology::from_toml(&t.to_toml()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn refuses_bad_files() {
+        let e = Topology::from_toml("[[san]]\nname='A'\nid=0x10\n").unwrap_err();
+        assert!(e.contains("SAN-ID"), "{e}");
+        let e = Topology::from_toml(
+            "[[san]]\nname='A'\nid=0x200\n[[router]]\nname='r'\nhrs=[{san='A',address=0x300},{san='B',address=0x301}]\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("unknown SAN B"), "{e}");
+    }
+}
