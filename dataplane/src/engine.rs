@@ -74,6 +74,8 @@ pub enum Decision {
         notice: Option<NoticeKind>,
         /// For an MTU drop: the egress port and its MTU.
         egress: (u16, u32),
+        /// For an MTU drop on L3: the next hop's native address.
+        next_hop: Native,
     },
 }
 
@@ -83,6 +85,7 @@ const fn drop_(reason: DropReason) -> Decision {
         reason,
         notice: None,
         egress: (0, 0),
+        next_hop: Native::EMPTY,
     }
 }
 
@@ -134,6 +137,7 @@ pub struct Engine {
     hrs: ArrayVec<u16, MAX_PORTS>,
     mtus: ArrayVec<u32, MAX_PORTS>,
     counters: Vec<PortCounters>,
+    inject_bad_port: u64,
     chan: WorkerChannels,
 }
 
@@ -147,6 +151,7 @@ impl Engine {
             hrs: cfg.hrs.iter().map(|a| a.0).collect(),
             mtus: cfg.mtus.iter().copied().collect(),
             counters: vec![PortCounters::default(); cfg.hrs.len()],
+            inject_bad_port: 0,
             chan,
         }
     }
@@ -162,9 +167,17 @@ impl Engine {
         &self.counters
     }
 
+    /// Injections for a port this box does not have (no port counter can
+    /// hold them).
+    pub fn inject_bad_port(&self) -> u64 {
+        self.inject_bad_port
+    }
+
     /// Decides what happens to one packet received on `in_port`, and
     /// prepares it (EI, padding trimmed, L2RH stripped) when it is forwarded
-    /// or punted. The buffer is left as received when it is dropped.
+    /// or punted. The buffer is left as received when it is dropped, except
+    /// that frame padding is trimmed when the drop comes with a notice (the
+    /// notice carries the packet, not the frame).
     #[inline]
     pub fn decide<B: PacketBuf>(&self, fib: &FibSet, in_port: usize, buf: &mut B) -> Decision {
         let err = buf.rx_error();
@@ -182,10 +195,12 @@ impl Engine {
             };
             let idx = fib.lookup(in_port, first);
             if idx == NH_NONE {
+                buf.trim(end);
                 return Decision::Drop {
                     reason: DropReason::NoRoute,
                     notice: Some(NoticeKind::NoRoute),
                     egress: (in_port as u16, 0),
+                    next_hop: Native::EMPTY,
                 };
             }
             if idx == NH_LOCAL {
@@ -205,10 +220,12 @@ impl Engine {
                 redirect = true;
             }
             if nh.mtu != 0 && end > nh.mtu as usize {
+                buf.trim(end);
                 return Decision::Drop {
                     reason: DropReason::Mtu,
                     notice: Some(NoticeKind::Mtu),
                     egress: (nh.port, nh.mtu),
+                    next_hop: nh.native,
                 };
             }
             update_ei(buf.data_mut(), end, err);
@@ -275,10 +292,12 @@ impl Engine {
         };
         let mtu = self.mtus[eport];
         if mtu != 0 && end - strip > mtu as usize {
+            buf.trim(end);
             return Decision::Drop {
                 reason: DropReason::Mtu,
                 notice: Some(NoticeKind::Mtu),
                 egress: (eport as u16, mtu),
+                next_hop: Native::EMPTY,
             };
         }
         update_ei(buf.data_mut(), end, err);
@@ -363,6 +382,7 @@ impl Engine {
                     reason,
                     notice,
                     egress,
+                    next_hop,
                 } => {
                     c.dropped[reason as usize] += 1;
                     if let Some(kind) = notice {
@@ -374,6 +394,7 @@ impl Engine {
                             buf.data(),
                         );
                         nt.mtu = egress.1;
+                        nt.next_hop = next_hop;
                         if self.chan.notice(now_ns, nt) {
                             c.notices += 1;
                         } else {
@@ -418,6 +439,7 @@ impl Engine {
             taken += 1;
             let p = inj.port as usize;
             let Some(port) = ports.get_mut(p) else {
+                self.inject_bad_port += 1;
                 continue;
             };
             let c = &mut self.counters[p];

@@ -268,6 +268,33 @@ impl FibReader {
     }
 }
 
+/// Builds the dataplane's FIB set from the control plane's route tables:
+/// `hrs` are the box's HR addresses in port order (punted), every
+/// `Forward` entry becomes a next hop with the egress SAN's MTU.
+pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> FibSet {
+    use rrp::router::Next;
+    let ports = hrs.len().max(tables.per_port.len());
+    let mut f = FibSet::new(ports, hrs);
+    for (p, entries) in tables.per_port.iter().enumerate() {
+        for e in entries {
+            let idx = match &e.next {
+                Next::Local => NH_LOCAL,
+                Next::Forward { port, native } => match Native::from_slice(native.as_bytes()) {
+                    Some(n) => f.add_nexthop(NextHop {
+                        port: *port as u16,
+                        native: n,
+                        mtu: e.mtu,
+                    }),
+                    None => continue,
+                },
+            };
+            f.set(p, e.dst, idx);
+        }
+    }
+    f.version = tables.version;
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,31 +340,4 @@ mod tests {
         assert_eq!(p.retired(), 0);
         assert_eq!(p.adopted(), vec![1, 1]);
     }
-}
-
-/// Builds the dataplane's FIB set from the control plane's route tables:
-/// `hrs` are the box's HR addresses in port order (punted), every
-/// `Forward` entry becomes a next hop with the egress SAN's MTU.
-pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> FibSet {
-    use rrp::router::Next;
-    let ports = hrs.len().max(tables.per_port.len());
-    let mut f = FibSet::new(ports, hrs);
-    for (p, entries) in tables.per_port.iter().enumerate() {
-        for e in entries {
-            let idx = match &e.next {
-                Next::Local => NH_LOCAL,
-                Next::Forward { port, native } => match Native::from_slice(native.as_bytes()) {
-                    Some(n) => f.add_nexthop(NextHop {
-                        port: *port as u16,
-                        native: n,
-                        mtu: e.mtu,
-                    }),
-                    None => continue,
-                },
-            };
-            f.set(p, e.dst, idx);
-        }
-    }
-    f.version = tables.version;
-    f
 }

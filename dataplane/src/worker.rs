@@ -101,6 +101,11 @@ impl<P: Port> Worker<P> {
         self.engine.counters()
     }
 
+    /// Injections dropped because they named a port this box does not have.
+    pub fn inject_bad_port(&self) -> u64 {
+        self.engine.inject_bad_port()
+    }
+
     /// The ports (for tests that drive both ends).
     pub fn ports_mut(&mut self) -> &mut [P] {
         &mut self.ports

@@ -9,24 +9,35 @@
 //!
 //! Native addresses on an in-memory SAN are 6 bytes, like MACs; there is no
 //! encapsulation.
+//!
+//! Either direction of a wire may be impaired ([`MemPort::with_impairment`]):
+//! the packets towards that end then go through a seeded [`Impairer`]
+//! (loss, duplication, reordering, delay, corruption; see [`crate::impair`]).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crossbeam_queue::ArrayQueue;
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
+use crate::impair::{Clock, ImpairConfig, Impairer};
 use crate::native::Native;
 use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
 
 /// One direction of an in-memory wire.
 pub type Wire = Arc<ArrayQueue<HeapBuf>>;
 
+/// The impairment of one direction of a wire, installed at most once by
+/// the receiving end and seen by the sending end.
+type Hook = Arc<OnceLock<Arc<Impairer>>>;
+
 /// One end of an in-memory point-to-point wire.
 #[derive(Debug)]
 pub struct MemPort {
     rx: Wire,
     tx: Wire,
+    rx_hook: Hook,
+    tx_hook: Hook,
     addr: Native,
     peer: Native,
     pool: BufPool,
@@ -38,6 +49,8 @@ pub struct MemPort {
 pub fn mem_link(capacity: usize, a: Native, b: Native) -> (MemPort, MemPort) {
     let ab: Wire = Arc::new(ArrayQueue::new(capacity));
     let ba: Wire = Arc::new(ArrayQueue::new(capacity));
+    let ab_hook: Hook = Arc::default();
+    let ba_hook: Hook = Arc::default();
     let pool = || {
         BufPool::new(
             DEFAULT_BUF_SIZE,
@@ -50,6 +63,8 @@ pub fn mem_link(capacity: usize, a: Native, b: Native) -> (MemPort, MemPort) {
         MemPort {
             rx: ba.clone(),
             tx: ab.clone(),
+            rx_hook: ba_hook.clone(),
+            tx_hook: ab_hook.clone(),
             addr: a,
             peer: b,
             pool: pool(),
@@ -57,6 +72,8 @@ pub fn mem_link(capacity: usize, a: Native, b: Native) -> (MemPort, MemPort) {
         MemPort {
             rx: ab,
             tx: ba,
+            rx_hook: ab_hook,
+            tx_hook: ba_hook,
             addr: b,
             peer: a,
             pool: pool(),
@@ -70,16 +87,59 @@ impl MemPort {
         self.peer
     }
 
+    /// Impairs the packets that arrive at this end (the direction from the
+    /// peer to this port) as `cfg` says, timing delays on `clock`. The
+    /// sender hands packets to the impairer when it transmits, this end
+    /// receives what the impairer releases; the wire's capacity bounds the
+    /// packets the impairer holds. Panics if this direction is impaired
+    /// already.
+    pub fn with_impairment(self, cfg: ImpairConfig, clock: impl Clock + 'static) -> MemPort {
+        let imp = Arc::new(Impairer::new(cfg, Arc::new(clock), self.rx.capacity()));
+        assert!(
+            self.rx_hook.set(imp).is_ok(),
+            "this direction of the wire is impaired already"
+        );
+        self
+    }
+
+    /// The impairer of the packets arriving at this end, if any: its counts
+    /// ([`Impairer::stats`]) stay readable from any thread after the port
+    /// moved to a worker.
+    pub fn impairment(&self) -> Option<Arc<Impairer>> {
+        self.rx_hook.get().cloned()
+    }
+
+    /// A buffer from the pool, or a new one when the pool is empty: buffers
+    /// sent to the other end never come back to this end's pool.
+    fn buf(&mut self) -> HeapBuf {
+        self.pool
+            .get()
+            .unwrap_or_else(|| HeapBuf::new(DEFAULT_BUF_SIZE, DEFAULT_HEADROOM))
+    }
+
+    #[inline]
+    fn push(&self, b: HeapBuf) -> Result<(), HeapBuf> {
+        match self.tx_hook.get() {
+            Some(imp) => imp.push(b),
+            None => self.tx.push(b),
+        }
+    }
+
+    #[inline]
+    fn pop(&self) -> Option<HeapBuf> {
+        self.rx
+            .pop()
+            .or_else(|| self.rx_hook.get().and_then(|imp| imp.pop()))
+    }
+
     /// Sends a copy of `bytes` to the other end; false when the ring is full.
     pub fn send_bytes(&mut self, bytes: &[u8]) -> bool {
-        let Some(mut b) = self.pool.get() else {
-            return false;
-        };
+        let mut b = self.buf();
         if !b.set_data(bytes, DEFAULT_HEADROOM) {
             return false;
         }
         b.set_native_src(self.addr);
-        match self.tx.push(b) {
+        match self.push(b) {
             Ok(()) => true,
             Err(b) => {
                 self.pool.put(b);
@@ -91,25 +151,25 @@ impl MemPort {
     /// Sends a prepared buffer; gives it back when the ring is full.
     pub fn send(&mut self, mut b: HeapBuf) -> Result<(), HeapBuf> {
         b.set_native_src(self.addr);
-        self.tx.push(b)
+        self.push(b)
     }
 
     /// Receives one packet, if any.
     pub fn recv(&mut self) -> Option<HeapBuf> {
-        self.rx.pop()
+        self.pop()
     }
 
     /// Receives one packet's bytes, if any (the buffer goes back to the pool).
     pub fn recv_bytes(&mut self) -> Option<Vec<u8>> {
-        let b = self.rx.pop()?;
+        let b = self.pop()?;
         let v = b.data().to_vec();
         self.pool.put(b);
         Some(v)
     }
 
-    /// Packets waiting to be received.
+    /// Packets waiting to be received (on an impaired direction: those due now).
     pub fn pending(&self) -> usize {
-        self.rx.len()
+        self.rx.len() + self.rx_hook.get().map_or(0, |imp| imp.ready())
     }
 }
 
@@ -124,23 +184,32 @@ impl Port for MemPort {
                 None => break,
             }
         }
+        if let Some(imp) = self.rx_hook.get() {
+            imp.pop_burst(out);
+        }
     }
 
     #[inline]
     fn tx_burst(&mut self, pkts: &mut Burst<HeapBuf>) -> usize {
-        let mut sent = 0;
-        while sent < pkts.len() {
-            if self.tx.is_full() {
-                break;
-            }
-            sent += 1;
-        }
-        for mut b in pkts.drain(..sent) {
+        for b in pkts.iter_mut() {
             b.set_native_src(self.addr);
-            if let Err(b) = self.tx.push(b) {
-                // The other end drained nothing in between: impossible for a
-                // single producer, but never lose a buffer silently.
-                drop(b);
+        }
+        if let Some(imp) = self.tx_hook.get() {
+            return imp.push_burst(pkts);
+        }
+        // Push one at a time: the ring may fill up in the middle of the
+        // burst (checking for room without pushing would count packets as
+        // sent that the ring then refuses).
+        let all = core::mem::take(pkts);
+        let mut sent = 0;
+        for b in all {
+            if !pkts.is_empty() {
+                pkts.push(b);
+                continue;
+            }
+            match self.tx.push(b) {
+                Ok(()) => sent += 1,
+                Err(b) => pkts.push(b),
             }
         }
         sent
@@ -156,7 +225,7 @@ impl Port for MemPort {
     }
 
     fn alloc(&mut self) -> Option<HeapBuf> {
-        self.pool.get()
+        Some(self.buf())
     }
 
     #[inline]
@@ -283,6 +352,57 @@ mod tests {
         assert_eq!(b.tx_burst(&mut burst), 2);
         assert_eq!(a.recv_bytes().unwrap(), vec![1]);
         assert_eq!(a.recv().unwrap().native_src(), b.native_addr());
+    }
+
+    #[test]
+    fn tx_burst_stops_when_the_ring_fills_and_keeps_the_rest() {
+        // Regression: tx_burst counted room without pushing, so a burst
+        // larger than the room left was reported sent in full and the
+        // packets the ring refused were dropped silently.
+        let (mut a, mut b) = mem_link(
+            4,
+            Native::mac([2, 0, 0, 0, 0, 1]),
+            Native::mac([2, 0, 0, 0, 0, 2]),
+        );
+        let mut burst = Burst::new();
+        for i in 0..10u8 {
+            burst.push(HeapBuf::from_bytes(&[i]));
+        }
+        assert_eq!(a.tx_burst(&mut burst), 4);
+        let left: Vec<u8> = burst.iter().map(|x| x.data()[0]).collect();
+        assert_eq!(left, vec![4, 5, 6, 7, 8, 9]);
+        assert_eq!(a.tx_burst(&mut burst), 0, "still full");
+        assert_eq!(burst.len(), 6);
+        let got: Vec<u8> = std::iter::from_fn(|| b.recv_bytes())
+            .map(|v| v[0])
+            .collect();
+        assert_eq!(got, vec![0, 1, 2, 3]);
+        assert_eq!(a.tx_burst(&mut burst), 4);
+        assert_eq!(burst.len(), 2);
+    }
+
+    #[test]
+    fn an_end_that_only_sends_never_runs_out_of_buffers() {
+        // Regression: an end's pool allocated at most 2 * max(capacity,
+        // BURST) buffers in all, and buffers sent to the other end never
+        // come back to it, so an end that only sent was refused ("ring
+        // full") after 64 packets with an empty ring, and alloc() failed
+        // likewise.
+        let (mut a, mut b) = mem_link(
+            4,
+            Native::mac([2, 0, 0, 0, 0, 1]),
+            Native::mac([2, 0, 0, 0, 0, 2]),
+        );
+        for i in 0..500u32 {
+            assert!(a.send_bytes(&i.to_be_bytes()), "packet {i} refused");
+            assert_eq!(b.recv().unwrap().data(), &i.to_be_bytes());
+            let mut x = b.alloc().expect("a buffer");
+            x.append(4).unwrap().copy_from_slice(&i.to_be_bytes());
+            let mut burst = Burst::new();
+            burst.push(x);
+            assert_eq!(b.tx_burst(&mut burst), 1);
+            assert_eq!(a.recv_bytes().unwrap(), i.to_be_bytes());
+        }
     }
 
     #[test]
