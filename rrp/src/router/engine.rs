@@ -468,6 +468,25 @@ impl Router {
         s
     }
 
+    /// Memory census: (learned RTs, distinct node lists among them, node
+    /// entries in those lists).
+    pub fn census(&self) -> (usize, usize, usize) {
+        let mut rts = 0;
+        let mut lists: std::collections::HashSet<*const Vec<NodeEntry>> = Default::default();
+        let mut entries = 0;
+        for h in &self.hrs {
+            for l in h.learned.values() {
+                for x in l {
+                    rts += 1;
+                    if lists.insert(Arc::as_ptr(&x.rt.nodes)) {
+                        entries += x.rt.nodes.len();
+                    }
+                }
+            }
+        }
+        (rts, lists.len(), entries)
+    }
+
     /// Number of RTs each HR keeps (over all SANs).
     pub fn rts_kept(&self, port: usize) -> usize {
         self.known_sans()
@@ -691,6 +710,9 @@ impl Router {
         if port >= self.hrs.len() || !self.hrs[port].up {
             return;
         }
+        if self.rt_precheck(now, port, native_src, bytes) {
+            return;
+        }
         let (p, m) = match Message::parse_packet(bytes) {
             Ok(x) => x,
             Err(error) => {
@@ -731,7 +753,16 @@ impl Router {
             Message::RtRequest => {
                 if sa.is_node() {
                     self.stats.requests_answered += 1;
-                    self.send_full_set(port, sa, native_src.clone());
+                    let buddy = self.hrs[port]
+                        .lrt
+                        .get(&sa)
+                        .is_some_and(|e| e.router && e.native == *native_src);
+                    if buddy {
+                        // Batched with the full set a new buddy gets anyway.
+                        self.hrs[port].full_to.insert(sa);
+                    } else {
+                        self.send_full_set(port, sa, native_src.clone());
+                    }
                 }
             }
             Message::RouteTable(rt) => {
@@ -827,6 +858,94 @@ impl Router {
                 }
             }
         }
+    }
+
+    /// Settles an RRP#9 from its R8, R5 and R7 alone, without building its
+    /// node list, when the outcome does not depend on the nodes: a refresh
+    /// (same RCVF, same SN), a stale SN, a refusal, or an RT that would not
+    /// be among the k best. Returns whether it was settled.
+    fn rt_precheck(&mut self, now: Time, port: usize, native: &NativeAddr, bytes: &[u8]) -> bool {
+        use crate::wire::packet::Packet;
+        use crate::wire::record::{RecordIter, RecordType};
+        let Ok(p) = Packet::new_checked(bytes, 0) else {
+            return false;
+        };
+        let h = p.header();
+        if h.packet_type() != PacketType::RRP || h.type_ext() != 9 || h.free() != 0 {
+            return false;
+        }
+        let sa = h.src();
+        let known = self.hrs[port]
+            .lrt
+            .get(&sa)
+            .is_some_and(|e| e.router && e.native == *native);
+        if !known {
+            return false;
+        }
+        let mut it = RecordIter::new(p.data(), 0);
+        let (Some(Ok((r8, _))), Some(Ok((r5, _)))) = (it.next(), it.next()) else {
+            return false;
+        };
+        let Some(Ok((r7, _))) = it.next() else {
+            return false;
+        };
+        if r8.record_type() != RecordType::RtHeader
+            || r5.record_type() != RecordType::SourceRoute
+            || r7.record_type() != RecordType::Rcvf
+            || r8.words() != 1
+            || r5.bytes().len() < 8
+        {
+            return false;
+        }
+        let d8 = r8.bytes();
+        let san = Address(u16::from_be_bytes([d8[4], d8[5]]));
+        let sn = u16::from_be_bytes([d8[6], d8[7]]);
+        let q = u16::from_be_bytes([r5.bytes()[6], r5.bytes()[7]]);
+        let d7 = r7.data_pad();
+        if d7.len() % 2 != 0 {
+            return false;
+        }
+        let mut rcvf = Vec::with_capacity(d7.len() / 2 + 1);
+        rcvf.push(sa);
+        rcvf.extend(
+            d7.chunks_exact(2)
+                .map(|c| Address(u16::from_be_bytes([c[0], c[1]]))),
+        );
+        if san == self.cfg.hrs[port].san_id
+            || rcvf[1..].iter().any(|a| self.box_has(*a))
+            || rcvf.len() > self.cfg.limits.max_rcvf
+        {
+            return false;
+        }
+        let k = self.cfg.k;
+        let q = q.saturating_add(self.cfg.hrs[port].cost);
+        let Some(list) = self.hrs[port].learned.get_mut(&san) else {
+            return false;
+        };
+        if let Some(i) = list.iter().position(|l| l.rt.rcvf == rcvf) {
+            match serial::compare(sn, list[i].rt.sn) {
+                Ordering::Equal => {
+                    list[i].expires = now + self.cfg.timers.hold_ms;
+                    self.stats.rts_received += 1;
+                    self.stats.rts_refreshed += 1;
+                    return true;
+                }
+                _ => return false,
+            }
+        }
+        if list.len() >= k {
+            let cand = Rank {
+                q,
+                native: native.as_bytes(),
+                pre: None,
+                rcvf: &rcvf,
+            };
+            if cand.cmp(&rt_rank(&list[k - 1].rt)) != Ordering::Less {
+                self.stats.rts_received += 1;
+                return true;
+            }
+        }
+        false
     }
 
     fn handle_rt(
@@ -1383,8 +1502,8 @@ impl Router {
     /// `dst` is unknown.
     pub fn which_hr(&self, port: usize, dst: Address) -> Option<Address> {
         let me = self.cfg.hrs[port].address;
-        let r = self.routes_to(port, dst).into_iter().next()?;
-        Some(match &r.next {
+        let e = self.fib.lookup(port, dst)?;
+        Some(match &e.next {
             Next::Forward { port: p, native: n } if *p == port => self.hrs[port]
                 .lrt
                 .values()
@@ -1443,17 +1562,31 @@ impl Router {
             return;
         }
         self.stats.requests_answered += 1;
+        let matches = |have: &Capability, want: &Capability| {
+            have.code == want.code && want.params.iter().all(|p| have.params.contains(p))
+        };
         let nodes: Vec<NodeInfo> = self
             .all_nodes(hr)
             .into_iter()
-            .filter(|n| match q {
-                InfoQuery::Address(a) => n.address == *a,
-                InfoQuery::Name(name) => n.name.as_deref() == Some(&name[..]),
-                InfoQuery::Capabilities(caps) => caps.iter().any(|c| {
-                    n.capabilities
+            .filter_map(|n| match q {
+                InfoQuery::Address(a) => (n.address == *a).then_some(n),
+                InfoQuery::Name(name) => (n.name.as_deref() == Some(&name[..])).then_some(n),
+                // Appendix C step 2: a capability query is answered with each
+                // matching node's address and the capabilities that matched.
+                InfoQuery::Capabilities(caps) => {
+                    let hit: Vec<Capability> = n
+                        .capabilities
                         .iter()
-                        .any(|h| h.code == c.code && c.params.iter().all(|p| h.params.contains(p)))
-                }),
+                        .filter(|h| caps.iter().any(|c| matches(h, c)))
+                        .cloned()
+                        .collect();
+                    (!hit.is_empty()).then_some(NodeInfo {
+                        address: n.address,
+                        name: None,
+                        capabilities: hit,
+                        logical: None,
+                    })
+                }
             })
             .collect();
         let m = if nodes.is_empty() {
@@ -1776,9 +1909,93 @@ impl Router {
 
     fn compute_fib(&mut self) {
         let n = self.hrs.len();
+        // Each HR's best route to every destination from its own LRT and
+        // learned RTs; a twin's best seen through the twin is that best plus
+        // the router cost (the order among one HR's routes is unchanged), so
+        // each port's FIB combines N such tables.
+        let own: Vec<BTreeMap<Address, Best>> = (0..n).map(|h| self.own_best(h)).collect();
+        let rc = self.cfg.router_cost;
         let mut per_port = Vec::with_capacity(n);
         for t in 0..n {
-            per_port.push(self.fib_of(t));
+            if !self.hrs[t].up {
+                per_port.push(Vec::new());
+                continue;
+            }
+            let mut best: BTreeMap<Address, (Best, usize)> = BTreeMap::new();
+            for (h, table) in own.iter().enumerate() {
+                if h != t && !self.hrs[h].up {
+                    continue;
+                }
+                let twin = h != t;
+                let ha = self.cfg.hrs[h].address;
+                let own_san = self.cfg.hrs[t].san_id;
+                for (dst, b) in table {
+                    // Through a twin, RTs of this HR's own SAN do not count.
+                    if twin && b.san == Some(own_san) {
+                        continue;
+                    }
+                    let cand = Rank {
+                        q: if twin { b.q.saturating_add(rc) } else { b.q },
+                        native: &b.native,
+                        pre: twin.then_some(ha),
+                        rcvf: &b.rcvf,
+                    };
+                    let better = match best.get(dst) {
+                        None => true,
+                        Some((o, oh)) => {
+                            let ot = *oh != t;
+                            cand.cmp(&Rank {
+                                q: if ot { o.q.saturating_add(rc) } else { o.q },
+                                native: &o.native,
+                                pre: ot.then_some(self.cfg.hrs[*oh].address),
+                                rcvf: &o.rcvf,
+                            })
+                            .is_lt()
+                        }
+                    };
+                    if better {
+                        best.insert(*dst, (b.clone(), h));
+                    }
+                }
+            }
+            let mut entries: Vec<FibEntry> = best
+                .into_iter()
+                .map(|(dst, (b, h))| {
+                    let port = if b.local { t } else { h };
+                    FibEntry {
+                        dst,
+                        next: if b.local {
+                            Next::Local
+                        } else {
+                            Next::Forward {
+                                port,
+                                native: NativeAddr::from_bytes(&b.native).unwrap_or_default(),
+                            }
+                        },
+                        q: if h != t { b.q.saturating_add(rc) } else { b.q },
+                        mtu: if b.local { 0 } else { self.cfg.hrs[port].mtu },
+                    }
+                })
+                .collect();
+            for hc in &self.cfg.hrs {
+                match entries.binary_search_by_key(&hc.address, |e| e.dst) {
+                    Ok(i) => {
+                        entries[i].next = Next::Local;
+                        entries[i].q = 0;
+                        entries[i].mtu = 0;
+                    }
+                    Err(i) => entries.insert(
+                        i,
+                        FibEntry {
+                            dst: hc.address,
+                            next: Next::Local,
+                            q: 0,
+                            mtu: 0,
+                        },
+                    ),
+                }
+            }
+            per_port.push(entries);
         }
         if per_port != self.fib.per_port {
             let version = self.fib.version + 1;
@@ -1790,157 +2007,86 @@ impl Router {
         }
     }
 
-    fn fib_of(&self, t: usize) -> Vec<FibEntry> {
-        struct Best {
-            q: u16,
-            native: Vec<u8>,
-            rcvf: Vec<Address>,
-            next: Next,
-        }
+    /// HR `h`'s best route to every destination from its LRT and its learned
+    /// RTs (not through twins).
+    fn own_best(&self, h: usize) -> BTreeMap<Address, Best> {
         let mut best: BTreeMap<Address, Best> = BTreeMap::new();
-        let mut offer = |dst: Address,
-                         q: u16,
-                         native: &[u8],
-                         pre: Option<Address>,
-                         rcvf: &[Address],
-                         next: &dyn Fn() -> Next| {
-            let cand = Rank {
-                q,
-                native,
-                pre,
-                rcvf,
-            };
-            let better = match best.get(&dst) {
-                None => true,
-                Some(b) => cand
-                    .cmp(&Rank {
+        if !self.hrs[h].up {
+            return best;
+        }
+        let mut offer =
+            |dst: Address, q: u16, native: &[u8], rcvf: &[Address], san: Option<Address>| {
+                let cand = Rank {
+                    q,
+                    native,
+                    pre: None,
+                    rcvf,
+                };
+                let better = best.get(&dst).is_none_or(|b| {
+                    cand.cmp(&Rank {
                         q: b.q,
                         native: &b.native,
                         pre: None,
                         rcvf: &b.rcvf,
                     })
-                    .is_lt(),
+                    .is_lt()
+                });
+                if better {
+                    best.insert(
+                        dst,
+                        Best {
+                            q,
+                            native: native.to_vec(),
+                            rcvf: rcvf.to_vec(),
+                            san,
+                            local: false,
+                        },
+                    );
+                }
             };
-            if better {
-                best.insert(
-                    dst,
-                    Best {
-                        q,
-                        native: native.to_vec(),
-                        rcvf: pre.into_iter().chain(rcvf.iter().copied()).collect(),
-                        next: next(),
-                    },
-                );
-            }
-        };
-        if !self.hrs[t].up {
-            return Vec::new();
+        let cost = self.cfg.hrs[h].cost;
+        for e in self.hrs[h].lrt.values() {
+            offer(e.info.address, cost, e.native.as_bytes(), &[], None);
         }
-        let cost = self.cfg.hrs[t].cost;
-        for e in self.hrs[t].lrt.values() {
-            let nat = e.native.clone();
-            offer(
-                e.info.address,
-                cost,
-                e.native.as_bytes(),
-                None,
-                &[],
-                &|| Next::Forward {
-                    port: t,
-                    native: nat.clone(),
-                },
-            );
-        }
-        for list in self.hrs[t].learned.values() {
+        for (san, list) in &self.hrs[h].learned {
             for l in list {
                 let first = first_native(&l.rt.csr);
-                let nat = NativeAddr::from_bytes(first).unwrap_or_default();
                 for nd in l.rt.nodes.iter() {
                     offer(
                         nd.info.address,
                         l.rt.q.saturating_add(nd.q),
                         first,
-                        None,
                         &l.rt.rcvf,
-                        &|| Next::Forward {
-                            port: t,
-                            native: nat.clone(),
-                        },
+                        Some(*san),
                     );
                 }
             }
         }
-        let rc = self.cfg.router_cost;
-        for h in 0..self.hrs.len() {
-            if h == t || !self.hrs[h].up {
-                continue;
-            }
-            let ha = self.cfg.hrs[h].address;
-            let hq = rc.saturating_add(self.cfg.hrs[h].cost);
-            for e in self.hrs[h].lrt.values() {
-                let nat = e.native.clone();
-                offer(
-                    e.info.address,
-                    hq,
-                    e.native.as_bytes(),
-                    Some(ha),
-                    &[],
-                    &|| Next::Forward {
-                        port: h,
-                        native: nat.clone(),
-                    },
-                );
-            }
-            for (san, list) in &self.hrs[h].learned {
-                if *san == self.cfg.hrs[t].san_id {
-                    continue;
-                }
-                for l in list {
-                    let first = first_native(&l.rt.csr);
-                    let nat = NativeAddr::from_bytes(first).unwrap_or_default();
-                    let q = rc.saturating_add(l.rt.q);
-                    for nd in l.rt.nodes.iter() {
-                        offer(
-                            nd.info.address,
-                            q.saturating_add(nd.q),
-                            first,
-                            Some(ha),
-                            &l.rt.rcvf,
-                            &|| Next::Forward {
-                                port: h,
-                                native: nat.clone(),
-                            },
-                        );
-                    }
-                }
-            }
-        }
-        for h in &self.cfg.hrs {
-            best.insert(
-                h.address,
-                Best {
-                    q: 0,
-                    native: Vec::new(),
-                    rcvf: Vec::new(),
-                    next: Next::Local,
-                },
-            );
-        }
-        best.into_iter()
-            .map(|(dst, b)| {
-                let mtu = match &b.next {
-                    Next::Forward { port, .. } => self.cfg.hrs[*port].mtu,
-                    Next::Local => 0,
-                };
-                FibEntry {
-                    dst,
-                    next: b.next,
-                    q: b.q,
-                    mtu,
-                }
-            })
-            .collect()
+        let me = self.cfg.hrs[h].address;
+        best.insert(
+            me,
+            Best {
+                q: 0,
+                native: Vec::new(),
+                rcvf: Vec::new(),
+                san: None,
+                local: true,
+            },
+        );
+        best
     }
+}
+
+/// A best route while FIBs are computed.
+#[derive(Debug, Clone)]
+struct Best {
+    q: u16,
+    native: Vec<u8>,
+    rcvf: Vec<Address>,
+    /// The SAN of the RT it came from (None: the HR's own SAN).
+    san: Option<Address>,
+    /// The destination is the HR itself.
+    local: bool,
 }
 
 fn mtu_words(bytes: u32) -> Mtu {

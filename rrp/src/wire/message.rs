@@ -9,9 +9,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kind::{ErrorCode, PacketType, RrpType};
 use crate::wire::header::HeaderRepr;
 use crate::wire::packet::{Packet, PacketRepr};
-use crate::wire::record::{
-    Capability, RecordIter, RecordRef, RecordRepr, RecordType, SourceRoute,
-};
+use crate::wire::record::{Capability, RecordIter, RecordRef, RecordRepr, RecordType, SourceRoute};
 
 /// What an RRP#4 asks about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -320,7 +320,12 @@ impl Sim {
                 name: h.name.clone(),
                 node: Node::new(NodeConfig {
                     address: Address(h.address),
-                    name: Some(h.name.clone().into_bytes()),
+                    name: Some(
+                        h.node_name
+                            .clone()
+                            .unwrap_or_else(|| h.name.clone())
+                            .into_bytes(),
+                    ),
                     capabilities: h
                         .capabilities
                         .iter()
@@ -594,13 +599,13 @@ impl Sim {
         for i in targets {
             let m = self.sans[san].members[i].0;
             match m {
-                Member::Host(h) => self.to_host(h, san, from, &bytes),
-                Member::Router { r, port } => self.to_router(r, port, &from_native, &bytes),
+                Member::Host(h) => self.deliver_to_host(h, san, from, &bytes),
+                Member::Router { r, port } => self.deliver_to_router(r, port, &from_native, &bytes),
             }
         }
     }
 
-    fn to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {
+    fn deliver_to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {
         let me = self.hosts[h].node.config().address;
         let dst = if bytes.len() >= 2 {
             Address(u16::from_be_bytes([bytes[0], bytes[1]]))
@@ -622,7 +627,7 @@ impl Sim {
         }
     }
 
-    fn to_router(&mut self, r: usize, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
+    fn deliver_to_router(&mut self, r: usize, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
         if !self.routers[r].alive || !self.routers[r].ports_up[port] {
             self.stats.lost += 1;
             return;

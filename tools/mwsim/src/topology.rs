@@ -20,6 +20,7 @@
 //! hr = 0x0115        # the HR it asks first (optional: the lowest HR on its SAN)
 //! level = "C"        # A, B or C (optional, default C)
 //! capabilities = [ { code = 7, params = [4, 8] } ]   # optional
+//! node_name = "Super"   # the name it reports (optional, default `name`)
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,6 +92,9 @@ pub struct HostSpec {
     /// Capabilities.
     #[serde(default)]
     pub capabilities: Vec<CapSpec>,
+    /// The name it reports in RRP#5 (default: `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
 }
 
 /// A whole MessageWay.
@@ -287,6 +291,7 @@ impl Topology {
                         code: 1,
                         params: vec![],
                     }],
+                    node_name: None,
                 });
             }
         }
