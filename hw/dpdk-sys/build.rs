@@ -84,6 +84,12 @@ fn emit_link_flags(lib: &pkg_config::Library) {
     // directory, so EAL's own dlopen() of that directory finds the same file
     // (glibc compares inodes) and does not load it twice.
     println!("cargo:rustc-link-lib=rte_bus_vdev");
+    // rte_eth_from_rings (rte_eth_ring.h) lives in the ring PMD, which
+    // `--libs` does not name either; like the vdev bus, Debian's
+    // librte_net_ring.so is a symlink into the PMD directory, so EAL's
+    // plugin loading finds the already-loaded copy. `--as-needed` drops it
+    // from binaries that do not call it.
+    println!("cargo:rustc-link-lib=rte_net_ring");
 }
 
 /// Builds the crate empty and says why.

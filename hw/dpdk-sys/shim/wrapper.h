@@ -12,3 +12,6 @@
 #include <rte_ring.h>
 #include <rte_ethdev.h>
 #include <rte_bus_vdev.h>
+/* rte_eth_from_rings: in-process ring ethdev pairs for tests and benchmarks
+ * (hw/ports dpdk::ring_pair); the library is linked in build.rs. */
+#include <rte_eth_ring.h>

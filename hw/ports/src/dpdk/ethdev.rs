@@ -1,0 +1,878 @@
+//! Ethdevs: configuration and start-up, and their queues as ports.
+
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString, c_char};
+use std::ptr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use dpdk_sys as sys;
+
+use super::eal::{DpdkError, Eal, rc_error};
+use super::mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, set_native_src_raw};
+use crate::native::Native;
+use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
+
+/// MessageWay's EtherType.
+pub const ETHERTYPE_MW: u16 = 0x88B5;
+/// The EtherType of an IEEE 802.1Q tag.
+pub const ETHERTYPE_VLAN: u16 = 0x8100;
+/// Bytes of an Ethernet II header.
+pub const ETH_HLEN: usize = 14;
+/// The shortest Ethernet frame without FCS: shorter ones are padded.
+pub const MIN_FRAME: usize = 60;
+
+const BROADCAST: [u8; 6] = [0xFF; 6];
+
+/// One ethdev to configure and start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortSpec {
+    /// The ethdev's name: a PCI address for a NIC (`0000:3b:00.0`, as bound
+    /// to vfio-pci and allowed by EAL's `-a`), the vdev name for a virtual
+    /// device (`net_memif0`, `net_af_packet0`, a [`ring_pair`](super::ring_pair)
+    /// end).
+    pub device: String,
+    /// Receive descriptors per queue (adjusted to the device's limits).
+    pub rx_ring: u16,
+    /// Transmit descriptors per queue (adjusted to the device's limits).
+    pub tx_ring: u16,
+    /// A MAC address to use instead of the device's: programmed into the
+    /// device (`rte_eth_dev_default_mac_addr_set`) and used as the source of
+    /// transmitted frames. Where the driver cannot set it (e.g. the ring
+    /// PMD), the port uses it in software and turns promiscuous mode on.
+    pub mac: Option<[u8; 6]>,
+    /// Promiscuous mode; `None`: on for devices that are not PCI NICs
+    /// (vdevs), and wherever `mac` could not be programmed.
+    pub promiscuous: Option<bool>,
+    /// The Ethernet MTU (payload bytes); `None`: the device's default (1500).
+    pub mtu: Option<u16>,
+}
+
+impl PortSpec {
+    /// The device `device` with 1024 descriptors per ring and its own MAC.
+    pub fn new(device: impl Into<String>) -> PortSpec {
+        PortSpec {
+            device: device.into(),
+            rx_ring: 1024,
+            tx_ring: 1024,
+            mac: None,
+            promiscuous: None,
+            mtu: None,
+        }
+    }
+
+    /// Sets the ring sizes.
+    pub fn rings(mut self, rx: u16, tx: u16) -> PortSpec {
+        self.rx_ring = rx;
+        self.tx_ring = tx;
+        self
+    }
+
+    /// Sets the MAC address.
+    pub fn mac(mut self, mac: [u8; 6]) -> PortSpec {
+        self.mac = Some(mac);
+        self
+    }
+
+    /// Sets promiscuous mode.
+    pub fn promiscuous(mut self, on: bool) -> PortSpec {
+        self.promiscuous = Some(on);
+        self
+    }
+
+    /// Sets the MTU.
+    pub fn mtu(mut self, mtu: u16) -> PortSpec {
+        self.mtu = Some(mtu);
+        self
+    }
+}
+
+/// How [`Eal::start_ports`] sets up queues and pools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartOptions {
+    /// Rx/tx queue pairs per port: one per worker.
+    pub queues: u16,
+    /// Per-lcore mempool cache size (at most 512).
+    pub cache: u32,
+    /// Mbufs added to each pool beyond what the rings, bursts and caches
+    /// hold (packets queued in software, injections, test traffic).
+    pub extra_mbufs: u32,
+}
+
+impl Default for StartOptions {
+    fn default() -> StartOptions {
+        StartOptions {
+            queues: 1,
+            cache: 256,
+            extra_mbufs: 1024,
+        }
+    }
+}
+
+/// Per-queue software counters of a [`DpdkPort`]: frames the port dropped
+/// before they became packets (they never reach the engine's counters).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct QueueCounters {
+    not_mw: AtomicU64,
+    runt: AtomicU64,
+    multiseg: AtomicU64,
+    not_for_us: AtomicU64,
+}
+
+#[inline(always)]
+fn bump(c: &AtomicU64, n: u64) {
+    if n != 0 {
+        // One writer per queue: a plain load and store, no locked RMW.
+        c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+}
+
+/// Port statistics: the ethdev's (`rte_eth_stats_get`) and the frames the
+/// backend dropped on receive (summed over queues).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortStats {
+    /// Frames received by the device.
+    pub ipackets: u64,
+    /// Frames transmitted by the device.
+    pub opackets: u64,
+    /// Bytes received.
+    pub ibytes: u64,
+    /// Bytes transmitted.
+    pub obytes: u64,
+    /// Frames the device dropped because the rx queues were full.
+    pub imissed: u64,
+    /// Erroneous frames received (e.g. bad FCS), dropped by the device.
+    pub ierrors: u64,
+    /// Failed transmissions.
+    pub oerrors: u64,
+    /// Receive mbuf allocation failures.
+    pub rx_nombuf: u64,
+    /// Frames dropped by the backend: EtherType not 0x88B5 (after at most one
+    /// 802.1Q tag).
+    pub rx_not_mw: u64,
+    /// Frames dropped by the backend: shorter than their Ethernet header.
+    pub rx_runt: u64,
+    /// Frames dropped by the backend: spread over several segments.
+    pub rx_multiseg: u64,
+    /// Frames dropped by the backend: unicast to another MAC (seen in
+    /// promiscuous mode).
+    pub rx_not_for_us: u64,
+}
+
+/// What the queues of one ethdev share.
+#[derive(Debug)]
+struct Inner {
+    port_id: u16,
+    name: String,
+    socket: i32,
+    mac: [u8; 6],
+    pool: Pool,
+    queues: u16,
+    taken: Box<[AtomicBool]>,
+    counters: Box<[QueueCounters]>,
+    started: bool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // SAFETY: no queue of the port is in use any more (every DpdkPort and
+        // RawQueue holds an Arc of this); the port id is ours.
+        unsafe {
+            if self.started {
+                sys::rte_eth_dev_stop(self.port_id);
+            }
+            sys::rte_eth_dev_close(self.port_id);
+        }
+    }
+}
+
+/// A configured and started ethdev. A cheap handle (shared with its queues):
+/// the device is stopped and closed when the last handle and the last of its
+/// queues are gone.
+#[derive(Debug, Clone)]
+pub struct Ethdev(Arc<Inner>);
+
+/// Whether `name` is a PCI address (`DDDD:BB:DD.F` or `BB:DD.F`): ethdevs of
+/// PCI NICs are named so, vdevs are not.
+fn is_pci_name(name: &str) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let parts: Vec<&str> = name.split(':').collect();
+    let (bus, devfn) = match parts.as_slice() {
+        [dom, bus, devfn] if hex(dom, 4) => (*bus, *devfn),
+        [bus, devfn] => (*bus, *devfn),
+        _ => return false,
+    };
+    match devfn.split_once('.') {
+        Some((dev, f)) => hex(bus, 2) && hex(dev, 2) && f.len() == 1 && hex(f, 1),
+        None => false,
+    }
+}
+
+fn port_by_name(name: &str) -> Result<u16, DpdkError> {
+    let c = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;
+    let mut id = 0u16;
+    // SAFETY: EAL is initialised (callers hold an &Eal); `c` is a valid C
+    // string and `id` a valid out-pointer.
+    let rc = unsafe { sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
+    if rc != 0 {
+        return Err(DpdkError::NoSuchDevice(name.into()));
+    }
+    Ok(id)
+}
+
+/// The largest frame a port of this MTU receives: Ethernet header, one VLAN
+/// tag, FCS.
+fn max_frame(mtu: Option<u16>) -> u32 {
+    u32::from(mtu.unwrap_or(1500)) + ETH_HLEN as u32 + 4 + 4
+}
+
+/// Pools are named `mw<seq>s<socket>`.
+static POOL_SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl Eal {
+    /// Configures and starts the ethdevs of `specs`, each with
+    /// `opts.queues` rx/tx queue pairs, after creating one pktmbuf pool per
+    /// NUMA socket they are on (pools of earlier calls are not reused).
+    ///
+    /// Pool size per socket: for each port on it, `queues × (rx_ring +
+    /// tx_ring + 2 × BURST)` (descriptor rings full, a receive burst and a
+    /// staged transmit burst per queue), plus `1.5 × cache` for each lcore
+    /// that may hold a cache (EAL's lcores, one registered thread per queue,
+    /// two more), plus `opts.extra_mbufs`, rounded up to `2^k - 1`. Data room:
+    /// `RTE_PKTMBUF_HEADROOM` + the largest frame of the ports' MTUs (header,
+    /// one VLAN tag and FCS included), at least DPDK's default 2048.
+    pub fn start_ports(
+        &self,
+        specs: &[PortSpec],
+        opts: &StartOptions,
+    ) -> Result<Vec<Ethdev>, DpdkError> {
+        if opts.queues == 0 {
+            return Err(DpdkError::Config("at least one queue per port".into()));
+        }
+        let mut ids = Vec::with_capacity(specs.len());
+        for s in specs {
+            let id = port_by_name(&s.device)?;
+            if ids.contains(&id) {
+                return Err(DpdkError::Config(format!(
+                    "ethdev {:?} is listed twice",
+                    s.device
+                )));
+            }
+            ids.push(id);
+        }
+        // SAFETY: EAL is initialised; the ids are valid ports.
+        let sockets: Vec<i32> = ids
+            .iter()
+            .map(|&id| unsafe { sys::rte_eth_dev_socket_id(id) }.max(sys::SOCKET_ID_ANY))
+            .collect();
+
+        // One pool per socket in use.
+        let mut need: BTreeMap<i32, u64> = BTreeMap::new();
+        for (s, &sock) in specs.iter().zip(&sockets) {
+            let per_queue = u64::from(s.rx_ring) + u64::from(s.tx_ring) + 2 * BURST as u64;
+            *need.entry(sock).or_default() += u64::from(opts.queues) * per_queue;
+        }
+        let cachers = u64::from(self.lcore_count()) + u64::from(opts.queues) + 2;
+        let frame = specs.iter().map(|s| max_frame(s.mtu)).max().unwrap_or(0);
+        let data_room = frame.max(sys::RTE_MBUF_DEFAULT_DATAROOM) + sys::RTE_PKTMBUF_HEADROOM;
+        let data_room = u16::try_from(data_room).map_err(|_| {
+            DpdkError::Config(format!("frames of {frame} bytes do not fit an mbuf"))
+        })?;
+        let mut pools = BTreeMap::new();
+        for (&sock, &n) in &need {
+            let n = n + cachers * u64::from(opts.cache) * 3 / 2 + u64::from(opts.extra_mbufs);
+            let n = u32::try_from((n + 1).next_power_of_two() - 1)
+                .map_err(|_| DpdkError::Config(format!("a pool of {n} mbufs is too large")))?;
+            let seq = POOL_SEQ.fetch_add(1, Ordering::Relaxed);
+            let name = format!("mw{seq}s{}", sock.max(-1));
+            let pool = Pool::create(self, &name, n, opts.cache, data_room, sock)?;
+            pools.insert(sock, pool);
+        }
+
+        let mut out = Vec::with_capacity(specs.len());
+        for ((s, &id), &sock) in specs.iter().zip(&ids).zip(&sockets) {
+            out.push(Ethdev::start(s, id, sock, pools[&sock], opts.queues)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Ethdev {
+    fn start(
+        spec: &PortSpec,
+        id: u16,
+        socket: i32,
+        pool: Pool,
+        queues: u16,
+    ) -> Result<Ethdev, DpdkError> {
+        let dev = spec.device.as_str();
+        let mut info = sys::rte_eth_dev_info::default();
+        // SAFETY: valid port id; `info` is a valid out-pointer.
+        let rc = unsafe { sys::rte_eth_dev_info_get(id, &mut info) };
+        if rc != 0 {
+            return Err(rc_error("rte_eth_dev_info_get", dev, rc));
+        }
+        if queues > info.max_rx_queues || queues > info.max_tx_queues {
+            return Err(DpdkError::Config(format!(
+                "{dev}: {queues} queues asked, the device has {} rx / {} tx",
+                info.max_rx_queues, info.max_tx_queues
+            )));
+        }
+        let mut conf = sys::rte_eth_conf::default();
+        conf.rxmode.mtu = spec.mtu.map_or(0, u32::from);
+        // SAFETY: valid port id, stopped (never started, or closed and
+        // re-probed); `conf` lives across the call.
+        let rc = unsafe { sys::rte_eth_dev_configure(id, queues, queues, &conf) };
+        if rc != 0 {
+            return Err(rc_error("rte_eth_dev_configure", dev, rc));
+        }
+        // From here on the device is closed on error (Inner's drop).
+        let mut inner = Inner {
+            port_id: id,
+            name: spec.device.clone(),
+            socket,
+            mac: [0; 6],
+            pool,
+            queues,
+            taken: (0..queues).map(|_| AtomicBool::new(false)).collect(),
+            counters: (0..queues).map(|_| QueueCounters::default()).collect(),
+            started: false,
+        };
+
+        let (mut nrx, mut ntx) = (spec.rx_ring, spec.tx_ring);
+        // SAFETY: valid, configured port; valid out-pointers.
+        let rc = unsafe { sys::rte_eth_dev_adjust_nb_rx_tx_desc(id, &mut nrx, &mut ntx) };
+        if rc != 0 {
+            return Err(rc_error("rte_eth_dev_adjust_nb_rx_tx_desc", dev, rc));
+        }
+
+        let mut mac_in_hw = true;
+        if let Some(mac) = spec.mac {
+            let mut a = sys::rte_ether_addr { addr_bytes: mac };
+            // SAFETY: valid, configured port; `a` lives across the call.
+            let rc = unsafe { sys::rte_eth_dev_default_mac_addr_set(id, &mut a) };
+            if rc == -(libc::ENOTSUP) {
+                mac_in_hw = false;
+            } else if rc != 0 {
+                return Err(rc_error("rte_eth_dev_default_mac_addr_set", dev, rc));
+            }
+            inner.mac = mac;
+        } else {
+            let mut a = sys::rte_ether_addr::default();
+            // SAFETY: valid port; `a` is a valid out-pointer.
+            let rc = unsafe { sys::rte_eth_macaddr_get(id, &mut a) };
+            if rc != 0 {
+                return Err(rc_error("rte_eth_macaddr_get", dev, rc));
+            }
+            inner.mac = a.addr_bytes;
+        }
+
+        // Queue memory on the device's socket (SOCKET_ID_ANY as unsigned is
+        // what the C API takes for "any").
+        let qsock = socket as u32;
+        for q in 0..queues {
+            // SAFETY: valid, configured port; q < configured queues; null
+            // queue configuration = the driver's defaults; `pool` is a live
+            // pktmbuf pool.
+            let rc = unsafe {
+                sys::rte_eth_rx_queue_setup(id, q, nrx, qsock, ptr::null(), pool.as_ptr())
+            };
+            if rc != 0 {
+                return Err(rc_error(
+                    "rte_eth_rx_queue_setup",
+                    format!("{dev} q{q}"),
+                    rc,
+                ));
+            }
+            // SAFETY: as above.
+            let rc = unsafe { sys::rte_eth_tx_queue_setup(id, q, ntx, qsock, ptr::null()) };
+            if rc != 0 {
+                return Err(rc_error(
+                    "rte_eth_tx_queue_setup",
+                    format!("{dev} q{q}"),
+                    rc,
+                ));
+            }
+        }
+
+        let promisc = spec
+            .promiscuous
+            .unwrap_or(!is_pci_name(&device_name(id).unwrap_or_default()) || !mac_in_hw);
+        // SAFETY: valid, configured port.
+        let rc = unsafe {
+            if promisc {
+                sys::rte_eth_promiscuous_enable(id)
+            } else {
+                sys::rte_eth_promiscuous_disable(id)
+            }
+        };
+        if rc != 0 && rc != -(libc::ENOTSUP) {
+            return Err(rc_error("rte_eth_promiscuous_enable/disable", dev, rc));
+        }
+
+        // SAFETY: valid port with every queue set up.
+        let rc = unsafe { sys::rte_eth_dev_start(id) };
+        if rc != 0 {
+            return Err(rc_error("rte_eth_dev_start", dev, rc));
+        }
+        inner.started = true;
+        Ok(Ethdev(Arc::new(inner)))
+    }
+
+    /// The ethdev port id.
+    pub fn port_id(&self) -> u16 {
+        self.0.port_id
+    }
+
+    /// The device name it was opened by.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// Its MAC address (the configured one, or the device's).
+    pub fn mac(&self) -> [u8; 6] {
+        self.0.mac
+    }
+
+    /// Its NUMA socket (`-1`: any).
+    pub fn socket(&self) -> i32 {
+        self.0.socket
+    }
+
+    /// The pool its receive queues fill mbufs from.
+    pub fn pool(&self) -> Pool {
+        self.0.pool
+    }
+
+    /// Rx/tx queue pairs.
+    pub fn queues(&self) -> u16 {
+        self.0.queues
+    }
+
+    fn take(&self, queue: u16) -> Result<(), DpdkError> {
+        let port = self.0.port_id;
+        let t = self.0.taken.get(queue as usize).ok_or_else(|| {
+            DpdkError::Config(format!(
+                "ethdev {} has {} queues, not {}",
+                self.0.name,
+                self.0.queues,
+                queue + 1
+            ))
+        })?;
+        t.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(|_| DpdkError::QueueTaken { port, queue })
+    }
+
+    /// Queue pair `queue` as a MessageWay port (one per worker).
+    pub fn port(&self, queue: u16) -> Result<DpdkPort, DpdkError> {
+        self.take(queue)?;
+        Ok(DpdkPort {
+            port_id: self.0.port_id,
+            queue,
+            mac: self.0.mac,
+            pool: self.0.pool,
+            dev: self.clone(),
+        })
+    }
+
+    /// Every queue pair as a MessageWay port, in queue order.
+    pub fn ports(&self) -> Result<Vec<DpdkPort>, DpdkError> {
+        (0..self.0.queues).map(|q| self.port(q)).collect()
+    }
+
+    /// Queue pair `queue` for whole frames, without MessageWay
+    /// encapsulation (tests, packet generators).
+    pub fn raw_queue(&self, queue: u16) -> Result<RawQueue, DpdkError> {
+        self.take(queue)?;
+        Ok(RawQueue {
+            port_id: self.0.port_id,
+            queue,
+            pool: self.0.pool,
+            dev: self.clone(),
+        })
+    }
+
+    /// The statistics now (readable from any thread).
+    pub fn stats(&self) -> Result<PortStats, DpdkError> {
+        let mut s = sys::rte_eth_stats::default();
+        // SAFETY: valid port; `s` is a valid out-pointer.
+        let rc = unsafe { sys::rte_eth_stats_get(self.0.port_id, &mut s) };
+        if rc != 0 {
+            return Err(rc_error("rte_eth_stats_get", self.0.name.as_str(), rc));
+        }
+        let mut st = PortStats {
+            ipackets: s.ipackets,
+            opackets: s.opackets,
+            ibytes: s.ibytes,
+            obytes: s.obytes,
+            imissed: s.imissed,
+            ierrors: s.ierrors,
+            oerrors: s.oerrors,
+            rx_nombuf: s.rx_nombuf,
+            ..PortStats::default()
+        };
+        for c in self.0.counters.iter() {
+            st.rx_not_mw += c.not_mw.load(Ordering::Relaxed);
+            st.rx_runt += c.runt.load(Ordering::Relaxed);
+            st.rx_multiseg += c.multiseg.load(Ordering::Relaxed);
+            st.rx_not_for_us += c.not_for_us.load(Ordering::Relaxed);
+        }
+        Ok(st)
+    }
+}
+
+/// The ethdev's name as DPDK knows it.
+pub(crate) fn device_name(id: u16) -> Option<String> {
+    let mut buf = [0 as c_char; sys::RTE_ETH_NAME_MAX_LEN as usize];
+    // SAFETY: valid port id; `buf` has RTE_ETH_NAME_MAX_LEN bytes, as the
+    // call requires.
+    let rc = unsafe { sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: on success the name is NUL-terminated within `buf`.
+    let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// Receives up to the free room of `out` from (port, queue) with one
+/// `rte_eth_rx_burst` written straight into `out`'s spare capacity; each
+/// new mbuf is passed to `keep`, which returns false to have it freed.
+/// The kept ones stay in order.
+#[inline(always)]
+fn rx_into(
+    port: u16,
+    queue: u16,
+    out: &mut Burst<Mbuf>,
+    mut keep: impl FnMut(*mut sys::rte_mbuf) -> bool,
+) -> usize {
+    let have = out.len();
+    let room = BURST - have;
+    if room == 0 {
+        return 0;
+    }
+    // `Mbuf` is a transparent NonNull<rte_mbuf>: the spare capacity of
+    // `out` is an array of `room` rte_mbuf pointer slots.
+    // SAFETY: have <= BURST, so the pointer stays within (or one past) the
+    // ArrayVec's buffer.
+    let base = unsafe { out.as_mut_ptr().add(have) }.cast::<*mut sys::rte_mbuf>();
+    // SAFETY: (port, queue) is a started queue that this thread owns (the
+    // queue was taken by exactly one DpdkPort/RawQueue); `base` has room for
+    // `room` pointers.
+    let n = unsafe { sys::mw_eth_rx_burst(port, queue, base, room as u16) } as usize;
+    let mut kept = 0;
+    for i in 0..n {
+        // SAFETY: the driver wrote n valid mbuf pointers at base[..n].
+        let m = unsafe { *base.add(i) };
+        if keep(m) {
+            // SAFETY: kept <= i < n <= room: inside the spare capacity.
+            unsafe { *base.add(kept) = m };
+            kept += 1;
+        } else {
+            // SAFETY: the driver handed us this mbuf; nobody else has it.
+            unsafe { sys::mw_pktmbuf_free(m) };
+        }
+    }
+    // SAFETY: slots have..have + kept hold owned, non-null mbuf pointers,
+    // i.e. valid `Mbuf`s (repr(transparent)).
+    unsafe { out.set_len(have + kept) };
+    kept
+}
+
+/// Transmits the front of `pkts` with one `rte_eth_tx_burst` over its
+/// pointers, then removes the sent ones (now the driver's) without dropping
+/// them, keeping the unsent in order.
+#[inline(always)]
+fn tx_from(port: u16, queue: u16, pkts: &mut Burst<Mbuf>) -> usize {
+    let len = pkts.len();
+    if len == 0 {
+        return 0;
+    }
+    let p = pkts.as_mut_ptr().cast::<*mut sys::rte_mbuf>();
+    // SAFETY: (port, queue) is a started queue owned by this thread; `p`
+    // points to `len` owned mbuf pointers (repr(transparent)).
+    let sent = unsafe { sys::mw_eth_tx_burst(port, queue, p, len as u16) } as usize;
+    if sent > 0 {
+        // SAFETY: the first `sent` mbufs belong to the driver now: the
+        // unsent ones move to the front (overlapping copy) and the length
+        // shrinks, so no Mbuf is dropped or duplicated. Nothing between the
+        // burst and set_len can panic.
+        unsafe {
+            ptr::copy(p.add(sent), p, len - sent);
+            pkts.set_len(len - sent);
+        }
+    }
+    sent
+}
+
+/// One queue pair of an ethdev as a MessageWay port on an Ethernet SAN:
+/// Ethernet II frames of EtherType 0x88B5, at most one 802.1Q tag on
+/// receive, none on transmit. Owned by one worker thread (which should have
+/// called [`register_thread`](super::register_thread)).
+#[derive(Debug)]
+pub struct DpdkPort {
+    port_id: u16,
+    queue: u16,
+    mac: [u8; 6],
+    pool: Pool,
+    dev: Ethdev,
+}
+
+impl Drop for DpdkPort {
+    fn drop(&mut self) {
+        self.dev.0.taken[self.queue as usize].store(false, Ordering::Release);
+    }
+}
+
+/// Why [`decap`] refused a frame.
+enum Refused {
+    NotMw,
+    Runt,
+    Multiseg,
+    NotForUs,
+}
+
+/// Strips the Ethernet header (and one 802.1Q tag) of a received frame and
+/// records its source MAC in the mbuf, or says why the frame is refused.
+#[inline(always)]
+fn decap(m: *mut sys::rte_mbuf, own: &[u8; 6]) -> Result<(), Refused> {
+    // SAFETY: `m` is a valid mbuf just received and owned by the caller.
+    let mb = unsafe { &*m };
+    if mb.nb_segs != 1 {
+        return Err(Refused::Multiseg);
+    }
+    let len = mb.data_len as usize;
+    if len < ETH_HLEN {
+        return Err(Refused::Runt);
+    }
+    // SAFETY: a single-segment mbuf's data is data_len bytes at
+    // buf_addr + data_off; only read here, and only while `m` is owned.
+    let d = unsafe {
+        std::slice::from_raw_parts(mb.buf_addr.cast::<u8>().add(mb.data_off as usize), len)
+    };
+    let dst = &d[0..6];
+    if dst[0] & 1 == 0 && dst != own {
+        return Err(Refused::NotForUs);
+    }
+    let mut hl = ETH_HLEN;
+    let mut et = u16::from_be_bytes([d[12], d[13]]);
+    if et == ETHERTYPE_VLAN {
+        if len < ETH_HLEN + 4 {
+            return Err(Refused::Runt);
+        }
+        hl += 4;
+        et = u16::from_be_bytes([d[16], d[17]]);
+    }
+    if et != ETHERTYPE_MW {
+        return Err(Refused::NotMw);
+    }
+    let src = [d[6], d[7], d[8], d[9], d[10], d[11]];
+    set_native_src_raw(m, Some(src));
+    // SAFETY: owned mbuf; hl <= data_len, so the call cannot fail.
+    unsafe { sys::mw_pktmbuf_adj(m, hl as u16) };
+    Ok(())
+}
+
+impl DpdkPort {
+    /// The ethdev port id.
+    pub fn port_id(&self) -> u16 {
+        self.port_id
+    }
+
+    /// The queue pair.
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+
+    /// The ethdev this queue belongs to (for statistics).
+    pub fn ethdev(&self) -> &Ethdev {
+        &self.dev
+    }
+
+    /// The pool this port allocates from.
+    pub fn pool(&self) -> Pool {
+        self.pool
+    }
+
+    /// The port's statistics now.
+    pub fn stats(&self) -> Result<PortStats, DpdkError> {
+        self.dev.stats()
+    }
+}
+
+impl Port for DpdkPort {
+    type Buf = Mbuf;
+
+    /// One `rte_eth_rx_burst` into the free slots of `out`; then each frame
+    /// is checked and its Ethernet header stripped (see [`PortStats`] for
+    /// the frames refused, which are freed and counted here).
+    #[inline]
+    fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
+        let (mut not_mw, mut runt, mut multiseg, mut not_for_us) = (0, 0, 0, 0);
+        let own = self.mac;
+        rx_into(self.port_id, self.queue, out, |m| match decap(m, &own) {
+            Ok(()) => true,
+            Err(r) => {
+                match r {
+                    Refused::NotMw => not_mw += 1,
+                    Refused::Runt => runt += 1,
+                    Refused::Multiseg => multiseg += 1,
+                    Refused::NotForUs => not_for_us += 1,
+                }
+                false
+            }
+        });
+        if not_mw + runt + multiseg + not_for_us != 0 {
+            let c = &self.dev.0.counters[self.queue as usize];
+            bump(&c.not_mw, not_mw);
+            bump(&c.runt, runt);
+            bump(&c.multiseg, multiseg);
+            bump(&c.not_for_us, not_for_us);
+        }
+    }
+
+    #[inline]
+    fn tx_burst(&mut self, pkts: &mut Burst<Mbuf>) -> usize {
+        tx_from(self.port_id, self.queue, pkts)
+    }
+
+    /// Prepends destination MAC (`dst`: 6 bytes; empty: broadcast), own MAC
+    /// and EtherType 0x88B5; pads frames shorter than 60 bytes with zeros.
+    /// Clears the receive-error flags ([`RX_ERROR_FLAGS`]).
+    #[inline]
+    fn encap(&self, buf: &mut Mbuf, dst: &Native) -> bool {
+        let dmac = match dst.as_slice() {
+            [] => BROADCAST,
+            &[a, b, c, d, e, f] => [a, b, c, d, e, f],
+            _ => return false,
+        };
+        let pad = MIN_FRAME.saturating_sub(buf.len() + ETH_HLEN);
+        if buf.headroom() < ETH_HLEN || buf.tailroom() < pad {
+            return false;
+        }
+        if pad > 0 {
+            match buf.append(pad) {
+                Some(p) => p.fill(0),
+                None => return false,
+            }
+        }
+        let Some(h) = buf.prepend(ETH_HLEN) else {
+            return false;
+        };
+        h[0..6].copy_from_slice(&dmac);
+        h[6..12].copy_from_slice(&self.mac);
+        h[12..14].copy_from_slice(&ETHERTYPE_MW.to_be_bytes());
+        buf.clear_rx_flags(RX_ERROR_FLAGS);
+        true
+    }
+
+    #[inline]
+    fn alloc(&mut self) -> Option<Mbuf> {
+        self.pool.alloc()
+    }
+
+    fn native_addr(&self) -> Native {
+        Native::mac(self.mac)
+    }
+
+    fn link_kind(&self) -> LinkKind {
+        LinkKind::Ethernet
+    }
+}
+
+/// One queue pair of an ethdev for whole frames: no decap, no filter, no
+/// encap. For tests (the "host" end of a [`ring_pair`](super::ring_pair))
+/// and packet generators. Owned by one thread at a time.
+#[derive(Debug)]
+pub struct RawQueue {
+    port_id: u16,
+    queue: u16,
+    pool: Pool,
+    dev: Ethdev,
+}
+
+impl Drop for RawQueue {
+    fn drop(&mut self) {
+        self.dev.0.taken[self.queue as usize].store(false, Ordering::Release);
+    }
+}
+
+impl RawQueue {
+    /// Receives up to the free room of `out` (one `rte_eth_rx_burst`);
+    /// returns how many. The mbufs carry no native source.
+    pub fn rx_burst(&mut self, out: &mut Burst<Mbuf>) -> usize {
+        rx_into(self.port_id, self.queue, out, |m| {
+            set_native_src_raw(m, None);
+            true
+        })
+    }
+
+    /// Transmits from the front of `pkts` (one `rte_eth_tx_burst`); the sent
+    /// ones are removed, the unsent stay. Returns how many were sent.
+    pub fn tx_burst(&mut self, pkts: &mut Burst<Mbuf>) -> usize {
+        tx_from(self.port_id, self.queue, pkts)
+    }
+
+    /// Sends one frame (a copy of `frame`); false when no mbuf was free or
+    /// the queue was full.
+    pub fn send_frame(&mut self, frame: &[u8]) -> bool {
+        let Some(m) = self.pool.mbuf_from(frame) else {
+            return false;
+        };
+        self.send(m).is_ok()
+    }
+
+    /// Sends one mbuf; gives it back when the queue was full.
+    pub fn send(&mut self, m: Mbuf) -> Result<(), Mbuf> {
+        let mut b = Burst::new();
+        b.push(m);
+        if self.tx_burst(&mut b) == 1 {
+            Ok(())
+        } else {
+            Err(b.pop().expect("unsent mbuf"))
+        }
+    }
+
+    /// An empty mbuf from the ethdev's pool.
+    pub fn alloc(&mut self) -> Option<Mbuf> {
+        self.pool.alloc()
+    }
+
+    /// The ethdev's MAC address.
+    pub fn mac(&self) -> [u8; 6] {
+        self.dev.0.mac
+    }
+
+    /// The pool of the ethdev.
+    pub fn pool(&self) -> Pool {
+        self.pool
+    }
+
+    /// The ethdev this queue belongs to.
+    pub fn ethdev(&self) -> &Ethdev {
+        &self.dev
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pci_names() {
+        assert!(is_pci_name("0000:3b:00.0"));
+        assert!(is_pci_name("3b:00.1"));
+        assert!(!is_pci_name("net_ring0"));
+        assert!(!is_pci_name("net_memif0"));
+        assert!(!is_pci_name("0000:3b:00"));
+        assert!(!is_pci_name("0000:3b:00.10"));
+    }
+
+    #[test]
+    fn frame_sizes() {
+        assert_eq!(max_frame(None), 1522);
+        assert_eq!(max_frame(Some(9000)), 9022);
+    }
+}

@@ -1,0 +1,399 @@
+//! Mbufs and their pools.
+
+use std::ffi::{CString, c_int};
+use std::fmt;
+use std::ptr::NonNull;
+
+use dpdk_sys as sys;
+
+use super::eal::{DpdkError, Eal, errno_error, native_src_offset};
+use crate::PacketBuf;
+use crate::native::Native;
+
+/// The `ol_flags` bits that DPDK uses for receive information (bits 0..=22;
+/// the transmit requests and the buffer-kind flags such as
+/// `RTE_MBUF_F_EXTERNAL` live above).
+pub const RX_FLAGS_MASK: u64 = (1 << 23) - 1;
+
+/// The `ol_flags` bits [`rx_error_from_flags`] reads (and that
+/// [`DpdkPort::encap`](super::DpdkPort) clears, so that a stale verdict does
+/// not travel with the mbuf to the next hop of an in-process link).
+pub const RX_ERROR_FLAGS: u64 = sys::RTE_MBUF_F_RX_IP_CKSUM_MASK as u64
+    | sys::RTE_MBUF_F_RX_L4_CKSUM_MASK as u64
+    | sys::RTE_MBUF_F_RX_OUTER_IP_CKSUM_BAD as u64
+    | sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_MASK as u64
+    | sys::RTE_MBUF_F_RX_SEC_OFFLOAD_FAILED as u64;
+
+/// Whether receive flags say that the NIC found the frame damaged: a bad IP,
+/// L4, outer IP or outer L4 checksum, or a failed inline security
+/// (IPsec/MACsec) check. The two-bit checksum states are compared whole:
+/// `*_CKSUM_NONE` (bad and good bits both set: "checksum not filled in, data
+/// verified") and `OUTER_L4_CKSUM_INVALID` are not errors, nor is
+/// `*_UNKNOWN`. See docs/backends.md, "DPDK", for why these.
+#[inline(always)]
+pub const fn rx_error_from_flags(f: u64) -> bool {
+    (f & sys::RTE_MBUF_F_RX_IP_CKSUM_MASK as u64) == sys::RTE_MBUF_F_RX_IP_CKSUM_BAD as u64
+        || (f & sys::RTE_MBUF_F_RX_L4_CKSUM_MASK as u64) == sys::RTE_MBUF_F_RX_L4_CKSUM_BAD as u64
+        || (f & sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_MASK as u64)
+            == sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_BAD as u64
+        || f & (sys::RTE_MBUF_F_RX_OUTER_IP_CKSUM_BAD | sys::RTE_MBUF_F_RX_SEC_OFFLOAD_FAILED)
+            as u64
+            != 0
+}
+
+/// A pktmbuf mempool. Pools are never freed: a `Pool` is a plain copyable
+/// handle valid for the rest of the process (mbufs may be in flight in
+/// drivers and rings until the process ends).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Pool(NonNull<sys::rte_mempool>);
+
+// SAFETY: a mempool is a process-wide object whose get/put operations are
+// thread-safe (the default "ring_mp_mc" ops; per-lcore caches are indexed by
+// the calling thread's lcore id), and it is never freed.
+unsafe impl Send for Pool {}
+// SAFETY: as for Send: every operation through a shared handle is
+// thread-safe.
+unsafe impl Sync for Pool {}
+
+impl Pool {
+    /// Creates a pktmbuf pool of `n` mbufs (best `2^k - 1`) with a per-lcore
+    /// cache of `cache` mbufs and `data_room` bytes per mbuf (headroom
+    /// included: at least `RTE_PKTMBUF_HEADROOM` + the largest frame), on
+    /// NUMA socket `socket` (`-1`: any). `name` must be unique in the process
+    /// (at most 25 bytes).
+    pub fn create(
+        _eal: &Eal,
+        name: &str,
+        n: u32,
+        cache: u32,
+        data_room: u16,
+        socket: i32,
+    ) -> Result<Pool, DpdkError> {
+        let cname = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;
+        // SAFETY: EAL is initialised (an &Eal exists); `cname` is a valid C
+        // string for the duration of the call.
+        let mp = unsafe {
+            sys::rte_pktmbuf_pool_create(cname.as_ptr(), n, cache, 0, data_room, socket as c_int)
+        };
+        NonNull::new(mp)
+            .map(Pool)
+            .ok_or_else(|| errno_error("rte_pktmbuf_pool_create", name))
+    }
+
+    /// One empty mbuf (default headroom, no native source), `None` when the
+    /// pool is exhausted.
+    #[inline]
+    pub fn alloc(&self) -> Option<Mbuf> {
+        // SAFETY: the pool is a live pktmbuf pool.
+        let m = NonNull::new(unsafe { sys::mw_pktmbuf_alloc(self.0.as_ptr()) })?;
+        // SAFETY: a freshly allocated mbuf is ours alone.
+        let mut m = unsafe { Mbuf::from_raw(m) };
+        m.set_native_src(None);
+        Some(m)
+    }
+
+    /// An mbuf holding a copy of `bytes`, `None` when the pool is exhausted
+    /// or the bytes do not fit one mbuf.
+    pub fn mbuf_from(&self, bytes: &[u8]) -> Option<Mbuf> {
+        let mut m = self.alloc()?;
+        m.append(bytes.len())?.copy_from_slice(bytes);
+        Some(m)
+    }
+
+    /// Mbufs in the pool, per-lcore caches included (`rte_mempool_avail_count`).
+    pub fn avail_count(&self) -> u32 {
+        // SAFETY: the pool is live.
+        unsafe { sys::rte_mempool_avail_count(self.0.as_ptr()) }
+    }
+
+    /// Mbufs out of the pool (`rte_mempool_in_use_count`).
+    pub fn in_use_count(&self) -> u32 {
+        // SAFETY: the pool is live.
+        unsafe { sys::rte_mempool_in_use_count(self.0.as_ptr()) }
+    }
+
+    /// The number of mbufs the pool was created with.
+    pub fn size(&self) -> u32 {
+        // SAFETY: the pool is live; `size` is set at creation and never
+        // written again.
+        unsafe { (*self.0.as_ptr()).size }
+    }
+
+    /// The NUMA socket the pool's memory is on (`-1`: any).
+    pub fn socket(&self) -> i32 {
+        // SAFETY: as for `size`.
+        unsafe { (*self.0.as_ptr()).socket_id }
+    }
+
+    /// The raw pool.
+    pub fn as_ptr(&self) -> *mut sys::rte_mempool {
+        self.0.as_ptr()
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("ptr", &self.0)
+            .field("size", &self.size())
+            .field("avail", &self.avail_count())
+            .finish()
+    }
+}
+
+/// An owned mbuf: the packet buffer of the DPDK backend.
+///
+/// `#[repr(transparent)]` over the `rte_mbuf` pointer, so that a slice or an
+/// `ArrayVec` of `Mbuf`s is the `struct rte_mbuf **` array that
+/// `rte_eth_rx_burst` fills and `rte_eth_tx_burst` reads. Dropping it frees
+/// the mbuf (`rte_pktmbuf_free`: back to its pool, into the calling lcore's
+/// cache where there is one).
+///
+/// The [`PacketBuf`] view is the first segment's data (`mtod` and
+/// `data_len`), read straight from the `rte_mbuf` fields (bindgen's layout
+/// assertions pin their offsets; a test checks them against the C
+/// accessors). A [`DpdkPort`](super::DpdkPort) only ever hands out
+/// single-segment mbufs (it drops multi-segment frames on receive and never
+/// chains), so that view is the whole packet; the growth operations use the
+/// `rte_pktmbuf_*` functions (through the C shim).
+#[repr(transparent)]
+pub struct Mbuf(NonNull<sys::rte_mbuf>);
+
+// SAFETY: an Mbuf owns its mbuf exclusively (the contract of `from_raw`);
+// mbufs are plain memory that any thread may use and free (freeing from a
+// thread without an lcore id bypasses the per-lcore cache).
+unsafe impl Send for Mbuf {}
+
+impl Mbuf {
+    /// Takes ownership of `m`.
+    ///
+    /// # Safety
+    ///
+    /// `m` is a valid mbuf from a pktmbuf pool that the caller owns: nothing
+    /// else reads, writes or frees it (or its data) from now on, and the
+    /// caller gives up its reference, which the `Mbuf` frees on drop.
+    #[inline(always)]
+    pub unsafe fn from_raw(m: NonNull<sys::rte_mbuf>) -> Mbuf {
+        Mbuf(m)
+    }
+
+    /// Gives up ownership without freeing.
+    #[inline(always)]
+    pub fn into_raw(self) -> NonNull<sys::rte_mbuf> {
+        let m = self.0;
+        std::mem::forget(self);
+        m
+    }
+
+    /// The raw mbuf (still owned by `self`).
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *mut sys::rte_mbuf {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    fn raw(&self) -> &sys::rte_mbuf {
+        // SAFETY: the mbuf is valid and owned by `self` (from_raw's contract).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The offload flags (`ol_flags`).
+    #[inline(always)]
+    pub fn ol_flags(&self) -> u64 {
+        self.raw().ol_flags
+    }
+
+    /// Replaces the receive part of `ol_flags` ([`RX_FLAGS_MASK`]) with
+    /// `flags & RX_FLAGS_MASK`, keeping the other bits (buffer kind, transmit
+    /// requests). For tests and generators that mark frames as a NIC would.
+    pub fn set_rx_flags(&mut self, flags: u64) {
+        // SAFETY: owned by `self`; only receive-information bits change,
+        // which DPDK never uses to manage the buffer.
+        let m = unsafe { self.0.as_mut() };
+        m.ol_flags = (m.ol_flags & !RX_FLAGS_MASK) | (flags & RX_FLAGS_MASK);
+    }
+
+    /// Clears the given receive flags (a subset of [`RX_FLAGS_MASK`]).
+    #[inline(always)]
+    pub(crate) fn clear_rx_flags(&mut self, flags: u64) {
+        // SAFETY: as in `set_rx_flags`.
+        let m = unsafe { self.0.as_mut() };
+        m.ol_flags &= !(flags & RX_FLAGS_MASK);
+    }
+
+    /// Free bytes before the data.
+    #[inline(always)]
+    pub fn headroom(&self) -> usize {
+        self.raw().data_off as usize
+    }
+
+    /// Free bytes after the data of the first segment.
+    #[inline(always)]
+    pub fn tailroom(&self) -> usize {
+        let m = self.raw();
+        (m.buf_len as usize).saturating_sub(m.data_off as usize + m.data_len as usize)
+    }
+
+    /// Segments in the chain.
+    pub fn nb_segs(&self) -> u16 {
+        self.raw().nb_segs
+    }
+
+    /// Bytes of the whole chain (`pkt_len`).
+    pub fn pkt_len(&self) -> usize {
+        self.raw().pkt_len as usize
+    }
+
+    /// The pool the mbuf returns to.
+    pub fn pool(&self) -> Option<Pool> {
+        NonNull::new(self.raw().pool).map(Pool)
+    }
+
+    /// Sets (or clears, with `None`) the native source MAC kept in the
+    /// mbuf's dynamic field `mwrouter_native_src`.
+    pub fn set_native_src(&mut self, mac: Option<[u8; 6]>) {
+        set_native_src_raw(self.as_ptr(), mac);
+    }
+}
+
+/// Writes the native-source dynamic field of `m`.
+#[inline(always)]
+pub(crate) fn set_native_src_raw(m: *mut sys::rte_mbuf, mac: Option<[u8; 6]>) {
+    let off = native_src_offset();
+    if off == usize::MAX {
+        return;
+    }
+    let mut v = [0u8; 8];
+    if let Some(mac) = mac {
+        v[..6].copy_from_slice(&mac);
+        v[6] = 1;
+    }
+    // SAFETY: `m` is a valid mbuf its caller owns; the field was registered
+    // with rte_mbuf_dynfield_register (8 bytes at `off`, inside the mbuf
+    // struct, alignment 1).
+    unsafe { m.cast::<u8>().add(off).cast::<[u8; 8]>().write_unaligned(v) }
+}
+
+impl Drop for Mbuf {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: owned by `self` and not used after this.
+        unsafe { sys::mw_pktmbuf_free(self.0.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Mbuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mbuf")
+            .field("ptr", &self.0)
+            .field("len", &self.len())
+            .field("headroom", &self.headroom())
+            .field("ol_flags", &format_args!("{:#x}", self.ol_flags()))
+            .field("native_src", &self.native_src())
+            .finish()
+    }
+}
+
+impl PacketBuf for Mbuf {
+    #[inline(always)]
+    fn data(&self) -> &[u8] {
+        let m = self.raw();
+        // SAFETY: data_off + data_len <= buf_len for a valid mbuf, so the
+        // range lies in its buffer; the buffer is ours (owned mbuf) and is
+        // borrowed as long as `self`.
+        unsafe {
+            std::slice::from_raw_parts(
+                m.buf_addr.cast::<u8>().add(m.data_off as usize),
+                m.data_len as usize,
+            )
+        }
+    }
+
+    #[inline(always)]
+    fn data_mut(&mut self) -> &mut [u8] {
+        let m = self.raw();
+        let (p, n) = (
+            // SAFETY: as in `data`.
+            unsafe { m.buf_addr.cast::<u8>().add(m.data_off as usize) },
+            m.data_len as usize,
+        );
+        // SAFETY: as in `data`, and `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(p, n) }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.raw().data_len as usize
+    }
+
+    #[inline]
+    fn adj(&mut self, n: usize) {
+        let n = n.min(self.len());
+        if n > 0 {
+            // SAFETY: owned mbuf; n <= data_len <= u16::MAX, so the call
+            // cannot fail.
+            unsafe { sys::mw_pktmbuf_adj(self.as_ptr(), n as u16) };
+        }
+    }
+
+    #[inline]
+    fn prepend(&mut self, n: usize) -> Option<&mut [u8]> {
+        let n16 = u16::try_from(n).ok()?;
+        // SAFETY: owned mbuf; the call checks the headroom and returns null
+        // when it is too small.
+        let p = unsafe { sys::mw_pktmbuf_prepend(self.as_ptr(), n16) };
+        let p = NonNull::new(p.cast::<u8>())?;
+        // SAFETY: `p` is the new data start, followed by at least `n` bytes
+        // of this mbuf's buffer, borrowed mutably through `self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), n) })
+    }
+
+    #[inline]
+    fn trim(&mut self, len: usize) {
+        let cur = self.len();
+        if len < cur {
+            // SAFETY: owned single-segment mbuf; cur - len <= data_len, so
+            // the call cannot fail.
+            unsafe { sys::mw_pktmbuf_trim(self.as_ptr(), (cur - len) as u16) };
+        }
+    }
+
+    #[inline]
+    fn append(&mut self, n: usize) -> Option<&mut [u8]> {
+        let n16 = u16::try_from(n).ok()?;
+        // SAFETY: owned mbuf; the call checks the tailroom and returns null
+        // when it is too small.
+        let p = unsafe { sys::mw_pktmbuf_append(self.as_ptr(), n16) };
+        let p = NonNull::new(p.cast::<u8>())?;
+        // SAFETY: `p` is the start of the `n` bytes just added to this
+        // mbuf's data, borrowed mutably through `self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), n) })
+    }
+
+    #[inline(always)]
+    fn rx_error(&self) -> bool {
+        rx_error_from_flags(self.ol_flags())
+    }
+
+    #[inline]
+    fn native_src(&self) -> Native {
+        let off = native_src_offset();
+        if off == usize::MAX {
+            return Native::EMPTY;
+        }
+        // SAFETY: the dynamic field (8 bytes at `off`, registered at EAL
+        // init) lies inside the mbuf struct, which `self` owns.
+        let v = unsafe {
+            self.as_ptr()
+                .cast::<u8>()
+                .add(off)
+                .cast::<[u8; 8]>()
+                .read_unaligned()
+        };
+        if v[6] == 1 {
+            Native::mac([v[0], v[1], v[2], v[3], v[4], v[5]])
+        } else {
+            Native::EMPTY
+        }
+    }
+}

@@ -1,0 +1,621 @@
+//! The DPDK backend without hugepages or NICs: `Mbuf` as a `PacketBuf`
+//! (strip, prepend, trim, append, flags, native source, back to the pool on
+//! drop), and `DpdkPort` over an in-process ring pair whose other end is a
+//! raw "host" queue: exact bytes both ways, Ethernet decap/encap, padding to
+//! 60 bytes, refused frames counted, receive errors from `ol_flags`, partial
+//! transmission, queue ownership, one EAL per process.
+//!
+//! EAL is initialised once per test process (`Eal::init` keeps the first
+//! outcome); every test of this file uses the same arguments. Without the
+//! `dpdk` feature the file holds one test that reports a skip.
+
+#[cfg(not(feature = "dpdk"))]
+#[test]
+fn dpdk_port() {
+    testkit::skip(
+        "ports::dpdk_port",
+        "built without the `dpdk` feature (cargo test -p ports --features dpdk)",
+    );
+}
+
+#[cfg(feature = "dpdk")]
+mod with_dpdk {
+    use std::time::{Duration, Instant};
+
+    use ports::dpdk::sys;
+    use ports::dpdk::{
+        DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, PortSpec, RX_ERROR_FLAGS,
+        RX_FLAGS_MASK, RawQueue, StartOptions, ring_pair,
+    };
+    use ports::{BURST, Burst, LinkKind, Native, PacketBuf, Port};
+
+    const ROUTER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
+    const HOST_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x0A, 0x0A];
+
+    /// The EAL arguments of this test process.
+    fn eal_args() -> Vec<String> {
+        [
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--no-shconf",
+            "--no-telemetry",
+            "-l",
+            "0-1",
+            "--log-level=warning",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// The process's EAL, or `None` after reporting a skip (panics under
+    /// MWROUTER_REQUIRE_ALL=1).
+    fn eal(test: &str) -> Option<&'static Eal> {
+        match Eal::init(eal_args()) {
+            Ok(eal) => Some(eal),
+            Err(e) => {
+                testkit::skip(test, &format!("EAL does not start here: {e}"));
+                None
+            }
+        }
+    }
+
+    /// A router port and the raw host queue at the other end of a ring pair
+    /// of `ring` slots per direction.
+    fn link(eal: &Eal, tag: &str, ring: u32) -> (DpdkPort, RawQueue) {
+        let pair = ring_pair(eal, tag, 1, ring).expect("ring pair");
+        let devs = eal
+            .start_ports(
+                &[
+                    PortSpec::new(&pair.a).mac(ROUTER_MAC).rings(256, 256),
+                    PortSpec::new(&pair.b).mac(HOST_MAC).rings(256, 256),
+                ],
+                &StartOptions {
+                    queues: 1,
+                    cache: 32,
+                    extra_mbufs: 256,
+                },
+            )
+            .expect("start ring ports");
+        (devs[0].port(0).unwrap(), devs[1].raw_queue(0).unwrap())
+    }
+
+    fn frame(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
+        let mut f = Vec::with_capacity(14 + payload.len());
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&ethertype.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn payload(i: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|j| (i * 37 + j * 5 + 1) as u8).collect()
+    }
+
+    /// Polls `rx` until `n` buffers arrived (or 5 s passed).
+    fn rx_n(mut rx: impl FnMut(&mut Burst<Mbuf>), n: usize) -> Vec<Mbuf> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut got = Vec::new();
+        while got.len() < n && Instant::now() < deadline {
+            let mut b = Burst::new();
+            rx(&mut b);
+            if b.is_empty() {
+                std::thread::yield_now();
+            }
+            got.extend(b.drain(..));
+        }
+        got
+    }
+
+    #[test]
+    fn mbuf_is_a_packet_buf() {
+        let Some(eal) = eal("ports::dpdk_port::mbuf_is_a_packet_buf") else {
+            return;
+        };
+        let lcore = ports::dpdk::try_register_thread().expect("register");
+        assert_eq!(ports::dpdk::lcore_id(), Some(lcore));
+        assert_eq!(
+            ports::dpdk::try_register_thread().unwrap(),
+            lcore,
+            "idempotent"
+        );
+
+        let pool = ports::dpdk::Pool::create(
+            eal,
+            "t_mbuf",
+            511,
+            32,
+            (sys::RTE_MBUF_DEFAULT_DATAROOM + sys::RTE_PKTMBUF_HEADROOM) as u16,
+            0,
+        )
+        .expect("pool");
+        assert_eq!(pool.size(), 511);
+        assert_eq!(pool.avail_count(), 511);
+
+        let mut m = pool.alloc().expect("mbuf");
+        assert_eq!(pool.avail_count(), 510);
+        assert_eq!(pool.in_use_count(), 1);
+        assert_eq!(m.pool(), Some(pool));
+        assert!(m.is_empty());
+        assert_eq!(m.headroom(), sys::RTE_PKTMBUF_HEADROOM as usize);
+        assert_eq!(m.tailroom(), sys::RTE_MBUF_DEFAULT_DATAROOM as usize);
+        assert_eq!(m.native_src(), Native::EMPTY);
+        assert!(!m.rx_error());
+
+        m.append(10)
+            .unwrap()
+            .copy_from_slice(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(m.data(), &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        // The Rust view agrees with DPDK's accessors (rte_pktmbuf_mtod,
+        // rte_pktmbuf_data_len) and moves with them.
+        let same_as_c = |m: &Mbuf| {
+            // SAFETY: `m` is a live mbuf owned by this test; the accessors
+            // only read it.
+            let (p, l) = unsafe {
+                (
+                    sys::mw_pktmbuf_mtod(m.as_ptr()).cast::<u8>().cast_const(),
+                    sys::mw_pktmbuf_data_len(m.as_ptr()),
+                )
+            };
+            assert_eq!(m.data().as_ptr(), p);
+            assert_eq!(m.len(), l as usize);
+            assert_eq!(m.pkt_len(), l as usize);
+        };
+        same_as_c(&m);
+
+        m.prepend(4).unwrap().fill(0xAA);
+        assert_eq!(
+            m.data(),
+            &[0xAA, 0xAA, 0xAA, 0xAA, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        );
+        assert_eq!(m.headroom(), sys::RTE_PKTMBUF_HEADROOM as usize - 4);
+        same_as_c(&m);
+        m.adj(2);
+        assert_eq!(m.data(), &[0xAA, 0xAA, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        m.trim(5);
+        assert_eq!(m.data(), &[0xAA, 0xAA, 0, 1, 2]);
+        m.trim(100);
+        assert_eq!(m.len(), 5, "trim never grows");
+        m.append(2).unwrap().copy_from_slice(&[7, 7]);
+        assert_eq!(m.data(), &[0xAA, 0xAA, 0, 1, 2, 7, 7]);
+        m.data_mut()[0] = 0x55;
+        assert_eq!(m.data()[0], 0x55);
+        same_as_c(&m);
+        let head = m.headroom();
+        assert!(m.prepend(head + 1).is_none(), "headroom too small");
+        assert!(m.append(m.tailroom() + 1).is_none(), "tailroom too small");
+        assert!(m.prepend(70_000).is_none());
+        assert!(m.append(70_000).is_none());
+        assert_eq!(m.len(), 7, "failed growth changes nothing");
+        assert_eq!(m.prepend(head).unwrap().len(), head, "all of the headroom");
+        m.adj(head);
+        m.adj(1000);
+        assert!(m.is_empty(), "adj past the end empties");
+
+        // Receive-error verdicts from ol_flags.
+        use sys::*;
+        let bad = [
+            RTE_MBUF_F_RX_IP_CKSUM_BAD,
+            RTE_MBUF_F_RX_L4_CKSUM_BAD,
+            RTE_MBUF_F_RX_OUTER_IP_CKSUM_BAD,
+            RTE_MBUF_F_RX_OUTER_L4_CKSUM_BAD,
+            RTE_MBUF_F_RX_SEC_OFFLOAD_FAILED,
+            RTE_MBUF_F_RX_IP_CKSUM_BAD | RTE_MBUF_F_RX_L4_CKSUM_GOOD,
+        ];
+        for f in bad {
+            m.set_rx_flags(f as u64);
+            assert!(m.rx_error(), "{f:#x} is an error");
+        }
+        let fine = [
+            0,
+            RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+            RTE_MBUF_F_RX_IP_CKSUM_NONE,
+            RTE_MBUF_F_RX_L4_CKSUM_GOOD,
+            RTE_MBUF_F_RX_L4_CKSUM_NONE,
+            RTE_MBUF_F_RX_OUTER_L4_CKSUM_GOOD,
+            RTE_MBUF_F_RX_OUTER_L4_CKSUM_INVALID,
+            RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED | RTE_MBUF_F_RX_RSS_HASH,
+            RTE_MBUF_F_RX_SEC_OFFLOAD,
+        ];
+        for f in fine {
+            m.set_rx_flags(f as u64);
+            assert!(!m.rx_error(), "{f:#x} is not an error");
+        }
+        m.set_rx_flags(u64::MAX);
+        assert_eq!(m.ol_flags(), RX_FLAGS_MASK, "only receive bits are set");
+        assert_eq!(RX_ERROR_FLAGS & !RX_FLAGS_MASK, 0);
+        m.set_rx_flags(0);
+        assert_eq!(m.ol_flags(), 0);
+
+        m.set_native_src(Some(HOST_MAC));
+        assert_eq!(m.native_src(), Native::mac(HOST_MAC));
+        m.set_native_src(None);
+        assert_eq!(m.native_src(), Native::EMPTY);
+
+        drop(m);
+        assert_eq!(pool.avail_count(), 511, "drop returns the mbuf");
+
+        let m = pool.mbuf_from(&[1, 2, 3]).unwrap();
+        assert_eq!(m.data(), &[1, 2, 3]);
+        let raw = m.into_raw();
+        assert_eq!(pool.avail_count(), 510, "into_raw does not free");
+        // SAFETY: `raw` came from into_raw just above and is not used again.
+        let m = unsafe { Mbuf::from_raw(raw) };
+        assert_eq!(m.data(), &[1, 2, 3]);
+        drop(m);
+        assert_eq!(pool.avail_count(), 511);
+
+        // Mbufs are Send: freed on a thread without an lcore id.
+        let many: Vec<Mbuf> = (0..10).map(|_| pool.alloc().unwrap()).collect();
+        assert_eq!(pool.avail_count(), 501);
+        std::thread::spawn(move || {
+            assert_eq!(ports::dpdk::lcore_id(), None);
+            drop(many);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(pool.avail_count(), 511);
+
+        // Exhaustion.
+        let all: Vec<Mbuf> = std::iter::from_fn(|| pool.alloc()).collect();
+        assert_eq!(all.len(), 511);
+        assert!(pool.alloc().is_none());
+        drop(all);
+        assert_eq!(pool.avail_count(), 511);
+    }
+
+    #[test]
+    fn rx_tx_exact_bytes_over_a_ring_pair() {
+        let Some(eal) = eal("ports::dpdk_port::rx_tx_exact_bytes_over_a_ring_pair") else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        let (mut router, mut host) = link(eal, "rxtx", 512);
+        let pool = router.pool();
+        assert_eq!(host.pool(), pool, "one pool per socket");
+        let base = pool.avail_count();
+        assert_eq!(router.native_addr(), Native::mac(ROUTER_MAC));
+        assert_eq!(router.link_kind(), LinkKind::Ethernet);
+        assert!(router.wait_fd().is_none());
+        assert_eq!(router.ethdev().mac(), ROUTER_MAC);
+        assert_eq!(host.mac(), HOST_MAC);
+
+        // Host -> router: lengths around the 60-byte minimum and large ones.
+        let lens = [1usize, 8, 46, 47, 100, 1486, 1500];
+        let mut sent_ptrs = Vec::new();
+        for (i, &n) in lens.iter().enumerate() {
+            let m = pool
+                .mbuf_from(&frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(i, n)))
+                .unwrap();
+            sent_ptrs.push((m.as_ptr(), m.data().as_ptr()));
+            host.send(m).unwrap();
+        }
+        let got = rx_n(|b| router.rx_burst(b), lens.len());
+        assert_eq!(got.len(), lens.len());
+        for (i, m) in got.iter().enumerate() {
+            assert_eq!(m.data(), payload(i, lens[i]), "packet {i} after decap");
+            assert_eq!(m.native_src(), Native::mac(HOST_MAC));
+            assert!(!m.rx_error());
+            // Zero copy: the very mbuf, its data 14 bytes further in.
+            assert_eq!(m.as_ptr(), sent_ptrs[i].0);
+            assert_eq!(m.data().as_ptr(), sent_ptrs[i].1.wrapping_add(14));
+        }
+
+        // Router -> host: encap to the host's MAC, to broadcast, and padding.
+        let mut out: Burst<Mbuf> = Burst::new();
+        for (i, mut m) in got.into_iter().enumerate() {
+            let dst = if i == 0 {
+                Native::EMPTY
+            } else {
+                Native::mac(HOST_MAC)
+            };
+            assert!(router.encap(&mut m, &dst));
+            out.push(m);
+        }
+        assert_eq!(router.tx_burst(&mut out), lens.len());
+        assert!(out.is_empty());
+        let back = rx_n(
+            |b| {
+                host.rx_burst(b);
+            },
+            lens.len(),
+        );
+        assert_eq!(back.len(), lens.len());
+        for (i, m) in back.iter().enumerate() {
+            let dst = if i == 0 { [0xFF; 6] } else { HOST_MAC };
+            let mut want = frame(dst, ROUTER_MAC, ETHERTYPE_MW, &payload(i, lens[i]));
+            if want.len() < 60 {
+                want.resize(60, 0);
+            }
+            assert_eq!(m.data(), want, "frame {i} as transmitted");
+            assert_eq!(m.native_src(), Native::EMPTY, "raw queues set none");
+        }
+        drop(back);
+
+        // Encap refuses other address kinds; alloc'd buffers start clean.
+        let mut m = router.alloc().unwrap();
+        assert!(m.is_empty());
+        assert_eq!(m.native_src(), Native::EMPTY);
+        assert!(!router.encap(&mut m, &Native::from_slice(&[1, 2, 3, 4]).unwrap()));
+        assert!(m.is_empty(), "a refused encap leaves the buffer");
+        m.append(100).unwrap().fill(3);
+        assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+        assert_eq!(m.len(), 114, "no padding above 60 bytes");
+        router.recycle(m);
+
+        // One 802.1Q tag is accepted (any VID) and stripped with the header.
+        let mut tagged = frame(ROUTER_MAC, HOST_MAC, 0x8100, &[0x20, 0x05]);
+        tagged.extend_from_slice(&ETHERTYPE_MW.to_be_bytes());
+        tagged.extend_from_slice(&payload(9, 30));
+        assert!(host.send_frame(&tagged));
+        // Group addresses (broadcast, multicast) are for us too.
+        assert!(host.send_frame(&frame([0xFF; 6], HOST_MAC, ETHERTYPE_MW, &payload(10, 5))));
+        assert!(host.send_frame(&frame(
+            [0x01, 0x80, 0xC2, 0, 0, 0x0E],
+            HOST_MAC,
+            ETHERTYPE_MW,
+            &payload(11, 5)
+        )));
+        let got = rx_n(|b| router.rx_burst(b), 3);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].data(), payload(9, 30));
+        assert_eq!(got[1].data(), payload(10, 5));
+        assert_eq!(got[2].data(), payload(11, 5));
+        drop(got);
+
+        let st = router.stats().unwrap();
+        assert_eq!(st.ipackets, lens.len() as u64 + 3);
+        assert_eq!(st.opackets, lens.len() as u64);
+        assert_eq!(
+            (st.rx_not_mw, st.rx_runt, st.rx_multiseg, st.rx_not_for_us),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(pool.avail_count(), base, "every mbuf went back");
+    }
+
+    #[test]
+    fn refused_frames_are_dropped_and_counted() {
+        let Some(eal) = eal("ports::dpdk_port::refused_frames_are_dropped_and_counted") else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        let (mut router, mut host) = link(eal, "refuse", 512);
+        let pool = router.pool();
+        let base = pool.avail_count();
+
+        let ok = frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(0, 40));
+        assert!(host.send_frame(&frame(ROUTER_MAC, HOST_MAC, 0x0800, &payload(1, 40))));
+        assert!(host.send_frame(&ok));
+        assert!(host.send_frame(&frame(ROUTER_MAC, HOST_MAC, 0x86DD, &payload(2, 40))));
+        // A tag followed by another EtherType; a double tag (Q-in-Q).
+        let mut t = frame(ROUTER_MAC, HOST_MAC, 0x8100, &[0, 1]);
+        t.extend_from_slice(&0x0806u16.to_be_bytes());
+        t.extend_from_slice(&payload(3, 40));
+        assert!(host.send_frame(&t));
+        let mut qq = frame(ROUTER_MAC, HOST_MAC, 0x8100, &[0, 1, 0x81, 0, 0, 2]);
+        qq.extend_from_slice(&ETHERTYPE_MW.to_be_bytes());
+        assert!(host.send_frame(&qq));
+        // Runts: shorter than the header, and a tag without its EtherType.
+        assert!(host.send_frame(&ok[..13]));
+        assert!(host.send_frame(&frame(ROUTER_MAC, HOST_MAC, 0x8100, &[0, 1, 0x88])));
+        // Unicast to someone else.
+        assert!(host.send_frame(&frame(
+            [0x02, 9, 9, 9, 9, 9],
+            HOST_MAC,
+            ETHERTYPE_MW,
+            &payload(4, 40)
+        )));
+        // Two segments.
+        let first = pool.mbuf_from(&ok[..30]).unwrap();
+        let second = pool.mbuf_from(&ok[30..]).unwrap();
+        let p = first.as_ptr();
+        let q = second.into_raw().as_ptr();
+        // SAFETY: both mbufs are owned by this test; chaining them as
+        // rte_pktmbuf_chain would (next, nb_segs, pkt_len) hands the second
+        // to the first, which frees the chain.
+        unsafe {
+            (*p).next = q;
+            (*p).nb_segs = 2;
+            (*p).pkt_len += (*q).data_len as u32;
+        }
+        assert_eq!(first.nb_segs(), 2);
+        host.send(first).unwrap();
+        assert!(host.send_frame(&ok));
+
+        let got = rx_n(|b| router.rx_burst(b), 2);
+        assert_eq!(got.len(), 2, "only the two MessageWay frames");
+        for m in &got {
+            assert_eq!(m.data(), &ok[14..]);
+        }
+        let mut b = Burst::new();
+        router.rx_burst(&mut b);
+        assert!(b.is_empty());
+        drop(got);
+
+        let st = router.stats().unwrap();
+        assert_eq!(st.ipackets, 10, "the device saw every frame");
+        assert_eq!(st.rx_not_mw, 4, "IPv4, IPv6, tagged ARP, Q-in-Q");
+        assert_eq!(st.rx_runt, 2);
+        assert_eq!(st.rx_not_for_us, 1);
+        assert_eq!(st.rx_multiseg, 1);
+        assert_eq!(pool.avail_count(), base, "refused frames are freed");
+    }
+
+    #[test]
+    fn rx_error_comes_from_ol_flags_and_encap_clears_it() {
+        let Some(eal) = eal("ports::dpdk_port::rx_error_comes_from_ol_flags_and_encap_clears_it")
+        else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        let (mut router, mut host) = link(eal, "rxerr", 512);
+        let pool = router.pool();
+        let flags = [
+            0,
+            sys::RTE_MBUF_F_RX_L4_CKSUM_BAD as u64,
+            sys::RTE_MBUF_F_RX_L4_CKSUM_NONE as u64,
+            sys::RTE_MBUF_F_RX_IP_CKSUM_BAD as u64,
+            sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_BAD as u64,
+        ];
+        for (i, &f) in flags.iter().enumerate() {
+            let mut m = pool
+                .mbuf_from(&frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(i, 64)))
+                .unwrap();
+            m.set_rx_flags(f);
+            host.send(m).unwrap();
+        }
+        let got = rx_n(|b| router.rx_burst(b), flags.len());
+        let verdicts: Vec<bool> = got.iter().map(|m| m.rx_error()).collect();
+        assert_eq!(verdicts, [false, true, false, true, true]);
+        let mut out = Burst::new();
+        for mut m in got {
+            assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+            assert_eq!(m.ol_flags() & RX_ERROR_FLAGS, 0, "encap clears the verdict");
+            out.push(m);
+        }
+        assert_eq!(router.tx_burst(&mut out), flags.len());
+        let back = rx_n(
+            |b| {
+                host.rx_burst(b);
+            },
+            flags.len(),
+        );
+        assert!(back.iter().all(|m| !m.rx_error()));
+    }
+
+    #[test]
+    fn a_full_ring_leaves_the_unsent_in_the_burst() {
+        let Some(eal) = eal("ports::dpdk_port::a_full_ring_leaves_the_unsent_in_the_burst") else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        // 32 slots: 31 usable.
+        let (mut router, mut host) = link(eal, "full", 32);
+        let pool = router.pool();
+        let base = pool.avail_count();
+        let mut out: Burst<Mbuf> = Burst::new();
+        let mut ptrs = Vec::new();
+        for i in 0..BURST {
+            let mut m = router.alloc().unwrap();
+            m.append(20).unwrap().copy_from_slice(&payload(i, 20));
+            assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+            ptrs.push(m.as_ptr());
+            out.push(m);
+        }
+        assert_eq!(router.tx_burst(&mut out), 31);
+        assert_eq!(out.len(), 1, "the unsent one stays");
+        assert_eq!(out[0].as_ptr(), ptrs[31], "the last one, in order");
+        assert_eq!(out[0].data()[14..34], payload(31, 20));
+        assert_eq!(router.tx_burst(&mut out), 0, "still full");
+        assert_eq!(out.len(), 1);
+        let got = rx_n(
+            |b| {
+                host.rx_burst(b);
+            },
+            31,
+        );
+        assert_eq!(got.len(), 31);
+        for (i, m) in got.iter().enumerate() {
+            assert_eq!(m.as_ptr(), ptrs[i]);
+            assert_eq!(m.data()[14..34], payload(i, 20));
+        }
+        assert_eq!(router.tx_burst(&mut out), 1);
+        assert!(out.is_empty());
+        let last = rx_n(
+            |b| {
+                host.rx_burst(b);
+            },
+            1,
+        );
+        assert_eq!(last[0].as_ptr(), ptrs[31]);
+        drop((got, last));
+        assert_eq!(pool.avail_count(), base);
+        // A burst never holds more than BURST: rx fills only the free room.
+        for i in 0..31 {
+            assert!(host.send_frame(&frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(i, 8))));
+        }
+        let mut b: Burst<Mbuf> = Burst::new();
+        b.push(router.alloc().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while b.len() < BURST && Instant::now() < deadline {
+            router.rx_burst(&mut b);
+        }
+        assert_eq!(b.len(), BURST);
+        assert_eq!(b[1].data(), payload(0, 8));
+        assert_eq!(b[BURST - 1].data(), payload(30, 8));
+        router.rx_burst(&mut b);
+        assert_eq!(b.len(), BURST, "a full burst takes nothing");
+        drop(b);
+        let mut rest = Burst::new();
+        router.rx_burst(&mut rest);
+        assert!(rest.is_empty());
+        assert_eq!(pool.avail_count(), base);
+    }
+
+    #[test]
+    fn queues_have_one_owner_and_eal_starts_once() {
+        let Some(eal) = eal("ports::dpdk_port::queues_have_one_owner_and_eal_starts_once") else {
+            return;
+        };
+        assert!(std::ptr::eq(Eal::init(eal_args()).unwrap(), eal));
+        assert_eq!(eal.args(), eal_args());
+        let mut other = eal_args();
+        other.push("--vdev=net_null0".into());
+        match Eal::init(other) {
+            Err(DpdkError::AlreadyInitialised { args }) => assert_eq!(args, eal_args()),
+            r => panic!("a second EAL configuration: {r:?}"),
+        }
+
+        let pair = ring_pair(eal, "own", 2, 64).unwrap();
+        let devs: Vec<Ethdev> = eal
+            .start_ports(
+                &[PortSpec::new(&pair.a), PortSpec::new(&pair.b)],
+                &StartOptions {
+                    queues: 2,
+                    ..StartOptions::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(devs[0].queues(), 2);
+        let p0 = devs[0].port(0).unwrap();
+        match devs[0].port(0) {
+            Err(DpdkError::QueueTaken { queue: 0, .. }) => {}
+            r => panic!("queue 0 twice: {r:?}"),
+        }
+        assert!(matches!(
+            devs[0].raw_queue(0),
+            Err(DpdkError::QueueTaken { .. })
+        ));
+        assert!(matches!(devs[0].port(2), Err(DpdkError::Config(_))));
+        let p1 = devs[0].port(1).unwrap();
+        drop(p0);
+        let _p0 = devs[0].port(0).expect("free again after drop");
+        drop(p1);
+
+        // Queue q of one end reaches queue q of the other, and only it.
+        let mut b = devs[1].ports().unwrap();
+        let mut a1 = devs[0].raw_queue(1).unwrap();
+        assert!(a1.send_frame(&frame(
+            devs[1].mac(),
+            [2, 0, 0, 0, 0, 3],
+            ETHERTYPE_MW,
+            &[5; 9]
+        )));
+        let got = rx_n(|x| b[1].rx_burst(x), 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].data(), &[5; 9]);
+        let mut none = Burst::new();
+        b[0].rx_burst(&mut none);
+        assert!(none.is_empty());
+
+        assert!(matches!(
+            eal.start_ports(
+                &[PortSpec::new("net_ring_nosuch")],
+                &StartOptions::default()
+            ),
+            Err(DpdkError::NoSuchDevice(_))
+        ));
+    }
+}
