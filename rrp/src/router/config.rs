@@ -25,8 +25,9 @@ pub struct Timers {
     pub advertise_ms: u64,
     /// FIBs are published at most once per this interval.
     pub fib_ms: u64,
-    /// RTs crossing a downed HR are refused this long (or until it answers
-    /// keepalives again, if it is a buddy).
+    /// RTs crossing a downed HR are refused this long, so that late
+    /// re-advertisements cannot resurrect them; the downed HR's buddies
+    /// refuse them until it answers keepalives again (at most a hold time).
     pub tombstone_ms: u64,
 }
 
@@ -40,7 +41,7 @@ impl Default for Timers {
             hold_ms: 90_000,
             advertise_ms: 200,
             fib_ms: 100,
-            tombstone_ms: 90_000,
+            tombstone_ms: 5_000,
         }
     }
 }

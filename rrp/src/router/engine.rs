@@ -1223,8 +1223,16 @@ impl Router {
             return;
         }
         self.stats.hr_down += 1;
-        self.tombstones
-            .insert(x, now + self.cfg.timers.tombstone_ms);
+        // A buddy's own HRs see the downed HR answer keepalives again and
+        // lift the tombstone then (or after a hold time); elsewhere it only
+        // has to outlast the relay and the messages in flight.
+        let buddy = self.hrs.iter().any(|h| h.lrt.contains_key(&x));
+        let until = if buddy {
+            self.cfg.timers.hold_ms
+        } else {
+            self.cfg.timers.tombstone_ms
+        };
+        self.tombstones.insert(x, now + until);
         let deleted = self.delete_where(
             x,
             from,

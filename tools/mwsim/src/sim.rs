@@ -65,7 +65,7 @@ impl Default for SimConfig {
                 hold_ms: 90_000,
                 advertise_ms: 100,
                 fib_ms: 50,
-                tombstone_ms: 90_000,
+                tombstone_ms: 5_000,
             },
             k: 4,
             delay_ms: 1,
