@@ -1,4 +1,12 @@
-//! The mwrouter daemon's library (DESIGN.md "Workspace").
+//! The mwrouter daemon's library (DESIGN.md "Threads and data flow").
 //!
-//! Not built yet: configuration, the control-plane thread and the admin
-//! socket arrive with the daemon issue. This crate holds nothing else so far.
+//! [`plane`] runs the RRP engine ([`rrp::router::Router`]) on its own
+//! thread: it takes punted packets and notices from the workers' rings,
+//! runs the engine's timers, publishes the FIBs the engine computes to the
+//! workers, and injects the packets the engine sends through a worker.
+//! Configuration files, the admin socket and the daemon itself come with
+//! the daemon's issue.
+
+pub mod plane;
+
+pub use plane::{ControlPlane, PlaneHandle, PlaneStats};

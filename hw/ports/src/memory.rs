@@ -217,10 +217,12 @@ impl Port for MemPort {
 
     #[inline]
     fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
+        // A wire has one other member: "every member" is the peer.
+        let dst = if dst.is_empty() { self.peer } else { *dst };
         if dst.as_slice().len() != 6 {
             return false;
         }
-        buf.set_native_dst(*dst);
+        buf.set_native_dst(dst);
         true
     }
 

@@ -1,0 +1,250 @@
+//! The control-plane thread (DESIGN.md "Threads and data flow"):
+//!
+//! ```text
+//! control thread <-- punt rings (per class, bounded); notices; timers
+//!   RRP engine (sans-IO) -> route tables -> FibSet -> published (RCU swap)
+//!   outgoing RRP/ERR packets -> injected through a worker's tx ring
+//! ```
+//!
+//! The thread never blocks a worker: it only pops from and pushes to the
+//! workers' bounded lock-free rings and swaps FIB snapshots. When the
+//! injection ring is full the packet is dropped and counted (the engine's
+//! protocol recovers by refresh and keepalive).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables};
+use ports::Native;
+use rrp::Address;
+use rrp::router::{Event, Notice, NoticeKind, Output, RouteTables, Router, Time};
+use rrp::wire::NativeAddr;
+
+/// Counters of the control-plane thread.
+#[derive(Debug, Default)]
+pub struct PlaneStats {
+    /// Punted packets handed to the engine.
+    pub punts: AtomicU64,
+    /// Notices handed to the engine.
+    pub notices: AtomicU64,
+    /// Packets injected into a worker's ring.
+    pub injected: AtomicU64,
+    /// Packets the engine sent that found the injection ring full.
+    pub inject_full: AtomicU64,
+    /// Packets the engine sent to a native address the port cannot hold.
+    pub inject_bad_native: AtomicU64,
+    /// FIB sets published.
+    pub fibs_published: AtomicU64,
+    /// Version of the last published FIB set.
+    pub fib_version: AtomicU64,
+}
+
+/// What the rest of the daemon keeps of a running control plane.
+#[derive(Debug)]
+pub struct PlaneHandle {
+    stop: Arc<AtomicBool>,
+    /// Counters.
+    pub stats: Arc<PlaneStats>,
+    thread: Option<thread::JoinHandle<ControlPlane>>,
+}
+
+impl PlaneHandle {
+    /// Stops the thread and returns the control plane (engine included).
+    pub fn stop(mut self) -> ControlPlane {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .take()
+            .expect("joined once")
+            .join()
+            .expect("control thread panicked")
+    }
+}
+
+/// The control plane of one box: its RRP engine and its side of every
+/// worker's rings.
+pub struct ControlPlane {
+    engine: Router,
+    hrs: Vec<Address>,
+    workers: Vec<ControlChannels>,
+    publisher: FibPublisher,
+    start: Instant,
+    stats: Arc<PlaneStats>,
+    /// Engine events not yet taken by [`ControlPlane::take_events`].
+    events: Vec<(Time, Event)>,
+    next_worker: usize,
+}
+
+fn to_native(n: &NativeAddr) -> Option<Native> {
+    Native::from_slice(n.as_bytes())
+}
+
+fn from_native(n: &Native) -> NativeAddr {
+    NativeAddr::from_bytes(n.as_slice()).unwrap_or_default()
+}
+
+/// Events kept for readers before the oldest are dropped.
+const EVENTS_KEPT: usize = 4096;
+
+impl ControlPlane {
+    /// A control plane running `engine`, talking to the workers through
+    /// `workers` (one per worker) and publishing FIBs with `publisher`.
+    pub fn new(
+        engine: Router,
+        workers: Vec<ControlChannels>,
+        publisher: FibPublisher,
+    ) -> ControlPlane {
+        let hrs = engine.config().hrs.iter().map(|h| h.address).collect();
+        ControlPlane {
+            engine,
+            hrs,
+            workers,
+            publisher,
+            start: Instant::now(),
+            stats: Arc::new(PlaneStats::default()),
+            events: Vec::new(),
+            next_worker: 0,
+        }
+    }
+
+    /// Milliseconds since the plane started: the engine's clock.
+    pub fn now(&self) -> Time {
+        self.start.elapsed().as_millis() as Time
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Router {
+        &self.engine
+    }
+
+    /// The route tables last computed.
+    pub fn routes(&self) -> Arc<RouteTables> {
+        self.engine.fib()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Arc<PlaneStats> {
+        self.stats.clone()
+    }
+
+    /// Takes the engine events gathered so far.
+    pub fn take_events(&mut self) -> Vec<(Time, Event)> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// One pass: punts (protocol traffic first), notices, due timers, then
+    /// the engine's outputs. Returns how many punts and notices it handled.
+    pub fn poll_once(&mut self) -> usize {
+        let now = self.now();
+        let mut work = 0;
+        for w in 0..self.workers.len() {
+            while let Some(p) = self.workers[w].recv_punt() {
+                work += 1;
+                self.stats.punts.fetch_add(1, Ordering::Relaxed);
+                let native = from_native(&p.native_src);
+                self.engine
+                    .handle_packet(now, p.in_port as usize, &native, &p.data);
+                self.workers[w].recycle_any(p);
+                self.drain(now);
+            }
+            while let Some(n) = self.workers[w].recv_notice() {
+                work += 1;
+                self.stats.notices.fetch_add(1, Ordering::Relaxed);
+                let kind = match n.kind {
+                    dataplane::NoticeKind::NoRoute => NoticeKind::NoRoute,
+                    dataplane::NoticeKind::Mtu => NoticeKind::Mtu,
+                    dataplane::NoticeKind::Redirect => NoticeKind::Redirect,
+                };
+                self.engine.handle_notice(
+                    now,
+                    &Notice {
+                        kind,
+                        in_port: n.in_port as usize,
+                        native_src: from_native(&n.native_src),
+                        next_hop: from_native(&n.next_hop),
+                        packet: n.bytes().to_vec(),
+                    },
+                );
+                self.drain(now);
+            }
+        }
+        if now >= self.engine.next_timer() {
+            self.engine.on_timer(now);
+            self.drain(now);
+        }
+        self.publisher.reclaim();
+        work
+    }
+
+    fn drain(&mut self, now: Time) {
+        while let Some(o) = self.engine.poll_output() {
+            match o {
+                Output::Send {
+                    port,
+                    native,
+                    packet,
+                } => {
+                    let Some(native_dst) = to_native(&native) else {
+                        self.stats.inject_bad_native.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    };
+                    if self.workers.is_empty() {
+                        continue;
+                    }
+                    let w = self.next_worker % self.workers.len();
+                    self.next_worker = self.next_worker.wrapping_add(1);
+                    let inj = Injection {
+                        port: port as u16,
+                        native_dst,
+                        data: packet,
+                    };
+                    match self.workers[w].inject(inj) {
+                        Ok(()) => self.stats.injected.fetch_add(1, Ordering::Relaxed),
+                        Err(_) => self.stats.inject_full.fetch_add(1, Ordering::Relaxed),
+                    };
+                }
+                Output::FibChanged(v) => {
+                    let fib = from_route_tables(&self.engine.fib(), &self.hrs);
+                    self.publisher.publish(fib);
+                    self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
+                    self.stats.fib_version.store(v, Ordering::Relaxed);
+                }
+                Output::Event(e) => {
+                    if self.events.len() >= EVENTS_KEPT {
+                        self.events.remove(0);
+                    }
+                    self.events.push((now, e));
+                }
+            }
+        }
+    }
+
+    /// Runs the plane on a new thread named `mw-control` until stopped. The
+    /// thread polls its rings and sleeps at most `tick` between passes when
+    /// there is nothing to do (and never past the engine's next timer).
+    pub fn spawn(mut self, tick: Duration) -> std::io::Result<PlaneHandle> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = self.stats.clone();
+        let s = stop.clone();
+        let thread = thread::Builder::new()
+            .name("mw-control".into())
+            .spawn(move || {
+                while !s.load(Ordering::Relaxed) {
+                    if self.poll_once() > 0 {
+                        continue;
+                    }
+                    let now = self.now();
+                    let until_timer = self.engine.next_timer().saturating_sub(now);
+                    let pause = tick.min(Duration::from_millis(until_timer.max(1)));
+                    thread::sleep(pause);
+                }
+                self
+            })?;
+        Ok(PlaneHandle {
+            stop,
+            stats,
+            thread: Some(thread),
+        })
+    }
+}
