@@ -1766,7 +1766,10 @@ impl Router {
                 .filter(|e| e.router)
                 .map(|e| (e.info.address, e.native.clone()))
                 .collect();
+            // Buddies due for the full set get it once, not also the changes.
+            let new: BTreeSet<Address> = std::mem::take(&mut self.hrs[p].full_to);
             let sans: Vec<Address> = if full {
+                self.hrs[p].dirty.clear();
                 self.known_sans().into_iter().collect()
             } else {
                 std::mem::take(&mut self.hrs[p].dirty).into_iter().collect()
@@ -1780,20 +1783,17 @@ impl Router {
                     self.hrs[p].advertised.insert(key, rt.sn);
                     let packets = self.encode_rt(p, &rt);
                     for (b, n) in &buddies {
-                        self.send_encoded(p, *b, n, &packets);
+                        if full || !new.contains(b) {
+                            self.send_encoded(p, *b, n, &packets);
+                        }
                     }
                 }
             }
-            if full {
-                self.hrs[p].dirty.clear();
-                self.hrs[p].full_to.clear();
-            }
-            let new: Vec<Address> = std::mem::take(&mut self.hrs[p].full_to)
-                .into_iter()
-                .collect();
-            for b in new {
-                if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
-                    self.send_full_set(p, b, n);
+            if !full {
+                for b in new {
+                    if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
+                        self.send_full_set(p, b, n);
+                    }
                 }
             }
         }
