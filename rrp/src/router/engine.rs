@@ -29,7 +29,7 @@ use crate::router::event::{Event, RouterStats, RtRefusal};
 use crate::serial;
 use crate::wire::hop::NativeAddr;
 use crate::wire::message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
-use crate::wire::record::{Capability, Mtu, SourceRoute};
+use crate::wire::record::{Capability, Mtu, RecordRepr, SourceRoute};
 
 /// Time in milliseconds since an arbitrary epoch.
 pub type Time = u64;
@@ -272,6 +272,10 @@ fn rt_rank(rt: &Rt) -> Rank<'_> {
     }
 }
 
+/// Identifies a node list by the bytes it arrived in: SAN-ID, SN, keyed
+/// hash and length of the node records.
+type NodeKey = (Address, u16, u64, usize);
+
 /// Where a ranked RT comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Src {
@@ -332,7 +336,9 @@ pub struct Router {
     fib: Arc<RouteTables>,
     stats: RouterStats,
     limiter: ErrorLimiter,
-    interned: HashMap<(Address, u16), Arc<Vec<NodeEntry>>>,
+    interned: HashMap<NodeKey, Arc<Vec<NodeEntry>>>,
+    hasher: std::collections::hash_map::RandomState,
+    encoded: HashMap<*const Vec<NodeEntry>, (Arc<Vec<NodeEntry>>, Arc<Vec<u8>>)>,
 }
 
 const EXPIRY_CHECK_MS: Time = 1000;
@@ -401,6 +407,8 @@ impl Router {
             stats: RouterStats::default(),
             limiter,
             interned: HashMap::new(),
+            hasher: std::collections::hash_map::RandomState::new(),
+            encoded: HashMap::new(),
         };
         for p in 0..r.hrs.len() {
             r.lrt_changed(p);
@@ -713,6 +721,9 @@ impl Router {
         if self.rt_precheck(now, port, native_src, bytes) {
             return;
         }
+        if self.rt_known_nodes(now, port, native_src, bytes) {
+            return;
+        }
         let (p, m) = match Message::parse_packet(bytes) {
             Ok(x) => x,
             Err(error) => {
@@ -767,7 +778,8 @@ impl Router {
             }
             Message::RouteTable(rt) => {
                 let part = RtPart::from_free(p.header.free);
-                self.handle_rt(now, port, native_src, sa, part, rt)
+                let known = self.node_key(bytes).map(|(k, _)| (k, None));
+                self.handle_rt(now, port, native_src, sa, part, rt, known)
             }
             Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
             Message::LinkDown { a, b } => self.link_down(now, a, b, Some(sa)),
@@ -860,6 +872,83 @@ impl Router {
         }
     }
 
+    /// The key of an unsplit RRP#9's node list (SAN-ID, SN, keyed hash of
+    /// the node records' bytes) and where those bytes start in the data block.
+    fn node_key(&self, bytes: &[u8]) -> Option<(NodeKey, usize)> {
+        use crate::wire::packet::Packet;
+        use crate::wire::record::RecordIter;
+        use std::hash::BuildHasher;
+        let p = Packet::new_checked(bytes, 0).ok()?;
+        let h = p.header();
+        if h.packet_type() != PacketType::RRP || h.type_ext() != 9 || h.free() != 0 {
+            return None;
+        }
+        let mut it = RecordIter::new(p.data(), 0);
+        let (r8, _) = it.next()?.ok()?;
+        it.next()?.ok()?;
+        let (r7, at) = it.next()?.ok()?;
+        let start = at + r7.bytes().len();
+        let d = r8.bytes();
+        let san = u16::from_be_bytes([d[4], d[5]]);
+        let sn = u16::from_be_bytes([d[6], d[7]]);
+        let tail = &p.data()[start..];
+        let hash = self.hasher.hash_one(tail);
+        Some(((Address(san), sn, hash, tail.len()), start))
+    }
+
+    /// An RRP#9 whose node list this box already holds: only its R8, R5 and
+    /// R7 are parsed. Returns whether it was handled.
+    fn rt_known_nodes(
+        &mut self,
+        now: Time,
+        port: usize,
+        native: &NativeAddr,
+        bytes: &[u8],
+    ) -> bool {
+        use crate::wire::packet::Packet;
+        use crate::wire::record::{Record, RecordIter};
+        let Some((key, start)) = self.node_key(bytes) else {
+            return false;
+        };
+        let Some(nodes) = self.interned.get(&key).cloned() else {
+            return false;
+        };
+        let Ok(p) = Packet::new_checked(bytes, 0) else {
+            return false;
+        };
+        let head = &p.data()[..start];
+        let recs: Vec<RecordRepr> = RecordIter::new(head, 0)
+            .filter_map(|r| r.ok())
+            .filter_map(|(r, _): (Record<'_>, usize)| RecordRepr::parse(&r).ok())
+            .collect();
+        let [
+            RecordRepr::RtHeader { san_id, sn },
+            RecordRepr::SourceRoute(csr),
+            RecordRepr::Rcvf(rcvf),
+        ] = &recs[..]
+        else {
+            return false;
+        };
+        let rt = RouteTable {
+            san_id: *san_id,
+            sn: *sn,
+            csr: csr.clone(),
+            rcvf: rcvf.clone(),
+            nodes: Vec::new(),
+        };
+        let sa = p.header().src();
+        self.handle_rt(
+            now,
+            port,
+            native,
+            sa,
+            Some(RtPart::WHOLE),
+            rt,
+            Some((key, Some(nodes))),
+        );
+        true
+    }
+
     /// Settles an RRP#9 from its R8, R5 and R7 alone, without building its
     /// node list, when the outcome does not depend on the nodes: a refresh
     /// (same RCVF, same SN), a stale SN, a refusal, or an RT that would not
@@ -948,6 +1037,7 @@ impl Router {
         false
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn handle_rt(
         &mut self,
         now: Time,
@@ -956,6 +1046,7 @@ impl Router {
         sa: Address,
         part: Option<RtPart>,
         rt: RouteTable,
+        pre: Option<(NodeKey, Option<Arc<Vec<NodeEntry>>>)>,
     ) {
         self.stats.rts_received += 1;
         let refuse = |s: &mut Self, why: RtRefusal, san: Address| {
@@ -1013,7 +1104,11 @@ impl Router {
         if rt.rcvf.len() + 1 > self.cfg.limits.max_rcvf {
             return refuse(self, RtRefusal::RcvfTooLong, san);
         }
-        if rt.nodes.len() > self.cfg.limits.max_nodes_per_rt {
+        let count = match &pre {
+            Some((_, Some(a))) => a.len(),
+            _ => rt.nodes.len(),
+        };
+        if count > self.cfg.limits.max_nodes_per_rt {
             return refuse(self, RtRefusal::TooManyNodes, san);
         }
         if san == self.cfg.hrs[port].san_id {
@@ -1035,24 +1130,27 @@ impl Router {
         };
         let (csr_q, csr_mtu, sn) = (rt.csr.q, rt.csr.mtu, rt.sn);
         let rcvf_in = rt.rcvf;
-        let mut nodes = Vec::with_capacity(rt.nodes.len());
-        for n in rt.nodes {
-            let Ok(r) = Route::from_l2rhs(&n.route.route) else {
-                return refuse(self, RtRefusal::BadRoute, san);
-            };
-            nodes.push(NodeEntry {
-                info: n.info,
-                route: r,
-                q: n.route.q,
-            });
-        }
-        // RTs of one SAN with one SN arrive by several paths: keep one copy
-        // of their node list per box.
-        let nodes = match self.interned.get(&(san, sn)) {
-            Some(a) if **a == nodes => a.clone(),
-            _ => {
+        let nodes = match pre {
+            Some((_, Some(a))) => a,
+            pre => {
+                let mut nodes = Vec::with_capacity(rt.nodes.len());
+                for n in rt.nodes {
+                    let Ok(r) = Route::from_l2rhs(&n.route.route) else {
+                        return refuse(self, RtRefusal::BadRoute, san);
+                    };
+                    nodes.push(NodeEntry {
+                        info: n.info,
+                        route: r,
+                        q: n.route.q,
+                    });
+                }
+                // RTs of one SAN with one SN arrive by several paths: keep
+                // one copy of their node list per box, found again by the
+                // bytes it came in.
                 let a = Arc::new(nodes);
-                self.interned.insert((san, sn), a.clone());
+                if let Some((key, None)) = pre {
+                    self.interned.insert(key, a.clone());
+                }
                 a
             }
         };
@@ -1644,11 +1742,72 @@ impl Router {
         }
     }
 
+    /// `rt` as one RRP#9 packet from `src` (destination 0x0040, patched by
+    /// the sender), its node entries taken from the encoding cache.
+    fn encode_rt_whole(&mut self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
+        use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
+        use crate::wire::record::RecordRef;
+        let key = Arc::as_ptr(&rt.nodes);
+        let nodes = match self.encoded.get(&key) {
+            Some((_, b)) => b.clone(),
+            None => {
+                let mut out = Vec::new();
+                for n in rt.nodes.iter() {
+                    let route = SourceRoute {
+                        q: n.q,
+                        route: n.route.to_l2rhs(),
+                        mtu: None,
+                    };
+                    crate::wire::message::emit_rt_node(&n.info, &route, &mut out).ok()?;
+                }
+                let b = Arc::new(out);
+                self.encoded.insert(key, (rt.nodes.clone(), b.clone()));
+                b
+            }
+        };
+        let csr = SourceRoute {
+            q: rt.q,
+            route: rt.csr.to_l2rhs(),
+            mtu: Some(rt.mtu),
+        };
+        let mut data = Vec::with_capacity(64 + nodes.len());
+        RecordRef::RtHeader {
+            san_id: rt.san_id,
+            sn: rt.sn,
+        }
+        .emit(&mut data)
+        .ok()?;
+        RecordRef::SourceRoute(&csr).emit(&mut data).ok()?;
+        RecordRef::Rcvf(&rt.rcvf).emit(&mut data).ok()?;
+        data.extend_from_slice(&nodes);
+        if data.len() / 8 > crate::wire::header::MAX_DATA_WORDS as usize {
+            return None;
+        }
+        let mut bytes = vec![0u8; HEADER_LEN];
+        HeaderRepr {
+            dst: Address(0x0040),
+            packet_type: PacketType::RRP,
+            type_ext: crate::kind::RrpType::RouteTable as u16,
+            src,
+            ..HeaderRepr::default()
+        }
+        .emit(&mut Header::new_unchecked(&mut bytes[..]), data.len());
+        bytes.extend_from_slice(&data);
+        bytes.extend_from_slice(&[0u8; 8]);
+        Some(bytes)
+    }
+
     /// Encodes `rt` as RRP#9 packets from HR `port` (destination left 0),
     /// split into parts when it exceeds the SAN's MTU.
     fn encode_rt(&mut self, port: usize, rt: &Rt) -> Vec<Vec<u8>> {
         let src = self.cfg.hrs[port].address;
         let mtu = self.cfg.hrs[port].mtu as usize;
+        // Fast path: the node entries of a shared node list are encoded once.
+        if let Some(bytes) = self.encode_rt_whole(src, rt)
+            && (mtu == 0 || bytes.len() <= mtu)
+        {
+            return vec![bytes];
+        }
         let whole = Self::rt_message(rt);
         let packet = |m: RouteTable, free: u16| -> Option<Vec<u8>> {
             let mut p = Message::RouteTable(m)
@@ -1911,17 +2070,30 @@ impl Router {
         }
         self.tombstones.retain(|_, t| *t > now);
         self.interned.retain(|_, a| Arc::strong_count(a) > 1);
+        self.encoded.retain(|_, (a, _)| Arc::strong_count(a) > 1);
     }
 
     // ----- FIB --------------------------------------------------------------------
 
     fn compute_fib(&mut self) {
+        let per_port = self.fib_tables();
+        if per_port != self.fib.per_port {
+            let version = self.fib.version + 1;
+            let routes = per_port.first().map_or(0, Vec::len);
+            self.fib = Arc::new(RouteTables { per_port, version });
+            self.stats.fib_versions += 1;
+            self.outputs.push_back(Output::FibChanged(version));
+            self.event(Event::FibComputed { version, routes });
+        }
+    }
+
+    /// Each HR's best route to every destination from its own LRT and
+    /// learned RTs; a twin's best seen through the twin is that best plus the
+    /// router cost (the order among one HR's routes is unchanged), so each
+    /// port's FIB combines N such tables.
+    fn fib_tables(&self) -> Vec<Vec<FibEntry>> {
         let n = self.hrs.len();
-        // Each HR's best route to every destination from its own LRT and
-        // learned RTs; a twin's best seen through the twin is that best plus
-        // the router cost (the order among one HR's routes is unchanged), so
-        // each port's FIB combines N such tables.
-        let own: Vec<BTreeMap<Address, Best>> = (0..n).map(|h| self.own_best(h)).collect();
+        let own: Vec<HashMap<Address, Best<'_>>> = (0..n).map(|h| self.own_best(h)).collect();
         let rc = self.cfg.router_cost;
         let mut per_port = Vec::with_capacity(n);
         for t in 0..n {
@@ -1929,40 +2101,30 @@ impl Router {
                 per_port.push(Vec::new());
                 continue;
             }
-            let mut best: BTreeMap<Address, (Best, usize)> = BTreeMap::new();
+            let own_san = self.cfg.hrs[t].san_id;
+            let mut best: HashMap<Address, (Best<'_>, usize)> =
+                HashMap::with_capacity(own[t].len());
             for (h, table) in own.iter().enumerate() {
                 if h != t && !self.hrs[h].up {
                     continue;
                 }
                 let twin = h != t;
                 let ha = self.cfg.hrs[h].address;
-                let own_san = self.cfg.hrs[t].san_id;
                 for (dst, b) in table {
                     // Through a twin, RTs of this HR's own SAN do not count.
                     if twin && b.san == Some(own_san) {
                         continue;
                     }
-                    let cand = Rank {
-                        q: if twin { b.q.saturating_add(rc) } else { b.q },
-                        native: &b.native,
-                        pre: twin.then_some(ha),
-                        rcvf: &b.rcvf,
-                    };
+                    let cand = b.rank(twin.then_some(ha), rc);
                     let better = match best.get(dst) {
                         None => true,
                         Some((o, oh)) => {
-                            let ot = *oh != t;
-                            cand.cmp(&Rank {
-                                q: if ot { o.q.saturating_add(rc) } else { o.q },
-                                native: &o.native,
-                                pre: ot.then_some(self.cfg.hrs[*oh].address),
-                                rcvf: &o.rcvf,
-                            })
-                            .is_lt()
+                            let via = (*oh != t).then_some(self.cfg.hrs[*oh].address);
+                            cand.cmp(&o.rank(via, rc)).is_lt()
                         }
                     };
                     if better {
-                        best.insert(*dst, (b.clone(), h));
+                        best.insert(*dst, (*b, h));
                     }
                 }
             }
@@ -1977,7 +2139,7 @@ impl Router {
                         } else {
                             Next::Forward {
                                 port,
-                                native: NativeAddr::from_bytes(&b.native).unwrap_or_default(),
+                                native: NativeAddr::from_bytes(b.native).unwrap_or_default(),
                             }
                         },
                         q: if h != t { b.q.saturating_add(rc) } else { b.q },
@@ -1985,6 +2147,7 @@ impl Router {
                     }
                 })
                 .collect();
+            entries.sort_unstable_by_key(|e| e.dst);
             for hc in &self.cfg.hrs {
                 match entries.binary_search_by_key(&hc.address, |e| e.dst) {
                     Ok(i) => {
@@ -2005,56 +2168,38 @@ impl Router {
             }
             per_port.push(entries);
         }
-        if per_port != self.fib.per_port {
-            let version = self.fib.version + 1;
-            let routes = per_port.first().map_or(0, Vec::len);
-            self.fib = Arc::new(RouteTables { per_port, version });
-            self.stats.fib_versions += 1;
-            self.outputs.push_back(Output::FibChanged(version));
-            self.event(Event::FibComputed { version, routes });
-        }
+        per_port
     }
 
     /// HR `h`'s best route to every destination from its LRT and its learned
     /// RTs (not through twins).
-    fn own_best(&self, h: usize) -> BTreeMap<Address, Best> {
-        let mut best: BTreeMap<Address, Best> = BTreeMap::new();
+    fn own_best<'a>(&'a self, h: usize) -> HashMap<Address, Best<'a>> {
+        let mut best: HashMap<Address, Best<'a>> = HashMap::new();
         if !self.hrs[h].up {
             return best;
         }
-        let mut offer =
-            |dst: Address, q: u16, native: &[u8], rcvf: &[Address], san: Option<Address>| {
-                let cand = Rank {
-                    q,
-                    native,
-                    pre: None,
-                    rcvf,
-                };
-                let better = best.get(&dst).is_none_or(|b| {
-                    cand.cmp(&Rank {
-                        q: b.q,
-                        native: &b.native,
-                        pre: None,
-                        rcvf: &b.rcvf,
-                    })
-                    .is_lt()
-                });
-                if better {
-                    best.insert(
-                        dst,
-                        Best {
-                            q,
-                            native: native.to_vec(),
-                            rcvf: rcvf.to_vec(),
-                            san,
-                            local: false,
-                        },
-                    );
+        let mut offer = |dst: Address, b: Best<'a>| match best.get_mut(&dst) {
+            None => {
+                best.insert(dst, b);
+            }
+            Some(o) => {
+                if b.rank(None, 0).cmp(&o.rank(None, 0)).is_lt() {
+                    *o = b;
                 }
-            };
+            }
+        };
         let cost = self.cfg.hrs[h].cost;
         for e in self.hrs[h].lrt.values() {
-            offer(e.info.address, cost, e.native.as_bytes(), &[], None);
+            offer(
+                e.info.address,
+                Best {
+                    q: cost,
+                    native: e.native.as_bytes(),
+                    rcvf: &[],
+                    san: None,
+                    local: false,
+                },
+            );
         }
         for (san, list) in &self.hrs[h].learned {
             for l in list {
@@ -2062,21 +2207,23 @@ impl Router {
                 for nd in l.rt.nodes.iter() {
                     offer(
                         nd.info.address,
-                        l.rt.q.saturating_add(nd.q),
-                        first,
-                        &l.rt.rcvf,
-                        Some(*san),
+                        Best {
+                            q: l.rt.q.saturating_add(nd.q),
+                            native: first,
+                            rcvf: &l.rt.rcvf,
+                            san: Some(*san),
+                            local: false,
+                        },
                     );
                 }
             }
         }
-        let me = self.cfg.hrs[h].address;
         best.insert(
-            me,
+            self.cfg.hrs[h].address,
             Best {
                 q: 0,
-                native: Vec::new(),
-                rcvf: Vec::new(),
+                native: &[],
+                rcvf: &[],
                 san: None,
                 local: true,
             },
@@ -2085,16 +2232,32 @@ impl Router {
     }
 }
 
-/// A best route while FIBs are computed.
-#[derive(Debug, Clone)]
-struct Best {
+/// A best route while FIBs are computed, borrowing from the engine's tables.
+#[derive(Debug, Clone, Copy)]
+struct Best<'a> {
     q: u16,
-    native: Vec<u8>,
-    rcvf: Vec<Address>,
+    native: &'a [u8],
+    rcvf: &'a [Address],
     /// The SAN of the RT it came from (None: the HR's own SAN).
     san: Option<Address>,
     /// The destination is the HR itself.
     local: bool,
+}
+
+impl<'a> Best<'a> {
+    /// Its rank, seen through twin `via` (None: from its own HR).
+    fn rank(&self, via: Option<Address>, router_cost: u16) -> Rank<'a> {
+        Rank {
+            q: if via.is_some() {
+                self.q.saturating_add(router_cost)
+            } else {
+                self.q
+            },
+            native: self.native,
+            pre: via,
+            rcvf: self.rcvf,
+        }
+    }
 }
 
 fn mtu_words(bytes: u32) -> Mtu {

@@ -229,6 +229,13 @@ fn records(data: &[u8], base: usize) -> Result<Cursor> {
     })
 }
 
+/// Appends one RT node entry (R1, R2?, R3*, R4?, then its R5) to `out`, as
+/// RRP#9 carries it.
+pub fn emit_rt_node(info: &NodeInfo, route: &SourceRoute, out: &mut Vec<u8>) -> Result<()> {
+    emit_node_info(info, out)?;
+    RecordRef::SourceRoute(route).emit(out)
+}
+
 fn emit_node_info(n: &NodeInfo, out: &mut Vec<u8>) -> Result<()> {
     RecordRef::Address(n.address).emit(out)?;
     if let Some(name) = &n.name {

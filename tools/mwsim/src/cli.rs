@@ -205,6 +205,14 @@ pub fn run(args: &Args) -> Result<Report, String> {
         }
         None => None,
     };
+    let stats = sim.stats.clone();
+    let routers = sim.routers.len();
+    let sans = sim.topo.sans.len();
+    let hosts = sim.hosts.len();
+    let loops_stats = sim.loops.clone();
+    // Freeing hundreds of engines takes longer than the OS takes to reclaim
+    // the memory at exit.
+    std::mem::forget(sim);
     Ok(Report {
         converged,
         converge_virtual_ms: first,
@@ -213,8 +221,8 @@ pub fn run(args: &Args) -> Result<Report, String> {
         } else {
             None
         },
-        messages: sim.stats.messages,
-        bytes: sim.stats.bytes,
+        messages: stats.messages,
+        bytes: stats.bytes,
         max_rts_per_hr: rts.iter().copied().max().unwrap_or(0),
         mean_rts_per_hr: if rts.is_empty() {
             0.0
@@ -222,20 +230,20 @@ pub fn run(args: &Args) -> Result<Report, String> {
             rts.iter().sum::<usize>() as f64 / rts.len() as f64
         },
         hrs: rts.len(),
-        routers: sim.routers.len(),
-        sans: sim.topo.sans.len(),
-        hosts: sim.hosts.len(),
+        routers,
+        sans,
+        hosts,
         diameter,
         pairs,
         unreachable,
         loops,
-        transient_loops: sim.loops.episodes,
-        transient_loop_ms: sim.loops.total_ms,
-        transient_loop_longest_ms: sim.loops.longest_ms,
-        lost: sim.stats.lost,
-        duplicated: sim.stats.duplicated,
-        reordered: sim.stats.reordered,
-        hr_down_events: sim.stats.hr_down_events,
+        transient_loops: loops_stats.episodes,
+        transient_loop_ms: loops_stats.total_ms,
+        transient_loop_longest_ms: loops_stats.longest_ms,
+        lost: stats.lost,
+        duplicated: stats.duplicated,
+        reordered: stats.reordered,
+        hr_down_events: stats.hr_down_events,
         wall_ms: start.elapsed().as_millis(),
         max_rss_mib: max_rss_mib(),
         seed: args.seed,

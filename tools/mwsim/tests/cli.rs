@@ -20,18 +20,41 @@ fn appendix_b_as_json_with_a_path() {
     let (code, out, err) = mwsim(&["examples/appendix-b.toml", "--json", "--path", "H2", "H8"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    for key in ["converged", "converge_virtual_ms", "messages", "max_rts_per_hr", "loops", "wall_ms"] {
+    for key in [
+        "converged",
+        "converge_virtual_ms",
+        "messages",
+        "max_rts_per_hr",
+        "loops",
+        "wall_ms",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}: {out}");
     }
     assert_eq!(v["converged"], true);
     assert_eq!(v["loops"], 0);
-    assert_eq!(v["max_rts_per_hr"], 16, "k = 4 RTs for each of the 4 other SANs");
+    assert_eq!(
+        v["max_rts_per_hr"], 16,
+        "k = 4 RTs for each of the 4 other SANs"
+    );
     assert_eq!(v["path"], serde_json::json!(["bd1", "de"]));
 }
 
 #[test]
 fn random_topology_with_faults_in_text() {
-    let (code, out, err) = mwsim(&["--random", "6,9", "--hosts-per-san", "2", "--seed", "3", "--loss", "0.01", "--flap", "1", "--crash", "1"]);
+    let (code, out, err) = mwsim(&[
+        "--random",
+        "6,9",
+        "--hosts-per-san",
+        "2",
+        "--seed",
+        "3",
+        "--loss",
+        "0.01",
+        "--flap",
+        "1",
+        "--crash",
+        "1",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("converged            yes"), "{out}");
     assert!(out.contains("reconvergence"), "{out}");
