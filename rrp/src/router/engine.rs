@@ -272,6 +272,10 @@ fn rt_rank(rt: &Rt) -> Rank<'_> {
     }
 }
 
+/// A node list and its encoding (the list is held so that its address,
+/// the cache key, stays its own).
+type EncodedNodes = (Arc<Vec<NodeEntry>>, Arc<Vec<u8>>);
+
 /// Identifies a node list by the bytes it arrived in: SAN-ID, SN, keyed
 /// hash and length of the node records.
 type NodeKey = (Address, u16, u64, usize);
@@ -338,7 +342,7 @@ pub struct Router {
     limiter: ErrorLimiter,
     interned: HashMap<NodeKey, Arc<Vec<NodeEntry>>>,
     hasher: std::collections::hash_map::RandomState,
-    encoded: HashMap<*const Vec<NodeEntry>, (Arc<Vec<NodeEntry>>, Arc<Vec<u8>>)>,
+    encoded: HashMap<*const Vec<NodeEntry>, EncodedNodes>,
 }
 
 const EXPIRY_CHECK_MS: Time = 1000;
