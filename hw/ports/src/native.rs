@@ -25,6 +25,17 @@ impl Native {
     /// From raw bytes; `None` when longer than [`MAX_NATIVE`].
     #[inline]
     pub fn from_slice(b: &[u8]) -> Option<Native> {
+        // The common sizes with fixed-size copies: no memset/memcpy calls
+        // on the forwarding path.
+        if let Ok(m) = <[u8; 6]>::try_from(b) {
+            return Some(Native::mac(m));
+        }
+        if let Ok(a) = <[u8; MAX_NATIVE]>::try_from(b) {
+            return Some(Native {
+                len: MAX_NATIVE as u8,
+                bytes: a,
+            });
+        }
         if b.len() > MAX_NATIVE {
             return None;
         }
