@@ -1,0 +1,346 @@
+//! engine-bench: the forwarding engine on one core, through in-memory ports
+//! with buffer recycling, against a baseline that only touches each packet's
+//! first cache line and its trailer (see `benches::scenario`).
+//!
+//! ```text
+//! cargo run --release -p benches --bin engine-bench -- [--json] [--quick] [--core N]
+//!     [--runs N] [--packets N] [--per-port N]
+//! ```
+//!
+//! Variants, interleaved round by round (the order reversed every other
+//! round): L3 and L2 at 64 and 1500 bytes and the baseline at each size.
+//! Each run is preceded by an untimed pass over every packet in flight; the
+//! counters are checked after each run (received = forwarded, nothing
+//! dropped, punted or notified) and the bench aborts otherwise. Reported:
+//! the median over the runs, and the median over the rounds of the ratio to
+//! the baseline of the same size measured in the same round.
+
+use std::process::exit;
+
+use benches::scenario::{
+    BaselineStep, DEFAULT_PER_PORT, DESTINATIONS, EngineStep, Kind, PORTS, Rig, RunStats, SEED,
+    SIZES, check_clean, destinations, full_fib,
+};
+use benches::{Rng, median, sysinfo};
+use serde_json::{Map, Value, json};
+
+struct Args {
+    json: bool,
+    quick: bool,
+    core: Option<usize>,
+    runs: usize,
+    packets: u64,
+    per_port: usize,
+    only: Vec<String>,
+}
+
+const USAGE: &str =
+    "usage: engine-bench [--json] [--quick] [--core N] [--runs N] [--packets N] [--per-port N]
+  --json        print one JSON object instead of a table
+  --quick       a couple of seconds in all (3 runs of 200,000 packets per variant)
+  --core N      pin the thread to core N
+  --runs N      timed runs per variant (default 11)
+  --packets N   packets per run (default 3,000,000)
+  --per-port N  packets in flight per port (default 1024; 4 ports)
+  --only V,...  run only these variants (e.g. l3_64,baseline_64), for profiling";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("engine-bench: {msg}");
+    exit(2)
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        json: false,
+        quick: false,
+        core: None,
+        runs: 0,
+        packets: 0,
+        per_port: DEFAULT_PER_PORT,
+        only: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    let num = |it: &mut dyn Iterator<Item = String>, what: &str| -> u64 {
+        it.next()
+            .and_then(|v| v.replace('_', "").parse().ok())
+            .unwrap_or_else(|| fail(&format!("{what} needs a number\n{USAGE}")))
+    };
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => a.json = true,
+            "--quick" => a.quick = true,
+            "--core" => a.core = Some(num(&mut it, "--core") as usize),
+            "--runs" => a.runs = num(&mut it, "--runs") as usize,
+            "--packets" => a.packets = num(&mut it, "--packets"),
+            "--per-port" => a.per_port = num(&mut it, "--per-port") as usize,
+            "--only" => {
+                let v = it
+                    .next()
+                    .unwrap_or_else(|| fail(&format!("--only needs variants\n{USAGE}")));
+                a.only.extend(v.split(',').map(str::to_string));
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                exit(0)
+            }
+            _ => fail(&format!("unknown argument {arg}\n{USAGE}")),
+        }
+    }
+    if a.runs == 0 {
+        a.runs = if a.quick { 3 } else { 11 };
+    }
+    if a.packets == 0 {
+        a.packets = if a.quick { 200_000 } else { 3_000_000 };
+    }
+    if a.per_port == 0 {
+        fail("--per-port must be positive");
+    }
+    a
+}
+
+#[derive(Clone, Copy)]
+enum StepRef {
+    Engine(usize),
+    Baseline(usize),
+}
+
+struct Row {
+    label: String,
+    mpps: f64,
+    ns: f64,
+    ratio: Option<f64>,
+    min: f64,
+    max: f64,
+    wall: f64,
+    on_cpu: f64,
+}
+
+struct Variant {
+    key: String,
+    label: String,
+    rig: usize,
+    step: StepRef,
+    size: usize,
+    runs: Vec<RunStats>,
+    counted: u64,
+}
+
+fn main() {
+    let args = parse_args();
+    if let Some(c) = args.core
+        && !core_affinity::set_for_current(core_affinity::CoreId { id: c })
+    {
+        fail(&format!("could not pin the thread to core {c}"));
+    }
+
+    let (fib, routes) = full_fib();
+    let mut rng = Rng::new(SEED);
+    let dests = destinations(&mut rng);
+    let mut rigs = Vec::new();
+    let mut variants = Vec::new();
+    let mut engines = 0;
+    for (si, &size) in SIZES.iter().enumerate() {
+        for kind in [Kind::L3, Kind::L2] {
+            rigs.push(Rig::new(kind, size, args.per_port, &dests, &mut rng));
+            variants.push(Variant {
+                key: format!("{}_{size}", kind.name()),
+                label: format!("{} {size} B", kind.name().to_uppercase()),
+                rig: rigs.len() - 1,
+                step: StepRef::Engine(engines),
+                size,
+                runs: Vec::new(),
+                counted: 0,
+            });
+            engines += 1;
+        }
+        // The baseline runs on the L3 packets of the same size.
+        variants.push(Variant {
+            key: format!("baseline_{size}"),
+            label: format!("baseline {size} B"),
+            rig: rigs.len() - 2,
+            step: StepRef::Baseline(si),
+            size,
+            runs: Vec::new(),
+            counted: 0,
+        });
+    }
+    let mut engine_steps = EngineStep::many(fib, engines);
+    let mut baselines: Vec<BaselineStep> = SIZES.iter().map(|_| BaselineStep::default()).collect();
+    let in_flight = rigs[0].in_flight() as u64;
+
+    for round in 0..args.runs {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..variants.len()).collect()
+        } else {
+            (0..variants.len()).rev().collect()
+        };
+        for vi in order {
+            let v = &mut variants[vi];
+            if !args.only.is_empty() && !args.only.contains(&v.key) {
+                continue;
+            }
+            let rig = &mut rigs[v.rig];
+            let (warm, timed, counters) = match v.step {
+                StepRef::Engine(i) => {
+                    let s = &mut engine_steps[i];
+                    let w = rig.run(s, in_flight);
+                    let t = rig.run(s, args.packets);
+                    (w, t, s.engine().counters().to_vec())
+                }
+                StepRef::Baseline(i) => {
+                    let s = &mut baselines[i];
+                    let w = rig.run(s, in_flight);
+                    let t = rig.run(s, args.packets);
+                    (w, t, benches::scenario::Step::counters(s).to_vec())
+                }
+            };
+            v.counted += warm.packets + timed.packets;
+            if timed.packets < args.packets {
+                fail(&format!("{}: the loop ran dry", v.key));
+            }
+            if let Err(e) = check_clean(&v.key, &counters, v.counted) {
+                fail(&e);
+            }
+            v.runs.push(timed);
+        }
+    }
+    for rig in &mut rigs {
+        if let Err(e) = rig.verify() {
+            fail(&e);
+        }
+    }
+    // Every variant's traffic left on all the ports (several next hops and ports).
+    for v in variants.iter().filter(|v| !v.runs.is_empty()) {
+        if let StepRef::Engine(i) = v.step {
+            let c = engine_steps[i].engine().counters();
+            let busy = c.iter().filter(|p| p.transmitted > 0).count();
+            if busy < PORTS {
+                fail(&format!("{}: only {busy} ports transmitted", v.key));
+            }
+        }
+    }
+
+    // Figures.
+    let mpps = |v: &Variant| median(&v.runs.iter().map(RunStats::mpps).collect::<Vec<_>>());
+    let base_of = |size: usize| {
+        variants
+            .iter()
+            .position(|b| matches!(b.step, StepRef::Baseline(_)) && b.size == size)
+            .expect("a baseline per size")
+    };
+    let mut out = Map::new();
+    let mut detail = Map::new();
+    let mut rows = Vec::new();
+    for v in variants.iter().filter(|v| !v.runs.is_empty()) {
+        let m = mpps(v);
+        let ns = 1e3 / m;
+        out.insert(format!("{}_mpps", v.key), json!(round3(m)));
+        out.insert(format!("{}_ns", v.key), json!(round3(ns)));
+        let b = &variants[base_of(v.size)];
+        let ratio = if matches!(v.step, StepRef::Engine(_)) && !b.runs.is_empty() {
+            let r: Vec<f64> = v
+                .runs
+                .iter()
+                .zip(&b.runs)
+                .map(|(a, b)| a.mpps() / b.mpps())
+                .collect();
+            let r = median(&r);
+            out.insert(format!("{}_vs_baseline", v.key), json!(round3(r)));
+            Some(r)
+        } else {
+            None
+        };
+        let all: Vec<f64> = v.runs.iter().map(|r| round3(r.mpps())).collect();
+        let wall: Vec<f64> = v.runs.iter().map(|r| round3(r.wall_mpps())).collect();
+        let min = all.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = all.iter().copied().fold(0.0, f64::max);
+        let wall_m = median(&wall);
+        let on_cpu = median(&v.runs.iter().map(RunStats::on_cpu).collect::<Vec<_>>());
+        let burst = v.runs.iter().map(RunStats::avg_burst).sum::<f64>() / v.runs.len() as f64;
+        out.insert(format!("{}_wall_mpps", v.key), json!(round3(wall_m)));
+        detail.insert(
+            v.key.clone(),
+            json!({
+                "runs_mpps": all,
+                "runs_wall_mpps": wall,
+                "min_mpps": min,
+                "max_mpps": max,
+                "on_cpu": round3(on_cpu),
+                "avg_burst": round3(burst),
+            }),
+        );
+        rows.push(Row {
+            label: v.label.clone(),
+            mpps: m,
+            ns,
+            ratio,
+            min,
+            max,
+            wall: wall_m,
+            on_cpu,
+        });
+    }
+    out.insert("date".into(), json!(sysinfo::date_utc()));
+    out.insert("cpu".into(), json!(sysinfo::cpu_model()));
+    out.insert("cpus".into(), json!(sysinfo::cpus()));
+    out.insert("hugepages".into(), json!(sysinfo::hugepages()));
+    out.insert("rustc".into(), json!(sysinfo::rustc()));
+    out.insert("build".into(), json!(sysinfo::build()));
+    out.insert("core".into(), json!(args.core));
+    out.insert("quick".into(), json!(args.quick));
+    out.insert(
+        "timing".into(),
+        json!("thread CPU time (wall-clock figures in *_wall_mpps)"),
+    );
+    out.insert("packets_per_run".into(), json!(args.packets));
+    out.insert("runs".into(), json!(args.runs));
+    out.insert("ports".into(), json!(PORTS));
+    out.insert("packets_in_flight".into(), json!(in_flight));
+    out.insert("fib_routes_per_port".into(), json!(routes));
+    out.insert("destinations".into(), json!(DESTINATIONS));
+    out.insert("detail".into(), Value::Object(detail));
+
+    if args.json {
+        println!("{}", Value::Object(out));
+        return;
+    }
+    println!(
+        "engine-bench {} | {} | {} | {} | core {}",
+        sysinfo::date_utc(),
+        sysinfo::cpu_model(),
+        sysinfo::rustc(),
+        sysinfo::build(),
+        args.core.map_or("not pinned".into(), |c| c.to_string())
+    );
+    println!(
+        "{PORTS} ports, full FIB ({routes} routes per ingress port), {DESTINATIONS} destinations, \
+         {in_flight} packets in flight; {} runs x {} packets per variant, interleaved; medians",
+        args.runs, args.packets
+    );
+    println!();
+    println!(
+        "{:<16} {:>8} {:>8} {:>12} {:>16} {:>10} {:>7}",
+        "variant", "Mpps", "ns/pkt", "vs baseline", "min..max Mpps", "wall Mpps", "on-CPU"
+    );
+    for r in rows {
+        println!(
+            "{:<16} {:>8.2} {:>8.2} {:>12} {:>16} {:>10.2} {:>6.0}%",
+            r.label,
+            r.mpps,
+            r.ns,
+            r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
+            format!("{:.2}..{:.2}", r.min, r.max),
+            r.wall,
+            r.on_cpu * 100.0
+        );
+    }
+    println!();
+    println!(
+        "Mpps and ns/pkt from the thread's CPU time (median of the runs); vs baseline = median over \
+         the rounds of the ratio to the baseline of the same size in the same round."
+    );
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
