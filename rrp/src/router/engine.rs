@@ -342,7 +342,7 @@ pub struct Router {
     limiter: ErrorLimiter,
     interned: HashMap<NodeKey, Arc<Vec<NodeEntry>>>,
     hasher: std::collections::hash_map::RandomState,
-    encoded: HashMap<*const Vec<NodeEntry>, EncodedNodes>,
+    encoded: HashMap<usize, EncodedNodes>,
 }
 
 const EXPIRY_CHECK_MS: Time = 1000;
@@ -1751,7 +1751,7 @@ impl Router {
     fn encode_rt_whole(&mut self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
         use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
         use crate::wire::record::RecordRef;
-        let key = Arc::as_ptr(&rt.nodes);
+        let key = Arc::as_ptr(&rt.nodes) as usize;
         let nodes = match self.encoded.get(&key) {
             Some((_, b)) => b.clone(),
             None => {
@@ -2305,3 +2305,9 @@ fn eep_fields(bytes: &[u8]) -> Option<(Address, Address, PacketType)> {
     }
     None
 }
+
+/// The engine moves to the control thread.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Router>();
+};
