@@ -9,4 +9,4 @@
 
 pub mod plane;
 
-pub use plane::{ControlPlane, PlaneHandle, PlaneStats};
+pub use plane::{ControlPlane, PlaneError, PlaneHandle, PlaneStats};

@@ -41,16 +41,60 @@ pub struct PlaneStats {
     pub fib_version: AtomicU64,
 }
 
+/// A request for the control thread: runs against the engine between two
+/// passes (admin queries and run-time changes).
+type Job = Box<dyn FnOnce(&mut ControlPlane) + Send>;
+
+/// Why a request to the control thread failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlaneError {
+    /// The thread has stopped.
+    Stopped,
+    /// No answer within the time allowed.
+    Timeout,
+}
+
+impl std::fmt::Display for PlaneError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PlaneError::Stopped => "the control plane has stopped",
+            PlaneError::Timeout => "the control plane did not answer in time",
+        })
+    }
+}
+
+impl std::error::Error for PlaneError {}
+
 /// What the rest of the daemon keeps of a running control plane.
 #[derive(Debug)]
 pub struct PlaneHandle {
     stop: Arc<AtomicBool>,
     /// Counters.
     pub stats: Arc<PlaneStats>,
+    jobs: std::sync::mpsc::Sender<Job>,
     thread: Option<thread::JoinHandle<ControlPlane>>,
 }
 
 impl PlaneHandle {
+    /// Runs `f` on the control thread, between two passes, and returns its
+    /// result; waits at most `timeout`. Used for admin queries (`f` reads
+    /// the engine) and run-time changes (`f` changes it).
+    pub fn call<T: Send + 'static>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&mut ControlPlane) -> T + Send + 'static,
+    ) -> Result<T, PlaneError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move |cp: &mut ControlPlane| {
+            let _ = tx.send(f(cp));
+        });
+        self.jobs.send(job).map_err(|_| PlaneError::Stopped)?;
+        rx.recv_timeout(timeout).map_err(|e| match e {
+            std::sync::mpsc::RecvTimeoutError::Timeout => PlaneError::Timeout,
+            std::sync::mpsc::RecvTimeoutError::Disconnected => PlaneError::Stopped,
+        })
+    }
+
     /// Stops the thread and returns the control plane (engine included).
     pub fn stop(mut self) -> ControlPlane {
         self.stop.store(true, Ordering::Relaxed);
@@ -116,6 +160,18 @@ impl ControlPlane {
     /// The engine.
     pub fn engine(&self) -> &Router {
         &self.engine
+    }
+
+    /// The engine, to change it at run time (its outputs are carried out at
+    /// the end of the current pass).
+    pub fn engine_mut(&mut self) -> &mut Router {
+        &mut self.engine
+    }
+
+    /// Carries out the engine's pending outputs now.
+    pub fn flush(&mut self) {
+        let now = self.now();
+        self.drain(now);
     }
 
     /// The route tables last computed.
@@ -227,11 +283,18 @@ impl ControlPlane {
         let stop = Arc::new(AtomicBool::new(false));
         let stats = self.stats.clone();
         let s = stop.clone();
+        let (jobs, job_rx) = std::sync::mpsc::channel::<Job>();
         let thread = thread::Builder::new()
             .name("mw-control".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
-                    if self.poll_once() > 0 {
+                    let mut ran = false;
+                    while let Ok(job) = job_rx.try_recv() {
+                        job(&mut self);
+                        self.flush();
+                        ran = true;
+                    }
+                    if self.poll_once() > 0 || ran {
                         continue;
                     }
                     let now = self.now();
@@ -244,6 +307,7 @@ impl ControlPlane {
         Ok(PlaneHandle {
             stop,
             stats,
+            jobs,
             thread: Some(thread),
         })
     }

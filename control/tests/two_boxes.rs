@@ -197,6 +197,43 @@ fn packets_cross_two_boxes_once_rrp_has_converged() {
         std::thread::sleep(Duration::from_millis(5));
     }
 
+    // Admin-style requests run on the control thread: a query, then a
+    // static entry added at run time and routed.
+    let lrt0 = box_a
+        .plane
+        .call(Duration::from_secs(2), |cp| cp.engine().lrt(0).len())
+        .unwrap();
+    assert!(lrt0 >= 1, "box A knows h1");
+    let added = box_a
+        .plane
+        .call(Duration::from_secs(2), |cp| {
+            cp.engine_mut().add_static(
+                0,
+                rrp::router::StaticNode {
+                    address: Address(0x0599),
+                    native: NativeAddr::mac([2, 0, 0, 0, 0, 0x99]),
+                    name: None,
+                    capabilities: vec![],
+                },
+            )
+        })
+        .unwrap();
+    assert!(added);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let routed = box_a
+            .plane
+            .call(Duration::from_secs(2), |cp| {
+                cp.routes().lookup(1, Address(0x0599)).is_some()
+            })
+            .unwrap();
+        if routed {
+            break;
+        }
+        assert!(Instant::now() < deadline, "static entry not routed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
     for b in [box_a, box_b] {
         let plane = b.plane.stop();
         b.stop.store(true, std::sync::atomic::Ordering::Relaxed);

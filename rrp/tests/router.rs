@@ -435,3 +435,51 @@ proptest! {
         drain(&mut r);
     }
 }
+
+#[test]
+fn static_entries_and_tunables_change_at_run_time() {
+    let mut r = router(1500);
+    let node = rrp::router::StaticNode {
+        address: Address(0x0555),
+        native: nat(0x55),
+        name: Some(b"printer".to_vec()),
+        capabilities: vec![Capability {
+            code: 9,
+            params: vec![],
+        }],
+    };
+    assert!(r.add_static(0, node.clone()));
+    assert!(r.lrt(0)[&Address(0x0555)].is_static);
+    r.on_timer(10);
+    assert!(
+        r.fib().lookup(1, Address(0x0555)).is_some(),
+        "routed from the twin too"
+    );
+    assert!(!r.add_static(5, node.clone()), "no such port");
+    assert!(
+        !r.add_static(
+            0,
+            rrp::router::StaticNode {
+                address: HR1,
+                ..node.clone()
+            }
+        ),
+        "an HR of the box"
+    );
+    assert!(r.remove_static(0, Address(0x0555)));
+    assert!(!r.remove_static(0, Address(0x0555)));
+    r.on_timer(1_000);
+    assert!(r.fib().lookup(1, Address(0x0555)).is_none());
+    let mut t = r.config().timers;
+    t.advertise_ms = 50;
+    r.set_tunables(t, r.config().limits, r.config().error_rates)
+        .unwrap();
+    assert_eq!(r.config().timers.advertise_ms, 50);
+    t.hold_ms = 1;
+    assert_eq!(
+        r.set_tunables(t, r.config().limits, r.config().error_rates)
+            .unwrap_err()
+            .field,
+        "timers.hold_ms"
+    );
+}

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::address::Address;
 use crate::kind::{CapabilityCode, PacketType};
 use crate::route::{Hop, Route};
-use crate::router::config::{ConfigError, RouterConfig};
+use crate::router::config::{ConfigError, RouterConfig, StaticNode};
 use crate::router::event::{Event, RouterStats, RtRefusal};
 use crate::serial;
 use crate::wire::hop::NativeAddr;
@@ -1302,6 +1302,75 @@ impl Router {
         // Tell the twins' buddies that routes through this HR are gone.
         self.hr_down(now, me, None);
         self.tombstones.remove(&me);
+    }
+
+    /// Adds (or replaces) a static LRT entry on HR `port` (Level-A/B
+    /// nodes; exempt from keepalives). Returns false for a bad port or an
+    /// address that is not a node address.
+    pub fn add_static(&mut self, port: usize, node: StaticNode) -> bool {
+        if port >= self.hrs.len() || !node.address.is_node() || self.box_has(node.address) {
+            return false;
+        }
+        let router = node
+            .capabilities
+            .iter()
+            .any(|c| c.code == CapabilityCode::Router as u8);
+        self.hrs[port].lrt.insert(
+            node.address,
+            LrtEntry {
+                info: NodeInfo {
+                    address: node.address,
+                    name: node.name.clone(),
+                    capabilities: node.capabilities.clone(),
+                    logical: None,
+                },
+                native: node.native.clone(),
+                is_static: true,
+                router,
+                missed: 0,
+            },
+        );
+        if let Some(h) = self.cfg.hrs.get_mut(port) {
+            h.static_nodes.retain(|s| s.address != node.address);
+            h.static_nodes.push(node);
+        }
+        self.lrt_changed(port);
+        true
+    }
+
+    /// Removes a static LRT entry from HR `port`; false when there was none.
+    pub fn remove_static(&mut self, port: usize, address: Address) -> bool {
+        let Some(h) = self.hrs.get_mut(port) else {
+            return false;
+        };
+        if !h.lrt.get(&address).is_some_and(|e| e.is_static) {
+            return false;
+        }
+        h.lrt.remove(&address);
+        self.cfg.hrs[port]
+            .static_nodes
+            .retain(|s| s.address != address);
+        self.lrt_changed(port);
+        true
+    }
+
+    /// Applies new timers, limits and error rates (a live reload). Refused
+    /// when they do not validate.
+    pub fn set_tunables(
+        &mut self,
+        timers: crate::router::config::Timers,
+        limits: crate::router::config::Limits,
+        error_rates: crate::router::config::ErrorRates,
+    ) -> Result<(), ConfigError> {
+        let mut cfg = self.cfg.clone();
+        cfg.timers = timers;
+        cfg.limits = limits;
+        cfg.error_rates = error_rates;
+        cfg.validate()?;
+        self.cfg = cfg;
+        self.limiter.per_source = error_rates.per_source;
+        self.limiter.global = error_rates.global;
+        Ok(())
     }
 
     /// The port's link came up again.
