@@ -28,6 +28,7 @@ use rrp::wire::HEADER_LEN;
 use rrp::wire::l2rh::l2rh_bytes;
 use rrp::wire::packet::shift_ei;
 
+use crate::capture::{CaptureTap, CaptureWhat};
 use crate::counters::PortCounters;
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE};
 use crate::punt::{Notice, NoticeKind, PuntClass, PuntMeta, WorkerChannels};
@@ -139,6 +140,7 @@ pub struct Engine {
     counters: Vec<PortCounters>,
     inject_bad_port: u64,
     chan: WorkerChannels,
+    tap: Option<CaptureTap>,
 }
 
 impl Engine {
@@ -153,6 +155,30 @@ impl Engine {
             counters: vec![PortCounters::default(); cfg.hrs.len()],
             inject_bad_port: 0,
             chan,
+            tap: None,
+        }
+    }
+
+    /// Attaches this worker's side of the capture rings.
+    pub fn set_capture(&mut self, tap: CaptureTap) {
+        self.tap = Some(tap);
+    }
+
+    /// What to capture on `in_port` during this burst, if anything.
+    #[inline(always)]
+    fn capturing(&self, in_port: usize) -> Option<CaptureWhat> {
+        match self.tap.as_ref()?.armed() {
+            Some((p, what)) if p as usize == in_port => Some(what),
+            _ => None,
+        }
+    }
+
+    /// Copies a packet to the capture ring.
+    #[cold]
+    #[inline(never)]
+    fn capture(&self, now_ns: u64, in_port: usize, reason: Option<DropReason>, data: &[u8]) {
+        if let Some(t) = &self.tap {
+            t.copy(now_ns, in_port as u16, reason, data);
         }
     }
 
@@ -331,6 +357,13 @@ impl Engine {
         for buf in rx.iter() {
             core::hint::black_box(buf.data().first());
         }
+        let cap = self.capturing(in_port);
+        if cap == Some(CaptureWhat::Received) {
+            for buf in rx.iter() {
+                self.capture(now_ns, in_port, None, buf.data());
+            }
+        }
+        let drops = cap == Some(CaptureWhat::Dropped);
         let mut c = self.counters[in_port];
         c.received += n;
         for mut buf in rx.drain(..) {
@@ -366,6 +399,9 @@ impl Engine {
                     next_hop,
                 } => {
                     c.dropped[reason as usize] += 1;
+                    if drops {
+                        self.capture(now_ns, in_port, Some(reason), buf.data());
+                    }
                     if let Some(kind) = notice {
                         self.drop_notice(&mut c, now_ns, in_port, kind, egress, next_hop, &buf);
                     }
@@ -385,6 +421,9 @@ impl Engine {
             if unsent > 0 {
                 self.counters[in_port].dropped[DropReason::TxFull as usize] += unsent;
                 for b in out.drain(..) {
+                    if drops {
+                        self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
+                    }
                     ports[p].recycle(b);
                 }
             }

@@ -6,10 +6,12 @@
 //! - [`punt`]: the rings between workers and the control thread (punts,
 //!   notices, injections), bounded and rate-limited;
 //! - [`counters`]: per-worker, per-port counters and their publication;
+//! - [`capture`]: copies of received or dropped packets for `mwctl capture`;
 //! - [`worker`]: the polling loop on a (pinned) core.
 //!
 //! Generic over the port backend ([`ports::Port`]).
 
+pub mod capture;
 pub mod counters;
 pub mod engine;
 pub mod fib;
@@ -17,6 +19,7 @@ pub mod punt;
 pub mod reason;
 pub mod worker;
 
+pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
 pub use counters::{PortCounters, StatsBlock};
 pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables};

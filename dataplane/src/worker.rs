@@ -106,6 +106,11 @@ impl<P: Port> Worker<P> {
         self.engine.inject_bad_port()
     }
 
+    /// Attaches this worker's side of the capture rings.
+    pub fn set_capture(&mut self, tap: crate::capture::CaptureTap) {
+        self.engine.set_capture(tap);
+    }
+
     /// The ports (for tests that drive both ends).
     pub fn ports_mut(&mut self) -> &mut [P] {
         &mut self.ports
