@@ -7,6 +7,9 @@
 //! Configuration files, the admin socket and the daemon itself come with
 //! the daemon's issue.
 
+pub mod admin;
+pub mod config;
 pub mod plane;
+pub mod stats;
 
 pub use plane::{ControlPlane, PlaneError, PlaneHandle, PlaneStats};

@@ -1,0 +1,836 @@
+//! The shapes of the answers (docs/admin-protocol.md "Results"), and the
+//! code that builds them from the RRP engine and the dataplane counters, so
+//! that the daemon's handler and `mwctl` agree on every field.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use dataplane::{DropReason, PortCounters};
+use rrp::Address;
+use rrp::route::{Hop, Route};
+use rrp::router::{Next, Origin, RouteInfo, Router};
+use rrp::wire::NativeAddr;
+use serde::{Deserialize, Serialize};
+
+use super::proto::{Addr, AdminError, PortSpec};
+
+/// `show router`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouterInfo {
+    /// The router's name.
+    pub name: String,
+    /// The daemon's version.
+    pub version: String,
+    /// Seconds since the daemon started.
+    pub uptime_s: u64,
+    /// Number of HRs (ports).
+    pub hrs: usize,
+    /// Cost of crossing the box.
+    pub router_cost: u16,
+    /// RTs kept per SAN.
+    pub k: usize,
+    /// Version of the FIB set in use.
+    pub fib_version: u64,
+    /// Every SAN the box knows an RT for (its own included).
+    pub known_sans: Vec<Addr>,
+    /// LRT entries over all HRs.
+    pub lrt_nodes: usize,
+    /// RTs kept over all HRs.
+    pub rts_kept: usize,
+}
+
+/// A row of `show hrs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HrRow {
+    /// Port index.
+    pub port: u16,
+    /// The HR's address.
+    pub hr: Addr,
+    /// Its SAN.
+    pub san: Addr,
+    /// The SAN's MTU (bytes, 0 = unlimited).
+    pub mtu: u32,
+    /// The SAN's cost.
+    pub cost: u16,
+    /// The HR's native address.
+    pub native: String,
+    /// Whether the HR is up.
+    pub up: bool,
+    /// LRT entries.
+    pub lrt: usize,
+    /// Buddies (routers on the SAN).
+    pub buddies: usize,
+    /// RTs kept.
+    pub rts: usize,
+}
+
+/// A row of `show ports` (the daemon fills it from its port setup and the
+/// counters).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRow {
+    /// Port index.
+    pub port: u16,
+    /// Configured name.
+    pub name: String,
+    /// Backend: `dpdk`, `af_packet`, `udp`, `ring`.
+    pub backend: String,
+    /// The HR's address.
+    pub hr: Addr,
+    /// Administrative and link state.
+    pub up: bool,
+    /// The port's native address.
+    pub native: String,
+    /// The SAN's MTU (bytes, 0 = unlimited).
+    pub mtu: u32,
+    /// Packets received.
+    pub received: u64,
+    /// Packets transmitted.
+    pub transmitted: u64,
+    /// Packets dropped (all reasons).
+    pub dropped: u64,
+}
+
+/// A row of `show lrt`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LrtRow {
+    /// Port index.
+    pub port: u16,
+    /// The HR whose LRT this is.
+    pub hr: Addr,
+    /// The node's address.
+    pub address: Addr,
+    /// Its name (lossy UTF-8).
+    pub name: String,
+    /// Its native address.
+    pub native: String,
+    /// Configured, exempt from keepalives.
+    #[serde(rename = "static")]
+    pub is_static: bool,
+    /// A router HR (a buddy).
+    pub router: bool,
+    /// Keepalives missed in a row.
+    pub missed: u32,
+    /// Its logical addresses.
+    #[serde(default)]
+    pub logical: Vec<Addr>,
+}
+
+/// A row of `show rts`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RtRow {
+    /// Port index.
+    pub port: u16,
+    /// The HR keeping it.
+    pub hr: Addr,
+    /// The SAN it describes.
+    pub san: Addr,
+    /// Its serial number.
+    pub sn: u16,
+    /// Q of the CSR.
+    pub q: u16,
+    /// MinMTU (bytes, 0 = unlimited).
+    pub mtu: u32,
+    /// `buddy 0x0116` or `twin 1`.
+    pub origin: String,
+    /// Received-from list, most recent sender first.
+    pub rcvf: Vec<Addr>,
+    /// Common source route, hop by hop ([`hop_string`]).
+    pub csr: Vec<String>,
+    /// Node entries.
+    pub nodes: usize,
+}
+
+/// A route of an HR to a destination (`show routes`, and the alternatives
+/// of `show route`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteRow {
+    /// Port index of the HR.
+    pub port: u16,
+    /// The HR.
+    pub hr: Addr,
+    /// Destination.
+    pub dst: Addr,
+    /// Total Q.
+    pub q: u16,
+    /// Largest EEP packet the route carries (bytes, 0 = unlimited).
+    pub mtu: u32,
+    /// `local` or `port N -> NATIVE`.
+    pub next: String,
+    /// The hops from the HR onward ([`hop_string`]).
+    pub path: Vec<String>,
+    /// RCVF of the RT it comes from (empty on the HR's own SAN).
+    pub rcvf: Vec<Addr>,
+}
+
+/// A row of `show fib`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FibRow {
+    /// Ingress port.
+    pub port: u16,
+    /// Its HR.
+    pub hr: Addr,
+    /// Destination.
+    pub dst: Addr,
+    /// `local` or `forward`.
+    pub next: String,
+    /// Egress port (`forward`).
+    #[serde(default)]
+    pub egress: Option<u16>,
+    /// Native next hop on the egress SAN (`forward`).
+    #[serde(default)]
+    pub native: String,
+    /// Total Q.
+    pub q: u16,
+    /// MTU of the egress SAN (bytes, 0 = unlimited).
+    pub mtu: u32,
+}
+
+/// A row of `show neighbors`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeighborRow {
+    /// Port index.
+    pub port: u16,
+    /// Our HR on that SAN.
+    pub hr: Addr,
+    /// The buddy's address.
+    pub address: Addr,
+    /// Its name.
+    pub name: String,
+    /// Its native address.
+    pub native: String,
+    /// Keepalives missed in a row.
+    pub missed: u32,
+    /// RTs learned from it that the HR keeps.
+    pub rts: usize,
+}
+
+/// A row of `show counters` (and of `stats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterRow {
+    /// Port index.
+    pub port: u16,
+    /// Packets received.
+    pub received: u64,
+    /// Received with a receive-error flag.
+    pub rx_errors: u64,
+    /// Received and forwarded.
+    pub forwarded: u64,
+    /// Received and punted to the control plane.
+    pub punted: u64,
+    /// Received and dropped (all reasons).
+    pub dropped: u64,
+    /// Transmitted.
+    pub transmitted: u64,
+    /// Injected by the control plane.
+    pub injected: u64,
+    /// Injections that failed.
+    pub inject_failed: u64,
+    /// Notices queued for the control plane.
+    pub notices: u64,
+    /// Notices not queued.
+    pub notices_dropped: u64,
+    /// Drops by reason (every reason, zeros included).
+    #[serde(default)]
+    pub drops: BTreeMap<String, u64>,
+}
+
+impl CounterRow {
+    /// The row of port `port`.
+    pub fn new(port: usize, c: &PortCounters) -> CounterRow {
+        CounterRow {
+            port: port_u16(port),
+            received: c.received,
+            rx_errors: c.rx_errors,
+            forwarded: c.forwarded,
+            punted: c.punted,
+            dropped: c.dropped_total(),
+            transmitted: c.transmitted,
+            injected: c.injected,
+            inject_failed: c.inject_failed,
+            notices: c.notices,
+            notices_dropped: c.notices_dropped,
+            drops: DropReason::ALL
+                .iter()
+                .map(|r| (r.name().to_string(), c.dropped(*r)))
+                .collect(),
+        }
+    }
+}
+
+/// `show route ADDR`: the lookup a packet to `dst` gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteLookup {
+    /// The destination.
+    pub dst: Addr,
+    /// One lookup per ingress HR asked about.
+    pub lookups: Vec<Lookup>,
+}
+
+/// The lookup of one ingress HR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lookup {
+    /// Ingress port.
+    pub port: u16,
+    /// Its HR.
+    pub hr: Addr,
+    /// `forward`, `local` (punted to this box) or `no_route` (dropped).
+    pub result: String,
+    /// Egress port (`forward`).
+    #[serde(default)]
+    pub egress: Option<u16>,
+    /// The egress HR (`forward`).
+    #[serde(default)]
+    pub egress_hr: Option<Addr>,
+    /// Native next hop on the egress SAN (`forward`).
+    #[serde(default)]
+    pub next_hop: String,
+    /// Total Q.
+    #[serde(default)]
+    pub q: Option<u16>,
+    /// Largest EEP packet the route carries (bytes, 0 = unlimited).
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    /// The hops from the HR onward ([`hop_string`]).
+    #[serde(default)]
+    pub path: Vec<String>,
+    /// RCVF of the RT the route comes from.
+    #[serde(default)]
+    pub rcvf: Vec<Addr>,
+    /// The other routes the HR knows, best first.
+    #[serde(default)]
+    pub alternatives: Vec<RouteRow>,
+}
+
+/// `stats` (JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Seconds since the daemon started.
+    pub uptime_s: u64,
+    /// Per-port counters.
+    pub ports: Vec<CounterRow>,
+    /// Control-plane counters (`punts`, `notices`, `injected`, `fib_version`, ...).
+    #[serde(default)]
+    pub plane: BTreeMap<String, u64>,
+}
+
+/// `version`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionInfo {
+    /// The daemon's version.
+    pub daemon: String,
+    /// The protocol version it speaks.
+    pub protocol: u32,
+}
+
+/// `stats` with `"format":"prometheus"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrometheusText {
+    /// The Prometheus text exposition.
+    pub text: String,
+}
+
+/// The Prometheus text exposition of `stats`.
+pub fn prometheus_text(s: &Stats) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# HELP mwrouter_uptime_seconds Seconds since mwrouterd started."
+    );
+    let _ = writeln!(t, "# TYPE mwrouter_uptime_seconds gauge");
+    let _ = writeln!(t, "mwrouter_uptime_seconds {}", s.uptime_s);
+    type Get = fn(&CounterRow) -> u64;
+    let series: [(&str, &str, Get); 10] = [
+        ("received", "Packets received.", |c| c.received),
+        ("rx_errors", "Packets received with an error flag.", |c| {
+            c.rx_errors
+        }),
+        ("forwarded", "Packets forwarded.", |c| c.forwarded),
+        ("punted", "Packets punted to the control plane.", |c| {
+            c.punted
+        }),
+        ("transmitted", "Packets transmitted.", |c| c.transmitted),
+        ("injected", "Packets injected by the control plane.", |c| {
+            c.injected
+        }),
+        ("inject_failed", "Injections that failed.", |c| {
+            c.inject_failed
+        }),
+        ("notices", "Notices queued for the control plane.", |c| {
+            c.notices
+        }),
+        ("notices_dropped", "Notices not queued.", |c| {
+            c.notices_dropped
+        }),
+        ("dropped", "Packets dropped (all reasons).", |c| c.dropped),
+    ];
+    for (name, help, get) in series {
+        let _ = writeln!(t, "# HELP mwrouter_port_{name}_total {help}");
+        let _ = writeln!(t, "# TYPE mwrouter_port_{name}_total counter");
+        for c in &s.ports {
+            let _ = writeln!(
+                t,
+                "mwrouter_port_{name}_total{{port=\"{}\"}} {}",
+                c.port,
+                get(c)
+            );
+        }
+    }
+    let _ = writeln!(
+        t,
+        "# HELP mwrouter_port_drops_total Packets dropped, by reason."
+    );
+    let _ = writeln!(t, "# TYPE mwrouter_port_drops_total counter");
+    for c in &s.ports {
+        for (reason, n) in &c.drops {
+            let _ = writeln!(
+                t,
+                "mwrouter_port_drops_total{{port=\"{}\",reason=\"{reason}\"}} {n}",
+                c.port
+            );
+        }
+    }
+    for (k, v) in &s.plane {
+        let name: String = k
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let _ = writeln!(t, "# TYPE mwrouter_plane_{name} untyped");
+        let _ = writeln!(t, "mwrouter_plane_{name} {v}");
+    }
+    t
+}
+
+// ----- formatting --------------------------------------------------------------
+
+fn port_u16(p: usize) -> u16 {
+    u16::try_from(p).unwrap_or(u16::MAX)
+}
+
+/// A native address as text: `ip:port` for UDP endpoints (when `udp`),
+/// otherwise colon-separated hex (a MAC: `02:00:00:00:00:01`); empty when
+/// there is none.
+pub fn native_string(bytes: &[u8], udp: bool) -> String {
+    if udp && let Some(sa) = NativeAddr::from_bytes(bytes).and_then(|n| n.as_udp()) {
+        return sa.to_string();
+    }
+    let mut s = String::with_capacity(bytes.len() * 3);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            s.push(':');
+        }
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Reads a native address written as [`native_string`] writes it
+/// (`02:00:00:00:00:01`, `127.0.0.1:7000`, `[::1]:7000`).
+pub fn parse_native(s: &str) -> Option<NativeAddr> {
+    if let Ok(sa) = s.parse::<std::net::SocketAddr>() {
+        return Some(NativeAddr::udp(sa));
+    }
+    let mut v = Vec::new();
+    for part in s.split(':') {
+        if part.is_empty() || part.len() > 2 {
+            return None;
+        }
+        v.push(u8::from_str_radix(part, 16).ok()?);
+    }
+    NativeAddr::from_bytes(&v)
+}
+
+/// One hop of a route: `EGRESS@NATIVE`, `@NATIVE` (native hop only, on the
+/// SAN where the route starts) or `EGRESS@` (egress only).
+pub fn hop_string(h: &Hop, udp: bool) -> String {
+    let mut s = String::new();
+    if h.egress != 0 {
+        let _ = write!(s, "{}", Addr(h.egress));
+    }
+    s.push('@');
+    s.push_str(&native_string(&h.native, udp));
+    s
+}
+
+fn route_strings(r: &Route, udp: bool) -> Vec<String> {
+    r.0.iter().map(|h| hop_string(h, udp)).collect()
+}
+
+fn addrs(v: &[Address]) -> Vec<Addr> {
+    v.iter().map(|a| Addr::from(*a)).collect()
+}
+
+/// The port index `sel` names among HRs `hrs` (in port order).
+pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<usize, AdminError> {
+    match sel {
+        PortSpec::Index(i) if usize::from(i) < hrs.len() => Ok(usize::from(i)),
+        PortSpec::Index(i) => Err(AdminError::not_found(format!(
+            "no port {i} (the box has {} ports)",
+            hrs.len()
+        ))),
+        PortSpec::Hr(a) => hrs
+            .iter()
+            .position(|h| *h == a)
+            .ok_or_else(|| AdminError::not_found(format!("no HR {a} in this box"))),
+    }
+}
+
+/// The answers that come from the RRP engine.
+pub struct View<'a> {
+    /// The engine.
+    pub router: &'a Router,
+    /// Per port: whether its native addresses are UDP endpoints (for
+    /// [`native_string`]). Missing entries count as `false`.
+    pub udp: &'a [bool],
+}
+
+impl<'a> View<'a> {
+    /// A view of `router`.
+    pub fn new(router: &'a Router, udp: &'a [bool]) -> View<'a> {
+        View { router, udp }
+    }
+
+    fn is_udp(&self, port: usize) -> bool {
+        self.udp.get(port).copied().unwrap_or(false)
+    }
+
+    fn hr(&self, port: usize) -> Addr {
+        self.router.config().hrs[port].address.into()
+    }
+
+    /// The HR addresses in port order.
+    pub fn hr_addrs(&self) -> Vec<Addr> {
+        self.router
+            .config()
+            .hrs
+            .iter()
+            .map(|h| h.address.into())
+            .collect()
+    }
+
+    /// The ports `sel` names (all when `None`).
+    pub fn ports(&self, sel: Option<PortSpec>) -> Result<Vec<usize>, AdminError> {
+        match sel {
+            None => Ok((0..self.router.config().hrs.len()).collect()),
+            Some(s) => resolve_port(&self.hr_addrs(), s).map(|p| vec![p]),
+        }
+    }
+
+    /// `show router` (the daemon supplies its version, uptime and FIB version).
+    pub fn router_info(&self, version: &str, uptime_s: u64) -> RouterInfo {
+        let cfg = self.router.config();
+        let n = cfg.hrs.len();
+        RouterInfo {
+            name: cfg.name.clone(),
+            version: version.to_string(),
+            uptime_s,
+            hrs: n,
+            router_cost: cfg.router_cost,
+            k: cfg.k,
+            fib_version: self.router.fib().version,
+            known_sans: self
+                .router
+                .known_sans()
+                .into_iter()
+                .map(Addr::from)
+                .collect(),
+            lrt_nodes: (0..n).map(|p| self.router.lrt(p).len()).sum(),
+            rts_kept: (0..n).map(|p| self.router.rts_kept(p)).sum(),
+        }
+    }
+
+    /// `show hrs`.
+    pub fn hrs(&self) -> Vec<HrRow> {
+        let cfg = self.router.config();
+        cfg.hrs
+            .iter()
+            .enumerate()
+            .map(|(p, h)| HrRow {
+                port: port_u16(p),
+                hr: h.address.into(),
+                san: h.san_id.into(),
+                mtu: h.mtu,
+                cost: h.cost,
+                native: native_string(h.native.as_bytes(), self.is_udp(p)),
+                up: self.router.port_is_up(p),
+                lrt: self.router.lrt(p).len(),
+                buddies: self.router.buddies(p).len(),
+                rts: self.router.rts_kept(p),
+            })
+            .collect()
+    }
+
+    /// `show lrt`.
+    pub fn lrt(&self, sel: Option<PortSpec>) -> Result<Vec<LrtRow>, AdminError> {
+        let mut rows = Vec::new();
+        for p in self.ports(sel)? {
+            for e in self.router.lrt(p).values() {
+                rows.push(LrtRow {
+                    port: port_u16(p),
+                    hr: self.hr(p),
+                    address: e.info.address.into(),
+                    name: e
+                        .info
+                        .name
+                        .as_deref()
+                        .map(|n| String::from_utf8_lossy(n).into_owned())
+                        .unwrap_or_default(),
+                    native: native_string(e.native.as_bytes(), self.is_udp(p)),
+                    is_static: e.is_static,
+                    router: e.router,
+                    missed: e.missed,
+                    logical: e.info.logical.as_deref().map(addrs).unwrap_or_default(),
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    /// `show rts`.
+    pub fn rts(&self, sel: Option<PortSpec>, san: Option<Addr>) -> Result<Vec<RtRow>, AdminError> {
+        let mut rows = Vec::new();
+        let sans = self.router.known_sans();
+        for p in self.ports(sel)? {
+            for s in &sans {
+                if san.is_some_and(|want| Addr::from(*s) != want) {
+                    continue;
+                }
+                for (rt, origin) in self.router.kept(p, *s) {
+                    rows.push(RtRow {
+                        port: port_u16(p),
+                        hr: self.hr(p),
+                        san: rt.san_id.into(),
+                        sn: rt.sn,
+                        q: rt.q,
+                        mtu: rt.mtu.0.saturating_mul(8),
+                        origin: match origin {
+                            Origin::Buddy { from } => format!("buddy {}", Addr::from(from)),
+                            Origin::Twin { port } => format!("twin {port}"),
+                        },
+                        rcvf: addrs(&rt.rcvf),
+                        csr: route_strings(&rt.csr, self.is_udp(p)),
+                        nodes: rt.nodes.len(),
+                    });
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn next_string(&self, next: &Next) -> String {
+        match next {
+            Next::Local => "local".into(),
+            Next::Forward { port, native } => {
+                format!(
+                    "port {port} -> {}",
+                    native_string(native.as_bytes(), self.is_udp(*port))
+                )
+            }
+        }
+    }
+
+    fn route_row(&self, port: usize, r: &RouteInfo) -> RouteRow {
+        RouteRow {
+            port: port_u16(port),
+            hr: self.hr(port),
+            dst: r.dst.into(),
+            q: r.q,
+            mtu: r.mtu,
+            next: self.next_string(&r.next),
+            path: route_strings(&r.route, self.is_udp(port)),
+            rcvf: addrs(&r.rcvf),
+        }
+    }
+
+    /// `show routes`: the best route of each HR to every destination in
+    /// its FIB.
+    pub fn routes(&self, sel: Option<PortSpec>) -> Result<Vec<RouteRow>, AdminError> {
+        let fib = self.router.fib();
+        let mut rows = Vec::new();
+        for p in self.ports(sel)? {
+            for e in fib.per_port.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+                if let Some(best) = self.router.routes_to(p, e.dst).first() {
+                    rows.push(self.route_row(p, best));
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// `show fib`.
+    pub fn fib(&self, sel: Option<PortSpec>) -> Result<Vec<FibRow>, AdminError> {
+        let fib = self.router.fib();
+        let mut rows = Vec::new();
+        for p in self.ports(sel)? {
+            for e in fib.per_port.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+                let (next, egress, native) = match &e.next {
+                    Next::Local => ("local", None, String::new()),
+                    Next::Forward { port, native } => (
+                        "forward",
+                        Some(port_u16(*port)),
+                        native_string(native.as_bytes(), self.is_udp(*port)),
+                    ),
+                };
+                rows.push(FibRow {
+                    port: port_u16(p),
+                    hr: self.hr(p),
+                    dst: e.dst.into(),
+                    next: next.into(),
+                    egress,
+                    native,
+                    q: e.q,
+                    mtu: e.mtu,
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    /// `show neighbors`.
+    pub fn neighbors(&self, sel: Option<PortSpec>) -> Result<Vec<NeighborRow>, AdminError> {
+        let sans = self.router.known_sans();
+        let mut rows = Vec::new();
+        for p in self.ports(sel)? {
+            let kept: Vec<Origin> = sans
+                .iter()
+                .flat_map(|s| self.router.kept(p, *s))
+                .map(|(_, o)| o)
+                .collect();
+            for e in self.router.lrt(p).values().filter(|e| e.router) {
+                let a = e.info.address;
+                rows.push(NeighborRow {
+                    port: port_u16(p),
+                    hr: self.hr(p),
+                    address: a.into(),
+                    name: e
+                        .info
+                        .name
+                        .as_deref()
+                        .map(|n| String::from_utf8_lossy(n).into_owned())
+                        .unwrap_or_default(),
+                    native: native_string(e.native.as_bytes(), self.is_udp(p)),
+                    missed: e.missed,
+                    rts: kept
+                        .iter()
+                        .filter(|o| matches!(o, Origin::Buddy { from } if *from == a))
+                        .count(),
+                });
+            }
+        }
+        Ok(rows)
+    }
+
+    /// `show route DST`.
+    pub fn route(&self, dst: Addr, sel: Option<PortSpec>) -> Result<RouteLookup, AdminError> {
+        let fib = self.router.fib();
+        let hrs = self.hr_addrs();
+        let mut lookups = Vec::new();
+        for p in self.ports(sel)? {
+            let routes = self.router.routes_to(p, dst.into());
+            let entry = fib.lookup(p, dst.into());
+            let mut l = Lookup {
+                port: port_u16(p),
+                hr: hrs[p],
+                result: "no_route".into(),
+                egress: None,
+                egress_hr: None,
+                next_hop: String::new(),
+                q: None,
+                mtu: None,
+                path: Vec::new(),
+                rcvf: Vec::new(),
+                alternatives: Vec::new(),
+            };
+            if let Some(e) = entry {
+                l.q = Some(e.q);
+                l.mtu = Some(e.mtu);
+                match &e.next {
+                    Next::Local => l.result = "local".into(),
+                    Next::Forward { port, native } => {
+                        l.result = "forward".into();
+                        l.egress = Some(port_u16(*port));
+                        l.egress_hr = hrs.get(*port).copied();
+                        l.next_hop = native_string(native.as_bytes(), self.is_udp(*port));
+                    }
+                }
+                // The route the FIB entry was made from: the best one with
+                // the same next hop (else the best one).
+                let best = routes
+                    .iter()
+                    .position(|r| r.next == e.next)
+                    .or(if routes.is_empty() { None } else { Some(0) });
+                if let Some(i) = best {
+                    let r = &routes[i];
+                    l.q = Some(r.q);
+                    l.mtu = Some(r.mtu);
+                    l.path = route_strings(&r.route, self.is_udp(p));
+                    l.rcvf = addrs(&r.rcvf);
+                    l.alternatives = routes
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, r)| self.route_row(p, r))
+                        .collect();
+                }
+            }
+            lookups.push(l);
+        }
+        Ok(RouteLookup { dst, lookups })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natives() {
+        assert_eq!(
+            native_string(&[2, 0, 0, 0, 0, 1], false),
+            "02:00:00:00:00:01"
+        );
+        assert_eq!(
+            native_string(&[127, 0, 0, 1, 0x1b, 0x58], true),
+            "127.0.0.1:7000"
+        );
+        assert_eq!(native_string(&[], true), "");
+        for s in ["02:00:00:00:00:01", "127.0.0.1:7000", "[::1]:7000"] {
+            let n = parse_native(s).unwrap();
+            assert_eq!(
+                native_string(n.as_bytes(), s.contains('.') || s.contains('[')),
+                s
+            );
+        }
+        assert!(parse_native("zz:00").is_none());
+        assert!(parse_native("").is_none());
+    }
+
+    #[test]
+    fn hops() {
+        assert_eq!(hop_string(&Hop::egress(0x116), false), "0x0116@");
+        assert_eq!(
+            hop_string(&Hop::native(&[2, 0, 0, 0, 0, 1]), false),
+            "@02:00:00:00:00:01"
+        );
+    }
+
+    #[test]
+    fn prometheus() {
+        let mut c = PortCounters {
+            received: 5,
+            ..Default::default()
+        };
+        c.dropped[DropReason::NoRoute as usize] = 2;
+        let s = Stats {
+            uptime_s: 3,
+            ports: vec![CounterRow::new(0, &c)],
+            plane: [("fib_version".to_string(), 4)].into_iter().collect(),
+        };
+        let t = prometheus_text(&s);
+        assert!(
+            t.contains("mwrouter_port_received_total{port=\"0\"} 5\n"),
+            "{t}"
+        );
+        assert!(t.contains("mwrouter_port_drops_total{port=\"0\",reason=\"no-route\"} 2\n"));
+        assert!(t.contains("mwrouter_plane_fib_version 4\n"));
+    }
+}

@@ -1,0 +1,235 @@
+//! A [`Config`] as TOML, every key spelled out: the tables and their
+//! entries ([`tables`]), rendered as text ([`render`]) or flattened into key
+//! paths for the reload diff ([`flat`]).
+
+use std::fmt::Write as _;
+
+use super::{Config, PortConfig, SnSeed, format_mac, format_native};
+
+/// One table of the file: its header, its key path and its entries (key,
+/// TOML literal).
+pub(super) struct Table {
+    pub header: String,
+    pub path: String,
+    pub entries: Vec<(&'static str, String)>,
+}
+
+impl Table {
+    fn new(header: &str, path: String) -> Table {
+        Table {
+            header: header.to_string(),
+            path,
+            entries: Vec::new(),
+        }
+    }
+
+    fn put(&mut self, key: &'static str, value: String) {
+        self.entries.push((key, value));
+    }
+}
+
+/// A TOML basic string.
+pub(super) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn hex16(a: rrp::Address) -> String {
+    format!("0x{:04x}", a.0)
+}
+
+fn list<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
+    let parts: Vec<String> = items.iter().map(f).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The tables of `c`, in file order.
+pub(super) fn tables(c: &Config) -> Vec<Table> {
+    let mut out = Vec::new();
+
+    let mut t = Table::new("[router]", "router".into());
+    t.put("name", quote(&c.router.name));
+    t.put("router_cost", c.router.router_cost.to_string());
+    t.put("k", c.router.k.to_string());
+    t.put(
+        "sn_seed",
+        match c.router.sn_seed {
+            SnSeed::Clock => quote("clock"),
+            SnSeed::Fixed(s) => s.to_string(),
+        },
+    );
+    out.push(t);
+
+    if let Some(d) = &c.dpdk {
+        let mut t = Table::new("[dpdk]", "dpdk".into());
+        t.put("eal_args", list(&d.eal_args, |a| quote(a)));
+        out.push(t);
+    }
+
+    let w = &c.workers;
+    let mut t = Table::new("[workers]", "workers".into());
+    t.put("count", w.count.to_string());
+    if let Some(cores) = &w.cores {
+        t.put("cores", list(cores, |c| c.to_string()));
+    }
+    t.put("idle", quote(w.idle.as_str()));
+    t.put("idle_sleep_us", w.idle_sleep_us.to_string());
+    t.put("spins", w.spins.to_string());
+    out.push(t);
+
+    let tm = &c.timers;
+    let mut t = Table::new("[timers]", "timers".into());
+    t.put("sweep_ms", tm.sweep_ms.to_string());
+    t.put("keepalive_ms", tm.keepalive_ms.to_string());
+    t.put("keepalive_misses", tm.keepalive_misses.to_string());
+    t.put("refresh_ms", tm.refresh_ms.to_string());
+    t.put("hold_ms", tm.hold_ms.to_string());
+    t.put("advertise_ms", tm.advertise_ms.to_string());
+    t.put("fib_ms", tm.fib_ms.to_string());
+    t.put("tombstone_ms", tm.tombstone_ms.to_string());
+    out.push(t);
+
+    let l = &c.limits;
+    let mut t = Table::new("[limits]", "limits".into());
+    t.put("max_nodes_per_rt", l.max_nodes_per_rt.to_string());
+    t.put("max_rts_per_neighbour", l.max_rts_per_neighbour.to_string());
+    t.put("max_rcvf", l.max_rcvf.to_string());
+    t.put("max_lrt", l.max_lrt.to_string());
+    out.push(t);
+
+    let r = &c.rates;
+    let mut t = Table::new("[rates]", "rates".into());
+    t.put("punt_per_s", r.punt_per_s.to_string());
+    t.put("punt_burst", r.punt_burst.to_string());
+    t.put("notice_per_s", r.notice_per_s.to_string());
+    t.put("notice_burst", r.notice_burst.to_string());
+    t.put("errors_per_source", r.errors_per_source.to_string());
+    t.put("errors_global", r.errors_global.to_string());
+    out.push(t);
+
+    let a = &c.admin;
+    let mut t = Table::new("[admin]", "admin".into());
+    t.put("socket", quote(&a.socket.to_string_lossy()));
+    t.put("mode", format!("0o{:03o}", a.mode));
+    t.put("admin_group", quote(&a.admin_group));
+    if let Some(g) = &a.readonly_group {
+        t.put("readonly_group", quote(g));
+    }
+    t.put("readonly_everyone", a.readonly_everyone.to_string());
+    if let Some(p) = &a.prometheus_listen {
+        t.put("prometheus_listen", quote(&p.to_string()));
+    }
+    out.push(t);
+
+    let mut t = Table::new("[log]", "log".into());
+    t.put("level", quote(c.log.level.as_str()));
+    t.put("format", quote(c.log.format.as_str()));
+    out.push(t);
+
+    for (i, h) in c.hrs.iter().enumerate() {
+        let mut t = Table::new("[[hr]]", format!("hr[{i}]"));
+        if let Some(n) = &h.name {
+            t.put("name", quote(n));
+        }
+        t.put("address", hex16(h.address));
+        t.put("san_id", hex16(h.san_id));
+        t.put("mtu", h.mtu.to_string());
+        t.put("cost", h.cost.to_string());
+        out.push(t);
+
+        let mut t = Table::new("[hr.port]", format!("hr[{i}].port"));
+        t.put("backend", quote(h.port.backend().as_str()));
+        match &h.port {
+            PortConfig::Udp(u) => {
+                t.put("bind", quote(&u.bind.to_string()));
+                t.put("members", list(&u.members, |m| quote(&m.to_string())));
+                t.put("pool_size", u.pool_size.to_string());
+                t.put("socket_buf", u.socket_buf.to_string());
+            }
+            PortConfig::AfPacket(p) => {
+                t.put("interface", quote(&p.interface));
+                t.put("rx_frames", p.rx_frames.to_string());
+                t.put("tx_frames", p.tx_frames.to_string());
+                t.put("pool_size", p.pool_size.to_string());
+                t.put("socket_buf", p.socket_buf.to_string());
+            }
+            PortConfig::Dpdk(d) => {
+                t.put("device", quote(&d.device));
+                t.put("rx_ring", d.rx_ring.to_string());
+                t.put("tx_ring", d.tx_ring.to_string());
+                if let Some(m) = &d.mac {
+                    t.put("mac", quote(&format_mac(m)));
+                }
+            }
+        }
+        out.push(t);
+
+        let backend = h.port.backend();
+        for (j, s) in h.statics.iter().enumerate() {
+            let mut t = Table::new("[[hr.static]]", format!("hr[{i}].static[{j}]"));
+            t.put("address", hex16(s.address));
+            t.put("native", quote(&format_native(backend, &s.native)));
+            if let Some(n) = &s.name {
+                t.put("name", quote(&String::from_utf8_lossy(n)));
+            }
+            if !s.capabilities.is_empty() {
+                t.put(
+                    "capabilities",
+                    list(&s.capabilities, |cap| {
+                        format!(
+                            "{{ code = {}, params = {} }}",
+                            cap.code,
+                            list(&cap.params, |p| p.to_string())
+                        )
+                    }),
+                );
+            }
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The tables as TOML text.
+pub(super) fn render(tables: &[Table]) -> String {
+    let mut s = String::new();
+    for (n, t) in tables.iter().enumerate() {
+        if n > 0 {
+            s.push('\n');
+        }
+        s.push_str(&t.header);
+        s.push('\n');
+        for (k, v) in &t.entries {
+            let _ = writeln!(s, "{k} = {v}");
+        }
+    }
+    s
+}
+
+/// Every key of `c` as (key path, TOML literal), in file order.
+pub(super) fn flat(c: &Config) -> Vec<(String, String)> {
+    tables(c)
+        .into_iter()
+        .flat_map(|t| {
+            let path = t.path;
+            t.entries
+                .into_iter()
+                .map(move |(k, v)| (format!("{path}.{k}"), v))
+        })
+        .collect()
+}

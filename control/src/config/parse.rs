@@ -1,0 +1,392 @@
+//! From TOML text to a [`Config`]: serde structs that mirror the file
+//! (unknown keys refused everywhere), the key path of a deserialisation
+//! error (serde_path_to_error), then the per-backend reading of `[hr.port]`
+//! and of the static entries' native addresses.
+
+use std::net::SocketAddr;
+
+use rrp::Address;
+use rrp::router::{Limits, StaticNode, Timers};
+use rrp::wire::record::Capability;
+use serde::Deserialize;
+
+use super::{
+    AdminSection, AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection,
+    HrSection, LogSection, PortConfig, RatesSection, RouterSection, UdpPortConfig, WorkersSection,
+    parse_mac, parse_native,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    router: RouterSection,
+    #[serde(default)]
+    dpdk: Option<DpdkSection>,
+    #[serde(default)]
+    workers: WorkersSection,
+    #[serde(default)]
+    timers: RawTimers,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    rates: RatesSection,
+    #[serde(default)]
+    admin: AdminSection,
+    #[serde(default)]
+    log: LogSection,
+    #[serde(default)]
+    hr: Vec<RawHr>,
+}
+
+/// `[timers]` as written: `rrp::router::Timers` with its defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawTimers {
+    sweep_ms: u64,
+    keepalive_ms: u64,
+    keepalive_misses: u32,
+    refresh_ms: u64,
+    hold_ms: u64,
+    advertise_ms: u64,
+    fib_ms: u64,
+    tombstone_ms: u64,
+}
+
+impl Default for RawTimers {
+    fn default() -> Self {
+        let t = Timers::default();
+        RawTimers {
+            sweep_ms: t.sweep_ms,
+            keepalive_ms: t.keepalive_ms,
+            keepalive_misses: t.keepalive_misses,
+            refresh_ms: t.refresh_ms,
+            hold_ms: t.hold_ms,
+            advertise_ms: t.advertise_ms,
+            fib_ms: t.fib_ms,
+            tombstone_ms: t.tombstone_ms,
+        }
+    }
+}
+
+impl From<RawTimers> for Timers {
+    fn from(t: RawTimers) -> Timers {
+        Timers {
+            sweep_ms: t.sweep_ms,
+            keepalive_ms: t.keepalive_ms,
+            keepalive_misses: t.keepalive_misses,
+            refresh_ms: t.refresh_ms,
+            hold_ms: t.hold_ms,
+            advertise_ms: t.advertise_ms,
+            fib_ms: t.fib_ms,
+            tombstone_ms: t.tombstone_ms,
+        }
+    }
+}
+
+/// `[limits]` as written: `rrp::router::Limits` with its defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawLimits {
+    max_nodes_per_rt: usize,
+    max_rts_per_neighbour: usize,
+    max_rcvf: usize,
+    max_lrt: usize,
+}
+
+impl Default for RawLimits {
+    fn default() -> Self {
+        let l = Limits::default();
+        RawLimits {
+            max_nodes_per_rt: l.max_nodes_per_rt,
+            max_rts_per_neighbour: l.max_rts_per_neighbour,
+            max_rcvf: l.max_rcvf,
+            max_lrt: l.max_lrt,
+        }
+    }
+}
+
+impl From<RawLimits> for Limits {
+    fn from(l: RawLimits) -> Limits {
+        Limits {
+            max_nodes_per_rt: l.max_nodes_per_rt,
+            max_rts_per_neighbour: l.max_rts_per_neighbour,
+            max_rcvf: l.max_rcvf,
+            max_lrt: l.max_lrt,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHr {
+    address: u16,
+    san_id: u16,
+    mtu: u32,
+    #[serde(default = "super::one_u16")]
+    cost: u16,
+    name: Option<String>,
+    port: RawPort,
+    #[serde(default, rename = "static")]
+    statics: Vec<RawStatic>,
+}
+
+/// `[hr.port]`: the keys of every backend; which ones a port may have
+/// depends on its backend (checked after parsing, naming the key).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPort {
+    backend: Backend,
+    // udp
+    bind: Option<SocketAddr>,
+    members: Option<Vec<SocketAddr>>,
+    // udp, af_packet
+    pool_size: Option<usize>,
+    socket_buf: Option<usize>,
+    // af_packet
+    interface: Option<String>,
+    rx_frames: Option<u32>,
+    tx_frames: Option<u32>,
+    // dpdk
+    device: Option<String>,
+    rx_ring: Option<u16>,
+    tx_ring: Option<u16>,
+    mac: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStatic {
+    address: u16,
+    native: String,
+    name: Option<String>,
+    #[serde(default)]
+    capabilities: Vec<RawCapability>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCapability {
+    code: u8,
+    #[serde(default)]
+    params: Vec<u8>,
+}
+
+/// The keys each backend takes in `[hr.port]` (besides `backend`).
+pub(super) fn backend_keys(b: Backend) -> &'static [&'static str] {
+    match b {
+        Backend::Udp => &["bind", "members", "pool_size", "socket_buf"],
+        Backend::AfPacket => &[
+            "interface",
+            "rx_frames",
+            "tx_frames",
+            "pool_size",
+            "socket_buf",
+        ],
+        Backend::Dpdk => &["device", "rx_ring", "tx_ring", "mac"],
+    }
+}
+
+/// Parses `text`: `Err` for a file that is not a configuration's TOML (the
+/// first error), `Ok(Err)` for values that parsed but do not fit their
+/// port's backend (every such error).
+pub(super) fn parse(text: &str) -> Result<Result<Config, Vec<ConfigError>>, ConfigError> {
+    let de = toml::Deserializer::new(text);
+    let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, text))?;
+    Ok(convert(raw))
+}
+
+fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str) -> ConfigError {
+    let path = e.path().to_string();
+    let path = if path == "." { String::new() } else { path };
+    let inner = e.into_inner();
+    let location = inner.span().map(|s| super::locate::line_col(text, s.start));
+    let msg = inner.message().trim().to_string();
+    let join = |field: &str| {
+        if path.is_empty() {
+            field.to_string()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    let (key, why) = if let Some(field) = backticked_after(&msg, "missing field ") {
+        (join(field), "missing (required)".to_string())
+    } else if let Some(field) = backticked_after(&msg, "unknown field ") {
+        // The path ends with the unknown key already.
+        let rest = msg
+            .split_once(", expected ")
+            .map(|(_, r)| format!("unknown key (expected {r})"))
+            .unwrap_or_else(|| "unknown key".to_string());
+        let key = if path.ends_with(field) {
+            path.clone()
+        } else {
+            join(field)
+        };
+        (key, rest)
+    } else if path.is_empty() {
+        // A syntax error: toml's own message, with its line and column.
+        return ConfigError {
+            key: String::new(),
+            why: inner.to_string().trim_end().to_string(),
+            location,
+        };
+    } else {
+        (path.clone(), msg)
+    };
+    ConfigError { key, why, location }
+}
+
+/// `name` in "<prefix>`name`...".
+fn backticked_after<'a>(msg: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = msg.strip_prefix(prefix)?.strip_prefix('`')?;
+    rest.split_once('`').map(|(name, _)| name)
+}
+
+fn convert(raw: RawConfig) -> Result<Config, Vec<ConfigError>> {
+    let mut errs = Vec::new();
+    let mut hrs = Vec::with_capacity(raw.hr.len());
+    for (i, h) in raw.hr.into_iter().enumerate() {
+        if let Some(hr) = convert_hr(i, h, &mut errs) {
+            hrs.push(hr);
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Config {
+        router: raw.router,
+        dpdk: raw.dpdk,
+        workers: raw.workers,
+        timers: raw.timers.into(),
+        limits: raw.limits.into(),
+        rates: raw.rates,
+        admin: raw.admin,
+        log: raw.log,
+        hrs,
+    })
+}
+
+fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSection> {
+    let n = errs.len();
+    let port = convert_port(i, h.port, errs);
+    let backend = port.as_ref().map(PortConfig::backend);
+    let mut statics = Vec::with_capacity(h.statics.len());
+    for (j, s) in h.statics.into_iter().enumerate() {
+        let native = match backend {
+            Some(b) => match parse_native(b, &s.native) {
+                Ok(n) => n,
+                Err(why) => {
+                    errs.push(ConfigError::new(format!("hr[{i}].static[{j}].native"), why));
+                    continue;
+                }
+            },
+            None => continue,
+        };
+        statics.push(StaticNode {
+            address: Address(s.address),
+            native,
+            name: s.name.map(String::into_bytes),
+            capabilities: s
+                .capabilities
+                .into_iter()
+                .map(|c| Capability {
+                    code: c.code,
+                    params: c.params,
+                })
+                .collect(),
+        });
+    }
+    if errs.len() != n {
+        return None;
+    }
+    Some(HrSection {
+        address: Address(h.address),
+        san_id: Address(h.san_id),
+        mtu: h.mtu,
+        cost: h.cost,
+        name: h.name,
+        port: port?,
+        statics,
+    })
+}
+
+fn convert_port(i: usize, p: RawPort, errs: &mut Vec<ConfigError>) -> Option<PortConfig> {
+    let key = |k: &str| format!("hr[{i}].port.{k}");
+    let b = p.backend;
+    let allowed = backend_keys(b);
+    let present: [(&str, bool); 11] = [
+        ("bind", p.bind.is_some()),
+        ("members", p.members.is_some()),
+        ("pool_size", p.pool_size.is_some()),
+        ("socket_buf", p.socket_buf.is_some()),
+        ("interface", p.interface.is_some()),
+        ("rx_frames", p.rx_frames.is_some()),
+        ("tx_frames", p.tx_frames.is_some()),
+        ("device", p.device.is_some()),
+        ("rx_ring", p.rx_ring.is_some()),
+        ("tx_ring", p.tx_ring.is_some()),
+        ("mac", p.mac.is_some()),
+    ];
+    let n = errs.len();
+    for (k, is) in present {
+        if is && !allowed.contains(&k) {
+            errs.push(ConfigError::new(
+                key(k),
+                format!(
+                    "not a key of backend \"{b}\" (its keys: backend, {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut required = |k: &str, is: bool| {
+        if !is {
+            errs.push(ConfigError::new(
+                key(k),
+                format!("missing (required for backend \"{b}\")"),
+            ));
+        }
+    };
+    match b {
+        Backend::Udp => required("bind", p.bind.is_some()),
+        Backend::AfPacket => required("interface", p.interface.is_some()),
+        Backend::Dpdk => required("device", p.device.is_some()),
+    }
+    let mac = match p.mac.as_deref().map(|m| (m, parse_mac(m))) {
+        Some((m, None)) if b == Backend::Dpdk => {
+            errs.push(ConfigError::new(
+                key("mac"),
+                format!("{m:?} is not a MAC address like \"02:00:00:00:00:07\""),
+            ));
+            None
+        }
+        Some((_, mac)) => mac,
+        None => None,
+    };
+    if errs.len() != n {
+        return None;
+    }
+    Some(match b {
+        Backend::Udp => {
+            let mut u = UdpPortConfig::new(p.bind?);
+            u.members = p.members.unwrap_or_default();
+            u.pool_size = p.pool_size.unwrap_or(u.pool_size);
+            u.socket_buf = p.socket_buf.unwrap_or(u.socket_buf);
+            PortConfig::Udp(u)
+        }
+        Backend::AfPacket => {
+            let mut a = AfPacketPortConfig::new(&p.interface?);
+            a.rx_frames = p.rx_frames.unwrap_or(a.rx_frames);
+            a.tx_frames = p.tx_frames.unwrap_or(a.tx_frames);
+            a.pool_size = p.pool_size.unwrap_or(a.pool_size);
+            a.socket_buf = p.socket_buf.unwrap_or(a.socket_buf);
+            PortConfig::AfPacket(a)
+        }
+        Backend::Dpdk => {
+            let mut d = DpdkPortConfig::new(&p.device?);
+            d.rx_ring = p.rx_ring.unwrap_or(d.rx_ring);
+            d.tx_ring = p.tx_ring.unwrap_or(d.tx_ring);
+            d.mac = mac;
+            PortConfig::Dpdk(d)
+        }
+    })
+}

@@ -1,0 +1,153 @@
+//! SIGHUP: what a new configuration changes, and whether it can apply while
+//! running (docs/configuration.md "Reload").
+
+use std::collections::{BTreeMap, HashMap};
+
+use rrp::router::{Limits, StaticNode, Timers};
+
+use super::{Config, LogSection, RatesSection, emit};
+
+/// The changes a reload applies: each field is `Some` (or listed) only when
+/// it changed. Anything else that changed refuses the reload.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReloadPlan {
+    /// New `[timers]`.
+    pub timers: Option<Timers>,
+    /// New `[limits]`.
+    pub limits: Option<Limits>,
+    /// New `[rates]` (engine error rates and the workers' punt/notice rates).
+    pub rates: Option<RatesSection>,
+    /// New `[log]` level and format.
+    pub log: Option<LogSection>,
+    /// HRs (port index) whose static entries changed, with the new entries.
+    pub statics: Vec<(usize, Vec<StaticNode>)>,
+    /// One line per change, for the log and the admin's answer
+    /// (`timers.hold_ms: 90000 -> 120000`).
+    pub changes: Vec<String>,
+}
+
+impl ReloadPlan {
+    /// Whether the new configuration changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// The HR index a key path starts with (`hr[3].…` → 3).
+fn hr_index(key: &str) -> Option<usize> {
+    key.strip_prefix("hr[")?.split_once(']')?.0.parse().ok()
+}
+
+fn is_static_key(key: &str) -> bool {
+    hr_index(key).is_some() && key.contains("].static[")
+}
+
+fn is_live(key: &str) -> bool {
+    ["timers.", "limits.", "rates.", "log."]
+        .iter()
+        .any(|p| key.starts_with(p))
+        || is_static_key(key)
+}
+
+pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>> {
+    let mut refused = Vec::new();
+    let mut plan = ReloadPlan::default();
+    let shared = old.hrs.len().min(new.hrs.len());
+    if old.hrs.len() != new.hrs.len() {
+        refused.push(format!(
+            "hr: the set of HRs cannot change while running ({} -> {} HRs); restart mwrouterd",
+            old.hrs.len(),
+            new.hrs.len()
+        ));
+    }
+
+    let of = emit::flat(old);
+    let nf = emit::flat(new);
+    let old_map: HashMap<&str, &str> = of.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let new_map: HashMap<&str, &str> = nf.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // Keys in file order: the old file's, then those only the new one has.
+    let keys = of.iter().map(|(k, _)| k.as_str()).chain(
+        nf.iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| !old_map.contains_key(k)),
+    );
+    for key in keys {
+        if hr_index(key).is_some_and(|i| i >= shared) {
+            continue; // covered by the message about the HR set
+        }
+        let (ov, nv) = (old_map.get(key), new_map.get(key));
+        if ov == nv {
+            continue;
+        }
+        if !is_live(key) {
+            refused.push(format!(
+                "{key}: cannot change while running; restart mwrouterd"
+            ));
+        } else if !is_static_key(key) {
+            plan.changes.push(format!(
+                "{key}: {} -> {}",
+                ov.unwrap_or(&"(unset)"),
+                nv.unwrap_or(&"(unset)")
+            ));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+
+    if old.timers != new.timers {
+        plan.timers = Some(new.timers);
+    }
+    if old.limits != new.limits {
+        plan.limits = Some(new.limits);
+    }
+    if old.rates != new.rates {
+        plan.rates = Some(new.rates);
+    }
+    if old.log != new.log {
+        plan.log = Some(new.log);
+    }
+    for (i, (o, n)) in old.hrs.iter().zip(&new.hrs).enumerate() {
+        if o.statics != n.statics {
+            plan.changes.push(statics_change(i, &o.statics, &n.statics));
+            plan.statics.push((i, n.statics.clone()));
+        }
+    }
+    Ok(plan)
+}
+
+/// `hr[0].static: added 0x0110; removed 0x0111; changed 0x0112`.
+fn statics_change(i: usize, old: &[StaticNode], new: &[StaticNode]) -> String {
+    let o: BTreeMap<_, _> = old.iter().map(|s| (s.address, s)).collect();
+    let n: BTreeMap<_, _> = new.iter().map(|s| (s.address, s)).collect();
+    let join = |v: Vec<String>| v.join(", ");
+    let added: Vec<String> = n
+        .keys()
+        .filter(|a| !o.contains_key(a))
+        .map(|a| a.to_string())
+        .collect();
+    let removed: Vec<String> = o
+        .keys()
+        .filter(|a| !n.contains_key(a))
+        .map(|a| a.to_string())
+        .collect();
+    let changed: Vec<String> = n
+        .iter()
+        .filter(|(a, s)| o.get(a).is_some_and(|x| x != *s))
+        .map(|(a, _)| a.to_string())
+        .collect();
+    let mut parts = Vec::new();
+    if !added.is_empty() {
+        parts.push(format!("added {}", join(added)));
+    }
+    if !removed.is_empty() {
+        parts.push(format!("removed {}", join(removed)));
+    }
+    if !changed.is_empty() {
+        parts.push(format!("changed {}", join(changed)));
+    }
+    if parts.is_empty() {
+        parts.push("reordered".to_string());
+    }
+    format!("hr[{i}].static: {}", parts.join("; "))
+}

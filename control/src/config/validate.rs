@@ -1,0 +1,724 @@
+//! The checks of a [`Config`], in file order, each naming its TOML key.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr};
+
+use rrp::Address;
+use rrp::limits::MAX_RCVF;
+use rrp::wire::NativeAddr;
+
+use super::{
+    Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU, MAX_NAME,
+    MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig, format_mac,
+};
+
+/// The longest timer interval (a day).
+const MAX_TIMER_MS: u64 = 86_400_000;
+
+struct Errs(Vec<ConfigError>);
+
+/// TOML integers are 64-bit signed: larger values cannot be written.
+fn too_big(e: &mut Errs, key: &str, v: u64) {
+    if v > i64::MAX as u64 {
+        e.push(key, format!("at most {} (a TOML integer)", i64::MAX));
+    }
+}
+
+impl Errs {
+    fn push(&mut self, key: impl Into<String>, why: impl Into<String>) {
+        self.0.push(ConfigError::new(key, why));
+    }
+}
+
+pub(super) fn validate(c: &Config) -> Result<(), Vec<ConfigError>> {
+    let mut e = Errs(Vec::new());
+    router(c, &mut e);
+    dpdk(c, &mut e);
+    workers(c, &mut e);
+    timers(c, &mut e);
+    limits(c, &mut e);
+    rates(c, &mut e);
+    admin(c, &mut e);
+    hrs(c, &mut e);
+    if e.0.is_empty() {
+        // What the engine checks, as a safety net (everything it refuses
+        // should have been refused above, under the TOML's key).
+        let natives = vec![NativeAddr::none(); c.hrs.len()];
+        if let Err(err) = c.router_config_with_natives(&natives, 1).validate() {
+            e.push(engine_key(&err.field), err.why);
+        }
+    }
+    if e.0.is_empty() { Ok(()) } else { Err(e.0) }
+}
+
+/// The TOML key of a field of `rrp::router::RouterConfig`.
+pub(super) fn engine_key(field: &str) -> String {
+    let f = field
+        .replace("hrs[", "hr[")
+        .replace("static_nodes[", "static[");
+    match f.as_str() {
+        "hrs" => "hr".to_string(),
+        "router_cost" | "k" | "name" | "sn_seed" => format!("router.{f}"),
+        "error_rates.per_source" => "rates.errors_per_source".to_string(),
+        "error_rates.global" => "rates.errors_global".to_string(),
+        _ => f,
+    }
+}
+
+/// A name for messages and RRP#5: printable ASCII, no spaces, no `/`.
+fn name_problem(s: &str, max: usize) -> Option<String> {
+    if s.is_empty() {
+        return Some("must not be empty".into());
+    }
+    if s.len() > max {
+        return Some(format!("longer than {max} bytes"));
+    }
+    if !s.bytes().all(|b| b.is_ascii_graphic() && b != b'/') {
+        return Some("printable ASCII without spaces or '/' only".into());
+    }
+    None
+}
+
+fn router(c: &Config, e: &mut Errs) {
+    let r = &c.router;
+    if let Some(p) = name_problem(&r.name, MAX_NAME) {
+        e.push(
+            "router.name",
+            format!("{p} (HRs answer RRP#7 as <name>/<port>)"),
+        );
+    }
+    if r.router_cost == 0 {
+        e.push("router.router_cost", "costs are >= 1");
+    }
+    if r.k == 0 {
+        e.push("router.k", "must keep at least one RT per SAN");
+    }
+    too_big(e, "router.k", r.k as u64);
+}
+
+/// One device named in the EAL arguments: (index of the word, its kind, the value).
+fn eal_devices(args: &[String]) -> Vec<(usize, &'static str, String)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let next = || args.get(i + 1).cloned().unwrap_or_default();
+        match a {
+            "-a" | "--allow" | "-w" | "--pci-whitelist" => {
+                out.push((i, "-a", next()));
+                i += 1;
+            }
+            "--vdev" => {
+                out.push((i, "--vdev", next()));
+                i += 1;
+            }
+            _ => {
+                if let Some(v) = a
+                    .strip_prefix("--allow=")
+                    .or_else(|| a.strip_prefix("--pci-whitelist="))
+                {
+                    out.push((i, "-a", v.to_string()));
+                } else if let Some(v) = a.strip_prefix("--vdev=") {
+                    out.push((i, "--vdev", v.to_string()));
+                } else if let Some(v) = a.strip_prefix("-a").filter(|v| !v.is_empty()) {
+                    out.push((i, "-a", v.to_string()));
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn dpdk(c: &Config, e: &mut Errs) {
+    let uses_dpdk = c.backend() == Some(Backend::Dpdk);
+    let Some(d) = &c.dpdk else {
+        if uses_dpdk {
+            e.push(
+                "dpdk.eal_args",
+                "missing (required when the ports use backend \"dpdk\"; e.g. [\"-l\", \"0\", \"--in-memory\"])",
+            );
+        }
+        return;
+    };
+    for (i, a) in d.eal_args.iter().enumerate() {
+        if a.is_empty() {
+            e.push(format!("dpdk.eal_args[{i}]"), "an empty argument");
+        }
+    }
+    if !uses_dpdk {
+        return;
+    }
+    // The ports' devices are given once, in [hr.port]: the daemon adds
+    // `-a`/`--vdev` for them.
+    let devices = eal_devices(&d.eal_args);
+    for (j, h) in c.hrs.iter().enumerate() {
+        let PortConfig::Dpdk(p) = &h.port else {
+            continue;
+        };
+        for (i, kind, v) in &devices {
+            if v.split(',').next() == Some(p.name()) {
+                e.push(
+                    format!("dpdk.eal_args[{i}]"),
+                    format!(
+                        "{kind} {} is hr[{j}].port.device: the daemon adds it from there; list it once",
+                        p.name()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn workers(c: &Config, e: &mut Errs) {
+    let w = &c.workers;
+    if w.count == 0 || w.count > MAX_WORKERS {
+        e.push("workers.count", format!("must be 1..={MAX_WORKERS}"));
+    }
+    if let Some(cores) = &w.cores {
+        if cores.len() != w.count {
+            e.push(
+                "workers.cores",
+                format!(
+                    "{} cores for {} workers: give one core per worker (or leave cores out: not pinned)",
+                    cores.len(),
+                    w.count
+                ),
+            );
+        }
+        let mut seen = HashMap::new();
+        for (i, &core) in cores.iter().enumerate() {
+            if core >= 1024 {
+                e.push(format!("workers.cores[{i}]"), "core ids are below 1024");
+            }
+            if let Some(first) = seen.insert(core, i) {
+                e.push(
+                    format!("workers.cores[{i}]"),
+                    format!("core {core} is also workers.cores[{first}]: one worker per core"),
+                );
+            }
+        }
+    }
+    if w.idle == IdleMode::Adaptive && !(1..=1_000_000).contains(&w.idle_sleep_us) {
+        e.push(
+            "workers.idle_sleep_us",
+            "must be 1..=1000000 (at most a second) for idle = \"adaptive\"",
+        );
+    }
+}
+
+fn timers(c: &Config, e: &mut Errs) {
+    let t = &c.timers;
+    for (k, v) in [
+        ("sweep_ms", t.sweep_ms),
+        ("keepalive_ms", t.keepalive_ms),
+        ("refresh_ms", t.refresh_ms),
+        ("hold_ms", t.hold_ms),
+        ("advertise_ms", t.advertise_ms),
+        ("fib_ms", t.fib_ms),
+        ("tombstone_ms", t.tombstone_ms),
+    ] {
+        if v == 0 {
+            e.push(format!("timers.{k}"), "intervals must be > 0");
+        } else if v > MAX_TIMER_MS {
+            e.push(
+                format!("timers.{k}"),
+                format!("at most {MAX_TIMER_MS} (a day)"),
+            );
+        }
+    }
+    if t.keepalive_misses == 0 {
+        e.push("timers.keepalive_misses", "must be >= 1");
+    }
+    if t.hold_ms != 0 && t.hold_ms <= t.refresh_ms {
+        e.push(
+            "timers.hold_ms",
+            format!(
+                "must exceed timers.refresh_ms ({}): an RT must outlive its refresh",
+                t.refresh_ms
+            ),
+        );
+    }
+}
+
+fn limits(c: &Config, e: &mut Errs) {
+    let l = &c.limits;
+    for (k, v) in [
+        ("max_nodes_per_rt", l.max_nodes_per_rt),
+        ("max_rts_per_neighbour", l.max_rts_per_neighbour),
+        ("max_lrt", l.max_lrt),
+    ] {
+        if v == 0 {
+            e.push(format!("limits.{k}"), "must be >= 1");
+        }
+        too_big(e, &format!("limits.{k}"), v as u64);
+    }
+    if l.max_rcvf == 0 || l.max_rcvf > MAX_RCVF {
+        e.push("limits.max_rcvf", format!("must be 1..={MAX_RCVF}"));
+    }
+}
+
+fn rates(c: &Config, e: &mut Errs) {
+    let r = &c.rates;
+    for (k, v) in [
+        ("punt_per_s", r.punt_per_s),
+        ("punt_burst", r.punt_burst),
+        ("notice_per_s", r.notice_per_s),
+        ("notice_burst", r.notice_burst),
+    ] {
+        too_big(e, &format!("rates.{k}"), v);
+    }
+    if r.punt_burst == 0 {
+        e.push("rates.punt_burst", "must be >= 1");
+    }
+    if r.notice_burst == 0 {
+        e.push("rates.notice_burst", "must be >= 1");
+    }
+}
+
+/// A group name as the system takes it.
+fn group_problem(s: &str) -> Option<&'static str> {
+    if s.is_empty() {
+        Some("must not be empty")
+    } else if s.len() > 32 {
+        Some("longer than 32 bytes")
+    } else if !s
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        || s.starts_with('-')
+    {
+        Some("not a group name (letters, digits, '_', '-', '.')")
+    } else {
+        None
+    }
+}
+
+fn admin(c: &Config, e: &mut Errs) {
+    let a = &c.admin;
+    let sock = a.socket.as_os_str();
+    if sock.is_empty() {
+        e.push("admin.socket", "must not be empty");
+    } else if sock.len() > 107 {
+        e.push(
+            "admin.socket",
+            "longer than 107 bytes (the limit of a UNIX socket path)",
+        );
+    } else if a.socket.file_name().is_none() || sock.as_encoded_bytes().ends_with(b"/") {
+        e.push("admin.socket", "must name a file, not a directory");
+    }
+    if a.mode > 0o777 {
+        e.push(
+            "admin.mode",
+            format!("0o{:o} is not a permission mode (0o000-0o777)", a.mode),
+        );
+    }
+    if let Some(p) = group_problem(&a.admin_group) {
+        e.push("admin.admin_group", p);
+    }
+    if let Some(g) = &a.readonly_group {
+        if let Some(p) = group_problem(g) {
+            e.push("admin.readonly_group", p);
+        } else if *g == a.admin_group {
+            e.push(
+                "admin.readonly_group",
+                "is admin.admin_group: its members may already do everything",
+            );
+        }
+    }
+    if a.readonly_everyone && a.mode & 0o006 != 0o006 {
+        e.push(
+            "admin.readonly_everyone",
+            format!(
+                "needs admin.mode to let others read and write the socket (e.g. 0o666; it is 0o{:o})",
+                a.mode
+            ),
+        );
+    }
+    if let Some(addr) = a.prometheus_listen {
+        if !addr.ip().is_loopback() {
+            e.push(
+                "admin.prometheus_listen",
+                format!(
+                    "{addr} is not a loopback address (127.0.0.0/8 or ::1): metrics are not served off the box"
+                ),
+            );
+        }
+        if addr.port() == 0 {
+            e.push("admin.prometheus_listen", "needs a port (not 0)");
+        }
+    }
+}
+
+pub(super) fn is_pci_address(s: &str) -> bool {
+    // [DDDD:]BB:DD.F, hexadecimal.
+    let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
+    let (bdf, domain_ok) = match s.matches(':').count() {
+        2 => {
+            let (d, rest) = s.split_once(':').expect("two colons");
+            (rest, hex(d, 4))
+        }
+        1 => (s, true),
+        _ => return false,
+    };
+    let Some((bus, rest)) = bdf.split_once(':') else {
+        return false;
+    };
+    let Some((dev, func)) = rest.split_once('.') else {
+        return false;
+    };
+    domain_ok
+        && hex(bus, 2)
+        && hex(dev, 2)
+        && func.len() == 1
+        && matches!(func.as_bytes()[0], b'0'..=b'7')
+}
+
+fn dpdk_device_problem(d: &DpdkPortConfig) -> Option<String> {
+    let name = d.name();
+    if d.device.is_empty() {
+        return Some("must not be empty".into());
+    }
+    if d.device.chars().any(char::is_whitespace) {
+        return Some("must not contain spaces".into());
+    }
+    if is_pci_address(name) {
+        if d.device.contains(',') {
+            return Some(
+                "device arguments of a PCI NIC go in dpdk.eal_args (-a ADDRESS,ARGS), not here"
+                    .into(),
+            );
+        }
+        return None;
+    }
+    let ok_name = name.starts_with("net_")
+        && name.len() > 4
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !ok_name {
+        return Some(format!(
+            "{name:?} is neither a PCI address (0000:3b:00.0) nor a vdev (net_memif0,role=server,...)"
+        ));
+    }
+    if d.device
+        .split(',')
+        .skip(1)
+        .any(|kv| kv.split_once('=').is_none_or(|(k, _)| k.is_empty()))
+    {
+        return Some("vdev parameters are key=value pairs separated by ','".into());
+    }
+    None
+}
+
+fn is_unicast_mac(m: &[u8; 6]) -> bool {
+    m[0] & 1 == 0 && *m != [0; 6]
+}
+
+fn udp_endpoint_problem(bind: &SocketAddr, a: &SocketAddr) -> Option<String> {
+    if a.port() == 0 {
+        return Some(format!("{a} has port 0"));
+    }
+    if a.ip().is_unspecified() || a.ip().is_multicast() {
+        return Some(format!("{a} is not a unicast address"));
+    }
+    if a.is_ipv4() != bind.is_ipv4() {
+        let fam = |s: &SocketAddr| if s.is_ipv4() { "IPv4" } else { "IPv6" };
+        return Some(format!(
+            "{a} is {} but the port binds {} ({bind}): the socket cannot reach it",
+            fam(a),
+            fam(bind)
+        ));
+    }
+    None
+}
+
+fn hrs(c: &Config, e: &mut Errs) {
+    if c.hrs.is_empty() {
+        e.push("hr", "a router needs at least one [[hr]]");
+        return;
+    }
+    if c.hrs.len() > dataplane::MAX_PORTS {
+        e.push(
+            "hr",
+            format!(
+                "{} HRs: a box has at most {} ports",
+                c.hrs.len(),
+                dataplane::MAX_PORTS
+            ),
+        );
+    }
+    let backend = c.hrs[0].port.backend();
+    // Addresses of the box (HRs and SAN-IDs) and of static nodes, for uniqueness.
+    let mut box_addrs: BTreeMap<Address, String> = BTreeMap::new();
+    let mut node_addrs: BTreeMap<Address, String> = BTreeMap::new();
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut binds: HashMap<SocketAddr, usize> = HashMap::new();
+    let mut ifaces: HashMap<&str, usize> = HashMap::new();
+    let mut devices: HashMap<&str, usize> = HashMap::new();
+    let no_pci = c
+        .dpdk
+        .as_ref()
+        .is_some_and(|d| d.eal_args.iter().any(|a| a == "--no-pci"));
+
+    for (i, h) in c.hrs.iter().enumerate() {
+        let k = |s: &str| format!("hr[{i}].{s}");
+        for (key, a) in [("address", h.address), ("san_id", h.san_id)] {
+            if !a.is_node() {
+                e.push(k(key), format!("{a} is not in 0x0040-0x7FFF"));
+            } else if let Some(other) = box_addrs.get(&a) {
+                let why = if key == "san_id" && other.ends_with(".san_id") {
+                    format!("{a} is also {other}: two HRs of one box on the same SAN")
+                } else {
+                    format!("{a} is also {other}")
+                };
+                e.push(k(key), why);
+            } else {
+                box_addrs.insert(a, k(key));
+            }
+        }
+        if h.mtu != 0 && h.mtu < MIN_MTU {
+            e.push(
+                k("mtu"),
+                format!("must be 0 (unlimited) or at least {MIN_MTU} bytes"),
+            );
+        }
+        let max_mtu = match h.port.backend() {
+            Backend::Udp | Backend::AfPacket => MAX_BUFFERED_MTU,
+            Backend::Dpdk => u32::from(u16::MAX),
+        };
+        if h.mtu > max_mtu {
+            e.push(
+                k("mtu"),
+                format!(
+                    "{} bytes: a {} port carries at most {max_mtu}",
+                    h.mtu,
+                    h.port.backend()
+                ),
+            );
+        }
+        if h.cost == 0 {
+            e.push(k("cost"), "costs are >= 1");
+        }
+        if let Some(n) = &h.name {
+            if let Some(p) = name_problem(n, MAX_NAME) {
+                e.push(k("name"), p);
+            } else if let Some(j) = names.insert(n.as_str(), i) {
+                e.push(k("name"), format!("{n:?} is also hr[{j}].name"));
+            }
+        }
+        if h.port.backend() != backend {
+            e.push(
+                k("port.backend"),
+                format!(
+                    "\"{}\" but hr[0] uses \"{backend}\": all ports of a box use one backend (a worker polls its ports through one backend type)",
+                    h.port.backend()
+                ),
+            );
+        }
+        port(i, h, no_pci, e, &mut binds, &mut ifaces, &mut devices);
+        statics(c, i, h, e, &mut node_addrs);
+    }
+    // A static node's address must not be one of the box's.
+    for (a, where_) in &node_addrs {
+        if let Some(other) = box_addrs.get(a) {
+            e.push(where_.clone(), format!("{a} is {other}"));
+        }
+    }
+}
+
+fn port<'a>(
+    i: usize,
+    h: &'a HrSection,
+    no_pci: bool,
+    e: &mut Errs,
+    binds: &mut HashMap<SocketAddr, usize>,
+    ifaces: &mut HashMap<&'a str, usize>,
+    devices: &mut HashMap<&'a str, usize>,
+) {
+    let k = |s: &str| format!("hr[{i}].port.{s}");
+    let pool = |e: &mut Errs, n: usize| {
+        if n < MIN_BUFFERS {
+            e.push(
+                k("pool_size"),
+                format!("must hold at least one burst ({MIN_BUFFERS} buffers)"),
+            );
+        }
+    };
+    let sockbuf = |e: &mut Errs, n: usize| {
+        if n > i32::MAX as usize {
+            e.push(k("socket_buf"), "larger than the kernel takes (2^31 - 1)");
+        }
+    };
+    match &h.port {
+        PortConfig::Udp(u) => {
+            let ip = u.bind.ip();
+            if ip.is_unspecified() {
+                e.push(
+                    k("bind"),
+                    format!(
+                        "{}: the bound address is the HR's native address on its SAN; give a specific address, not {ip}",
+                        u.bind
+                    ),
+                );
+            } else if ip.is_multicast() || ip == IpAddr::from([255, 255, 255, 255]) {
+                e.push(k("bind"), format!("{} is not a unicast address", u.bind));
+            } else if u.bind.port() != 0
+                && let Some(j) = binds.insert(u.bind, i)
+            {
+                e.push(
+                    k("bind"),
+                    format!("{} is also hr[{j}].port.bind: one socket per HR", u.bind),
+                );
+            }
+            let mut seen = HashMap::new();
+            for (m, a) in u.members.iter().enumerate() {
+                let km = format!("hr[{i}].port.members[{m}]");
+                if let Some(p) = udp_endpoint_problem(&u.bind, a) {
+                    e.push(km, p);
+                } else if let Some(first) = seen.insert(*a, m) {
+                    e.push(km, format!("{a} is also members[{first}]"));
+                }
+            }
+            pool(e, u.pool_size);
+            sockbuf(e, u.socket_buf);
+        }
+        PortConfig::AfPacket(a) => {
+            let n = &a.interface;
+            if n.is_empty()
+                || n.len() > 15
+                || n == "."
+                || n == ".."
+                || n.chars()
+                    .any(|ch| ch == '/' || ch == ':' || ch.is_whitespace())
+            {
+                e.push(
+                    k("interface"),
+                    format!("{n:?} is not an interface name (1-15 bytes, no '/', ':' or spaces)"),
+                );
+            } else if let Some(j) = ifaces.insert(n.as_str(), i) {
+                e.push(
+                    k("interface"),
+                    format!("{n:?} is also hr[{j}].port.interface: one port per interface"),
+                );
+            }
+            for (key, v) in [("rx_frames", a.rx_frames), ("tx_frames", a.tx_frames)] {
+                if (v as usize) < MIN_BUFFERS {
+                    e.push(
+                        k(key),
+                        format!("must hold at least one burst ({MIN_BUFFERS} frames)"),
+                    );
+                }
+            }
+            pool(e, a.pool_size);
+            sockbuf(e, a.socket_buf);
+        }
+        PortConfig::Dpdk(d) => {
+            if let Some(p) = dpdk_device_problem(d) {
+                e.push(k("device"), p);
+            } else {
+                if let Some(j) = devices.insert(d.name(), i) {
+                    e.push(
+                        k("device"),
+                        format!("{} is also hr[{j}].port.device", d.name()),
+                    );
+                }
+                if d.is_pci() && no_pci {
+                    e.push(
+                        k("device"),
+                        format!(
+                            "{} is a PCI device but dpdk.eal_args has --no-pci",
+                            d.name()
+                        ),
+                    );
+                }
+            }
+            for (key, v) in [("rx_ring", d.rx_ring), ("tx_ring", d.tx_ring)] {
+                if (v as usize) < MIN_BUFFERS {
+                    e.push(
+                        k(key),
+                        format!("must hold at least one burst ({MIN_BUFFERS} descriptors)"),
+                    );
+                }
+            }
+            if let Some(m) = d.mac
+                && !is_unicast_mac(&m)
+            {
+                e.push(
+                    k("mac"),
+                    format!("{} is not a unicast MAC address", format_mac(&m)),
+                );
+            }
+        }
+    }
+}
+
+fn statics(
+    c: &Config,
+    i: usize,
+    h: &HrSection,
+    e: &mut Errs,
+    node_addrs: &mut BTreeMap<Address, String>,
+) {
+    if h.statics.len() >= c.limits.max_lrt {
+        e.push(
+            format!("hr[{i}].static"),
+            format!(
+                "{} entries, but an LRT holds at most limits.max_lrt = {} (the HR itself included)",
+                h.statics.len(),
+                c.limits.max_lrt
+            ),
+        );
+    }
+    let own = h.configured_native();
+    let mut natives: HashMap<&[u8], usize> = HashMap::new();
+    for (j, s) in h.statics.iter().enumerate() {
+        let k = |f: &str| format!("hr[{i}].static[{j}].{f}");
+        if !s.address.is_node() {
+            e.push(
+                k("address"),
+                format!("{} is not in 0x0040-0x7FFF", s.address),
+            );
+        } else if let Some(other) = node_addrs.get(&s.address) {
+            e.push(
+                k("address"),
+                format!("{} is also {other}: addresses are unique", s.address),
+            );
+        } else {
+            node_addrs.insert(s.address, k("address"));
+        }
+        let native_problem = match &h.port {
+            PortConfig::Udp(u) => match s.native.as_udp() {
+                Some(a) => udp_endpoint_problem(&u.bind, &a),
+                None => Some("not a UDP endpoint".to_string()),
+            },
+            _ => match s.native.as_mac() {
+                Some(m) if is_unicast_mac(&m) => None,
+                Some(m) => Some(format!("{} is not a unicast MAC address", format_mac(&m))),
+                None => Some("not a MAC address".to_string()),
+            },
+        };
+        if let Some(p) = native_problem {
+            e.push(k("native"), p);
+        } else if own.as_ref() == Some(&s.native) {
+            e.push(k("native"), "is the HR's own native address");
+        } else if let Some(first) = natives.insert(s.native.as_bytes(), j) {
+            e.push(
+                k("native"),
+                format!("is also hr[{i}].static[{first}].native"),
+            );
+        }
+        if let Some(n) = &s.name {
+            if n.is_empty() {
+                e.push(k("name"), "must not be empty (leave it out)");
+            } else if n.len() > MAX_NAME {
+                e.push(k("name"), format!("longer than {MAX_NAME} bytes"));
+            }
+        }
+        for (ci, cap) in s.capabilities.iter().enumerate() {
+            if cap.params.len() > 255 {
+                e.push(
+                    format!("hr[{i}].static[{j}].capabilities[{ci}].params"),
+                    "more than 255 bytes",
+                );
+            }
+        }
+    }
+}

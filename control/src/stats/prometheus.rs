@@ -1,0 +1,165 @@
+//! The Prometheus text exposition (format 0.0.4) of a [`Snapshot`]. Metric
+//! names: docs/stats.md.
+
+use std::fmt::Write as _;
+
+use dataplane::DropReason;
+
+use super::{PLANE_COUNTERS, PORT_COUNTERS, REFUSALS, ROUTER_COUNTERS, Snapshot, refusal_name};
+
+/// Escapes a `# HELP` text: backslash and line feed.
+pub fn escape_help(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Escapes a label value: backslash, double quote and line feed.
+pub fn escape_label_value(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// `# HELP` and `# TYPE` of one family.
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {}", escape_help(help));
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// One sample.
+fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+    out.push_str(name);
+    if !labels.is_empty() {
+        out.push('{');
+        for (i, (k, v)) in labels.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "{k}=\"{}\"", escape_label_value(v));
+        }
+        out.push('}');
+    }
+    let _ = writeln!(out, " {value}");
+}
+
+/// Nanoseconds as decimal seconds, exactly.
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// The Prometheus text exposition (`text/plain; version=0.0.4`) of a
+/// snapshot: every counter as a `counter` family ending in `_total`, the
+/// snapshot's own values (never less a [`super::Baseline`]: exported
+/// counters stay monotonic across `clear counters`); a few gauges. Each
+/// family has one `# HELP` and one `# TYPE` before its samples; every drop
+/// reason and every refusal is present (zeros included).
+pub fn prometheus(s: &Snapshot) -> String {
+    let mut out = String::with_capacity(8192 + s.ports.len() * 4096);
+
+    let name = "mwrouter_start_time_seconds";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "When mwrouterd created its stats area (UNIX time).",
+    );
+    sample(&mut out, name, &[], seconds(s.started_ns));
+    let name = "mwrouter_stats_publish_time_seconds";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "When the counters were last published (UNIX time; 0: not yet).",
+    );
+    sample(&mut out, name, &[], seconds(s.published_ns));
+
+    let ports: Vec<(String, [u64; super::PORT_FIELDS])> = s
+        .ports
+        .iter()
+        .map(|p| (p.port.to_string(), p.slots()))
+        .collect();
+    for (i, (_, fam, help)) in PORT_COUNTERS.iter().enumerate() {
+        let name = format!("mwrouter_port_{fam}_total");
+        family(&mut out, &name, "counter", help);
+        for (port, slots) in &ports {
+            sample(&mut out, &name, &[("port", port)], slots[i]);
+        }
+    }
+    let name = "mwrouter_port_dropped_packets_total";
+    family(
+        &mut out,
+        name,
+        "counter",
+        "Packets received on the port and dropped, by reason.",
+    );
+    for (port, slots) in &ports {
+        for (j, r) in DropReason::ALL.iter().enumerate() {
+            sample(
+                &mut out,
+                name,
+                &[("port", port), ("reason", r.name())],
+                slots[PORT_COUNTERS.len() + j],
+            );
+        }
+    }
+
+    let rrp = s.rrp.slots();
+    for (i, (field, help)) in ROUTER_COUNTERS.iter().enumerate() {
+        let name = format!("mwrouter_rrp_{field}_total");
+        family(&mut out, &name, "counter", help);
+        sample(&mut out, &name, &[], rrp[i]);
+    }
+    let name = "mwrouter_rrp_rts_refused_total";
+    family(&mut out, name, "counter", "RTs refused, by reason.");
+    for (j, r) in REFUSALS.iter().enumerate() {
+        sample(
+            &mut out,
+            name,
+            &[("reason", refusal_name(*r))],
+            rrp[ROUTER_COUNTERS.len() + j],
+        );
+    }
+
+    let plane = s.plane.slots();
+    for (i, (field, help, gauge)) in PLANE_COUNTERS.iter().enumerate() {
+        let name = if *gauge {
+            format!("mwrouter_plane_{field}")
+        } else {
+            format!("mwrouter_plane_{field}_total")
+        };
+        family(
+            &mut out,
+            &name,
+            if *gauge { "gauge" } else { "counter" },
+            help,
+        );
+        sample(&mut out, &name, &[], plane[i]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        assert_eq!(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
+        assert_eq!(seconds(1_500_000_001), "1.500000001");
+    }
+}

@@ -1,0 +1,840 @@
+//! The admin socket server against the sample handler: every command,
+//! every kind of bad request, timeouts, concurrency, privileges, streams.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use control::admin::policy::Peer;
+use control::admin::proto::{
+    Addr, CaptureEvent, CaptureSummary, Clear, Command, ErrorCode, LogLevel, PortSpec, PortState,
+    Privilege, Request, Response, RouteOp, Show, StatsFormat,
+};
+use control::admin::sample::SampleHandler;
+use control::admin::server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};
+use control::admin::view::{
+    CounterRow, FibRow, HrRow, LrtRow, NeighborRow, PortRow, PrometheusText, RouteLookup, RouteRow,
+    RouterInfo, RtRow, Stats, VersionInfo,
+};
+use control::admin::{AdminError, Policy};
+use serde_json::{Value, json};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    server: Option<ServerHandle>,
+}
+
+fn fixture_with(f: impl FnOnce(&mut ServerConfig), handler: Arc<dyn Handler>) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run").join("mw.sock");
+    let mut cfg = ServerConfig::new(&path);
+    f(&mut cfg);
+    let server = serve(cfg, handler).unwrap();
+    Fixture {
+        _dir: dir,
+        path,
+        server: Some(server),
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(|_| {}, Arc::new(SampleHandler::new()))
+}
+
+struct Client {
+    w: UnixStream,
+    r: BufReader<UnixStream>,
+}
+
+impl Client {
+    fn connect(path: &Path) -> Client {
+        let w = UnixStream::connect(path).unwrap();
+        w.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let r = BufReader::new(w.try_clone().unwrap());
+        Client { w, r }
+    }
+
+    fn send_raw(&mut self, line: &[u8]) {
+        self.w.write_all(line).unwrap();
+    }
+
+    fn read(&mut self) -> Option<Response> {
+        let mut s = String::new();
+        if self.r.read_line(&mut s).unwrap() == 0 {
+            return None;
+        }
+        assert!(s.ends_with('\n'), "{s:?}");
+        Some(Response::parse(s.as_bytes()).unwrap_or_else(|e| panic!("{e}: {s}")))
+    }
+
+    fn raw(&mut self, line: &str) -> Response {
+        self.send_raw(format!("{line}\n").as_bytes());
+        self.read().expect("an answer")
+    }
+
+    fn call(&mut self, id: u64, cmd: Command) -> Response {
+        self.send_raw(Request::new(Some(id), cmd).to_line().as_bytes());
+        let r = self.read().expect("an answer");
+        assert_eq!(r.id, Some(id));
+        assert_eq!(r.v, 1);
+        r
+    }
+
+    fn ok(&mut self, cmd: Command) -> Value {
+        let r = self.call(1, cmd.clone());
+        assert!(r.ok, "{cmd:?}: {r:?}");
+        assert!(!r.more);
+        r.result.unwrap_or(Value::Null)
+    }
+
+    fn err(&mut self, line: &str) -> (Option<u64>, ErrorCode) {
+        let r = self.raw(line);
+        assert!(!r.ok, "{line}: {r:?}");
+        assert!(r.result.is_none());
+        let e = r.error.unwrap();
+        assert!(!e.message.is_empty());
+        (r.id, e.code)
+    }
+
+    fn eof(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.r.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+fn every_command() -> Vec<Command> {
+    let p0 = Some(PortSpec::Index(0));
+    let hr1 = PortSpec::Hr(Addr(0x0116));
+    vec![
+        Command::Show(Show::Router {}),
+        Command::Show(Show::Hrs {}),
+        Command::Show(Show::Ports {}),
+        Command::Show(Show::Lrt { port: None }),
+        Command::Show(Show::Lrt { port: p0 }),
+        Command::Show(Show::Rts {
+            port: None,
+            san: Some(Addr(0x0202)),
+        }),
+        Command::Show(Show::Routes { port: Some(hr1) }),
+        Command::Show(Show::Fib { port: None }),
+        Command::Show(Show::Neighbors { port: None }),
+        Command::Show(Show::Counters { port: p0 }),
+        Command::Show(Show::Route {
+            dst: Addr(0x0102),
+            port: None,
+        }),
+        Command::Port {
+            port: hr1,
+            state: PortState::Down,
+        },
+        Command::Port {
+            port: PortSpec::Index(1),
+            state: PortState::Up,
+        },
+        Command::Route(RouteOp::Add {
+            port: PortSpec::Index(1),
+            dst: Addr(0x0103),
+            native: "02:00:00:00:01:03".into(),
+            name: Some("h3".into()),
+            router: false,
+        }),
+        Command::Route(RouteOp::Del {
+            port: PortSpec::Index(1),
+            dst: Addr(0x0103),
+        }),
+        Command::Clear(Clear::Counters { port: None }),
+        Command::LogLevel {
+            level: LogLevel::Debug,
+        },
+        Command::Reload {},
+        Command::Capture {
+            port: PortSpec::Index(0),
+            count: Some(2),
+            drops: true,
+            snaplen: Some(64),
+        },
+        Command::Stats {
+            format: StatsFormat::Json,
+        },
+        Command::Stats {
+            format: StatsFormat::Prometheus,
+        },
+        Command::Version {},
+    ]
+}
+
+#[test]
+fn every_command_round_trips_through_json() {
+    let mut names = std::collections::BTreeSet::new();
+    for (i, cmd) in every_command().into_iter().enumerate() {
+        let req = Request::new(Some(i as u64), cmd.clone());
+        let line = req.to_line();
+        assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["v"], 1);
+        assert_eq!(v["cmd"], cmd.name());
+        assert_eq!(Request::parse(line.trim_end().as_bytes()), Ok(req.clone()));
+        let back: Request = serde_json::from_value(v).unwrap();
+        assert_eq!(back, req);
+        names.insert(cmd.name());
+    }
+    assert_eq!(
+        names.len(),
+        Command::NAMES.len(),
+        "every command is covered"
+    );
+}
+
+#[test]
+fn documented_request_shapes() {
+    let cases = [
+        (
+            r#"{"v":1,"cmd":"show","what":"lrt","port":0}"#,
+            Command::Show(Show::Lrt {
+                port: Some(PortSpec::Index(0)),
+            }),
+        ),
+        (
+            r#"{"v":1,"cmd":"show","what":"route","dst":"0x0123","port":"0x0115"}"#,
+            Command::Show(Show::Route {
+                dst: Addr(0x123),
+                port: Some(PortSpec::Hr(Addr(0x115))),
+            }),
+        ),
+        (
+            r#"{"v":1,"cmd":"show","what":"route","dst":291}"#,
+            Command::Show(Show::Route {
+                dst: Addr(0x123),
+                port: None,
+            }),
+        ),
+        (
+            r#"{"v":1,"cmd":"port","port":1,"state":"down"}"#,
+            Command::Port {
+                port: PortSpec::Index(1),
+                state: PortState::Down,
+            },
+        ),
+        (
+            r#"{"v":1,"cmd":"clear","what":"counters"}"#,
+            Command::Clear(Clear::Counters { port: None }),
+        ),
+        (
+            r#"{"v":1,"cmd":"stats"}"#,
+            Command::Stats {
+                format: StatsFormat::Json,
+            },
+        ),
+        (
+            r#"{"v":1,"cmd":"log_level","level":"trace"}"#,
+            Command::LogLevel {
+                level: LogLevel::Trace,
+            },
+        ),
+    ];
+    for (line, cmd) in cases {
+        assert_eq!(
+            Request::parse(line.as_bytes()).map(|r| r.cmd),
+            Ok(cmd),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn privileges_of_commands() {
+    for cmd in every_command() {
+        let admin = matches!(
+            cmd,
+            Command::Port { .. }
+                | Command::Route(_)
+                | Command::Clear(_)
+                | Command::LogLevel { .. }
+                | Command::Reload {}
+                | Command::Capture { .. }
+        );
+        assert_eq!(cmd.needs_admin(), admin, "{cmd:?}");
+        assert_eq!(
+            cmd.privilege(),
+            if admin {
+                Privilege::Admin
+            } else {
+                Privilege::ReadOnly
+            }
+        );
+    }
+}
+
+#[test]
+fn every_command_is_served() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    for (i, cmd) in every_command().into_iter().enumerate() {
+        let id = 100 + i as u64;
+        let r = c.call(id, cmd.clone());
+        if cmd.streams() {
+            // A capture: items with "more", then the summary.
+            assert!(r.ok && r.more, "{r:?}");
+            let start: CaptureEvent = serde_json::from_value(r.result.unwrap()).unwrap();
+            assert!(matches!(
+                start,
+                CaptureEvent::Start {
+                    port: 0,
+                    linktype: 147,
+                    snaplen: 64,
+                    ..
+                }
+            ));
+            let mut packets = 0;
+            loop {
+                let r = c.read().unwrap();
+                assert_eq!(r.id, Some(id));
+                assert!(r.ok);
+                if !r.more {
+                    let s: CaptureSummary = serde_json::from_value(r.result.unwrap()).unwrap();
+                    assert_eq!(s.captured, 2);
+                    assert_eq!(s.drops.get("no-route"), Some(&1));
+                    break;
+                }
+                let CaptureEvent::Packet(p) = serde_json::from_value(r.result.unwrap()).unwrap()
+                else {
+                    panic!("a packet")
+                };
+                assert_eq!(p.bytes().unwrap().len(), 32);
+                rrp::wire::packet::PacketRepr::parse(&p.bytes().unwrap()).unwrap();
+                packets += 1;
+            }
+            assert_eq!(packets, 2);
+            continue;
+        }
+        assert!(r.ok, "{cmd:?}: {r:?}");
+        assert!(!r.more);
+        let v = r.result.unwrap();
+        // Every answer has its documented shape.
+        let typed = match &cmd {
+            Command::Show(Show::Router {}) => serde_json::from_value::<RouterInfo>(v).map(drop),
+            Command::Show(Show::Hrs {}) => serde_json::from_value::<Vec<HrRow>>(v).map(drop),
+            Command::Show(Show::Ports {}) => serde_json::from_value::<Vec<PortRow>>(v).map(drop),
+            Command::Show(Show::Lrt { .. }) => serde_json::from_value::<Vec<LrtRow>>(v).map(drop),
+            Command::Show(Show::Rts { .. }) => serde_json::from_value::<Vec<RtRow>>(v).map(drop),
+            Command::Show(Show::Routes { .. }) => {
+                serde_json::from_value::<Vec<RouteRow>>(v).map(drop)
+            }
+            Command::Show(Show::Fib { .. }) => serde_json::from_value::<Vec<FibRow>>(v).map(drop),
+            Command::Show(Show::Neighbors { .. }) => {
+                serde_json::from_value::<Vec<NeighborRow>>(v).map(drop)
+            }
+            Command::Show(Show::Counters { .. }) => {
+                serde_json::from_value::<Vec<CounterRow>>(v).map(drop)
+            }
+            Command::Show(Show::Route { .. }) => serde_json::from_value::<RouteLookup>(v).map(drop),
+            Command::Stats {
+                format: StatsFormat::Json,
+            } => serde_json::from_value::<Stats>(v).map(drop),
+            Command::Stats {
+                format: StatsFormat::Prometheus,
+            } => serde_json::from_value::<PrometheusText>(v).map(drop),
+            Command::Version {} => serde_json::from_value::<VersionInfo>(v).map(drop),
+            _ => Ok(()),
+        };
+        typed.unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    }
+}
+
+#[test]
+fn sample_answers_make_sense() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    let lrt: Vec<LrtRow> = serde_json::from_value(c.ok(Command::Show(Show::Lrt {
+        port: Some(PortSpec::Index(0)),
+    })))
+    .unwrap();
+    let addrs: Vec<u16> = lrt.iter().map(|r| r.address.0).collect();
+    assert!(
+        addrs.contains(&0x0101) && addrs.contains(&0x0117),
+        "{lrt:?}"
+    );
+    let n: Vec<NeighborRow> =
+        serde_json::from_value(c.ok(Command::Show(Show::Neighbors { port: None }))).unwrap();
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].address, Addr(0x0117));
+    // h2 is behind HR 0x0116: from port 0 it is forwarded out of port 1.
+    let l: RouteLookup = serde_json::from_value(c.ok(Command::Show(Show::Route {
+        dst: Addr(0x0102),
+        port: Some(PortSpec::Index(0)),
+    })))
+    .unwrap();
+    assert_eq!(l.lookups.len(), 1);
+    assert_eq!(l.lookups[0].result, "forward", "{l:?}");
+    assert_eq!(l.lookups[0].egress, Some(1));
+    assert_eq!(l.lookups[0].next_hop, "02:00:00:00:01:02");
+    let l: RouteLookup = serde_json::from_value(c.ok(Command::Show(Show::Route {
+        dst: Addr(0x0999),
+        port: None,
+    })))
+    .unwrap();
+    assert!(l.lookups.iter().all(|l| l.result == "no_route"), "{l:?}");
+    // Unknown port and unknown entry.
+    let r = c.call(
+        5,
+        Command::Show(Show::Lrt {
+            port: Some(PortSpec::Index(9)),
+        }),
+    );
+    assert_eq!(r.error.unwrap().code, ErrorCode::NotFound);
+    let r = c.call(
+        6,
+        Command::Route(RouteOp::Del {
+            port: PortSpec::Index(0),
+            dst: Addr(0x0999),
+        }),
+    );
+    assert_eq!(r.error.unwrap().code, ErrorCode::NotFound);
+    // Clearing counters clears them.
+    c.ok(Command::Clear(Clear::Counters {
+        port: Some(PortSpec::Index(0)),
+    }));
+    let rows: Vec<CounterRow> =
+        serde_json::from_value(c.ok(Command::Show(Show::Counters { port: None }))).unwrap();
+    assert_eq!(rows[0].received, 0);
+    assert_eq!(rows[1].received, 900);
+}
+
+#[test]
+fn malformed_json_gets_an_error_and_the_connection_goes_on() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    assert_eq!(c.err("{not json"), (None, ErrorCode::BadJson));
+    assert_eq!(c.err(""), (None, ErrorCode::BadJson));
+    c.send_raw(b"\xff\xfe{}\n");
+    assert_eq!(c.read().unwrap().error.unwrap().code, ErrorCode::BadJson);
+    assert_eq!(c.err("[1,2,3]").1, ErrorCode::BadRequest);
+    assert_eq!(c.err("42").1, ErrorCode::BadRequest);
+    // Still served.
+    let v = c.ok(Command::Version {});
+    assert_eq!(v["protocol"], 1);
+    // A trailing \r is tolerated.
+    let r = c.raw("{\"v\":1,\"id\":3,\"cmd\":\"version\"}\r");
+    assert!(r.ok);
+}
+
+#[test]
+fn unknown_commands_and_wrong_types() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    assert_eq!(
+        c.err(r#"{"v":1,"id":4,"cmd":"reboot"}"#),
+        (Some(4), ErrorCode::UnknownCommand)
+    );
+    let cases = [
+        r#"{"v":1,"id":5,"cmd":"show","what":"everything"}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":5}"#,
+        r#"{"v":1,"id":5,"cmd":"show"}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"lrt","port":"eth0"}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"lrt","port":-1}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"lrt","port":70000}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"lrt","prot":0}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"route"}"#,
+        r#"{"v":1,"id":5,"cmd":"show","what":"route","dst":"0x10000"}"#,
+        r#"{"v":1,"id":5,"cmd":"port","port":0,"state":"sideways"}"#,
+        r#"{"v":1,"id":5,"cmd":"port","port":0}"#,
+        r#"{"v":1,"id":5,"cmd":"port","port":0,"state":1}"#,
+        r#"{"v":1,"id":5,"cmd":"route","op":1,"port":0,"dst":"0x0103"}"#,
+        r#"{"v":1,"id":5,"cmd":"log_level","level":2}"#,
+        r#"{"v":1,"id":5,"cmd":"stats","format":1}"#,
+        r#"{"v":1,"id":5,"cmd":"capture","port":0,"count":"many"}"#,
+        r#"{"v":1,"id":5,"cmd":"capture","port":0,"drops":1}"#,
+        r#"{"v":1,"id":5,"cmd":"log_level","level":"loud"}"#,
+        r#"{"v":1,"id":5,"cmd":"route","op":"add","port":0,"dst":"0x0103"}"#,
+        r#"{"v":1,"id":5,"cmd":"reload","now":true}"#,
+        r#"{"v":1,"id":5,"cmd":7}"#,
+        r#"{"v":1,"id":5}"#,
+        r#"{"v":"1","id":5,"cmd":"version"}"#,
+    ];
+    for line in cases {
+        let (id, code) = c.err(line);
+        assert_eq!(code, ErrorCode::BadRequest, "{line}");
+        assert_eq!(id, Some(5), "{line}");
+    }
+    assert_eq!(
+        c.err(r#"{"v":2,"id":6,"cmd":"version"}"#),
+        (Some(6), ErrorCode::BadVersion)
+    );
+    assert_eq!(
+        c.err(r#"{"id":-1,"v":1,"cmd":"version"}"#),
+        (None, ErrorCode::BadRequest)
+    );
+    assert_eq!(
+        c.err(r#"{"id":7,"cmd":"version"}"#),
+        (Some(7), ErrorCode::BadRequest)
+    );
+    // The answer to a bad argument names it.
+    let r = c.raw(r#"{"v":1,"cmd":"show","what":"lrt","port":"eth0"}"#);
+    assert!(r.error.unwrap().message.contains("eth0"));
+    assert!(c.ok(Command::Version {}).is_object());
+}
+
+#[test]
+fn oversized_line_is_refused_and_closed() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    let mut big = br#"{"v":1,"cmd":"version","pad":""#.to_vec();
+    big.resize(200_000, b'x');
+    // The server may close before it has read everything: ignore EPIPE.
+    let _ = c.w.write_all(&big);
+    let r = c.read().unwrap();
+    assert_eq!(r.error.unwrap().code, ErrorCode::TooLong);
+    assert!(c.eof());
+    // A line just under the limit is read (and refused for its field).
+    let mut c = Client::connect(&fx.path);
+    let mut line = br#"{"v":1,"id":9,"cmd":"version","pad":""#.to_vec();
+    line.resize(control::admin::proto::MAX_LINE - 3, b'x');
+    line.extend_from_slice(b"\"}\n");
+    assert_eq!(line.len(), control::admin::proto::MAX_LINE);
+    c.send_raw(&line);
+    let r = c.read().unwrap();
+    assert_eq!(r.id, Some(9));
+    assert_eq!(r.error.unwrap().code, ErrorCode::BadRequest);
+    // Others are served.
+    let mut d = Client::connect(&fx.path);
+    assert!(d.ok(Command::Version {}).is_object());
+}
+
+#[test]
+fn silent_client_times_out_while_others_are_served() {
+    let fx = fixture_with(
+        |c| c.idle_timeout = Duration::from_millis(1000),
+        Arc::new(SampleHandler::new()),
+    );
+    let t0 = Instant::now();
+    let mut silent = Client::connect(&fx.path);
+    // A half-sent request is no better than none.
+    let mut slow = Client::connect(&fx.path);
+    slow.send_raw(br#"{"v":1,"cmd":"#);
+    let mut busy = Client::connect(&fx.path);
+    for _ in 0..5 {
+        assert!(busy.ok(Command::Show(Show::Hrs {})).is_array());
+    }
+    assert!(t0.elapsed() < Duration::from_millis(1000), "served at once");
+    for c in [&mut silent, &mut slow] {
+        let r = c.read().unwrap();
+        assert_eq!(r.error.unwrap().code, ErrorCode::Timeout);
+        assert!(c.eof());
+    }
+    assert!(t0.elapsed() >= Duration::from_millis(1000));
+    let timeouts = fx
+        .server
+        .as_ref()
+        .unwrap()
+        .stats()
+        .timeouts
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(timeouts >= 2, "{timeouts}");
+    // The server goes on.
+    assert!(
+        Client::connect(&fx.path)
+            .ok(Command::Version {})
+            .is_object()
+    );
+}
+
+#[test]
+fn fifty_concurrent_clients() {
+    let fx = fixture();
+    let path = fx.path.clone();
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&path);
+                for j in 0..5u64 {
+                    let id = i * 100 + j;
+                    let r = c.call(
+                        id,
+                        Command::Show(Show::Counters {
+                            port: Some(PortSpec::Index((j % 2) as u16)),
+                        }),
+                    );
+                    assert!(r.ok, "{r:?}");
+                    let rows: Vec<CounterRow> = serde_json::from_value(r.result.unwrap()).unwrap();
+                    assert_eq!(rows.len(), 1);
+                    assert_eq!(rows[0].port, (j % 2) as u16);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = fx.server.as_ref().unwrap().stats();
+    assert_eq!(s.requests.load(std::sync::atomic::Ordering::Relaxed), 250);
+    assert_eq!(s.busy.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+#[test]
+fn clients_beyond_the_limit_are_told_busy() {
+    let fx = fixture_with(|c| c.max_clients = 2, Arc::new(SampleHandler::new()));
+    let mut a = Client::connect(&fx.path);
+    let mut b = Client::connect(&fx.path);
+    assert!(a.ok(Command::Version {}).is_object());
+    assert!(b.ok(Command::Version {}).is_object());
+    let mut c = Client::connect(&fx.path);
+    let r = c.read().unwrap();
+    assert_eq!(r.error.unwrap().code, ErrorCode::Busy);
+    assert!(c.eof());
+    drop(a);
+    // The slot frees up.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut d = Client::connect(&fx.path);
+        // A busy server may have closed before the request is written.
+        let _ = d.w.write_all(b"{\"v\":1,\"id\":1,\"cmd\":\"version\"}\n");
+        let r = d.read().expect("an answer");
+        if r.ok {
+            break;
+        }
+        assert_eq!(r.error.unwrap().code, ErrorCode::Busy);
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn as_peer(uid: u32, gid: u32, groups: &[u32]) -> control::admin::server::PeerLookup {
+    let groups = groups.to_vec();
+    Arc::new(move |_s: &UnixStream| {
+        Ok(Peer {
+            pid: None,
+            uid,
+            gid,
+            groups: groups.clone(),
+        })
+    })
+}
+
+fn policy() -> Policy {
+    Policy {
+        admin_group: Some(900),
+        readonly_group: Some(901),
+        readonly_everyone: false,
+    }
+}
+
+#[test]
+fn read_only_peer_may_read_but_not_change() {
+    let handler = Arc::new(SampleHandler::new());
+    let fx = fixture_with(
+        |c| {
+            c.policy = policy();
+            c.peer_lookup = Some(as_peer(4242, 100, &[901]));
+        },
+        handler.clone(),
+    );
+    let mut c = Client::connect(&fx.path);
+    assert!(c.ok(Command::Show(Show::Fib { port: None })).is_array());
+    assert!(
+        c.ok(Command::Stats {
+            format: StatsFormat::Json
+        })
+        .is_object()
+    );
+    for cmd in every_command().into_iter().filter(Command::needs_admin) {
+        let r = c.call(3, cmd.clone());
+        assert!(!r.ok, "{cmd:?}");
+        let e = r.error.unwrap();
+        assert_eq!(e.code, ErrorCode::Forbidden, "{cmd:?}");
+        assert!(e.message.contains(cmd.name()), "{}", e.message);
+    }
+    // Nothing changed, and the connection is still open.
+    assert_eq!(handler.log_level(), LogLevel::Info);
+    assert_eq!(handler.reloads(), 0);
+    assert!(c.ok(Command::Version {}).is_object());
+}
+
+#[test]
+fn admin_group_member_may_change() {
+    let handler = Arc::new(SampleHandler::new());
+    let fx = fixture_with(
+        |c| {
+            c.policy = policy();
+            c.peer_lookup = Some(as_peer(4242, 100, &[5, 900]));
+        },
+        handler.clone(),
+    );
+    let mut c = Client::connect(&fx.path);
+    c.ok(Command::LogLevel {
+        level: LogLevel::Trace,
+    });
+    c.ok(Command::Reload {});
+    assert_eq!(handler.log_level(), LogLevel::Trace);
+    assert_eq!(handler.reloads(), 1);
+}
+
+#[test]
+fn others_are_refused_and_closed() {
+    let fx = fixture_with(
+        |c| {
+            c.policy = policy();
+            c.peer_lookup = Some(as_peer(4242, 100, &[5]));
+        },
+        Arc::new(SampleHandler::new()),
+    );
+    let mut c = Client::connect(&fx.path);
+    let r = c.call(8, Command::Version {});
+    let e = r.error.unwrap();
+    assert_eq!(e.code, ErrorCode::Forbidden);
+    assert!(e.message.contains("4242"), "{}", e.message);
+    assert!(c.eof());
+    // With readonly_everyone they may read.
+    let fx = fixture_with(
+        |c| {
+            c.policy = Policy {
+                readonly_everyone: true,
+                ..policy()
+            };
+            c.peer_lookup = Some(as_peer(4242, 100, &[5]));
+        },
+        Arc::new(SampleHandler::new()),
+    );
+    let mut c = Client::connect(&fx.path);
+    assert!(c.ok(Command::Version {}).is_object());
+    assert_eq!(
+        c.call(9, Command::Reload {}).error.unwrap().code,
+        ErrorCode::Forbidden
+    );
+    let mode = std::fs::metadata(&fx.path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666);
+}
+
+#[test]
+fn real_credentials_of_this_process_are_admin() {
+    // This test process is the daemon's own uid (and maybe root): admin.
+    let handler = Arc::new(SampleHandler::new());
+    let fx = fixture_with(|_| {}, handler.clone());
+    let mut c = Client::connect(&fx.path);
+    c.ok(Command::LogLevel {
+        level: LogLevel::Warn,
+    });
+    assert_eq!(handler.log_level(), LogLevel::Warn);
+}
+
+struct Panicky;
+
+impl Handler for Panicky {
+    fn handle(&self, cmd: &Command, _p: Privilege) -> Result<Value, AdminError> {
+        match cmd {
+            Command::Reload {} => panic!("handler bug"),
+            Command::Version {} => Ok(json!({"daemon": "panicky", "protocol": 1})),
+            _ => Err(AdminError::unsupported("not here")),
+        }
+    }
+
+    fn handle_stream(
+        &self,
+        _cmd: &Command,
+        _p: Privilege,
+        out: &mut dyn StreamOut,
+    ) -> Result<Value, AdminError> {
+        // Streams until the client leaves.
+        let mut n = 0u64;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !out.closed() && Instant::now() < deadline {
+            if out.send(json!({"kind": "tick", "n": n})).is_err() {
+                break;
+            }
+            n += 1;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        STREAM_ENDED.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(json!({"captured": n}))
+    }
+}
+
+static STREAM_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[test]
+fn handler_panics_and_errors_do_not_disturb_the_server() {
+    let fx = fixture_with(|_| {}, Arc::new(Panicky));
+    let mut c = Client::connect(&fx.path);
+    let r = c.call(1, Command::Reload {});
+    assert_eq!(r.error.unwrap().code, ErrorCode::Failed);
+    let r = c.call(2, Command::Show(Show::Hrs {}));
+    assert_eq!(r.error.unwrap().code, ErrorCode::Unsupported);
+    assert_eq!(c.ok(Command::Version {})["daemon"], "panicky");
+    // A stream ends when its client leaves.
+    let mut s = Client::connect(&fx.path);
+    let r = s.call(
+        3,
+        Command::Capture {
+            port: PortSpec::Index(0),
+            count: None,
+            drops: false,
+            snaplen: None,
+        },
+    );
+    assert!(r.more);
+    assert!(s.read().unwrap().more);
+    drop(s);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !STREAM_ENDED.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "the stream did not notice");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(c.ok(Command::Version {})["protocol"], 1);
+}
+
+#[test]
+fn socket_file_lifecycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a").join("b").join("mw.sock");
+    // Parent directories are created; the default mode is 0660.
+    let h = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o660);
+    // A second server on a live socket is refused.
+    let e = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse);
+    // Stopping closes clients and removes the socket.
+    let mut c = Client::connect(&path);
+    assert!(c.ok(Command::Version {}).is_object());
+    drop(h);
+    assert!(!path.exists());
+    assert!(c.eof());
+    // A stale socket (nothing listening) is replaced.
+    let l = UnixListener::bind(&path).unwrap();
+    drop(l);
+    assert!(path.exists());
+    let h = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap();
+    assert!(Client::connect(&path).ok(Command::Version {}).is_object());
+    drop(h);
+    // A file that is not a socket is left alone.
+    std::fs::write(&path, b"precious").unwrap();
+    let e = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+    // No temporary files are left behind.
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn socket_group_follows_the_policy() {
+    use std::os::unix::fs::MetadataExt;
+    if control::admin::policy::own_uid() != 0 {
+        return; // chown to another group needs root
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mw.sock");
+    let mut cfg = ServerConfig::new(&path);
+    cfg.policy = policy();
+    let _h = serve(cfg, Arc::new(SampleHandler::new())).unwrap();
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!(m.gid(), 901);
+    assert_eq!(m.mode() & 0o777, 0o660);
+}

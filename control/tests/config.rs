@@ -1,0 +1,1473 @@
+//! The daemon's configuration: the shipped examples, every validation error
+//! (by key), the TOML round trip, the conversions and the reload diff.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use control::config::{
+    AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection, HrSection,
+    IdleMode, LogFormat, LogLevel, PortConfig, SnSeed, UdpPortConfig,
+};
+use dataplane::IdlePolicy;
+use proptest::prelude::*;
+use rrp::Address;
+use rrp::router::{Router, StaticNode, Timers};
+use rrp::wire::NativeAddr;
+use rrp::wire::record::Capability;
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(name)
+}
+
+fn load(name: &str) -> Config {
+    Config::load(&example(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn round_trip(c: &Config) {
+    let text = c.to_toml();
+    let back = Config::from_toml(&text).unwrap_or_else(|e| panic!("{e}\n---\n{text}"));
+    assert_eq!(&back, c, "round trip changed the configuration:\n{text}");
+    // And printing again gives the same text.
+    assert_eq!(back.to_toml(), text);
+}
+
+// ---------------------------------------------------------------- examples
+
+#[test]
+fn example_udp() {
+    let c = load("router-udp.toml");
+    round_trip(&c);
+    assert_eq!(c.router.name, "rt-udp");
+    assert_eq!(c.backend(), Some(Backend::Udp));
+    assert_eq!(c.hrs.len(), 2);
+    assert_eq!(c.hrs[0].address, Address(0x0101));
+    assert_eq!(c.hrs[1].cost, 2);
+    assert_eq!(c.timers.sweep_ms, 5000);
+    assert_eq!(c.timers.hold_ms, Timers::default().hold_ms);
+
+    let u0 = c.udp_config(0).expect("a udp port");
+    assert_eq!(u0.bind, "127.0.0.1:35101".parse::<SocketAddr>().unwrap());
+    assert_eq!(u0.members.len(), 3);
+    assert_eq!(u0.pool_size, 512);
+    let u1 = c.udp_config(1).expect("a udp port");
+    assert!(u1.bind.is_ipv6());
+    assert!(c.udp_config(2).is_none());
+    assert!(c.af_packet_config(0).is_none());
+    assert!(c.eal_args().is_empty());
+
+    // The engine takes it, natives from the bind addresses.
+    let rc = c.router_config(77);
+    assert_eq!(rc.sn_seed, 77);
+    assert_eq!(rc.hrs[0].native, NativeAddr::udp(u0.bind));
+    assert_eq!(rc.hrs[0].static_nodes.len(), 1);
+    assert_eq!(
+        rc.hrs[0].static_nodes[0].native,
+        NativeAddr::udp("127.0.0.1:35103".parse().unwrap())
+    );
+    assert_eq!(
+        rc.hrs[0].static_nodes[0].capabilities,
+        vec![Capability {
+            code: 9,
+            params: vec![]
+        }]
+    );
+    Router::new(rc, 0).expect("the engine accepts the example");
+
+    let ec = c.engine_config();
+    assert_eq!(ec.hrs, vec![Address(0x0101), Address(0x0102)]);
+    assert_eq!(ec.mtus, vec![1500, 9000]);
+    assert_eq!(
+        c.admin.prometheus_listen,
+        Some("127.0.0.1:9461".parse().unwrap())
+    );
+}
+
+#[test]
+fn example_af_packet() {
+    let c = load("router-af-packet.toml");
+    round_trip(&c);
+    assert_eq!(c.backend(), Some(Backend::AfPacket));
+    let a = c.af_packet_config(0).expect("an af_packet port");
+    assert_eq!(a.ifname, "mw-a0");
+    assert_eq!(a.rx_frames, 1024);
+    assert_eq!(a.tx_frames, 512);
+    assert_eq!(c.af_packet_config(1).unwrap().ifname, "mw-b0");
+    assert!(c.udp_config(0).is_none());
+    assert_eq!(c.worker_cores(), vec![Some(1)]);
+    assert_eq!(c.log.format, LogFormat::Json);
+    assert_eq!(c.admin.readonly_group.as_deref(), Some("mwview"));
+    // The MACs are known when the ports open.
+    assert_eq!(c.hrs[0].configured_native(), None);
+    let natives = [
+        NativeAddr::mac([2, 0, 0, 0, 0xa, 1]),
+        NativeAddr::mac([2, 0, 0, 0, 0xb, 1]),
+    ];
+    let rc = c.router_config_with_natives(&natives, 5);
+    assert_eq!(rc.hrs[1].native, natives[1]);
+    assert_eq!(
+        rc.hrs[0].static_nodes[0].native,
+        NativeAddr::mac([2, 0, 0, 0, 0x0a, 0x20])
+    );
+    assert_eq!(
+        rc.hrs[0].static_nodes[0].name.as_deref(),
+        Some(&b"plc-7"[..])
+    );
+    Router::new(rc, 0).expect("the engine accepts the example");
+}
+
+#[test]
+fn example_dpdk() {
+    let c = load("router-dpdk.toml");
+    round_trip(&c);
+    assert_eq!(c.backend(), Some(Backend::Dpdk));
+    assert_eq!(c.idle_policy(), IdlePolicy::BusyPoll);
+    let d = c.dpdk_port(0).expect("a dpdk port");
+    assert_eq!(d.name(), "net_memif0");
+    assert!(!d.is_pci());
+    assert_eq!(d.mac, Some([2, 0, 0, 0, 1, 1]));
+    let args = c.eal_args();
+    for a in ["--no-huge", "-m", "512", "--no-pci", "--no-shconf"] {
+        assert!(args.iter().any(|x| x == a), "{a} in {args:?}");
+    }
+    assert_eq!(
+        &args[args.len() - 2..],
+        &[
+            "--vdev=net_memif0,role=server,id=0,socket=/run/mwrouter/memif-a.sock".to_string(),
+            "--vdev=net_memif1,role=server,id=0,socket=/run/mwrouter/memif-b.sock".to_string(),
+        ]
+    );
+    // Configured MACs are the natives.
+    let rc = c.router_config(1);
+    assert_eq!(rc.hrs[0].native, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
+    Router::new(rc, 0).expect("the engine accepts the example");
+}
+
+#[test]
+fn eal_args_add_pci_devices() {
+    let mut c = load("router-dpdk.toml");
+    c.dpdk = Some(DpdkSection {
+        eal_args: vec!["-l".into(), "0".into(), "--in-memory".into()],
+    });
+    c.hrs[0].port = PortConfig::Dpdk(DpdkPortConfig::new("0000:3b:00.0"));
+    c.validate().unwrap();
+    assert_eq!(
+        c.eal_args()[3..5],
+        ["-a".to_string(), "0000:3b:00.0".to_string()]
+    );
+    assert!(c.dpdk_port(0).unwrap().is_pci());
+}
+
+// ---------------------------------------------------------------- defaults
+
+const BASE: &str = r#"[router]
+name = "t"
+
+[[hr]]
+address = 0x0101
+san_id = 0x0201
+mtu = 1500
+
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:35101"
+members = ["127.0.0.1:35102"]
+
+[[hr]]
+address = 0x0102
+san_id = 0x0202
+mtu = 1500
+
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:35201"
+"#;
+
+#[test]
+fn defaults() {
+    let c = Config::from_toml(BASE).unwrap();
+    assert_eq!(c.router.router_cost, 1);
+    assert_eq!(c.router.k, 4);
+    assert_eq!(c.router.sn_seed, SnSeed::Clock);
+    assert_eq!(c.dpdk, None);
+    assert_eq!(c.workers.count, 1);
+    assert_eq!(c.workers.cores, None);
+    assert_eq!(c.workers.idle, IdleMode::Adaptive);
+    assert_eq!(c.timers, rrp::router::Timers::default());
+    assert_eq!(c.limits, rrp::router::Limits::default());
+    let ch = c.channel_config();
+    let dch = dataplane::ChannelConfig::default();
+    assert_eq!(ch.punt_rate, dch.punt_rate);
+    assert_eq!(ch.notice_rate, dch.notice_rate);
+    assert_eq!(ch.punt_slots, dch.punt_slots);
+    assert_eq!(c.rates.error_rates(), rrp::router::ErrorRates::default());
+    assert_eq!(
+        c.admin.socket,
+        PathBuf::from("/run/mwrouter/mwrouterd.sock")
+    );
+    assert_eq!(c.admin.mode, 0o660);
+    assert_eq!(c.admin.admin_group, "mwadmin");
+    assert_eq!(c.admin.readonly_group, None);
+    assert!(!c.admin.readonly_everyone);
+    assert_eq!(c.admin.prometheus_listen, None);
+    assert_eq!(c.log.level, LogLevel::Info);
+    assert_eq!(c.log.format, LogFormat::Human);
+    assert_eq!(c.hrs[0].cost, 1);
+    let u = c.udp_config(0).unwrap();
+    let d = ports::udp::UdpConfig::new(u.bind);
+    assert_eq!((u.pool_size, u.socket_buf), (d.pool_size, d.socket_buf));
+    assert_eq!(
+        c.hrs[1].configured_native().unwrap().as_udp(),
+        Some(
+            u.bind
+                .to_string()
+                .replace("35101", "35201")
+                .parse()
+                .unwrap()
+        )
+    );
+    assert_eq!(
+        c.idle_policy(),
+        IdlePolicy::Adaptive {
+            spins: 64,
+            sleep: Duration::from_millis(1)
+        }
+    );
+    assert_eq!(c.worker_cores(), vec![None]);
+    // Defaults as Config::new makes them, for configurations built in code.
+    let mut built = Config::new("t", c.hrs.clone());
+    built.hrs = c.hrs.clone();
+    assert_eq!(built, c);
+    round_trip(&c);
+}
+
+#[test]
+fn sn_seed_fixed_and_clock() {
+    let c =
+        Config::from_toml(&BASE.replace("name = \"t\"", "name = \"t\"\nsn_seed = 4242")).unwrap();
+    assert_eq!(c.router.sn_seed, SnSeed::Fixed(4242));
+    assert_eq!(c.router_config(7).sn_seed, 4242);
+    round_trip(&c);
+    let c = Config::from_toml(BASE).unwrap();
+    assert_eq!(c.router_config(7).sn_seed, 7);
+}
+
+#[test]
+fn to_toml_is_readable() {
+    let c = load("router-udp.toml");
+    let t = c.to_toml();
+    assert!(t.contains("address = 0x0101\n"), "{t}");
+    assert!(t.contains("mode = 0o660\n"), "{t}");
+    assert!(t.contains("[hr.port]\nbackend = \"udp\"\n"), "{t}");
+    assert!(
+        t.contains("[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:35103\"\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("capabilities = [{ code = 9, params = [] }]"),
+        "{t}"
+    );
+}
+
+// ---------------------------------------------------------------- errors
+
+fn err(text: &str) -> ConfigError {
+    match Config::from_toml(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// `BASE` with `from` replaced by `to` (which must be there).
+fn rep(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from:?} not in BASE");
+    BASE.replacen(from, to, 1)
+}
+
+/// `extra` (whole tables) before `BASE`.
+fn pre(extra: &str) -> String {
+    format!("{extra}\n{BASE}")
+}
+
+/// `extra` (lines of the second HR's port, tables after it) after `BASE`.
+fn post(extra: &str) -> String {
+    format!("{BASE}{extra}\n")
+}
+
+#[track_caller]
+fn check(text: &str, key: &str, why: &str) -> ConfigError {
+    let e = err(text);
+    assert_eq!(e.key, key, "wrong key in {e}");
+    assert!(e.why.contains(why), "{e:?} does not say {why:?}");
+    assert!(e.to_string().starts_with(&format!("{key}: ")), "{e}");
+    e
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle in text")
+        + 1
+}
+
+#[test]
+fn syntax_errors_keep_line_and_column() {
+    let text = rep("mtu = 1500", "mtu = = 1500");
+    let e = err(&text);
+    assert_eq!(e.key, "");
+    assert!(e.why.contains("line 7"), "{e}");
+    assert!(e.why.contains("column"), "{e}");
+    assert_eq!(e.location.map(|l| l.0), Some(7));
+    // Duplicate keys are syntax errors too.
+    let e = err(&rep("mtu = 1500", "mtu = 1500\nmtu = 1500"));
+    assert_eq!(e.key, "");
+    assert!(e.why.contains("duplicate"), "{e}");
+}
+
+#[test]
+fn unknown_keys_are_errors() {
+    let text = rep("bind = \"127.0.0.1:35101\"", "bnd = \"127.0.0.1:35101\"");
+    let e = check(&text, "hr[0].port.bnd", "unknown key");
+    assert!(e.why.contains("`bind`"), "{e}");
+    assert_eq!(e.location.map(|l| l.0), Some(line_of(&text, "bnd =")));
+    assert!(
+        e.to_string()
+            .contains(&format!("(line {}", line_of(&text, "bnd ="))),
+        "{e}"
+    );
+
+    check(&pre("[routr]\nname = \"x\""), "routr", "unknown key");
+    check(&pre("[timers]\nhold = 5"), "timers.hold", "unknown key");
+    check(&pre("[workers]\ncuont = 2"), "workers.cuont", "unknown key");
+    check(&pre("[rates]\npunt = 2"), "rates.punt", "unknown key");
+    check(&pre("[admin]\nsock = \"/x\""), "admin.sock", "unknown key");
+    check(&pre("[log]\nlvl = \"info\""), "log.lvl", "unknown key");
+    check(&pre("[limits]\nmax = 1"), "limits.max", "unknown key");
+    check(&pre("[dpdk]\neal = []"), "dpdk.eal", "unknown key");
+    check(
+        &rep("mtu = 1500", "mtu = 1500\nmut = 1"),
+        "hr[0].mut",
+        "unknown key",
+    );
+    check(
+        &post("[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:1\"\nnmae = \"x\""),
+        "hr[1].static[0].nmae",
+        "unknown key",
+    );
+    check(
+        &post(
+            "[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:1\"\ncapabilities = [{ code = 1, param = [] }]",
+        ),
+        "hr[1].static[0].capabilities[0].param",
+        "unknown key",
+    );
+}
+
+#[test]
+fn type_and_range_errors() {
+    let text = rep("mtu = 1500", "mtu = \"1500\"");
+    let e = check(&text, "hr[0].mtu", "invalid type");
+    assert_eq!(
+        e.location.map(|l| l.0),
+        Some(line_of(&text, "mtu = \"1500\""))
+    );
+    check(
+        &rep("address = 0x0101", "address = 70000"),
+        "hr[0].address",
+        "70000",
+    );
+    check(
+        &rep("address = 0x0101", "address = -1"),
+        "hr[0].address",
+        "-1",
+    );
+    check(
+        &rep("bind = \"127.0.0.1:35101\"", "bind = \"localhost\""),
+        "hr[0].port.bind",
+        "",
+    );
+    check(
+        &rep(
+            "members = [\"127.0.0.1:35102\"]",
+            "members = [\"127.0.0.1:35102\", 7]",
+        ),
+        "hr[0].port.members[1]",
+        "invalid type",
+    );
+    check(
+        &rep("name = \"t\"", "name = \"t\"\nsn_seed = \"random\""),
+        "router.sn_seed",
+        "\"clock\" or an integer",
+    );
+    check(
+        &rep("name = \"t\"", "name = \"t\"\nsn_seed = 65536"),
+        "router.sn_seed",
+        "\"clock\" or an integer",
+    );
+    check(
+        &pre("[workers]\nidle = \"busy\""),
+        "workers.idle",
+        "busy-poll",
+    );
+    check(
+        &pre("[log]\nlevel = \"verbose\""),
+        "log.level",
+        "unknown variant",
+    );
+    check(
+        &pre("[log]\nformat = \"xml\""),
+        "log.format",
+        "unknown variant",
+    );
+    check(
+        &rep("backend = \"udp\"", "backend = \"tap\""),
+        "hr[0].port.backend",
+        "af_packet",
+    );
+    check(
+        &pre("[admin]\nprometheus_listen = \"localhost:9100\""),
+        "admin.prometheus_listen",
+        "",
+    );
+    check(
+        &pre("[admin]\nmode = \"0660\""),
+        "admin.mode",
+        "invalid type",
+    );
+    check(&pre("[workers]\ncores = [-1]"), "workers.cores[0]", "");
+}
+
+#[test]
+fn missing_keys() {
+    check(&rep("name = \"t\"", ""), "router.name", "missing");
+    check(
+        &BASE.replace("[router]\nname = \"t\"\n", ""),
+        "router",
+        "missing",
+    );
+    check(&rep("mtu = 1500", ""), "hr[0].mtu", "missing");
+    check(&rep("san_id = 0x0201", ""), "hr[0].san_id", "missing");
+    check(
+        &rep("backend = \"udp\"\n", ""),
+        "hr[0].port.backend",
+        "missing",
+    );
+    check(
+        &rep("bind = \"127.0.0.1:35101\"", ""),
+        "hr[0].port.bind",
+        "required for backend \"udp\"",
+    );
+    check(&pre("[dpdk]"), "dpdk.eal_args", "missing");
+    check(
+        &post("[[hr.static]]\naddress = 0x0110"),
+        "hr[1].static[0].native",
+        "missing",
+    );
+    check("[router]\nname = \"t\"\n", "hr", "at least one [[hr]]");
+}
+
+#[test]
+fn backend_keys() {
+    check(
+        &rep(
+            "bind = \"127.0.0.1:35101\"",
+            "bind = \"127.0.0.1:35101\"\ninterface = \"eth0\"",
+        ),
+        "hr[0].port.interface",
+        "not a key of backend \"udp\"",
+    );
+    check(
+        &rep(
+            "bind = \"127.0.0.1:35101\"",
+            "bind = \"127.0.0.1:35101\"\nrx_ring = 64",
+        ),
+        "hr[0].port.rx_ring",
+        "not a key of backend \"udp\"",
+    );
+    let af = "[router]\nname = \"t\"\n[[hr]]\naddress = 0x0101\nsan_id = 0x0201\nmtu = 1500\n[hr.port]\nbackend = \"af_packet\"\n";
+    check(
+        af,
+        "hr[0].port.interface",
+        "required for backend \"af_packet\"",
+    );
+    check(
+        &format!("{af}interface = \"eth0\"\nmembers = []\n"),
+        "hr[0].port.members",
+        "not a key of backend \"af_packet\"",
+    );
+    let dp = "[router]\nname = \"t\"\n[dpdk]\neal_args = []\n[[hr]]\naddress = 0x0101\nsan_id = 0x0201\nmtu = 1500\n[hr.port]\nbackend = \"dpdk\"\n";
+    check(dp, "hr[0].port.device", "required for backend \"dpdk\"");
+    check(
+        &format!("{dp}device = \"net_null0\"\nmac = \"02:00:00:00:00\"\n"),
+        "hr[0].port.mac",
+        "not a MAC address",
+    );
+    check(
+        &format!("{dp}device = \"net_null0\"\nmac = \"03:00:00:00:00:01\"\n"),
+        "hr[0].port.mac",
+        "unicast",
+    );
+    check(
+        &format!("{dp}device = \"net_null0\"\nbind = \"127.0.0.1:1\"\n"),
+        "hr[0].port.bind",
+        "not a key of backend \"dpdk\"",
+    );
+    // One backend per box.
+    check(
+        &post(
+            "[[hr]]\naddress = 0x0103\nsan_id = 0x0203\nmtu = 1500\n[hr.port]\nbackend = \"af_packet\"\ninterface = \"eth0\"",
+        ),
+        "hr[2].port.backend",
+        "all ports of a box use one backend",
+    );
+}
+
+#[test]
+fn router_errors() {
+    check(&rep("name = \"t\"", "name = \"\""), "router.name", "empty");
+    check(&rep("name = \"t\"", "name = \"a/b\""), "router.name", "'/'");
+    check(
+        &rep("name = \"t\"", "name = \"a b\""),
+        "router.name",
+        "spaces",
+    );
+    check(
+        &rep("name = \"t\"", &format!("name = \"{}\"", "x".repeat(65))),
+        "router.name",
+        "longer",
+    );
+    check(
+        &rep("name = \"t\"", "name = \"t\"\nrouter_cost = 0"),
+        "router.router_cost",
+        ">= 1",
+    );
+    check(
+        &rep("name = \"t\"", "name = \"t\"\nk = 0"),
+        "router.k",
+        "at least one",
+    );
+}
+
+#[test]
+fn dpdk_errors() {
+    let dp = |eal: &str, dev: &str| {
+        format!(
+            "[router]\nname = \"t\"\n{eal}\n[[hr]]\naddress = 0x0101\nsan_id = 0x0201\nmtu = 1500\n[hr.port]\nbackend = \"dpdk\"\ndevice = \"{dev}\"\n"
+        )
+    };
+    check(
+        &dp("", "net_null0"),
+        "dpdk.eal_args",
+        "required when the ports use backend \"dpdk\"",
+    );
+    check(
+        &dp("[dpdk]\neal_args = [\"--no-pci\", \"\"]", "net_null0"),
+        "dpdk.eal_args[1]",
+        "empty",
+    );
+    check(
+        &dp(
+            "[dpdk]\neal_args = [\"--no-huge\", \"--vdev=net_null0\"]",
+            "net_null0",
+        ),
+        "dpdk.eal_args[1]",
+        "list it once",
+    );
+    check(
+        &dp(
+            "[dpdk]\neal_args = [\"-a\", \"0000:3b:00.0\"]",
+            "0000:3b:00.0",
+        ),
+        "dpdk.eal_args[0]",
+        "list it once",
+    );
+    check(
+        &dp("[dpdk]\neal_args = [\"--no-pci\"]", "0000:3b:00.0"),
+        "hr[0].port.device",
+        "--no-pci",
+    );
+    check(
+        &dp("[dpdk]\neal_args = []", "memif0"),
+        "hr[0].port.device",
+        "neither a PCI address",
+    );
+    check(
+        &dp("[dpdk]\neal_args = []", "net_memif0,role"),
+        "hr[0].port.device",
+        "key=value",
+    );
+    check(
+        &dp("[dpdk]\neal_args = []", "0000:3b:00.0,x=1"),
+        "hr[0].port.device",
+        "PCI",
+    );
+    check(
+        &dp("[dpdk]\neal_args = []", "net_null0 x"),
+        "hr[0].port.device",
+        "spaces",
+    );
+    let two = format!(
+        "{}[[hr]]\naddress = 0x0102\nsan_id = 0x0202\nmtu = 1500\n[hr.port]\nbackend = \"dpdk\"\ndevice = \"net_null0\"\nrx_ring = 8\n",
+        dp("[dpdk]\neal_args = []", "net_null0")
+    );
+    let errs = Config::check_toml(&two).unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["hr[1].port.device", "hr[1].port.rx_ring"],
+        "{errs:?}"
+    );
+    check(
+        &dp("[dpdk]\neal_args = []", "net_null0").replace("mtu = 1500", "mtu = 70000"),
+        "hr[0].mtu",
+        "at most 65535",
+    );
+    // [dpdk] with other backends: allowed, unused.
+    let c = Config::from_toml(&pre("[dpdk]\neal_args = [\"--no-huge\"]")).unwrap();
+    assert!(c.eal_args().is_empty());
+    round_trip(&c);
+}
+
+#[test]
+fn workers_errors() {
+    check(&pre("[workers]\ncount = 0"), "workers.count", "1..=128");
+    check(&pre("[workers]\ncount = 129"), "workers.count", "1..=128");
+    check(
+        &pre("[workers]\ncount = 2\ncores = [1]"),
+        "workers.cores",
+        "1 cores for 2 workers",
+    );
+    check(
+        &pre("[workers]\ncount = 2\ncores = [1, 1]"),
+        "workers.cores[1]",
+        "one worker per core",
+    );
+    check(
+        &pre("[workers]\ncores = [4096]"),
+        "workers.cores[0]",
+        "below 1024",
+    );
+    check(
+        &pre("[workers]\nidle_sleep_us = 0"),
+        "workers.idle_sleep_us",
+        "1..=1000000",
+    );
+    // Busy polling does not sleep: the pause does not matter.
+    let c = Config::from_toml(&pre(
+        "[workers]\nidle = \"busy-poll\"\nidle_sleep_us = 0\ncount = 2\ncores = [2, 3]",
+    ))
+    .unwrap();
+    assert_eq!(c.idle_policy(), IdlePolicy::BusyPoll);
+    assert_eq!(c.worker_cores(), vec![Some(2), Some(3)]);
+    round_trip(&c);
+}
+
+#[test]
+fn timer_errors() {
+    for k in [
+        "sweep_ms",
+        "keepalive_ms",
+        "refresh_ms",
+        "advertise_ms",
+        "fib_ms",
+        "tombstone_ms",
+    ] {
+        check(
+            &pre(&format!("[timers]\n{k} = 0")),
+            &format!("timers.{k}"),
+            "> 0",
+        );
+    }
+    check(
+        &pre("[timers]\nkeepalive_misses = 0"),
+        "timers.keepalive_misses",
+        ">= 1",
+    );
+    check(
+        &pre("[timers]\nhold_ms = 30000"),
+        "timers.hold_ms",
+        "must exceed timers.refresh_ms (30000)",
+    );
+    check(
+        &pre("[timers]\nrefresh_ms = 100000"),
+        "timers.hold_ms",
+        "must exceed timers.refresh_ms",
+    );
+    let c = Config::from_toml(&pre("[timers]\nrefresh_ms = 1000\nhold_ms = 3000")).unwrap();
+    assert_eq!((c.timers.refresh_ms, c.timers.hold_ms), (1000, 3000));
+    assert_eq!(c.router_config(1).timers, c.timers);
+}
+
+#[test]
+fn limit_and_rate_errors() {
+    check(&pre("[limits]\nmax_rcvf = 33"), "limits.max_rcvf", "1..=32");
+    let mut c = Config::from_toml(BASE).unwrap();
+    c.rates.punt_per_s = u64::MAX;
+    c.timers.hold_ms = u64::MAX;
+    let errs = c.validate().unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(keys, ["timers.hold_ms", "rates.punt_per_s"], "{errs:?}");
+    check(&pre("[limits]\nmax_rcvf = 0"), "limits.max_rcvf", "1..=32");
+    check(&pre("[limits]\nmax_lrt = 0"), "limits.max_lrt", ">= 1");
+    check(
+        &pre("[limits]\nmax_nodes_per_rt = 0"),
+        "limits.max_nodes_per_rt",
+        ">= 1",
+    );
+    check(
+        &pre("[limits]\nmax_rts_per_neighbour = 0"),
+        "limits.max_rts_per_neighbour",
+        ">= 1",
+    );
+    check(&pre("[rates]\npunt_burst = 0"), "rates.punt_burst", ">= 1");
+    check(
+        &pre("[rates]\nnotice_burst = 0"),
+        "rates.notice_burst",
+        ">= 1",
+    );
+    let c = Config::from_toml(&pre(
+        "[rates]\npunt_per_s = 0\nerrors_global = 0\nerrors_per_source = 3",
+    ))
+    .unwrap();
+    assert_eq!(c.channel_config().punt_rate, (0, 1024));
+    assert_eq!(c.router_config(1).error_rates.per_source, 3);
+    assert_eq!(c.router_config(1).error_rates.global, 0);
+}
+
+#[test]
+fn admin_errors() {
+    check(&pre("[admin]\nmode = 0o1777"), "admin.mode", "0o1777");
+    check(
+        &pre("[admin]\nreadonly_everyone = true"),
+        "admin.readonly_everyone",
+        "0o660",
+    );
+    Config::from_toml(&pre("[admin]\nreadonly_everyone = true\nmode = 0o666")).unwrap();
+    check(
+        &pre("[admin]\nprometheus_listen = \"0.0.0.0:9100\""),
+        "admin.prometheus_listen",
+        "loopback",
+    );
+    check(
+        &pre("[admin]\nprometheus_listen = \"[2001:db8::1]:9100\""),
+        "admin.prometheus_listen",
+        "loopback",
+    );
+    check(
+        &pre("[admin]\nprometheus_listen = \"127.0.0.1:0\""),
+        "admin.prometheus_listen",
+        "port",
+    );
+    Config::from_toml(&pre("[admin]\nprometheus_listen = \"[::1]:9100\"")).unwrap();
+    check(
+        &pre("[admin]\nreadonly_group = \"mwadmin\""),
+        "admin.readonly_group",
+        "admin_group",
+    );
+    check(
+        &pre("[admin]\nadmin_group = \"\""),
+        "admin.admin_group",
+        "empty",
+    );
+    check(
+        &pre("[admin]\nadmin_group = \"a b\""),
+        "admin.admin_group",
+        "not a group name",
+    );
+    check(&pre("[admin]\nsocket = \"\""), "admin.socket", "empty");
+    check(
+        &pre(&format!("[admin]\nsocket = \"/{}\"", "s".repeat(120))),
+        "admin.socket",
+        "107",
+    );
+    check(
+        &pre("[admin]\nsocket = \"/run/\""),
+        "admin.socket",
+        "name a file",
+    );
+}
+
+#[test]
+fn hr_errors() {
+    check(
+        &rep("address = 0x0101", "address = 0x0020"),
+        "hr[0].address",
+        "0x0040-0x7FFF",
+    );
+    check(
+        &rep("address = 0x0101", "address = 0x8001"),
+        "hr[0].address",
+        "0x0040-0x7FFF",
+    );
+    check(
+        &rep("san_id = 0x0201", "san_id = 0xffff"),
+        "hr[0].san_id",
+        "0x0040-0x7FFF",
+    );
+    check(
+        &rep("address = 0x0102", "address = 0x0101"),
+        "hr[1].address",
+        "is also hr[0].address",
+    );
+    check(
+        &rep("san_id = 0x0202", "san_id = 0x0201"),
+        "hr[1].san_id",
+        "two HRs of one box on the same SAN",
+    );
+    check(
+        &rep("san_id = 0x0202", "san_id = 0x0101"),
+        "hr[1].san_id",
+        "is also hr[0].address",
+    );
+    check(&rep("mtu = 1500", "mtu = 63"), "hr[0].mtu", "at least 64");
+    check(
+        &rep("mtu = 1500", "mtu = 9217"),
+        "hr[0].mtu",
+        "at most 9216",
+    );
+    Config::from_toml(&rep("mtu = 1500", "mtu = 0")).unwrap();
+    Config::from_toml(&rep("mtu = 1500", "mtu = 9216")).unwrap();
+    check(
+        &rep("mtu = 1500", "mtu = 1500\ncost = 0"),
+        "hr[0].cost",
+        ">= 1",
+    );
+    check(
+        &rep("mtu = 1500", "mtu = 1500\nname = \"a b\""),
+        "hr[0].name",
+        "spaces",
+    );
+    check(
+        &BASE.replace("mtu = 1500", "mtu = 1500\nname = \"x\""),
+        "hr[1].name",
+        "is also hr[0].name",
+    );
+    let too_many: String = (0..17)
+        .map(|i| {
+            format!("[[hr]]\naddress = {}\nsan_id = {}\nmtu = 1500\n[hr.port]\nbackend = \"udp\"\nbind = \"127.0.0.1:{}\"\n", 0x100 + i, 0x200 + i, 36000 + i)
+        })
+        .collect();
+    check(
+        &format!("[router]\nname = \"t\"\n{too_many}"),
+        "hr",
+        "at most 16 ports",
+    );
+}
+
+#[test]
+fn udp_errors() {
+    let b0 = "bind = \"127.0.0.1:35101\"";
+    check(
+        &rep(b0, "bind = \"0.0.0.0:35101\""),
+        "hr[0].port.bind",
+        "specific address",
+    );
+    check(
+        &rep(b0, "bind = \"[::]:35101\""),
+        "hr[0].port.bind",
+        "specific address",
+    );
+    check(
+        &rep(b0, "bind = \"224.0.0.1:35101\""),
+        "hr[0].port.bind",
+        "unicast",
+    );
+    check(
+        &rep("bind = \"127.0.0.1:35201\"", "bind = \"127.0.0.1:35101\""),
+        "hr[1].port.bind",
+        "is also hr[0].port.bind",
+    );
+    // Port 0 (ephemeral) may repeat: the sockets differ.
+    let c = Config::from_toml(&BASE.replace("35101\"", "0\"").replace("35201\"", "0\"")).unwrap();
+    assert_eq!(c.hrs[0].configured_native(), None);
+    let m = "members = [\"127.0.0.1:35102\"]";
+    check(
+        &rep(m, "members = [\"[::1]:35102\"]"),
+        "hr[0].port.members[0]",
+        "cannot reach it",
+    );
+    check(
+        &rep(m, "members = [\"127.0.0.1:0\"]"),
+        "hr[0].port.members[0]",
+        "port 0",
+    );
+    check(
+        &rep(m, "members = [\"0.0.0.0:1\"]"),
+        "hr[0].port.members[0]",
+        "unicast",
+    );
+    check(
+        &rep(m, "members = [\"127.0.0.1:1\", \"127.0.0.1:1\"]"),
+        "hr[0].port.members[1]",
+        "is also members[0]",
+    );
+    check(
+        &rep(m, "pool_size = 8"),
+        "hr[0].port.pool_size",
+        "one burst",
+    );
+    check(
+        &rep(m, "socket_buf = 4294967296"),
+        "hr[0].port.socket_buf",
+        "2^31",
+    );
+    let v6 = rep(b0, "bind = \"[::1]:35101\"");
+    check(&v6, "hr[0].port.members[0]", "IPv4 but the port binds IPv6");
+}
+
+#[test]
+fn af_packet_errors() {
+    let af = |i0: &str, i1: &str, extra: &str| {
+        format!(
+            "[router]\nname = \"t\"\n[[hr]]\naddress = 0x0101\nsan_id = 0x0201\nmtu = 1500\n[hr.port]\nbackend = \"af_packet\"\ninterface = \"{i0}\"\n{extra}\n[[hr]]\naddress = 0x0102\nsan_id = 0x0202\nmtu = 1500\n[hr.port]\nbackend = \"af_packet\"\ninterface = \"{i1}\"\n"
+        )
+    };
+    Config::from_toml(&af("eth0", "eth1", "")).unwrap();
+    check(
+        &af("eth0", "eth0", ""),
+        "hr[1].port.interface",
+        "one port per interface",
+    );
+    check(
+        &af("a-very-long-ifname", "eth1", ""),
+        "hr[0].port.interface",
+        "1-15 bytes",
+    );
+    check(
+        &af("eth0:1", "eth1", ""),
+        "hr[0].port.interface",
+        "not an interface name",
+    );
+    check(
+        &af("", "eth1", ""),
+        "hr[0].port.interface",
+        "not an interface name",
+    );
+    check(
+        &af("eth0", "eth1", "rx_frames = 4"),
+        "hr[0].port.rx_frames",
+        "one burst",
+    );
+    check(
+        &af("eth0", "eth1", "tx_frames = 0"),
+        "hr[0].port.tx_frames",
+        "one burst",
+    );
+    check(
+        &af("eth0", "eth1", "pool_size = 0"),
+        "hr[0].port.pool_size",
+        "one burst",
+    );
+    check(
+        &af("eth0", "eth1", "").replacen("mtu = 1500", "mtu = 9300", 1),
+        "hr[0].mtu",
+        "af_packet port carries at most 9216",
+    );
+    // Static natives on an Ethernet SAN are MACs.
+    check(
+        &format!(
+            "{}[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:1\"\n",
+            af("eth0", "eth1", "")
+        ),
+        "hr[1].static[0].native",
+        "not a MAC address",
+    );
+    check(
+        &format!(
+            "{}[[hr.static]]\naddress = 0x0110\nnative = \"01:00:5e:00:00:01\"\n",
+            af("eth0", "eth1", "")
+        ),
+        "hr[1].static[0].native",
+        "unicast",
+    );
+}
+
+#[test]
+fn static_errors() {
+    let st = |addr: &str, native: &str| {
+        post(&format!(
+            "[[hr.static]]\naddress = {addr}\nnative = \"{native}\""
+        ))
+    };
+    Config::from_toml(&st("0x0110", "127.0.0.1:40000")).unwrap();
+    check(
+        &st("0x0110", "02:00:00:00:00:07"),
+        "hr[1].static[0].native",
+        "not a UDP endpoint",
+    );
+    check(
+        &st("0x0110", "[::1]:40000"),
+        "hr[1].static[0].native",
+        "cannot reach it",
+    );
+    check(
+        &st("0x0110", "127.0.0.1:35201"),
+        "hr[1].static[0].native",
+        "the HR's own native address",
+    );
+    check(
+        &st("0x0010", "127.0.0.1:40000"),
+        "hr[1].static[0].address",
+        "0x0040-0x7FFF",
+    );
+    check(
+        &st("0x0101", "127.0.0.1:40000"),
+        "hr[1].static[0].address",
+        "is hr[0].address",
+    );
+    check(
+        &st("0x0201", "127.0.0.1:40000"),
+        "hr[1].static[0].address",
+        "is hr[0].san_id",
+    );
+    let two = format!(
+        "{}\n[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:40000\"\n",
+        st("0x0111", "127.0.0.1:40000")
+    );
+    check(
+        &two,
+        "hr[1].static[1].native",
+        "is also hr[1].static[0].native",
+    );
+    let text = BASE.replacen(
+        "members = [\"127.0.0.1:35102\"]",
+        "members = [\"127.0.0.1:35102\"]\n\n[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:40000\"",
+        1,
+    ) + "[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:40001\"\n";
+    check(
+        &text,
+        "hr[1].static[0].address",
+        "is also hr[0].static[0].address",
+    );
+    check(
+        &post("[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:40000\"\nname = \"\""),
+        "hr[1].static[0].name",
+        "empty",
+    );
+    let e = check(
+        &pre("[limits]\nmax_lrt = 1")
+            .replace("bind = \"127.0.0.1:35201\"", "bind = \"127.0.0.1:35201\"\n[[hr.static]]\naddress = 0x0110\nnative = \"127.0.0.1:40000\""),
+        "hr[1].static",
+        "limits.max_lrt = 1",
+    );
+    assert!(e.location.is_some());
+}
+
+#[test]
+fn check_toml_lists_every_error_in_file_order() {
+    let text =
+        pre("[timers]\nsweep_ms = 0\n[admin]\nmode = 0o7777").replace("mtu = 1500", "mtu = 10");
+    let errs = Config::check_toml(&text).unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["timers.sweep_ms", "admin.mode", "hr[0].mtu", "hr[1].mtu"],
+        "{errs:?}"
+    );
+    for e in &errs {
+        assert!(e.location.is_some(), "{e}");
+    }
+    assert_eq!(errs[2].location.unwrap().0, line_of(&text, "mtu = 10"));
+    assert_eq!(Config::from_toml(&text).unwrap_err(), errs[0]);
+}
+
+#[test]
+fn load_reports_unreadable_files() {
+    let e = Config::load(&example("no-such-file.toml")).unwrap_err();
+    assert!(e.to_string().contains("no-such-file.toml"), "{e}");
+}
+
+// ---------------------------------------------------------------- round trip
+
+#[test]
+fn round_trip_variants() {
+    let mut c = Config::from_toml(BASE).unwrap();
+    round_trip(&c);
+    c.router.name = "odd\nname".into(); // not valid, but the text must carry it
+    let back = Config::from_toml(&c.to_toml()).unwrap_err();
+    assert_eq!(back.key, "router.name");
+    c.router.name = "r".into();
+    c.hrs[0].statics.push(StaticNode {
+        address: Address(0x0400),
+        native: NativeAddr::udp("127.0.0.1:4000".parse().unwrap()),
+        name: Some("quote \" backslash \\ tab \t newline \n del \u{7f} é ☃".into()),
+        capabilities: vec![
+            Capability {
+                code: 2,
+                params: vec![0x02, 0x01],
+            },
+            Capability {
+                code: 255,
+                params: vec![],
+            },
+        ],
+    });
+    c.hrs[1].name = Some("port-b".into());
+    c.admin.readonly_group = Some("mwview".into());
+    c.admin.prometheus_listen = Some("[::1]:9100".parse().unwrap());
+    c.admin.socket = PathBuf::from("/tmp/dir with space/mw.sock");
+    c.workers.cores = Some(vec![3]);
+    c.router.sn_seed = SnSeed::Fixed(0);
+    c.log.level = LogLevel::Trace;
+    c.dpdk = Some(DpdkSection { eal_args: vec![] });
+    round_trip(&c);
+}
+
+fn arb_config() -> impl Strategy<Value = Config> {
+    let backend = prop_oneof![
+        Just(Backend::Udp),
+        Just(Backend::AfPacket),
+        Just(Backend::Dpdk)
+    ];
+    let hr = (
+        prop_oneof![Just(0u32), 64u32..=9216],
+        1u16..=u16::MAX,
+        proptest::option::of("[a-z][a-z0-9_.-]{0,10}"),
+        32usize..4096,
+        0usize..(1 << 24),
+        proptest::collection::vec(
+            (
+                proptest::option::of("\\PC{0,12}"),
+                any::<u8>(),
+                proptest::collection::vec(any::<u8>(), 0..4),
+            ),
+            0..3,
+        ),
+        proptest::collection::vec(1u16..1000, 0..4),
+        any::<bool>(),
+    );
+    let globals = (
+        "[a-z][a-z0-9-]{0,15}",
+        (
+            1u16..=u16::MAX,
+            1usize..64,
+            proptest::option::of(any::<u16>()),
+        ),
+        (
+            1usize..8,
+            any::<bool>(),
+            prop_oneof![Just(IdleMode::Adaptive), Just(IdleMode::BusyPoll)],
+            1u64..=1_000_000,
+            any::<u32>(),
+        ),
+        (
+            1u64..1_000_000,
+            1u64..1_000_000,
+            1u32..10,
+            1u64..1_000_000,
+            1u64..1_000_000,
+            1u64..1000,
+            1u64..1000,
+            1u64..100_000,
+        ),
+        (
+            1usize..100_000,
+            1usize..100_000,
+            1usize..=32,
+            10usize..100_000,
+        ),
+        (
+            0..=i64::MAX as u64,
+            1u64..100_000,
+            0..=i64::MAX as u64,
+            1u64..100_000,
+            any::<u32>(),
+            any::<u32>(),
+        ),
+        (
+            0u32..=0o777,
+            any::<bool>(),
+            proptest::option::of(1u16..u16::MAX),
+        ),
+        (0usize..5, 0usize..2),
+    );
+    (backend, proptest::collection::vec(hr, 1..5), globals).prop_map(
+        |(backend, hrs, (name, router, workers, t, l, r, admin, log))| {
+            let n = hrs.len();
+            let hrs: Vec<HrSection> = hrs
+                .into_iter()
+                .enumerate()
+                .map(
+                    |(i, (mtu, cost, hname, pool, sockbuf, statics, members, mac))| {
+                        let port = match backend {
+                            Backend::Udp => {
+                                let mut u = UdpPortConfig::new(
+                                    format!("127.0.0.{}:{}", i + 1, 35000 + i).parse().unwrap(),
+                                );
+                                let mut ms: Vec<u16> = members;
+                                ms.sort_unstable();
+                                ms.dedup();
+                                u.members = ms
+                                    .iter()
+                                    .map(|p| format!("127.0.1.1:{p}").parse().unwrap())
+                                    .collect();
+                                u.pool_size = pool;
+                                u.socket_buf = sockbuf;
+                                PortConfig::Udp(u)
+                            }
+                            Backend::AfPacket => {
+                                let mut a = AfPacketPortConfig::new(&format!("eth{i}"));
+                                a.pool_size = pool;
+                                a.socket_buf = sockbuf;
+                                a.rx_frames = 32 + pool as u32;
+                                PortConfig::AfPacket(a)
+                            }
+                            Backend::Dpdk => {
+                                let dev = if mac {
+                                    format!("net_memif{i},role=server,socket=/tmp/m{i}.sock")
+                                } else {
+                                    format!("0000:3b:00.{i}")
+                                };
+                                let mut d = DpdkPortConfig::new(&dev);
+                                d.mac = mac.then_some([2, 0, 0, 0, 0, i as u8]);
+                                d.rx_ring = 32 + (pool as u16 % 1000);
+                                PortConfig::Dpdk(d)
+                            }
+                        };
+                        let statics = statics
+                            .into_iter()
+                            .enumerate()
+                            .map(|(j, (sname, code, params))| StaticNode {
+                                address: Address(0x1000 + (i * 16 + j) as u16),
+                                native: if backend == Backend::Udp {
+                                    NativeAddr::udp(
+                                        format!("127.0.2.1:{}", 40000 + j).parse().unwrap(),
+                                    )
+                                } else {
+                                    NativeAddr::mac([2, 1, 0, 0, i as u8, j as u8])
+                                },
+                                name: sname.filter(|s| !s.is_empty()).map(String::into_bytes),
+                                capabilities: vec![Capability { code, params }],
+                            })
+                            .collect();
+                        let mut h = HrSection::new(0x0100 + i as u16, 0x0200 + i as u16, mtu, port);
+                        h.cost = cost;
+                        h.name = hname.map(|s| format!("{s}{i}"));
+                        h.statics = statics;
+                        h
+                    },
+                )
+                .collect();
+            let mut c = Config::new(&name, hrs);
+            c.router.router_cost = router.0;
+            c.router.k = router.1;
+            c.router.sn_seed = router.2.map_or(SnSeed::Clock, SnSeed::Fixed);
+            c.workers.count = workers.0;
+            c.workers.cores = workers.1.then(|| (0..workers.0).map(|x| x * 2).collect());
+            c.workers.idle = workers.2;
+            c.workers.idle_sleep_us = workers.3;
+            c.workers.spins = workers.4;
+            c.timers = Timers {
+                sweep_ms: t.0,
+                keepalive_ms: t.1,
+                keepalive_misses: t.2,
+                refresh_ms: t.3,
+                hold_ms: t.3 + t.4,
+                advertise_ms: t.5,
+                fib_ms: t.6,
+                tombstone_ms: t.7,
+            };
+            c.limits = rrp::router::Limits {
+                max_nodes_per_rt: l.0,
+                max_rts_per_neighbour: l.1,
+                max_rcvf: l.2,
+                max_lrt: l.3,
+            };
+            c.rates.punt_per_s = r.0;
+            c.rates.punt_burst = r.1;
+            c.rates.notice_per_s = r.2;
+            c.rates.notice_burst = r.3;
+            c.rates.errors_per_source = r.4;
+            c.rates.errors_global = r.5;
+            c.admin.mode = admin.0;
+            c.admin.readonly_everyone = admin.1 && admin.0 & 0o006 == 0o006;
+            c.admin.prometheus_listen = admin.2.map(|p| SocketAddr::from(([127, 0, 0, 1], p)));
+            c.log.level = [
+                LogLevel::Error,
+                LogLevel::Warn,
+                LogLevel::Info,
+                LogLevel::Debug,
+                LogLevel::Trace,
+            ][log.0];
+            c.log.format = [LogFormat::Human, LogFormat::Json][log.1];
+            if backend == Backend::Dpdk {
+                c.dpdk = Some(DpdkSection {
+                    eal_args: vec!["--no-huge".into(), "-m".into(), "512".into()],
+                });
+            }
+            let _ = n;
+            c
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn round_trip_generated(c in arb_config()) {
+        prop_assert!(c.validate().is_ok(), "generated an invalid config: {:?}", c.validate());
+        let text = c.to_toml();
+        let back = Config::from_toml(&text);
+        prop_assert!(back.is_ok(), "{:?}\n{}", back, text);
+        prop_assert_eq!(back.unwrap(), c);
+    }
+}
+
+// ---------------------------------------------------------------- reload
+
+#[test]
+fn reload_nothing_changed() {
+    let c = load("router-udp.toml");
+    let plan = c.diff_for_reload(&c.clone()).unwrap();
+    assert!(plan.is_empty());
+    assert_eq!(plan, Default::default());
+    // The same configuration written differently is no change either.
+    let again = Config::from_toml(&c.to_toml()).unwrap();
+    assert!(c.diff_for_reload(&again).unwrap().is_empty());
+}
+
+#[test]
+fn reload_live_changes() {
+    let old = load("router-udp.toml");
+    let mut new = old.clone();
+    new.timers.hold_ms = 120_000;
+    new.timers.sweep_ms = 7000;
+    new.limits.max_lrt = 100;
+    new.rates.errors_global = 50;
+    new.log.level = LogLevel::Debug;
+    new.hrs[0].statics.push(StaticNode {
+        address: Address(0x0111),
+        native: NativeAddr::udp("127.0.0.1:35102".parse().unwrap()),
+        name: None,
+        capabilities: vec![],
+    });
+    new.hrs[0].statics[0].name = Some(b"renamed".to_vec());
+    new.hrs[1].statics.push(StaticNode {
+        address: Address(0x0112),
+        native: NativeAddr::udp("[::1]:35203".parse().unwrap()),
+        name: None,
+        capabilities: vec![],
+    });
+    let plan = old.diff_for_reload(&new).unwrap();
+    assert_eq!(plan.timers, Some(new.timers));
+    assert_eq!(plan.limits, Some(new.limits));
+    assert_eq!(plan.rates, Some(new.rates));
+    assert_eq!(plan.log, Some(new.log));
+    assert_eq!(
+        plan.statics,
+        vec![
+            (0, new.hrs[0].statics.clone()),
+            (1, new.hrs[1].statics.clone())
+        ]
+    );
+    assert_eq!(
+        plan.changes,
+        [
+            "timers.sweep_ms: 5000 -> 7000",
+            "timers.hold_ms: 90000 -> 120000",
+            "limits.max_lrt: 4096 -> 100",
+            "rates.errors_global: 200 -> 50",
+            "log.level: \"info\" -> \"debug\"",
+            "hr[0].static: added 0x0111; changed 0x0110",
+            "hr[1].static: added 0x0112",
+        ]
+    );
+
+    // Only what changed is in the plan.
+    let mut t = old.clone();
+    t.hrs[0].statics.clear();
+    let plan = old.diff_for_reload(&t).unwrap();
+    assert_eq!(plan.timers, None);
+    assert_eq!(plan.log, None);
+    assert_eq!(plan.statics, vec![(0, vec![])]);
+    assert_eq!(plan.changes, ["hr[0].static: removed 0x0110"]);
+}
+
+#[test]
+fn reload_refuses_what_cannot_change_live() {
+    let old = load("router-udp.toml");
+    let refused = |f: &dyn Fn(&mut Config)| {
+        let mut new = old.clone();
+        f(&mut new);
+        old.diff_for_reload(&new).unwrap_err()
+    };
+    let msg = |k: &str| format!("{k}: cannot change while running; restart mwrouterd");
+
+    assert_eq!(
+        refused(&|c| c.udp_port_mut(0).bind = "127.0.0.1:35109".parse().unwrap()),
+        [msg("hr[0].port.bind")]
+    );
+    assert_eq!(
+        refused(&|c| c.udp_port_mut(1).members.clear()),
+        [msg("hr[1].port.members")]
+    );
+    assert_eq!(refused(&|c| c.hrs[0].mtu = 1400), [msg("hr[0].mtu")]);
+    assert_eq!(
+        refused(&|c| c.hrs[1].address = Address(0x0109)),
+        [msg("hr[1].address")]
+    );
+    assert_eq!(refused(&|c| c.workers.count = 2), [msg("workers.count")]);
+    assert_eq!(refused(&|c| c.router.k = 2), [msg("router.k")]);
+    assert_eq!(
+        refused(&|c| c.admin.socket = "/tmp/x.sock".into()),
+        [msg("admin.socket")]
+    );
+    assert_eq!(
+        refused(&|c| c.dpdk = Some(DpdkSection {
+            eal_args: vec!["--no-huge".into()]
+        })),
+        [msg("dpdk.eal_args")]
+    );
+    // Backend change: every key of the port that differs.
+    let r = refused(&|c| c.hrs[1].port = PortConfig::AfPacket(AfPacketPortConfig::new("eth1")));
+    assert_eq!(r[0], msg("hr[1].port.backend"));
+    assert!(r.contains(&msg("hr[1].port.bind")), "{r:?}");
+    assert!(r.contains(&msg("hr[1].port.interface")), "{r:?}");
+    // The HR set.
+    let r = refused(&|c| {
+        c.hrs.pop();
+    });
+    assert_eq!(
+        r,
+        ["hr: the set of HRs cannot change while running (2 -> 1 HRs); restart mwrouterd"]
+    );
+    // Live and refused together: refused, naming only the refused keys.
+    let r = refused(&|c| {
+        c.timers.hold_ms = 100_000;
+        c.hrs[0].cost = 3;
+        c.hrs[0].name = None;
+    });
+    assert_eq!(r, [msg("hr[0].name"), msg("hr[0].cost")]);
+}
+
+#[test]
+fn reload_dpdk_eal_args() {
+    let old = load("router-dpdk.toml");
+    let mut new = old.clone();
+    new.dpdk
+        .as_mut()
+        .unwrap()
+        .eal_args
+        .push("--in-memory".into());
+    new.timers.fib_ms = 10;
+    assert_eq!(
+        old.diff_for_reload(&new).unwrap_err(),
+        ["dpdk.eal_args: cannot change while running; restart mwrouterd"]
+    );
+}
+
+trait UdpMut {
+    fn udp_port_mut(&mut self, i: usize) -> &mut UdpPortConfig;
+}
+
+impl UdpMut for Config {
+    fn udp_port_mut(&mut self, i: usize) -> &mut UdpPortConfig {
+        match &mut self.hrs[i].port {
+            PortConfig::Udp(u) => u,
+            _ => panic!("not udp"),
+        }
+    }
+}

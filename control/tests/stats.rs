@@ -1,0 +1,1165 @@
+//! The shared stats area (control::stats): publish/read round trip, torn
+//! reads under a continuously publishing writer, baselines, the Prometheus
+//! text exposition (checked by promtool when it is installed, and always by
+//! a strict parser of the format here), and the HTTP listener.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use control::PlaneStats;
+use control::stats::{
+    self, Baseline, Error, PLANE_COUNTERS, PORT_COUNTERS, PlaneStatsSnapshot, REFUSALS,
+    ROUTER_COUNTERS, Snapshot, StatsReader, StatsWriter, prometheus, refusal_name,
+    serve_prometheus,
+};
+use dataplane::{DropReason, PortCounters, StatsBlock};
+use rrp::router::{RouterStats, RtRefusal};
+
+// ----- fixtures ----------------------------------------------------------------
+
+fn area() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mwrouter.stats");
+    (dir, path)
+}
+
+/// Distinct values everywhere: port p, field i -> 1000 * (p + 1) + i.
+fn port_counters(p: usize) -> PortCounters {
+    let b = 1000 * (p as u64 + 1);
+    let mut c = PortCounters {
+        received: b,
+        rx_errors: b + 1,
+        forwarded: b + 2,
+        punted: b + 3,
+        transmitted: b + 4,
+        injected: b + 5,
+        inject_failed: b + 6,
+        notices: b + 7,
+        notices_dropped: b + 8,
+        ..PortCounters::default()
+    };
+    for (i, d) in c.dropped.iter_mut().enumerate() {
+        *d = b + 100 + i as u64;
+    }
+    c
+}
+
+fn router_stats() -> RouterStats {
+    let mut r = RouterStats {
+        received: 1,
+        parse_errors: 2,
+        not_control: 3,
+        sent: 4,
+        rts_received: 5,
+        rts_accepted: 6,
+        rts_refreshed: 7,
+        rts_expired: 8,
+        rts_deleted_down: 9,
+        rts_sent: 10,
+        requests_answered: 11,
+        err_unk_sent: 12,
+        redirects_sent: 13,
+        err_general_sent: 14,
+        errors_suppressed_err: 15,
+        errors_suppressed_source: 16,
+        errors_suppressed_rate: 17,
+        hr_down: 18,
+        fib_versions: 19,
+        ..RouterStats::default()
+    };
+    r.rts_refused.insert(RtRefusal::Stale, 20);
+    r.rts_refused.insert(RtRefusal::BadPart, 21);
+    r
+}
+
+fn plane() -> PlaneStatsSnapshot {
+    PlaneStatsSnapshot {
+        punts: 31,
+        notices: 32,
+        injected: 33,
+        inject_full: 34,
+        inject_bad_native: 35,
+        fibs_published: 36,
+        fib_version: 37,
+    }
+}
+
+/// Every counter `n`.
+fn uniform(ports: usize, n: u64) -> (Vec<PortCounters>, RouterStats, PlaneStatsSnapshot) {
+    let c = PortCounters {
+        received: n,
+        rx_errors: n,
+        forwarded: n,
+        punted: n,
+        dropped: [n; DropReason::COUNT],
+        transmitted: n,
+        injected: n,
+        inject_failed: n,
+        notices: n,
+        notices_dropped: n,
+    };
+    let mut r = RouterStats {
+        received: n,
+        parse_errors: n,
+        not_control: n,
+        sent: n,
+        rts_received: n,
+        rts_accepted: n,
+        rts_refreshed: n,
+        rts_expired: n,
+        rts_deleted_down: n,
+        rts_sent: n,
+        requests_answered: n,
+        err_unk_sent: n,
+        redirects_sent: n,
+        err_general_sent: n,
+        errors_suppressed_err: n,
+        errors_suppressed_source: n,
+        errors_suppressed_rate: n,
+        hr_down: n,
+        fib_versions: n,
+        ..RouterStats::default()
+    };
+    for why in REFUSALS {
+        r.rts_refused.insert(why, n);
+    }
+    let p = PlaneStatsSnapshot::from_slots(&[n; stats::PLANE_FIELDS]);
+    (vec![c; ports], r, p)
+}
+
+/// Every slot of a snapshot's body.
+fn all_slots(s: &Snapshot) -> Vec<u64> {
+    let mut v: Vec<u64> = s.ports.iter().flat_map(|p| p.slots()).collect();
+    v.extend(s.rrp.slots());
+    v.extend(s.plane.slots());
+    v
+}
+
+fn same_counters(a: &Snapshot, b: &Snapshot) -> bool {
+    a.ports == b.ports && a.rrp == b.rrp && a.plane == b.plane
+}
+
+// ----- the area ------------------------------------------------------------------
+
+#[test]
+fn publish_read_round_trip() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 3).unwrap();
+    let mut r = StatsReader::open(&path).unwrap();
+    assert_eq!(r.ports(), 3);
+
+    // Before the first publication: zeros, generation 0.
+    let s = r.read().unwrap();
+    assert_eq!(s.generation, 0);
+    assert_eq!(s.published_ns, 0);
+    assert_eq!(s.started_ns, w.started_ns());
+    assert_eq!(s.ports.len(), 3);
+    assert!(all_slots(&s).iter().all(|&v| v == 0));
+
+    let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
+    w.publish(&ports, &router_stats(), &plane()).unwrap();
+    let s = r.read().unwrap();
+    assert_eq!(s.generation, 2);
+    assert_eq!(w.generation(), 2);
+    assert!(s.published_ns >= s.started_ns && s.published_ns > 0);
+    let want = Snapshot::new(&ports, &router_stats(), &plane());
+    assert!(same_counters(&s, &want), "{s:#?}");
+    for (i, p) in s.ports.iter().enumerate() {
+        assert_eq!(p.port as usize, i);
+        assert_eq!(p.counters(), ports[i]);
+        assert_eq!(
+            p.dropped(DropReason::NoRoute),
+            ports[i].dropped(DropReason::NoRoute)
+        );
+        assert_eq!(p.dropped_total(), ports[i].dropped_total());
+        assert_eq!(p.dropped.len(), DropReason::COUNT);
+    }
+    assert_eq!(s.rrp.rts_accepted, 6);
+    assert_eq!(s.rrp.rts_refused["stale"], 20);
+    assert_eq!(s.rrp.rts_refused["bad-part"], 21);
+    assert_eq!(s.rrp.rts_refused["loop"], 0);
+    assert_eq!(s.rrp.rts_refused.len(), REFUSALS.len());
+    assert_eq!(s.plane, plane());
+
+    // Serde: `mwctl stats --json` and back.
+    let json = serde_json::to_string(&s).unwrap();
+    let back: Snapshot = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, s);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["ports"][1]["dropped"]["no-route"], 1000 * 2 + 100 + 5);
+    assert_eq!(v["rrp"]["rts_accepted"], 6);
+    assert_eq!(v["plane"]["fib_version"], 37);
+
+    // A second publication; a second reader agrees.
+    w.publish(
+        &ports[..].iter().rev().copied().collect::<Vec<_>>(),
+        &RouterStats::default(),
+        &PlaneStatsSnapshot::default(),
+    )
+    .unwrap();
+    let s2 = StatsReader::open(&path).unwrap().read().unwrap();
+    assert_eq!(s2.generation, 4);
+    assert_eq!(s2.ports[0].counters(), ports[2]);
+    assert_eq!(r.read().unwrap(), s2);
+}
+
+#[test]
+fn file_size_and_header_follow_the_documented_layout() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 2).unwrap();
+    w.publish(
+        &[port_counters(0), port_counters(1)],
+        &router_stats(),
+        &plane(),
+    )
+    .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len(), stats::area_slots(2) * 8);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 21 + 29 + 7);
+    let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
+    assert_eq!(&bytes[..8], b"MWSTATS1");
+    assert_eq!(slot(1), 1); // version
+    assert_eq!(slot(2), 2); // generation
+    assert_eq!(slot(3), w.started_ns());
+    assert_eq!(slot(5), 2); // ports
+    assert_eq!((slot(6), slot(7), slot(8)), (21, 29, 7));
+    // Port 1's `received` and its last drop reason (encap).
+    assert_eq!(slot(16 + 21), 2000);
+    assert_eq!(slot(16 + 21 + 20), 2000 + 100 + 11);
+    // Router: received first; rts_refused.stale; plane.fib_version last.
+    let router = 16 + 2 * 21;
+    assert_eq!(slot(router), 1);
+    assert_eq!(slot(router + 19 + 3), 20);
+    assert_eq!(slot(router + 29 + 6), 37);
+    let meta = std::fs::metadata(&path).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());
+}
+
+fn umask_bits() -> u32 {
+    // The test process's umask, read back from a file it creates.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("probe");
+    std::fs::File::create(&p).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    !std::fs::metadata(&p).unwrap().permissions().mode() & 0o666
+}
+
+#[test]
+fn publish_blocks_sums_the_workers() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 2).unwrap();
+    let a = Arc::new(StatsBlock::new(2));
+    let b = Arc::new(StatsBlock::new(2));
+    a.publish(&[port_counters(0), port_counters(1)]);
+    b.publish(&[port_counters(0), PortCounters::default()]);
+    let ps = PlaneStats::default();
+    ps.fib_version.store(9, Ordering::Relaxed);
+    ps.punts.store(4, Ordering::Relaxed);
+    w.publish_blocks(&[a, b], &router_stats(), &ps).unwrap();
+    let s = StatsReader::open(&path).unwrap().read().unwrap();
+    let mut twice = port_counters(0);
+    twice.add(&port_counters(0));
+    assert_eq!(s.ports[0].counters(), twice);
+    assert_eq!(s.ports[1].counters(), port_counters(1));
+    assert_eq!(s.plane.fib_version, 9);
+    assert_eq!(s.plane.punts, 4);
+    // No worker yet: zeros.
+    w.publish_blocks(&[], &RouterStats::default(), &ps).unwrap();
+    let s = StatsReader::open(&path).unwrap().read().unwrap();
+    assert_eq!(s.ports[1].received, 0);
+}
+
+#[test]
+fn wrong_port_count_and_bad_files_are_refused() {
+    let (dir, path) = area();
+    let w = StatsWriter::create(&path, 2).unwrap();
+    assert!(matches!(
+        w.publish(
+            &[PortCounters::default()],
+            &RouterStats::default(),
+            &plane()
+        ),
+        Err(Error::Ports {
+            expected: 2,
+            got: 1
+        })
+    ));
+    assert!(matches!(
+        StatsWriter::create(dir.path().join("big"), stats::MAX_PORTS + 1),
+        Err(Error::TooManyPorts(_))
+    ));
+
+    let other = dir.path().join("other");
+    std::fs::write(
+        &other,
+        b"not a stats file at all, not at all, not at all....",
+    )
+    .unwrap();
+    let e = StatsReader::open(&other).unwrap_err();
+    assert!(matches!(e, Error::BadMagic), "{e}");
+    std::fs::write(&other, b"short").unwrap();
+    assert!(matches!(StatsReader::open(&other), Err(Error::BadMagic)));
+    assert!(matches!(
+        StatsReader::open(dir.path().join("missing")),
+        Err(Error::Io(_))
+    ));
+
+    // Another layout version.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8..16].copy_from_slice(&2u64.to_le_bytes());
+    std::fs::write(&other, &bytes).unwrap();
+    assert!(matches!(StatsReader::open(&other), Err(Error::Version(2))));
+    // Another number of port fields.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[48..56].copy_from_slice(&20u64.to_le_bytes());
+    std::fs::write(&other, &bytes).unwrap();
+    assert!(matches!(StatsReader::open(&other), Err(Error::Layout(_))));
+    // A size that does not match the header.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.truncate(bytes.len() - 8);
+    std::fs::write(&other, &bytes).unwrap();
+    let e = StatsReader::open(&other).unwrap_err();
+    assert!(matches!(e, Error::Layout(_)), "{e}");
+}
+
+/// A writer publishing as fast as it can while readers read: every snapshot
+/// is one publication (all counters equal to the publication's number, the
+/// generation twice that), never a mix of two.
+#[test]
+fn torn_reads_are_retried() {
+    const PORTS: usize = 4;
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, PORTS).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = thread::spawn({
+        let stop = stop.clone();
+        move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
+                n += 1;
+                let (p, r, pl) = uniform(PORTS, n);
+                w.publish(&p, &r, &pl).unwrap();
+            }
+            n
+        }
+    });
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let path = path.clone();
+            thread::spawn(move || {
+                let mut r = StatsReader::open(&path).unwrap();
+                let start = Instant::now();
+                let mut seen = BTreeSet::new();
+                let mut last = 0u64;
+                let mut reads = 0u64;
+                while start.elapsed() < Duration::from_millis(1500) {
+                    let s = r.read().unwrap();
+                    reads += 1;
+                    let slots = all_slots(&s);
+                    let n = slots[0];
+                    assert!(
+                        slots.iter().all(|&v| v == n),
+                        "torn snapshot at generation {}: {slots:?}",
+                        s.generation
+                    );
+                    assert_eq!(s.generation, 2 * n, "header and body of one publication");
+                    assert!(n >= last, "went backwards: {last} -> {n}");
+                    last = n;
+                    seen.insert(n);
+                }
+                (reads, seen.len(), r.retries())
+            })
+        })
+        .collect();
+    let results: Vec<_> = readers.into_iter().map(|t| t.join().unwrap()).collect();
+    stop.store(true, Ordering::Relaxed);
+    let published = writer.join().unwrap();
+    for (reads, distinct, retries) in &results {
+        eprintln!("published {published}, read {reads}, distinct {distinct}, retries {retries}");
+        assert!(*distinct > 1, "the reader saw the writer progress");
+    }
+}
+
+/// Deterministic: a publisher caught half-way (odd generation) makes the
+/// reader wait, then succeed; one that never finishes makes it give up.
+#[test]
+fn odd_generation_waits_then_busy() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 1).unwrap();
+    w.publish(&[port_counters(0)], &router_stats(), &plane())
+        .unwrap();
+    let raw = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    raw.write_all_at(&3u64.to_le_bytes(), 16).unwrap();
+
+    let mut r = StatsReader::open(&path).unwrap();
+    r.set_timeout(Duration::from_secs(20));
+    let restore = thread::spawn({
+        let raw = raw.try_clone().unwrap();
+        move || {
+            thread::sleep(Duration::from_millis(100));
+            raw.write_all_at(&2u64.to_le_bytes(), 16).unwrap();
+        }
+    });
+    let t = Instant::now();
+    let s = r.read().unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(90));
+    assert!(r.retries() > 0);
+    assert_eq!(s.ports[0].counters(), port_counters(0));
+    restore.join().unwrap();
+
+    raw.write_all_at(&5u64.to_le_bytes(), 16).unwrap();
+    r.set_timeout(Duration::from_millis(50));
+    assert!(matches!(r.read(), Err(Error::Busy)));
+    // The next publication makes it readable again.
+    w.publish(&[port_counters(0)], &router_stats(), &plane())
+        .unwrap();
+    assert!(r.read().is_ok());
+}
+
+#[test]
+fn a_reader_follows_a_new_area_at_the_same_path() {
+    let (_dir, path) = area();
+    let w1 = StatsWriter::create(&path, 1).unwrap();
+    w1.publish(&[port_counters(0)], &router_stats(), &plane())
+        .unwrap();
+    let mut r = StatsReader::open(&path).unwrap();
+    assert_eq!(r.read().unwrap().started_ns, w1.started_ns());
+    thread::sleep(Duration::from_millis(2));
+    let w2 = StatsWriter::create(&path, 2).unwrap();
+    assert_ne!(w1.started_ns(), w2.started_ns());
+    let s = r.read().unwrap();
+    assert_eq!(s.started_ns, w2.started_ns());
+    assert_eq!(s.ports.len(), 2);
+    assert_eq!(r.ports(), 2);
+    // No temporary files left behind.
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+// ----- baselines -----------------------------------------------------------------
+
+#[test]
+fn baseline_subtracts_for_displays_only() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 2).unwrap();
+    let mut r = StatsReader::open(&path).unwrap();
+    let (p1, r1, pl1) = uniform(2, 10);
+    w.publish(&p1, &r1, &pl1).unwrap();
+    let base = Baseline::new(&r.read().unwrap()); // `clear counters`
+
+    let (p2, r2, pl2) = uniform(2, 25);
+    w.publish(&p2, &r2, &pl2).unwrap();
+    let now = r.read().unwrap();
+    let shown = now.minus(&base);
+    assert_eq!(shown.ports[0].received, 15);
+    assert_eq!(shown.ports[1].dropped(DropReason::NoRoute), 15);
+    assert_eq!(shown.rrp.rts_accepted, 15);
+    assert_eq!(shown.rrp.rts_refused["tombstone"], 15);
+    assert_eq!(shown.plane.punts, 15);
+    assert_eq!(shown.plane.fib_version, 25, "a gauge is not subtracted");
+    assert_eq!(shown.generation, now.generation);
+    assert_eq!(shown.published_ns, now.published_ns);
+
+    // The export is the area itself: monotonic.
+    let text = prometheus(&now);
+    assert!(text.contains("mwrouter_port_received_packets_total{port=\"0\"} 25\n"));
+    assert!(text.contains("mwrouter_rrp_rts_accepted_total 25\n"));
+
+    // `clear counters port 1` on top.
+    let mut base2 = base.clone();
+    base2.clear_port(&now, 1);
+    let shown = now.minus(&base2);
+    assert_eq!(shown.ports[0].received, 15);
+    assert_eq!(shown.ports[1].received, 0);
+    assert_eq!(shown.rrp.rts_accepted, 15);
+
+    // Kept as JSON by the daemon.
+    let json = serde_json::to_string(&base2).unwrap();
+    assert_eq!(serde_json::from_str::<Baseline>(&json).unwrap(), base2);
+
+    // A baseline of another run of the daemon subtracts nothing.
+    thread::sleep(Duration::from_millis(2));
+    let w2 = StatsWriter::create(&path, 2).unwrap();
+    w2.publish(&p1, &r1, &pl1).unwrap();
+    let fresh = r.read().unwrap();
+    assert!(!base.applies_to(&fresh));
+    assert_eq!(fresh.minus(&base), fresh);
+
+    // A port-only clear against a stale baseline starts from zero.
+    let mut base3 = base.clone();
+    base3.clear_port(&fresh, 0);
+    assert!(base3.applies_to(&fresh));
+    let shown = fresh.minus(&base3);
+    assert_eq!(shown.ports[0].received, 0);
+    assert_eq!(shown.ports[1].received, 10);
+    assert_eq!(shown.rrp.rts_accepted, 10);
+
+    // The empty baseline is the identity for in-memory snapshots.
+    let s = Snapshot::new(&p1, &r1, &pl1);
+    assert_eq!(s.minus(&Baseline::default()), s);
+}
+
+#[test]
+fn baseline_never_goes_below_zero() {
+    let (p, r, pl) = uniform(1, 5);
+    let now = Snapshot::new(&p, &r, &pl);
+    let (p, r, pl) = uniform(1, 9);
+    let base = Baseline::new(&Snapshot::new(&p, &r, &pl));
+    let shown = now.minus(&base);
+    assert!(shown.ports[0].slots().iter().all(|&v| v == 0));
+    assert_eq!(shown.plane.fib_version, 5);
+}
+
+// ----- the Prometheus text exposition ------------------------------------------------
+
+/// One sample of an exposition.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// What the strict checker learned of a text.
+#[derive(Debug, Default)]
+struct Exposition {
+    /// Family -> (type, help).
+    families: BTreeMap<String, (String, String)>,
+    samples: Vec<Sample>,
+}
+
+fn valid_metric_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+fn valid_label_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with("__")
+}
+
+/// Unescapes `\\`, `\n` (and `\"` when `quote`); any other escape is an error.
+fn unescape(s: &str, quote: bool) -> Result<String, String> {
+    let mut o = String::new();
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            o.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('\\') => o.push('\\'),
+            Some('n') => o.push('\n'),
+            Some('"') if quote => o.push('"'),
+            e => return Err(format!("bad escape \\{e:?} in {s:?}")),
+        }
+    }
+    Ok(o)
+}
+
+fn parse_value(s: &str) -> Result<f64, String> {
+    match s {
+        "+Inf" => return Ok(f64::INFINITY),
+        "-Inf" => return Ok(f64::NEG_INFINITY),
+        "NaN" => return Ok(f64::NAN),
+        _ => {}
+    }
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+    {
+        return Err(format!("bad value {s:?}"));
+    }
+    s.parse::<f64>()
+        .map_err(|e| format!("bad value {s:?}: {e}"))
+}
+
+/// Parses `name{a="b",...} value [timestamp]`.
+fn parse_sample(line: &str) -> Result<Sample, String> {
+    let name_end = line
+        .find(['{', ' '])
+        .ok_or_else(|| format!("no value: {line:?}"))?;
+    let name = &line[..name_end];
+    if !valid_metric_name(name) {
+        return Err(format!("bad metric name {name:?}"));
+    }
+    let mut rest = &line[name_end..];
+    let mut labels = BTreeMap::new();
+    if let Some(r) = rest.strip_prefix('{') {
+        rest = r;
+        loop {
+            if let Some(r) = rest.strip_prefix('}') {
+                if !labels.is_empty() {
+                    return Err(format!("trailing comma or empty label set: {line:?}"));
+                }
+                rest = r;
+                break;
+            }
+            let eq = rest
+                .find('=')
+                .ok_or_else(|| format!("label without '=': {line:?}"))?;
+            let lname = &rest[..eq];
+            if !valid_label_name(lname) {
+                return Err(format!("bad label name {lname:?}"));
+            }
+            rest = rest[eq + 1..]
+                .strip_prefix('"')
+                .ok_or_else(|| format!("unquoted label value: {line:?}"))?;
+            // The closing quote: the first '"' not escaped.
+            let mut end = None;
+            let mut esc = false;
+            for (i, c) in rest.char_indices() {
+                match (esc, c) {
+                    (true, _) => esc = false,
+                    (false, '\\') => esc = true,
+                    (false, '"') => {
+                        end = Some(i);
+                        break;
+                    }
+                    (false, '\n') => return Err("raw line feed in a label value".into()),
+                    _ => {}
+                }
+            }
+            let end = end.ok_or_else(|| format!("unterminated label value: {line:?}"))?;
+            let value = unescape(&rest[..end], true)?;
+            if labels.insert(lname.to_string(), value).is_some() {
+                return Err(format!("label {lname} twice: {line:?}"));
+            }
+            rest = &rest[end + 1..];
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r;
+                if rest.starts_with('}') {
+                    return Err(format!("trailing comma: {line:?}"));
+                }
+            } else if let Some(r) = rest.strip_prefix('}') {
+                rest = r;
+                break;
+            } else {
+                return Err(format!("expected ',' or '}}': {line:?}"));
+            }
+        }
+    }
+    let rest = rest
+        .strip_prefix(' ')
+        .ok_or_else(|| format!("no space before the value: {line:?}"))?;
+    let mut parts = rest.split(' ');
+    let value = parse_value(parts.next().unwrap_or(""))?;
+    if let Some(ts) = parts.next()
+        && ts.parse::<i64>().is_err()
+    {
+        return Err(format!("bad timestamp {ts:?}"));
+    }
+    if parts.next().is_some() {
+        return Err(format!("trailing text: {line:?}"));
+    }
+    Ok(Sample {
+        name: name.to_string(),
+        labels,
+        value,
+    })
+}
+
+/// A strict checker of the text exposition format 0.0.4 as this project
+/// writes it: names and labels by the grammar, escapes, HELP and TYPE at
+/// most once per family and before its samples, families not interleaved,
+/// no series twice; and promtool's lints that apply (every family has HELP
+/// and TYPE, counters end in `_total` and are finite and >= 0, gauges do
+/// not end in `_total`).
+fn check_exposition(text: &str) -> Result<Exposition, String> {
+    if text.is_empty() || !text.ends_with('\n') {
+        return Err("must end with a line feed".into());
+    }
+    if text.contains('\r') {
+        return Err("carriage return".into());
+    }
+    let mut x = Exposition::default();
+    let mut help: BTreeMap<String, String> = BTreeMap::new();
+    let mut types: BTreeMap<String, String> = BTreeMap::new();
+    let mut with_samples: BTreeSet<String> = BTreeSet::new();
+    let mut current: Option<String> = None;
+    let mut series = BTreeSet::new();
+    let family_of = |name: &str, types: &BTreeMap<String, String>| -> String {
+        if types.contains_key(name) {
+            return name.to_string();
+        }
+        for suffix in ["_sum", "_count", "_bucket"] {
+            if let Some(base) = name.strip_suffix(suffix)
+                && matches!(
+                    types.get(base).map(String::as_str),
+                    Some("histogram" | "summary")
+                )
+            {
+                return base.to_string();
+            }
+        }
+        name.to_string()
+    };
+    for (no, line) in text.split_terminator('\n').enumerate() {
+        let at = |e: String| format!("line {}: {e}", no + 1);
+        if line.is_empty() {
+            return Err(at("empty line".into()));
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            let mut t = comment.trim_start_matches(' ').splitn(3, ' ');
+            let kw = t.next().unwrap_or("");
+            if kw != "HELP" && kw != "TYPE" {
+                continue; // a plain comment
+            }
+            let name = t.next().unwrap_or("");
+            if !valid_metric_name(name) {
+                return Err(at(format!("bad metric name {name:?} in {kw}")));
+            }
+            if with_samples.contains(name) {
+                return Err(at(format!("{kw} of {name} after its samples")));
+            }
+            let arg = t.next().unwrap_or("");
+            if kw == "HELP" {
+                let doc = unescape(arg, false).map_err(at)?;
+                if help.insert(name.to_string(), doc).is_some() {
+                    return Err(at(format!("HELP of {name} twice")));
+                }
+            } else {
+                if !matches!(
+                    arg,
+                    "counter" | "gauge" | "histogram" | "summary" | "untyped"
+                ) {
+                    return Err(at(format!("bad type {arg:?}")));
+                }
+                if types.insert(name.to_string(), arg.to_string()).is_some() {
+                    return Err(at(format!("TYPE of {name} twice")));
+                }
+            }
+            continue;
+        }
+        let s = parse_sample(line).map_err(at)?;
+        let family = family_of(&s.name, &types);
+        if current.as_deref() != Some(family.as_str()) {
+            if with_samples.contains(&family) {
+                return Err(at(format!("samples of {family} not together")));
+            }
+            current = Some(family.clone());
+        }
+        with_samples.insert(family.clone());
+        let key = format!("{}{:?}", s.name, s.labels);
+        if !series.insert(key.clone()) {
+            return Err(at(format!("series twice: {key}")));
+        }
+        x.samples.push(s);
+    }
+    for f in &with_samples {
+        let ty = types.get(f).ok_or_else(|| format!("{f}: no TYPE"))?;
+        let doc = help.get(f).ok_or_else(|| format!("{f}: no HELP"))?;
+        if doc.is_empty() {
+            return Err(format!("{f}: empty HELP"));
+        }
+        match ty.as_str() {
+            "counter" if !f.ends_with("_total") => {
+                return Err(format!("counter {f} does not end in _total"));
+            }
+            "gauge" if f.ends_with("_total") => return Err(format!("gauge {f} ends in _total")),
+            _ => {}
+        }
+        x.families.insert(f.clone(), (ty.clone(), doc.clone()));
+    }
+    for s in &x.samples {
+        let f = family_of(&s.name, &types);
+        if x.families[&f].0 == "counter" && !(s.value.is_finite() && s.value >= 0.0) {
+            return Err(format!("counter {} = {}", s.name, s.value));
+        }
+    }
+    Ok(x)
+}
+
+/// `promtool check metrics` on the text, when promtool is installed
+/// (Debian: `apt-get install prometheus`). Returns whether it ran.
+fn promtool(text: &str) -> bool {
+    let child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("promtool not on PATH: checked with the strict parser only");
+        return false;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+fn sample_snapshot() -> Snapshot {
+    let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
+    let mut s = Snapshot::new(&ports, &router_stats(), &plane());
+    s.started_ns = 1_700_000_000_123_456_789;
+    s.published_ns = 1_700_000_100_000_000_000;
+    s.generation = 84;
+    s
+}
+
+#[test]
+fn prometheus_text_is_valid() {
+    let s = sample_snapshot();
+    let text = prometheus(&s);
+    let x = check_exposition(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let ran = promtool(&text);
+    eprintln!("promtool ran: {ran}");
+
+    // The names the issue asks for.
+    for line in [
+        "mwrouter_port_received_packets_total{port=\"0\"} 1000",
+        "mwrouter_port_dropped_packets_total{port=\"0\",reason=\"no-route\"} 1105",
+        "mwrouter_port_dropped_packets_total{port=\"2\",reason=\"encap\"} 3111",
+        "mwrouter_rrp_rts_accepted_total 6",
+        "mwrouter_rrp_rts_refused_total{reason=\"stale\"} 20",
+        "mwrouter_plane_fib_version 37",
+        "mwrouter_plane_punts_total 31",
+        "mwrouter_start_time_seconds 1700000000.123456789",
+    ] {
+        assert!(
+            text.contains(&format!("{line}\n")),
+            "{line} missing:\n{text}"
+        );
+    }
+    // Every port field and every drop reason of every port; every refusal.
+    let series = |f: &str| x.samples.iter().filter(|s| s.name == f).count();
+    for (_, fam, _) in PORT_COUNTERS {
+        assert_eq!(series(&format!("mwrouter_port_{fam}_total")), 3);
+    }
+    assert_eq!(
+        series("mwrouter_port_dropped_packets_total"),
+        3 * DropReason::COUNT
+    );
+    for r in DropReason::ALL {
+        for p in 0..3 {
+            assert!(
+                x.samples
+                    .iter()
+                    .any(|s| s.name == "mwrouter_port_dropped_packets_total"
+                        && s.labels["port"] == p.to_string()
+                        && s.labels["reason"] == r.name()
+                        && s.value == (1000 * (p + 1) + 100 + r as usize) as f64)
+            );
+        }
+    }
+    for (f, _) in ROUTER_COUNTERS {
+        assert_eq!(series(&format!("mwrouter_rrp_{f}_total")), 1);
+    }
+    assert_eq!(series("mwrouter_rrp_rts_refused_total"), REFUSALS.len());
+    for (f, _, gauge) in PLANE_COUNTERS {
+        let n = if gauge {
+            format!("mwrouter_plane_{f}")
+        } else {
+            format!("mwrouter_plane_{f}_total")
+        };
+        assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
+    }
+    // Counters and families: 9 port + drops + 19 rrp + refusals + 7 plane + 2 meta.
+    assert_eq!(x.families.len(), 9 + 1 + 19 + 1 + 7 + 2);
+
+    // No port yet: still valid.
+    let empty = prometheus(&Snapshot::default());
+    check_exposition(&empty).unwrap();
+    promtool(&empty);
+}
+
+#[test]
+fn label_values_are_escaped() {
+    let v = stats::escape_label_value("a\"b\\c\nd");
+    let line = format!("m_total{{l=\"{v}\"}} 1\n");
+    let text = format!("# HELP m_total h\\\\x\n# TYPE m_total counter\n{line}");
+    let x = check_exposition(&text).unwrap();
+    assert_eq!(x.samples[0].labels["l"], "a\"b\\c\nd");
+    assert_eq!(x.families["m_total"].1, "h\\x");
+    promtool(&text);
+    assert_eq!(stats::escape_help("x\\y\nz\""), "x\\\\y\\nz\"");
+}
+
+/// The checker itself: each rule rejects what it should.
+#[test]
+fn the_checker_is_strict() {
+    let ok = "# HELP a_total h\n# TYPE a_total counter\na_total{x=\"1\"} 1\na_total{x=\"2\"} 2\n";
+    check_exposition(ok).unwrap();
+    for (bad, why) in [
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total 1",
+            "no final line feed",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\n\na_total 1\n",
+            "empty line",
+        ),
+        ("# HELP 1a h\n# TYPE 1a counter\n1a 1\n", "bad name"),
+        (
+            "# HELP a_total h\n# HELP a_total h\n# TYPE a_total counter\na_total 1\n",
+            "HELP twice",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\n# TYPE a_total counter\na_total 1\n",
+            "TYPE twice",
+        ),
+        (
+            "# HELP a_total h\na_total 1\n# TYPE a_total counter\n",
+            "TYPE after samples",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total 1\na_total 2\n",
+            "duplicate series",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{x=\"1\"} 1\n# HELP b h\n# TYPE b gauge\nb 1\na_total{x=\"2\"} 1\n",
+            "interleaved",
+        ),
+        (
+            "# HELP a h\n# TYPE a counter\na 1\n",
+            "counter without _total",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total gauge\na_total 1\n",
+            "gauge with _total",
+        ),
+        ("# TYPE a_total counter\na_total 1\n", "no HELP"),
+        ("# HELP a_total h\na_total 1\n", "no TYPE"),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total -1\n",
+            "negative counter",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{x=\"\\t\"} 1\n",
+            "bad escape",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{x=\"1\",} 1\n",
+            "trailing comma",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{x=\"1\",x=\"2\"} 1\n",
+            "label twice",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{__x=\"1\"} 1\n",
+            "reserved label",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total{x=1} 1\n",
+            "unquoted",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total one\n",
+            "bad value",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total bogus\na_total 1\n",
+            "bad type",
+        ),
+        (
+            "# HELP a_total h\n# TYPE a_total counter\na_total  1\n",
+            "two spaces",
+        ),
+    ] {
+        assert!(check_exposition(bad).is_err(), "accepted ({why}): {bad:?}");
+    }
+}
+
+// ----- docs --------------------------------------------------------------------------
+
+/// docs/stats.md names every slot and every metric family.
+#[test]
+fn the_documentation_lists_every_slot_and_metric() {
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/stats.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    for name in stats::port_slot_names()
+        .iter()
+        .chain(&stats::router_slot_names())
+    {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/stats.md: slot `{name}` missing"
+        );
+    }
+    let x = check_exposition(&prometheus(&sample_snapshot())).unwrap();
+    for f in x.families.keys() {
+        assert!(
+            doc.contains(f.as_str()),
+            "docs/stats.md: metric {f} missing"
+        );
+    }
+    for r in DropReason::ALL {
+        assert!(doc.contains(&format!("`{}`", r.name())), "reason {r}");
+    }
+    for r in REFUSALS {
+        assert!(
+            doc.contains(&format!("`{}`", refusal_name(r))),
+            "refusal {r:?}"
+        );
+    }
+}
+
+// ----- the HTTP listener ---------------------------------------------------------------
+
+/// Sends `request`, returns (status, headers lower-cased, body).
+fn http(addr: SocketAddr, request: &str) -> (u16, BTreeMap<String, String>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a head");
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap();
+    assert!(status.starts_with("HTTP/1.1 "), "{status}");
+    let code = status[9..12].parse().unwrap();
+    let headers = lines
+        .map(|l| {
+            let (k, v) = l.split_once(':').unwrap();
+            (k.trim().to_ascii_lowercase(), v.trim().to_string())
+        })
+        .collect();
+    (code, headers, body.to_string())
+}
+
+#[test]
+fn http_listener_serves_metrics() {
+    let (_dir, path) = area();
+    let w = StatsWriter::create(&path, 2).unwrap();
+    w.publish(
+        &[port_counters(0), port_counters(1)],
+        &router_stats(),
+        &plane(),
+    )
+    .unwrap();
+    let reader = Mutex::new(StatsReader::open(&path).unwrap());
+    let h = serve_prometheus("127.0.0.1:0".parse().unwrap(), move || {
+        prometheus(&reader.lock().unwrap().read().unwrap())
+    })
+    .unwrap();
+    let addr = h.local_addr();
+    assert!(addr.ip().is_loopback() && addr.port() != 0);
+
+    let (code, headers, body) = http(
+        addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n",
+    );
+    assert_eq!(code, 200);
+    assert!(headers["content-type"].starts_with("text/plain; version=0.0.4"));
+    assert_eq!(
+        headers["content-length"].parse::<usize>().unwrap(),
+        body.len()
+    );
+    check_exposition(&body).unwrap();
+    assert!(body.contains("mwrouter_port_received_packets_total{port=\"1\"} 2000\n"));
+
+    // Fresh values on each scrape.
+    w.publish(
+        &[port_counters(1), port_counters(1)],
+        &router_stats(),
+        &plane(),
+    )
+    .unwrap();
+    let (_, _, body) = http(addr, "GET /metrics?x=1 HTTP/1.0\r\n\r\n");
+    assert!(body.contains("mwrouter_port_received_packets_total{port=\"0\"} 2000\n"));
+
+    let (code, headers, body) = http(addr, "HEAD /metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(code, 200);
+    assert!(body.is_empty());
+    assert!(headers["content-length"].parse::<usize>().unwrap() > 0);
+    assert_eq!(http(addr, "GET / HTTP/1.1\r\n\r\n").0, 404);
+    assert_eq!(http(addr, "GET /metricsx HTTP/1.1\r\n\r\n").0, 404);
+    let (code, headers, _) = http(addr, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(code, 405);
+    assert_eq!(headers["allow"], "GET, HEAD");
+    assert_eq!(http(addr, "hello\r\n\r\n").0, 400);
+    assert_eq!(http(addr, "GET /metrics SPDY/3\r\n\r\n").0, 400);
+
+    // Dropping the handle stops it.
+    drop(h);
+    assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn http_listener_is_loopback_only_and_bounded() {
+    for a in ["0.0.0.0:0", "[::]:0", "192.0.2.1:9100"] {
+        let e = serve_prometheus(a.parse().unwrap(), String::new).unwrap_err();
+        assert!(matches!(e, Error::NotLoopback(_)), "{a}: {e}");
+    }
+    // ::1 where the machine has IPv6.
+    match serve_prometheus("[::1]:0".parse().unwrap(), || "x_total 1\n".to_string()) {
+        Ok(h) => assert_eq!(http(h.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n").0, 200),
+        Err(Error::Io(e)) => eprintln!("no IPv6 loopback here: {e}"),
+        Err(e) => panic!("{e}"),
+    }
+
+    let h = serve_prometheus("127.0.0.1:0".parse().unwrap(), || {
+        "# HELP x_total h\n# TYPE x_total counter\nx_total 1\n".to_string()
+    })
+    .unwrap();
+    let addr = h.local_addr();
+    // Four idle clients hold every connection slot...
+    let idle: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    thread::sleep(Duration::from_millis(300));
+    // ...so a fifth is closed unanswered.
+    let mut extra = TcpStream::connect(addr).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = extra.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+    let mut buf = Vec::new();
+    let _ = extra.read_to_end(&mut buf);
+    assert!(buf.is_empty(), "{}", String::from_utf8_lossy(&buf));
+    // Once they go, it answers again.
+    drop(idle);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+        if buf.starts_with(b"HTTP/1.1 200") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slots were not freed");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // A panicking source answers 500 and leaves the listener up.
+    let h2 = serve_prometheus("127.0.0.1:0".parse().unwrap(), || -> String {
+        panic!("source failed")
+    })
+    .unwrap();
+    assert_eq!(
+        http(h2.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n").0,
+        500
+    );
+    assert_eq!(
+        http(h2.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n").0,
+        500
+    );
+}

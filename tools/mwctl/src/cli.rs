@@ -1,0 +1,334 @@
+//! The command line (clap), and its translation into protocol commands.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use control::admin::proto::{
+    Addr, Clear, Command, LogLevel, PortSpec, PortState, RouteOp, Show, StatsFormat,
+};
+use control::admin::server::DEFAULT_SOCKET;
+
+const AFTER_HELP: &str = "\
+Ports are given by index (0, 1, ...) or by their HR's address (0x0115).
+Addresses are hexadecimal with 0x (0x0101) or decimal (257).
+
+Exit status: 0 ok; 1 the daemon refused or failed the request; 2 usage error;
+3 the daemon cannot be reached (not running, no permission on the socket, no answer).";
+
+/// mwctl: manage mwrouterd over its admin socket.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mwctl",
+    version,
+    about = "Manage the mwrouter daemon (mwrouterd) over its admin socket",
+    long_about = "Manage the mwrouter daemon (mwrouterd) over its admin socket: show its \
+                  tables and counters, set ports up or down, edit static routes, capture \
+                  packets, read statistics. Talks the JSON-lines protocol of \
+                  docs/admin-protocol.md.",
+    after_help = AFTER_HELP
+)]
+pub struct Cli {
+    /// The daemon's admin socket.
+    #[arg(
+        long,
+        global = true,
+        env = "MWCTL_SOCKET",
+        default_value = DEFAULT_SOCKET,
+        value_name = "PATH"
+    )]
+    pub socket: PathBuf,
+    /// Print the daemon's JSON answer instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Seconds to wait for the daemon's answer (0: for ever).
+    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Show the daemon's tables and counters.
+    #[command(subcommand)]
+    Show(ShowCmd),
+    /// Set a port up or down (admin).
+    Port {
+        /// The port: index or HR address.
+        port: PortSpec,
+        /// The new state.
+        state: StateArg,
+    },
+    /// Add or remove static LRT entries (admin).
+    #[command(subcommand)]
+    Route(RouteCmd),
+    /// Clear counters (admin).
+    #[command(subcommand)]
+    Clear(ClearCmd),
+    /// The daemon's logging (admin).
+    #[command(subcommand)]
+    Log(LogCmd),
+    /// Reload the daemon's configuration file (admin).
+    Reload,
+    /// Capture a port's packets into a pcap file (admin).
+    Capture {
+        /// The port: index or HR address.
+        port: PortSpec,
+        /// The pcap file to write (`-`: standard output).
+        #[arg(short = 'w', long = "write", value_name = "FILE")]
+        file: PathBuf,
+        /// Stop after this many packets (default: until interrupted).
+        #[arg(short = 'c', long = "count", value_name = "N")]
+        count: Option<u64>,
+        /// Also capture the packets the dataplane drops on the port
+        /// (their reasons are summed up at the end).
+        #[arg(long)]
+        drops: bool,
+        /// Bytes kept of each packet.
+        #[arg(short = 's', long, value_name = "BYTES")]
+        snaplen: Option<u32>,
+    },
+    /// Traffic and control-plane totals.
+    Stats {
+        /// Repeat every interval until interrupted, with rates.
+        #[arg(long)]
+        watch: bool,
+        /// Print the Prometheus text exposition instead.
+        #[arg(long)]
+        prometheus: bool,
+        /// Seconds between two samples with --watch.
+        #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+        interval: f64,
+        /// Stop after this many samples with --watch.
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
+    /// The daemon's version and protocol version.
+    Version,
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// `show` targets.
+#[derive(Debug, Subcommand)]
+pub enum ShowCmd {
+    /// The box: name, HRs, FIB version, known SANs.
+    Router,
+    /// Every HR: address, SAN, MTU, cost, state, table sizes.
+    Hrs,
+    /// Every port: backend, state, traffic totals.
+    Ports,
+    /// The LRT (nodes on the SAN) of each HR.
+    Lrt {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+    /// The RTs each HR keeps.
+    Rts {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+        /// Only RTs of this SAN.
+        #[arg(long)]
+        san: Option<Addr>,
+    },
+    /// The best route of each HR to every destination.
+    Routes {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+    /// The route a packet to ADDR gets: path, Q, MTU, RCVF.
+    Route {
+        /// The destination.
+        dst: Addr,
+        /// Only from this ingress port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+    /// The FIB entries the workers use.
+    Fib {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+    /// The other routers on each HR's SAN.
+    Neighbors {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+    /// The dataplane counters, drops by reason.
+    Counters {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+}
+
+/// `route` operations.
+#[derive(Debug, Subcommand)]
+pub enum RouteCmd {
+    /// Add (or replace) a static LRT entry.
+    Add {
+        /// The node's address.
+        dst: Addr,
+        /// The port (HR) whose SAN the node is on.
+        #[arg(short, long)]
+        port: PortSpec,
+        /// Its native address: 02:00:00:00:00:01, 127.0.0.1:7000, [::1]:7000.
+        #[arg(short, long)]
+        native: String,
+        /// Its name.
+        #[arg(long)]
+        name: Option<String>,
+        /// It is a router HR.
+        #[arg(long)]
+        router: bool,
+    },
+    /// Remove a static LRT entry.
+    Del {
+        /// The node's address.
+        dst: Addr,
+        /// The port (HR).
+        #[arg(short, long)]
+        port: PortSpec,
+    },
+}
+
+/// `clear` targets.
+#[derive(Debug, Subcommand)]
+pub enum ClearCmd {
+    /// The dataplane counters.
+    Counters {
+        /// Only this port.
+        #[arg(short, long)]
+        port: Option<PortSpec>,
+    },
+}
+
+/// `log` settings.
+#[derive(Debug, Subcommand)]
+pub enum LogCmd {
+    /// Set the log level.
+    Level {
+        /// The level.
+        level: LevelArg,
+    },
+}
+
+/// A port state.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StateArg {
+    /// Enabled.
+    Up,
+    /// Disabled.
+    Down,
+}
+
+/// A log level.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LevelArg {
+    /// Errors only.
+    Error,
+    /// Warnings and errors.
+    Warn,
+    /// The default.
+    Info,
+    /// Protocol events.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl Cmd {
+    /// The protocol command, for the commands that send one.
+    pub fn command(&self) -> Option<Command> {
+        Some(match self {
+            Cmd::Show(s) => Command::Show(match s {
+                ShowCmd::Router => Show::Router {},
+                ShowCmd::Hrs => Show::Hrs {},
+                ShowCmd::Ports => Show::Ports {},
+                ShowCmd::Lrt { port } => Show::Lrt { port: *port },
+                ShowCmd::Rts { port, san } => Show::Rts {
+                    port: *port,
+                    san: *san,
+                },
+                ShowCmd::Routes { port } => Show::Routes { port: *port },
+                ShowCmd::Route { dst, port } => Show::Route {
+                    dst: *dst,
+                    port: *port,
+                },
+                ShowCmd::Fib { port } => Show::Fib { port: *port },
+                ShowCmd::Neighbors { port } => Show::Neighbors { port: *port },
+                ShowCmd::Counters { port } => Show::Counters { port: *port },
+            }),
+            Cmd::Port { port, state } => Command::Port {
+                port: *port,
+                state: match state {
+                    StateArg::Up => PortState::Up,
+                    StateArg::Down => PortState::Down,
+                },
+            },
+            Cmd::Route(RouteCmd::Add {
+                dst,
+                port,
+                native,
+                name,
+                router,
+            }) => Command::Route(RouteOp::Add {
+                port: *port,
+                dst: *dst,
+                native: native.clone(),
+                name: name.clone(),
+                router: *router,
+            }),
+            Cmd::Route(RouteCmd::Del { dst, port }) => Command::Route(RouteOp::Del {
+                port: *port,
+                dst: *dst,
+            }),
+            Cmd::Clear(ClearCmd::Counters { port }) => {
+                Command::Clear(Clear::Counters { port: *port })
+            }
+            Cmd::Log(LogCmd::Level { level }) => Command::LogLevel {
+                level: match level {
+                    LevelArg::Error => LogLevel::Error,
+                    LevelArg::Warn => LogLevel::Warn,
+                    LevelArg::Info => LogLevel::Info,
+                    LevelArg::Debug => LogLevel::Debug,
+                    LevelArg::Trace => LogLevel::Trace,
+                },
+            },
+            Cmd::Reload => Command::Reload {},
+            Cmd::Capture {
+                port,
+                count,
+                drops,
+                snaplen,
+                ..
+            } => Command::Capture {
+                port: *port,
+                count: *count,
+                drops: *drops,
+                snaplen: *snaplen,
+            },
+            Cmd::Stats { prometheus, .. } => Command::Stats {
+                format: if *prometheus {
+                    StatsFormat::Prometheus
+                } else {
+                    StatsFormat::Json
+                },
+            },
+            Cmd::Version => Command::Version {},
+            Cmd::Completions { .. } | Cmd::Man => return None,
+        })
+    }
+}

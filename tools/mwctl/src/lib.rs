@@ -1,0 +1,300 @@
+//! `mwctl`, the admin CLI of mwrouterd (docs/admin-protocol.md).
+//!
+//! It sends one request over the daemon's UNIX socket and prints the answer
+//! as a table (or as JSON with `--json`). Exit status: 0 ok, 1 the daemon
+//! refused or failed the request, 2 usage, 3 the daemon cannot be reached.
+
+pub mod cli;
+pub mod client;
+pub mod pcap;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use control::admin::proto::{CaptureEvent, CaptureSummary, Command};
+use control::admin::view::Stats;
+use serde_json::Value;
+
+pub use cli::{Cli, Cmd};
+pub use client::{Client, CtlError};
+
+use pcap::PcapWriter;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: the daemon refused or failed the request.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit status: usage error.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: the daemon cannot be reached.
+pub const EXIT_UNREACHABLE: i32 = 3;
+
+/// Parses `args` (program name first) and runs; returns the exit status.
+pub fn main_with<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match Cli::try_parse_from(args) {
+        Ok(cli) => run(&cli, out, err),
+        Err(e) => {
+            let text = e.render().to_string();
+            let _ = if e.use_stderr() {
+                err.write_all(text.as_bytes())
+            } else {
+                out.write_all(text.as_bytes())
+            };
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs a parsed command line; returns the exit status.
+pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let code = match run_inner(cli, out, err) {
+        Ok(()) => EXIT_OK,
+        Err(Fail::Usage(m)) => {
+            let _ = writeln!(err, "mwctl: {m}");
+            EXIT_USAGE
+        }
+        Err(Fail::Ctl(e)) => {
+            if cli.json
+                && let CtlError::Daemon(d) = &e
+            {
+                let _ = writeln!(out, "{}", serde_json::to_string(d).unwrap_or_default());
+            }
+            let _ = writeln!(err, "mwctl: {e}");
+            e.exit_code()
+        }
+    };
+    let _ = out.flush();
+    code
+}
+
+enum Fail {
+    Usage(String),
+    Ctl(CtlError),
+}
+
+impl From<CtlError> for Fail {
+    fn from(e: CtlError) -> Fail {
+        Fail::Ctl(e)
+    }
+}
+
+fn local(what: &str, e: std::io::Error) -> Fail {
+    Fail::Ctl(CtlError::Other(format!("{what}: {e}")))
+}
+
+fn seconds(what: &str, s: f64) -> Result<Option<Duration>, Fail> {
+    if s == 0.0 {
+        return Ok(None);
+    }
+    Duration::try_from_secs_f64(s).map(Some).map_err(|_| {
+        Fail::Usage(format!(
+            "{what} must be a positive number of seconds, not {s}"
+        ))
+    })
+}
+
+fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Fail> {
+    let timeout = seconds("--timeout", cli.timeout)?;
+    match &cli.cmd {
+        Cmd::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "mwctl", out);
+            Ok(())
+        }
+        Cmd::Man => clap_mangen::Man::new(Cli::command())
+            .render(out)
+            .map_err(|e| local("writing the man page", e)),
+        Cmd::Capture { file, .. } => capture(cli, file, timeout, out, err),
+        Cmd::Stats {
+            watch: true,
+            interval,
+            count,
+            ..
+        } => {
+            let interval = seconds("--interval", *interval)?
+                .ok_or_else(|| Fail::Usage("--interval must be positive".into()))?;
+            watch(cli, interval, *count, timeout, out)
+        }
+        other => {
+            let cmd = other.command().expect("a daemon command");
+            let mut c = Client::connect(&cli.socket, timeout)?;
+            let v = c.request(cmd.clone())?;
+            print(cli.json, &cmd, &v, out)
+        }
+    }
+}
+
+fn print(json: bool, cmd: &Command, v: &Value, out: &mut dyn Write) -> Result<(), Fail> {
+    let text = if json {
+        let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+        s.push('\n');
+        s
+    } else {
+        table::render(cmd, v)
+    };
+    out.write_all(text.as_bytes())
+        .map_err(|e| local("writing the output", e))
+}
+
+fn watch(
+    cli: &Cli,
+    interval: Duration,
+    count: Option<u64>,
+    timeout: Option<Duration>,
+    out: &mut dyn Write,
+) -> Result<(), Fail> {
+    let cmd = cli.cmd.command().expect("stats");
+    let mut prev: Option<(Stats, Instant)> = None;
+    let mut n = 0u64;
+    loop {
+        // One connection per sample: the daemon closes idle clients.
+        let mut c = Client::connect(&cli.socket, timeout)?;
+        let v = c.request(cmd.clone())?;
+        drop(c);
+        let now = Instant::now();
+        let text = if cli.json {
+            format!("{}\n", serde_json::to_string(&v).unwrap_or_default())
+        } else {
+            match serde_json::from_value::<Stats>(v.clone()) {
+                Ok(st) => {
+                    let t = table::stats(
+                        &st,
+                        prev.as_ref()
+                            .map(|(p, at)| (p, now.duration_since(*at).as_secs_f64())),
+                    );
+                    prev = Some((st, now));
+                    t
+                }
+                Err(_) => table::render(&cmd, &v),
+            }
+        };
+        if n > 0 && !cli.json {
+            out.write_all(b"\n")
+                .map_err(|e| local("writing the output", e))?;
+        }
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| local("writing the output", e))?;
+        n += 1;
+        if count.is_some_and(|c| n >= c) {
+            return Ok(());
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+fn capture(
+    cli: &Cli,
+    file: &Path,
+    timeout: Option<Duration>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Fail> {
+    let cmd = cli.cmd.command().expect("capture");
+    let to_stdout = file.as_os_str() == "-";
+    let mut c = Client::connect(&cli.socket, timeout)?;
+    // Packets may be rare: wait for them as long as it takes.
+    c.set_timeout(None)?;
+    let mut writer: Option<PcapWriter<Box<dyn Write + '_>>> = None;
+    let mut packets = 0u64;
+    let mut drops: BTreeMap<String, u64> = BTreeMap::new();
+    let mut started = false;
+    let result = {
+        let mut out_slot: Option<&mut dyn Write> = Some(&mut *out);
+        c.stream(cmd, |item| {
+            let ev: CaptureEvent = serde_json::from_value(item)
+                .map_err(|e| CtlError::Other(format!("malformed capture item: {e}")))?;
+            match ev {
+                CaptureEvent::Start {
+                    linktype, snaplen, ..
+                } => {
+                    let sink: Box<dyn Write + '_> = if to_stdout {
+                        match out_slot.take() {
+                            Some(o) => Box::new(o),
+                            None => {
+                                return Err(CtlError::Other("capture started twice".into()));
+                            }
+                        }
+                    } else {
+                        let f = File::create(file).map_err(|e| {
+                            CtlError::Other(format!("cannot write {}: {e}", file.display()))
+                        })?;
+                        Box::new(BufWriter::new(f))
+                    };
+                    writer = Some(PcapWriter::new(sink, linktype, snaplen.max(1)).map_err(
+                        |e| CtlError::Other(format!("cannot write {}: {e}", file.display())),
+                    )?);
+                    started = true;
+                }
+                CaptureEvent::Packet(p) => {
+                    let Some(w) = writer.as_mut() else {
+                        return Err(CtlError::Other(
+                            "a packet before the capture's start".into(),
+                        ));
+                    };
+                    let data = p.bytes().ok_or_else(|| {
+                        CtlError::Other("a captured packet that is not base64".into())
+                    })?;
+                    w.write(p.ts_ns, p.len, &data).map_err(|e| {
+                        CtlError::Other(format!("cannot write {}: {e}", file.display()))
+                    })?;
+                    packets += 1;
+                    if let Some(r) = p.drop {
+                        *drops.entry(r).or_default() += 1;
+                    }
+                }
+            }
+            Ok(())
+        })
+    };
+    drop(writer);
+    // Whatever happened, say what was written.
+    let summary =
+        result.map(|v| serde_json::from_value::<CaptureSummary>(v.clone()).map_err(|_| v));
+    if started {
+        let _ = writeln!(
+            err,
+            "mwctl: {packets} packet{} written to {}",
+            if packets == 1 { "" } else { "s" },
+            if to_stdout {
+                "standard output".into()
+            } else {
+                file.display().to_string()
+            }
+        );
+        for (r, n) in &drops {
+            let _ = writeln!(err, "mwctl:   dropped ({r}): {n}");
+        }
+    }
+    match summary {
+        Ok(Ok(s)) => {
+            if s.lost > 0 {
+                let _ = writeln!(
+                    err,
+                    "mwctl: the daemon could not keep up: {} packets lost",
+                    s.lost
+                );
+            }
+            if cli.json && !to_stdout {
+                let _ = writeln!(out, "{}", serde_json::to_string(&s).unwrap_or_default());
+            }
+            Ok(())
+        }
+        Ok(Err(v)) => {
+            if cli.json && !to_stdout {
+                let _ = writeln!(out, "{v}");
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

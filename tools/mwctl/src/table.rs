@@ -1,0 +1,509 @@
+//! Human output: a small table printer, generic over JSON arrays of
+//! objects, with specific layouts for counters, routes and stats.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use control::admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
+use control::admin::view::{CounterRow, RouteLookup, Stats};
+use serde_json::{Map, Value};
+
+/// A table: headers, rows of cells, right-aligned columns.
+#[derive(Debug, Default)]
+pub struct Table {
+    /// Column titles.
+    pub headers: Vec<String>,
+    /// Cells.
+    pub rows: Vec<Vec<String>>,
+    /// Columns aligned to the right (numbers).
+    pub right: Vec<bool>,
+}
+
+impl Table {
+    /// A table with these columns.
+    pub fn new(headers: &[&str]) -> Table {
+        Table {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            right: vec![false; headers.len()],
+        }
+    }
+
+    /// Adds a row.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table as text, columns two spaces apart, no trailing blanks.
+    pub fn render(&self) -> String {
+        let n = self.headers.len();
+        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let mut line = |cells: &[String]| {
+            let mut l = String::new();
+            for (i, width) in w.iter().enumerate() {
+                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let pad = width - c.chars().count();
+                if i > 0 {
+                    l.push_str("  ");
+                }
+                if self.right.get(i).copied().unwrap_or(false) {
+                    l.extend(std::iter::repeat_n(' ', pad));
+                    l.push_str(c);
+                } else {
+                    l.push_str(c);
+                    l.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            out.push_str(l.trim_end());
+            out.push('\n');
+        };
+        line(&self.headers);
+        for r in &self.rows {
+            line(r);
+        }
+        out
+    }
+}
+
+/// A JSON value as a cell: `-` for null and empty, `yes`/`no`, arrays of
+/// scalars joined with spaces.
+pub fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.is_empty() => "-".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) if a.is_empty() => "-".into(),
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            a.iter().map(cell).collect::<Vec<_>>().join(" ")
+        }
+        Value::Object(m) if m.values().all(|x| x.is_number()) => m
+            .iter()
+            .filter(|(_, x)| x.as_u64() != Some(0))
+            .map(|(k, x)| format!("{k}={x}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    }
+}
+
+/// A table of JSON objects: the columns of `order` first (those present),
+/// then any other key, sorted.
+pub fn objects_table(rows: &[Value], order: &[&str]) -> Table {
+    let mut keys: BTreeSet<&str> = BTreeSet::new();
+    for r in rows {
+        if let Some(m) = r.as_object() {
+            keys.extend(m.keys().map(String::as_str));
+        }
+    }
+    let mut cols: Vec<&str> = order.iter().copied().filter(|k| keys.contains(k)).collect();
+    cols.extend(keys.iter().copied().filter(|k| !order.contains(k)));
+    let mut t = Table::new(&cols);
+    for (i, c) in cols.iter().enumerate() {
+        t.right[i] = rows.iter().any(|r| r[c].is_number())
+            && rows.iter().all(|r| r[c].is_number() || r[c].is_null());
+    }
+    for r in rows {
+        t.row(cols.iter().map(|c| cell(&r[c])).collect());
+    }
+    t
+}
+
+/// An object as `key  value` lines (keys of `order` first); arrays of
+/// objects become tables after the scalars.
+pub fn key_values(m: &Map<String, Value>, order: &[&str]) -> String {
+    let mut keys: Vec<&str> = order
+        .iter()
+        .copied()
+        .filter(|k| m.contains_key(*k))
+        .collect();
+    keys.extend(m.keys().map(String::as_str).filter(|k| !order.contains(k)));
+    let width = keys.iter().map(|k| k.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let mut tables = String::new();
+    for k in keys {
+        let v = &m[k];
+        match v {
+            Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_object) => {
+                let _ = write!(tables, "\n{k}:\n{}", objects_table(a, &[]).render());
+            }
+            _ => {
+                let _ = writeln!(out, "{k:width$}  {}", cell(v));
+            }
+        }
+    }
+    out + &tables
+}
+
+/// Any answer, as well as it can.
+pub fn generic(v: &Value, order: &[&str]) -> String {
+    match v {
+        Value::Array(a) if a.is_empty() => "(none)\n".into(),
+        Value::Array(a) if a.iter().all(Value::is_object) => objects_table(a, order).render(),
+        Value::Object(m) => key_values(m, order),
+        Value::String(s) => format!("{s}\n"),
+        Value::Null => String::new(),
+        other => format!("{}\n", cell(other)),
+    }
+}
+
+const HRS: &[&str] = &[
+    "port", "hr", "san", "mtu", "cost", "native", "up", "lrt", "buddies", "rts",
+];
+const PORTS: &[&str] = &[
+    "port",
+    "name",
+    "backend",
+    "hr",
+    "up",
+    "native",
+    "mtu",
+    "received",
+    "transmitted",
+    "dropped",
+];
+const LRT: &[&str] = &[
+    "port", "hr", "address", "name", "native", "static", "router", "missed", "logical",
+];
+const RTS: &[&str] = &[
+    "port", "hr", "san", "sn", "q", "mtu", "origin", "rcvf", "csr", "nodes",
+];
+const ROUTES: &[&str] = &["port", "hr", "dst", "q", "mtu", "next", "path", "rcvf"];
+const FIB: &[&str] = &["port", "hr", "dst", "next", "egress", "native", "q", "mtu"];
+const NEIGHBORS: &[&str] = &["port", "hr", "address", "name", "native", "missed", "rts"];
+const ROUTER: &[&str] = &[
+    "name",
+    "version",
+    "uptime_s",
+    "hrs",
+    "router_cost",
+    "k",
+    "fib_version",
+    "known_sans",
+    "lrt_nodes",
+    "rts_kept",
+];
+
+/// The human rendering of the answer to `cmd`.
+pub fn render(cmd: &Command, v: &Value) -> String {
+    match cmd {
+        Command::Show(s) => match s {
+            Show::Router {} => generic(v, ROUTER),
+            Show::Hrs {} => generic(v, HRS),
+            Show::Ports {} => generic(v, PORTS),
+            Show::Lrt { .. } => generic(v, LRT),
+            Show::Rts { .. } => generic(v, RTS),
+            Show::Routes { .. } => generic(v, ROUTES),
+            Show::Fib { .. } => generic(v, FIB),
+            Show::Neighbors { .. } => generic(v, NEIGHBORS),
+            Show::Counters { .. } => match serde_json::from_value::<Vec<CounterRow>>(v.clone()) {
+                Ok(rows) => counters(&rows),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Route { .. } => match serde_json::from_value::<RouteLookup>(v.clone()) {
+                Ok(l) => route_lookup(&l),
+                Err(_) => generic(v, &[]),
+            },
+        },
+        Command::Stats {
+            format: StatsFormat::Prometheus,
+        } => v["text"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| generic(v, &[])),
+        Command::Stats { .. } => match serde_json::from_value::<Stats>(v.clone()) {
+            Ok(s) => stats(&s, None),
+            Err(_) => generic(v, &[]),
+        },
+        Command::Version {} => match (v["daemon"].as_str(), v["protocol"].as_u64()) {
+            (Some(d), Some(p)) => format!(
+                "mwrouterd {d} (admin protocol {p})\nmwctl {} (admin protocol {})\n",
+                env!("CARGO_PKG_VERSION"),
+                control::admin::proto::PROTOCOL_VERSION
+            ),
+            _ => generic(v, &[]),
+        },
+        Command::Port { port, state } => match (v["port"].as_u64(), v["hr"].as_str()) {
+            (Some(p), Some(hr)) => format!(
+                "port {p} (HR {hr}) is {}\n",
+                v["state"].as_str().unwrap_or(match state {
+                    control::admin::proto::PortState::Up => "up",
+                    control::admin::proto::PortState::Down => "down",
+                })
+            ),
+            _ => format!("port {port}: done\n"),
+        },
+        Command::Route(op) => {
+            let (what, dst, port) = match op {
+                RouteOp::Add { dst, port, .. } => {
+                    if v["replaced"].as_bool() == Some(true) {
+                        ("replaced", dst, port)
+                    } else {
+                        ("added", dst, port)
+                    }
+                }
+                RouteOp::Del { dst, port } => ("removed", dst, port),
+            };
+            format!("static entry {dst} on port {port} {what}\n")
+        }
+        Command::Clear(Clear::Counters { .. }) => match v["cleared"].as_array() {
+            Some(p) => format!(
+                "counters cleared (port {})\n",
+                p.iter().map(cell).collect::<Vec<_>>().join(", ")
+            ),
+            None => "counters cleared\n".into(),
+        },
+        Command::LogLevel { level } => match v["previous"].as_str() {
+            Some(prev) => format!("log level {} (was {prev})\n", level.name()),
+            None => format!("log level {}\n", level.name()),
+        },
+        Command::Reload {} => {
+            let mut s = String::from("configuration reloaded\n");
+            if let Some(c) = v["changes"].as_array() {
+                for x in c {
+                    let _ = writeln!(s, "  {}", cell(x));
+                }
+            }
+            s
+        }
+        Command::Capture { .. } => generic(v, &["captured", "lost", "ended", "drops"]),
+    }
+}
+
+fn num(n: u64) -> String {
+    n.to_string()
+}
+
+/// `show counters`: one row per port, then drops by reason (the reasons
+/// that occurred).
+pub fn counters(rows: &[CounterRow]) -> String {
+    let mut t = Table::new(&[
+        "port",
+        "received",
+        "forwarded",
+        "punted",
+        "dropped",
+        "transmitted",
+        "injected",
+        "inj-failed",
+        "notices",
+        "ntc-dropped",
+        "rx-errors",
+    ]);
+    t.right = vec![true; t.headers.len()];
+    for r in rows {
+        t.row(vec![
+            num(u64::from(r.port)),
+            num(r.received),
+            num(r.forwarded),
+            num(r.punted),
+            num(r.dropped),
+            num(r.transmitted),
+            num(r.injected),
+            num(r.inject_failed),
+            num(r.notices),
+            num(r.notices_dropped),
+            num(r.rx_errors),
+        ]);
+    }
+    let mut out = t.render();
+    // Reasons in the order the daemon gives them (first row), then others.
+    let mut reasons: Vec<&String> = Vec::new();
+    for r in rows {
+        for (k, n) in &r.drops {
+            if *n > 0 && !reasons.contains(&k) {
+                reasons.push(k);
+            }
+        }
+    }
+    if reasons.is_empty() {
+        out.push_str("\nno drops\n");
+        return out;
+    }
+    let mut heads: Vec<String> = vec!["drops by reason".into()];
+    heads.extend(rows.iter().map(|r| format!("port {}", r.port)));
+    let mut d = Table {
+        right: (0..heads.len()).map(|i| i > 0).collect(),
+        headers: heads,
+        rows: Vec::new(),
+    };
+    for k in reasons {
+        let mut row = vec![k.clone()];
+        row.extend(
+            rows.iter()
+                .map(|r| num(r.drops.get(k).copied().unwrap_or(0))),
+        );
+        d.row(row);
+    }
+    out.push('\n');
+    out.push_str(&d.render());
+    out
+}
+
+fn mtu(m: Option<u32>) -> String {
+    match m {
+        None => "-".into(),
+        Some(0) => "unlimited".into(),
+        Some(m) => m.to_string(),
+    }
+}
+
+fn join<T: ToString>(v: &[T], empty: &str) -> String {
+    if v.is_empty() {
+        empty.into()
+    } else {
+        v.iter().map(T::to_string).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// `show route ADDR`: per ingress HR, the decision, path, Q, MTU, RCVF, and
+/// the other routes.
+pub fn route_lookup(l: &RouteLookup) -> String {
+    let mut s = format!("route to {}\n", l.dst);
+    for x in &l.lookups {
+        let _ = write!(s, "  from port {} (HR {}): ", x.port, x.hr);
+        match x.result.as_str() {
+            "forward" => {
+                let _ = write!(
+                    s,
+                    "forward out of port {}",
+                    x.egress.map_or("?".into(), num_u16)
+                );
+                if let Some(h) = x.egress_hr {
+                    let _ = write!(s, " (HR {h})");
+                }
+                if !x.next_hop.is_empty() {
+                    let _ = write!(s, " to {}", x.next_hop);
+                }
+                s.push('\n');
+            }
+            "local" => s.push_str("local (this box)\n"),
+            "no_route" => {
+                s.push_str("no route (dropped, ERR UNK to the source)\n");
+                continue;
+            }
+            other => {
+                let _ = writeln!(s, "{other}");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "    Q {}  MTU {}  RCVF {}",
+            x.q.map_or("-".into(), |q| q.to_string()),
+            mtu(x.mtu),
+            join(&x.rcvf, "-")
+        );
+        let _ = writeln!(s, "    path {}", join(&x.path, "(direct)"));
+        if !x.alternatives.is_empty() {
+            s.push_str("    other routes:\n");
+            let mut t = Table::new(&["Q", "MTU", "next", "path", "RCVF"]);
+            t.right = vec![true, true, false, false, false];
+            for a in &x.alternatives {
+                t.row(vec![
+                    a.q.to_string(),
+                    mtu(Some(a.mtu)),
+                    a.next.clone(),
+                    join(&a.path, "(direct)"),
+                    join(&a.rcvf, "-"),
+                ]);
+            }
+            for line in t.render().lines() {
+                let _ = writeln!(s, "      {line}");
+            }
+        }
+    }
+    s
+}
+
+fn num_u16(n: u16) -> String {
+    n.to_string()
+}
+
+/// `stats`: per-port totals (with rates against `prev`, taken `secs`
+/// earlier), then the control plane's counters.
+pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
+    let mut s = format!("uptime {} s\n", st.uptime_s);
+    let mut heads = vec![
+        "port",
+        "received",
+        "forwarded",
+        "punted",
+        "dropped",
+        "transmitted",
+    ];
+    if prev.is_some() {
+        heads.extend(["rx/s", "fwd/s", "drop/s", "tx/s"]);
+    }
+    let mut t = Table::new(&heads);
+    t.right = vec![true; heads.len()];
+    for r in &st.ports {
+        let mut row = vec![
+            num(u64::from(r.port)),
+            num(r.received),
+            num(r.forwarded),
+            num(r.punted),
+            num(r.dropped),
+            num(r.transmitted),
+        ];
+        if let Some((p, secs)) = prev {
+            let old = p.ports.iter().find(|o| o.port == r.port);
+            let rate = |f: fn(&CounterRow) -> u64| -> String {
+                match old {
+                    Some(o) if secs > 0.0 => {
+                        format!("{:.0}", f(r).saturating_sub(f(o)) as f64 / secs)
+                    }
+                    _ => "-".into(),
+                }
+            };
+            row.push(rate(|c| c.received));
+            row.push(rate(|c| c.forwarded));
+            row.push(rate(|c| c.dropped));
+            row.push(rate(|c| c.transmitted));
+        }
+        t.row(row);
+    }
+    s.push_str(&t.render());
+    if !st.plane.is_empty() {
+        s.push_str("\ncontrol plane\n");
+        let w = st.plane.keys().map(String::len).max().unwrap_or(0);
+        for (k, v) in &st.plane {
+            let _ = writeln!(s, "  {k:w$}  {v}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tables_align() {
+        let rows = vec![
+            json!({"port": 0, "name": "h1", "up": true, "list": ["0x0101", "0x0102"]}),
+            json!({"port": 10, "name": "", "up": false, "list": [], "extra": null}),
+        ];
+        let t = objects_table(&rows, &["port", "name"]).render();
+        assert_eq!(
+            t,
+            "port  name  extra  list           up\n   0  h1    -      0x0101 0x0102  yes\n  10  -     -      -              no\n"
+        );
+    }
+
+    #[test]
+    fn generic_objects() {
+        let v = json!({"name": "ab", "hrs": 2, "rows": [{"a": 1}]});
+        let s = generic(&v, &["name"]);
+        assert!(s.starts_with("name  ab\nhrs   2\n"), "{s}");
+        assert!(s.contains("\nrows:\na\n1\n"), "{s}");
+        assert_eq!(generic(&json!([]), &[]), "(none)\n");
+    }
+}

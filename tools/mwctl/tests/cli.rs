@@ -1,0 +1,440 @@
+//! mwctl end to end: the binary against the admin server with the sample
+//! handler.
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Proc, Output};
+use std::sync::Arc;
+
+use control::admin::Policy;
+use control::admin::policy::Peer;
+use control::admin::sample::SampleHandler;
+use control::admin::server::{ServerConfig, ServerHandle, serve};
+use serde_json::Value;
+
+struct Daemon {
+    dir: tempfile::TempDir,
+    path: PathBuf,
+    _server: ServerHandle,
+}
+
+fn daemon_with(f: impl FnOnce(&mut ServerConfig)) -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mwrouterd.sock");
+    let mut cfg = ServerConfig::new(&path);
+    f(&mut cfg);
+    let server = serve(cfg, Arc::new(SampleHandler::new())).unwrap();
+    Daemon {
+        dir,
+        path,
+        _server: server,
+    }
+}
+
+fn daemon() -> Daemon {
+    daemon_with(|_| {})
+}
+
+fn mwctl(socket: &Path, args: &[&str]) -> Output {
+    Proc::new(env!("CARGO_BIN_EXE_mwctl"))
+        .arg("--socket")
+        .arg(socket)
+        .args(args)
+        .env_remove("MWCTL_SOCKET")
+        .output()
+        .unwrap()
+}
+
+fn ok(socket: &Path, args: &[&str]) -> String {
+    let o = mwctl(socket, args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn json(socket: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["--json"];
+    a.extend_from_slice(args);
+    serde_json::from_str(&ok(socket, &a)).unwrap()
+}
+
+#[test]
+fn every_show_prints_a_table_and_json() {
+    let d = daemon();
+    let cases: &[(&[&str], &str)] = &[
+        (&["show", "router"], "fib_version"),
+        (&["show", "hrs"], "0x0115"),
+        (&["show", "ports"], "backend"),
+        (&["show", "lrt"], "0x0101"),
+        (&["show", "lrt", "--port", "0x0116"], "0x0102"),
+        (&["show", "rts"], ""),
+        (&["show", "routes"], "0x0116@02:00:00:00:01:02"),
+        (&["show", "fib", "-p", "1"], "forward"),
+        (&["show", "neighbors"], "ac"),
+        (&["show", "counters"], "drops by reason"),
+        (&["show", "route", "0x0102"], "route to 0x0102"),
+        (&["stats"], "uptime 42 s"),
+        (
+            &["stats", "--prometheus"],
+            "mwrouter_port_received_total{port=\"0\"} 1000",
+        ),
+        (&["version"], "admin protocol 1"),
+    ];
+    for (args, needle) in cases {
+        let text = ok(&d.path, args);
+        assert!(text.contains(needle), "{args:?}:\n{text}");
+        assert!(
+            !text.trim_start().starts_with('{') && !text.trim_start().starts_with('['),
+            "{args:?}: {text}"
+        );
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let j = ok(&d.path, &a);
+        let v: Value = serde_json::from_str(&j).unwrap_or_else(|e| panic!("{args:?}: {e}: {j}"));
+        assert!(v.is_object() || v.is_array(), "{args:?}");
+    }
+}
+
+#[test]
+fn table_layouts() {
+    let d = daemon();
+    let hrs = ok(&d.path, &["show", "hrs"]);
+    let mut lines = hrs.lines();
+    let head = lines.next().unwrap();
+    assert!(
+        head.starts_with("port  hr      san      mtu  cost  native"),
+        "{hrs}"
+    );
+    assert_eq!(lines.count(), 2, "{hrs}");
+    let c = ok(&d.path, &["show", "counters"]);
+    assert!(c.starts_with("port  received  forwarded"), "{c}");
+    assert!(c.contains("no-route"), "{c}");
+    assert!(c.contains("mtu"), "{c}");
+    assert!(
+        !c.contains("bad-version"),
+        "only reasons that occurred: {c}"
+    );
+    let r = ok(&d.path, &["show", "route", "0x0102", "--port", "0"]);
+    assert!(
+        r.contains(
+            "from port 0 (HR 0x0115): forward out of port 1 (HR 0x0116) to 02:00:00:00:01:02"
+        ),
+        "{r}"
+    );
+    assert!(r.contains("Q 2  MTU 1484  RCVF 0x0116"), "{r}");
+    assert!(r.contains("path 0x0116@02:00:00:00:01:02"), "{r}");
+    let r = ok(&d.path, &["show", "route", "0x0999"]);
+    assert!(r.contains("no route"), "{r}");
+}
+
+#[test]
+fn changes_round_trip() {
+    let d = daemon();
+    assert_eq!(
+        ok(&d.path, &["port", "1", "down"]),
+        "port 1 (HR 0x0116) is down\n"
+    );
+    let hrs = json(&d.path, &["show", "hrs"]);
+    assert_eq!(hrs[1]["up"], false);
+    assert_eq!(
+        ok(&d.path, &["port", "0x0116", "up"]),
+        "port 1 (HR 0x0116) is up\n"
+    );
+    let out = ok(
+        &d.path,
+        &[
+            "route",
+            "add",
+            "0x0103",
+            "--port",
+            "1",
+            "--native",
+            "02:00:00:00:01:03",
+            "--name",
+            "h3",
+        ],
+    );
+    assert_eq!(out, "static entry 0x0103 on port 1 added\n");
+    let lrt = json(&d.path, &["show", "lrt", "-p", "1"]);
+    assert!(
+        lrt.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["address"] == "0x0103" && r["name"] == "h3")
+    );
+    assert_eq!(
+        ok(&d.path, &["route", "del", "0x0103", "--port", "1"]),
+        "static entry 0x0103 on port 1 removed\n"
+    );
+    assert_eq!(
+        ok(&d.path, &["clear", "counters", "--port", "0"]),
+        "counters cleared (port 0)\n"
+    );
+    let c = json(&d.path, &["show", "counters"]);
+    assert_eq!(c[0]["received"], 0);
+    assert_eq!(
+        ok(&d.path, &["log", "level", "debug"]),
+        "log level debug (was info)\n"
+    );
+    assert_eq!(ok(&d.path, &["reload"]), "configuration reloaded\n");
+}
+
+#[test]
+fn exit_codes() {
+    let d = daemon();
+    // 1: the daemon refuses or fails.
+    let o = mwctl(&d.path, &["port", "7", "down"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("mwctl: not_found: no port 7"), "{e}");
+    let o = mwctl(&d.path, &["--json", "route", "del", "0x0999", "-p", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["code"], "not_found");
+    let o = mwctl(
+        &d.path,
+        &["route", "add", "0x0104", "-p", "0", "-n", "nonsense"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad_request"));
+    // 2: usage.
+    for args in [
+        &["show"][..],
+        &["show", "everything"],
+        &["port", "0", "sideways"],
+        &["port", "eth0", "up"],
+        &["show", "route", "0x10000"],
+        &["log", "level", "loud"],
+        &["capture", "0"],
+        &["frobnicate"],
+        &["--timeout", "-1", "version"],
+    ] {
+        let o = mwctl(&d.path, args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!o.stderr.is_empty());
+    }
+    // Help and version are not errors.
+    assert_eq!(mwctl(&d.path, &["--help"]).status.code(), Some(0));
+    assert_eq!(mwctl(&d.path, &["--version"]).status.code(), Some(0));
+    // 3: unreachable.
+    let missing = d.dir.path().join("nope.sock");
+    let o = mwctl(&missing, &["show", "hrs"]);
+    assert_eq!(o.status.code(), Some(3));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.starts_with(&format!(
+            "mwctl: cannot reach mwrouterd at {}: ",
+            missing.display()
+        )),
+        "{e}"
+    );
+    // A socket nobody listens on.
+    let stale = d.dir.path().join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let o = mwctl(&stale, &["version"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot reach mwrouterd"));
+}
+
+#[test]
+fn unanswered_request_is_unreachable() {
+    // A "daemon" that accepts and never answers.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mute.sock");
+    let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let t = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        drop(s);
+    });
+    let o = mwctl(&path, &["--timeout", "0.3", "version"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no answer in time"));
+    t.join().unwrap();
+}
+
+fn read_only(uid: u32, groups: Vec<u32>) -> impl FnOnce(&mut ServerConfig) {
+    move |c: &mut ServerConfig| {
+        c.policy = Policy {
+            admin_group: Some(900),
+            readonly_group: Some(901),
+            readonly_everyone: false,
+        };
+        c.peer_lookup = Some(Arc::new(move |_s: &UnixStream| {
+            Ok(Peer {
+                pid: None,
+                uid,
+                gid: 100,
+                groups: groups.clone(),
+            })
+        }));
+    }
+}
+
+#[test]
+fn forbidden_is_exit_1() {
+    let d = daemon_with(read_only(4242, vec![901]));
+    ok(&d.path, &["show", "hrs"]);
+    let o = mwctl(&d.path, &["reload"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("forbidden") && e.contains("reload"), "{e}");
+    let d = daemon_with(read_only(4242, vec![]));
+    let o = mwctl(&d.path, &["show", "hrs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("may not use this socket"));
+}
+
+#[test]
+fn capture_writes_a_pcap() {
+    let d = daemon();
+    let file = d.dir.path().join("cap.pcap");
+    let o = mwctl(
+        &d.path,
+        &[
+            "capture",
+            "0",
+            "-w",
+            file.to_str().unwrap(),
+            "-c",
+            "4",
+            "--drops",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("4 packets written to"), "{e}");
+    assert!(e.contains("dropped (no-route): 2"), "{e}");
+    let b = std::fs::read(&file).unwrap();
+    assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes());
+    assert_eq!(u32::from_le_bytes(b[20..24].try_into().unwrap()), 147);
+    // 4 records: 16-byte record headers, 32-byte packets.
+    assert_eq!(b.len(), 24 + 4 * (16 + 32));
+    // To standard output, with the summary on stderr.
+    let o = mwctl(&d.path, &["capture", "0x0115", "-w", "-", "-c", "1"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout.len(), 24 + 16 + 32);
+    // Refused capture: no file left behind.
+    let nofile = d.dir.path().join("none.pcap");
+    let o = mwctl(&d.path, &["capture", "9", "-w", nofile.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!nofile.exists());
+}
+
+#[test]
+fn stats_watch_repeats() {
+    let d = daemon();
+    let out = ok(
+        &d.path,
+        &["stats", "--watch", "--interval", "0.05", "--count", "3"],
+    );
+    assert_eq!(out.matches("uptime 42 s").count(), 3, "{out}");
+    assert!(
+        out.contains("rx/s"),
+        "rates from the second sample on: {out}"
+    );
+    let out = ok(
+        &d.path,
+        &[
+            "--json",
+            "stats",
+            "--watch",
+            "--interval",
+            "0.05",
+            "--count",
+            "2",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for l in lines {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["uptime_s"], 42);
+    }
+}
+
+#[test]
+fn socket_from_the_environment() {
+    let d = daemon();
+    let o = Proc::new(env!("CARGO_BIN_EXE_mwctl"))
+        .args(["version"])
+        .env("MWCTL_SOCKET", &d.path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn completions_and_man_page() {
+    let nowhere = Path::new("/nonexistent/mw.sock");
+    for shell in ["bash", "zsh", "fish"] {
+        let out = ok(nowhere, &["completions", shell]);
+        assert!(out.contains("mwctl"), "{shell}");
+        assert!(out.contains("neighbors"), "{shell}");
+    }
+    let man = ok(nowhere, &["man"]);
+    assert!(man.contains(".TH mwctl"), "{man}");
+    assert!(man.contains("capture"));
+}
+
+#[test]
+fn library_entry_point() {
+    let d = daemon();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let sock = d.path.to_str().unwrap();
+    let code = mwctl::main_with(
+        ["mwctl", "--socket", sock, "show", "neighbors"],
+        &mut out,
+        &mut err,
+    );
+    assert_eq!(code, 0);
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with("port  hr      address  name  native"),
+        "{text}"
+    );
+    let mut out = Vec::new();
+    let code = mwctl::main_with(["mwctl", "bogus"], &mut out, &mut err);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn busy_daemon_is_exit_1() {
+    use std::io::{BufRead, BufReader, Write};
+    let d = daemon_with(|c| c.max_clients = 1);
+    // One client holds the only slot.
+    let mut held = UnixStream::connect(&d.path).unwrap();
+    held.write_all(b"{\"v\":1,\"id\":1,\"cmd\":\"version\"}\n")
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(held.try_clone().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("\"ok\":true"), "{line}");
+    let o = mwctl(&d.path, &["version"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("mwctl: busy: "), "{e}");
+    drop(held);
+}
