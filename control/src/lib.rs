@@ -9,6 +9,7 @@
 
 pub mod admin;
 pub mod config;
+pub mod daemon;
 pub mod plane;
 pub mod stats;
 

@@ -194,6 +194,9 @@ impl<'de> Deserialize<'de> for PortSpec {
 pub enum Show {
     /// The box: name, HR count, FIB version, known SANs, uptime.
     Router {},
+    /// The running configuration, in the TOML the daemon reads
+    /// (`{"toml": "..."}`).
+    Config {},
     /// Every HR: address, SAN, MTU, cost, state, table sizes.
     Hrs {},
     /// Every port: backend, state, HR, traffic totals.
@@ -252,6 +255,7 @@ impl Show {
     pub fn name(&self) -> &'static str {
         match self {
             Show::Router {} => "router",
+            Show::Config {} => "config",
             Show::Hrs {} => "hrs",
             Show::Ports {} => "ports",
             Show::Lrt { .. } => "lrt",

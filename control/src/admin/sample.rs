@@ -182,6 +182,7 @@ impl Handler for SampleHandler {
         match cmd {
             Command::Show(s) => match s {
                 Show::Router {} => to_json(view.router_info("sample", 42)),
+                Show::Config {} => Ok(json!({"toml": format!("# sample box {}\n", st.cfg.name)})),
                 Show::Hrs {} => to_json(view.hrs()),
                 Show::Ports {} => {
                     let rows: Vec<PortRow> = view

@@ -121,6 +121,9 @@ pub enum Cmd {
 pub enum ShowCmd {
     /// The box: name, HRs, FIB version, known SANs.
     Router,
+    /// The running configuration, in the TOML mwrouterd reads (save it and
+    /// load it again).
+    Config,
     /// Every HR: address, SAN, MTU, cost, state, table sizes.
     Hrs,
     /// Every port: backend, state, traffic totals.
@@ -255,6 +258,7 @@ impl Cmd {
         Some(match self {
             Cmd::Show(s) => Command::Show(match s {
                 ShowCmd::Router => Show::Router {},
+                ShowCmd::Config => Show::Config {},
                 ShowCmd::Hrs => Show::Hrs {},
                 ShowCmd::Ports => Show::Ports {},
                 ShowCmd::Lrt { port } => Show::Lrt { port: *port },

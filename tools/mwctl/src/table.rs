@@ -196,6 +196,9 @@ pub fn render(cmd: &Command, v: &Value) -> String {
     match cmd {
         Command::Show(s) => match s {
             Show::Router {} => generic(v, ROUTER),
+            Show::Config {} => v["toml"]
+                .as_str()
+                .map_or_else(|| generic(v, &[]), str::to_string),
             Show::Hrs {} => generic(v, HRS),
             Show::Ports {} => generic(v, PORTS),
             Show::Lrt { .. } => generic(v, LRT),

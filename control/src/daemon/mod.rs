@@ -1,0 +1,422 @@
+//! `mwrouterd`: puts the dataplane and the control plane together
+//! (DESIGN.md "Threads and data flow").
+//!
+//! ```text
+//! workers (one per configured core) <-> ports
+//!    ^ FIB sets, injections     | punts, notices, captures, counters
+//! control thread (RRP engine) --'
+//! admin thread (UNIX socket, mwctl)     stats thread (counters area, engine events -> log)
+//! main thread: signals (SIGTERM/SIGINT stop, SIGHUP reloads)
+//! ```
+//!
+//! Sockets backends (UDP, AF_PACKET) run one worker that polls adaptively;
+//! the DPDK backend (feature `dpdk`) runs one pinned worker per configured
+//! core, each with its own queue of every port.
+
+mod handler;
+mod logging;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::Parser;
+use dataplane::{
+    CaptureControl, FibSet, PortCounters, StatsBlock, Worker, capture_rings, channels, fib_channel,
+};
+use ports::Port;
+use rrp::router::Router;
+use rrp::wire::NativeAddr;
+
+use crate::admin::{ServerConfig, ServerHandle};
+use crate::config::{Backend, Config};
+use crate::plane::{ControlPlane, PlaneHandle};
+use crate::stats::{StatsWriter, serve_prometheus};
+
+pub use handler::DaemonHandler;
+
+/// The `mwrouterd` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mwrouterd",
+    version,
+    about = "The mwrouter MessageWay router daemon"
+)]
+pub struct Args {
+    /// The configuration file (TOML; docs/configuration.md).
+    #[arg(long, short)]
+    pub config: PathBuf,
+    /// Validate the configuration and exit (0 valid, 2 invalid).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Why the daemon could not start or stopped badly.
+#[derive(Debug)]
+pub enum DaemonError {
+    /// The configuration is invalid (exit code 2).
+    Config(String),
+    /// Something failed while starting or running (exit code 1).
+    Run(String),
+}
+
+impl std::fmt::Display for DaemonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DaemonError::Config(m) | DaemonError::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+fn run_err(what: &str) -> impl FnOnce(std::io::Error) -> DaemonError + '_ {
+    move |e| DaemonError::Run(format!("{what}: {e}"))
+}
+
+/// The path of the counters area: the admin socket's path with `.stats`.
+pub fn stats_path(cfg: &Config) -> PathBuf {
+    cfg.admin.socket.with_extension("stats")
+}
+
+/// Everything the daemon runs, whatever the port backend.
+pub(crate) struct Running {
+    pub stop_workers: Arc<AtomicBool>,
+    pub workers: Vec<thread::JoinHandle<Vec<PortCounters>>>,
+    pub plane: Arc<PlaneHandle>,
+    pub blocks: Vec<Arc<StatsBlock>>,
+    pub capture: CaptureControl,
+}
+
+fn spawn_workers<P: Port + 'static>(
+    cfg: &Config,
+    per_worker: Vec<Vec<P>>,
+    natives: Vec<NativeAddr>,
+    on_start: fn(),
+) -> Result<Running, DaemonError> {
+    let n = per_worker.len();
+    let ecfg = cfg.engine_config();
+    let seed = (SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_millis())
+        & 0xFFFF) as u16;
+    let engine = Router::new(cfg.router_config_with_natives(&natives, seed), 0)
+        .map_err(|e| DaemonError::Config(format!("{}: {}", e.field, e.why)))?;
+    let (publisher, readers) = fib_channel(FibSet::new(ecfg.hrs.len(), &ecfg.hrs), n);
+    let (capture, taps) = capture_rings(n, 1024);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut control = Vec::new();
+    let mut blocks = Vec::new();
+    let mut workers = Vec::new();
+    let cores = cfg.worker_cores();
+    let idle = cfg.idle_policy();
+    for (((i, ports), reader), tap) in per_worker.into_iter().enumerate().zip(readers).zip(taps) {
+        let (wch, cch) = channels(cfg.channel_config());
+        control.push(cch);
+        let mut w = Worker::new(i, &ecfg, ports, reader, wch);
+        w.set_capture(tap);
+        blocks.push(w.stats());
+        let s = stop.clone();
+        let core = cores.get(i).copied().flatten();
+        let h = thread::Builder::new()
+            .name(format!("mw-worker-{i}"))
+            .spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(core_affinity::CoreId { id: c });
+                }
+                on_start();
+                w.run(&s, idle);
+                w.counters().to_vec()
+            })
+            .map_err(run_err("starting a worker"))?;
+        workers.push(h);
+    }
+    let plane = ControlPlane::new(engine, control, publisher)
+        .spawn(Duration::from_millis(2))
+        .map_err(run_err("starting the control thread"))?;
+    Ok(Running {
+        stop_workers: stop,
+        workers,
+        plane: Arc::new(plane),
+        blocks,
+        capture,
+    })
+}
+
+fn no_op() {}
+
+/// Opens the ports the configuration names and starts workers and the
+/// control plane on them.
+fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
+    let udp_flags: Vec<bool> = cfg
+        .hrs
+        .iter()
+        .map(|h| h.port.backend() == Backend::Udp)
+        .collect();
+    match cfg.backend() {
+        Some(Backend::Udp) => {
+            if cfg.workers.count != 1 {
+                return Err(DaemonError::Config(
+                    "workers.count: the UDP backend runs one worker".into(),
+                ));
+            }
+            let pool = ports::BufPool::new(
+                ports::heap::DEFAULT_BUF_SIZE,
+                ports::heap::DEFAULT_HEADROOM,
+                4096,
+                1024,
+            );
+            let mut open = Vec::new();
+            let mut natives = Vec::new();
+            for i in 0..cfg.hrs.len() {
+                let mut u = cfg.udp_config(i).expect("a UDP HR");
+                u.pool = Some(pool.clone());
+                let p = ports::udp::UdpPort::open(u)
+                    .map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
+                natives
+                    .push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
+                open.push(p);
+            }
+            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
+        }
+        Some(Backend::AfPacket) => {
+            if cfg.workers.count != 1 {
+                return Err(DaemonError::Config(
+                    "workers.count: the AF_PACKET backend runs one worker".into(),
+                ));
+            }
+            let pool = ports::BufPool::new(
+                ports::heap::DEFAULT_BUF_SIZE,
+                ports::heap::DEFAULT_HEADROOM,
+                4096,
+                1024,
+            );
+            let mut open = Vec::new();
+            let mut natives = Vec::new();
+            for i in 0..cfg.hrs.len() {
+                let mut a = cfg.af_packet_config(i).expect("an AF_PACKET HR");
+                a.pool = Some(pool.clone());
+                let p = ports::af_packet::AfPacketPort::open(a)
+                    .map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
+                natives
+                    .push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
+                open.push(p);
+            }
+            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
+        }
+        Some(Backend::Dpdk) => start_dpdk(cfg).map(|r| (r, udp_flags)),
+        None => Err(DaemonError::Config(
+            "hr: a router needs at least one HR".into(),
+        )),
+    }
+}
+
+#[cfg(feature = "dpdk")]
+fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
+    use ports::dpdk::{Eal, PortSpec, StartOptions, register_thread};
+    let eal =
+        Eal::init(cfg.eal_args()).map_err(|e| DaemonError::Run(format!("dpdk.eal_args: {e}")))?;
+    let specs: Vec<PortSpec> = (0..cfg.hrs.len())
+        .map(|i| {
+            let d = cfg.dpdk_port(i).expect("a DPDK HR");
+            let s = PortSpec::new(d.name()).rings(d.rx_ring, d.tx_ring);
+            match d.mac {
+                Some(m) => s.mac(m),
+                None => s,
+            }
+        })
+        .collect();
+    let workers = cfg.workers.count;
+    let opts = StartOptions {
+        queues: workers as u16,
+        ..StartOptions::default()
+    };
+    let devs = eal
+        .start_ports(&specs, &opts)
+        .map_err(|e| DaemonError::Run(format!("hr.port: {e}")))?;
+    let natives = devs.iter().map(|d| NativeAddr::mac(d.mac())).collect();
+    let mut per_worker = Vec::new();
+    for q in 0..workers {
+        let mut v = Vec::new();
+        for d in &devs {
+            v.push(
+                d.port(q as u16)
+                    .map_err(|e| DaemonError::Run(format!("hr.port: {e}")))?,
+            );
+        }
+        per_worker.push(v);
+    }
+    fn reg() {
+        register_thread();
+    }
+    spawn_workers(cfg, per_worker, natives, reg)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn start_dpdk(_cfg: &Config) -> Result<Running, DaemonError> {
+    Err(DaemonError::Config(
+        "hr.port.backend: \"dpdk\" needs mwrouterd built with --features dpdk".into(),
+    ))
+}
+
+/// Runs the daemon until SIGTERM or SIGINT.
+pub fn run(args: &Args) -> Result<(), DaemonError> {
+    let cfg = load(&args.config)?;
+    if args.check {
+        return Ok(());
+    }
+    let log = logging::init(&cfg.log);
+    let (running, udp_flags) = start_dataplane(&cfg)?;
+    let start = Instant::now();
+    let stats_file = stats_path(&cfg);
+    if let Some(dir) = stats_file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let writer = StatsWriter::create(&stats_file, cfg.hrs.len())
+        .map_err(|e| DaemonError::Run(format!("{}: {e}", stats_file.display())))?;
+    let handler = Arc::new(DaemonHandler::new(
+        cfg.clone(),
+        args.config.clone(),
+        running.plane.clone(),
+        running.blocks.clone(),
+        running.capture.clone(),
+        udp_flags,
+        start,
+        log.clone(),
+        stats_file.clone(),
+    ));
+    let admin = start_admin(&cfg, handler.clone())?;
+    let prometheus = match cfg.admin.prometheus_listen {
+        Some(addr) => {
+            let h = handler.clone();
+            Some(
+                serve_prometheus(addr, move || h.prometheus())
+                    .map_err(|e| DaemonError::Run(format!("admin.prometheus_listen: {e}")))?,
+            )
+        }
+        None => None,
+    };
+    // The stats thread: counters area every 100 ms, engine events to the log.
+    let stop_stats = Arc::new(AtomicBool::new(false));
+    let stats_thread = {
+        let stop = stop_stats.clone();
+        let plane = running.plane.clone();
+        let blocks = running.blocks.clone();
+        let writer = Arc::new(Mutex::new(writer));
+        thread::Builder::new()
+            .name("mw-stats".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let got = plane.call(Duration::from_secs(1), |cp| {
+                        (cp.engine().stats().clone(), cp.take_events())
+                    });
+                    if let Ok((rstats, events)) = got {
+                        for (t, e) in events {
+                            tracing::info!(target: "mwrouter::rrp", t_ms = t, "{e}");
+                        }
+                        let w = writer.lock().unwrap_or_else(|e| e.into_inner());
+                        if let Err(e) = w.publish_blocks(&blocks, &rstats, &plane.stats) {
+                            tracing::warn!("counters area: {e}");
+                        }
+                    }
+                    thread::sleep(Duration::from_millis(100));
+                }
+            })
+            .map_err(run_err("starting the stats thread"))?
+    };
+    tracing::info!(
+        router = %cfg.router.name,
+        hrs = cfg.hrs.len(),
+        socket = %cfg.admin.socket.display(),
+        "mwrouterd started"
+    );
+    wait_for_signals(&handler);
+    tracing::info!("mwrouterd stopping");
+    drop(prometheus);
+    drop(admin);
+    stop_stats.store(true, Ordering::Relaxed);
+    let _ = stats_thread.join();
+    running.stop_workers.store(true, Ordering::Relaxed);
+    for w in running.workers {
+        let _ = w.join();
+    }
+    if let Ok(plane) = Arc::try_unwrap(running.plane) {
+        let _ = plane.stop();
+    }
+    tracing::info!("mwrouterd stopped");
+    Ok(())
+}
+
+fn load(path: &Path) -> Result<Config, DaemonError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| DaemonError::Config(format!("{}: {e}", path.display())))?;
+    Config::check_toml(&text).map_err(|errs| {
+        DaemonError::Config(
+            errs.iter()
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    })
+}
+
+fn start_admin(cfg: &Config, handler: Arc<DaemonHandler>) -> Result<ServerHandle, DaemonError> {
+    let mut sc = ServerConfig::new(&cfg.admin.socket);
+    sc.policy = crate::admin::Policy {
+        admin_group: crate::admin::policy::group_gid(&cfg.admin.admin_group),
+        readonly_group: cfg
+            .admin
+            .readonly_group
+            .as_deref()
+            .and_then(crate::admin::policy::group_gid),
+        readonly_everyone: cfg.admin.readonly_everyone,
+    };
+    crate::admin::serve(sc, handler)
+        .map_err(|e| DaemonError::Run(format!("admin.socket {}: {e}", cfg.admin.socket.display())))
+}
+
+fn wait_for_signals(handler: &DaemonHandler) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        tracing::error!("cannot install signal handlers");
+        return;
+    };
+    for sig in signals.forever() {
+        if sig == SIGHUP {
+            match handler.reload() {
+                Ok(changes) => tracing::info!(?changes, "configuration reloaded"),
+                Err(e) => tracing::warn!("reload refused: {e}"),
+            }
+        } else {
+            return;
+        }
+    }
+}
+
+/// The binary's entry point: exit code 0, 1 (failed while running) or 2
+/// (invalid configuration or usage).
+pub fn main() -> i32 {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match run(&args) {
+        Ok(()) => {
+            if args.check {
+                println!("{}: valid", args.config.display());
+            }
+            0
+        }
+        Err(DaemonError::Config(m)) => {
+            eprintln!("mwrouterd: {m}");
+            2
+        }
+        Err(DaemonError::Run(m)) => {
+            eprintln!("mwrouterd: {m}");
+            1
+        }
+    }
+}

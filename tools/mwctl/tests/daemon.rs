@@ -1,0 +1,413 @@
+//! End to end: `mwrouterd` on loopback UDP between two hosts, driven with
+//! mwctl: forwarding, counters, routes, capture (decoded by mwdump),
+//! reload by SIGHUP (a live change applied, a port change refused),
+//! read-only clients refused changes, and a clean shutdown by SIGTERM.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use rrp::Address;
+use rrp::kind::PacketType;
+use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::wire::{HeaderRepr, PacketRepr};
+
+/// The mwrouterd binary beside this test's executable, built if missing.
+fn mwrouterd() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let bin = dir.join("mwrouterd");
+    if !bin.exists() {
+        let profile = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let profile = if profile == "debug" {
+            "dev".to_string()
+        } else {
+            profile
+        };
+        let st = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "control",
+                "--bin",
+                "mwrouterd",
+                "--profile",
+                &profile,
+            ])
+            .status()
+            .unwrap();
+        assert!(st.success(), "building mwrouterd");
+    }
+    bin
+}
+
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u32) -> String {
+    format!(
+        r#"[router]
+name = "e2e"
+
+[timers]
+sweep_ms = 300
+keepalive_ms = 300
+keepalive_misses = 5
+refresh_ms = 5000
+hold_ms = 15000
+advertise_ms = {advertise_ms}
+fib_ms = 10
+tombstone_ms = 2000
+
+[admin]
+socket = "{sock}"
+mode = 0o666
+readonly_everyone = true
+
+[log]
+level = "info"
+
+[[hr]]
+address = 0x0511
+san_id = 0x0601
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{r0}"
+members = ["127.0.0.1:{h1}"]
+
+[[hr]]
+address = 0x0512
+san_id = 0x0602
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{r1}"
+members = ["127.0.0.1:{h2}"]
+"#,
+        sock = dir.join("mw.sock").display()
+    )
+}
+
+/// A host: a UDP socket answering RRP#7 and keeping what it receives.
+struct Host {
+    received: Arc<Mutex<Vec<PacketRepr>>>,
+    stop: Arc<AtomicBool>,
+    sock: UdpSocket,
+}
+
+fn host(addr: u16, port: u16) -> Host {
+    let sock = UdpSocket::bind(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, r, st) = (sock.try_clone().unwrap(), received.clone(), stop.clone());
+    std::thread::spawn(move || {
+        let mut node = Node::new(NodeConfig {
+            address: Address(addr),
+            name: Some(format!("h{addr:x}").into_bytes()),
+            capabilities: vec![],
+            logical: None,
+            level: Level::C,
+        });
+        let mut buf = [0u8; 9000];
+        while !st.load(Ordering::Relaxed) {
+            let Ok((n, from)) = s.recv_from(&mut buf) else {
+                continue;
+            };
+            if let Ok((reply, learned)) = node.handle_packet(&buf[..n]) {
+                if let Some(rep) = reply {
+                    let _ = s.send_to(&rep, from);
+                }
+                if let Some(Learned::Data(p)) = learned {
+                    r.lock().unwrap().push(p);
+                }
+            }
+        }
+    });
+    Host {
+        received,
+        stop,
+        sock,
+    }
+}
+
+fn data(dst: u16, src: u16, tag: u8) -> Vec<u8> {
+    PacketRepr {
+        l2rhs: vec![],
+        header: HeaderRepr {
+            dst: Address(dst),
+            src: Address(src),
+            packet_type: PacketType(0x0100),
+            ..Default::default()
+        },
+        data: vec![tag; 24],
+        ei: 0,
+    }
+    .to_bytes()
+    .unwrap()
+}
+
+fn mwctl(sock: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec![
+        "mwctl".to_string(),
+        "--socket".into(),
+        sock.display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::from_named_raw(sig).unwrap())
+        .unwrap();
+}
+
+#[test]
+fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r0, r1, p1, p2) = (free_port(), free_port(), free_port(), free_port());
+    let h1 = host(0x0501, p1);
+    let h2 = host(0x0502, p2);
+    let cfg_path = dir.path().join("router.toml");
+    std::fs::write(&cfg_path, config(dir.path(), r0, r1, p1, p2, 20)).unwrap();
+    let sock = dir.path().join("mw.sock");
+
+    // --check validates without starting.
+    let st = Command::new(mwrouterd())
+        .args(["--check", "--config"])
+        .arg(&cfg_path)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[router]\nname = 5\n").unwrap();
+    let st = Command::new(mwrouterd())
+        .args(["--check", "--config"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&st.stderr).contains("router.name"),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+
+    let daemon = Daemon(
+        Command::new(mwrouterd())
+            .arg("--config")
+            .arg(&cfg_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the admin socket", 10, || sock.exists());
+    let (code, out, err) = mwctl(&sock, &["--json", "show", "hrs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let hrs: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(hrs.as_array().unwrap().len(), 2);
+
+    // show config prints the running configuration as TOML that loads again.
+    let (code, out, _) = mwctl(&sock, &["show", "config"]);
+    assert_eq!(code, 0);
+    let again = control::config::Config::from_toml(&out).expect("show config loads again");
+    assert_eq!(again.hrs.len(), 2);
+
+    // Forwarding h1 -> h2 once RRP has discovered both hosts.
+    let to_r0: SocketAddr = format!("127.0.0.1:{r0}").parse().unwrap();
+    wait_for("forwarding h1 -> h2", 15, || {
+        let _ = h1.sock.send_to(&data(0x0502, 0x0501, 7), to_r0);
+        std::thread::sleep(Duration::from_millis(30));
+        !h2.received.lock().unwrap().is_empty()
+    });
+    let got = h2.received.lock().unwrap()[0].clone();
+    assert_eq!(got.data, vec![7; 24]);
+
+    // Routes, LRT and counters.
+    let (code, out, _) = mwctl(&sock, &["--json", "show", "route", "0x0502"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = mwctl(&sock, &["--json", "show", "counters"]);
+    assert_eq!(code, 0);
+    let c: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(c[0]["forwarded"].as_u64().unwrap() >= 1, "{c}");
+    let (code, out, _) = mwctl(&sock, &["stats", "--prometheus"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("mwrouter_port_received_packets_total"),
+        "{out}"
+    );
+
+    // A static route added, shown, removed.
+    let (code, out, err) = mwctl(
+        &sock,
+        &[
+            "route",
+            "add",
+            "--port",
+            "0",
+            "--native",
+            "127.0.0.1:9",
+            "0x0599",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, _) = mwctl(&sock, &["--json", "show", "lrt", "--port", "0"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("0x0599"), "{out}");
+    assert_eq!(
+        mwctl(&sock, &["route", "del", "--port", "0", "0x0599"]).0,
+        0
+    );
+    assert_eq!(
+        mwctl(&sock, &["route", "del", "--port", "0", "0x0599"]).0,
+        1,
+        "already gone"
+    );
+
+    // Capture of port 0 while h1 sends, decoded by mwdump.
+    let pcap = dir.path().join("cap.pcap");
+    let (s2, p2c) = (sock.clone(), pcap.clone());
+    let cap = std::thread::spawn(move || {
+        mwctl(
+            &s2,
+            &["capture", "0", "-w", p2c.to_str().unwrap(), "-c", "3"],
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !cap.is_finished() && Instant::now() < deadline {
+        let _ = h1.sock.send_to(&data(0x0502, 0x0501, 9), to_r0);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, out, err) = cap.join().unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    let bytes = std::fs::read(&pcap).unwrap();
+    let args = mwdump::cli::Args::try_parse_from(["mwdump", "--json", pcap.to_str().unwrap()]);
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = mwdump::cli::run(&args.unwrap(), &mut std::io::empty(), &mut o, &mut e);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&e));
+    let decoded = String::from_utf8_lossy(&o);
+    assert!(decoded.lines().count() >= 3, "{decoded}");
+    assert!(bytes.len() > 24);
+
+    // A read-only client (nobody) may read but not change.
+    let nobody = |args: &[&str]| {
+        let exe = std::env::current_exe().unwrap();
+        let mwctl_bin = exe.parent().unwrap().parent().unwrap().join("mwctl");
+        Command::new(mwctl_bin)
+            .arg("--socket")
+            .arg(&sock)
+            .args(args)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    if testkit::is_root() {
+        let o = nobody(&["show", "hrs"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = nobody(&[
+            "route",
+            "add",
+            "--port",
+            "0",
+            "--native",
+            "127.0.0.1:9",
+            "0x0598",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "a read-only client changed a route"
+        );
+    } else {
+        testkit::skip(
+            "read-only client",
+            "needs root to run mwctl as another user",
+        );
+    }
+
+    // Reload: a live change applies, a port change is refused.
+    std::fs::write(&cfg_path, config(dir.path(), r0, r1, p1, p2, 40)).unwrap();
+    let (code, out, err) = mwctl(&sock, &["--json", "reload"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("advertise"), "{out}");
+    std::fs::write(&cfg_path, config(dir.path(), r0, free_port(), p1, p2, 40)).unwrap();
+    let (code, out, err) = mwctl(&sock, &["reload"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("bind") || out.contains("bind"), "{out}{err}");
+    // SIGHUP with the refused file changes nothing; forwarding goes on.
+    signal(&daemon.0, 1);
+    let before = h2.received.lock().unwrap().len();
+    wait_for("forwarding after reloads", 5, || {
+        let _ = h1.sock.send_to(&data(0x0502, 0x0501, 8), to_r0);
+        std::thread::sleep(Duration::from_millis(20));
+        h2.received.lock().unwrap().len() > before
+    });
+
+    // Clean shutdown: SIGTERM, exit 0, socket removed.
+    let mut d = daemon;
+    signal(&d.0, 15);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = d.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "mwrouterd did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!sock.exists(), "the socket is removed");
+    assert_eq!(
+        mwctl(&sock, &["show", "hrs"]).0,
+        3,
+        "unreachable once stopped"
+    );
+    h1.stop.store(true, Ordering::Relaxed);
+    h2.stop.store(true, Ordering::Relaxed);
+}
