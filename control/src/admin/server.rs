@@ -85,6 +85,9 @@ pub struct ServerConfig {
     pub max_line: usize,
     /// Replaces the kernel's credentials (tests).
     pub peer_lookup: Option<PeerLookup>,
+    /// The socket's mode (e.g. 0o660); `None`: from the policy (0660, or
+    /// 0666 when everyone may read).
+    pub mode: Option<u32>,
 }
 
 impl ServerConfig {
@@ -100,6 +103,7 @@ impl ServerConfig {
             write_timeout: Duration::from_secs(5),
             max_line: MAX_LINE,
             peer_lookup: None,
+            mode: None,
         }
     }
 }
@@ -204,7 +208,7 @@ impl Drop for ServerHandle {
 /// name and renamed).
 pub fn serve(cfg: ServerConfig, handler: Arc<dyn Handler>) -> io::Result<ServerHandle> {
     let path = cfg.path.clone();
-    let listener = bind(&path, &cfg.policy)?;
+    let listener = bind(&path, &cfg.policy, cfg.mode)?;
     let m = fs::symlink_metadata(&path)?;
     listener.set_nonblocking(true)?;
     let shared = Arc::new(Shared {
@@ -236,7 +240,7 @@ pub fn serve(cfg: ServerConfig, handler: Arc<dyn Handler>) -> io::Result<ServerH
     })
 }
 
-fn bind(path: &Path, policy: &Policy) -> io::Result<UnixListener> {
+fn bind(path: &Path, policy: &Policy, mode: Option<u32>) -> io::Result<UnixListener> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "socket path has no file name"))?;
@@ -281,7 +285,10 @@ fn bind(path: &Path, policy: &Policy) -> io::Result<UnixListener> {
         if let Some(g) = policy.socket_group() {
             std::os::unix::fs::chown(&tmp, None, Some(g))?;
         }
-        fs::set_permissions(&tmp, fs::Permissions::from_mode(policy.socket_mode()))?;
+        fs::set_permissions(
+            &tmp,
+            fs::Permissions::from_mode(mode.unwrap_or_else(|| policy.socket_mode())),
+        )?;
         fs::rename(&tmp, path)
     })();
     if let Err(e) = setup {

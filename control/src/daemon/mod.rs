@@ -362,6 +362,7 @@ fn load(path: &Path) -> Result<Config, DaemonError> {
 
 fn start_admin(cfg: &Config, handler: Arc<DaemonHandler>) -> Result<ServerHandle, DaemonError> {
     let mut sc = ServerConfig::new(&cfg.admin.socket);
+    sc.mode = Some(cfg.admin.mode);
     sc.policy = crate::admin::Policy {
         admin_group: crate::admin::policy::group_gid(&cfg.admin.admin_group),
         readonly_group: cfg

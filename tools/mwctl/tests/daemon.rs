@@ -243,6 +243,11 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
             .unwrap(),
     );
     wait_for("the admin socket", 10, || sock.exists());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666, "admin.mode is the socket's mode");
+    }
     let (code, out, err) = mwctl(&sock, &["--json", "show", "hrs"]);
     assert_eq!(code, 0, "{out}{err}");
     let hrs: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
