@@ -104,6 +104,10 @@ pub enum Cmd {
         /// Stop after this many samples with --watch.
         #[arg(long, value_name = "N")]
         count: Option<u64>,
+        /// Read the daemon's counters area (`<socket>.stats`) directly
+        /// instead of asking the daemon (docs/stats.md).
+        #[arg(long, value_name = "FILE", conflicts_with = "watch")]
+        area: Option<std::path::PathBuf>,
     },
     /// The daemon's version and protocol version.
     Version,

@@ -115,6 +115,24 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             .map_err(|e| local("writing the man page", e)),
         Cmd::Capture { file, .. } => capture(cli, file, timeout, out, err),
         Cmd::Stats {
+            area: Some(path),
+            prometheus,
+            ..
+        } => {
+            let snap = control::stats::StatsReader::open(path)
+                .and_then(|mut r| r.read())
+                .map_err(|e| Fail::Ctl(CtlError::Other(format!("{}: {e}", path.display()))))?;
+            let text = if *prometheus {
+                control::stats::prometheus(&snap)
+            } else {
+                let mut s = serde_json::to_string_pretty(&snap).unwrap_or_default();
+                s.push('\n');
+                s
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))
+        }
+        Cmd::Stats {
             watch: true,
             interval,
             count,
