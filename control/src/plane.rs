@@ -168,6 +168,13 @@ impl ControlPlane {
         &mut self.engine
     }
 
+    /// Sets every worker's punt and notice rates (per second, burst).
+    pub fn set_rates(&self, punt: (u64, u64), notice: (u64, u64)) {
+        for w in &self.workers {
+            w.set_rates(punt, notice);
+        }
+    }
+
     /// Carries out the engine's pending outputs now.
     pub fn flush(&mut self) {
         let now = self.now();

@@ -212,6 +212,9 @@ struct Rings {
     full: [ArrayQueue<Punt>; 2],
     notices: ArrayQueue<Notice>,
     injections: ArrayQueue<Injection>,
+    /// New punt and notice rates from the control side (a reload), taken
+    /// by the worker on its next punt or notice.
+    rates: ArrayQueue<((u64, u64), (u64, u64))>,
 }
 
 /// A worker's side of its rings.
@@ -247,6 +250,7 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
         full: [ArrayQueue::new(slots), ArrayQueue::new(slots)],
         notices: ArrayQueue::new(cfg.notices.max(1)),
         injections: ArrayQueue::new(cfg.injections.max(1)),
+        rates: ArrayQueue::new(1),
     });
     (
         WorkerChannels {
@@ -263,6 +267,16 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
 }
 
 impl WorkerChannels {
+    /// Adopts rates the control side set since the last punt or notice.
+    #[cold]
+    fn adopt_rates(&mut self, (punt, notice): ((u64, u64), (u64, u64))) {
+        self.punt_limit = [
+            RateLimit::new(punt.0, punt.1),
+            RateLimit::new(punt.0, punt.1),
+        ];
+        self.notice_limit = RateLimit::new(notice.0, notice.1);
+    }
+
     /// Queues a copy of `data` for the control plane, with the metadata of
     /// `meta` (whose `data` is ignored), or says why not.
     #[inline]
@@ -273,6 +287,9 @@ impl WorkerChannels {
         meta: PuntMeta,
         data: &[u8],
     ) -> Result<(), DropReason> {
+        if let Some(r) = self.rings.rates.pop() {
+            self.adopt_rates(r);
+        }
         let c = class as usize;
         if data.len() > self.slot_bytes {
             return Err(DropReason::PuntFull);
@@ -297,6 +314,9 @@ impl WorkerChannels {
     /// Queues a notice; false when the ring is full or the rate is exceeded.
     #[inline]
     pub fn notice(&mut self, now_ns: u64, n: Notice) -> bool {
+        if let Some(r) = self.rings.rates.pop() {
+            self.adopt_rates(r);
+        }
         self.notice_limit.allow(now_ns) && self.rings.notices.push(n).is_ok()
     }
 
@@ -308,6 +328,12 @@ impl WorkerChannels {
 }
 
 impl ControlChannels {
+    /// Sets the worker's punt and notice rates (per second, burst; rate 0 =
+    /// unlimited), taken by the worker at its next punt or notice.
+    pub fn set_rates(&self, punt: (u64, u64), notice: (u64, u64)) {
+        let _ = self.rings.rates.force_push((punt, notice));
+    }
+
     /// The next punted packet, protocol traffic first. Give it back with
     /// [`ControlChannels::recycle`].
     pub fn recv_punt(&self) -> Option<Punt> {
@@ -379,6 +405,23 @@ mod tests {
         let p = c.recv_punt().unwrap();
         assert_eq!(p.data, vec![1]);
         c.recycle(PuntClass::Local, p);
+        w.punt(0, PuntClass::Local, m, &[4]).unwrap();
+    }
+
+    #[test]
+    fn rates_change_at_run_time() {
+        let (mut w, c) = channels(ChannelConfig {
+            punt_rate: (1, 1),
+            ..Default::default()
+        });
+        let m = PuntMeta::default();
+        w.punt(0, PuntClass::Local, m, &[1]).unwrap();
+        assert_eq!(
+            w.punt(0, PuntClass::Local, m, &[2]),
+            Err(DropReason::PuntRate)
+        );
+        c.set_rates((0, 1), (0, 1));
+        w.punt(0, PuntClass::Local, m, &[3]).unwrap();
         w.punt(0, PuntClass::Local, m, &[4]).unwrap();
     }
 

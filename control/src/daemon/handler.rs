@@ -138,12 +138,14 @@ impl DaemonHandler {
         let timers = plan.timers.unwrap_or(new.timers);
         let limits = plan.limits.unwrap_or(new.limits);
         let rates = new.rates.error_rates();
+        let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
         self.plane
             .call(CALL, move |cp| -> Result<(), String> {
                 cp.engine_mut()
                     .set_tunables(timers, limits, rates)
                     .map_err(|e| e.to_string())?;
+                cp.set_rates(chan.punt_rate, chan.notice_rate);
                 for (port, nodes) in statics {
                     let old: Vec<Address> = cp
                         .engine()
