@@ -155,53 +155,19 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
         .collect();
     match cfg.backend() {
         Some(Backend::Udp) => {
-            if cfg.workers.count != 1 {
-                return Err(DaemonError::Config(
-                    "workers.count: the UDP backend runs one worker".into(),
-                ));
-            }
-            let pool = ports::BufPool::new(
-                ports::heap::DEFAULT_BUF_SIZE,
-                ports::heap::DEFAULT_HEADROOM,
-                4096,
-                1024,
-            );
-            let mut open = Vec::new();
-            let mut natives = Vec::new();
-            for i in 0..cfg.hrs.len() {
+            let (open, natives) = open_socket_ports(cfg, "UDP", |i, pool| {
                 let mut u = cfg.udp_config(i).expect("a UDP HR");
-                u.pool = Some(pool.clone());
-                let p = ports::udp::UdpPort::open(u)
-                    .map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
-                natives
-                    .push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
-                open.push(p);
-            }
+                u.pool = Some(pool);
+                ports::udp::UdpPort::open(u).map_err(|e| e.to_string())
+            })?;
             Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
         }
         Some(Backend::AfPacket) => {
-            if cfg.workers.count != 1 {
-                return Err(DaemonError::Config(
-                    "workers.count: the AF_PACKET backend runs one worker".into(),
-                ));
-            }
-            let pool = ports::BufPool::new(
-                ports::heap::DEFAULT_BUF_SIZE,
-                ports::heap::DEFAULT_HEADROOM,
-                4096,
-                1024,
-            );
-            let mut open = Vec::new();
-            let mut natives = Vec::new();
-            for i in 0..cfg.hrs.len() {
+            let (open, natives) = open_socket_ports(cfg, "AF_PACKET", |i, pool| {
                 let mut a = cfg.af_packet_config(i).expect("an AF_PACKET HR");
-                a.pool = Some(pool.clone());
-                let p = ports::af_packet::AfPacketPort::open(a)
-                    .map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
-                natives
-                    .push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
-                open.push(p);
-            }
+                a.pool = Some(pool);
+                ports::af_packet::AfPacketPort::open(a).map_err(|e| e.to_string())
+            })?;
             Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
         }
         Some(Backend::Dpdk) => start_dpdk(cfg).map(|r| (r, udp_flags)),
@@ -209,6 +175,35 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
             "hr: a router needs at least one HR".into(),
         )),
     }
+}
+
+/// Opens the ports of a socket backend (one worker; every port draws from
+/// one buffer pool) and returns them with their native addresses.
+fn open_socket_ports<P: Port>(
+    cfg: &Config,
+    backend: &str,
+    open: impl Fn(usize, ports::BufPool) -> Result<P, String>,
+) -> Result<(Vec<P>, Vec<NativeAddr>), DaemonError> {
+    if cfg.workers.count != 1 {
+        return Err(DaemonError::Config(format!(
+            "workers.count: the {backend} backend runs one worker"
+        )));
+    }
+    let pool = ports::BufPool::new(
+        ports::heap::DEFAULT_BUF_SIZE,
+        ports::heap::DEFAULT_HEADROOM,
+        4096,
+        1024,
+    );
+    let mut opened = Vec::new();
+    let mut natives = Vec::new();
+    for i in 0..cfg.hrs.len() {
+        let p =
+            open(i, pool.clone()).map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
+        natives.push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
+        opened.push(p);
+    }
+    Ok((opened, natives))
 }
 
 #[cfg(feature = "dpdk")]
