@@ -279,6 +279,9 @@ pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> 
         for e in entries {
             let idx = match &e.next {
                 Next::Local => NH_LOCAL,
+                // A next hop on a port this box does not have would index
+                // past the worker's ports: never published.
+                Next::Forward { port, .. } if *port >= ports => continue,
                 Next::Forward { port, native } => match Native::from_slice(native.as_bytes()) {
                     Some(n) => f.add_nexthop(NextHop {
                         port: *port as u16,
@@ -320,6 +323,37 @@ mod tests {
         assert_eq!(f.add_nexthop(nh(1)), i);
         assert_eq!(f.lookup(7, 0x300), NH_NONE);
         assert_eq!(f.route(1, Address(0x300)), Some(&nh(1)));
+    }
+
+    #[test]
+    fn route_tables_never_name_a_port_the_box_lacks() {
+        use rrp::router::{FibEntry, Next, RouteTables};
+        let t = RouteTables {
+            per_port: vec![vec![
+                FibEntry {
+                    dst: Address(0x300),
+                    next: Next::Forward {
+                        port: 5,
+                        native: rrp::wire::NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+                    },
+                    q: 1,
+                    mtu: 1500,
+                },
+                FibEntry {
+                    dst: Address(0x301),
+                    next: Next::Forward {
+                        port: 0,
+                        native: rrp::wire::NativeAddr::mac([2, 0, 0, 0, 0, 2]),
+                    },
+                    q: 1,
+                    mtu: 1500,
+                },
+            ]],
+            version: 3,
+        };
+        let f = from_route_tables(&t, &[Address(0x100)]);
+        assert_eq!(f.lookup(0, 0x300), NH_NONE);
+        assert_eq!(f.route(0, Address(0x301)).unwrap().port, 0);
     }
 
     #[test]
