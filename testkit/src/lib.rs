@@ -73,6 +73,39 @@ fn ip(args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// A binary of the workspace, from the directory of the running test's
+/// profile (`target/<profile>/`), built with `cargo build -p PACKAGE --bin
+/// NAME` in that profile when it is missing (as when one test binary runs on
+/// its own). `features` are passed to that build.
+pub fn workspace_bin(package: &str, name: &str, features: &[&str]) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test's executable");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf();
+    let bin = dir.join(name);
+    if !bin.exists() {
+        let profile = dir
+            .file_name()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let profile = if profile == "debug" {
+            "dev".into()
+        } else {
+            profile
+        };
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.args(["build", "-p", package, "--bin", name, "--profile", &profile]);
+        if !features.is_empty() {
+            cmd.args(["--features", &features.join(",")]);
+        }
+        let st = cmd.status().expect("running cargo");
+        assert!(st.success(), "cargo build -p {package} --bin {name} failed");
+    }
+    bin
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A name unique to this process and call, at most 15 bytes (an interface

@@ -812,18 +812,7 @@ impl Config {
 }
 
 /// Parses a MAC address written `02:00:00:00:00:07`.
-pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let mut mac = [0u8; 6];
-    let mut parts = s.split(':');
-    for b in &mut mac {
-        let p = parts.next()?;
-        if p.len() != 2 {
-            return None;
-        }
-        *b = u8::from_str_radix(p, 16).ok()?;
-    }
-    parts.next().is_none().then_some(mac)
-}
+pub use ports::native::parse_mac;
 
 /// Writes a MAC address as `02:00:00:00:00:07`.
 pub fn format_mac(m: &[u8; 6]) -> String {

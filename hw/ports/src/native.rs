@@ -137,6 +137,39 @@ impl fmt::Display for Native {
     }
 }
 
+/// Parses a MAC address written `02:00:00:00:00:07`.
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut mac = [0u8; 6];
+    let mut parts = s.split(':');
+    for b in &mut mac {
+        let p = parts.next()?;
+        if p.len() != 2 {
+            return None;
+        }
+        *b = u8::from_str_radix(p, 16).ok()?;
+    }
+    parts.next().is_none().then_some(mac)
+}
+
+impl core::str::FromStr for Native {
+    type Err = String;
+
+    /// A MAC (`02:00:00:00:00:07`), a UDP endpoint (`127.0.0.1:34997`,
+    /// `[::1]:34997`), or `-` for the empty address (as [`Native`]'s
+    /// `Display` writes them).
+    fn from_str(s: &str) -> Result<Native, String> {
+        if s == "-" {
+            return Ok(Native::EMPTY);
+        }
+        if let Some(m) = parse_mac(s) {
+            return Ok(Native::mac(m));
+        }
+        s.parse::<SocketAddr>().map(Native::udp).map_err(|_| {
+            format!("{s:?} is neither a MAC (02:00:00:00:00:07) nor an endpoint (127.0.0.1:34997)")
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +184,10 @@ mod tests {
         assert_eq!(Native::udp(v6).as_udp(), Some(v6));
         assert!(Native::from_slice(&[0; 19]).is_none());
         assert!(Native::EMPTY.is_empty());
+        for t in ["02:00:00:00:00:01", "127.0.0.1:34997", "[::1]:34997", "-"] {
+            assert_eq!(t.parse::<Native>().unwrap().to_string(), t);
+        }
+        assert!("02:00:00:00:00".parse::<Native>().is_err());
+        assert!("2:00:00:00:00:01".parse::<Native>().is_err());
     }
 }

@@ -1,0 +1,621 @@
+//! The command line: arguments, checks, and running on the chosen backend.
+//!
+//! Exit codes: 0 done; 1 a port could not be opened or a file not written
+//! (or a run failed); 2 bad arguments.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::Parser;
+use ports::impair::MonotonicClock;
+use ports::{LinkKind, Native, Port};
+
+use crate::backend::{PortArg, parse_impair};
+use crate::generator::Generator;
+use crate::pcap::{self, PcapLink};
+use crate::profile::{self, Profile, Sizes, Template, mean_frame};
+use crate::rate::{Rate, parse_duration};
+use crate::report::{self, ProfileInfo, Report};
+use crate::run::{Idle, RunSpec, run};
+use crate::search::{SearchSpec, search};
+
+/// mwgen: sends MessageWay probe traffic through a router and measures what
+/// comes back (loss, duplication, reordering, throughput, one-way latency),
+/// or searches for the highest rate without loss (NDR/PDR).
+#[derive(Debug, Parser)]
+#[command(name = "mwgen", version, about, long_about = None)]
+#[command(after_help = "Examples:\n  \
+  mwgen --tx udp:127.0.0.1:35130 --rx udp:127.0.0.1:35230 --to 127.0.0.1:35101 --dst 0x0230 --rate 10kpps --duration 5s\n  \
+  mwgen --eal '--no-huge -m 512 --no-pci --no-shconf -l 1' --tx dpdk:net_memif0,role=client,socket=/tmp/a.sock \\\n        \
+  --rx dpdk:net_memif1,role=client,socket=/tmp/b.sock --rx-mac 02:00:00:00:02:30 --to 02:00:00:00:01:01 --search\n  \
+  mwgen --write-pcap l3-64.pcap --to 02:00:00:00:01:01 --dst 0x0230 --size 64 --count 1024\n  \
+  mwgen --tx mem --impair loss=0.01,reorder=0.001,delay=50us --count 100000\n\n\
+Docs: docs/mwgen.md")]
+pub struct Args {
+    /// Port to send on: udp:ADDR:PORT, af_packet:IFNAME, dpdk:DEVICE or mem.
+    #[arg(long, value_name = "PORT")]
+    pub tx: Option<PortArg>,
+    /// Port to receive on (same backend as --tx); default: the --tx port.
+    #[arg(long, value_name = "PORT")]
+    pub rx: Option<PortArg>,
+    /// EAL arguments for dpdk ports, one string (the --vdev/-a of the ports are added).
+    #[arg(
+        long,
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        default_value = "--no-huge -m 512 --no-pci --no-shconf --no-telemetry --log-level=warning"
+    )]
+    pub eal: String,
+    /// MAC of the --tx port (dpdk; the source of written pcap frames).
+    #[arg(long, value_name = "MAC")]
+    pub mac: Option<String>,
+    /// MAC of the --rx port (dpdk): what the router's static entry names.
+    #[arg(long, value_name = "MAC")]
+    pub rx_mac: Option<String>,
+    /// Pin the generator to this core.
+    #[arg(long, value_name = "N")]
+    pub core: Option<usize>,
+    /// Native address of the next hop on the transmit SAN (the router's HR): a MAC or ADDR:PORT; default: every member (broadcast).
+    #[arg(long, value_name = "NATIVE")]
+    pub to: Option<String>,
+    /// Source MessageWay address.
+    #[arg(long, default_value = "0x0130")]
+    pub src: String,
+    /// Destinations: 0x0230, 0x0230-0x023f, or a comma-separated list.
+    #[arg(long, default_value = "0x0230")]
+    pub dst: String,
+    /// L2 source route: EGRESS@NATIVE hops separated by '/', first router first.
+    #[arg(long, value_name = "ROUTE")]
+    pub l2: Option<String>,
+    /// Frame sizes (at the router's ingress, no FCS): 64, 64-1500, 64,512,1500 or imix.
+    #[arg(long, default_value = "64")]
+    pub size: String,
+    /// Priority field of the EEP header.
+    #[arg(long, default_value_t = 0)]
+    pub priority: u8,
+    /// Rate: max, 1000pps, 1.5Mpps, 1Gbps.
+    #[arg(long, default_value = "max")]
+    pub rate: String,
+    /// How long to send (10s, 500ms); default 10s unless --count is given.
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// How many packets to send.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Receive-only polling before sending; default 1s on dpdk, 100ms otherwise.
+    #[arg(long, value_name = "D")]
+    pub warmup: Option<String>,
+    /// How long to wait for packets in flight after the last is sent.
+    #[arg(long, value_name = "D", default_value = "500ms")]
+    pub drain: String,
+    /// Seed for drawn sizes and the stream tag.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Impairment of the mem port: loss=P,dup=P,reorder=P,corrupt=P,delay=D,jitter=D,seed=N.
+    #[arg(long, value_name = "SPEC")]
+    pub impair: Option<String>,
+    /// Write the profile's packets to this pcap instead of sending (--count packets, default one cycle).
+    #[arg(long, value_name = "FILE")]
+    pub write_pcap: Option<PathBuf>,
+    /// Link type of --write-pcap: ethernet or raw.
+    #[arg(long, default_value = "ethernet")]
+    pub link: String,
+    /// Send the packets of this capture instead of building them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["write_pcap", "l2"])]
+    pub pcap: Option<PathBuf>,
+    /// Search for the no-drop (NDR) and partial-drop (PDR) rates.
+    #[arg(long)]
+    pub search: bool,
+    /// PDR's loss threshold in percent.
+    #[arg(long, default_value_t = 0.5)]
+    pub pdr_loss: f64,
+    /// Searches to run (the result is the median).
+    #[arg(long, default_value_t = 3)]
+    pub trials: u32,
+    /// Duration of each trial.
+    #[arg(long, default_value = "10s")]
+    pub trial_duration: String,
+    /// Stop searching when the interval is narrower than this percentage of the maximum.
+    #[arg(long, default_value_t = 1.0)]
+    pub precision: f64,
+    /// Latency run after a search: this percentage of the NDR.
+    #[arg(long, default_value_t = 50.0)]
+    pub latency_at: f64,
+    /// Write the result as JSON to FILE ('-': standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the result as CSV to FILE ('-': standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// No progress line and no trial lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A failure, with its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// 1 (runtime) or 2 (arguments).
+    pub code: i32,
+    /// The message.
+    pub message: String,
+}
+
+fn usage(m: impl Into<String>) -> Failure {
+    Failure {
+        code: 2,
+        message: m.into(),
+    }
+}
+
+fn runtime(m: impl Into<String>) -> Failure {
+    Failure {
+        code: 1,
+        message: m.into(),
+    }
+}
+
+/// What the arguments ask for, checked.
+struct Plan {
+    args: Args,
+    profile: Profile,
+    rate: Rate,
+    duration: Option<Duration>,
+    warmup: Option<Duration>,
+    drain: Duration,
+    trial: Duration,
+    to: Native,
+    tag: u16,
+}
+
+fn duration_arg(name: &str, s: &str) -> Result<Duration, Failure> {
+    parse_duration(s).map_err(|e| usage(format!("{name}: {e}")))
+}
+
+fn mac_arg(name: &str, s: &Option<String>) -> Result<Option<[u8; 6]>, Failure> {
+    s.as_deref()
+        .map(|m| {
+            ports::native::parse_mac(m)
+                .ok_or_else(|| usage(format!("{name}: {m:?} is not a MAC (02:00:00:00:01:30)")))
+        })
+        .transpose()
+}
+
+fn plan(args: Args) -> Result<Plan, Failure> {
+    let seed = args.seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        t ^ u64::from(std::process::id()) << 32
+    });
+    let profile = Profile {
+        src: profile::parse_address("--src", &args.src).map_err(|e| usage(e.to_string()))?,
+        dsts: profile::parse_destinations(&args.dst).map_err(|e| usage(e.to_string()))?,
+        sizes: args
+            .size
+            .parse::<Sizes>()
+            .map_err(|e| usage(e.to_string()))?,
+        priority: args.priority,
+        l2: match &args.l2 {
+            Some(r) => profile::parse_route(r).map_err(|e| usage(e.to_string()))?,
+            None => Vec::new(),
+        },
+        seed,
+    };
+    if !profile.src.is_valid_destination() {
+        return Err(usage(format!(
+            "--src: {} is not a node address",
+            profile.src
+        )));
+    }
+    let rate: Rate = args.rate.parse().map_err(usage)?;
+    let duration = match (&args.duration, args.count) {
+        (Some(d), _) => Some(duration_arg("--duration", d)?),
+        (None, Some(_)) => None,
+        (None, None) => Some(Duration::from_secs(10)),
+    };
+    if args.count == Some(0) {
+        return Err(usage("--count: at least 1"));
+    }
+    let to = match &args.to {
+        Some(t) => t
+            .parse::<Native>()
+            .map_err(|e| usage(format!("--to: {e}")))?,
+        None => Native::EMPTY,
+    };
+    if !(0.0..100.0).contains(&args.pdr_loss) {
+        return Err(usage("--pdr-loss: a percentage below 100"));
+    }
+    if !(args.precision > 0.0 && args.precision < 100.0) {
+        return Err(usage("--precision: a percentage in (0, 100)"));
+    }
+    if !(args.latency_at > 0.0 && args.latency_at <= 100.0) {
+        return Err(usage("--latency-at: a percentage in (0, 100]"));
+    }
+    if args.search && args.count.is_some() {
+        return Err(usage(
+            "--search runs trials of --trial-duration: --count does not apply",
+        ));
+    }
+    if args.write_pcap.is_none() && args.tx.is_none() {
+        return Err(usage("--tx PORT is required (or --write-pcap FILE)"));
+    }
+    if let (Some(t), Some(r)) = (&args.tx, &args.rx) {
+        if t.backend() != r.backend() {
+            return Err(usage(format!(
+                "--tx is {} and --rx is {}: both ports must use one backend",
+                t.backend(),
+                r.backend()
+            )));
+        }
+        if t == r {
+            return Err(usage(
+                "--rx names the --tx port: leave --rx out to receive on it",
+            ));
+        }
+    }
+    if args.impair.is_some() && args.tx != Some(PortArg::Mem) {
+        return Err(usage("--impair applies to the mem port only"));
+    }
+    if args.tx == Some(PortArg::Mem) && args.rx.is_some() {
+        return Err(usage(
+            "--tx mem is a wire with both ends in mwgen: leave --rx out",
+        ));
+    }
+    mac_arg("--mac", &args.mac)?;
+    mac_arg("--rx-mac", &args.rx_mac)?;
+    Ok(Plan {
+        rate,
+        duration,
+        warmup: args
+            .warmup
+            .as_deref()
+            .map(|w| duration_arg("--warmup", w))
+            .transpose()?,
+        drain: duration_arg("--drain", &args.drain)?,
+        trial: duration_arg("--trial-duration", &args.trial_duration)?,
+        to,
+        tag: (seed >> 16) as u16,
+        profile,
+        args,
+    })
+}
+
+/// Runs mwgen with `args`.
+pub fn main_with(args: Args) -> Result<(), Failure> {
+    let plan = plan(args)?;
+    if let Some(core) = plan.args.core {
+        let ok = core_affinity::get_core_ids()
+            .and_then(|ids| ids.into_iter().find(|c| c.id == core))
+            .is_some_and(core_affinity::set_for_current);
+        if !ok {
+            return Err(usage(format!("--core: cannot pin to core {core}")));
+        }
+    }
+    if let Some(path) = &plan.args.write_pcap {
+        return write_pcap(&plan, path);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| runtime(format!("cannot catch signal {sig}: {e}")))?;
+    }
+    let tx = plan.args.tx.clone().expect("checked");
+    let rx = plan.args.rx.clone();
+    let open =
+        |p: &PortArg, what: &str, e: String| runtime(format!("{what} {p}: cannot open: {e}"));
+    match &tx {
+        PortArg::Udp(a) => {
+            let t = ports::udp::UdpPort::open(ports::udp::UdpConfig::new(*a))
+                .map_err(|e| open(&tx, "--tx", e.to_string()))?;
+            let r = match &rx {
+                Some(p @ PortArg::Udp(b)) => Some(
+                    ports::udp::UdpPort::open(ports::udp::UdpConfig::new(*b))
+                        .map_err(|e| open(p, "--rx", e.to_string()))?,
+                ),
+                _ => None,
+            };
+            execute(&plan, t, r, Idle::Sleep, &stop)
+        }
+        PortArg::AfPacket(i) => {
+            let t = ports::af_packet::AfPacketPort::open(ports::af_packet::AfPacketConfig::new(i))
+                .map_err(|e| open(&tx, "--tx", e.to_string()))?;
+            let r = match &rx {
+                Some(p @ PortArg::AfPacket(j)) => Some(
+                    ports::af_packet::AfPacketPort::open(ports::af_packet::AfPacketConfig::new(j))
+                        .map_err(|e| open(p, "--rx", e.to_string()))?,
+                ),
+                _ => None,
+            };
+            execute(&plan, t, r, Idle::Sleep, &stop)
+        }
+        PortArg::Mem => {
+            let cfg = match &plan.args.impair {
+                Some(s) => parse_impair(s).map_err(usage)?,
+                None => ports::impair::ImpairConfig::seeded(1),
+            };
+            let (a, b) = ports::memory::mem_link(
+                4096,
+                Native::mac([2, 0, 0, 0, 0, 1]),
+                Native::mac([2, 0, 0, 0, 0, 2]),
+            );
+            let b = b.with_impairment(cfg, MonotonicClock::new());
+            execute(&plan, a, Some(b), Idle::Spin, &stop)
+        }
+        PortArg::Dpdk(_) => dpdk(&plan, &tx, rx.as_ref(), &stop),
+    }
+}
+
+#[cfg(feature = "dpdk")]
+fn dpdk(plan: &Plan, tx: &PortArg, rx: Option<&PortArg>, stop: &AtomicBool) -> Result<(), Failure> {
+    use crate::backend::{device_name, eal_args};
+    use ports::dpdk::{Eal, PortSpec, StartOptions};
+    let dev = |p: &PortArg| match p {
+        PortArg::Dpdk(d) => d.clone(),
+        _ => unreachable!("checked: one backend"),
+    };
+    let mut devices = vec![dev(tx)];
+    devices.extend(rx.map(dev));
+    let names: Vec<&str> = devices.iter().map(String::as_str).collect();
+    let args = eal_args(&plan.args.eal, &names);
+    let eal = Eal::init(args.clone()).map_err(|e| {
+        runtime(format!(
+            "--eal: DPDK's EAL did not start with {args:?}: {e}"
+        ))
+    })?;
+    let mut specs = vec![{
+        let s = PortSpec::new(device_name(&devices[0])).promiscuous(true);
+        match mac_arg("--mac", &plan.args.mac)? {
+            Some(m) => s.mac(m),
+            None => s,
+        }
+    }];
+    if devices.len() > 1 {
+        let s = PortSpec::new(device_name(&devices[1])).promiscuous(true);
+        specs.push(match mac_arg("--rx-mac", &plan.args.rx_mac)? {
+            Some(m) => s.mac(m),
+            None => s,
+        });
+    }
+    let opts = StartOptions {
+        extra_mbufs: 8192,
+        ..StartOptions::default()
+    };
+    let devs = eal
+        .start_ports(&specs, &opts)
+        .map_err(|e| runtime(format!("--tx/--rx {devices:?}: cannot start: {e}")))?;
+    let t = devs[0]
+        .port(0)
+        .map_err(|e| runtime(format!("--tx {tx}: {e}")))?;
+    let r = match devs.get(1) {
+        Some(d) => Some(
+            d.port(0)
+                .map_err(|e| runtime(format!("--rx {}: {e}", rx.expect("two devices"))))?,
+        ),
+        None => None,
+    };
+    execute(plan, t, r, Idle::Spin, stop)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk(_: &Plan, tx: &PortArg, _: Option<&PortArg>, _: &AtomicBool) -> Result<(), Failure> {
+    Err(usage(format!(
+        "--tx {tx}: this mwgen was built without DPDK (cargo build --features dpdk -p mwgen)"
+    )))
+}
+
+fn templates(plan: &Plan, link: LinkKind) -> Result<Vec<Template>, Failure> {
+    match &plan.args.pcap {
+        Some(p) => {
+            let bytes =
+                std::fs::read(p).map_err(|e| runtime(format!("--pcap {}: {e}", p.display())))?;
+            pcap::read(&bytes, link).map_err(|e| usage(format!("--pcap {}: {e}", p.display())))
+        }
+        None => plan
+            .profile
+            .build(link, plan.tag)
+            .map_err(|e| usage(e.to_string())),
+    }
+}
+
+fn write_pcap(plan: &Plan, path: &PathBuf) -> Result<(), Failure> {
+    let link = match plan.args.link.as_str() {
+        "ethernet" | "eth" => {
+            let dst = match plan.to.as_mac() {
+                Some(m) => m,
+                None if plan.to.is_empty() => [0xFF; 6],
+                None => return Err(usage("--to: an Ethernet capture needs a MAC")),
+            };
+            PcapLink::Ethernet {
+                dst,
+                src: mac_arg("--mac", &plan.args.mac)?.unwrap_or([2, 0, 0, 0, 1, 0x30]),
+            }
+        }
+        "raw" | "user0" => PcapLink::Raw,
+        l => return Err(usage(format!("--link: {l:?}: ethernet or raw"))),
+    };
+    let kind = match link {
+        PcapLink::Ethernet { .. } => LinkKind::Ethernet,
+        PcapLink::Raw => LinkKind::Memory,
+    };
+    let t = templates(plan, kind)?;
+    let count = plan.args.count.unwrap_or(t.len() as u64);
+    let bytes = pcap::write(&t, count, link);
+    std::fs::write(path, bytes)
+        .map_err(|e| runtime(format!("--write-pcap {}: {e}", path.display())))?;
+    if !plan.args.quiet {
+        eprintln!(
+            "mwgen: wrote {count} packets ({} distinct, mean frame {:.1} bytes) to {}",
+            t.len(),
+            mean_frame(&t),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+fn write_out(path: &PathBuf, text: &str) -> Result<(), Failure> {
+    if path.as_os_str() == "-" {
+        let mut o = std::io::stdout().lock();
+        o.write_all(text.as_bytes())
+            .and_then(|_| o.flush())
+            .map_err(|e| runtime(format!("stdout: {e}")))
+    } else {
+        std::fs::write(path, text).map_err(|e| runtime(format!("{}: {e}", path.display())))
+    }
+}
+
+fn execute<P: Port>(
+    plan: &Plan,
+    tx: P,
+    rx: Option<P>,
+    idle: Idle,
+    stop: &AtomicBool,
+) -> Result<(), Failure> {
+    let t = templates(plan, tx.link_kind())?;
+    let mean = mean_frame(&t);
+    let pps = plan.rate.pps(mean);
+    let cycle = t.len();
+    let mut g =
+        Generator::new(tx, rx, plan.to, t, plan.tag).map_err(|e| usage(format!("--to: {e}")))?;
+    let clock = MonotonicClock::new();
+    let warmup = plan.warmup.unwrap_or(
+        if idle == Idle::Spin && matches!(plan.args.tx, Some(PortArg::Dpdk(_))) {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_millis(100)
+        },
+    );
+    let base = RunSpec {
+        pps,
+        duration: plan.duration,
+        count: plan.args.count,
+        warmup,
+        drain: plan.drain,
+        idle,
+        tag: plan.tag,
+    };
+    let quiet = plan.args.quiet;
+    let live = !quiet && std::io::stderr().is_terminal();
+    let mut progress = |p: &crate::run::Progress| {
+        if live {
+            eprint!("\r{}", report::progress_line(p));
+        }
+    };
+    let to_stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let table_out = !(to_stdout(&plan.args.json) || to_stdout(&plan.args.csv));
+    let mut rep = Report {
+        mode: if plan.args.search { "search" } else { "run" },
+        command: std::env::args().collect(),
+        ports: report::Ports {
+            tx: plan
+                .args
+                .tx
+                .as_ref()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            rx: plan
+                .args
+                .rx
+                .as_ref()
+                .or(plan.args.tx.as_ref())
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            to: plan.to.to_string(),
+        },
+        profile: ProfileInfo {
+            kind: if plan.profile.l2.is_empty() {
+                "l3"
+            } else {
+                "l2"
+            },
+            src: plan.profile.src.to_string(),
+            dst: plan.args.dst.clone(),
+            size: plan
+                .args
+                .pcap
+                .as_ref()
+                .map_or(plan.args.size.clone(), |p| format!("pcap:{}", p.display())),
+            mean_frame: mean,
+            cycle,
+            l2: plan.args.l2.clone(),
+            priority: plan.profile.priority,
+        },
+        run: None,
+        search: None,
+    };
+    if plan.args.search {
+        let spec = SearchSpec {
+            trial: plan.trial,
+            trials: plan.args.trials.max(1),
+            pdr_loss: plan.args.pdr_loss / 100.0,
+            precision: plan.args.precision / 100.0,
+            latency_at: plan.args.latency_at / 100.0,
+            latency_duration: plan.trial,
+            base: RunSpec {
+                warmup: Duration::ZERO,
+                ..base.clone()
+            },
+        };
+        // Warm the ports up once, before the first trial.
+        let _ = run(
+            &mut g,
+            &clock,
+            &RunSpec {
+                pps: Some(1.0),
+                duration: Some(Duration::ZERO),
+                count: Some(0),
+                ..base.clone()
+            },
+            stop,
+            &mut |_| {},
+        );
+        let mut report_trial = |t: &crate::search::Trial| {
+            if !quiet {
+                if live {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!("{}", report::trial_line(t));
+            }
+        };
+        let r = search(
+            &mut g,
+            &clock,
+            &spec,
+            mean,
+            stop,
+            &mut report_trial,
+            &mut progress,
+        );
+        if live {
+            eprint!("\r\x1b[2K");
+        }
+        if table_out {
+            println!("mwgen search: {} -> {}", rep.ports.tx, rep.ports.rx);
+            print!("{}", report::search_table(&r));
+        }
+        rep.search = Some(r);
+    } else {
+        let r = run(&mut g, &clock, &base, stop, &mut progress);
+        if live {
+            eprint!("\r\x1b[2K");
+        }
+        if table_out {
+            println!("mwgen run: {} -> {}", rep.ports.tx, rep.ports.rx);
+            print!("{}", report::run_table(&r));
+        }
+        rep.run = Some(r);
+    }
+    if let Some(p) = &plan.args.json {
+        let mut s = serde_json::to_string_pretty(&rep).expect("plain data");
+        s.push('\n');
+        write_out(p, &s)?;
+    }
+    if let Some(p) = &plan.args.csv {
+        write_out(p, &report::csv(&rep))?;
+    }
+    Ok(())
+}

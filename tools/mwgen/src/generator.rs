@@ -1,0 +1,366 @@
+//! The generator: a sans-clock engine over one transmit port and one receive
+//! port (or one port for both), driven by [`Generator::poll`] with the time.
+//!
+//! Each poll transmits at most one burst (as many packets as the pacer
+//! allows) and receives at most one burst per port. A packet is a copy of
+//! the next template of the cycle with the probe's sequence number and the
+//! poll's time patched in (one clock read per poll, so the transmit time of
+//! a packet is when its burst was built). Packets the port refuses (a full
+//! ring) are counted in `refused`, not in `sent`; their sequence numbers are
+//! used again by the next packets, so that the receiver sees no gap for them.
+//!
+//! Tests drive it with a test clock (ports::impair::TestClock) shared with
+//! the impairment layer; crate::run drives it with the machine's clock.
+
+use ports::{BURST, Burst, LinkKind, Native, PacketBuf, Port};
+use serde::Serialize;
+
+use crate::probe::{self, SEQ_SPACE};
+use crate::profile::{Template, link_overhead};
+use crate::rate::Pacer;
+use crate::receiver::Receiver;
+
+/// Counts of the sending side.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TxCounts {
+    /// Packets the pacer let through (sent + refused + no buffer).
+    pub attempted: u64,
+    /// Packets the port accepted.
+    pub sent: u64,
+    /// Probes among them (a replayed capture may hold other packets).
+    pub probes: u64,
+    /// Frame bytes the port accepted.
+    pub bytes: u64,
+    /// Packets the port refused (a full transmit ring): never on the wire.
+    pub refused: u64,
+    /// Packets not built because the port had no free buffer.
+    pub no_buffer: u64,
+}
+
+/// Why a generator cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GenError {
+    /// The templates are empty.
+    #[error("nothing to send")]
+    Empty,
+    /// The port cannot address `to`.
+    #[error("the transmit port ({kind:?}) cannot send to {to}: {why}")]
+    Encap {
+        /// The port's link kind.
+        kind: LinkKind,
+        /// The next hop.
+        to: Native,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+/// The generator over ports of type `P`.
+pub struct Generator<P: Port> {
+    tx: P,
+    rx: Option<P>,
+    to: Native,
+    templates: Vec<Template>,
+    next: usize,
+    seq: u64,
+    pacer: Pacer,
+    limit: Option<u64>,
+    txq: Burst<P::Buf>,
+    rxq: Burst<P::Buf>,
+    counts: TxCounts,
+    receiver: Receiver,
+}
+
+impl<P: Port> Generator<P> {
+    /// A generator sending `templates` (stream `tag`) on `tx` to native
+    /// address `to` (the router's HR on the transmit SAN; empty: every member
+    /// of the SAN) and receiving on `rx` (`None`: on `tx`).
+    pub fn new(
+        mut tx: P,
+        rx: Option<P>,
+        to: Native,
+        templates: Vec<Template>,
+        tag: u16,
+    ) -> Result<Generator<P>, GenError> {
+        let first = templates.first().ok_or(GenError::Empty)?;
+        // Try the encapsulation once, so that a wrong address is an error
+        // now and not a silent count later.
+        if let Some(mut b) = tx.alloc() {
+            let ok = b.append(first.bytes.len()).is_some() && tx.encap(&mut b, &to);
+            tx.recycle(b);
+            if !ok {
+                return Err(GenError::Encap {
+                    kind: tx.link_kind(),
+                    to,
+                    why: "not an address of this SAN's kind, or no room for the frame",
+                });
+            }
+        }
+        let rx_kind = rx.as_ref().unwrap_or(&tx).link_kind();
+        let (hdr, min) = link_overhead(rx_kind);
+        let mut g = Generator {
+            tx,
+            rx,
+            to,
+            templates,
+            next: 0,
+            seq: 0,
+            pacer: Pacer::new(Some(0.0), 0),
+            limit: Some(0),
+            txq: Burst::new(),
+            rxq: Burst::new(),
+            counts: TxCounts::default(),
+            receiver: Receiver::new(tag, hdr, min),
+        };
+        g.set_tag(tag);
+        Ok(g)
+    }
+
+    fn set_tag(&mut self, tag: u16) {
+        for t in &mut self.templates {
+            if let Some(h) = t.hdr {
+                probe::set_tag(&mut t.bytes, h, tag);
+            }
+        }
+    }
+
+    /// Starts a new stream `tag` at time `now_ns`: counters cleared, numbers
+    /// from 0, `pps` packets per second (`None`: as fast as the port takes
+    /// them), `limit` packets in all (`None`: until stopped). Packets of an
+    /// earlier stream still in flight count as foreign.
+    pub fn start(&mut self, now_ns: u64, pps: Option<f64>, limit: Option<u64>, tag: u16) {
+        self.set_tag(tag);
+        self.receiver.reset(tag);
+        self.counts = TxCounts::default();
+        self.seq = 0;
+        self.next = 0;
+        self.pacer = Pacer::new(pps, now_ns);
+        self.limit = limit;
+    }
+
+    /// Stops transmitting (receiving goes on).
+    pub fn stop(&mut self) {
+        self.limit = Some(self.counts.attempted);
+    }
+
+    /// Whether everything asked for has been attempted.
+    pub fn tx_done(&self) -> bool {
+        self.limit.is_some_and(|l| self.counts.attempted >= l)
+    }
+
+    /// One transmit burst at `now_ns`; returns the packets sent.
+    #[inline]
+    pub fn poll_tx(&mut self, now_ns: u64) -> usize {
+        let mut n = self.pacer.allowance(now_ns, self.counts.attempted, BURST);
+        if let Some(l) = self.limit {
+            n = n.min(l.saturating_sub(self.counts.attempted) as usize);
+        }
+        if n == 0 {
+            return 0;
+        }
+        let first = self.next;
+        let seq0 = self.seq;
+        let cycle = self.templates.len();
+        for _ in 0..n {
+            let Some(mut b) = self.tx.alloc() else {
+                break;
+            };
+            let t = &self.templates[self.next];
+            let Some(room) = b.append(t.bytes.len()) else {
+                self.tx.recycle(b);
+                break;
+            };
+            room.copy_from_slice(&t.bytes);
+            if let Some(h) = t.hdr {
+                probe::patch(b.data_mut(), h, self.seq, now_ns);
+                self.seq = (self.seq + 1) % SEQ_SPACE;
+            }
+            if !self.tx.encap(&mut b, &self.to) {
+                self.tx.recycle(b);
+                break;
+            }
+            self.txq.push(b);
+            self.next = if self.next + 1 == cycle {
+                0
+            } else {
+                self.next + 1
+            };
+        }
+        let built = self.txq.len();
+        self.counts.attempted += n as u64;
+        self.counts.no_buffer += (n - built) as u64;
+        let sent = self.tx.tx_burst(&mut self.txq);
+        // Count what went out; rewind over what did not, so that the next
+        // packets take its templates and sequence numbers.
+        let mut i = first;
+        for _ in 0..sent {
+            let t = &self.templates[i];
+            self.counts.bytes += t.frame_len as u64;
+            self.counts.probes += u64::from(t.hdr.is_some());
+            i = if i + 1 == cycle { 0 } else { i + 1 };
+        }
+        self.counts.sent += sent as u64;
+        if sent < built {
+            self.counts.refused += (built - sent) as u64;
+            let (mut seq, mut j) = (seq0, first);
+            for _ in 0..sent {
+                seq += u64::from(self.templates[j].hdr.is_some());
+                j = if j + 1 == cycle { 0 } else { j + 1 };
+            }
+            self.seq = seq % SEQ_SPACE;
+            self.next = j;
+            for b in self.txq.drain(..) {
+                self.tx.recycle(b);
+            }
+        }
+        sent
+    }
+
+    /// One receive burst per receive port at `now_ns`; returns the packets
+    /// received.
+    #[inline]
+    pub fn poll_rx(&mut self, now_ns: u64) -> usize {
+        let port = self.rx.as_mut().unwrap_or(&mut self.tx);
+        port.rx_burst(&mut self.rxq);
+        let n = self.rxq.len();
+        for b in self.rxq.drain(..) {
+            self.receiver.on_packet(b.data(), b.rx_error(), now_ns);
+            port.recycle(b);
+        }
+        n
+    }
+
+    /// One transmit burst, then one receive burst; returns (sent, received).
+    #[inline]
+    pub fn poll(&mut self, now_ns: u64) -> (usize, usize) {
+        let s = self.poll_tx(now_ns);
+        (s, self.poll_rx(now_ns))
+    }
+
+    /// Nanoseconds until the pacer lets the next packet go.
+    pub fn wait_ns(&self, now_ns: u64) -> u64 {
+        self.pacer.wait_ns(now_ns, self.counts.attempted)
+    }
+
+    /// The sending side's counts.
+    pub fn tx_counts(&self) -> &TxCounts {
+        &self.counts
+    }
+
+    /// The receiving side.
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    /// The templates of the cycle.
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Probes sent and not (yet) received once.
+    pub fn outstanding(&self) -> u64 {
+        self.counts
+            .probes
+            .saturating_sub(self.receiver.counts().unique())
+    }
+
+    /// The ports, for their own statistics.
+    pub fn ports(&self) -> (&P, Option<&P>) {
+        (&self.tx, self.rx.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{Profile, Sizes};
+    use ports::memory::mem_link;
+
+    fn link() -> (ports::memory::MemPort, ports::memory::MemPort) {
+        mem_link(
+            64,
+            Native::mac([2, 0, 0, 0, 0, 1]),
+            Native::mac([2, 0, 0, 0, 0, 2]),
+        )
+    }
+
+    #[test]
+    fn sends_count_and_receives_in_order() {
+        let (a, b) = link();
+        let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), Native::EMPTY, t, 1).unwrap();
+        g.start(0, None, Some(100), 1);
+        let mut now = 0;
+        while !g.tx_done() || g.outstanding() > 0 {
+            now += 1000;
+            g.poll(now);
+        }
+        let c = g.receiver().counts();
+        assert_eq!(g.tx_counts().sent, 100);
+        assert_eq!(g.tx_counts().bytes, 6400);
+        assert_eq!((c.received, c.duplicated, c.reordered), (100, 0, 0));
+        assert_eq!(g.receiver().latency().max, 0);
+    }
+
+    #[test]
+    fn refused_packets_reuse_their_numbers() {
+        // A 64-packet wire and nobody receiving: the first 64 go, the rest
+        // are refused; once drained, the next packets follow without a gap.
+        let (a, mut b) = link();
+        let t = Profile {
+            sizes: Sizes::List(vec![64, 100, 200]),
+            ..Profile::default()
+        }
+        .build(LinkKind::Memory, 1)
+        .unwrap();
+        let mut g = Generator::new(a, None, Native::EMPTY, t, 1).unwrap();
+        g.start(0, None, Some(200), 1);
+        for _ in 0..4 {
+            g.poll_tx(0);
+        }
+        assert_eq!(g.tx_counts().sent, 64);
+        assert_eq!(g.tx_counts().refused, 64);
+        let mut seqs = Vec::new();
+        let mut sizes = Vec::new();
+        let mut rx =
+            |b: &mut ports::memory::MemPort, seqs: &mut Vec<u64>, sizes: &mut Vec<usize>| {
+                while let Some(p) = b.recv_bytes() {
+                    match probe::read(&p) {
+                        probe::Received::Probe(pr) => seqs.push(pr.seq),
+                        r => panic!("{r:?}"),
+                    }
+                    sizes.push(p.len());
+                }
+            };
+        rx(&mut b, &mut seqs, &mut sizes);
+        g.poll_tx(0);
+        rx(&mut b, &mut seqs, &mut sizes);
+        assert_eq!(seqs, (0..96).collect::<Vec<_>>());
+        let want: Vec<usize> = (0..96).map(|i| [64, 100, 200][i % 3]).collect();
+        assert_eq!(sizes, want);
+    }
+
+    #[test]
+    fn pacing_spreads_packets() {
+        let (a, b) = link();
+        let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), Native::EMPTY, t, 1).unwrap();
+        g.start(0, Some(1e6), None, 1); // one per µs
+        for us in 0..=1000u64 {
+            g.poll(us * 1000);
+        }
+        assert_eq!(g.tx_counts().sent, 1001);
+        assert_eq!(g.receiver().counts().received, 1001);
+    }
+
+    #[test]
+    fn a_wrong_next_hop_is_an_error() {
+        let (a, b) = link();
+        let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
+        let to: Native = "[::1]:5".parse().unwrap();
+        assert!(matches!(
+            Generator::new(a, Some(b), to, t, 1),
+            Err(GenError::Encap { .. })
+        ));
+    }
+}

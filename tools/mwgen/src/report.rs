@@ -1,0 +1,296 @@
+//! Output: the live progress line, the summary table, and the JSON and CSV
+//! result files.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::run::{Progress, RunResult};
+use crate::search::{SearchResult, Trial};
+
+/// Everything a run of mwgen produced, as written by `--json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// `"run"` or `"search"`.
+    pub mode: &'static str,
+    /// The command line.
+    pub command: Vec<String>,
+    /// The transmit and receive ports as given.
+    pub ports: Ports,
+    /// The profile as given.
+    pub profile: ProfileInfo,
+    /// The run (mode `run`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunResult>,
+    /// The search (mode `search`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchResult>,
+}
+
+/// Ports as given on the command line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ports {
+    /// Transmit port.
+    pub tx: String,
+    /// Receive port (same as tx when not given).
+    pub rx: String,
+    /// The next hop's native address.
+    pub to: String,
+}
+
+/// The profile as given on the command line.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileInfo {
+    /// `"l3"` or `"l2"`.
+    pub kind: &'static str,
+    /// Source address.
+    pub src: String,
+    /// Destinations as given.
+    pub dst: String,
+    /// Sizes as given.
+    pub size: String,
+    /// Mean frame size of the cycle.
+    pub mean_frame: f64,
+    /// Packets in the cycle.
+    pub cycle: usize,
+    /// The L2 route as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2: Option<String>,
+    /// Priority.
+    pub priority: u8,
+}
+
+/// A rate in human units: `12.35 Mpps`.
+pub fn pps(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} Mpps", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} kpps", v / 1e3)
+    } else {
+        format!("{v:.0} pps")
+    }
+}
+
+/// A bit rate in human units: `8.30 Gbit/s`.
+pub fn bps(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2} Gbit/s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} Mbit/s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} kbit/s", v / 1e3)
+    } else {
+        format!("{v:.0} bit/s")
+    }
+}
+
+/// A latency in human units.
+pub fn ns(v: u64) -> String {
+    if v >= 10_000_000 {
+        format!("{:.1} ms", v as f64 / 1e6)
+    } else if v >= 10_000 {
+        format!("{:.1} us", v as f64 / 1e3)
+    } else {
+        format!("{v} ns")
+    }
+}
+
+/// The progress line (no newline; the caller rewrites it with `\r`).
+pub fn progress_line(p: &Progress) -> String {
+    format!(
+        "{:6.1}s  sent {:>12}  rx {:>12}  tx {:>12}  rx {:>12}  refused {}",
+        p.elapsed_s,
+        p.sent,
+        p.received,
+        pps(p.tx_pps),
+        pps(p.rx_pps),
+        p.refused
+    )
+}
+
+/// One line per trial of a search.
+pub fn trial_line(t: &Trial) -> String {
+    let r = &t.result;
+    format!(
+        "search {} {:<3} offered {:>14}  sent {:>14}  loss {:>9.5}%  {}",
+        t.search,
+        t.phase,
+        t.offered_pps.map_or("max".into(), pps),
+        pps(r.tx_pps),
+        r.loss_ratio * 100.0,
+        if t.pass { "pass" } else { "fail" }
+    )
+}
+
+/// The summary table of a run.
+pub fn run_table(r: &RunResult) -> String {
+    let mut s = String::new();
+    let l = &r.latency_ns;
+    let rows: Vec<(&str, String)> = vec![
+        ("duration", format!("{:.3} s", r.duration_s)),
+        ("offered", r.offered_pps.map_or("max".into(), pps)),
+        (
+            "sent",
+            format!("{} ({}, {})", r.tx.sent, pps(r.tx_pps), bps(r.tx_bps)),
+        ),
+        (
+            "refused by port",
+            format!("{} (never on the wire)", r.tx.refused),
+        ),
+        ("no buffer", r.tx.no_buffer.to_string()),
+        (
+            "received",
+            format!("{} ({}, {})", r.rx.received, pps(r.rx_pps), bps(r.rx_bps)),
+        ),
+        ("lost", format!("{} ({:.6}%)", r.lost, r.loss_ratio * 100.0)),
+        ("duplicated", r.rx.duplicated.to_string()),
+        (
+            "reordered",
+            format!("{} (of which late {})", r.rx.reordered, r.rx.late),
+        ),
+        (
+            "latency",
+            if l.count == 0 {
+                "-".into()
+            } else {
+                format!(
+                    "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                    ns(l.min),
+                    ns(l.p50),
+                    ns(l.p90),
+                    ns(l.p99),
+                    ns(l.p999),
+                    ns(l.max)
+                )
+            },
+        ),
+        (
+            "EI seen",
+            if r.ei.is_empty() {
+                "-".into()
+            } else {
+                let v: Vec<String> =
+                    r.ei.iter()
+                        .map(|e| format!("{} x{}", e.value, e.count))
+                        .collect();
+                v.join(", ")
+            },
+        ),
+        (
+            "other packets",
+            format!(
+                "{} not probes, {} of other streams, {} malformed, {} rx errors",
+                r.rx.other, r.rx.foreign, r.rx.malformed, r.rx.rx_errors
+            ),
+        ),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(s, "  {k:<16} {v}");
+    }
+    if r.interrupted {
+        s.push_str("  (interrupted)\n");
+    }
+    s
+}
+
+/// The summary table of a search.
+pub fn search_table(r: &SearchResult) -> String {
+    let mut s = String::new();
+    let each = |v: &[f64]| v.iter().map(|x| pps(*x)).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(s, "  {:<16} {}", "max sent", pps(r.max_pps));
+    let _ = writeln!(
+        s,
+        "  {:<16} {} ({})  searches: {}",
+        "NDR",
+        pps(r.ndr.pps),
+        bps(r.ndr.bps),
+        each(&r.ndr.each)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<16} {} ({})  searches: {}",
+        format!("PDR ({}%)", r.pdr_loss * 100.0),
+        pps(r.pdr.pps),
+        bps(r.pdr.bps),
+        each(&r.pdr.each)
+    );
+    if let Some(l) = &r.latency {
+        let _ = writeln!(
+            s,
+            "latency at {:.0}% of NDR ({}):",
+            r.latency_at * 100.0,
+            pps(l.offered_pps.unwrap_or(0.0))
+        );
+        s.push_str(&run_table(l));
+    }
+    s
+}
+
+/// The CSV header of [`csv_row`].
+pub const CSV_HEADER: &str = "phase,search,offered_pps,duration_s,sent,refused,received,unique,lost,loss_ratio,duplicated,reordered,tx_pps,tx_bps,rx_pps,rx_bps,lat_min_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,pass";
+
+/// One CSV row: a run or a trial.
+pub fn csv_row(phase: &str, search: Option<u32>, r: &RunResult, pass: Option<bool>) -> String {
+    let l = &r.latency_ns;
+    format!(
+        "{phase},{},{},{:.6},{},{},{},{},{},{:.9},{},{},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{}",
+        search.map_or(String::new(), |s| s.to_string()),
+        r.offered_pps.map_or(String::new(), |p| format!("{p:.1}")),
+        r.duration_s,
+        r.tx.sent,
+        r.tx.refused,
+        r.rx.received,
+        r.unique,
+        r.lost,
+        r.loss_ratio,
+        r.rx.duplicated,
+        r.rx.reordered,
+        r.tx_pps,
+        r.tx_bps,
+        r.rx_pps,
+        r.rx_bps,
+        l.min,
+        l.p50,
+        l.p90,
+        l.p99,
+        l.p999,
+        l.max,
+        pass.map_or(String::new(), |p| p.to_string()),
+    )
+}
+
+/// The CSV file of a report.
+pub fn csv(rep: &Report) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    if let Some(r) = &rep.run {
+        s.push_str(&csv_row("run", None, r, None));
+        s.push('\n');
+    }
+    if let Some(sr) = &rep.search {
+        for t in &sr.trials {
+            s.push_str(&csv_row(t.phase, Some(t.search), &t.result, Some(t.pass)));
+            s.push('\n');
+        }
+        if let Some(l) = &sr.latency {
+            s.push_str(&csv_row("latency", None, l, None));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(pps(12_345_678.0), "12.346 Mpps");
+        assert_eq!(pps(1500.0), "1.50 kpps");
+        assert_eq!(bps(8.3e9), "8.30 Gbit/s");
+        assert_eq!(ns(1234), "1234 ns");
+        assert_eq!(ns(123_456), "123.5 us");
+        assert_eq!(CSV_HEADER.split(',').count(), 23);
+    }
+}
