@@ -1,0 +1,198 @@
+//! The mwgen binary: runs and searches on the in-memory wire with its
+//! impairment, pcap writing (decoded by mwdump) and replay, and the errors
+//! and exit codes of bad arguments and ports that cannot be opened.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn mwgen(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mwgen"))
+        .args(args)
+        .output()
+        .expect("running mwgen");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--json", "-", "-q"]);
+    let (code, out, err) = mwgen(&all);
+    assert_eq!(code, 0, "mwgen {args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn a_run_reports_what_the_wire_lost() {
+    let v = json(&[
+        "--tx",
+        "mem",
+        "--impair",
+        "loss=0.05,dup=0.01,seed=3",
+        "--count",
+        "20000",
+        "--size",
+        "imix",
+    ]);
+    let r = &v["run"];
+    assert_eq!(v["mode"], "run");
+    assert_eq!(r["tx"]["sent"], 20000);
+    let (lost, unique) = (r["lost"].as_u64().unwrap(), r["unique"].as_u64().unwrap());
+    assert_eq!(lost + unique, 20000);
+    assert!(lost > 700 && lost < 1300, "{lost}");
+    assert!(r["rx"]["duplicated"].as_u64().unwrap() > 100);
+    assert_eq!(r["ei"][0]["value"], "0x0");
+    assert_eq!(v["profile"]["cycle"], 12);
+    for k in ["min", "p50", "p90", "p99", "p999", "max"] {
+        assert!(r["latency_ns"][k].is_u64(), "{k}");
+    }
+}
+
+#[test]
+fn a_search_finds_no_ndr_under_random_loss_and_pdr_at_max() {
+    // Random loss at every rate: no rate is loss-free, and 0.2 % is below
+    // the PDR threshold of 0.5 %, so the PDR is the maximum.
+    let v = json(&[
+        "--tx",
+        "mem",
+        "--impair",
+        "loss=0.002,seed=9",
+        "--search",
+        "--trials",
+        "1",
+        "--trial-duration",
+        "300ms",
+        "--precision",
+        "20",
+    ]);
+    let s = &v["search"];
+    let max = s["max_pps"].as_f64().unwrap();
+    assert!(max > 10_000.0, "{max}");
+    assert!(s["ndr"]["pps"].as_f64().unwrap() < 0.2 * max, "{s}");
+    assert_eq!(s["pdr"]["pps"].as_f64().unwrap(), max);
+    let trials = s["trials"].as_array().unwrap();
+    assert_eq!(trials[0]["phase"], "max");
+    assert!(trials.iter().any(|t| t["phase"] == "ndr"));
+    // CSV: a header and one row per trial (and the latency run, if any).
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let (code, _, err) = mwgen(&[
+        "--tx",
+        "mem",
+        "--search",
+        "--trials",
+        "1",
+        "--trial-duration",
+        "100ms",
+        "--precision",
+        "50",
+        "--csv",
+        csv.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("phase,search,offered_pps"));
+    assert!(text.lines().count() >= 2);
+}
+
+#[test]
+fn written_pcaps_decode_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("l2.pcap");
+    let (code, _, err) = mwgen(&[
+        "--write-pcap",
+        f.to_str().unwrap(),
+        "--to",
+        "02:00:00:00:01:01",
+        "--dst",
+        "0x0230-0x0233",
+        "--l2",
+        "0x0102@02:00:00:00:02:30",
+        "--size",
+        "64",
+        "--count",
+        "100",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&f).unwrap();
+    let cap = mwdump::capture::read(&bytes).unwrap();
+    assert_eq!(cap.frames.len(), 100);
+    for (i, fr) in cap.frames.iter().enumerate() {
+        assert_eq!(fr.data.len(), 64);
+        assert_eq!(&fr.data[..6], &[2, 0, 0, 0, 1, 1]);
+        let p = rrp::wire::PacketRepr::parse(&fr.data[14..]).unwrap();
+        assert_eq!(p.l2rhs.len(), 1);
+        assert_eq!(p.header.dst.0, 0x0230 + (i % 4) as u16);
+        assert_eq!(p.header.packet_type.0, mwgen::probe::PROBE_PT);
+    }
+    // Replayed through the in-memory wire: every probe comes back.
+    let v = json(&[
+        "--pcap",
+        f.to_str().unwrap(),
+        "--tx",
+        "mem",
+        "--count",
+        "1000",
+    ]);
+    assert_eq!(v["run"]["unique"], 1000);
+    assert_eq!(v["run"]["lost"], 0);
+    assert_eq!(v["profile"]["cycle"], 100);
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_message_that_names_them() {
+    for (args, says) in [
+        (vec!["--tx", "mem", "--rate", "fast"], "--rate"),
+        (vec!["--tx", "mem", "--size", "10"], "--size"),
+        (vec!["--tx", "mem", "--dst", "0x0001"], "--dst"),
+        (vec!["--tx", "bogus"], "bogus"),
+        (vec!["--rate", "1000"], "--tx"),
+        (vec!["--tx", "mem", "--l2", "0x0102@nowhere"], "--l2"),
+        (vec!["--tx", "mem", "--impair", "loss=2"], "--impair"),
+        (vec!["--tx", "mem", "--to", "zz"], "--to"),
+        (
+            vec!["--tx", "udp:127.0.0.1:0", "--rx", "mem"],
+            "one backend",
+        ),
+        (
+            vec!["--tx", "udp:127.0.0.1:0", "--impair", "loss=0.1"],
+            "--impair",
+        ),
+        (
+            vec![
+                "--tx",
+                "mem",
+                "--l2",
+                "0x0102@02:00:00:00:02:30",
+                "--size",
+                "40",
+            ],
+            "smallest is",
+        ),
+        (vec!["--tx", "mem", "--search", "--count", "5"], "--count"),
+    ] {
+        let (code, _, err) = mwgen(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_port_that_cannot_open_is_named() {
+    // 192.0.2.1 (TEST-NET-1) is not an address of this machine: the bind
+    // fails at once and nothing is sent.
+    let (code, _, err) = mwgen(&["--tx", "udp:192.0.2.1:9", "--count", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--tx udp:192.0.2.1:9: cannot open"), "{err}");
+    let (code, _, err) = mwgen(&["--tx", "af_packet:mwgen-none0", "--count", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--tx af_packet:mwgen-none0: cannot open"),
+        "{err}"
+    );
+}
