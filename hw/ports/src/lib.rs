@@ -112,6 +112,31 @@ pub trait Port: Send {
         drop(buf)
     }
 
+    /// Appends up to `n` new empty buffers to `out` (no more than it has
+    /// room for) and returns how many: for senders that build whole bursts.
+    /// Pooled backends take them from the pool in one operation.
+    #[inline]
+    fn alloc_burst(&mut self, out: &mut Burst<Self::Buf>, n: usize) -> usize {
+        let n = n.min(out.remaining_capacity());
+        for i in 0..n {
+            match self.alloc() {
+                Some(b) => out.push(b),
+                None => return i,
+            }
+        }
+        n
+    }
+
+    /// Takes back every buffer of `bufs` (leaving it empty), as
+    /// [`Port::recycle`] does one: pooled backends return them in one
+    /// operation.
+    #[inline]
+    fn recycle_burst(&mut self, bufs: &mut Burst<Self::Buf>) {
+        for b in bufs.drain(..) {
+            self.recycle(b);
+        }
+    }
+
     /// A file descriptor that becomes readable when packets arrive, for
     /// workers that block when idle; `None` for polled-only backends.
     fn wait_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {

@@ -161,13 +161,12 @@ impl<P: Port> Generator<P> {
         let first = self.next;
         let seq0 = self.seq;
         let cycle = self.templates.len();
-        for _ in 0..n {
-            let Some(mut b) = self.tx.alloc() else {
-                break;
-            };
+        let got = self.tx.alloc_burst(&mut self.txq, n);
+        let mut built = got;
+        for (i, b) in self.txq.iter_mut().enumerate() {
             let t = &self.templates[self.next];
             let Some(room) = b.append(t.bytes.len()) else {
-                self.tx.recycle(b);
+                built = i;
                 break;
             };
             room.copy_from_slice(&t.bytes);
@@ -175,18 +174,23 @@ impl<P: Port> Generator<P> {
                 probe::patch(b.data_mut(), h, self.seq, now_ns);
                 self.seq = (self.seq + 1) % SEQ_SPACE;
             }
-            if !self.tx.encap(&mut b, &self.to) {
-                self.tx.recycle(b);
+            if !self.tx.encap(b, &self.to) {
+                built = i;
                 break;
             }
-            self.txq.push(b);
             self.next = if self.next + 1 == cycle {
                 0
             } else {
                 self.next + 1
             };
         }
-        let built = self.txq.len();
+        if built < got {
+            // A buffer too small for its template, or no room for the link
+            // header: drop it and the rest (counted as no buffer below).
+            let mut rest: Burst<P::Buf> = self.txq.drain(built..).collect();
+            self.tx.recycle_burst(&mut rest);
+            (self.next, self.seq) = self.advance(first, seq0, built);
+        }
         self.counts.attempted += n as u64;
         self.counts.no_buffer += (n - built) as u64;
         let sent = self.tx.tx_burst(&mut self.txq);
@@ -202,18 +206,22 @@ impl<P: Port> Generator<P> {
         self.counts.sent += sent as u64;
         if sent < built {
             self.counts.refused += (built - sent) as u64;
-            let (mut seq, mut j) = (seq0, first);
-            for _ in 0..sent {
-                seq += u64::from(self.templates[j].hdr.is_some());
-                j = if j + 1 == cycle { 0 } else { j + 1 };
-            }
-            self.seq = seq % SEQ_SPACE;
-            self.next = j;
-            for b in self.txq.drain(..) {
-                self.tx.recycle(b);
-            }
+            (self.next, self.seq) = self.advance(first, seq0, sent);
+            self.tx.recycle_burst(&mut self.txq);
         }
         sent
+    }
+
+    /// The template index and sequence number after `k` packets from
+    /// template `first` and number `seq0`.
+    fn advance(&self, first: usize, seq0: u64, k: usize) -> (usize, u64) {
+        let cycle = self.templates.len();
+        let (mut j, mut seq) = (first, seq0);
+        for _ in 0..k {
+            seq += u64::from(self.templates[j].hdr.is_some());
+            j = if j + 1 == cycle { 0 } else { j + 1 };
+        }
+        (j, seq % SEQ_SPACE)
     }
 
     /// One receive burst per receive port at `now_ns`; returns the packets
@@ -223,10 +231,10 @@ impl<P: Port> Generator<P> {
         let port = self.rx.as_mut().unwrap_or(&mut self.tx);
         port.rx_burst(&mut self.rxq);
         let n = self.rxq.len();
-        for b in self.rxq.drain(..) {
+        for b in &self.rxq {
             self.receiver.on_packet(b.data(), b.rx_error(), now_ns);
-            port.recycle(b);
         }
+        port.recycle_burst(&mut self.rxq);
         n
     }
 
@@ -322,7 +330,7 @@ mod tests {
         assert_eq!(g.tx_counts().refused, 64);
         let mut seqs = Vec::new();
         let mut sizes = Vec::new();
-        let mut rx =
+        let rx =
             |b: &mut ports::memory::MemPort, seqs: &mut Vec<u64>, sizes: &mut Vec<usize>| {
                 while let Some(p) = b.recv_bytes() {
                     match probe::read(&p) {

@@ -20,7 +20,8 @@
 //! computed modulo 2^32 ns and is exact below 4.29 s.
 
 use rrp::limits::MAX_L2RHS;
-use rrp::wire::header::{HEADER_LEN, field};
+use rrp::wire::header::{HEADER_LEN, VERSION, field};
+use rrp::wire::l2rh::starts_l2rh;
 use rrp::wire::packet::{TRAILER_LEN, locate};
 
 /// The Packet Type of mwgen's probes (user-defined range).
@@ -84,6 +85,51 @@ pub enum Received {
 /// are frame padding).
 #[inline]
 pub fn read(pkt: &[u8]) -> Received {
+    // The common case first: no L2RH left, version 5, a probe with room for
+    // its data word and trailer. Anything else takes the full walk.
+    if pkt.len() >= HEADER_LEN + PROBE_LEN + TRAILER_LEN {
+        let h: &[u8; HEADER_LEN + PROBE_LEN] = pkt[..HEADER_LEN + PROBE_LEN]
+            .try_into()
+            .expect("length checked");
+        let first = u16::from_be_bytes([h[0], h[1]]);
+        let pt = u16::from_be_bytes([h[field::PT.start], h[field::PT.start + 1]]);
+        let words = u32::from_be_bytes([
+            0,
+            h[field::DL.start],
+            h[field::DL.start + 1],
+            h[field::DL.start + 2],
+        ]) as usize;
+        let t = HEADER_LEN + words * 8;
+        let pl = (h[field::E_PL] & 0x0F) as usize;
+        if !starts_l2rh(first)
+            && h[field::VERSION] == VERSION
+            && pt == PROBE_PT
+            && pl < 8
+            && words * 8 >= PROBE_LEN + pl
+            && pkt.len() >= t + TRAILER_LEN
+        {
+            let be32 = |o: usize| u32::from_be_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
+            let mut ei = [0u8; TRAILER_LEN];
+            ei.copy_from_slice(&pkt[t..t + TRAILER_LEN]);
+            return Received::Probe(Probe {
+                tag: u16::from_be_bytes([h[field::TE.start], h[field::TE.start + 1]]),
+                seq: (u64::from(u16::from_be_bytes([
+                    h[field::FREE.start],
+                    h[field::FREE.start + 1],
+                ])) << 32)
+                    | u64::from(be32(HEADER_LEN + SEQ_LO)),
+                tx_ns32: be32(HEADER_LEN + TX_NS),
+                ei: u64::from_be_bytes(ei),
+            });
+        }
+    }
+    read_slow(pkt)
+}
+
+/// [`read`] for every other case: leading L2RHs, malformed packets, packets
+/// of other types.
+#[cold]
+fn read_slow(pkt: &[u8]) -> Received {
     let Ok(l) = locate(pkt, MAX_L2RHS) else {
         return Received::Malformed;
     };
@@ -167,6 +213,26 @@ mod tests {
         let mut p = probe_packet(8);
         p[field::PT.start + 1] = 0x02;
         assert_eq!(read(&p), Received::Other);
+    }
+
+    proptest::proptest! {
+        /// The fast path reads exactly what the full walk reads.
+        #[test]
+        fn fast_read_agrees_with_the_full_walk(
+            data_len in 0usize..40,
+            flips in proptest::collection::vec((0usize..64, proptest::num::u8::ANY), 0..4),
+            cut in 0usize..64,
+        ) {
+            let mut p = probe_packet(data_len);
+            p.extend_from_slice(&[0; 3]);
+            for (at, v) in flips {
+                if at < p.len() {
+                    p[at] = v;
+                }
+            }
+            p.truncate(p.len().saturating_sub(cut % 8));
+            proptest::prop_assert_eq!(read(&p), read_slow(&p));
+        }
     }
 
     #[test]

@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(r[0].to_l2rh().buffer_len(), 16);
         assert!(parse_hop("@").is_err());
         assert!(parse_hop("0x0102@nothing").is_err());
-        assert!(parse_route(&vec!["0x0102"; 9].join("/")).is_err());
+        assert!(parse_route(&["0x0102"; 9].join("/")).is_err());
     }
 
     #[test]

@@ -773,6 +773,16 @@ impl Port for DpdkPort {
         self.pool.alloc()
     }
 
+    #[inline]
+    fn alloc_burst(&mut self, out: &mut Burst<Mbuf>, n: usize) -> usize {
+        self.pool.alloc_burst(out, n)
+    }
+
+    #[inline]
+    fn recycle_burst(&mut self, bufs: &mut Burst<Mbuf>) {
+        super::mbuf::free_burst(bufs);
+    }
+
     fn native_addr(&self) -> Native {
         Native::mac(self.mac)
     }

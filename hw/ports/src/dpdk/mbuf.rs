@@ -7,8 +7,8 @@ use std::ptr::NonNull;
 use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, errno_error, native_src_offset};
-use crate::PacketBuf;
 use crate::native::Native;
+use crate::{BURST, Burst, PacketBuf};
 
 /// The `ol_flags` bits that DPDK uses for receive information (bits 0..=22;
 /// the transmit requests and the buffer-kind flags such as
@@ -92,6 +92,31 @@ impl Pool {
         Some(m)
     }
 
+    /// Appends up to `n` empty mbufs to `out` (no more than it has room
+    /// for) with one bulk allocation, all or none; returns how many.
+    #[inline]
+    pub fn alloc_burst(&self, out: &mut Burst<Mbuf>, n: usize) -> usize {
+        let n = n.min(out.remaining_capacity());
+        if n == 0 {
+            return 0;
+        }
+        let mut raw = [std::ptr::null_mut::<sys::rte_mbuf>(); BURST];
+        // SAFETY: the pool is a live pktmbuf pool and `raw` has room for
+        // `n <= BURST` pointers.
+        let rc = unsafe { sys::mw_pktmbuf_alloc_bulk(self.0.as_ptr(), raw.as_mut_ptr(), n as u32) };
+        if rc != 0 {
+            return 0;
+        }
+        for &p in &raw[..n] {
+            // SAFETY: a successful bulk allocation filled `n` valid mbufs,
+            // now ours alone.
+            let mut m = unsafe { Mbuf::from_raw(NonNull::new_unchecked(p)) };
+            m.set_native_src(None);
+            out.push(m);
+        }
+        n
+    }
+
     /// An mbuf holding a copy of `bytes`, `None` when the pool is exhausted
     /// or the bytes do not fit one mbuf.
     pub fn mbuf_from(&self, bytes: &[u8]) -> Option<Mbuf> {
@@ -138,6 +163,24 @@ impl fmt::Debug for Pool {
             .field("size", &self.size())
             .field("avail", &self.avail_count())
             .finish()
+    }
+}
+
+/// Frees every mbuf of `bufs` with one `rte_pktmbuf_free_bulk` call and
+/// leaves it empty.
+#[inline]
+pub fn free_burst(bufs: &mut Burst<Mbuf>) {
+    let n = bufs.len();
+    if n == 0 {
+        return;
+    }
+    // SAFETY: `Mbuf` is `repr(transparent)` over a non-null `rte_mbuf`
+    // pointer, so the burst is an array of `n` owned mbuf pointers; DPDK
+    // frees each (any pool, any segment count), and `set_len(0)` then forgets
+    // them so that none is dropped (freed) again.
+    unsafe {
+        sys::mw_pktmbuf_free_bulk(bufs.as_mut_ptr().cast::<*mut sys::rte_mbuf>(), n as u32);
+        bufs.set_len(0);
     }
 }
 

@@ -28,17 +28,19 @@ const _: () = assert!(
     "the dpdk feature needs Debian's libdpdk-dev (pkg-config libdpdk)"
 );
 
+mod clock;
 mod eal;
 mod ethdev;
 mod mbuf;
 mod ring;
 
+pub use clock::TscClock;
 pub use eal::{DpdkError, Eal, NATIVE_SRC_FIELD, lcore_id, register_thread, try_register_thread};
 pub use ethdev::{
     DpdkPort, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, PortStats,
     RawQueue, StartOptions,
 };
-pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, rx_error_from_flags};
+pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, free_burst, rx_error_from_flags};
 pub use ring::{RingPair, ring_pair};
 
 /// The raw bindings (`dpdk-sys`), for the `RTE_MBUF_F_*` constants and
