@@ -330,16 +330,15 @@ mod tests {
         assert_eq!(g.tx_counts().refused, 64);
         let mut seqs = Vec::new();
         let mut sizes = Vec::new();
-        let rx =
-            |b: &mut ports::memory::MemPort, seqs: &mut Vec<u64>, sizes: &mut Vec<usize>| {
-                while let Some(p) = b.recv_bytes() {
-                    match probe::read(&p) {
-                        probe::Received::Probe(pr) => seqs.push(pr.seq),
-                        r => panic!("{r:?}"),
-                    }
-                    sizes.push(p.len());
+        let rx = |b: &mut ports::memory::MemPort, seqs: &mut Vec<u64>, sizes: &mut Vec<usize>| {
+            while let Some(p) = b.recv_bytes() {
+                match probe::read(&p) {
+                    probe::Received::Probe(pr) => seqs.push(pr.seq),
+                    r => panic!("{r:?}"),
                 }
-            };
+                sizes.push(p.len());
+            }
+        };
         rx(&mut b, &mut seqs, &mut sizes);
         g.poll_tx(0);
         rx(&mut b, &mut seqs, &mut sizes);

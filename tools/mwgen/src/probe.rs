@@ -127,9 +127,10 @@ pub fn read(pkt: &[u8]) -> Received {
 }
 
 /// [`read`] for every other case: leading L2RHs, malformed packets, packets
-/// of other types.
+/// of other types. Public so that tests and the fuzz target can check that
+/// [`read`]'s fast path agrees with it on every input.
 #[cold]
-fn read_slow(pkt: &[u8]) -> Received {
+pub fn read_slow(pkt: &[u8]) -> Received {
     let Ok(l) = locate(pkt, MAX_L2RHS) else {
         return Received::Malformed;
     };
