@@ -17,6 +17,13 @@ use std::time::{Duration, Instant};
 use ports::{Burst, Port};
 
 use crate::counters::{PortCounters, StatsBlock};
+
+/// Passes over the ports a stopping worker makes at most to drain what is
+/// queued: enough for full rings (4096 bursts of 32), never unbounded.
+pub const DRAIN_PASSES: usize = 4096;
+
+/// The longest a stopping worker drains.
+pub const DRAIN_TIME: Duration = Duration::from_millis(100);
 use crate::engine::{Engine, EngineConfig};
 use crate::fib::FibReader;
 use crate::punt::WorkerChannels;
@@ -159,7 +166,9 @@ impl<P: Port> Worker<P> {
         self.stats.publish(self.engine.counters());
     }
 
-    /// Polls until `stop` is set, pausing per `idle` when there is no traffic.
+    /// Polls until `stop` is set, pausing per `idle` when there is no
+    /// traffic; then drains what is queued (at most [`DRAIN_PASSES`] passes
+    /// or [`DRAIN_TIME`]) and publishes the counters.
     pub fn run(&mut self, stop: &AtomicBool, idle: IdlePolicy) {
         let mut empty = 0u32;
         while !stop.load(Ordering::Relaxed) {
@@ -175,8 +184,15 @@ impl<P: Port> Worker<P> {
                 self.pause(sleep);
             }
         }
-        // Drain what is already queued, then publish the final counters.
-        while self.poll_once() > 0 {}
+        // Drain what is already queued, then publish the final counters. The
+        // drain is bounded: a port under sustained load (a NIC at line rate,
+        // a replaying pcap vdev) never runs dry, and the worker must stop.
+        let deadline = Instant::now() + DRAIN_TIME;
+        for _ in 0..DRAIN_PASSES {
+            if self.poll_once() == 0 || Instant::now() >= deadline {
+                break;
+            }
+        }
         self.publish();
     }
 

@@ -326,6 +326,70 @@ fn a_stopped_worker_drains_what_is_queued() {
     assert_eq!(hosts[1].pending(), 500);
 }
 
+/// A port that never runs dry (a NIC at line rate, a replaying pcap vdev):
+/// every receive fills the burst, every transmit takes everything.
+struct Endless(Vec<u8>);
+
+impl ports::Port for Endless {
+    type Buf = HeapBuf;
+    fn rx_burst(&mut self, out: &mut ports::Burst<HeapBuf>) {
+        while !out.is_full() {
+            out.push(HeapBuf::from_bytes(&self.0));
+        }
+    }
+    fn tx_burst(&mut self, pkts: &mut ports::Burst<HeapBuf>) -> usize {
+        let n = pkts.len();
+        pkts.clear();
+        n
+    }
+    fn encap(&self, _: &mut HeapBuf, _: &Native) -> bool {
+        true
+    }
+    fn alloc(&mut self) -> Option<HeapBuf> {
+        Some(HeapBuf::new(2048, 128))
+    }
+    fn native_addr(&self) -> Native {
+        host(0)
+    }
+    fn link_kind(&self) -> ports::LinkKind {
+        ports::LinkKind::Memory
+    }
+}
+
+#[test]
+fn a_worker_under_sustained_load_stops() {
+    let cfg = EngineConfig {
+        hrs: HRS[..2].to_vec(),
+        mtus: vec![0; 2],
+    };
+    let fib = fib_for(2, |f| {
+        f.set_all(
+            Address(0x0202),
+            NextHop {
+                port: 1,
+                native: host(1),
+                mtu: 0,
+            },
+        )
+    });
+    let (_p, mut readers) = fib_channel(fib, 1);
+    let (wch, _ctl) = channels(roomy_channels());
+    let p = bytes(&pkt(0x0202, 16));
+    let ports = vec![Endless(p.clone()), Endless(p)];
+    let worker = Worker::new(0, &cfg, ports, readers.remove(0), wch);
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = worker
+        .spawn(None, IdlePolicy::BusyPoll, stop.clone(), || {})
+        .unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let t = Instant::now();
+    stop.store(true, Ordering::Relaxed);
+    let w = handle.join().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(w.counters()[0].forwarded > 0);
+    assert_eq!(w.stats().read(), w.counters().to_vec());
+}
+
 #[test]
 fn adaptive_idle_pauses_without_losing_packets() {
     let (mut hosts, worker, _ctl) = worker_for_run(1024);
