@@ -189,7 +189,10 @@ mod tests {
         }
         // Six bytes print as a MAC, whatever they hold.
         let v4: SocketAddr = "127.0.0.1:34997".parse().unwrap();
-        assert_eq!("127.0.0.1:34997".parse::<Native>().unwrap().as_udp(), Some(v4));
+        assert_eq!(
+            "127.0.0.1:34997".parse::<Native>().unwrap().as_udp(),
+            Some(v4)
+        );
         assert!("02:00:00:00:00".parse::<Native>().is_err());
         assert!("2:00:00:00:00:01".parse::<Native>().is_err());
     }

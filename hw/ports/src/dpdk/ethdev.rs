@@ -670,8 +670,13 @@ fn decap(m: *mut sys::rte_mbuf, own: &[u8; 6]) -> Result<(), Refused> {
     }
     let src = [d[6], d[7], d[8], d[9], d[10], d[11]];
     set_native_src_raw(m, Some(src));
-    // SAFETY: owned mbuf; hl <= data_len, so the call cannot fail.
-    unsafe { sys::mw_pktmbuf_adj(m, hl as u16) };
+    // rte_pktmbuf_adj on the single segment, without a call per packet.
+    // SAFETY: `m` is valid and owned by the caller, nothing else borrows it
+    // now (`mb` and `d` are dead); hl <= data_len.
+    let mb = unsafe { &mut *m };
+    mb.data_off += hl as u16;
+    mb.data_len -= hl as u16;
+    mb.pkt_len -= hl as u32;
     Ok(())
 }
 
@@ -741,7 +746,7 @@ impl Port for DpdkPort {
     /// Prepends destination MAC (`dst`: 6 bytes; empty: broadcast), own MAC
     /// and EtherType 0x88B5; pads frames shorter than 60 bytes with zeros.
     /// Clears the receive-error flags ([`RX_ERROR_FLAGS`]).
-    #[inline]
+    #[inline(always)]
     fn encap(&self, buf: &mut Mbuf, dst: &Native) -> bool {
         let dmac = match dst.as_slice() {
             [] => BROADCAST,
