@@ -7,10 +7,11 @@
 //!   (L3 and L2 at 64 and 1500 bytes), the baseline step and the
 //!   rx -> process -> tx loop shared by the `engine-bench` binary and the
 //!   criterion benchmarks;
-//! - [`sysinfo`]: what the reports say about the machine and the build.
-//!
-//! The end-to-end harness against dpdk-testpmd arrives with the generator.
+//! - [`sysinfo`]: what the reports say about the machine and the build;
+//! - [`e2e`]: the end-to-end benchmark against dpdk-testpmd and with the
+//!   generator (binary `e2e`, run through the `benches/e2e` wrapper).
 
+pub mod e2e;
 pub mod port;
 pub mod scenario;
 pub mod sysinfo;

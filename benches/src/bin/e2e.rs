@@ -1,0 +1,176 @@
+//! e2e: the end-to-end benchmark (docs/performance.md "End to end, against
+//! dpdk-testpmd"). Run it through the wrapper, which builds what it needs:
+//!
+//! ```text
+//! benches/e2e [--quick] [--json FILE] [--part 1|2|all] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+//! ```
+//!
+//! Part 1: forwarding throughput on one core, dpdk-testpmd (io, macswap)
+//! against mwrouterd, pcap replay in, null out. Part 2: mwgen over memif
+//! through dpdk-testpmd io (the ceiling) and through mwrouterd, NDR/PDR
+//! search and latency. The modules are under `benches::e2e`.
+
+use std::path::PathBuf;
+use std::process::exit;
+
+use benches::e2e::hugepages;
+use benches::e2e::part1::{self, Part1};
+use benches::e2e::part2::{self, Part2};
+use benches::e2e::prereq;
+use benches::e2e::process::{install_interrupt_handler, interrupted};
+use benches::e2e::report;
+use benches::e2e::{Env, Options, Result};
+
+const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|all] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+  --quick         short intervals (Part 1: 1 s warm-up, 2 s measured; Part 2: 1 s trials)
+  --json FILE     write the JSON report to FILE
+  --part P        1, 2 or all (default all)
+  --no-huge       do not reserve hugepages (EAL --no-huge -m 512)
+  --hugepages N   2 MB hugepages to reserve as root (default 512; put back at the end)
+  --pcap-dir DIR  Part 1: replay DIR/{l3-64,l2-64,imix,l3-1500}.pcap instead of writing them with mwgen
+  --keep          keep the scratch directory (configurations, logs, pcaps)";
+
+fn parse_args() -> Result<(Options, bool)> {
+    let mut o = Options {
+        quick: false,
+        json: None,
+        part1: true,
+        part2: true,
+        pcap_dir: None,
+        hugepages: 512,
+        no_huge: false,
+    };
+    let mut keep = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--json" => o.json = Some(PathBuf::from(value("--json")?)),
+            "--part" => match value("--part")?.as_str() {
+                "1" => (o.part1, o.part2) = (true, false),
+                "2" => (o.part1, o.part2) = (false, true),
+                "all" => (o.part1, o.part2) = (true, true),
+                p => return Err(format!("--part {p}: expected 1, 2 or all\n{USAGE}")),
+            },
+            "--no-huge" => o.no_huge = true,
+            "--hugepages" => {
+                let v = value("--hugepages")?;
+                o.hugepages = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("--hugepages {v}: expected a positive number"))?;
+            }
+            "--pcap-dir" => o.pcap_dir = Some(PathBuf::from(value("--pcap-dir")?)),
+            "--keep" => keep = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                exit(0);
+            }
+            _ => return Err(format!("unknown argument {a}\n{USAGE}")),
+        }
+    }
+    Ok((o, keep))
+}
+
+/// Runs the benchmark; every guard (processes, hugepages) is dropped before
+/// it returns. Returns the exit code.
+fn run() -> Result<i32> {
+    let (opts, keep) = parse_args()?;
+    install_interrupt_handler()?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let bin_dir = exe
+        .parent()
+        .ok_or("this program's path has no directory")?
+        .to_path_buf();
+
+    let mut bins = vec!["mwrouterd", "mwctl"];
+    if opts.part2 || (opts.part1 && opts.pcap_dir.is_none()) {
+        bins.push("mwgen");
+    }
+    let found = prereq::check(&bin_dir, &bins)?;
+    println!(
+        "e2e: DPDK {} ({}), PMDs in {}; binaries from {} (copied for the run)",
+        found.dpdk_version,
+        found.testpmd.display(),
+        found.pmds_dir.display(),
+        bin_dir.display()
+    );
+
+    let work = std::env::temp_dir().join(format!("mwrouter-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    // Our own copies: the target directory is shared with other builds.
+    let bin_dir = prereq::snapshot_bins(&bin_dir, &bins, &work.join("bin")).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&work);
+    })?;
+    let env = Env {
+        bin_dir,
+        testpmd: found.testpmd.clone(),
+        stdbuf: found.stdbuf.clone(),
+        work: work.clone(),
+    };
+
+    // Held to the end of this function: puts nr_hugepages back.
+    let (mem, reservation) = hugepages::reserve(opts.hugepages, opts.no_huge);
+
+    let mut errors: Vec<String> = Vec::new();
+    let mut p1 = Part1::default();
+    let mut p2 = Part2::default();
+    if opts.part1
+        && let Err(e) = part1::run(&env, &opts, &mem, &mut p1)
+    {
+        eprintln!("e2e: Part 1 stopped: {e}");
+        errors.push(format!("part 1: {e}"));
+    }
+    if opts.part2
+        && !interrupted()
+        && let Err(e) = part2::run(&env, &opts, &mem, &mut p2)
+    {
+        eprintln!("e2e: Part 2 stopped: {e}");
+        errors.push(format!("part 2: {e}"));
+    }
+    drop(reservation);
+
+    println!("\n{}", mem.describe());
+    if opts.part1 {
+        println!("\n{}", report::part1_table(&p1));
+    }
+    if opts.part2 {
+        println!("\n{}", report::part2_table(&p2));
+    }
+    if let Some(path) = &opts.json {
+        let v = report::to_json(
+            &opts,
+            &found,
+            &mem,
+            opts.part1.then_some(&p1),
+            opts.part2.then_some(&p2),
+            &errors,
+        );
+        let text = serde_json::to_string_pretty(&v).map_err(|e| format!("cannot encode the report: {e}"))?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("JSON report: {}", path.display());
+    }
+    if errors.is_empty() && !keep {
+        let _ = std::fs::remove_dir_all(&work);
+    } else {
+        println!("scratch directory (configurations, logs): {}", work.display());
+    }
+    if !errors.is_empty() {
+        eprintln!("e2e: finished with errors:\n  - {}", errors.join("\n  - "));
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn main() {
+    let code = match run() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("e2e: {e}");
+            2
+        }
+    };
+    exit(code);
+}

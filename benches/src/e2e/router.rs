@@ -1,0 +1,349 @@
+//! mwrouterd as the forwarder: a generated configuration (two DPDK ports,
+//! one busy-polling worker), started and stopped, its counters read with
+//! `mwctl stats --area <socket>.stats --json` (docs/stats.md: the daemon
+//! publishes the counters area every 100 ms with its publication time,
+//! `published_ns`, which gives the rate's time base).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::addr::*;
+use super::process::{Proc, shell_words, sleep, wait_for};
+use super::{Env, Result, path_str};
+
+/// One HR's port and static entry.
+#[derive(Debug, Clone)]
+pub struct HrSpec {
+    /// The vdev (`net_pcap0,rx_pcap=...`).
+    pub device: String,
+    /// Its MAC.
+    pub mac: &'static str,
+    /// A static LRT entry (address, MAC) on its SAN.
+    pub static_entry: Option<(u16, &'static str)>,
+}
+
+/// The router's configuration: HR A (0x0101) and HR B (0x0102).
+#[derive(Debug, Clone)]
+pub struct RouterSpec {
+    /// EAL flags (memory and general) without `-l`.
+    pub eal: Vec<String>,
+    /// EAL's main lcore (`-l`), where the control thread runs.
+    pub main_lcore: u32,
+    /// The worker's core.
+    pub worker_core: u32,
+    /// HR A's port.
+    pub a: HrSpec,
+    /// HR B's port.
+    pub b: HrSpec,
+}
+
+fn toml_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+impl RouterSpec {
+    /// The configuration file's text (docs/configuration.md).
+    pub fn to_toml(&self, socket: &Path) -> String {
+        let mut eal: Vec<String> = self.eal.clone();
+        eal.extend(["-l".to_string(), self.main_lcore.to_string()]);
+        let eal = eal.iter().map(|a| toml_str(a)).collect::<Vec<_>>().join(", ");
+        let mut s = format!(
+            "# Written by benches/e2e.\n\
+             [router]\nname = \"e2e\"\n\n\
+             [dpdk]\neal_args = [{eal}]\n\n\
+             [workers]\ncount = 1\ncores = [{}]\nidle = \"busy-poll\"\n\n\
+             [admin]\nsocket = {}\n\n\
+             [log]\nlevel = \"warn\"\n",
+            self.worker_core,
+            toml_str(&path_str(socket)),
+        );
+        for (hr, san, p) in [(HR_A, SAN_A, &self.a), (HR_B, SAN_B, &self.b)] {
+            s += &format!(
+                "\n[[hr]]\naddress = {hr:#06x}\nsan_id = {san:#06x}\nmtu = 1500\n\n\
+                 [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = {}\n",
+                toml_str(&p.device),
+                toml_str(p.mac)
+            );
+            if let Some((addr, mac)) = p.static_entry {
+                s += &format!(
+                    "\n[[hr.static]]\naddress = {addr:#06x}\nnative = {}\n",
+                    toml_str(mac)
+                );
+            }
+        }
+        s
+    }
+}
+
+/// One port's counters from the counters area.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PortCounters {
+    /// Packets received.
+    pub received: u64,
+    /// Forwarded (counted on the ingress port).
+    pub forwarded: u64,
+    /// Punted to the control plane.
+    pub punted: u64,
+    /// Transmitted (forwarded out of this port, and injected).
+    pub transmitted: u64,
+    /// Injected by the control plane.
+    pub injected: u64,
+    /// Receive errors.
+    pub rx_errors: u64,
+    /// Drops by reason.
+    pub dropped: Vec<(String, u64)>,
+}
+
+impl PortCounters {
+    fn from_json(v: &Value) -> PortCounters {
+        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let dropped = v
+            .get("dropped")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, x)| (k.clone(), x.as_u64().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        PortCounters {
+            received: n("received"),
+            forwarded: n("forwarded"),
+            punted: n("punted"),
+            transmitted: n("transmitted"),
+            injected: n("injected"),
+            rx_errors: n("rx_errors"),
+            dropped,
+        }
+    }
+
+    /// All drops.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.iter().map(|(_, n)| n).sum()
+    }
+
+    /// `self - earlier`, counter by counter.
+    pub fn delta(&self, earlier: &PortCounters) -> PortCounters {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        PortCounters {
+            received: d(self.received, earlier.received),
+            forwarded: d(self.forwarded, earlier.forwarded),
+            punted: d(self.punted, earlier.punted),
+            transmitted: d(self.transmitted, earlier.transmitted),
+            injected: d(self.injected, earlier.injected),
+            rx_errors: d(self.rx_errors, earlier.rx_errors),
+            dropped: self
+                .dropped
+                .iter()
+                .map(|(k, v)| {
+                    let before = earlier.dropped.iter().find(|(q, _)| q == k).map_or(0, |(_, x)| *x);
+                    (k.clone(), d(*v, before))
+                })
+                .collect(),
+        }
+    }
+
+    /// The JSON record (drops by reason, zeros left out).
+    pub fn to_json(&self) -> Value {
+        let drops: Map<String, Value> = self
+            .dropped
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (k.clone(), json!(n)))
+            .collect();
+        json!({
+            "received": self.received,
+            "forwarded": self.forwarded,
+            "punted": self.punted,
+            "transmitted": self.transmitted,
+            "injected": self.injected,
+            "rx_errors": self.rx_errors,
+            "dropped": self.dropped_total(),
+            "drops": drops,
+        })
+    }
+
+    /// Drops with a count, `reason=N, ...` ("none").
+    pub fn drops_text(&self) -> String {
+        let v: Vec<String> = self
+            .dropped
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        if v.is_empty() { "none".into() } else { v.join(", ") }
+    }
+}
+
+/// One reading of the counters area.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// When the daemon published it (UNIX ns).
+    pub published_ns: u64,
+    /// Per port, in port order.
+    pub ports: Vec<PortCounters>,
+}
+
+/// A running mwrouterd.
+#[derive(Debug)]
+pub struct Router {
+    proc: Proc,
+    area: PathBuf,
+    mwctl: PathBuf,
+    config: PathBuf,
+}
+
+impl Router {
+    /// Writes the configuration into the scratch directory (files named
+    /// `<tag>.*`), starts mwrouterd and waits until it publishes counters.
+    pub fn start(env: &Env, spec: &RouterSpec, tag: &str) -> Result<Router> {
+        let socket = env.file(&format!("{tag}.sock"));
+        let area = socket.with_extension("stats");
+        let _ = std::fs::remove_file(&area);
+        let config = env.file(&format!("{tag}.toml"));
+        std::fs::write(&config, spec.to_toml(&socket))
+            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        let mut cmd = Command::new(env.bin("mwrouterd"));
+        cmd.arg("--config").arg(&config);
+        let mut proc = Proc::spawn("mwrouterd", cmd, &env.file(&format!("{tag}.log")), false)?;
+        let mwctl = env.bin("mwctl");
+        let ready = wait_for("mwrouterd's admin socket and counters", Duration::from_secs(30), || {
+            proc.check_running()?;
+            Ok(socket.exists()
+                && area.exists()
+                && read_area(&mwctl, &area).is_ok_and(|s| s.published_ns > 0))
+        });
+        if let Err(e) = ready {
+            return Err(format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)));
+        }
+        Ok(Router { proc, area, mwctl, config })
+    }
+
+    /// The command line.
+    pub fn command(&self) -> &[String] {
+        self.proc.command()
+    }
+
+    /// The configuration file.
+    pub fn config(&self) -> &Path {
+        &self.config
+    }
+
+    /// Reads the counters (an error when mwrouterd has exited).
+    pub fn snapshot(&mut self) -> Result<Snapshot> {
+        self.proc.check_running()?;
+        read_area(&self.mwctl, &self.area)
+    }
+
+    /// Waits for a publication newer than `after_ns` and returns it.
+    pub fn next_snapshot(&mut self, after_ns: u64) -> Result<Snapshot> {
+        let mut got = None;
+        let (mwctl, area) = (self.mwctl.clone(), self.area.clone());
+        let proc = &mut self.proc;
+        wait_for("a new publication of mwrouterd's counters", Duration::from_secs(5), || {
+            proc.check_running()?;
+            let s = read_area(&mwctl, &area)?;
+            let fresh = s.published_ns > after_ns;
+            if fresh {
+                got = Some(s);
+            }
+            Ok(fresh)
+        })?;
+        got.ok_or_else(|| "no counters".into())
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`. Returns whether it exited on
+    /// SIGTERM. (Before commit 35fb824 its worker drained the ports after
+    /// SIGTERM until a pass received nothing, which an endless source such
+    /// as `net_pcap,infinite_rx=1` never allows.)
+    pub fn stop(mut self, grace: Duration) -> Result<bool> {
+        self.proc.signal(rustix::process::Signal::TERM)?;
+        if let Some(st) = self.proc.wait_timeout(grace)? {
+            if !st.success() {
+                eprintln!(
+                    "e2e: mwrouterd exited with {st} after SIGTERM; the end of its output:\n{}",
+                    self.proc.log_tail(20)
+                );
+            }
+            return Ok(true);
+        }
+        self.proc.kill()?;
+        Ok(false)
+    }
+
+    /// The end of its output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        self.proc.log_tail(lines)
+    }
+}
+
+/// `mwctl stats --area FILE --json`, parsed.
+pub fn read_area(mwctl: &Path, area: &Path) -> Result<Snapshot> {
+    let out = Command::new(mwctl)
+        .args(["stats", "--json", "--area"])
+        .arg(area)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", mwctl.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            shell_words(&[
+                path_str(mwctl),
+                "stats".into(),
+                "--json".into(),
+                "--area".into(),
+                path_str(area)
+            ]),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("mwctl stats --json: not JSON ({e})"))?;
+    let ports = v
+        .get("ports")
+        .and_then(Value::as_array)
+        .ok_or("mwctl stats --json: no `ports` array")?
+        .iter()
+        .map(PortCounters::from_json)
+        .collect();
+    Ok(Snapshot {
+        published_ns: v.get("published_ns").and_then(Value::as_u64).unwrap_or(0),
+        ports,
+    })
+}
+
+/// A Part 1 style measurement: warm-up, then two readings `interval` apart.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Per port: counters over the interval.
+    pub delta: Vec<PortCounters>,
+    /// Per port: counters at the end.
+    pub end: Vec<PortCounters>,
+    /// The interval between the two publications.
+    pub interval: Duration,
+}
+
+/// Warm-up, then two publications `interval` apart.
+pub fn measure(r: &mut Router, warmup: Duration, interval: Duration) -> Result<Measurement> {
+    sleep(warmup)?;
+    let a = r.snapshot()?;
+    let a = r.next_snapshot(a.published_ns)?;
+    sleep(interval)?;
+    let b = r.snapshot()?;
+    let b = r.next_snapshot(b.published_ns)?;
+    let delta = b
+        .ports
+        .iter()
+        .zip(a.ports.iter().chain(std::iter::repeat(&PortCounters::default())))
+        .map(|(y, x)| y.delta(x))
+        .collect();
+    Ok(Measurement {
+        delta,
+        end: b.ports,
+        interval: Duration::from_nanos(b.published_ns.saturating_sub(a.published_ns)),
+    })
+}

@@ -1,0 +1,240 @@
+//! The traffic profiles and their pcaps.
+//!
+//! Every profile sends from node 0x0130 (MAC 02:00:00:00:01:30) to the
+//! router's port A (02:00:00:00:01:01), destination node 0x0230. L3 packets
+//! are routed by destination (the router's static LRT entry 0x0230 on HR
+//! 0x0102); L2 packets carry one L2RH naming HR 0x0102 and native
+//! 02:00:00:00:02:30, which the router consumes. Sizes are Ethernet frame
+//! sizes without FCS, as testpmd counts them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::addr::*;
+use super::process::{command_line, shell_words};
+use super::{Env, Result};
+
+/// L3 (routed by destination) or L2 (source routed, one L2RH).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Routed by destination.
+    L3,
+    /// Source routed.
+    L2,
+}
+
+/// One traffic profile.
+#[derive(Debug, Clone, Copy)]
+pub struct Traffic {
+    /// Short name: `l3-64`, `imix`, ... (file names, JSON keys).
+    pub name: &'static str,
+    /// For tables: `L3 64 B`.
+    pub label: &'static str,
+    /// L3 or L2.
+    pub kind: Kind,
+    /// mwgen's `--size`: `64`, `1500` or `imix`.
+    pub size: &'static str,
+}
+
+/// Part 1's traffics.
+pub const PART1: [Traffic; 4] = [
+    Traffic { name: "l3-64", label: "L3 64 B", kind: Kind::L3, size: "64" },
+    Traffic { name: "l2-64", label: "L2 64 B", kind: Kind::L2, size: "64" },
+    Traffic { name: "imix", label: "L3 IMIX", kind: Kind::L3, size: "imix" },
+    Traffic { name: "l3-1500", label: "L3 1500 B", kind: Kind::L3, size: "1500" },
+];
+
+/// Part 2's traffics.
+pub const PART2: [Traffic; 4] = [
+    Traffic { name: "l3-64", label: "L3 64 B", kind: Kind::L3, size: "64" },
+    Traffic { name: "l3-1500", label: "L3 1500 B", kind: Kind::L3, size: "1500" },
+    Traffic { name: "l2-64", label: "L2 64 B", kind: Kind::L2, size: "64" },
+    Traffic { name: "l2-1500", label: "L2 1500 B", kind: Kind::L2, size: "1500" },
+];
+
+impl Traffic {
+    /// mwgen's profile options (addresses, size, L2 route), shared by
+    /// `--write-pcap` and the search.
+    pub fn mwgen_profile_args(&self) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "--mac".into(),
+            GEN_A_MAC.into(),
+            "--to".into(),
+            ROUTER_A_MAC.into(),
+            "--src".into(),
+            format!("{NODE_A:#06x}"),
+            "--dst".into(),
+            format!("{NODE_B:#06x}"),
+            "--size".into(),
+            self.size.into(),
+        ];
+        if self.kind == Kind::L2 {
+            v.push("--l2".into());
+            v.push(format!("{HR_B:#06x}@{GEN_B_MAC}"));
+        }
+        v
+    }
+}
+
+/// A pcap of one traffic, checked.
+#[derive(Debug, Clone)]
+pub struct Pcap {
+    /// The file.
+    pub path: PathBuf,
+    /// Frames in it.
+    pub frames: usize,
+    /// Mean frame size (bytes, no FCS).
+    pub mean_frame: f64,
+    /// Smallest and largest frame.
+    pub min_frame: usize,
+    /// Largest frame.
+    pub max_frame: usize,
+    /// How it was made (command line, or "given").
+    pub made_by: Vec<String>,
+}
+
+impl Pcap {
+    /// The JSON record.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "path": self.path.display().to_string(),
+            "frames": self.frames,
+            "mean_frame_bytes": self.mean_frame,
+            "min_frame_bytes": self.min_frame,
+            "max_frame_bytes": self.max_frame,
+            "made_by": self.made_by,
+        })
+    }
+}
+
+/// Frames in the pcap of a fixed-size profile (the cycle of IMIX is mwgen's).
+const PCAP_FRAMES: u32 = 1024;
+
+/// The pcap of `t`: written by `mwgen --write-pcap` into the scratch
+/// directory, or taken from `given_dir/<name>.pcap`. Checked either way.
+pub fn pcap(env: &Env, t: &Traffic, given_dir: Option<&Path>) -> Result<Pcap> {
+    let (path, made_by) = match given_dir {
+        Some(dir) => {
+            let p = dir.join(format!("{}.pcap", t.name));
+            (p, vec!["given (--pcap-dir)".to_string()])
+        }
+        None => {
+            let p = env.file(&format!("{}.pcap", t.name));
+            let mut cmd = Command::new(env.bin("mwgen"));
+            cmd.arg("--write-pcap")
+                .arg(&p)
+                .args(["--link", "ethernet"])
+                .args(t.mwgen_profile_args())
+                .args(["--count", &PCAP_FRAMES.to_string()]);
+            let words = command_line(&cmd);
+            let out = cmd
+                .output()
+                .map_err(|e| format!("cannot run mwgen ({}): {e}", shell_words(&words)))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "mwgen --write-pcap failed ({}): {}\n{}",
+                    out.status,
+                    shell_words(&words),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            (p, words)
+        }
+    };
+    let frames = read_frames(&path)?;
+    check_frames(t, &path, &frames)?;
+    let total: usize = frames.iter().map(Vec::len).sum();
+    Ok(Pcap {
+        frames: frames.len(),
+        mean_frame: total as f64 / frames.len() as f64,
+        min_frame: frames.iter().map(Vec::len).min().unwrap_or(0),
+        max_frame: frames.iter().map(Vec::len).max().unwrap_or(0),
+        path,
+        made_by,
+    })
+}
+
+/// The frames of a classic pcap file (either byte order, µs or ns).
+pub fn read_frames(path: &Path) -> Result<Vec<Vec<u8>>> {
+    let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bad = |why: &str| format!("{}: not a usable pcap: {why}", path.display());
+    if data.len() < 24 {
+        return Err(bad("shorter than a pcap header"));
+    }
+    let magic = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+    let le = match magic {
+        0xa1b2_c3d4 | 0xa1b2_3c4d => true,
+        0xd4c3_b2a1 | 0x4d3c_b2a1 => false,
+        _ => return Err(bad("unknown magic (pcapng is not read here)")),
+    };
+    let u32_at = |at: usize| {
+        let b = [data[at], data[at + 1], data[at + 2], data[at + 3]];
+        if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+    };
+    if u32_at(20) != 1 {
+        return Err(bad(&format!("link type {} is not Ethernet (1)", u32_at(20))));
+    }
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at + 16 <= data.len() {
+        let incl = u32_at(at + 8) as usize;
+        let orig = u32_at(at + 12) as usize;
+        let start = at + 16;
+        if start + incl > data.len() {
+            return Err(bad("truncated record"));
+        }
+        if incl != orig {
+            return Err(bad("a frame is truncated (snap length)"));
+        }
+        frames.push(data[start..start + incl].to_vec());
+        at = start + incl;
+    }
+    if frames.is_empty() {
+        return Err(bad("no frames"));
+    }
+    Ok(frames)
+}
+
+fn mac_bytes(s: &str) -> [u8; 6] {
+    let mut m = [0u8; 6];
+    for (i, p) in s.split(':').enumerate().take(6) {
+        m[i] = u8::from_str_radix(p, 16).unwrap_or(0);
+    }
+    m
+}
+
+/// Checks that the frames are what the router expects: to its port A's
+/// MAC, from the generator's, EtherType 0x88B5, destination 0x0230 (L3) or
+/// one L2RH for HR 0x0102 (L2), and the profile's sizes.
+fn check_frames(t: &Traffic, path: &Path, frames: &[Vec<u8>]) -> Result<()> {
+    let (dst, src) = (mac_bytes(ROUTER_A_MAC), mac_bytes(GEN_A_MAC));
+    for (i, f) in frames.iter().enumerate() {
+        let bad = |why: String| format!("{} frame {}: {why}", path.display(), i + 1);
+        if f.len() < 60 {
+            return Err(bad(format!("{} bytes, shorter than 60", f.len())));
+        }
+        if f[0..6] != dst || f[6..12] != src || f[12..14] != [0x88, 0xB5] {
+            return Err(bad(format!(
+                "Ethernet header is not {ROUTER_A_MAC} <- {GEN_A_MAC} type 0x88b5"
+            )));
+        }
+        let first = u16::from_be_bytes([f[14], f[15]]);
+        match t.kind {
+            Kind::L3 if first != NODE_B => {
+                return Err(bad(format!("destination {first:#06x}, expected {NODE_B:#06x}")));
+            }
+            Kind::L2 if first >= 0x40 || u16::from_be_bytes([f[16], f[17]]) != HR_B => {
+                return Err(bad(format!("no L2RH for HR {HR_B:#06x} at the start")));
+            }
+            _ => {}
+        }
+        if let Ok(size) = t.size.parse::<usize>()
+            && f.len() != size
+        {
+            return Err(bad(format!("{} bytes, expected {size}", f.len())));
+        }
+    }
+    Ok(())
+}
