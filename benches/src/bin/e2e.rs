@@ -43,7 +43,10 @@ fn parse_args() -> Result<(Options, bool)> {
     let mut keep = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
+        let mut value = |name: &str| {
+            args.next()
+                .ok_or_else(|| format!("{name} needs a value\n{USAGE}"))
+        };
         match a.as_str() {
             "--quick" => o.quick = true,
             "--json" => o.json = Some(PathBuf::from(value("--json")?)),
@@ -79,7 +82,8 @@ fn parse_args() -> Result<(Options, bool)> {
 fn run() -> Result<i32> {
     let (opts, keep) = parse_args()?;
     install_interrupt_handler()?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let bin_dir = exe
         .parent()
         .ok_or("this program's path has no directory")?
@@ -148,14 +152,19 @@ fn run() -> Result<i32> {
             opts.part2.then_some(&p2),
             &errors,
         );
-        let text = serde_json::to_string_pretty(&v).map_err(|e| format!("cannot encode the report: {e}"))?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let text = serde_json::to_string_pretty(&v)
+            .map_err(|e| format!("cannot encode the report: {e}"))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("JSON report: {}", path.display());
     }
     if errors.is_empty() && !keep {
         let _ = std::fs::remove_dir_all(&work);
     } else {
-        println!("scratch directory (configurations, logs): {}", work.display());
+        println!(
+            "scratch directory (configurations, logs): {}",
+            work.display()
+        );
     }
     if !errors.is_empty() {
         eprintln!("e2e: finished with errors:\n  - {}", errors.join("\n  - "));

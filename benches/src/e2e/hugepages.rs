@@ -68,11 +68,20 @@ impl Memory {
     /// One line for the output.
     pub fn describe(&self) -> String {
         match self {
-            Memory::Hugepages { pages, previous, mount, mounted_here } => format!(
+            Memory::Hugepages {
+                pages,
+                previous,
+                mount,
+                mounted_here,
+            } => format!(
                 "hugepages: {pages} x 2 MB reserved for the run (nr_hugepages was {previous}, \
                  put back at the end); hugetlbfs on {}{}; EAL --in-memory",
                 mount.display(),
-                if *mounted_here { " (mounted for the run)" } else { "" }
+                if *mounted_here {
+                    " (mounted for the run)"
+                } else {
+                    ""
+                }
             ),
             Memory::NoHuge { reason } => format!(
                 "no hugepages ({reason}): EAL --no-huge -m {NO_HUGE_MB} --no-shconf \
@@ -84,7 +93,12 @@ impl Memory {
     /// The JSON record of the mode.
     pub fn to_json(&self) -> Value {
         match self {
-            Memory::Hugepages { pages, previous, mount, mounted_here } => json!({
+            Memory::Hugepages {
+                pages,
+                previous,
+                mount,
+                mounted_here,
+            } => json!({
                 "hugepages": true,
                 "page_size_kb": 2048,
                 "pages": pages,
@@ -183,7 +197,11 @@ pub fn reserve(pages: u64, disabled: bool) -> (Memory, Option<Reservation>) {
     };
 
     // Mount hugetlbfs when none is mounted (EAL finds it in /proc/mounts).
-    let mut guard = Reservation { previous, unmount: None, remove_dir: None };
+    let mut guard = Reservation {
+        previous,
+        unmount: None,
+        remove_dir: None,
+    };
     let mount = match hugetlbfs_mount() {
         Some(m) => m,
         None => {
@@ -194,12 +212,17 @@ pub fn reserve(pages: u64, disabled: bool) -> (Memory, Option<Reservation>) {
                 }
                 guard.remove_dir = Some(dir.into());
             }
-            match Command::new("mount").args(["-t", "hugetlbfs", "nodev", MOUNT_POINT]).status() {
+            match Command::new("mount")
+                .args(["-t", "hugetlbfs", "nodev", MOUNT_POINT])
+                .status()
+            {
                 Ok(st) if st.success() => {
                     println!("hugepages: mounted hugetlbfs on {MOUNT_POINT} for the run");
                     guard.unmount = Some(dir.into());
                 }
-                Ok(st) => return no_huge(format!("mount -t hugetlbfs on {MOUNT_POINT} failed ({st})")),
+                Ok(st) => {
+                    return no_huge(format!("mount -t hugetlbfs on {MOUNT_POINT} failed ({st})"));
+                }
                 Err(e) => return no_huge(format!("cannot run mount: {e}")),
             }
             dir.into()
@@ -221,7 +244,12 @@ pub fn reserve(pages: u64, disabled: bool) -> (Memory, Option<Reservation>) {
             "asked the kernel for {want} hugepages, it gave {got} ({free} free)"
         ));
     }
-    let m = Memory::Hugepages { pages: got, previous, mount, mounted_here };
+    let m = Memory::Hugepages {
+        pages: got,
+        previous,
+        mount,
+        mounted_here,
+    };
     println!("{}", m.describe());
     (m, Some(guard))
 }

@@ -144,7 +144,11 @@ pub fn busy_cpus(sample: Duration) -> Result<f64> {
     fn read() -> Option<(u64, u64)> {
         let s = std::fs::read_to_string("/proc/stat").ok()?;
         let line = s.lines().find(|l| l.starts_with("cpu "))?;
-        let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
         let total: u64 = v.iter().take(8).sum();
         let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
         Some((total, idle))
@@ -176,7 +180,9 @@ pub fn wait_quiet(patience: Duration) -> Result<f64> {
             return Ok(busy);
         }
         if !said {
-            eprintln!("e2e: other processes keep {busy:.2} CPUs busy: waiting up to {patience:?} for quiet");
+            eprintln!(
+                "e2e: other processes keep {busy:.2} CPUs busy: waiting up to {patience:?} for quiet"
+            );
             said = true;
         }
     }

@@ -133,13 +133,21 @@ pub fn parse_search(report: &Value) -> Result<SearchOutcome> {
         pdr_pps: pdr,
         max_pps: num(s, &["max_pps"]).unwrap_or(0.0),
         latency,
-        trials: s.get("trials").and_then(Value::as_array).map_or(0, Vec::len),
+        trials: s
+            .get("trials")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
     })
 }
 
 /// Runs one search to the end (it may take minutes); returns the command
 /// line, the outcome and the whole report.
-pub fn search(env: &Env, spec: &SearchSpec, t: &Traffic, tag: &str) -> Result<(Vec<String>, SearchOutcome, Value)> {
+pub fn search(
+    env: &Env,
+    spec: &SearchSpec,
+    t: &Traffic,
+    tag: &str,
+) -> Result<(Vec<String>, SearchOutcome, Value)> {
     let json_out = env.file(&format!("{tag}.json"));
     let _ = std::fs::remove_file(&json_out);
     let cmd = command(env, spec, t, &json_out);

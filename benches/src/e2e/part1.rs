@@ -126,7 +126,14 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
     Ok(())
 }
 
-fn run_testpmd(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap, f: Forwarder) -> Result<Run> {
+fn run_testpmd(
+    env: &Env,
+    opts: &Options,
+    mem: &Memory,
+    t: &Traffic,
+    pcap: &Pcap,
+    f: Forwarder,
+) -> Result<Run> {
     let (rx, tx) = vdevs(pcap);
     let spec = testpmd::Spec {
         lcores: format!("0,{PART1_WORKER_LCORE}"),
@@ -147,7 +154,11 @@ fn run_testpmd(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap
     let by_delta = p1.tx_packets as f64 / wall;
     // testpmd's own rate over its own interval; our delta / wall-clock as
     // the fallback and the cross-check.
-    let pps = if p1.tx_pps > 0 { p1.tx_pps as f64 } else { by_delta };
+    let pps = if p1.tx_pps > 0 {
+        p1.tx_pps as f64
+    } else {
+        by_delta
+    };
     if p1.tx_packets == 0 {
         return Err(format!(
             "dpdk-testpmd {} forwarded nothing on {} (port 0 received {}); its log: {}",
@@ -186,7 +197,12 @@ fn run_testpmd(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap
         },
         "log": path_str(&log),
     });
-    Ok(Run { traffic: *t, forwarder: f, mpps: pps / 1e6, record })
+    Ok(Run {
+        traffic: *t,
+        forwarder: f,
+        mpps: pps / 1e6,
+        record,
+    })
 }
 
 fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap) -> Result<Run> {
@@ -195,8 +211,16 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
         eal: mem.eal_flags(),
         main_lcore: 0,
         worker_core: PART1_WORKER_LCORE,
-        a: HrSpec { device: rx, mac: ROUTER_A_MAC, static_entry: None },
-        b: HrSpec { device: tx, mac: ROUTER_B_MAC, static_entry: Some((NODE_B, GEN_B_MAC)) },
+        a: HrSpec {
+            device: rx,
+            mac: ROUTER_A_MAC,
+            static_entry: None,
+        },
+        b: HrSpec {
+            device: tx,
+            mac: ROUTER_B_MAC,
+            static_entry: Some((NODE_B, GEN_B_MAC)),
+        },
     };
     let tag = format!("p1-{}-mwrouterd", t.name);
     let mut r = Router::start(env, &spec, &tag)?;
@@ -252,7 +276,12 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
             "run_total": m.end.first().map(|p| p.drops_text()).unwrap_or_default(),
         },
     });
-    Ok(Run { traffic: *t, forwarder: Forwarder::Mwrouterd, mpps: pps / 1e6, record })
+    Ok(Run {
+        traffic: *t,
+        forwarder: Forwarder::Mwrouterd,
+        mpps: pps / 1e6,
+        record,
+    })
 }
 
 /// Part 1's JSON: runs, pcaps, ratios.
@@ -261,7 +290,10 @@ pub fn to_json(p: &Part1, opts: &Options) -> Value {
         .iter()
         .map(|t| {
             let (io, mac) = p.ratios(t.name);
-            (t.name.to_string(), json!({ "vs_io": io, "vs_macswap": mac }))
+            (
+                t.name.to_string(),
+                json!({ "vs_io": io, "vs_macswap": mac }),
+            )
         })
         .collect();
     json!({

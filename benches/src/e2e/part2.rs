@@ -91,9 +91,17 @@ impl Plan {
     /// One search of 5 s trials; `--quick`: 1 s trials and a 5 % precision.
     pub fn new(opts: &Options) -> Plan {
         if opts.quick {
-            Plan { trials: 1, trial: Duration::from_secs(1), precision_pct: Some(5.0) }
+            Plan {
+                trials: 1,
+                trial: Duration::from_secs(1),
+                precision_pct: Some(5.0),
+            }
         } else {
-            Plan { trials: 1, trial: Duration::from_secs(5), precision_pct: None }
+            Plan {
+                trials: 1,
+                trial: Duration::from_secs(5),
+                precision_pct: None,
+            }
         }
     }
 }
@@ -109,18 +117,28 @@ pub struct Part2 {
 
 /// A memif server vdev on `socket` (`net_memif<n>`).
 fn memif_server(n: u32, socket: &Path) -> String {
-    format!("net_memif{n},role=server,id=0,socket={},socket-abstract=no", path_str(socket))
+    format!(
+        "net_memif{n},role=server,id=0,socket={},socket-abstract=no",
+        path_str(socket)
+    )
 }
 
 fn sockets(env: &Env, tag: &str) -> (PathBuf, PathBuf) {
-    let (a, b) = (env.file(&format!("{tag}-a.sock")), env.file(&format!("{tag}-b.sock")));
+    let (a, b) = (
+        env.file(&format!("{tag}-a.sock")),
+        env.file(&format!("{tag}-b.sock")),
+    );
     let _ = std::fs::remove_file(&a);
     let _ = std::fs::remove_file(&b);
     (a, b)
 }
 
 fn wait_sockets(a: &Path, b: &Path) -> Result<()> {
-    wait_for("the forwarder's memif sockets", Duration::from_secs(20), || Ok(a.exists() && b.exists()))
+    wait_for(
+        "the forwarder's memif sockets",
+        Duration::from_secs(20),
+        || Ok(a.exists() && b.exists()),
+    )
 }
 
 /// Runs Part 2 into `out` (which keeps what was measured when a search
@@ -145,7 +163,11 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part2) -> Result<(
         let mut router = run_router(env, mem, t, &plan)?;
         router.busy_before = busy;
         print_search("mwrouterd", &router.outcome);
-        out.rows.push(Row { traffic: *t, ceiling, router });
+        out.rows.push(Row {
+            traffic: *t,
+            ceiling,
+            router,
+        });
     }
     Ok(())
 }
@@ -157,7 +179,11 @@ fn print_search(who: &str, o: &SearchOutcome) {
         o.pdr_pps / 1e6,
         o.max_pps / 1e6,
         o.latency
-            .map(|l| format!("  latency p50 {:.1} us p99 {:.1} us", l.p50 / 1e3, l.p99 / 1e3))
+            .map(|l| format!(
+                "  latency p50 {:.1} us p99 {:.1} us",
+                l.p50 / 1e3,
+                l.p99 / 1e3
+            ))
             .unwrap_or_default()
     );
 }
@@ -189,14 +215,25 @@ fn run_testpmd(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Sear
     let forwarder_command = tp.command().to_vec();
     tp.start_forwarding()?;
     wait_sockets(&a, &b)?;
-    let (generator_command, outcome, _) =
-        mwgen::search(env, &search_spec(mem, &a, &b, ROUTER_A_MAC, plan), t, &format!("{tag}-mwgen"))?;
+    let (generator_command, outcome, _) = mwgen::search(
+        env,
+        &search_spec(mem, &a, &b, ROUTER_A_MAC, plan),
+        t,
+        &format!("{tag}-mwgen"),
+    )?;
     tp.quit()?;
     // memif clears a port's counters when its client disconnects, which
     // mwgen does when the search ends: testpmd's counters cannot be read
     // over the search.
-    let counters = json!({ "note": "not available: memif clears its counters when the client disconnects" });
-    Ok(Search { forwarder_command, generator_command, outcome, counters, busy_before: 0.0 })
+    let counters =
+        json!({ "note": "not available: memif clears its counters when the client disconnects" });
+    Ok(Search {
+        forwarder_command,
+        generator_command,
+        outcome,
+        counters,
+        busy_before: 0.0,
+    })
 }
 
 fn run_router(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Search> {
@@ -206,15 +243,27 @@ fn run_router(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Searc
         eal: mem.eal_flags(),
         main_lcore: PART2_FORWARDER_LCORE,
         worker_core: PART2_FORWARDER_LCORE,
-        a: HrSpec { device: memif_server(0, &a), mac: ROUTER_A_MAC, static_entry: Some((NODE_A, GEN_A_MAC)) },
-        b: HrSpec { device: memif_server(1, &b), mac: ROUTER_B_MAC, static_entry: Some((NODE_B, GEN_B_MAC)) },
+        a: HrSpec {
+            device: memif_server(0, &a),
+            mac: ROUTER_A_MAC,
+            static_entry: Some((NODE_A, GEN_A_MAC)),
+        },
+        b: HrSpec {
+            device: memif_server(1, &b),
+            mac: ROUTER_B_MAC,
+            static_entry: Some((NODE_B, GEN_B_MAC)),
+        },
     };
     let mut r = Router::start(env, &spec, &tag)?;
     let forwarder_command = r.command().to_vec();
     wait_sockets(&a, &b)?;
     let before = r.snapshot()?;
-    let (generator_command, outcome, _) =
-        mwgen::search(env, &search_spec(mem, &a, &b, GEN_B_MAC, plan), t, &format!("{tag}-mwgen"))?;
+    let (generator_command, outcome, _) = mwgen::search(
+        env,
+        &search_spec(mem, &a, &b, GEN_B_MAC, plan),
+        t,
+        &format!("{tag}-mwgen"),
+    )?;
     let after = r.snapshot()?;
     let after = r.next_snapshot(after.published_ns)?;
     if !r.stop(Duration::from_secs(10))? {
@@ -225,11 +274,20 @@ fn run_router(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Searc
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let d = before.ports.get(i).map_or_else(|| p.clone(), |b| p.delta(b));
+            let d = before
+                .ports
+                .get(i)
+                .map_or_else(|| p.clone(), |b| p.delta(b));
             (i.to_string(), d.to_json())
         })
         .collect();
-    Ok(Search { forwarder_command, generator_command, outcome, counters: Value::Object(counters), busy_before: 0.0 })
+    Ok(Search {
+        forwarder_command,
+        generator_command,
+        outcome,
+        counters: Value::Object(counters),
+        busy_before: 0.0,
+    })
 }
 
 fn search_json(s: &Search) -> Value {

@@ -54,7 +54,11 @@ fn pmd_dirs() -> Vec<PathBuf> {
     if let Some(d) = pkg_config(&["--variable=pmdsdir", "libdpdk"]) {
         dirs.push(PathBuf::from(d));
     }
-    for lib in ["/usr/lib/x86_64-linux-gnu/dpdk", "/usr/lib/aarch64-linux-gnu/dpdk", "/usr/lib64/dpdk"] {
+    for lib in [
+        "/usr/lib/x86_64-linux-gnu/dpdk",
+        "/usr/lib/aarch64-linux-gnu/dpdk",
+        "/usr/lib64/dpdk",
+    ] {
         if let Ok(rd) = std::fs::read_dir(lib) {
             let mut found: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok())
@@ -149,7 +153,8 @@ pub fn check(bin_dir: &Path, bins: &[&str]) -> Result<Found> {
             testpmd,
             stdbuf,
             pmds_dir,
-            dpdk_version: pkg_config(&["--modversion", "libdpdk"]).unwrap_or_else(|| "unknown".into()),
+            dpdk_version: pkg_config(&["--modversion", "libdpdk"])
+                .unwrap_or_else(|| "unknown".into()),
         }),
         _ => Err(format!(
             "missing prerequisites:\n  - {}",
@@ -170,10 +175,15 @@ pub fn snapshot_bins(bin_dir: &Path, bins: &[&str], to: &Path) -> Result<PathBuf
         std::fs::copy(&from, &dest)
             .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), dest.display()))?;
         if matches!(*bin, "mwrouterd" | "mwgen") {
-            let image = std::fs::read(&dest).map_err(|e| format!("cannot read {}: {e}", dest.display()))?;
+            let image =
+                std::fs::read(&dest).map_err(|e| format!("cannot read {}: {e}", dest.display()))?;
             let needle = b"librte_eal.so";
             if !image.windows(needle.len()).any(|w| w == needle) {
-                let pkg = if *bin == "mwrouterd" { "control" } else { "mwgen" };
+                let pkg = if *bin == "mwrouterd" {
+                    "control"
+                } else {
+                    "mwgen"
+                };
                 return Err(format!(
                     "{} was built without the `dpdk` feature (it does not link librte_eal): \
                      run benches/e2e, which builds it, or `cargo build --release --features dpdk \

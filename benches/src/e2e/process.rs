@@ -36,9 +36,7 @@ pub fn install_interrupt_handler() -> Result<()> {
 
 /// Whether a stop signal arrived.
 pub fn interrupted() -> bool {
-    INTERRUPTED
-        .get()
-        .is_some_and(|f| f.load(Ordering::Relaxed))
+    INTERRUPTED.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 /// An error when a stop signal arrived.
@@ -65,7 +63,11 @@ pub fn sleep(d: Duration) -> Result<()> {
 }
 
 /// Waits up to `timeout` for `ready` to hold, polling every 20 ms.
-pub fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> Result<bool>) -> Result<()> {
+pub fn wait_for(
+    what: &str,
+    timeout: Duration,
+    mut ready: impl FnMut() -> Result<bool>,
+) -> Result<()> {
     let end = Instant::now() + timeout;
     loop {
         if ready()? {
@@ -92,7 +94,8 @@ pub fn shell_words(words: &[String]) -> String {
     words
         .iter()
         .map(|w| {
-            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "\"'$|;&<>()".contains(c)) {
+            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "\"'$|;&<>()".contains(c))
+            {
                 format!("'{}'", w.replace('\'', "'\\''"))
             } else {
                 w.clone()
@@ -216,7 +219,10 @@ impl Proc {
         if let Some(st) = self.wait_timeout(grace)? {
             return Ok(st);
         }
-        eprintln!("e2e: {} did not stop within {grace:?} of SIGTERM: killing it", self.name);
+        eprintln!(
+            "e2e: {} did not stop within {grace:?} of SIGTERM: killing it",
+            self.name
+        );
         self.kill_and_reap()
             .ok_or_else(|| format!("cannot kill {}", self.name))
     }

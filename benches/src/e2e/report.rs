@@ -19,7 +19,12 @@ pub fn part1_table(p: &Part1) -> String {
     let mut s = format!(
         "Part 1: Mpps forwarded on one core (lcore {PART1_WORKER_LCORE}), net_pcap (infinite rx) -> net_null\n\
          {:<10} {:>11} {:>16} {:>10} {:>14} {:>19}\n",
-        "traffic", "testpmd-io", "testpmd-macswap", "mwrouterd", "mwrouterd/io", "mwrouterd/macswap"
+        "traffic",
+        "testpmd-io",
+        "testpmd-macswap",
+        "mwrouterd",
+        "mwrouterd/io",
+        "mwrouterd/macswap"
     );
     for t in &PART1 {
         let (io, mac) = p.ratios(t.name);
@@ -33,7 +38,11 @@ pub fn part1_table(p: &Part1) -> String {
             opt(mac, 2),
         );
     }
-    let routers: Vec<_> = p.runs.iter().filter(|r| r.forwarder == Forwarder::Mwrouterd).collect();
+    let routers: Vec<_> = p
+        .runs
+        .iter()
+        .filter(|r| r.forwarder == Forwarder::Mwrouterd)
+        .collect();
     let killed = routers
         .iter()
         .filter(|r| r.record["exited_on_sigterm"] == Value::Bool(false))
@@ -68,14 +77,28 @@ pub fn part2_table(p: &Part2) -> String {
         )
     };
     for r in &p.rows {
-        let label = |b: bool| if b { format!(" ({GENERATOR_BOUND_LABEL})") } else { String::new() };
+        let label = |b: bool| {
+            if b {
+                format!(" ({GENERATOR_BOUND_LABEL})")
+            } else {
+                String::new()
+            }
+        };
         s += &format!(
             "{:<10} {:>9.3} {:>9.3} {:>26} {:>26} {:>22} {:>22}\n",
             r.traffic.label,
             r.ceiling.outcome.ndr_pps / 1e6,
             r.ceiling.outcome.pdr_pps / 1e6,
-            format!("{:.3}{}", r.router.outcome.ndr_pps / 1e6, label(r.ndr_generator_bound())),
-            format!("{:.3}{}", r.router.outcome.pdr_pps / 1e6, label(r.pdr_generator_bound())),
+            format!(
+                "{:.3}{}",
+                r.router.outcome.ndr_pps / 1e6,
+                label(r.ndr_generator_bound())
+            ),
+            format!(
+                "{:.3}{}",
+                r.router.outcome.pdr_pps / 1e6,
+                label(r.pdr_generator_bound())
+            ),
             lat(&r.ceiling.outcome),
             lat(&r.router.outcome),
         );

@@ -49,7 +49,11 @@ impl RouterSpec {
     pub fn to_toml(&self, socket: &Path) -> String {
         let mut eal: Vec<String> = self.eal.clone();
         eal.extend(["-l".to_string(), self.main_lcore.to_string()]);
-        let eal = eal.iter().map(|a| toml_str(a)).collect::<Vec<_>>().join(", ");
+        let eal = eal
+            .iter()
+            .map(|a| toml_str(a))
+            .collect::<Vec<_>>()
+            .join(", ");
         let mut s = format!(
             "# Written by benches/e2e.\n\
              [router]\nname = \"e2e\"\n\n\
@@ -139,7 +143,11 @@ impl PortCounters {
                 .dropped
                 .iter()
                 .map(|(k, v)| {
-                    let before = earlier.dropped.iter().find(|(q, _)| q == k).map_or(0, |(_, x)| *x);
+                    let before = earlier
+                        .dropped
+                        .iter()
+                        .find(|(q, _)| q == k)
+                        .map_or(0, |(_, x)| *x);
                     (k.clone(), d(*v, before))
                 })
                 .collect(),
@@ -174,7 +182,11 @@ impl PortCounters {
             .filter(|(_, n)| *n > 0)
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
-        if v.is_empty() { "none".into() } else { v.join(", ") }
+        if v.is_empty() {
+            "none".into()
+        } else {
+            v.join(", ")
+        }
     }
 }
 
@@ -210,16 +222,25 @@ impl Router {
         cmd.arg("--config").arg(&config);
         let mut proc = Proc::spawn("mwrouterd", cmd, &env.file(&format!("{tag}.log")), false)?;
         let mwctl = env.bin("mwctl");
-        let ready = wait_for("mwrouterd's admin socket and counters", Duration::from_secs(30), || {
-            proc.check_running()?;
-            Ok(socket.exists()
-                && area.exists()
-                && read_area(&mwctl, &area).is_ok_and(|s| s.published_ns > 0))
-        });
+        let ready = wait_for(
+            "mwrouterd's admin socket and counters",
+            Duration::from_secs(30),
+            || {
+                proc.check_running()?;
+                Ok(socket.exists()
+                    && area.exists()
+                    && read_area(&mwctl, &area).is_ok_and(|s| s.published_ns > 0))
+            },
+        );
         if let Err(e) = ready {
             return Err(format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)));
         }
-        Ok(Router { proc, area, mwctl, config })
+        Ok(Router {
+            proc,
+            area,
+            mwctl,
+            config,
+        })
     }
 
     /// The command line.
@@ -243,15 +264,19 @@ impl Router {
         let mut got = None;
         let (mwctl, area) = (self.mwctl.clone(), self.area.clone());
         let proc = &mut self.proc;
-        wait_for("a new publication of mwrouterd's counters", Duration::from_secs(5), || {
-            proc.check_running()?;
-            let s = read_area(&mwctl, &area)?;
-            let fresh = s.published_ns > after_ns;
-            if fresh {
-                got = Some(s);
-            }
-            Ok(fresh)
-        })?;
+        wait_for(
+            "a new publication of mwrouterd's counters",
+            Duration::from_secs(5),
+            || {
+                proc.check_running()?;
+                let s = read_area(&mwctl, &area)?;
+                let fresh = s.published_ns > after_ns;
+                if fresh {
+                    got = Some(s);
+                }
+                Ok(fresh)
+            },
+        )?;
         got.ok_or_else(|| "no counters".into())
     }
 
@@ -338,7 +363,11 @@ pub fn measure(r: &mut Router, warmup: Duration, interval: Duration) -> Result<M
     let delta = b
         .ports
         .iter()
-        .zip(a.ports.iter().chain(std::iter::repeat(&PortCounters::default())))
+        .zip(
+            a.ports
+                .iter()
+                .chain(std::iter::repeat(&PortCounters::default())),
+        )
         .map(|(y, x)| y.delta(x))
         .collect();
     Ok(Measurement {

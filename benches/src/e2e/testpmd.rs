@@ -90,11 +90,17 @@ pub fn parse_port_stats(text: &str) -> Vec<(u16, PortStats)> {
     let mut out: Vec<(u16, PortStats)> = Vec::new();
     for line in text.lines() {
         if let Some(rest) = line.split("NIC statistics for port").nth(1) {
-            let port = rest.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(u16::MAX);
+            let port = rest
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(u16::MAX);
             out.push((port, PortStats::default()));
             continue;
         }
-        let Some((_, s)) = out.last_mut() else { continue };
+        let Some((_, s)) = out.last_mut() else {
+            continue;
+        };
         if line.contains("######") {
             continue;
         }
@@ -213,11 +219,15 @@ impl Testpmd {
         self.send("start")?;
         let log = self.proc.log().to_path_buf();
         let proc = &mut self.proc;
-        wait_for("dpdk-testpmd to start forwarding", Duration::from_secs(30), || {
-            proc.check_running()?;
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            Ok(text.contains("packet forwarding - ports="))
-        })
+        wait_for(
+            "dpdk-testpmd to start forwarding",
+            Duration::from_secs(30),
+            || {
+                proc.check_running()?;
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                Ok(text.contains("packet forwarding - ports="))
+            },
+        )
         .map_err(|e| format!("{e}; its output:\n{}", self.proc.log_tail(30)))
     }
 
@@ -229,22 +239,26 @@ impl Testpmd {
         let log = self.proc.log().to_path_buf();
         let proc = &mut self.proc;
         let mut blocks = Vec::new();
-        wait_for("dpdk-testpmd's port statistics", Duration::from_secs(10), || {
-            proc.check_running()?;
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            // Complete when the next block started or the last one has its
-            // "Tx-pps" line.
-            let all = parse_port_stats(&text);
-            let done = all.len() >= before + ports
-                && text
-                    .rsplit("NIC statistics for port")
-                    .next()
-                    .is_some_and(|last| last.contains("Tx-pps:"));
-            if done {
-                blocks = all[before..before + ports].to_vec();
-            }
-            Ok(done)
-        })?;
+        wait_for(
+            "dpdk-testpmd's port statistics",
+            Duration::from_secs(10),
+            || {
+                proc.check_running()?;
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                // Complete when the next block started or the last one has its
+                // "Tx-pps" line.
+                let all = parse_port_stats(&text);
+                let done = all.len() >= before + ports
+                    && text
+                        .rsplit("NIC statistics for port")
+                        .next()
+                        .is_some_and(|last| last.contains("Tx-pps:"));
+                if done {
+                    blocks = all[before..before + ports].to_vec();
+                }
+                Ok(done)
+            },
+        )?;
         Ok(blocks)
     }
 
@@ -290,7 +304,12 @@ impl Measurement {
 }
 
 /// Warm-up, then two `show port stats all` `interval` apart.
-pub fn measure(t: &mut Testpmd, ports: usize, warmup: Duration, interval: Duration) -> Result<Measurement> {
+pub fn measure(
+    t: &mut Testpmd,
+    ports: usize,
+    warmup: Duration,
+    interval: Duration,
+) -> Result<Measurement> {
     sleep(warmup)?;
     let first = t.port_stats(ports)?;
     let t0 = Instant::now();
@@ -300,9 +319,17 @@ pub fn measure(t: &mut Testpmd, ports: usize, warmup: Duration, interval: Durati
     let delta = second
         .iter()
         .map(|(p, s)| {
-            let prev = first.iter().find(|(q, _)| q == p).map(|(_, s)| *s).unwrap_or_default();
+            let prev = first
+                .iter()
+                .find(|(q, _)| q == p)
+                .map(|(_, s)| *s)
+                .unwrap_or_default();
             (*p, s.delta(&prev))
         })
         .collect();
-    Ok(Measurement { delta, end: second, wall: t1 - t0 })
+    Ok(Measurement {
+        delta,
+        end: second,
+        wall: t1 - t0,
+    })
 }

@@ -40,18 +40,58 @@ pub struct Traffic {
 
 /// Part 1's traffics.
 pub const PART1: [Traffic; 4] = [
-    Traffic { name: "l3-64", label: "L3 64 B", kind: Kind::L3, size: "64" },
-    Traffic { name: "l2-64", label: "L2 64 B", kind: Kind::L2, size: "64" },
-    Traffic { name: "imix", label: "L3 IMIX", kind: Kind::L3, size: "imix" },
-    Traffic { name: "l3-1500", label: "L3 1500 B", kind: Kind::L3, size: "1500" },
+    Traffic {
+        name: "l3-64",
+        label: "L3 64 B",
+        kind: Kind::L3,
+        size: "64",
+    },
+    Traffic {
+        name: "l2-64",
+        label: "L2 64 B",
+        kind: Kind::L2,
+        size: "64",
+    },
+    Traffic {
+        name: "imix",
+        label: "L3 IMIX",
+        kind: Kind::L3,
+        size: "imix",
+    },
+    Traffic {
+        name: "l3-1500",
+        label: "L3 1500 B",
+        kind: Kind::L3,
+        size: "1500",
+    },
 ];
 
 /// Part 2's traffics.
 pub const PART2: [Traffic; 4] = [
-    Traffic { name: "l3-64", label: "L3 64 B", kind: Kind::L3, size: "64" },
-    Traffic { name: "l3-1500", label: "L3 1500 B", kind: Kind::L3, size: "1500" },
-    Traffic { name: "l2-64", label: "L2 64 B", kind: Kind::L2, size: "64" },
-    Traffic { name: "l2-1500", label: "L2 1500 B", kind: Kind::L2, size: "1500" },
+    Traffic {
+        name: "l3-64",
+        label: "L3 64 B",
+        kind: Kind::L3,
+        size: "64",
+    },
+    Traffic {
+        name: "l3-1500",
+        label: "L3 1500 B",
+        kind: Kind::L3,
+        size: "1500",
+    },
+    Traffic {
+        name: "l2-64",
+        label: "L2 64 B",
+        kind: Kind::L2,
+        size: "64",
+    },
+    Traffic {
+        name: "l2-1500",
+        label: "L2 1500 B",
+        kind: Kind::L2,
+        size: "1500",
+    },
 ];
 
 impl Traffic {
@@ -171,10 +211,17 @@ pub fn read_frames(path: &Path) -> Result<Vec<Vec<u8>>> {
     };
     let u32_at = |at: usize| {
         let b = [data[at], data[at + 1], data[at + 2], data[at + 3]];
-        if le { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
     };
     if u32_at(20) != 1 {
-        return Err(bad(&format!("link type {} is not Ethernet (1)", u32_at(20))));
+        return Err(bad(&format!(
+            "link type {} is not Ethernet (1)",
+            u32_at(20)
+        )));
     }
     let mut frames = Vec::new();
     let mut at = 24;
@@ -223,7 +270,9 @@ fn check_frames(t: &Traffic, path: &Path, frames: &[Vec<u8>]) -> Result<()> {
         let first = u16::from_be_bytes([f[14], f[15]]);
         match t.kind {
             Kind::L3 if first != NODE_B => {
-                return Err(bad(format!("destination {first:#06x}, expected {NODE_B:#06x}")));
+                return Err(bad(format!(
+                    "destination {first:#06x}, expected {NODE_B:#06x}"
+                )));
             }
             Kind::L2 if first >= 0x40 || u16::from_be_bytes([f[16], f[17]]) != HR_B => {
                 return Err(bad(format!("no L2RH for HR {HR_B:#06x} at the start")));
