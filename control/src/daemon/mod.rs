@@ -399,7 +399,13 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    match run(&args) {
+    main_with(&args)
+}
+
+/// Runs the daemon with `args` as [`main`] does after parsing them (for
+/// programs that embed the router role, such as mwlab); the exit code.
+pub fn main_with(args: &Args) -> i32 {
+    match run(args) {
         Ok(()) => {
             if args.check {
                 println!("{}: valid", args.config.display());

@@ -1,0 +1,240 @@
+//! The command line: `mwlab up | status | down | demo`, and the roles the lab
+//! starts from this same binary (`mwlab router`, `mwlab host`).
+//!
+//! Exit codes: 0 done; 1 a step failed (the demo's checks, a process that
+//! would not start); 2 bad arguments or files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use mwsim::topology::Topology;
+use serde_json::{Value, json};
+
+use crate::demo;
+use crate::lab::{self, Binaries, Lab, alive, load_state};
+use crate::plan::{LabTimers, Plan};
+
+/// mwlab: a whole MessageWay on one machine — mwrouterd and host processes
+/// on loopback UDP, wired as a topology file says (the format mwsim reads).
+#[derive(Debug, Parser)]
+#[command(name = "mwlab", version, about, long_about = None)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Start a lab and leave it running.
+    Up {
+        /// The topology file (TOML, as mwsim reads; examples/appendix-b.toml).
+        topology: PathBuf,
+        /// The lab's directory (configurations, sockets, logs, state).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Wait until RRP has converged.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Show a running lab: processes, routes, host counters.
+    Status {
+        /// The lab's directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a lab and remove everything it made.
+    Down {
+        /// The lab's directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// The whole tour: Appendix B up, converge, traffic, kill a router,
+    /// reroute and HR-DOWN, down.
+    Demo {
+        /// The topology (default: examples/appendix-b.toml's content, built in).
+        topology: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The router to kill (default: the first router of the first pair's path).
+        #[arg(long)]
+        kill: Option<String>,
+    },
+    /// (internal) Run the router role: mwrouterd with this configuration.
+    #[command(hide = true)]
+    Router {
+        /// mwrouterd's configuration.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// (internal) Run a host of a lab.
+    #[command(hide = true)]
+    Host {
+        /// The host's spec (JSON, written by `mwlab up`).
+        #[arg(long)]
+        spec: PathBuf,
+    },
+}
+
+/// The Appendix B topology, built in so that `mwlab demo` needs no file.
+pub const APPENDIX_B: &str = include_str!("../../../examples/appendix-b.toml");
+
+fn default_dir() -> PathBuf {
+    let uid = rustix::process::getuid().as_raw();
+    std::env::temp_dir().join(format!("mwlab-{uid}"))
+}
+
+fn read_topology(p: &Path) -> Result<Topology, (i32, String)> {
+    let text = std::fs::read_to_string(p).map_err(|e| (2, format!("{}: {e}", p.display())))?;
+    Topology::from_toml(&text).map_err(|e| (2, format!("{}: {e}", p.display())))
+}
+
+/// Runs mwlab; the exit code.
+pub fn main_with(args: Args) -> i32 {
+    match run(args) {
+        Ok(()) => 0,
+        Err((code, m)) => {
+            eprintln!("mwlab: {m}");
+            code
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), (i32, String)> {
+    match args.cmd {
+        Cmd::Router { config } => {
+            let code = control::daemon::main_with(&control::daemon::Args {
+                config,
+                check: false,
+            });
+            std::process::exit(code);
+        }
+        Cmd::Host { spec } => crate::host::main_from_spec_file(&spec).map_err(|e| (1, e)),
+        Cmd::Up {
+            topology,
+            dir,
+            wait,
+        } => {
+            let topo = read_topology(&topology)?;
+            let dir = dir.unwrap_or_else(default_dir);
+            if dir.join(lab::STATE_FILE).exists() {
+                return Err((
+                    2,
+                    format!(
+                        "a lab is already up in {} (mwlab down first)",
+                        dir.display()
+                    ),
+                ));
+            }
+            let plan = Plan::new(topo, &dir, LabTimers::default()).map_err(|e| (2, e))?;
+            let bins = Binaries::current().map_err(|e| (1, e))?;
+            let mut lab = Lab::up(plan, &bins).map_err(|e| (1, e))?;
+            lab.stop_on_drop = false;
+            println!(
+                "mwlab: {} routers and {} hosts up in {}",
+                lab.plan.routers.len(),
+                lab.plan.hosts.len(),
+                dir.display()
+            );
+            if wait {
+                let (_, t) = demo::converge(
+                    &lab.plan,
+                    &[],
+                    Duration::from_millis(500),
+                    Duration::from_secs(30),
+                    &mut |_, _| {},
+                )
+                .map_err(|e| (1, e))?;
+                println!("mwlab: converged in {:.1} s", t.as_secs_f64());
+            }
+            Ok(())
+        }
+        Cmd::Status { dir, json } => {
+            let dir = dir.unwrap_or_else(default_dir);
+            let st = load_state(&dir).map_err(|e| (2, e))?;
+            let f = lab::fibs(&st.plan, &[]);
+            let (have, want) = demo::complete(&st.plan, &f, &[]);
+            let procs: Vec<Value> = st
+                .procs
+                .iter()
+                .map(|p| {
+                    let routes = f.keys().filter(|k| k.0 == p.name).count();
+                    json!({"role": p.role, "name": p.name, "pid": p.pid,
+                           "alive": alive(p.pid), "fib_entries": routes, "log": p.log})
+                })
+                .collect();
+            if json {
+                let v = json!({"dir": dir, "processes": procs,
+                               "fib_complete": [have, want]});
+                println!("{}", serde_json::to_string_pretty(&v).expect("plain"));
+            } else {
+                println!("lab in {}: FIBs {have}/{want} host routes", dir.display());
+                for p in &procs {
+                    println!(
+                        "  {:<6} {:<6} pid {:<8} {}{}",
+                        p["role"].as_str().unwrap_or(""),
+                        p["name"].as_str().unwrap_or(""),
+                        p["pid"],
+                        if p["alive"] == true { "up" } else { "DOWN" },
+                        if p["role"] == "router" {
+                            format!("  {} FIB entries", p["fib_entries"])
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+            }
+            Ok(())
+        }
+        Cmd::Down { dir } => {
+            let dir = dir.unwrap_or_else(default_dir);
+            let n = lab::down_dir(&dir).map_err(|e| (2, e))?;
+            println!("mwlab: stopped {n} processes, removed {}", dir.display());
+            Ok(())
+        }
+        Cmd::Demo {
+            topology,
+            json,
+            kill,
+        } => {
+            let topo = match topology {
+                Some(p) => read_topology(&p)?,
+                None => Topology::from_toml(APPENDIX_B).map_err(|e| (2, e))?,
+            };
+            let report = crate::tour::run(topo, kill, !json);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.json).expect("plain")
+                );
+            }
+            if report.ok {
+                Ok(())
+            } else {
+                Err((1, format!("demo failed: {}", report.failed.join("; "))))
+            }
+        }
+    }
+}
+
+/// Seconds since `t0`, for progress lines.
+pub fn secs(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64()
+}
+
+/// A stop flag set by SIGINT and SIGTERM.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    stop
+}

@@ -1,0 +1,1260 @@
+//! The host role: a real MessageWay end node of the lab, in its own process.
+//!
+//! A host is a node of Level A, B or C ([`rrp::node::Level`], Part-2 "node
+//! levels") on a UDP SAN on loopback (DESIGN.md "Wire": one MessageWay
+//! packet per datagram). Routers (mwrouterd processes) sweep the SAN with
+//! unicast RRP#7s to each configured member; the host answers them (Level B
+//! and C, as [`rrp::node::Node`] does), learns what routers tell it (RRP#2
+//! routes, RRP#3 redirects, ERR UNK/HRDOWN/LINKDOWN/GENERAL) and sends and
+//! receives mwgen probes ([`mwgen::probe`]) so that the lab can measure
+//! loss, duplication, reordering and latency end to end.
+//!
+//! # Threads
+//! [`run`] holds everything in one [`std::thread::scope`]:
+//! - the receive loop owns the UDP socket's receive side (short timeout, so
+//!   that a stop is seen), feeds [`Node::handle_packet`], sends replies to
+//!   the datagram's sender and counts every datagram exactly once;
+//! - the control listener accepts connections on a UNIX stream socket; each
+//!   connection is served by its own thread (JSON lines, see below);
+//! - each `send`/`send_l2` runs in a background thread of its own.
+//!
+//! State is shared behind one [`Mutex`] (a lab host, not the fast path); a
+//! [`Condvar`] wakes requests waiting for an answer (`route`, `which_hr`).
+//!
+//! # Control protocol
+//! One JSON object per line in, one JSON object per line out:
+//! `{"ok":true,...}` or `{"ok":false,"error":"..."}`. Addresses are accepted
+//! as numbers (`560`) or strings (`"0x0230"`) and reported as `"0x0230"`.
+//!
+//! | request | answer |
+//! | --- | --- |
+//! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait` |
+//! | `{"cmd":"send_l2","dst":D,"count":N,"route":[..] or "route_index":i,"via":HR}` | L2 probes along a source route (DESIGN.md "Source routes") |
+//! | `{"cmd":"stats"}` | every counter (below) |
+//! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` |
+//! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
+//! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
+//! | `{"cmd":"quit"}` | stops the host |
+//!
+//! `stats` answers, besides `name`, `address`, `level`, `bind`, `default_hr`
+//! and `tag` (this host's stream tag):
+//! - `sent` (probes per destination), `send_errors`, `redirect_unresolved`
+//!   (L3 probes whose redirect named a node of unknown endpoint: sent to the
+//!   default HR instead), `busy` (sends still running);
+//! - `datagrams` = `probes` + the sum of `control` (RRP/ERR messages by name,
+//!   `"RRP#7"`, `"ERR UNK"`, ...) + `other` (non-probe data) + `malformed`:
+//!   every datagram is counted exactly once;
+//! - `received`: per source, `received`, `unique`, `duplicated`,
+//!   `reordered`, `late` ([`mwgen::receiver`]'s definitions), `lost_hint`
+//!   (gaps between the least and greatest sequence number seen), `streams`
+//!   and `latency_ns` {`min`,`p50`,`p99`,`max`}; `ei`: EI values of unique
+//!   probes with counts;
+//! - `errors_received` {`UNK`,`HRDOWN`,`LINKDOWN`,`GENERAL`},
+//!   `rrp7_answered`, `rrp4_answered`, `recv_errors`, `reply_errors`;
+//! - what was learned: `redirects`, `unknown`, `routes`, `routes_from` (the
+//!   HR that offered them), `neighbours` (endpoints of the SAN's nodes).
+//!
+//! What mwrouterd answers (rrp/src/router/engine.rs, `answer_which_hr`): an
+//! RRP#6 always gets an answer, an RRP#3 naming the node on the asker's SAN
+//! to send to (another HR, the destination itself when it is on the same
+//! SAN, or the asked HR itself) or an ERR UNK when the destination is
+//! unknown; `which_hr` reports the former as `via` and the latter as
+//! `{"ok":false,"error":"unknown destination"}`. An RRP#1 is answered with
+//! RRP#2 (routes from the answering HR onward) or ERR UNK.
+//!
+//! # Sequence numbers and streams
+//! A host sends every probe with one stream tag, drawn at start-up (so that a
+//! restarted host is a new stream), and numbers probes per destination from
+//! 0, continuing across `send`s and `reset`s: a receiver sees one gapless
+//! stream per (source, destination) as long as nothing is lost. Receivers
+//! keep one [`Receiver`] per (source, destination, tag) and report them
+//! summed per source. Transmit times are wall-clock nanoseconds
+//! ([`SystemTime`]), the one clock that all processes of the lab share.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::{self, Scope};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mwgen::probe::{self, Received};
+use mwgen::profile::{Profile, Sizes, parse_address, parse_hop};
+use mwgen::receiver::Receiver;
+use ports::LinkKind;
+use rrp::Address;
+use rrp::kind::{ErrorCode, PacketType, RrpType};
+use rrp::limits::MAX_L2RHS;
+use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::wire::header::field;
+use rrp::wire::{Message, RouterHop, SourceRoute, locate};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// How long the receive loop and the control threads block before they look
+/// at the stop flags again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The longest control request line accepted.
+const MAX_LINE: usize = 1 << 20;
+
+/// The frame size of a probe when a request gives none (a UDP datagram of 64
+/// bytes: header, 40 data bytes, trailer).
+const DEFAULT_SIZE: usize = 64;
+
+/// The rate of a `send` when the request gives none (packets per second).
+const DEFAULT_RATE_PPS: f64 = 1000.0;
+
+/// How long `route` and `which_hr` wait when the request gives no timeout.
+const DEFAULT_TIMEOUT_MS: u64 = 1000;
+
+/// What a host is: the file `mwlab host --spec FILE` reads (JSON, or TOML
+/// when the file name ends in `.toml`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostSpec {
+    /// Its name, e.g. `"H0"` (R2 of its RRP#5).
+    pub name: String,
+    /// Its MessageWay address, e.g. 0x0100.
+    pub address: u16,
+    /// Its level: `"A"`, `"B"` or `"C"` ([`Level`]).
+    pub level: String,
+    /// Its UDP endpoint, `127.0.0.1:P`.
+    pub bind: SocketAddr,
+    /// The HRs on its SAN: HR address and that HR's UDP endpoint.
+    pub hrs: Vec<(u16, SocketAddr)>,
+    /// The HR it sends L3 traffic and requests to first (one of `hrs`);
+    /// `None`: the first of `hrs`.
+    pub default_hr: Option<u16>,
+    /// The UNIX stream socket it listens on for control requests.
+    pub control: PathBuf,
+}
+
+impl HostSpec {
+    /// The level the spec names.
+    pub fn level(&self) -> Result<Level, String> {
+        match self.level.trim() {
+            "A" | "a" => Ok(Level::A),
+            "B" | "b" => Ok(Level::B),
+            "C" | "c" => Ok(Level::C),
+            l => Err(format!("{}: level {l:?} is not A, B or C", self.name)),
+        }
+    }
+
+    /// The default HR: `default_hr`, else the first of `hrs`; `None` when
+    /// the SAN has no HR.
+    pub fn default_hr(&self) -> Option<Address> {
+        self.default_hr
+            .or_else(|| self.hrs.first().map(|h| h.0))
+            .map(Address)
+    }
+
+    /// Checks what [`run`] relies on: a level, a node address, HR addresses
+    /// that are node addresses, a default HR among `hrs`.
+    pub fn validate(&self) -> Result<Level, String> {
+        let level = self.level()?;
+        if !Address(self.address).is_node() {
+            return Err(format!(
+                "{}: {} is not a node address (0x0040-0x7fff)",
+                self.name,
+                Address(self.address)
+            ));
+        }
+        if let Some((a, _)) = self.hrs.iter().find(|(a, _)| !Address(*a).is_node()) {
+            return Err(format!(
+                "{}: HR {} is not a node address",
+                self.name,
+                Address(*a)
+            ));
+        }
+        if let Some(d) = self.default_hr
+            && !self.hrs.iter().any(|(a, _)| *a == d)
+        {
+            return Err(format!(
+                "{}: default HR {} is not one of its HRs",
+                self.name,
+                Address(d)
+            ));
+        }
+        Ok(level)
+    }
+}
+
+/// Reads a spec file (JSON; TOML when the name ends in `.toml`).
+pub fn read_spec(path: &Path) -> Result<HostSpec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "toml") {
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    } else {
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The body of `mwlab host --spec FILE`: reads the spec and runs the host
+/// until SIGINT, SIGTERM or a `quit` request.
+pub fn main_from_spec_file(path: &Path) -> Result<(), String> {
+    let spec = read_spec(path)?;
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).map_err(|e| format!("signal: {e}"))?;
+    }
+    run(&spec, &stop)
+}
+
+// ----- formatting -------------------------------------------------------------
+
+/// A router hop as text, in mwgen's `--l2` syntax ([`parse_hop`]):
+/// `EGRESS@NATIVE`, `EGRESS` (egress only) or `@NATIVE` (native only); a
+/// UDP native is `ip:port`.
+pub fn format_hop(h: &RouterHop) -> String {
+    let native = if h.native.is_empty() {
+        String::new()
+    } else {
+        match h.native.as_udp() {
+            Some(sa) => format!("@{sa}"),
+            None => format!("@{:?}", h.native).replace(['[', ']'], ""),
+        }
+    };
+    if h.is_native_only() {
+        native
+    } else {
+        format!("{}{native}", h.egress)
+    }
+}
+
+/// A source route (R5) as a list of hops ([`format_hop`]); an L2RH that is
+/// not a router hop shows as `?` and its bytes in hex.
+pub fn format_route(r: &SourceRoute) -> Vec<String> {
+    r.route
+        .iter()
+        .map(|l| match RouterHop::from_content(l.content()) {
+            Ok(h) => format_hop(&h),
+            Err(_) => {
+                let hex: Vec<String> = l.content().iter().map(|b| format!("{b:02x}")).collect();
+                format!("?{}", hex.join(""))
+            }
+        })
+        .collect()
+}
+
+fn hex(a: Address) -> String {
+    a.to_string()
+}
+
+/// The draft's name of a control message from its PT and TE (`"RRP#7"`,
+/// `"ERR UNK"`).
+fn control_name(pt: PacketType, te: u16) -> String {
+    if pt == PacketType::ERR {
+        match ErrorCode::from_u16(te) {
+            Some(ErrorCode::Unknown) => "ERR UNK".into(),
+            Some(ErrorCode::HrDown) => "ERR HRDOWN".into(),
+            Some(ErrorCode::LinkDown) => "ERR LINKDOWN".into(),
+            Some(ErrorCode::General) => "ERR GENERAL".into(),
+            None => format!("ERR {te}"),
+        }
+    } else if RrpType::from_u16(te).is_some() {
+        format!("RRP#{te}")
+    } else {
+        format!("RRP?{te}")
+    }
+}
+
+/// Wall-clock nanoseconds: the clock probes carry (shared by every process
+/// of the lab, unlike a process's `Instant`).
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+// ----- received traffic -----------------------------------------------------------
+
+/// The probes of one source, for the lost hint: the sequence numbers seen.
+#[derive(Debug, Default, Clone, Copy)]
+struct SeqSpan {
+    lo: u64,
+    hi: u64,
+}
+
+/// What arrived, counted so that every datagram lands in exactly one of
+/// `probes`, `control`, `other` and `malformed` (`datagrams` is their sum).
+#[derive(Debug, Default)]
+struct RxTraffic {
+    /// Datagrams received.
+    datagrams: u64,
+    /// Probes (any destination), one receiver per (source, destination, tag).
+    probes: u64,
+    receivers: BTreeMap<(Address, Address, u16), Receiver>,
+    /// Sequence numbers seen per (source, destination, tag).
+    spans: BTreeMap<(Address, Address, u16), SeqSpan>,
+    /// Well-formed RRP and ERR messages, by the draft's name.
+    control: BTreeMap<String, u64>,
+    /// ERRs by kind (also in `control`).
+    errors: BTreeMap<&'static str, u64>,
+    /// RRP#7s answered with RRP#5 (also in `control`).
+    rrp7_answered: u64,
+    /// RRP#4s answered with RRP#5 (also in `control`).
+    rrp4_answered: u64,
+    /// Well-formed packets that are neither probes nor RRP/ERR.
+    other: u64,
+    /// Datagrams that are not MessageWay packets, or control packets whose
+    /// message does not parse.
+    malformed: u64,
+    /// Receive errors of the socket (e.g. a pending ICMP error): not
+    /// datagrams.
+    recv_errors: u64,
+    /// Replies that could not be sent.
+    reply_errors: u64,
+}
+
+impl RxTraffic {
+    fn probe(&mut self, src: Address, dst: Address, p: probe::Probe, pkt: &[u8], now: u64) {
+        self.probes += 1;
+        let key = (src, dst, p.tag);
+        self.receivers
+            .entry(key)
+            .or_insert_with(|| Receiver::new(p.tag, 0, 0))
+            .on_packet(pkt, false, now);
+        let s = self.spans.entry(key).or_insert(SeqSpan {
+            lo: p.seq,
+            hi: p.seq,
+        });
+        s.lo = s.lo.min(p.seq);
+        s.hi = s.hi.max(p.seq);
+    }
+
+    /// Per source: counts summed over its streams, latency merged.
+    fn by_source(&self) -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        let sources: BTreeSet<Address> = self.receivers.keys().map(|k| k.0).collect();
+        for src in sources {
+            let streams: Vec<_> = self
+                .receivers
+                .range((src, Address(0), 0)..=(src, Address(u16::MAX), u16::MAX))
+                .collect();
+            let (mut received, mut unique, mut duplicated) = (0, 0, 0);
+            let (mut reordered, mut late, mut lost_hint) = (0, 0, 0);
+            for (k, r) in &streams {
+                let c = r.counts();
+                received += c.received;
+                unique += c.unique();
+                duplicated += c.duplicated;
+                reordered += c.reordered;
+                late += c.late;
+                if let Some(s) = self.spans.get(k) {
+                    lost_hint += (s.hi - s.lo + 1).saturating_sub(c.unique());
+                }
+            }
+            // Latency of unique probes: exact least and greatest, percentiles
+            // from the streams' histograms added up.
+            let timed: Vec<_> = streams
+                .iter()
+                .map(|(_, r)| r)
+                .filter(|r| r.latency().count > 0)
+                .collect();
+            let latency = match timed.split_first() {
+                None => json!({"min": 0, "p50": 0, "p99": 0, "max": 0}),
+                Some((first, rest)) => {
+                    let mut h = first.histogram().clone();
+                    for r in rest {
+                        let _ = h.add(r.histogram());
+                    }
+                    json!({
+                        "min": timed.iter().map(|r| r.latency().min).min().unwrap_or(0),
+                        "p50": h.value_at_quantile(0.5),
+                        "p99": h.value_at_quantile(0.99),
+                        "max": timed.iter().map(|r| r.latency().max).max().unwrap_or(0),
+                    })
+                }
+            };
+            out.insert(
+                hex(src),
+                json!({
+                    "received": received,
+                    "unique": unique,
+                    "duplicated": duplicated,
+                    "reordered": reordered,
+                    "late": late,
+                    "lost_hint": lost_hint,
+                    "streams": streams.len(),
+                    "latency_ns": latency,
+                }),
+            );
+        }
+        out
+    }
+
+    /// EI values of unique probes, over every stream.
+    fn ei(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for r in self.receivers.values() {
+            let (values, other) = r.ei();
+            for (v, n) in values {
+                *out.entry(format!("{v:#x}")).or_default() += n;
+            }
+            if other > 0 {
+                *out.entry("other".to_string()).or_default() += other;
+            }
+        }
+        out
+    }
+}
+
+// ----- sent traffic and shared state ---------------------------------------------
+
+/// What was sent.
+#[derive(Debug, Default)]
+struct TxTraffic {
+    /// Probes sent, per destination.
+    sent: BTreeMap<Address, u64>,
+    /// Probes the socket refused.
+    send_errors: u64,
+    /// L3 probes whose redirect named a node of unknown endpoint (sent to
+    /// the default HR instead, which forwards them).
+    redirect_unresolved: u64,
+}
+
+/// Which answer a request waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Answer {
+    /// RRP#2.
+    Routes,
+    /// RRP#3.
+    Redirect,
+    /// ERR UNK.
+    Unknown,
+}
+
+/// Everything the threads share.
+#[derive(Debug)]
+struct State {
+    /// The node's RRP state: redirects, routes, unknown destinations.
+    node: Node,
+    /// Endpoints of the nodes of the SAN: the configured HRs, and nodes that
+    /// told us who they are (RRP#7, or RRP#5 about its sender) directly
+    /// (no L2RH left). Configured HRs are never overwritten.
+    neighbours: BTreeMap<Address, SocketAddr>,
+    /// The HR that answered the last RRP#2 about a destination (its routes
+    /// start there).
+    routes_from: BTreeMap<Address, Address>,
+    /// The next sequence number per destination (never reset).
+    next_seq: BTreeMap<Address, u64>,
+    /// Answers received, per (kind, destination): requests wait for a change.
+    answers: BTreeMap<(Answer, Address), u64>,
+    rx: RxTraffic,
+    tx: TxTraffic,
+    /// Sends running in the background.
+    busy: u64,
+    /// When each redirect was last received: a redirect older than
+    /// [`REDIRECT_TTL`] is forgotten (routers repeat theirs while they still
+    /// apply), so that a host stops sending to an HR that has died.
+    redirect_at: BTreeMap<Address, Instant>,
+}
+
+/// How long a redirect (RRP#3) is followed without being repeated: hosts age
+/// redirects as IP hosts do (RFC 1122, 3.3.1.2), since MessageWay tells a
+/// node nothing when the HR a redirect named goes down.
+pub const REDIRECT_TTL: Duration = Duration::from_secs(1);
+
+/// Where the probes of a stream go.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// Each to the HR [`Node::first_hr`] names at the time it is sent.
+    FirstHr,
+    /// All to this endpoint (L2: the first hop).
+    Fixed(SocketAddr),
+}
+
+/// One `send` or `send_l2`: a probe template and where its copies go.
+#[derive(Debug)]
+struct Stream {
+    dst: Address,
+    count: u64,
+    /// Packets per second; 0: as fast as the socket takes them.
+    rate_pps: f64,
+    packet: Vec<u8>,
+    /// Offset of the EEP header in `packet`.
+    hdr: usize,
+    first_seq: u64,
+    target: Target,
+}
+
+/// A running host: its spec, socket and shared state.
+struct Host<'a> {
+    spec: &'a HostSpec,
+    level: Level,
+    me: Address,
+    default_hr: Option<Address>,
+    /// The stream tag of every probe this host sends.
+    tag: u16,
+    sock: UdpSocket,
+    state: Mutex<State>,
+    /// Notified whenever `State::answers` changes.
+    answered: Condvar,
+    /// Set by a `quit` request.
+    quit: AtomicBool,
+}
+
+type Reply = Result<Value, String>;
+
+impl<'a> Host<'a> {
+    fn new(spec: &'a HostSpec) -> Result<Host<'a>, String> {
+        let level = spec.validate()?;
+        let me = Address(spec.address);
+        let sock = UdpSocket::bind(spec.bind)
+            .map_err(|e| format!("{}: bind {}: {e}", spec.name, spec.bind))?;
+        sock.set_read_timeout(Some(POLL))
+            .map_err(|e| format!("{}: {e}", spec.name))?;
+        let node = Node::new(NodeConfig {
+            address: me,
+            name: Some(spec.name.as_bytes().to_vec()),
+            capabilities: Vec::new(),
+            logical: None,
+            level,
+        });
+        let tag = (now_ns() as u16) ^ (now_ns() >> 16) as u16 ^ spec.address.rotate_left(8);
+        Ok(Host {
+            spec,
+            level,
+            me,
+            default_hr: spec.default_hr(),
+            tag,
+            sock,
+            state: Mutex::new(State {
+                node,
+                neighbours: spec.hrs.iter().map(|(a, e)| (Address(*a), *e)).collect(),
+                routes_from: BTreeMap::new(),
+                next_seq: BTreeMap::new(),
+                answers: BTreeMap::new(),
+                rx: RxTraffic::default(),
+                tx: TxTraffic::default(),
+                busy: 0,
+                redirect_at: BTreeMap::new(),
+            }),
+            answered: Condvar::new(),
+            quit: AtomicBool::new(false),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stopping(&self, stop: &AtomicBool) -> bool {
+        stop.load(Ordering::Relaxed) || self.quit.load(Ordering::Relaxed)
+    }
+
+    fn is_configured_hr(&self, a: Address) -> bool {
+        self.spec.hrs.iter().any(|(h, _)| *h == a.0)
+    }
+
+    // ----- receiving ---------------------------------------------------------
+
+    /// The receive loop: until stopped.
+    fn receive_loop(&self, stop: &AtomicBool) {
+        let mut buf = vec![0u8; 65536];
+        while !self.stopping(stop) {
+            match self.sock.recv_from(&mut buf) {
+                Ok((n, from)) => self.on_datagram(&buf[..n], from),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => self.lock().rx.recv_errors += 1,
+            }
+        }
+    }
+
+    /// One datagram: counted exactly once (probe, control, other or
+    /// malformed); a request about this node is answered to `from`.
+    fn on_datagram(&self, pkt: &[u8], from: SocketAddr) {
+        let now = now_ns();
+        let mut st = self.lock();
+        st.rx.datagrams += 1;
+        let Ok(layout) = locate(pkt, MAX_L2RHS) else {
+            st.rx.malformed += 1;
+            return;
+        };
+        let h = layout.header_offset;
+        let be16 = |r: std::ops::Range<usize>| {
+            u16::from_be_bytes([pkt[h + r.start], pkt[h + r.start + 1]])
+        };
+        let (dst, pt, te, src) = (
+            Address(be16(field::DST)),
+            PacketType(be16(field::PT)),
+            be16(field::TE),
+            Address(be16(field::SRC)),
+        );
+        match probe::read(pkt) {
+            Received::Probe(p) => {
+                st.rx.probe(src, dst, p, pkt, now);
+                return;
+            }
+            Received::Malformed => {
+                // A probe too short for its fields.
+                st.rx.malformed += 1;
+                return;
+            }
+            Received::Other => {}
+        }
+        let (reply, learned) = match st.node.handle_packet(pkt) {
+            Ok(x) => x,
+            Err(_) => {
+                st.rx.malformed += 1;
+                return;
+            }
+        };
+        if !pt.is_control() {
+            st.rx.other += 1;
+            return;
+        }
+        *st.rx.control.entry(control_name(pt, te)).or_default() += 1;
+        let direct = layout.l2rh_count == 0 && src.is_node() && !self.is_configured_hr(src);
+        if pt == PacketType::RRP && te == RrpType::WhoAreYou as u16 && direct {
+            st.neighbours.insert(src, from);
+        }
+        let mut answer = None;
+        match learned {
+            Some(Learned::Redirect { dst, .. }) => {
+                st.redirect_at.insert(dst, Instant::now());
+                answer = Some((Answer::Redirect, dst))
+            }
+            Some(Learned::Routes { dst, .. }) => {
+                st.routes_from.insert(dst, src);
+                answer = Some((Answer::Routes, dst));
+            }
+            Some(Learned::Unknown(a)) => {
+                *st.rx.errors.entry("UNK").or_default() += 1;
+                answer = Some((Answer::Unknown, a));
+            }
+            Some(Learned::Info(nodes)) => {
+                if direct && nodes.len() == 1 && nodes[0].address == src {
+                    st.neighbours.insert(src, from);
+                }
+            }
+            Some(Learned::Other(m)) => {
+                let kind = match m {
+                    Message::HrDown { .. } => Some("HRDOWN"),
+                    Message::LinkDown { .. } => Some("LINKDOWN"),
+                    Message::General { .. } => Some("GENERAL"),
+                    _ => None,
+                };
+                if let Some(k) = kind {
+                    *st.rx.errors.entry(k).or_default() += 1;
+                }
+            }
+            Some(Learned::Data(_)) | None => {}
+        }
+        if let Some(key) = answer {
+            *st.answers.entry(key).or_default() += 1;
+            self.answered.notify_all();
+        }
+        if let Some(r) = reply {
+            if te == RrpType::WhoAreYou as u16 {
+                st.rx.rrp7_answered += 1;
+            } else {
+                st.rx.rrp4_answered += 1;
+            }
+            drop(st);
+            if self.sock.send_to(&r, from).is_err() {
+                self.lock().rx.reply_errors += 1;
+            }
+        }
+    }
+
+    // ----- sending -----------------------------------------------------------
+
+    /// The endpoint of the HR to send an L3 packet for `dst` to.
+    fn first_hop(&self, st: &mut State, dst: Address) -> Option<SocketAddr> {
+        let default = self.default_hr?;
+        if st
+            .redirect_at
+            .get(&dst)
+            .is_some_and(|t| t.elapsed() > REDIRECT_TTL)
+        {
+            st.node.redirects.remove(&dst);
+            st.redirect_at.remove(&dst);
+        }
+        let hr = st.node.first_hr(dst, default);
+        match st.neighbours.get(&hr) {
+            Some(e) => Some(*e),
+            None => {
+                st.tx.redirect_unresolved += 1;
+                st.neighbours.get(&default).copied()
+            }
+        }
+    }
+
+    /// Sends a stream's probes, paced, until done or stopped.
+    fn send_stream(&self, s: Stream, stop: &AtomicBool) {
+        let start = Instant::now();
+        let mut pkt = s.packet;
+        for i in 0..s.count {
+            if self.stopping(stop) {
+                break;
+            }
+            if s.rate_pps > 0.0 {
+                let due = start + Duration::from_secs_f64(i as f64 / s.rate_pps);
+                let now = Instant::now();
+                if due > now {
+                    thread::sleep(due - now);
+                }
+            }
+            let to = match s.target {
+                Target::Fixed(a) => Some(a),
+                Target::FirstHr => self.first_hop(&mut self.lock(), s.dst),
+            };
+            probe::patch(&mut pkt, s.hdr, s.first_seq + i, now_ns());
+            let ok = to.is_some_and(|a| self.sock.send_to(&pkt, a).is_ok());
+            let mut st = self.lock();
+            if ok {
+                *st.tx.sent.entry(s.dst).or_default() += 1;
+            } else {
+                st.tx.send_errors += 1;
+            }
+        }
+    }
+
+    /// A stream of `count` probes to `dst` behind the hops `l2`; its sequence
+    /// numbers are reserved here.
+    fn stream(
+        &self,
+        req: &Value,
+        dst: Address,
+        l2: Vec<RouterHop>,
+        target: Target,
+    ) -> Result<Stream, String> {
+        let count = u64_arg(req, "count")?.unwrap_or(1);
+        let rate_pps = match req.get("rate_pps") {
+            None | Some(Value::Null) => DEFAULT_RATE_PPS,
+            Some(v) => v
+                .as_f64()
+                .filter(|r| r.is_finite() && *r >= 0.0)
+                .ok_or("rate_pps: not a rate (packets per second, 0: unpaced)")?,
+        };
+        let size = u64_arg(req, "size")?.map_or(DEFAULT_SIZE, |s| s as usize);
+        if size > mwgen::profile::MAX_FRAME {
+            return Err(format!("size: at most {} bytes", mwgen::profile::MAX_FRAME));
+        }
+        let profile = Profile {
+            src: self.me,
+            dsts: vec![dst],
+            sizes: Sizes::Fixed(size),
+            priority: 0,
+            l2,
+            seed: 1,
+        };
+        let t = profile
+            .build(LinkKind::Udp, self.tag)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .next()
+            .ok_or("no packet built")?;
+        let seq = {
+            let mut st = self.lock();
+            let next = st.next_seq.entry(dst).or_default();
+            let seq = *next;
+            *next += count;
+            seq
+        };
+        Ok(Stream {
+            dst,
+            count,
+            rate_pps,
+            packet: t.bytes,
+            hdr: t.hdr.unwrap_or(0),
+            first_seq: seq,
+            target,
+        })
+    }
+
+    /// Runs a stream now (`"wait":true`) or in a background thread.
+    fn start<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        s: Stream,
+        req: &Value,
+        stop: &'s AtomicBool,
+    ) -> Reply {
+        let wait = req.get("wait").and_then(Value::as_bool).unwrap_or(false);
+        let first_seq = s.first_seq;
+        if wait {
+            self.send_stream(s, stop);
+            return Ok(json!({"first_seq": first_seq}));
+        }
+        self.lock().busy += 1;
+        scope.spawn(move || {
+            self.send_stream(s, stop);
+            self.lock().busy -= 1;
+        });
+        Ok(json!({"first_seq": first_seq}))
+    }
+
+    // ----- requests ----------------------------------------------------------
+
+    fn cmd_send<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        req: &Value,
+        stop: &'s AtomicBool,
+    ) -> Reply {
+        let dst = dst_arg(req)?;
+        if self.default_hr.is_none() {
+            return Err("no HR on this SAN".into());
+        }
+        let s = self.stream(req, dst, Vec::new(), Target::FirstHr)?;
+        self.start(scope, s, req, stop)
+    }
+
+    fn cmd_send_l2<'s>(
+        &'s self,
+        scope: &'s Scope<'s, '_>,
+        req: &Value,
+        stop: &'s AtomicBool,
+    ) -> Reply {
+        let dst = dst_arg(req)?;
+        // The hops, and the HR at which they start.
+        let (hops, from) = match (req.get("route"), req.get("route_index")) {
+            (Some(r), None) => {
+                let hops = match r {
+                    Value::String(s) => {
+                        mwgen::profile::parse_route(s).map_err(|e| e.to_string())?
+                    }
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|h| {
+                            h.as_str()
+                                .ok_or_else(|| {
+                                    "route: hops are strings like \"0x011a@127.0.0.1:4001\""
+                                        .to_string()
+                                })
+                                .and_then(|h| parse_hop(h).map_err(|e| e.to_string()))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    _ => return Err("route: a list of hops".into()),
+                };
+                let via = match req.get("via") {
+                    None | Some(Value::Null) => self.default_hr,
+                    Some(_) => Some(addr_arg(req, "via")?),
+                };
+                (hops, via)
+            }
+            (None, Some(i)) => {
+                let i = i.as_u64().ok_or("route_index: not an index")? as usize;
+                let st = self.lock();
+                let routes = st
+                    .node
+                    .routes
+                    .get(&dst)
+                    .ok_or_else(|| format!("no routes learned for {dst} (ask with route)"))?;
+                let r = routes.get(i).ok_or_else(|| {
+                    format!(
+                        "route_index {i}: {} route(s) learned for {dst}",
+                        routes.len()
+                    )
+                })?;
+                let hops = r
+                    .route
+                    .iter()
+                    .map(|l| RouterHop::from_content(l.content()).map_err(|e| e.to_string()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (hops, st.routes_from.get(&dst).copied())
+            }
+            _ => return Err("send_l2: give either route or route_index".into()),
+        };
+        // DESIGN.md "Source routes": a native-only first hop is the hop on
+        // this SAN (the datagram's destination), not an L2RH; otherwise the
+        // chain starts at the HR that offered it.
+        let (to, l2) = match hops.split_first() {
+            Some((first, rest)) if first.is_native_only() => {
+                let to = first
+                    .native
+                    .as_udp()
+                    .ok_or_else(|| format!("{}: not a UDP endpoint", format_hop(first)))?;
+                (to, rest.to_vec())
+            }
+            _ => {
+                let hr = from.ok_or("no HR on this SAN")?;
+                let to = self
+                    .lock()
+                    .neighbours
+                    .get(&hr)
+                    .copied()
+                    .ok_or_else(|| format!("HR {hr}: endpoint unknown"))?;
+                (to, hops)
+            }
+        };
+        if l2.len() > MAX_L2RHS {
+            return Err(format!(
+                "{} L2RHs: routers forward at most {MAX_L2RHS}",
+                l2.len()
+            ));
+        }
+        let s = self.stream(req, dst, l2, Target::Fixed(to))?;
+        self.start(scope, s, req, stop)
+    }
+
+    /// Sends a request to an HR (`"hr"`, else the default) and waits for an
+    /// answer of kind `want` or an ERR UNK about `dst`; `Ok(false)` on
+    /// timeout, `Err` on ERR UNK.
+    fn ask(
+        &self,
+        req: &Value,
+        dst: Address,
+        want: Answer,
+        make: impl Fn(&Node, Address) -> Vec<u8>,
+    ) -> Result<bool, String> {
+        let hr = match req.get("hr") {
+            None | Some(Value::Null) => self.default_hr.ok_or("no HR on this SAN")?,
+            Some(_) => addr_arg(req, "hr")?,
+        };
+        let timeout =
+            Duration::from_millis(u64_arg(req, "timeout_ms")?.unwrap_or(DEFAULT_TIMEOUT_MS));
+        let mut st = self.lock();
+        let to = *st
+            .neighbours
+            .get(&hr)
+            .ok_or_else(|| format!("HR {hr}: endpoint unknown"))?;
+        let seen = |st: &State, k| st.answers.get(&(k, dst)).copied().unwrap_or(0);
+        let (want0, unk0) = (seen(&st, want), seen(&st, Answer::Unknown));
+        let pkt = make(&st.node, hr);
+        self.sock
+            .send_to(&pkt, to)
+            .map_err(|e| format!("send to {to}: {e}"))?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if seen(&st, want) != want0 {
+                return Ok(true);
+            }
+            if seen(&st, Answer::Unknown) != unk0 {
+                return Err("unknown destination".into());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            st = self
+                .answered
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    fn cmd_route(&self, req: &Value) -> Reply {
+        if self.level < Level::C {
+            return Err(format!(
+                "a Level {:?} node does not ask for routes (Level C does)",
+                self.level
+            ));
+        }
+        let dst = dst_arg(req)?;
+        if !self.ask(req, dst, Answer::Routes, |n, hr| n.route_request(hr, dst))? {
+            return Err("no answer".into());
+        }
+        let st = self.lock();
+        let routes = st.node.routes.get(&dst).cloned().unwrap_or_default();
+        Ok(json!({
+            "routes": routes.iter().map(format_route).collect::<Vec<_>>(),
+            "q": routes.iter().map(|r| r.q).collect::<Vec<_>>(),
+            "mtu": routes.iter().map(|r| r.mtu.and_then(|m| m.bytes())).collect::<Vec<_>>(),
+            "from": st.routes_from.get(&dst).map(|a| hex(*a)),
+        }))
+    }
+
+    fn cmd_which_hr(&self, req: &Value) -> Reply {
+        if self.level < Level::B {
+            return Err("a Level A node does not ask routers (Level B and C do)".into());
+        }
+        let dst = dst_arg(req)?;
+        if !self.ask(req, dst, Answer::Redirect, |n, hr| n.which_hr(hr, dst))? {
+            return Ok(json!({"via": null}));
+        }
+        let st = self.lock();
+        Ok(json!({"via": st.node.redirects.get(&dst).map(|a| hex(*a))}))
+    }
+
+    /// Every counter: see the module's documentation.
+    fn stats(&self) -> Value {
+        let st = self.lock();
+        let rx = &st.rx;
+        let errors: BTreeMap<&str, u64> = ["UNK", "HRDOWN", "LINKDOWN", "GENERAL"]
+            .into_iter()
+            .map(|k| (k, rx.errors.get(k).copied().unwrap_or(0)))
+            .collect();
+        json!({
+            "name": self.spec.name,
+            "address": hex(self.me),
+            "level": format!("{:?}", self.level),
+            "bind": self.spec.bind.to_string(),
+            "default_hr": self.default_hr.map(hex),
+            "tag": self.tag,
+            "sent": st.tx.sent.iter().map(|(a, n)| (hex(*a), *n)).collect::<BTreeMap<_, _>>(),
+            "send_errors": st.tx.send_errors,
+            "redirect_unresolved": st.tx.redirect_unresolved,
+            "busy": st.busy,
+            "datagrams": rx.datagrams,
+            "probes": rx.probes,
+            "received": rx.by_source(),
+            "ei": rx.ei(),
+            "control": rx.control,
+            "errors_received": errors,
+            "rrp7_answered": rx.rrp7_answered,
+            "rrp4_answered": rx.rrp4_answered,
+            "other": rx.other,
+            "malformed": rx.malformed,
+            "recv_errors": rx.recv_errors,
+            "reply_errors": rx.reply_errors,
+            "redirects": st.node.redirects.iter().map(|(d, v)| (hex(*d), hex(*v))).collect::<BTreeMap<_, _>>(),
+            "unknown": st.node.unknown.iter().map(|a| hex(*a)).collect::<Vec<_>>(),
+            "routes": st.node.routes.iter().map(|(d, r)| (hex(*d), r.iter().map(format_route).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>(),
+            "routes_from": st.routes_from.iter().map(|(d, h)| (hex(*d), hex(*h))).collect::<BTreeMap<_, _>>(),
+            "neighbours": st.neighbours.iter().map(|(a, e)| (hex(*a), e.to_string())).collect::<BTreeMap<_, _>>(),
+        })
+    }
+
+    fn cmd_reset(&self, req: &Value) -> Reply {
+        let learned = req.get("learned").and_then(Value::as_bool).unwrap_or(false);
+        let mut st = self.lock();
+        st.rx = RxTraffic::default();
+        st.tx = TxTraffic::default();
+        if learned {
+            st.node.redirects.clear();
+            st.node.routes.clear();
+            st.node.unknown.clear();
+            st.routes_from.clear();
+        }
+        Ok(json!({}))
+    }
+
+    /// Answers one request line.
+    fn request<'s>(&'s self, scope: &'s Scope<'s, '_>, line: &str, stop: &'s AtomicBool) -> Value {
+        let reply = match serde_json::from_str::<Value>(line) {
+            Err(e) => Err(format!("not JSON: {e}")),
+            Ok(req) => match req.get("cmd").and_then(Value::as_str) {
+                None => Err("no \"cmd\"".into()),
+                Some("send") => self.cmd_send(scope, &req, stop),
+                Some("send_l2") => self.cmd_send_l2(scope, &req, stop),
+                Some("stats") => Ok(self.stats()),
+                Some("route") => self.cmd_route(&req),
+                Some("which_hr") => self.cmd_which_hr(&req),
+                Some("reset") => self.cmd_reset(&req),
+                Some("quit") => {
+                    self.quit.store(true, Ordering::Relaxed);
+                    Ok(json!({}))
+                }
+                Some(c) => Err(format!("unknown command {c:?}")),
+            },
+        };
+        match reply {
+            Ok(Value::Object(mut m)) => {
+                m.insert("ok".into(), Value::Bool(true));
+                Value::Object(m)
+            }
+            Ok(v) => json!({"ok": true, "value": v}),
+            Err(e) => json!({"ok": false, "error": e}),
+        }
+    }
+
+    /// Serves one control connection until it closes or the host stops.
+    fn serve<'s>(&'s self, scope: &'s Scope<'s, '_>, conn: UnixStream, stop: &'s AtomicBool) {
+        if conn.set_read_timeout(Some(POLL)).is_err() {
+            return;
+        }
+        let Ok(mut out) = conn.try_clone() else {
+            return;
+        };
+        let mut input = BufReader::new(conn);
+        let mut line = Vec::new();
+        while !self.stopping(stop) {
+            let eof = match input.read_until(b'\n', &mut line) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    if line.len() > MAX_LINE {
+                        let _ =
+                            writeln!(out, "{}", json!({"ok": false, "error": "request too long"}));
+                        return;
+                    }
+                    continue;
+                }
+                Err(_) => return,
+            };
+            if !line.ends_with(b"\n") && !eof {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line).trim().to_string();
+            line.clear();
+            if !text.is_empty() {
+                let answer = self.request(scope, &text, stop);
+                if writeln!(out, "{answer}").and_then(|_| out.flush()).is_err() {
+                    return;
+                }
+            }
+            if eof {
+                return;
+            }
+        }
+    }
+}
+
+// ----- request arguments ----------------------------------------------------------
+
+/// An address argument: a number or a string (`"0x0230"`, `"560"`).
+fn addr_arg(req: &Value, key: &'static str) -> Result<Address, String> {
+    match req.get(key) {
+        None | Some(Value::Null) => Err(format!("missing {key:?}")),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|v| u16::try_from(v).ok())
+            .map(Address)
+            .ok_or_else(|| format!("{key}: {n} is not a 16-bit address")),
+        Some(Value::String(s)) => {
+            parse_address("dst", s).map_err(|_| format!("{key}: {s:?} is not an address"))
+        }
+        Some(v) => Err(format!("{key}: {v} is not an address")),
+    }
+}
+
+/// The destination of a request: a valid destination (DESIGN.md "Wire").
+fn dst_arg(req: &Value) -> Result<Address, String> {
+    let d = addr_arg(req, "dst")?;
+    if !d.is_valid_destination() {
+        return Err(format!("dst: {d} is not a destination (0x0040 and up)"));
+    }
+    Ok(d)
+}
+
+/// An optional count argument.
+fn u64_arg(req: &Value, key: &'static str) -> Result<Option<u64>, String> {
+    match req.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("{key}: {v} is not a count")),
+    }
+}
+
+// ----- the process ------------------------------------------------------------------
+
+/// Removes the control socket when the host stops.
+struct RemoveOnDrop<'a>(&'a Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
+/// Runs the host until `stop` is set or a `quit` request comes; removes the
+/// control socket on the way out. The UDP socket is bound before the control
+/// socket appears, so that a control socket means a host ready to receive.
+pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
+    let host = Host::new(spec)?;
+    let path = spec.control.as_path();
+    if path.exists() {
+        // A socket left by an earlier run of this host.
+        let _ = std::fs::remove_file(path);
+    }
+    let listener =
+        UnixListener::bind(path).map_err(|e| format!("{}: {}: {e}", spec.name, path.display()))?;
+    let _remove = RemoveOnDrop(path);
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("{}: {e}", spec.name))?;
+    let host = &host;
+    thread::scope(|scope| {
+        scope.spawn(|| host.receive_loop(stop));
+        while !host.stopping(stop) {
+            match listener.accept() {
+                Ok((conn, _)) => {
+                    // The accepted stream must block (with a timeout).
+                    if conn.set_nonblocking(false).is_ok() {
+                        scope.spawn(move || host.serve(scope, conn, stop));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    thread::sleep(Duration::from_millis(10))
+                }
+                Err(_) => thread::sleep(POLL),
+            }
+        }
+    });
+    Ok(())
+}
+
+// ----- the client ---------------------------------------------------------------------
+
+/// A connection to a host's control socket.
+#[derive(Debug)]
+pub struct Client {
+    input: BufReader<UnixStream>,
+    out: UnixStream,
+    timeout: Duration,
+}
+
+impl Client {
+    /// Connects to the socket at `path`, retrying until `timeout` while the
+    /// host is starting (no socket yet, or not listening yet). `timeout` is
+    /// also how long [`Client::request`] waits for an answer, beyond what the
+    /// request itself asks to wait (`timeout_ms`, a `send` with `wait`).
+    pub fn connect(path: &Path, timeout: Duration) -> Result<Client, String> {
+        let deadline = Instant::now() + timeout;
+        let conn = loop {
+            match UnixStream::connect(path) {
+                Ok(c) => break c,
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(format!("{}: {e}", path.display()));
+                }
+                Err(_) => thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        let out = conn.try_clone().map_err(|e| e.to_string())?;
+        Ok(Client {
+            input: BufReader::new(conn),
+            out,
+            timeout,
+        })
+    }
+
+    /// Sends one request and reads its answer.
+    pub fn request(&mut self, req: &Value) -> Result<Value, String> {
+        let ms = |k: &str| req.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let mut wait = self.timeout + Duration::from_millis(ms("timeout_ms"));
+        if req.get("wait").and_then(Value::as_bool) == Some(true) {
+            let rate = req
+                .get("rate_pps")
+                .and_then(Value::as_f64)
+                .unwrap_or(DEFAULT_RATE_PPS);
+            if rate > 0.0 {
+                wait += Duration::from_secs_f64(ms("count") as f64 / rate);
+            }
+        }
+        self.input
+            .get_ref()
+            .set_read_timeout(Some(wait))
+            .map_err(|e| e.to_string())?;
+        writeln!(self.out, "{req}")
+            .and_then(|_| self.out.flush())
+            .map_err(|e| format!("request: {e}"))?;
+        let mut line = String::new();
+        match self.input.read_line(&mut line) {
+            Ok(0) => Err("the host closed the connection".into()),
+            Ok(_) => serde_json::from_str(&line).map_err(|e| format!("answer {line:?}: {e}")),
+            Err(e) => Err(format!("answer: {e}")),
+        }
+    }
+}

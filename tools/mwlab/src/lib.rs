@@ -1,0 +1,21 @@
+//! mwlab: a whole MessageWay on one machine (DESIGN.md "Who uses it"): one
+//! router process (mwrouterd's code) per router and one host process (a real
+//! MessageWay node) per host, wired on loopback UDP as a topology file says
+//! (the format mwsim reads), converged, exercised and torn down.
+//!
+//! - [`plan`]: from a topology to router configurations and host specs;
+//! - [`lab`]: the processes, their state file, what the lab asks them;
+//! - [`host`]: the host role and its control socket;
+//! - [`demo`]: the checks (convergence, agreement with mwsim, paths through
+//!   the routers' FIBs, traffic, HR-DOWN);
+//! - [`tour`]: `mwlab demo`, the checks in order;
+//! - [`cli`]: the command line.
+//!
+//! docs/mwlab.md is the user's guide.
+
+pub mod cli;
+pub mod demo;
+pub mod host;
+pub mod lab;
+pub mod plan;
+pub mod tour;

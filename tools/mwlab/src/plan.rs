@@ -1,0 +1,307 @@
+//! The lab's plan: from a topology file (the format mwsim reads,
+//! `mwsim::topology`) to one mwrouterd configuration per router and one host
+//! spec per node, wired on loopback UDP.
+//!
+//! A UDP SAN has no broadcast (DESIGN.md "Wire"): each SAN is the set of its
+//! members' endpoints (127.0.0.1 and a port each), and every HR lists the
+//! others as `members`, where its sweeps and other packets "for every member"
+//! go. Level-A and Level-B hosts, which do not answer RRP#7, are static LRT
+//! entries on every HR of their SAN (Part-2, "Node levels").
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+
+use mwsim::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostSpec;
+
+/// RRP timers of the lab: fast, so that a lab converges in about a second
+/// and notices a dead router in under one (docs/configuration.md "[timers]").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabTimers {
+    /// Broadcast RRP#7 sweep of each SAN.
+    pub sweep_ms: u32,
+    /// Unicast RRP#7 to each discovered node.
+    pub keepalive_ms: u32,
+    /// Keepalives missed before a node is down (HR-DOWN for a buddy).
+    pub keepalive_misses: u32,
+    /// Full re-advertisement.
+    pub refresh_ms: u32,
+    /// RT hold time.
+    pub hold_ms: u32,
+    /// Batched advertisement interval.
+    pub advertise_ms: u32,
+    /// FIB publication interval.
+    pub fib_ms: u32,
+    /// Tombstone time after HR-DOWN.
+    pub tombstone_ms: u32,
+}
+
+impl Default for LabTimers {
+    fn default() -> LabTimers {
+        LabTimers {
+            sweep_ms: 300,
+            keepalive_ms: 150,
+            keepalive_misses: 3,
+            refresh_ms: 3000,
+            hold_ms: 9000,
+            advertise_ms: 50,
+            fib_ms: 20,
+            tombstone_ms: 1500,
+        }
+    }
+}
+
+/// One router of the plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RouterPlan {
+    /// Its name.
+    pub name: String,
+    /// Its configuration file.
+    pub config: PathBuf,
+    /// Its admin socket.
+    pub socket: PathBuf,
+    /// Its HRs: address and UDP endpoint, in port order.
+    pub hrs: Vec<(u16, SocketAddr)>,
+    /// The SAN of each HR, by name.
+    pub sans: Vec<String>,
+}
+
+/// One host of the plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostPlan {
+    /// What the host process runs.
+    pub spec: HostSpec,
+    /// Its SAN, by name.
+    pub san: String,
+    /// Where its spec is written.
+    pub spec_file: PathBuf,
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    /// The lab's directory (configurations, sockets, logs).
+    pub dir: PathBuf,
+    /// The topology.
+    pub topology: Topology,
+    /// Routers, in topology order.
+    pub routers: Vec<RouterPlan>,
+    /// Hosts, in topology order.
+    pub hosts: Vec<HostPlan>,
+    /// Every member endpoint: address -> (endpoint, owner name).
+    pub endpoints: BTreeMap<u16, (SocketAddr, String)>,
+    /// The timers.
+    pub timers: LabTimers,
+}
+
+/// Takes `n` distinct free UDP ports on 127.0.0.1 (held open together, then
+/// released for the processes to bind).
+fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let socks: Vec<UdpSocket> = (0..n)
+        .map(|_| UdpSocket::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot reserve a loopback UDP port: {e}"))?;
+    socks
+        .iter()
+        .map(|s| s.local_addr().map(|a| a.port()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())
+}
+
+impl Plan {
+    /// Plans `topo` in `dir` (which must exist).
+    pub fn new(topo: Topology, dir: &Path, timers: LabTimers) -> Result<Plan, String> {
+        topo.validate()?;
+        let n = topo.routers.iter().map(|r| r.hrs.len()).sum::<usize>() + topo.hosts.len();
+        let mut ports = free_ports(n)?.into_iter();
+        let mut ep = || SocketAddr::from(([127, 0, 0, 1], ports.next().expect("one per member")));
+        let mut endpoints = BTreeMap::new();
+        let mut routers = Vec::new();
+        for r in &topo.routers {
+            let hrs: Vec<(u16, SocketAddr)> = r.hrs.iter().map(|h| (h.address, ep())).collect();
+            for (a, e) in &hrs {
+                endpoints.insert(*a, (*e, r.name.clone()));
+            }
+            routers.push(RouterPlan {
+                name: r.name.clone(),
+                config: dir.join(format!("{}.toml", r.name)),
+                socket: dir.join(format!("{}.sock", r.name)),
+                hrs,
+                sans: r.hrs.iter().map(|h| h.san.clone()).collect(),
+            });
+        }
+        let mut host_eps = Vec::new();
+        for h in &topo.hosts {
+            let e = ep();
+            endpoints.insert(h.address, (e, h.name.clone()));
+            host_eps.push(e);
+        }
+        let hrs_of_san = |san: &str| -> Vec<(u16, SocketAddr)> {
+            let mut v: Vec<(u16, SocketAddr)> = routers
+                .iter()
+                .flat_map(|r| r.sans.iter().zip(&r.hrs))
+                .filter(|(s, _)| s.as_str() == san)
+                .map(|(_, h)| *h)
+                .collect();
+            v.sort();
+            v
+        };
+        let hosts = topo
+            .hosts
+            .iter()
+            .zip(host_eps)
+            .map(|(h, bind)| HostPlan {
+                spec: HostSpec {
+                    name: h.name.clone(),
+                    address: h.address,
+                    level: h.level.clone(),
+                    bind,
+                    hrs: hrs_of_san(&h.san),
+                    default_hr: h.hr,
+                    control: dir.join(format!("{}.ctl", h.name)),
+                },
+                san: h.san.clone(),
+                spec_file: dir.join(format!("{}.host.json", h.name)),
+            })
+            .collect();
+        Ok(Plan {
+            dir: dir.to_path_buf(),
+            topology: topo,
+            routers,
+            hosts,
+            endpoints,
+            timers,
+        })
+    }
+
+    /// The endpoints of every member of SAN `san` (HRs and hosts).
+    pub fn members(&self, san: &str) -> Vec<SocketAddr> {
+        let mut v: Vec<SocketAddr> = self
+            .routers
+            .iter()
+            .flat_map(|r| r.sans.iter().zip(&r.hrs))
+            .filter(|(s, _)| s.as_str() == san)
+            .map(|(_, h)| h.1)
+            .chain(
+                self.hosts
+                    .iter()
+                    .filter(|h| h.san == san)
+                    .map(|h| h.spec.bind),
+            )
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Who owns endpoint `e`: (owner name, MessageWay address).
+    pub fn owner_of(&self, e: SocketAddr) -> Option<(&str, u16)> {
+        self.endpoints
+            .iter()
+            .find(|(_, (x, _))| *x == e)
+            .map(|(a, (_, n))| (n.as_str(), *a))
+    }
+
+    /// The mwrouterd configuration of router `i`.
+    pub fn router_config(&self, i: usize) -> String {
+        let r = &self.routers[i];
+        let spec = &self.topology.routers[i];
+        let t = &self.timers;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "# mwlab: router {name} of {dir}\n\n[router]\nname = \"{name}\"\nrouter_cost = {cost}\n\n\
+             [workers]\ncount = 1\nidle = \"adaptive\"\nidle_sleep_us = 2000\nspins = 16\n\n\
+             [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
+             hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
+             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n",
+            t.sweep_ms,
+            t.keepalive_ms,
+            t.keepalive_misses,
+            t.refresh_ms,
+            t.hold_ms,
+            t.advertise_ms,
+            t.fib_ms,
+            t.tombstone_ms,
+            name = r.name,
+            dir = self.dir.display(),
+            cost = spec.cost,
+            sock = r.socket.display(),
+        );
+        for (p, ((addr, bind), san)) in r.hrs.iter().zip(&r.sans).enumerate() {
+            let sp = self
+                .topology
+                .sans
+                .iter()
+                .find(|x| &x.name == san)
+                .expect("validated");
+            let members: Vec<String> = self
+                .members(san)
+                .iter()
+                .filter(|m| *m != bind)
+                .map(|m| format!("\"{m}\""))
+                .collect();
+            let _ = write!(
+                s,
+                "\n[[hr]]\nname = \"{san}\"\naddress = {addr:#06x}\nsan_id = {id:#06x}\nmtu = {mtu}\ncost = {cost}\n\
+                 [hr.port]\nbackend = \"udp\"\nbind = \"{bind}\"\nmembers = [{members}]\n",
+                id = sp.id,
+                mtu = sp.mtu,
+                cost = sp.cost,
+                members = members.join(", "),
+            );
+            for h in self.hosts.iter().filter(|h| &h.san == san) {
+                if h.spec.level != "C" {
+                    let _ = write!(
+                        s,
+                        "[[hr.static]]\naddress = {:#06x}\nnative = \"{}\"\nname = \"{}\"\n",
+                        h.spec.address, h.spec.bind, h.spec.name
+                    );
+                }
+            }
+            let _ = p;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOPO: &str = include_str!("../../../examples/appendix-b.toml");
+
+    #[test]
+    fn appendix_b_plans_and_every_config_loads() {
+        let dir = std::env::temp_dir().join("mwlab-plan-test");
+        let p = Plan::new(
+            Topology::from_toml(TOPO).unwrap(),
+            &dir,
+            LabTimers::default(),
+        )
+        .unwrap();
+        assert_eq!(p.routers.len(), 7);
+        assert_eq!(p.hosts.len(), 10);
+        assert_eq!(p.endpoints.len(), 14 + 10);
+        // SAN D: five routers' HRs and its hosts.
+        let d = p.members("D");
+        assert!(d.len() >= 5);
+        for i in 0..p.routers.len() {
+            let text = p.router_config(i);
+            let cfg = control::config::Config::from_toml(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.routers[i].name));
+            assert_eq!(cfg.hrs.len(), p.routers[i].hrs.len());
+        }
+        // A host knows the HRs of its SAN.
+        let h0 = &p.hosts[0].spec;
+        assert_eq!(h0.name, "H0");
+        assert_eq!(
+            h0.hrs.iter().map(|h| h.0).collect::<Vec<_>>(),
+            [0x0115, 0x0117, 0x0119]
+        );
+        assert_eq!(p.owner_of(h0.bind), Some(("H0", 0x0100)));
+    }
+}
