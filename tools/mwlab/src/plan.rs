@@ -98,6 +98,16 @@ pub struct Plan {
     pub timers: LabTimers,
 }
 
+/// The largest MTU of a UDP port (its buffers, docs/configuration.md).
+pub const UDP_MAX_MTU: u32 = 9216;
+
+/// A SAN's MTU as the lab configures it: the topology's, capped at what a
+/// UDP port carries (Appendix C's 16384-byte SANs run at 9216 in the lab;
+/// 0, unlimited, stays).
+pub fn lab_mtu(mtu: u32) -> u32 {
+    if mtu == 0 { 0 } else { mtu.min(UDP_MAX_MTU) }
+}
+
 /// Takes `n` distinct free UDP ports on 127.0.0.1 (held open together, then
 /// released for the processes to bind).
 fn free_ports(n: usize) -> Result<Vec<u16>, String> {
@@ -249,7 +259,7 @@ impl Plan {
                 "\n[[hr]]\nname = \"{san}\"\naddress = {addr:#06x}\nsan_id = {id:#06x}\nmtu = {mtu}\ncost = {cost}\n\
                  [hr.port]\nbackend = \"udp\"\nbind = \"{bind}\"\nmembers = [{members}]\n",
                 id = sp.id,
-                mtu = sp.mtu,
+                mtu = lab_mtu(sp.mtu),
                 cost = sp.cost,
                 members = members.join(", "),
             );
@@ -303,5 +313,23 @@ mod tests {
             [0x0115, 0x0117, 0x0119]
         );
         assert_eq!(p.owner_of(h0.bind), Some(("H0", 0x0100)));
+    }
+
+    #[test]
+    fn appendix_c_mtus_are_capped_for_udp() {
+        let text = include_str!("../../../examples/appendix-c.toml");
+        let dir = std::env::temp_dir().join("mwlab-plan-test-c");
+        let p = Plan::new(
+            Topology::from_toml(text).unwrap(),
+            &dir,
+            LabTimers::default(),
+        )
+        .unwrap();
+        for i in 0..p.routers.len() {
+            let cfg = control::config::Config::from_toml(&p.router_config(i)).unwrap();
+            assert!(cfg.hrs.iter().all(|h| h.mtu <= UDP_MAX_MTU));
+        }
+        assert_eq!(lab_mtu(0), 0);
+        assert_eq!(lab_mtu(1500), 1500);
     }
 }

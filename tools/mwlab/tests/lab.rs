@@ -1,0 +1,296 @@
+//! Whole labs of processes on loopback UDP (router processes running
+//! mwrouterd's code, host processes that are real MessageWay nodes):
+//! Appendix B converges to the simulator's routes; the demo passes end to
+//! end (kill a router: HR-DOWN, reroute, no loop, no loss); a router port
+//! taken down and up with mwctl; L2 traffic along an RRP#2 answer; ERR UNK
+//! and a redirect arriving at a host; Appendix C's requests and answers
+//! captured on a router port and decoded by mwdump. At the end of every
+//! test, every router's packet accounting balances.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mwlab::demo;
+use mwlab::lab::{Binaries, Lab, host_client, mwctl};
+use mwlab::plan::{LabTimers, Plan};
+use mwsim::topology::Topology;
+use serde_json::{Value, json};
+
+fn bins() -> Binaries {
+    Binaries {
+        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
+    }
+}
+
+fn topology(file: &str) -> Topology {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(file);
+    Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A lab of `file` in a fresh directory, converged.
+fn converged(file: &str) -> (Lab, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let plan = Plan::new(topology(file), &dir, LabTimers::default()).unwrap();
+    let lab = Lab::up(plan, &bins()).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    (lab, tmp)
+}
+
+/// received = forwarded + dropped + punted on every port of every live
+/// router (one consistent publication of each worker's counters).
+fn accounting_balances(lab: &Lab) {
+    for r in &lab.plan.routers {
+        if !lab.router_alive(&r.name) {
+            continue;
+        }
+        let s = mwctl(&r.socket, &["stats"]).unwrap();
+        for p in s["ports"].as_array().unwrap() {
+            let n = |k: &str| p[k].as_u64().unwrap();
+            assert_eq!(
+                n("received"),
+                n("forwarded") + n("dropped") + n("punted"),
+                "router {} port {}: {p}",
+                r.name,
+                p["port"]
+            );
+        }
+    }
+}
+
+fn ok(v: Value) -> Value {
+    assert_eq!(v["ok"], true, "{v}");
+    v
+}
+
+#[test]
+fn appendix_b_converges_to_the_simulators_routes_without_loops() {
+    let (lab, _tmp) = converged("appendix-b.toml");
+    let f = mwlab::lab::fibs(&lab.plan, &[]);
+    let diffs = demo::compare_with_sim(&lab.plan, &f).unwrap();
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    // Every pair of hosts: a complete, loop-free path through the FIBs.
+    for a in &lab.plan.hosts {
+        for b in &lab.plan.hosts {
+            if a.san != b.san {
+                let p = demo::walk(&lab.plan, &f, &a.spec.name, &b.spec.name);
+                assert!(p.complete, "{} -> {}: {p:?}", a.spec.name, b.spec.name);
+            }
+        }
+    }
+    // The draft's examples (Appendix B, docs/spec-notes.md): H0 -> H8 leaves
+    // SAN A through router ad and SAN D through de.
+    let p = demo::walk(&lab.plan, &f, "H0", "H8");
+    assert!(
+        p.routers.ends_with(&["ad".to_string(), "de".to_string()]),
+        "{p:?}"
+    );
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
+
+#[test]
+fn the_demo_passes_and_leaves_nothing_behind() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
+        .args(["demo", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    assert_eq!(v["ok"], true);
+    let steps = v["steps"].as_array().unwrap();
+    assert!(steps.len() >= 8, "{steps:#?}");
+    assert!(steps.iter().all(|s| s["ok"] == true));
+    assert!(
+        v["traffic_after"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["lost"] == 0)
+    );
+    let dir = PathBuf::from(v["dir"].as_str().unwrap());
+    assert!(!dir.exists(), "the demo removes its directory");
+}
+
+#[test]
+fn a_router_port_down_and_up_with_mwctl() {
+    let (lab, _tmp) = converged("appendix-b.toml");
+    let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
+    // ad's port on SAN A down: H0's traffic to H8 goes around it.
+    mwctl(&ad.socket, &["port", "0", "down"]).unwrap();
+    let mut detour = None;
+    for _ in 0..100 {
+        let f = mwlab::lab::fibs(&lab.plan, &[]);
+        let p = demo::walk(&lab.plan, &f, "H0", "H8");
+        if p.complete && !p.routers.contains(&"ad".to_string()) {
+            detour = Some(p);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let detour = detour.expect("H0 -> H8 avoids ad once its SAN A port is down");
+    assert!(detour.routers.contains(&"de".to_string()));
+    let flows = demo::traffic(&lab.plan, &[("H0".into(), "H8".into())], 200, 2000).unwrap();
+    assert_eq!(flows[0].lost, 0, "{flows:?}");
+    // Up again: the simulator's routes come back.
+    mwctl(&ad.socket, &["port", "0", "up"]).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(30),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let mut same = false;
+    for _ in 0..100 {
+        let f = mwlab::lab::fibs(&lab.plan, &[]);
+        if demo::compare_with_sim(&lab.plan, &f).unwrap().is_empty() {
+            same = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        same,
+        "routes after the port came back up differ from the simulator's"
+    );
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
+
+#[test]
+fn l2_traffic_along_an_rrp2_answer_and_redirects_and_err_unk_at_a_host() {
+    let (lab, _tmp) = converged("appendix-b.toml");
+    let h9 = lab.plan.hosts.iter().find(|h| h.spec.name == "H9").unwrap();
+    let mut h0 = host_client(&lab.plan, "H0").unwrap();
+    // RRP#1 -> RRP#2 from H0's HR, then L2 probes along the first route.
+    let r = ok(h0
+        .request(&json!({"cmd": "route", "dst": h9.spec.address, "timeout_ms": 2000}))
+        .unwrap());
+    assert!(!r["routes"].as_array().unwrap().is_empty(), "{r}");
+    ok(h0
+        .request(
+            &json!({"cmd": "send_l2", "dst": h9.spec.address, "route_index": 0,
+                         "count": 100, "rate_pps": 2000, "wait": true}),
+        )
+        .unwrap());
+    std::thread::sleep(Duration::from_millis(300));
+    let s9 = ok(host_client(&lab.plan, "H9")
+        .unwrap()
+        .request(&json!({"cmd": "stats"}))
+        .unwrap());
+    assert_eq!(s9["received"]["0x0100"]["unique"], 100, "{s9}");
+    // L3 to H9 through H0's default HR (ab): ab forwards back onto SAN A to
+    // ad and redirects H0 there (RRP#3).
+    ok(h0
+        .request(&json!({"cmd": "send", "dst": h9.spec.address, "count": 20,
+                         "rate_pps": 1000, "wait": true}))
+        .unwrap());
+    std::thread::sleep(Duration::from_millis(300));
+    let s0 = ok(h0.request(&json!({"cmd": "stats"})).unwrap());
+    assert_eq!(s0["redirects"]["0x0109"], "0x0119", "{s0}");
+    // A destination nobody has: ERR UNK comes back.
+    ok(h0
+        .request(&json!({"cmd": "send", "dst": 0x0999, "count": 3, "rate_pps": 1000, "wait": true}))
+        .unwrap());
+    let mut unk = false;
+    for _ in 0..50 {
+        let s0 = ok(h0.request(&json!({"cmd": "stats"})).unwrap());
+        if s0["errors_received"]["UNK"].as_u64().unwrap_or(0) > 0 {
+            assert!(
+                s0["unknown"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|u| u == "0x0999"),
+                "{s0}"
+            );
+            unk = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(unk, "no ERR UNK reached H0");
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
+
+#[test]
+fn appendix_c_requests_and_answers_on_the_wire() {
+    let (lab, tmp) = converged("appendix-c.toml");
+    let a = lab
+        .plan
+        .routers
+        .iter()
+        .find(|r| r.name == "RouterA")
+        .unwrap();
+    let pcap = tmp.path().join("routerA-san1.pcap");
+    // Capture RouterA's SAN1 port while Node1 asks it for routes and for the
+    // HR to use, then sends data along the route.
+    let sock = a.socket.clone();
+    let file = pcap.clone();
+    let cap = std::thread::spawn(move || {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = mwctl::main_with(
+            [
+                "mwctl",
+                "--socket",
+                sock.to_str().unwrap(),
+                "capture",
+                "0",
+                "-w",
+                file.to_str().unwrap(),
+                "-c",
+                "60",
+                "--timeout",
+                "20",
+            ],
+            &mut out,
+            &mut err,
+        );
+        (code, String::from_utf8_lossy(&err).into_owned())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut n1 = host_client(&lab.plan, "Node1").unwrap();
+    for _ in 0..3 {
+        ok(n1
+            .request(&json!({"cmd": "route", "dst": 0x0102, "timeout_ms": 2000}))
+            .unwrap());
+        ok(n1
+            .request(&json!({"cmd": "which_hr", "dst": 0x0102, "timeout_ms": 2000}))
+            .unwrap());
+    }
+    let (code, err) = cap.join().unwrap();
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(&pcap).unwrap();
+    let c = mwdump::capture::read(&bytes).unwrap();
+    let kinds: Vec<(u16, u16, String)> = c
+        .frames
+        .iter()
+        .filter_map(|f| {
+            let (p, m) = rrp::wire::Message::parse_packet(&f.data).ok()?;
+            Some((p.header.src.0, p.header.dst.0, m.name().to_string()))
+        })
+        .collect();
+    let has = |src: u16, dst: u16, what: &str| {
+        kinds
+            .iter()
+            .any(|(s, d, k)| *s == src && *d == dst && k.contains(what))
+    };
+    // Node1 (0x0101) asks RouterA's HR (0x0111): RRP#1 and RRP#6.
+    assert!(has(0x0101, 0x0111, "RRP#1"), "{kinds:?}");
+    assert!(has(0x0101, 0x0111, "RRP#6"), "{kinds:?}");
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
