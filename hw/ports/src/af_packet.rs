@@ -125,6 +125,10 @@ pub struct AfPacketStats {
     /// Frames that were not MessageWay or too short for an Ethernet header
     /// (handed back, not delivered).
     pub rx_other: u64,
+    /// MessageWay frames unicast to another MAC (a bridge or switch floods
+    /// frames for a MAC it has not learned to every port): handed back, not
+    /// delivered, as a NIC's MAC filter would.
+    pub rx_not_for_us: u64,
     /// Frames that carried TP_STATUS_LOSING: the kernel dropped frames
     /// before them because the ring was full (see [`AfPacketPort::ring_drops`]).
     pub rx_losing: u64,
@@ -533,6 +537,12 @@ impl Port for AfPacketPort {
             }
             if et != ETHERTYPE {
                 self.stats.rx_other += 1;
+                Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
+                self.rx_head = (self.rx_head + 1) % self.rx_frames;
+                continue;
+            }
+            if frame[0] & 1 == 0 && frame[0..6] != self.mac {
+                self.stats.rx_not_for_us += 1;
                 Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
                 self.rx_head = (self.rx_head + 1) % self.rx_frames;
                 continue;

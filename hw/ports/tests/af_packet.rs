@@ -287,6 +287,28 @@ fn other_ethertypes_are_not_received() {
 }
 
 #[test]
+fn unicast_to_another_mac_is_not_delivered() {
+    let Some(mut l) = link("ports::af_packet::unicast_to_another_mac_is_not_delivered") else {
+        return;
+    };
+    let (amac, bmac) = (l.a.mac(), l.b.mac());
+    // What a bridge floods: MessageWay to a MAC that is not b's. Then a
+    // multicast and one to b: those two are b's.
+    let other = [0x02, 0x4d, 0, 0, 0, 0x77];
+    inject_raw(&l.veth.a, &eth(other, amac, ETHERTYPE, &payload(1, 30)));
+    inject_raw(
+        &l.veth.a,
+        &eth([0x01, 0, 0x5e, 0, 0, 1], amac, ETHERTYPE, &payload(2, 30)),
+    );
+    inject_raw(&l.veth.a, &eth(bmac, amac, ETHERTYPE, &payload(3, 30)));
+    let got = recv(&mut l.b, 3, Duration::from_millis(300));
+    assert_eq!(got.len(), 2, "the multicast and the frame to b");
+    assert_eq!(got[0].0, on_the_wire(&payload(2, 30)));
+    assert_eq!(got[1].0, on_the_wire(&payload(3, 30)));
+    assert_eq!(l.b.stats().rx_not_for_us, 1);
+}
+
+#[test]
 fn vlan_tagged_messageway_is_received() {
     let Some(mut l) = link("ports::af_packet::vlan_tagged_messageway_is_received") else {
         return;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::demo;
 use crate::lab::{self, Binaries, Lab, alive, load_state};
-use crate::plan::{LabTimers, Plan};
+use crate::plan::{LabTimers, Plan, Wiring};
 
 /// mwlab: a whole MessageWay on one machine — mwrouterd and host processes
 /// on loopback UDP, wired as a topology file says (the format mwsim reads).
@@ -40,6 +40,10 @@ pub enum Cmd {
         /// Wait until RRP has converged.
         #[arg(long)]
         wait: bool,
+        /// Each router and host in its own network namespace, each SAN a
+        /// Linux bridge, Ethernet frames on AF_PACKET (root).
+        #[arg(long)]
+        netns: bool,
     },
     /// Show a running lab: processes, routes, host counters.
     Status {
@@ -64,9 +68,13 @@ pub enum Cmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
-        /// The router to kill (default: the first router of the first pair's path).
+        /// The router to kill (default: a transit router of the first pair's path).
         #[arg(long)]
         kill: Option<String>,
+        /// Each router and host in its own network namespace, each SAN a
+        /// Linux bridge, Ethernet frames on AF_PACKET (root).
+        #[arg(long)]
+        netns: bool,
     },
     /// (internal) Run the router role: mwrouterd with this configuration.
     #[command(hide = true)]
@@ -122,6 +130,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             topology,
             dir,
             wait,
+            netns,
         } => {
             let topo = read_topology(&topology)?;
             let dir = dir.unwrap_or_else(default_dir);
@@ -134,7 +143,8 @@ fn run(args: Args) -> Result<(), (i32, String)> {
                     ),
                 ));
             }
-            let plan = Plan::new(topo, &dir, LabTimers::default()).map_err(|e| (2, e))?;
+            let plan =
+                Plan::new(topo, &dir, LabTimers::default(), wiring(netns)?).map_err(|e| (2, e))?;
             let bins = Binaries::current().map_err(|e| (1, e))?;
             let mut lab = Lab::up(plan, &bins).map_err(|e| (1, e))?;
             lab.stop_on_drop = false;
@@ -204,12 +214,13 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             topology,
             json,
             kill,
+            netns,
         } => {
             let topo = match topology {
                 Some(p) => read_topology(&p)?,
                 None => Topology::from_toml(APPENDIX_B).map_err(|e| (2, e))?,
             };
-            let report = crate::tour::run(topo, kill, !json);
+            let report = crate::tour::run(topo, kill, !json, wiring(netns)?);
             if json {
                 println!(
                     "{}",
@@ -223,6 +234,22 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             }
         }
     }
+}
+
+/// The wiring `--netns` asks for, if this process can make it.
+fn wiring(netns: bool) -> Result<Wiring, (i32, String)> {
+    if !netns {
+        return Ok(Wiring::Udp);
+    }
+    if !crate::netns::available() {
+        return Err((
+            2,
+            "--netns needs root and iproute2 (ip netns); without it, leave --netns out".into(),
+        ));
+    }
+    Ok(Wiring::Netns {
+        run: crate::netns::run_tag(),
+    })
 }
 
 /// Seconds since `t0`, for progress lines.

@@ -1,9 +1,15 @@
 //! The host role: a real MessageWay end node of the lab, in its own process.
 //!
 //! A host is a node of Level A, B or C ([`rrp::node::Level`], Part-2 "node
-//! levels") on a UDP SAN on loopback (DESIGN.md "Wire": one MessageWay
-//! packet per datagram). Routers (mwrouterd processes) sweep the SAN with
-//! unicast RRP#7s to each configured member; the host answers them (Level B
+//! levels") on one SAN ([`HostLink`]): a UDP SAN on loopback (DESIGN.md
+//! "Wire": one MessageWay packet per datagram) or an Ethernet SAN, where it
+//! sends and receives Ethernet II frames (EtherType 0x88B5, padded to 60
+//! bytes, the end of a packet taken from its DL) on one interface through
+//! the AF_PACKET backend of `ports` (`mwlab --netns`: the host runs inside
+//! its own network namespace, the interface a veth whose peer is on the
+//! SAN's bridge). Its native address is its UDP endpoint or the interface's
+//! MAC. Routers (mwrouterd processes) sweep the SAN with RRP#7s to each
+//! member; the host answers them (Level B
 //! and C, as [`rrp::node::Node`] does), learns what routers tell it (RRP#2
 //! routes, RRP#3 redirects, ERR UNK/HRDOWN/LINKDOWN/GENERAL) and sends and
 //! receives mwgen probes ([`mwgen::probe`]) so that the lab can measure
@@ -11,15 +17,28 @@
 //!
 //! # Threads
 //! [`run`] holds everything in one [`std::thread::scope`]:
-//! - the receive loop owns the UDP socket's receive side (short timeout, so
-//!   that a stop is seen), feeds [`Node::handle_packet`], sends replies to
-//!   the datagram's sender and counts every datagram exactly once;
+//! - the receive loop owns the link's receive side (short timeout, so that
+//!   a stop is seen), feeds [`Node::handle_packet`], sends replies to the
+//!   packet's sender (its native source) and counts every packet exactly
+//!   once;
 //! - the control listener accepts connections on a UNIX stream socket; each
 //!   connection is served by its own thread (JSON lines, see below);
 //! - each `send`/`send_l2` runs in a background thread of its own.
 //!
 //! State is shared behind one [`Mutex`] (a lab host, not the fast path); a
 //! [`Condvar`] wakes requests waiting for an answer (`route`, `which_hr`).
+//!
+//! On UDP the socket is shared as is (`recv_from` and `send_to` take
+//! `&self`). On Ethernet there is one [`AfPacketPort`] (a [`Port`], which
+//! needs `&mut`) behind its own [`Mutex`]: the receive loop polls a
+//! duplicate of the port's descriptor *without* the lock (50 ms timeout)
+//! and takes the lock only for `rx_burst` and for handing the buffers back;
+//! senders (replies, control requests, `send` threads) take it for
+//! `alloc`/`encap`/`tx_burst`. One port rather than a receive port and a
+//! transmit port: a second packet socket bound to the EtherType would get a
+//! copy of every MessageWay frame in its receive ring too; left unread, that
+//! ring fills and the kernel then drops its copies (harmless, but a second
+//! ring of memory and a second copy per frame for nothing).
 //!
 //! # Control protocol
 //! One JSON object per line in, one JSON object per line out:
@@ -28,20 +47,22 @@
 //!
 //! | request | answer |
 //! | --- | --- |
-//! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait` |
+//! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait`; `size` is the frame on the wire: the datagram on UDP, the Ethernet frame without FCS on Ethernet (mwgen's meaning) |
 //! | `{"cmd":"send_l2","dst":D,"count":N,"route":[..] or "route_index":i,"via":HR}` | L2 probes along a source route (DESIGN.md "Source routes") |
 //! | `{"cmd":"stats"}` | every counter (below) |
-//! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` |
+//! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
 //! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
 //! | `{"cmd":"quit"}` | stops the host |
 //!
-//! `stats` answers, besides `name`, `address`, `level`, `bind`, `default_hr`
-//! and `tag` (this host's stream tag):
+//! `stats` answers, besides `name`, `address`, `level`, `default_hr` and
+//! `tag` (this host's stream tag), `link` (`"udp"` or `"af_packet"`), `bind`
+//! (the UDP endpoint, or the interface) and `native` (its own native
+//! address: the endpoint, or the interface's MAC):
 //! - `sent` (probes per destination), `send_errors`, `redirect_unresolved`
-//!   (L3 probes whose redirect named a node of unknown endpoint: sent to the
+//!   (L3 probes whose redirect named a node of unknown native address: sent to the
 //!   default HR instead), `busy` (sends still running);
-//! - `datagrams` = `probes` + the sum of `control` (RRP/ERR messages by name,
+//! - `datagrams` (packets received: datagrams or frames) = `probes` + the sum of `control` (RRP/ERR messages by name,
 //!   `"RRP#7"`, `"ERR UNK"`, ...) + `other` (non-probe data) + `malformed`:
 //!   every datagram is counted exactly once;
 //! - `received`: per source, `received`, `unique`, `duplicated`,
@@ -52,7 +73,8 @@
 //! - `errors_received` {`UNK`,`HRDOWN`,`LINKDOWN`,`GENERAL`},
 //!   `rrp7_answered`, `rrp4_answered`, `recv_errors`, `reply_errors`;
 //! - what was learned: `redirects`, `unknown`, `routes`, `routes_from` (the
-//!   HR that offered them), `neighbours` (endpoints of the SAN's nodes).
+//!   HR that offered them), `neighbours` (native addresses of the SAN's
+//!   nodes, [`format_native`]).
 //!
 //! What mwrouterd answers (rrp/src/router/engine.rs, `answer_which_hr`): an
 //! RRP#6 always gets an answer, an RRP#3 naming the node on the asker's SAN
@@ -74,6 +96,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,7 +107,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mwgen::probe::{self, Received};
 use mwgen::profile::{Profile, Sizes, parse_address, parse_hop};
 use mwgen::receiver::Receiver;
-use ports::LinkKind;
+use ports::af_packet::{AfPacketConfig, AfPacketPort};
+use ports::{Burst, LinkKind, Native, PacketBuf, Port};
 use rrp::Address;
 use rrp::kind::{ErrorCode, PacketType, RrpType};
 use rrp::limits::MAX_L2RHS;
@@ -113,7 +137,12 @@ const DEFAULT_TIMEOUT_MS: u64 = 1000;
 
 /// What a host is: the file `mwlab host --spec FILE` reads (JSON, or TOML
 /// when the file name ends in `.toml`).
+///
+/// Native addresses are written as text, as [`format_native`] writes them
+/// for the spec's link: `"127.0.0.1:4001"` (UDP), `"02:4d:57:00:01:15"`
+/// (Ethernet); they are read with [`Native`]'s `FromStr`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "HostSpecText")]
 pub struct HostSpec {
     /// Its name, e.g. `"H0"` (R2 of its RRP#5).
     pub name: String,
@@ -121,10 +150,12 @@ pub struct HostSpec {
     pub address: u16,
     /// Its level: `"A"`, `"B"` or `"C"` ([`Level`]).
     pub level: String,
-    /// Its UDP endpoint, `127.0.0.1:P`.
-    pub bind: SocketAddr,
-    /// The HRs on its SAN: HR address and that HR's UDP endpoint.
-    pub hrs: Vec<(u16, SocketAddr)>,
+    /// Where it sits: its link to its SAN.
+    pub link: HostLink,
+    /// The HRs on its SAN: HR address and that HR's native address (UDP
+    /// endpoint or MAC).
+    #[serde(deserialize_with = "natives_from_text")]
+    pub hrs: Vec<(u16, Native)>,
     /// The HR it sends L3 traffic and requests to first (one of `hrs`);
     /// `None`: the first of `hrs`.
     pub default_hr: Option<u16>,
@@ -132,7 +163,117 @@ pub struct HostSpec {
     pub control: PathBuf,
 }
 
+/// Where a host sits: its link to its SAN. In a spec file (JSON):
+/// `{"udp":{"bind":"127.0.0.1:4000"}}` or
+/// `{"af_packet":{"interface":"eth0"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostLink {
+    /// A UDP socket bound to this endpoint (loopback in the lab): one
+    /// MessageWay packet per datagram.
+    Udp {
+        /// Its UDP endpoint, `127.0.0.1:P`.
+        bind: SocketAddr,
+    },
+    /// Ethernet II frames on this interface through AF_PACKET (needs
+    /// CAP_NET_RAW; the interface is looked up in the network namespace the
+    /// host runs in, e.g. `eth0` inside its own).
+    AfPacket {
+        /// The interface, e.g. `eth0`.
+        interface: String,
+    },
+}
+
+impl HostLink {
+    /// The kind of native addresses on this link.
+    pub fn kind(&self) -> LinkKind {
+        match self {
+            HostLink::Udp { .. } => LinkKind::Udp,
+            HostLink::AfPacket { .. } => LinkKind::Ethernet,
+        }
+    }
+}
+
+/// A [`HostSpec`] as written: natives as text ([`format_native`]).
+#[derive(Serialize)]
+struct HostSpecText {
+    name: String,
+    address: u16,
+    level: String,
+    link: HostLink,
+    hrs: Vec<(u16, String)>,
+    default_hr: Option<u16>,
+    control: PathBuf,
+}
+
+impl From<HostSpec> for HostSpecText {
+    fn from(s: HostSpec) -> HostSpecText {
+        // Every field by name: a new field of HostSpec does not compile here
+        // until it is written too.
+        let HostSpec {
+            name,
+            address,
+            level,
+            link,
+            hrs,
+            default_hr,
+            control,
+        } = s;
+        let kind = link.kind();
+        HostSpecText {
+            name,
+            address,
+            level,
+            link,
+            hrs: hrs
+                .iter()
+                .map(|(a, n)| (*a, format_native(n, kind)))
+                .collect(),
+            default_hr,
+            control,
+        }
+    }
+}
+
+/// Reads `hrs`: pairs of an address and a native address as text.
+fn natives_from_text<'de, D>(d: D) -> Result<Vec<(u16, Native)>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let v: Vec<(u16, String)> = Deserialize::deserialize(d)?;
+    v.into_iter()
+        .map(|(a, t)| {
+            t.parse::<Native>()
+                .map(|n| (a, n))
+                .map_err(serde::de::Error::custom)
+        })
+        .collect()
+}
+
+/// The MAC of interface `ifname` from `/sys/class/net/IF/address`: that of
+/// the network namespace whose sysfs this process sees (the one sysfs was
+/// mounted in), so call it from inside the host's namespace. `None` when
+/// there is no such interface or it has no MAC.
+pub fn interface_mac(ifname: &str) -> Option<[u8; 6]> {
+    if ifname.is_empty() || ifname.contains('/') || ifname == "." || ifname == ".." {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).ok()?;
+    ports::native::parse_mac(text.trim())
+}
+
 impl HostSpec {
+    /// Its native address as far as the spec tells: the UDP endpoint it
+    /// binds; `None` on AF_PACKET (the interface's MAC is known once the
+    /// port is open, inside the host's namespace: `stats` reports it as
+    /// `native`, and see [`interface_mac`]).
+    pub fn native(&self) -> Option<Native> {
+        match &self.link {
+            HostLink::Udp { bind } => Some(Native::udp(*bind)),
+            HostLink::AfPacket { .. } => None,
+        }
+    }
+
     /// The level the spec names.
     pub fn level(&self) -> Result<Level, String> {
         match self.level.trim() {
@@ -152,9 +293,32 @@ impl HostSpec {
     }
 
     /// Checks what [`run`] relies on: a level, a node address, HR addresses
-    /// that are node addresses, a default HR among `hrs`.
+    /// that are node addresses with natives of the link's kind (a UDP
+    /// endpoint, a MAC), a default HR among `hrs`, an interface name.
     pub fn validate(&self) -> Result<Level, String> {
         let level = self.level()?;
+        if let HostLink::AfPacket { interface } = &self.link
+            && interface.trim().is_empty()
+        {
+            return Err(format!("{}: no interface", self.name));
+        }
+        let kind = self.link.kind();
+        if let Some((a, n)) = self.hrs.iter().find(|(_, n)| match kind {
+            LinkKind::Ethernet => n.as_mac().is_none(),
+            _ => n.as_udp().is_none(),
+        }) {
+            return Err(format!(
+                "{}: HR {}: {} is not a {}",
+                self.name,
+                Address(*a),
+                format_native(n, kind),
+                if kind == LinkKind::Ethernet {
+                    "MAC"
+                } else {
+                    "UDP endpoint"
+                }
+            ));
+        }
         if !Address(self.address).is_node() {
             return Err(format!(
                 "{}: {} is not a node address (0x0040-0x7fff)",
@@ -205,15 +369,35 @@ pub fn main_from_spec_file(path: &Path) -> Result<(), String> {
 
 // ----- formatting -------------------------------------------------------------
 
+/// A native address as text for a link of kind `link` (six bytes are a MAC
+/// on Ethernet and an IPv4 endpoint on UDP): `02:4d:57:00:01:15` (MAC,
+/// [`Native`]'s `Display`), `127.0.0.1:4001` or `[::1]:4001` (UDP), `-`
+/// (empty), colon-separated hex otherwise. [`Native`]'s `FromStr` reads
+/// each back.
+pub fn format_native(n: &Native, link: LinkKind) -> String {
+    match (link, n.as_udp()) {
+        (LinkKind::Udp, Some(sa)) => sa.to_string(),
+        _ => n.to_string(),
+    }
+}
+
 /// A router hop as text, in mwgen's `--l2` syntax ([`parse_hop`]):
 /// `EGRESS@NATIVE`, `EGRESS` (egress only) or `@NATIVE` (native only); a
-/// UDP native is `ip:port`.
+/// six-byte native is read as a UDP endpoint `ip:port` ([`format_hop_on`]
+/// for Ethernet).
 pub fn format_hop(h: &RouterHop) -> String {
+    format_hop_on(h, LinkKind::Udp)
+}
+
+/// A router hop as text, natives as [`format_native`] writes them for a
+/// link of kind `link` (the kind of the SAN the hop's native is on; in the
+/// lab every SAN is of the host's kind).
+pub fn format_hop_on(h: &RouterHop, link: LinkKind) -> String {
     let native = if h.native.is_empty() {
         String::new()
     } else {
-        match h.native.as_udp() {
-            Some(sa) => format!("@{sa}"),
+        match Native::from_slice(h.native.as_bytes()) {
+            Some(n) => format!("@{}", format_native(&n, link)),
             None => format!("@{:?}", h.native).replace(['[', ']'], ""),
         }
     };
@@ -227,10 +411,16 @@ pub fn format_hop(h: &RouterHop) -> String {
 /// A source route (R5) as a list of hops ([`format_hop`]); an L2RH that is
 /// not a router hop shows as `?` and its bytes in hex.
 pub fn format_route(r: &SourceRoute) -> Vec<String> {
+    format_route_on(r, LinkKind::Udp)
+}
+
+/// A source route as a list of hops, natives for a link of kind `link`
+/// ([`format_hop_on`]).
+pub fn format_route_on(r: &SourceRoute, link: LinkKind) -> Vec<String> {
     r.route
         .iter()
         .map(|l| match RouterHop::from_content(l.content()) {
-            Ok(h) => format_hop(&h),
+            Ok(h) => format_hop_on(&h, link),
             Err(_) => {
                 let hex: Vec<String> = l.content().iter().map(|b| format!("{b:02x}")).collect();
                 format!("?{}", hex.join(""))
@@ -409,10 +599,10 @@ impl RxTraffic {
 struct TxTraffic {
     /// Probes sent, per destination.
     sent: BTreeMap<Address, u64>,
-    /// Probes the socket refused.
+    /// Probes the link refused (or that had nowhere to go).
     send_errors: u64,
-    /// L3 probes whose redirect named a node of unknown endpoint (sent to
-    /// the default HR instead, which forwards them).
+    /// L3 probes whose redirect named a node of unknown native address
+    /// (sent to the default HR instead, which forwards them).
     redirect_unresolved: u64,
 }
 
@@ -432,10 +622,10 @@ enum Answer {
 struct State {
     /// The node's RRP state: redirects, routes, unknown destinations.
     node: Node,
-    /// Endpoints of the nodes of the SAN: the configured HRs, and nodes that
-    /// told us who they are (RRP#7, or RRP#5 about its sender) directly
-    /// (no L2RH left). Configured HRs are never overwritten.
-    neighbours: BTreeMap<Address, SocketAddr>,
+    /// Native addresses of the nodes of the SAN: the configured HRs, and
+    /// nodes that told us who they are (RRP#7, or RRP#5 about its sender)
+    /// directly (no L2RH left). Configured HRs are never overwritten.
+    neighbours: BTreeMap<Address, Native>,
     /// The HR that answered the last RRP#2 about a destination (its routes
     /// start there).
     routes_from: BTreeMap<Address, Address>,
@@ -463,8 +653,8 @@ pub const REDIRECT_TTL: Duration = Duration::from_secs(1);
 enum Target {
     /// Each to the HR [`Node::first_hr`] names at the time it is sent.
     FirstHr,
-    /// All to this endpoint (L2: the first hop).
-    Fixed(SocketAddr),
+    /// All to this native address (L2: the first hop).
+    Fixed(Native),
 }
 
 /// One `send` or `send_l2`: a probe template and where its copies go.
@@ -472,7 +662,7 @@ enum Target {
 struct Stream {
     dst: Address,
     count: u64,
-    /// Packets per second; 0: as fast as the socket takes them.
+    /// Packets per second; 0: as fast as the link takes them.
     rate_pps: f64,
     packet: Vec<u8>,
     /// Offset of the EEP header in `packet`.
@@ -481,7 +671,201 @@ struct Stream {
     target: Target,
 }
 
-/// A running host: its spec, socket and shared state.
+// ----- the link ---------------------------------------------------------------------
+
+/// How many times a send retries a full AF_PACKET transmit ring.
+const TX_RETRIES: u32 = 200;
+
+/// A host's link to its SAN: a UDP socket or an AF_PACKET port (see the
+/// module's "Threads" for how the port is shared).
+enum Link {
+    Udp(UdpSocket),
+    AfPacket {
+        /// The port: receive side for the receive loop, transmit side for
+        /// every sender (boxed: a port is large, a socket small).
+        port: Box<Mutex<AfPacketPort>>,
+        /// A duplicate of the port's descriptor, polled by the receive loop
+        /// without the lock.
+        wait: OwnedFd,
+        /// The interface's MAC.
+        mac: [u8; 6],
+    },
+}
+
+fn lock_port(port: &Mutex<AfPacketPort>) -> MutexGuard<'_, AfPacketPort> {
+    port.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Link {
+    fn open(spec: &HostSpec) -> Result<Link, String> {
+        match &spec.link {
+            HostLink::Udp { bind } => {
+                let sock = UdpSocket::bind(bind)
+                    .map_err(|e| format!("{}: bind {bind}: {e}", spec.name))?;
+                sock.set_read_timeout(Some(POLL))
+                    .map_err(|e| format!("{}: {e}", spec.name))?;
+                Ok(Link::Udp(sock))
+            }
+            HostLink::AfPacket { interface } => {
+                let mut cfg = AfPacketConfig::new(interface);
+                // A host, not a router port: small rings.
+                cfg.rx_frames = 256;
+                cfg.tx_frames = 256;
+                cfg.pool_size = 256;
+                let port = AfPacketPort::open(cfg)
+                    .map_err(|e| format!("{}: AF_PACKET on {interface}: {e}", spec.name))?;
+                let wait = port
+                    .wait_fd()
+                    .ok_or("AF_PACKET port without a descriptor")?
+                    .try_clone_to_owned()
+                    .map_err(|e| format!("{}: {e}", spec.name))?;
+                Ok(Link::AfPacket {
+                    mac: port.mac(),
+                    port: Box::new(Mutex::new(port)),
+                    wait,
+                })
+            }
+        }
+    }
+
+    fn kind(&self) -> LinkKind {
+        match self {
+            Link::Udp(_) => LinkKind::Udp,
+            Link::AfPacket { .. } => LinkKind::Ethernet,
+        }
+    }
+
+    /// This host's own native address.
+    fn native(&self) -> Native {
+        match self {
+            Link::Udp(s) => s.local_addr().map_or(Native::EMPTY, Native::udp),
+            Link::AfPacket { mac, .. } => Native::mac(*mac),
+        }
+    }
+
+    /// A native address as text, for this link.
+    fn text(&self, n: &Native) -> String {
+        format_native(n, self.kind())
+    }
+
+    /// Sends one MessageWay packet to native address `to` on the SAN.
+    fn send(&self, pkt: &[u8], to: &Native) -> io::Result<()> {
+        let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        match self {
+            Link::Udp(sock) => {
+                let sa = to
+                    .as_udp()
+                    .ok_or_else(|| invalid(format!("{to}: not a UDP endpoint")))?;
+                sock.send_to(pkt, sa).map(|_| ())
+            }
+            Link::AfPacket { port, .. } => {
+                let mac = to
+                    .as_mac()
+                    .ok_or_else(|| invalid(format!("{to}: not a MAC")))?;
+                let mut p = lock_port(port);
+                let mut b = p
+                    .alloc()
+                    .ok_or_else(|| io::Error::other("buffer pool exhausted"))?;
+                let fits = match b.append(pkt.len()) {
+                    Some(tail) => {
+                        tail.copy_from_slice(pkt);
+                        true
+                    }
+                    None => false,
+                };
+                if !fits || !p.encap(&mut b, &Native::mac(mac)) {
+                    p.recycle(b);
+                    return Err(invalid(format!("{} bytes: too long", pkt.len())));
+                }
+                let mut burst = Burst::new();
+                burst.push(b);
+                for _ in 0..TX_RETRIES {
+                    let errors = p.stats().tx_errors;
+                    if p.tx_burst(&mut burst) > 0 {
+                        return if p.stats().tx_errors == errors {
+                            Ok(())
+                        } else {
+                            Err(invalid(format!(
+                                "{} bytes: longer than the interface takes",
+                                pkt.len()
+                            )))
+                        };
+                    }
+                    // The transmit ring is full: let the kernel drain it.
+                    drop(p);
+                    thread::sleep(Duration::from_micros(50));
+                    p = lock_port(port);
+                }
+                p.recycle_burst(&mut burst);
+                Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "transmit ring full",
+                ))
+            }
+        }
+    }
+
+    /// Receives what arrives within about [`POLL`] and hands each packet
+    /// with its native source to `f` (on Ethernet without its frame
+    /// padding: cut at the end its DL gives). `Ok` also when nothing came.
+    fn receive(&self, buf: &mut [u8], mut f: impl FnMut(&[u8], Native)) -> io::Result<()> {
+        match self {
+            Link::Udp(sock) => match sock.recv_from(buf) {
+                Ok((n, from)) => {
+                    f(&buf[..n], Native::udp(from));
+                    Ok(())
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            Link::AfPacket { port, wait, .. } => {
+                use rustix::event::{PollFd, PollFlags, Timespec, poll};
+                let mut fds = [PollFd::new(wait, PollFlags::IN)];
+                let timeout = Timespec {
+                    tv_sec: 0,
+                    tv_nsec: POLL.as_nanos() as _,
+                };
+                match poll(&mut fds, Some(&timeout)) {
+                    Ok(0) | Err(rustix::io::Errno::INTR) => return Ok(()),
+                    Ok(_) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                let failed = fds[0]
+                    .revents()
+                    .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL);
+                let mut burst = Burst::new();
+                lock_port(port).rx_burst(&mut burst);
+                for b in &burst {
+                    let d = b.data();
+                    let d = match locate(d, MAX_L2RHS) {
+                        Ok(l) => &d[..l.total_len().min(d.len())],
+                        Err(_) => d,
+                    };
+                    f(d, b.native_src());
+                }
+                let got = !burst.is_empty();
+                lock_port(port).recycle_burst(&mut burst);
+                if failed && !got {
+                    // E.g. the interface went away: do not spin.
+                    thread::sleep(POLL);
+                    return Err(io::Error::other("AF_PACKET socket error"));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A running host: its spec, link and shared state.
 struct Host<'a> {
     spec: &'a HostSpec,
     level: Level,
@@ -489,7 +873,7 @@ struct Host<'a> {
     default_hr: Option<Address>,
     /// The stream tag of every probe this host sends.
     tag: u16,
-    sock: UdpSocket,
+    link: Link,
     state: Mutex<State>,
     /// Notified whenever `State::answers` changes.
     answered: Condvar,
@@ -503,10 +887,7 @@ impl<'a> Host<'a> {
     fn new(spec: &'a HostSpec) -> Result<Host<'a>, String> {
         let level = spec.validate()?;
         let me = Address(spec.address);
-        let sock = UdpSocket::bind(spec.bind)
-            .map_err(|e| format!("{}: bind {}: {e}", spec.name, spec.bind))?;
-        sock.set_read_timeout(Some(POLL))
-            .map_err(|e| format!("{}: {e}", spec.name))?;
+        let link = Link::open(spec)?;
         let node = Node::new(NodeConfig {
             address: me,
             name: Some(spec.name.as_bytes().to_vec()),
@@ -521,7 +902,7 @@ impl<'a> Host<'a> {
             me,
             default_hr: spec.default_hr(),
             tag,
-            sock,
+            link,
             state: Mutex::new(State {
                 node,
                 neighbours: spec.hrs.iter().map(|(a, e)| (Address(*a), *e)).collect(),
@@ -556,23 +937,19 @@ impl<'a> Host<'a> {
     fn receive_loop(&self, stop: &AtomicBool) {
         let mut buf = vec![0u8; 65536];
         while !self.stopping(stop) {
-            match self.sock.recv_from(&mut buf) {
-                Ok((n, from)) => self.on_datagram(&buf[..n], from),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => self.lock().rx.recv_errors += 1,
+            if self
+                .link
+                .receive(&mut buf, |pkt, from| self.on_datagram(pkt, from))
+                .is_err()
+            {
+                self.lock().rx.recv_errors += 1;
             }
         }
     }
 
-    /// One datagram: counted exactly once (probe, control, other or
-    /// malformed); a request about this node is answered to `from`.
-    fn on_datagram(&self, pkt: &[u8], from: SocketAddr) {
+    /// One datagram (or frame): counted exactly once (probe, control, other
+    /// or malformed); a request about this node is answered to `from`.
+    fn on_datagram(&self, pkt: &[u8], from: Native) {
         let now = now_ns();
         let mut st = self.lock();
         st.rx.datagrams += 1;
@@ -661,7 +1038,7 @@ impl<'a> Host<'a> {
                 st.rx.rrp4_answered += 1;
             }
             drop(st);
-            if self.sock.send_to(&r, from).is_err() {
+            if self.link.send(&r, &from).is_err() {
                 self.lock().rx.reply_errors += 1;
             }
         }
@@ -669,8 +1046,8 @@ impl<'a> Host<'a> {
 
     // ----- sending -----------------------------------------------------------
 
-    /// The endpoint of the HR to send an L3 packet for `dst` to.
-    fn first_hop(&self, st: &mut State, dst: Address) -> Option<SocketAddr> {
+    /// The native address of the HR to send an L3 packet for `dst` to.
+    fn first_hop(&self, st: &mut State, dst: Address) -> Option<Native> {
         let default = self.default_hr?;
         if st
             .redirect_at
@@ -710,7 +1087,7 @@ impl<'a> Host<'a> {
                 Target::FirstHr => self.first_hop(&mut self.lock(), s.dst),
             };
             probe::patch(&mut pkt, s.hdr, s.first_seq + i, now_ns());
-            let ok = to.is_some_and(|a| self.sock.send_to(&pkt, a).is_ok());
+            let ok = to.is_some_and(|a| self.link.send(&pkt, &a).is_ok());
             let mut st = self.lock();
             if ok {
                 *st.tx.sent.entry(s.dst).or_default() += 1;
@@ -750,7 +1127,7 @@ impl<'a> Host<'a> {
             seed: 1,
         };
         let t = profile
-            .build(LinkKind::Udp, self.tag)
+            .build(self.link.kind(), self.tag)
             .map_err(|e| e.to_string())?
             .into_iter()
             .next()
@@ -868,14 +1245,27 @@ impl<'a> Host<'a> {
             _ => return Err("send_l2: give either route or route_index".into()),
         };
         // DESIGN.md "Source routes": a native-only first hop is the hop on
-        // this SAN (the datagram's destination), not an L2RH; otherwise the
-        // chain starts at the HR that offered it.
+        // this SAN (the datagram's or frame's destination), not an L2RH;
+        // otherwise the chain starts at the HR that offered it.
+        let kind = self.link.kind();
         let (to, l2) = match hops.split_first() {
             Some((first, rest)) if first.is_native_only() => {
-                let to = first
-                    .native
-                    .as_udp()
-                    .ok_or_else(|| format!("{}: not a UDP endpoint", format_hop(first)))?;
+                let to = Native::from_slice(first.native.as_bytes())
+                    .filter(|n| match kind {
+                        LinkKind::Ethernet => n.as_mac().is_some(),
+                        _ => n.as_udp().is_some(),
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: not a {} on this SAN",
+                            format_hop_on(first, kind),
+                            if kind == LinkKind::Ethernet {
+                                "MAC"
+                            } else {
+                                "UDP endpoint"
+                            }
+                        )
+                    })?;
                 (to, rest.to_vec())
             }
             _ => {
@@ -885,7 +1275,7 @@ impl<'a> Host<'a> {
                     .neighbours
                     .get(&hr)
                     .copied()
-                    .ok_or_else(|| format!("HR {hr}: endpoint unknown"))?;
+                    .ok_or_else(|| format!("HR {hr}: native address unknown"))?;
                 (to, hops)
             }
         };
@@ -919,13 +1309,13 @@ impl<'a> Host<'a> {
         let to = *st
             .neighbours
             .get(&hr)
-            .ok_or_else(|| format!("HR {hr}: endpoint unknown"))?;
+            .ok_or_else(|| format!("HR {hr}: native address unknown"))?;
         let seen = |st: &State, k| st.answers.get(&(k, dst)).copied().unwrap_or(0);
         let (want0, unk0) = (seen(&st, want), seen(&st, Answer::Unknown));
         let pkt = make(&st.node, hr);
-        self.sock
-            .send_to(&pkt, to)
-            .map_err(|e| format!("send to {to}: {e}"))?;
+        self.link
+            .send(&pkt, &to)
+            .map_err(|e| format!("send to {}: {e}", self.link.text(&to)))?;
         let deadline = Instant::now() + timeout;
         loop {
             if seen(&st, want) != want0 {
@@ -960,7 +1350,7 @@ impl<'a> Host<'a> {
         let st = self.lock();
         let routes = st.node.routes.get(&dst).cloned().unwrap_or_default();
         Ok(json!({
-            "routes": routes.iter().map(format_route).collect::<Vec<_>>(),
+            "routes": routes.iter().map(|r| format_route_on(r, self.link.kind())).collect::<Vec<_>>(),
             "q": routes.iter().map(|r| r.q).collect::<Vec<_>>(),
             "mtu": routes.iter().map(|r| r.mtu.and_then(|m| m.bytes())).collect::<Vec<_>>(),
             "from": st.routes_from.get(&dst).map(|a| hex(*a)),
@@ -991,7 +1381,12 @@ impl<'a> Host<'a> {
             "name": self.spec.name,
             "address": hex(self.me),
             "level": format!("{:?}", self.level),
-            "bind": self.spec.bind.to_string(),
+            "link": match self.link { Link::Udp(_) => "udp", Link::AfPacket { .. } => "af_packet" },
+            "bind": match &self.spec.link {
+                HostLink::Udp { bind } => bind.to_string(),
+                HostLink::AfPacket { interface } => interface.clone(),
+            },
+            "native": self.link.text(&self.link.native()),
             "default_hr": self.default_hr.map(hex),
             "tag": self.tag,
             "sent": st.tx.sent.iter().map(|(a, n)| (hex(*a), *n)).collect::<BTreeMap<_, _>>(),
@@ -1012,9 +1407,9 @@ impl<'a> Host<'a> {
             "reply_errors": rx.reply_errors,
             "redirects": st.node.redirects.iter().map(|(d, v)| (hex(*d), hex(*v))).collect::<BTreeMap<_, _>>(),
             "unknown": st.node.unknown.iter().map(|a| hex(*a)).collect::<Vec<_>>(),
-            "routes": st.node.routes.iter().map(|(d, r)| (hex(*d), r.iter().map(format_route).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>(),
+            "routes": st.node.routes.iter().map(|(d, r)| (hex(*d), r.iter().map(|r| format_route_on(r, self.link.kind())).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>(),
             "routes_from": st.routes_from.iter().map(|(d, h)| (hex(*d), hex(*h))).collect::<BTreeMap<_, _>>(),
-            "neighbours": st.neighbours.iter().map(|(a, e)| (hex(*a), e.to_string())).collect::<BTreeMap<_, _>>(),
+            "neighbours": st.neighbours.iter().map(|(a, e)| (hex(*a), self.link.text(e))).collect::<BTreeMap<_, _>>(),
         })
     }
 
@@ -1160,8 +1555,9 @@ impl Drop for RemoveOnDrop<'_> {
 }
 
 /// Runs the host until `stop` is set or a `quit` request comes; removes the
-/// control socket on the way out. The UDP socket is bound before the control
-/// socket appears, so that a control socket means a host ready to receive.
+/// control socket on the way out. The link (UDP socket, AF_PACKET port) is
+/// open before the control socket appears, so that a control socket means a
+/// host ready to receive.
 pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
     let host = Host::new(spec)?;
     let path = spec.control.as_path();

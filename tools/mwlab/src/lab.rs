@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::host::Client;
-use crate::plan::Plan;
+use crate::netns::{self, Made};
+use crate::plan::{Plan, Wiring};
 
 /// The state file in the lab's directory.
 pub const STATE_FILE: &str = "lab.json";
@@ -37,6 +38,9 @@ pub struct State {
     pub plan: Plan,
     /// The processes.
     pub procs: Vec<Proc>,
+    /// The namespaces and bridges of a netns lab.
+    #[serde(default)]
+    pub made: Made,
 }
 
 /// A lab this process started (its children are reaped on drop).
@@ -47,6 +51,8 @@ pub struct Lab {
     /// The processes.
     pub procs: Vec<Proc>,
     children: Vec<Option<Child>>,
+    /// The namespaces and bridges of a netns lab.
+    pub made: Made,
     /// Whether dropping the lab stops it (true unless detached).
     pub stop_on_drop: bool,
 }
@@ -100,10 +106,15 @@ impl Lab {
     /// router's admin socket and each host's control socket answer.
     pub fn up(plan: Plan, bins: &Binaries) -> Result<Lab, String> {
         std::fs::create_dir_all(&plan.dir).map_err(|e| format!("{}: {e}", plan.dir.display()))?;
+        let made = match plan.wiring {
+            Wiring::Udp => Made::default(),
+            Wiring::Netns { .. } => netns::build(&plan)?,
+        };
         let mut lab = Lab {
             plan,
             procs: Vec::new(),
             children: Vec::new(),
+            made,
             stop_on_drop: true,
         };
         for i in 0..lab.plan.routers.len() {
@@ -112,7 +123,7 @@ impl Lab {
                 .map_err(|e| format!("{}: {e}", r.config.display()))?;
             let log = lab.plan.dir.join(format!("{}.log", r.name));
             let child = spawn(
-                Command::new(&bins.mwlab)
+                in_netns(r.netns.as_deref(), &bins.mwlab)
                     .arg("router")
                     .arg("--config")
                     .arg(&r.config),
@@ -126,7 +137,7 @@ impl Lab {
                 .map_err(|e| format!("{}: {e}", h.spec_file.display()))?;
             let log = lab.plan.dir.join(format!("{}.log", h.spec.name));
             let child = spawn(
-                Command::new(&bins.mwlab)
+                in_netns(h.netns.as_deref(), &bins.mwlab)
                     .arg("host")
                     .arg("--spec")
                     .arg(&h.spec_file),
@@ -184,6 +195,7 @@ impl Lab {
         let st = State {
             plan: self.plan.clone(),
             procs: self.procs.clone(),
+            made: self.made.clone(),
         };
         let path = self.plan.dir.join(STATE_FILE);
         std::fs::write(
@@ -222,6 +234,8 @@ impl Lab {
         for c in self.children.iter_mut().flatten() {
             let _ = c.wait();
         }
+        self.made.remove();
+        self.made = Made::default();
     }
 
     /// The state of router `name`'s process.
@@ -238,6 +252,19 @@ impl Drop for Lab {
             self.stop_all();
             let _ = remove_dir(&self.plan.dir);
         }
+    }
+}
+
+/// A command running `program` in namespace `ns` (`ip netns exec`, which
+/// execs it: the process id is the program's), or directly.
+fn in_netns(ns: Option<&str>, program: &Path) -> Command {
+    match ns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).arg(program);
+            c
+        }
+        None => Command::new(program),
     }
 }
 
@@ -293,6 +320,7 @@ pub fn load_state(dir: &Path) -> Result<State, String> {
 pub fn down_dir(dir: &Path) -> Result<usize, String> {
     let st = load_state(dir)?;
     stop_procs(&st.procs);
+    st.made.remove();
     remove_dir(dir)?;
     Ok(st.procs.len())
 }

@@ -5,6 +5,7 @@
 //!
 //! - [`plan`]: from a topology to router configurations and host specs;
 //! - [`lab`]: the processes, their state file, what the lab asks them;
+//! - [`netns`]: namespaces, bridges and veths of a `--netns` lab;
 //! - [`host`]: the host role and its control socket;
 //! - [`demo`]: the checks (convergence, agreement with mwsim, paths through
 //!   the routers' FIBs, traffic, HR-DOWN);
@@ -17,5 +18,6 @@ pub mod cli;
 pub mod demo;
 pub mod host;
 pub mod lab;
+pub mod netns;
 pub mod plan;
 pub mod tour;

@@ -1,11 +1,18 @@
 //! The lab's plan: from a topology file (the format mwsim reads,
 //! `mwsim::topology`) to one mwrouterd configuration per router and one host
-//! spec per node, wired on loopback UDP.
+//! spec per node, wired one of two ways ([`Wiring`]):
 //!
-//! A UDP SAN has no broadcast (DESIGN.md "Wire"): each SAN is the set of its
-//! members' endpoints (127.0.0.1 and a port each), and every HR lists the
-//! others as `members`, where its sweeps and other packets "for every member"
-//! go. Level-A and Level-B hosts, which do not answer RRP#7, are static LRT
+//! - **loopback UDP** (no privileges): a UDP SAN has no broadcast (DESIGN.md
+//!   "Wire"), so each SAN is the set of its members' endpoints (127.0.0.1 and
+//!   a port each), and every HR lists the others as `members`, where its
+//!   sweeps and other packets "for every member" go;
+//! - **network namespaces** (root): every router and host in its own
+//!   namespace, each SAN a Linux bridge with a veth per member (an HR's is
+//!   `hrN` in its router's namespace, a host's `eth0`), Ethernet frames on the
+//!   AF_PACKET backend, MACs derived from the lab's run and the member's
+//!   address ([`crate::netns`] builds and removes them).
+//!
+//! Level-A and Level-B hosts, which do not answer RRP#7, are static LRT
 //! entries on every HR of their SAN (Part-2, "Node levels").
 
 use std::collections::BTreeMap;
@@ -16,7 +23,7 @@ use std::path::{Path, PathBuf};
 use mwsim::topology::Topology;
 use serde::{Deserialize, Serialize};
 
-use crate::host::HostSpec;
+use crate::host::{HostLink, HostSpec};
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
 /// and notices a dead router in under one (docs/configuration.md "[timers]").
@@ -64,10 +71,14 @@ pub struct RouterPlan {
     pub config: PathBuf,
     /// Its admin socket.
     pub socket: PathBuf,
-    /// Its HRs: address and UDP endpoint, in port order.
-    pub hrs: Vec<(u16, SocketAddr)>,
+    /// Its HRs: address and native address (a UDP endpoint or a MAC, as
+    /// text), in port order.
+    pub hrs: Vec<(u16, String)>,
     /// The SAN of each HR, by name.
     pub sans: Vec<String>,
+    /// Its network namespace (netns wiring).
+    #[serde(default)]
+    pub netns: Option<String>,
 }
 
 /// One host of the plan.
@@ -79,6 +90,23 @@ pub struct HostPlan {
     pub san: String,
     /// Where its spec is written.
     pub spec_file: PathBuf,
+    /// Its network namespace (netns wiring).
+    #[serde(default)]
+    pub netns: Option<String>,
+}
+
+/// How the lab's SANs are made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wiring {
+    /// Loopback UDP endpoints.
+    Udp,
+    /// Network namespaces, bridges and veths; `run` makes the names unique
+    /// (at most 4 hex digits).
+    Netns {
+        /// The run's tag.
+        run: String,
+    },
 }
 
 /// The whole plan.
@@ -92,11 +120,29 @@ pub struct Plan {
     pub routers: Vec<RouterPlan>,
     /// Hosts, in topology order.
     pub hosts: Vec<HostPlan>,
-    /// Every member endpoint: address -> (endpoint, owner name).
-    pub endpoints: BTreeMap<u16, (SocketAddr, String)>,
+    /// Every member: address -> (native address as text, owner name).
+    pub endpoints: BTreeMap<u16, (String, String)>,
     /// The timers.
     pub timers: LabTimers,
+    /// How the SANs are made.
+    pub wiring: Wiring,
 }
+
+/// The MAC of member `address` in a netns lab tagged `run`: locally
+/// administered, unicast, unique per run and address.
+pub fn lab_mac(run: &str, address: u16) -> String {
+    let r = u16::from_str_radix(run, 16).unwrap_or(0).to_be_bytes();
+    let a = address.to_be_bytes();
+    format!("02:4d:{:02x}:{:02x}:{:02x}:{:02x}", r[0], r[1], a[0], a[1])
+}
+
+/// The interface of HR `port` inside its router's namespace.
+pub fn hr_iface(port: usize) -> String {
+    format!("hr{port}")
+}
+
+/// The interface of a host inside its namespace.
+pub const HOST_IFACE: &str = "eth0";
 
 /// The largest MTU of a UDP port (its buffers, docs/configuration.md).
 pub const UDP_MAX_MTU: u32 = 9216;
@@ -123,18 +169,41 @@ fn free_ports(n: usize) -> Result<Vec<u16>, String> {
 }
 
 impl Plan {
-    /// Plans `topo` in `dir` (which must exist).
-    pub fn new(topo: Topology, dir: &Path, timers: LabTimers) -> Result<Plan, String> {
+    /// Plans `topo` in `dir`, wired as `wiring` says.
+    pub fn new(
+        topo: Topology,
+        dir: &Path,
+        timers: LabTimers,
+        wiring: Wiring,
+    ) -> Result<Plan, String> {
         topo.validate()?;
         let n = topo.routers.iter().map(|r| r.hrs.len()).sum::<usize>() + topo.hosts.len();
-        let mut ports = free_ports(n)?.into_iter();
-        let mut ep = || SocketAddr::from(([127, 0, 0, 1], ports.next().expect("one per member")));
+        let mut ports = match wiring {
+            Wiring::Udp => free_ports(n)?,
+            Wiring::Netns { .. } => Vec::new(),
+        }
+        .into_iter();
+        let mut native = |address: u16| match &wiring {
+            Wiring::Udp => {
+                SocketAddr::from(([127, 0, 0, 1], ports.next().expect("one per member")))
+                    .to_string()
+            }
+            Wiring::Netns { run } => lab_mac(run, address),
+        };
+        let ns = |name: &str| match &wiring {
+            Wiring::Udp => None,
+            Wiring::Netns { run } => Some(format!("mwlab-{run}-{name}")),
+        };
         let mut endpoints = BTreeMap::new();
         let mut routers = Vec::new();
         for r in &topo.routers {
-            let hrs: Vec<(u16, SocketAddr)> = r.hrs.iter().map(|h| (h.address, ep())).collect();
+            let hrs: Vec<(u16, String)> = r
+                .hrs
+                .iter()
+                .map(|h| (h.address, native(h.address)))
+                .collect();
             for (a, e) in &hrs {
-                endpoints.insert(*a, (*e, r.name.clone()));
+                endpoints.insert(*a, (e.clone(), r.name.clone()));
             }
             routers.push(RouterPlan {
                 name: r.name.clone(),
@@ -142,40 +211,49 @@ impl Plan {
                 socket: dir.join(format!("{}.sock", r.name)),
                 hrs,
                 sans: r.hrs.iter().map(|h| h.san.clone()).collect(),
+                netns: ns(&r.name),
             });
         }
-        let mut host_eps = Vec::new();
+        let mut host_natives = Vec::new();
         for h in &topo.hosts {
-            let e = ep();
-            endpoints.insert(h.address, (e, h.name.clone()));
-            host_eps.push(e);
+            let e = native(h.address);
+            endpoints.insert(h.address, (e.clone(), h.name.clone()));
+            host_natives.push(e);
         }
-        let hrs_of_san = |san: &str| -> Vec<(u16, SocketAddr)> {
-            let mut v: Vec<(u16, SocketAddr)> = routers
+        let hrs_of_san = |san: &str| -> Vec<(u16, ports::Native)> {
+            let mut v: Vec<(u16, ports::Native)> = routers
                 .iter()
                 .flat_map(|r| r.sans.iter().zip(&r.hrs))
                 .filter(|(s, _)| s.as_str() == san)
-                .map(|(_, h)| *h)
+                .map(|(_, h)| (h.0, h.1.parse().expect("planned natives parse")))
                 .collect();
-            v.sort();
+            v.sort_by_key(|h| h.0);
             v
         };
         let hosts = topo
             .hosts
             .iter()
-            .zip(host_eps)
-            .map(|(h, bind)| HostPlan {
+            .zip(host_natives)
+            .map(|(h, nat)| HostPlan {
                 spec: HostSpec {
                     name: h.name.clone(),
                     address: h.address,
                     level: h.level.clone(),
-                    bind,
+                    link: match &wiring {
+                        Wiring::Udp => HostLink::Udp {
+                            bind: nat.parse().expect("an endpoint"),
+                        },
+                        Wiring::Netns { .. } => HostLink::AfPacket {
+                            interface: HOST_IFACE.into(),
+                        },
+                    },
                     hrs: hrs_of_san(&h.san),
                     default_hr: h.hr,
                     control: dir.join(format!("{}.ctl", h.name)),
                 },
                 san: h.san.clone(),
                 spec_file: dir.join(format!("{}.host.json", h.name)),
+                netns: ns(&h.name),
             })
             .collect();
         Ok(Plan {
@@ -185,33 +263,35 @@ impl Plan {
             hosts,
             endpoints,
             timers,
+            wiring,
         })
     }
 
-    /// The endpoints of every member of SAN `san` (HRs and hosts).
-    pub fn members(&self, san: &str) -> Vec<SocketAddr> {
-        let mut v: Vec<SocketAddr> = self
+    /// The native addresses of every member of SAN `san` (HRs and hosts).
+    pub fn members(&self, san: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
             .routers
             .iter()
             .flat_map(|r| r.sans.iter().zip(&r.hrs))
             .filter(|(s, _)| s.as_str() == san)
-            .map(|(_, h)| h.1)
+            .map(|(_, h)| h.1.clone())
             .chain(
                 self.hosts
                     .iter()
                     .filter(|h| h.san == san)
-                    .map(|h| h.spec.bind),
+                    .map(|h| self.endpoints[&h.spec.address].0.clone()),
             )
             .collect();
         v.sort();
         v
     }
 
-    /// Who owns endpoint `e`: (owner name, MessageWay address).
-    pub fn owner_of(&self, e: SocketAddr) -> Option<(&str, u16)> {
+    /// Who owns native address `native` (as the routers print it): (owner
+    /// name, MessageWay address).
+    pub fn owner_of(&self, native: &str) -> Option<(&str, u16)> {
         self.endpoints
             .iter()
-            .find(|(_, (x, _))| *x == e)
+            .find(|(_, (x, _))| x == native)
             .map(|(a, (_, n))| (n.as_str(), *a))
     }
 
@@ -241,38 +321,51 @@ impl Plan {
             cost = spec.cost,
             sock = r.socket.display(),
         );
-        for (p, ((addr, bind), san)) in r.hrs.iter().zip(&r.sans).enumerate() {
+        for (p, ((addr, nat), san)) in r.hrs.iter().zip(&r.sans).enumerate() {
             let sp = self
                 .topology
                 .sans
                 .iter()
                 .find(|x| &x.name == san)
                 .expect("validated");
-            let members: Vec<String> = self
-                .members(san)
-                .iter()
-                .filter(|m| *m != bind)
-                .map(|m| format!("\"{m}\""))
-                .collect();
             let _ = write!(
                 s,
-                "\n[[hr]]\nname = \"{san}\"\naddress = {addr:#06x}\nsan_id = {id:#06x}\nmtu = {mtu}\ncost = {cost}\n\
-                 [hr.port]\nbackend = \"udp\"\nbind = \"{bind}\"\nmembers = [{members}]\n",
+                "\n[[hr]]\nname = \"{san}\"\naddress = {addr:#06x}\nsan_id = {id:#06x}\nmtu = {mtu}\ncost = {cost}\n",
                 id = sp.id,
                 mtu = lab_mtu(sp.mtu),
                 cost = sp.cost,
-                members = members.join(", "),
             );
+            match self.wiring {
+                Wiring::Udp => {
+                    let members: Vec<String> = self
+                        .members(san)
+                        .iter()
+                        .filter(|m| *m != nat)
+                        .map(|m| format!("\"{m}\""))
+                        .collect();
+                    let _ = write!(
+                        s,
+                        "[hr.port]\nbackend = \"udp\"\nbind = \"{nat}\"\nmembers = [{}]\n",
+                        members.join(", ")
+                    );
+                }
+                Wiring::Netns { .. } => {
+                    let _ = write!(
+                        s,
+                        "[hr.port]\nbackend = \"af_packet\"\ninterface = \"{}\"\n",
+                        hr_iface(p)
+                    );
+                }
+            }
             for h in self.hosts.iter().filter(|h| &h.san == san) {
                 if h.spec.level != "C" {
                     let _ = write!(
                         s,
                         "[[hr.static]]\naddress = {:#06x}\nnative = \"{}\"\nname = \"{}\"\n",
-                        h.spec.address, h.spec.bind, h.spec.name
+                        h.spec.address, self.endpoints[&h.spec.address].0, h.spec.name
                     );
                 }
             }
-            let _ = p;
         }
         s
     }
@@ -291,6 +384,7 @@ mod tests {
             Topology::from_toml(TOPO).unwrap(),
             &dir,
             LabTimers::default(),
+            Wiring::Udp,
         )
         .unwrap();
         assert_eq!(p.routers.len(), 7);
@@ -312,7 +406,24 @@ mod tests {
             h0.hrs.iter().map(|h| h.0).collect::<Vec<_>>(),
             [0x0115, 0x0117, 0x0119]
         );
-        assert_eq!(p.owner_of(h0.bind), Some(("H0", 0x0100)));
+        let HostLink::Udp { bind } = &h0.link else {
+            panic!("a UDP host")
+        };
+        assert_eq!(p.owner_of(&bind.to_string()), Some(("H0", 0x0100)));
+        // The same topology in namespaces: AF_PACKET ports, MACs as natives.
+        let n = Plan::new(
+            Topology::from_toml(TOPO).unwrap(),
+            &dir,
+            LabTimers::default(),
+            Wiring::Netns { run: "1a2b".into() },
+        )
+        .unwrap();
+        let text = n.router_config(0);
+        let cfg = control::config::Config::from_toml(&text).unwrap();
+        assert_eq!(cfg.hrs.len(), 2);
+        assert!(text.contains("interface = \"hr1\""), "{text}");
+        assert_eq!(n.endpoints[&0x0115].0, "02:4d:1a:2b:01:15");
+        assert_eq!(n.routers[0].netns.as_deref(), Some("mwlab-1a2b-ab"));
     }
 
     #[test]
@@ -323,6 +434,7 @@ mod tests {
             Topology::from_toml(text).unwrap(),
             &dir,
             LabTimers::default(),
+            Wiring::Udp,
         )
         .unwrap();
         for i in 0..p.routers.len() {

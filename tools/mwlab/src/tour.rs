@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::demo::{self, Flow};
 use crate::lab::{Binaries, Lab, fibs};
-use crate::plan::{LabTimers, Plan};
+use crate::plan::{LabTimers, Plan, Wiring};
 
 /// What the tour gives back.
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ fn print_flows(human: bool, flows: &[Flow]) {
 }
 
 /// Runs the tour on `topo`; prints progress when `human`.
-pub fn run(topo: Topology, kill: Option<String>, human: bool) -> Report {
+pub fn run(topo: Topology, kill: Option<String>, human: bool, wiring: Wiring) -> Report {
     let mut t = Tour {
         human,
         t0: Instant::now(),
@@ -119,17 +119,26 @@ pub fn run(topo: Topology, kill: Option<String>, human: bool) -> Report {
     };
     let dir = std::env::temp_dir().join(format!("mwlab-demo-{}", std::process::id()));
     let mut out = json!({"dir": dir});
-    let plan = match Plan::new(topo, &dir, LabTimers::default()) {
+    let netns = matches!(wiring, Wiring::Netns { .. });
+    let plan = match Plan::new(topo, &dir, LabTimers::default(), wiring) {
         Ok(p) => p,
         Err(e) => {
             t.step("plan", false, json!(e));
             return finish(t, out);
         }
     };
+    if netns {
+        out["netns"] = serde_json::to_value(crate::netns::planned(&plan)).expect("plain data");
+    }
     t.say(&format!(
-        "starting {} routers and {} hosts on loopback UDP in {}",
+        "starting {} routers and {} hosts {} in {}",
         plan.routers.len(),
         plan.hosts.len(),
+        if netns {
+            "in network namespaces (a bridge per SAN, AF_PACKET)"
+        } else {
+            "on loopback UDP"
+        },
         dir.display()
     ));
     let lab = match Binaries::current().and_then(|b| Lab::up(plan, &b)) {

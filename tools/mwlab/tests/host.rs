@@ -9,7 +9,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mwgen::probe::{self, PROBE_PT, Received};
-use mwlab::host::{Client, HostSpec, run};
+use mwlab::host::{Client, HostLink, HostSpec, run};
+use ports::Native;
+use ports::af_packet::{AfPacketConfig, AfPacketPort};
+use ports::{Burst, PacketBuf, Port};
 use rrp::Address;
 use rrp::wire::{Message, NativeAddr, NodeInfo, PacketRepr, RouterHop, SourceRoute};
 use serde_json::{Value, json};
@@ -35,9 +38,16 @@ fn free_endpoint() -> SocketAddr {
         .expect("ephemeral port")
 }
 
+/// HR natives of UDP endpoints.
+fn natives(hrs: Vec<(u16, SocketAddr)>) -> Vec<(u16, Native)> {
+    hrs.into_iter().map(|(a, e)| (a, Native::udp(e))).collect()
+}
+
 /// A running host: its thread, stop flag, control socket and temp dir.
 struct Running {
     spec: HostSpec,
+    /// Its UDP endpoint (UDP hosts).
+    bind: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<(), String>>>,
     _dir: tempfile::TempDir,
@@ -55,16 +65,39 @@ impl Running {
         hrs: Vec<(u16, SocketAddr)>,
         default_hr: Option<u16>,
     ) -> Running {
+        let bind = free_endpoint();
+        Running::start_on(
+            name,
+            address,
+            level,
+            HostLink::Udp { bind },
+            natives(hrs),
+            default_hr,
+        )
+    }
+
+    fn start_on(
+        name: &str,
+        address: u16,
+        level: &str,
+        link: HostLink,
+        hrs: Vec<(u16, Native)>,
+        default_hr: Option<u16>,
+    ) -> Running {
         let dir = tempfile::tempdir().expect("temp dir");
         let spec = HostSpec {
             name: name.into(),
             address,
             level: level.into(),
-            bind: free_endpoint(),
+            link,
             hrs,
             default_hr,
             control: dir.path().join(format!("{name}.sock")),
         };
+        let bind = spec
+            .native()
+            .and_then(|n| n.as_udp())
+            .unwrap_or_else(|| "0.0.0.0:0".parse().unwrap());
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (spec, stop) = (spec.clone(), stop.clone());
@@ -72,6 +105,7 @@ impl Running {
         };
         Running {
             spec,
+            bind,
             stop,
             thread: Some(thread),
             _dir: dir,
@@ -162,7 +196,7 @@ fn answers_rrp7_with_its_address_and_name() {
     let hr = udp();
     let h = Running::start("H0", H0, "C", vec![(HR1, hr.local_addr().unwrap())]);
     h.stats(); // up
-    hr.send_to(&packet(&Message::WhoAreYou, H0, HR1), h.spec.bind)
+    hr.send_to(&packet(&Message::WhoAreYou, H0, HR1), h.bind)
         .unwrap();
     let reply = recv_n(&hr, 1).remove(0);
     let (p, m) = Message::parse_packet(&reply).expect("an RRP message");
@@ -184,7 +218,7 @@ fn answers_rrp7_with_its_address_and_name() {
     // Level A nodes do not answer RRP (rrp::node::Level), but count it.
     let a = Running::start("HA", H1, "A", vec![(HR1, hr.local_addr().unwrap())]);
     a.stats();
-    hr.send_to(&packet(&Message::WhoAreYou, H1, HR1), a.spec.bind)
+    hr.send_to(&packet(&Message::WhoAreYou, H1, HR1), a.bind)
         .unwrap();
     assert!(nothing_within(&hr, 300));
     let s = a.wait_stats("rrp7 counted", |s| s["control"]["RRP#7"] == 1);
@@ -232,7 +266,7 @@ fn two_hosts_count_exactly() {
     let b = Running::start("H1", H1, "C", vec![]);
     b.stats();
     // A's only "HR" is B itself: B receives what A sends.
-    let a = Running::start("H0", H0, "C", vec![(HR1, b.spec.bind)]);
+    let a = Running::start("H0", H0, "C", vec![(HR1, b.bind)]);
     let r = a.ask(json!({"cmd": "send", "dst": H1, "count": 300, "rate_pps": 20000}));
     assert_eq!(r["ok"], true, "{r}");
     let s = b.wait_stats("300 unique", |s| s["received"]["0x0100"]["unique"] == 300);
@@ -284,7 +318,7 @@ fn redirects_are_followed() {
         dst: Address(DST),
         via: Address(HR2),
     };
-    hr1.send_to(&packet(&red, H0, HR1), h.spec.bind).unwrap();
+    hr1.send_to(&packet(&red, H0, HR1), h.bind).unwrap();
     let s = h.wait_stats("redirect", |s| s["redirects"]["0x0230"] == "0x0112");
     assert_eq!(s["control"]["RRP#3"], 1);
     h.ask(json!({"cmd": "send", "dst": DST, "count": 3, "rate_pps": 0, "wait": true}));
@@ -485,10 +519,10 @@ fn errors_are_counted_by_kind() {
         },
     ];
     for m in &msgs {
-        hr.send_to(&packet(m, H0, HR1), h.spec.bind).unwrap();
+        hr.send_to(&packet(m, H0, HR1), h.bind).unwrap();
     }
     // Not a MessageWay packet, and a well-formed non-probe data packet.
-    hr.send_to(&[1, 2, 3], h.spec.bind).unwrap();
+    hr.send_to(&[1, 2, 3], h.bind).unwrap();
     let data = PacketRepr {
         l2rhs: vec![],
         header: rrp::wire::HeaderRepr {
@@ -500,7 +534,7 @@ fn errors_are_counted_by_kind() {
         data: vec![0; 8],
         ei: 0,
     };
-    hr.send_to(&data.to_bytes().unwrap(), h.spec.bind).unwrap();
+    hr.send_to(&data.to_bytes().unwrap(), h.bind).unwrap();
     let s = h.wait_stats("all counted", |s| s["datagrams"] == 6);
     assert_eq!(
         s["errors_received"],
@@ -579,7 +613,9 @@ fn a_bad_spec_is_refused() {
         name: "HX".into(),
         address: H0,
         level: "D".into(),
-        bind: free_endpoint(),
+        link: HostLink::Udp {
+            bind: free_endpoint(),
+        },
         hrs: vec![],
         default_hr: None,
         control: dir.path().join("x.sock"),
@@ -592,9 +628,268 @@ fn a_bad_spec_is_refused() {
         ..spec
     };
     assert!(run(&spec, &stop).is_err());
-    // The spec file mwlab writes (JSON) reads back.
+    // An HR native of the wrong kind: an IPv6 endpoint is no MAC (six bytes
+    // could be either: a MAC, or an IPv4 endpoint).
+    let v6 = Native::udp("[::1]:4001".parse().unwrap());
+    let mac = Native::mac([2, 0x4d, 0x57, 0, 1, 0x11]);
+    let eth = HostSpec {
+        link: HostLink::AfPacket {
+            interface: "eth0".into(),
+        },
+        hrs: vec![(HR1, v6)],
+        default_hr: None,
+        ..spec.clone()
+    };
+    assert!(eth.validate().is_err());
+    let eth = HostSpec {
+        hrs: vec![(HR1, mac)],
+        ..eth
+    };
+    assert!(eth.validate().is_ok());
+    assert_eq!(eth.native(), None);
+    let eth_no_if = HostSpec {
+        link: HostLink::AfPacket {
+            interface: " ".into(),
+        },
+        ..eth.clone()
+    };
+    assert!(eth_no_if.validate().is_err());
+
+    // The spec file mwlab writes (JSON) reads back; natives as text.
+    let udp_spec = HostSpec {
+        hrs: vec![(HR1, Native::udp("127.0.0.1:4001".parse().unwrap()))],
+        ..spec
+    };
     let f = dir.path().join("h.json");
-    std::fs::write(&f, serde_json::to_string(&spec).unwrap()).unwrap();
+    let text = serde_json::to_string(&udp_spec).unwrap();
+    assert!(text.contains(r#""hrs":[[273,"127.0.0.1:4001"]]"#), "{text}");
+    assert!(
+        text.contains(r#""link":{"udp":{"bind":"127.0.0.1:"#),
+        "{text}"
+    );
+    std::fs::write(&f, text).unwrap();
     let back = mwlab::host::read_spec(&f).unwrap();
     assert_eq!(back.default_hr, Some(HR1));
+    assert_eq!(back.hrs, udp_spec.hrs);
+    assert_eq!(back.link, udp_spec.link);
+    let text = serde_json::to_string(&eth).unwrap();
+    assert!(
+        text.contains(r#""hrs":[[273,"02:4d:57:00:01:11"]]"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""link":{"af_packet":{"interface":"eth0"}}"#),
+        "{text}"
+    );
+    std::fs::write(&f, text).unwrap();
+    let back = mwlab::host::read_spec(&f).unwrap();
+    assert_eq!(back.hrs, vec![(HR1, mac)]);
+    assert_eq!(back.link, eth.link);
+    // TOML too.
+    let f = dir.path().join("h.toml");
+    std::fs::write(
+        &f,
+        "name = \"H9\"\naddress = 256\nlevel = \"C\"\nhrs = [[273, \"02:4d:57:00:01:11\"]]\n\
+         control = \"/tmp/h9.sock\"\n[link.af_packet]\ninterface = \"eth0\"\n",
+    )
+    .unwrap();
+    let back = mwlab::host::read_spec(&f).unwrap();
+    assert_eq!(back.hrs, vec![(HR1, mac)]);
+    assert_eq!(back.link, eth.link);
+    // A native that is neither.
+    std::fs::write(
+        &f,
+        "name = \"H9\"\naddress = 256\nlevel = \"C\"\nhrs = [[273, \"nowhere\"]]\n\
+         control = \"/tmp/h9.sock\"\n[link.udp]\nbind = \"127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    assert!(mwlab::host::read_spec(&f).is_err());
+}
+
+// ----- AF_PACKET ---------------------------------------------------------------------
+
+/// Sends `pkt` from the test's port to MAC `to`.
+fn eth_send(port: &mut AfPacketPort, pkt: &[u8], to: Native) {
+    let mut b = port.alloc().expect("a buffer");
+    b.append(pkt.len()).expect("room").copy_from_slice(pkt);
+    assert!(port.encap(&mut b, &to));
+    let mut burst = Burst::new();
+    burst.push(b);
+    assert_eq!(port.tx_burst(&mut burst), 1);
+}
+
+/// Receives `n` MessageWay packets (padding cut at the end their DL gives)
+/// with their source MACs on the test's port (panics after 3 s).
+fn eth_recv(port: &mut AfPacketPort, n: usize) -> Vec<(Vec<u8>, Native)> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "{} of {n} frames in 3 s",
+            out.len()
+        );
+        let mut burst = Burst::new();
+        port.rx_burst(&mut burst);
+        if burst.is_empty() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for b in burst.drain(..) {
+            let d = b.data();
+            let len = rrp::wire::locate(d, 16).map_or(d.len(), |l| l.total_len());
+            out.push((d[..len].to_vec(), b.native_src()));
+            port.recycle(b);
+        }
+    }
+    out
+}
+
+/// Whether no MessageWay frame arrives on the test's port within `ms`.
+fn eth_nothing_within(port: &mut AfPacketPort, ms: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(ms);
+    while Instant::now() < deadline {
+        let mut burst = Burst::new();
+        port.rx_burst(&mut burst);
+        if !burst.is_empty() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+#[test]
+fn af_packet_host_answers_rrp7_and_sends_probes() {
+    if !testkit::is_root() {
+        testkit::skip("mwlab::host::af_packet", "needs root");
+        return;
+    }
+    let veth = testkit::VethPair::new("mh").expect("a veth pair");
+    // End b: the HR of the SAN, played by the test.
+    let mut hr = AfPacketPort::open(AfPacketConfig::new(&veth.b)).expect("AF_PACKET on b");
+    let hr_mac = Native::mac(hr.mac());
+    let h = Running::start_on(
+        "H0",
+        H0,
+        "C",
+        HostLink::AfPacket {
+            interface: veth.a.clone(),
+        },
+        vec![(HR1, hr_mac)],
+        None,
+    );
+    assert_eq!(h.spec.native(), None);
+    let s = h.stats();
+    assert_eq!(s["link"], "af_packet");
+    assert_eq!(s["bind"], veth.a.as_str());
+    let host_mac: Native = s["native"].as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        mwlab::host::interface_mac(&veth.a).map(Native::mac),
+        Some(host_mac)
+    );
+    assert_eq!(s["neighbours"]["0x0111"], hr_mac.to_string());
+
+    // RRP#7 from b: an RRP#5 back to b's MAC (padded to 60 bytes on the
+    // wire; the packet ends where its DL says).
+    eth_send(&mut hr, &packet(&Message::WhoAreYou, H0, HR1), host_mac);
+    let (reply, from) = eth_recv(&mut hr, 1).remove(0);
+    assert_eq!(from, host_mac);
+    let (p, m) = Message::parse_packet(&reply).expect("an RRP message");
+    assert_eq!(p.header.dst, Address(HR1));
+    assert_eq!(p.header.src, Address(H0));
+    assert_eq!(
+        m,
+        Message::Info(vec![NodeInfo {
+            address: Address(H0),
+            name: Some(b"H0".to_vec()),
+            capabilities: vec![],
+            logical: None,
+        }])
+    );
+    let s = h.wait_stats("rrp7 answered", |s| s["rrp7_answered"] == 1);
+    assert_eq!(s["datagrams"], 1);
+    assert_eq!(s["malformed"], 0);
+
+    // send: count probes on b, to DST from H0, frames of `size` bytes.
+    let a = h.ask(json!({"cmd": "send", "dst": DST, "count": 20, "rate_pps": 0, "wait": true}));
+    assert_eq!(a["ok"], true, "{a}");
+    let got = eth_recv(&mut hr, 20);
+    assert!(eth_nothing_within(&mut hr, 200), "more than count probes");
+    for (i, (pkt, from)) in got.iter().enumerate() {
+        assert_eq!(*from, host_mac);
+        let p = PacketRepr::parse(pkt).expect("a packet");
+        assert!(p.l2rhs.is_empty());
+        assert_eq!(p.header.dst, Address(DST));
+        assert_eq!(p.header.src, Address(H0));
+        assert_eq!(p.header.packet_type.0, PROBE_PT);
+        // A 64-byte Ethernet frame: 14 bytes of header, 50 after it, of
+        // which the packet its DL gives (data in 8-byte units) is 48.
+        assert_eq!(pkt.len(), 48);
+        match probe::read(pkt) {
+            Received::Probe(pr) => assert_eq!(pr.seq, i as u64),
+            r => panic!("{r:?}"),
+        }
+    }
+    let s = h.wait_stats("sent", |s| s["busy"] == 0);
+    assert_eq!(sent(&s, "0x0230"), 20);
+    assert_eq!(s["send_errors"], 0);
+
+    // send_l2 with a native-only first hop (a MAC): the frame goes to it,
+    // the rest of the route in front.
+    let far = "02:4d:57:00:02:30";
+    let r = h.ask(json!({"cmd": "send_l2", "dst": DST, "route": [format!("@{hr_mac}"), format!("0x011b@{far}")], "count": 2, "rate_pps": 0, "wait": true}));
+    assert_eq!(r["ok"], true, "{r}");
+    for (pkt, _) in eth_recv(&mut hr, 2) {
+        let p = PacketRepr::parse(&pkt).unwrap();
+        let hop = RouterHop::new(
+            Address(0x011b),
+            NativeAddr::mac(far.parse::<Native>().unwrap().as_mac().unwrap()),
+        );
+        assert_eq!(p.l2rhs, vec![hop.to_l2rh()]);
+    }
+    // A UDP endpoint is no first hop on Ethernet.
+    let r = h
+        .ask(json!({"cmd": "send_l2", "dst": DST, "route": ["@[::1]:4001", "0x011b"], "count": 1}));
+    assert_eq!(r["ok"], false, "{r}");
+
+    // Probes from b are counted; a short packet (padded on the wire) is cut
+    // where its DL ends: a well-formed non-probe, not malformed.
+    let p = mwgen::profile::Profile {
+        src: Address(HR1),
+        dsts: vec![Address(H0)],
+        sizes: mwgen::profile::Sizes::Fixed(60),
+        priority: 0,
+        l2: vec![],
+        seed: 1,
+    };
+    let t = p.build(ports::LinkKind::Ethernet, 7).unwrap().remove(0);
+    for i in 0..5 {
+        let mut b = t.bytes.clone();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        probe::patch(&mut b, t.hdr.unwrap_or(0), i, now);
+        eth_send(&mut hr, &b, host_mac);
+    }
+    let data = PacketRepr {
+        l2rhs: vec![],
+        header: rrp::wire::HeaderRepr {
+            dst: Address(H0),
+            packet_type: rrp::PacketType(0x0100),
+            src: Address(HR1),
+            ..Default::default()
+        },
+        data: vec![0; 8],
+        ei: 0,
+    };
+    let data = data.to_bytes().unwrap();
+    assert!(data.len() < 60 - 14, "padded on the wire");
+    eth_send(&mut hr, &data, host_mac);
+    let s = h.wait_stats("probes from b", |s| s["datagrams"] == 7);
+    assert_eq!(s["received"]["0x0111"]["unique"], 5, "{s:#}");
+    assert_eq!(s["received"]["0x0111"]["lost_hint"], 0);
+    assert_eq!(s["probes"], 5);
+    assert_eq!(s["other"], 1);
+    assert_eq!(s["malformed"], 0);
 }

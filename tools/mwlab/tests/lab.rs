@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use mwlab::demo;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabTimers, Plan};
+use mwlab::plan::{LabTimers, Plan, Wiring};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
@@ -29,11 +29,15 @@ fn topology(file: &str) -> Topology {
     Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-/// A lab of `file` in a fresh directory, converged.
+/// A lab of `file` on loopback UDP in a fresh directory, converged.
 fn converged(file: &str) -> (Lab, tempfile::TempDir) {
+    converged_as(file, Wiring::Udp)
+}
+
+fn converged_as(file: &str, wiring: Wiring) -> (Lab, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
-    let plan = Plan::new(topology(file), &dir, LabTimers::default()).unwrap();
+    let plan = Plan::new(topology(file), &dir, LabTimers::default(), wiring).unwrap();
     let lab = Lab::up(plan, &bins()).unwrap();
     demo::converge(
         &lab.plan,
@@ -293,4 +297,99 @@ fn appendix_c_requests_and_answers_on_the_wire() {
     assert!(has(0x0101, 0x0111, "RRP#6"), "{kinds:?}");
     accounting_balances(&lab);
     lab.down().unwrap();
+}
+
+#[test]
+fn appendix_b_over_ethernet_in_network_namespaces() {
+    if !mwlab::netns::available() {
+        testkit::skip(
+            "mwlab::lab::appendix_b_over_ethernet_in_network_namespaces",
+            "needs root and ip netns",
+        );
+        return;
+    }
+    let wiring = Wiring::Netns {
+        run: mwlab::netns::run_tag(),
+    };
+    let (lab, _tmp) = converged_as("appendix-b.toml", wiring);
+    let made = mwlab::netns::planned(&lab.plan);
+    assert!(made.namespaces.len() == 17 && made.bridges.len() == 5);
+    let f = mwlab::lab::fibs(&lab.plan, &[]);
+    let diffs = demo::compare_with_sim(&lab.plan, &f).unwrap();
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    // Next hops are MACs now, and traffic crosses the bridges.
+    assert!(f.values().any(|(_, _, n)| n.starts_with("02:4d:")), "{f:?}");
+    let flows = demo::traffic(
+        &lab.plan,
+        &[("H0".into(), "H9".into()), ("H9".into(), "H2".into())],
+        200,
+        1000,
+    )
+    .unwrap();
+    assert!(flows.iter().all(|f| f.lost == 0), "{flows:?}");
+    accounting_balances(&lab);
+    lab.down().unwrap();
+    // Nothing is left: no namespace, no bridge.
+    let ns = String::from_utf8(
+        std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    for n in &made.namespaces {
+        assert!(!ns.contains(n.as_str()), "{n} is left");
+    }
+    for b in &made.bridges {
+        assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
+    }
+}
+
+#[test]
+fn the_demo_passes_in_network_namespaces() {
+    if !mwlab::netns::available() {
+        testkit::skip(
+            "mwlab::lab::the_demo_passes_in_network_namespaces",
+            "needs root and ip netns",
+        );
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
+        .args(["demo", "--netns", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    assert!(
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ok"] == true)
+    );
+    let ns = String::from_utf8(
+        std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    // Everything the run made is gone.
+    let made = &v["netns"];
+    let namespaces = made["namespaces"].as_array().unwrap();
+    assert_eq!(namespaces.len(), 17, "{made}");
+    for n in namespaces {
+        let n = n.as_str().unwrap();
+        assert!(
+            !ns.lines().any(|l| l.split_whitespace().next() == Some(n)),
+            "{n} is left"
+        );
+    }
+    for b in made["bridges"].as_array().unwrap() {
+        let b = b.as_str().unwrap();
+        assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
+    }
 }
