@@ -393,3 +393,92 @@ fn the_demo_passes_in_network_namespaces() {
         assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
     }
 }
+
+#[test]
+fn up_status_down_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let topo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-c.toml");
+    let mwlab = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let d = dir.to_str().unwrap();
+    let up = mwlab(&["up", topo.to_str().unwrap(), "--dir", d, "--wait"]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    // A second lab in the same directory is refused.
+    let again = mwlab(&["up", topo.to_str().unwrap(), "--dir", d]);
+    assert_eq!(again.status.code(), Some(2));
+    let st = mwlab(&["status", "--dir", d, "--json"]);
+    assert!(st.status.success());
+    let v: Value = serde_json::from_slice(&st.stdout).unwrap();
+    let procs = v["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 5, "{v:#}");
+    assert!(procs.iter().all(|p| p["alive"] == true), "{v:#}");
+    assert_eq!(v["fib_complete"][0], v["fib_complete"][1], "{v:#}");
+    let pids: Vec<u32> = procs
+        .iter()
+        .map(|p| p["pid"].as_u64().unwrap() as u32)
+        .collect();
+    let down = mwlab(&["down", "--dir", d]);
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(!dir.exists(), "down removes the directory");
+    assert!(
+        pids.iter().all(|p| !mwlab::lab::alive(*p)),
+        "every process stopped"
+    );
+    // Nothing to stop any more.
+    assert_eq!(mwlab(&["down", "--dir", d]).status.code(), Some(2));
+}
+
+#[test]
+fn level_a_hosts_are_static_entries_and_still_reachable() {
+    // H1 (SAN A) as a Level-A node: it never answers RRP#7, so the routers
+    // of SAN A know it only from their static entries.
+    let mut topo = topology("appendix-b.toml");
+    topo.hosts
+        .iter_mut()
+        .find(|h| h.name == "H1")
+        .unwrap()
+        .level = "A".into();
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = Plan::new(
+        topo,
+        &tmp.path().join("lab"),
+        LabTimers::default(),
+        Wiring::Udp,
+    )
+    .unwrap();
+    assert!(plan.router_config(0).contains("[[hr.static]]"));
+    let lab = Lab::up(plan, &bins()).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let s1 = ok(host_client(&lab.plan, "H1")
+        .unwrap()
+        .request(&json!({"cmd": "stats"}))
+        .unwrap());
+    assert_eq!(
+        s1["rrp7_answered"], 0,
+        "a Level-A node does not answer: {s1}"
+    );
+    let flows = demo::traffic(&lab.plan, &[("H9".into(), "H1".into())], 200, 2000).unwrap();
+    assert_eq!(flows[0].lost, 0, "{flows:?}");
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
