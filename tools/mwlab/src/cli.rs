@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::demo;
 use crate::lab::{self, Binaries, Lab, alive, load_state};
-use crate::plan::{LabTimers, Plan, Wiring};
+use crate::plan::{LabTimers, NetnsBackend, Plan, Wiring};
 
 /// mwlab: a whole MessageWay on one machine — mwrouterd and host processes
 /// on loopback UDP, wired as a topology file says (the format mwsim reads).
@@ -44,6 +44,10 @@ pub enum Cmd {
         /// Linux bridge, Ethernet frames on AF_PACKET (root).
         #[arg(long)]
         netns: bool,
+        /// With --netns: the routers on DPDK's af_packet vdev (mwlab built
+        /// with --features dpdk).
+        #[arg(long, requires = "netns")]
+        dpdk: bool,
     },
     /// Show a running lab: processes, routes, host counters.
     Status {
@@ -75,6 +79,10 @@ pub enum Cmd {
         /// Linux bridge, Ethernet frames on AF_PACKET (root).
         #[arg(long)]
         netns: bool,
+        /// With --netns: the routers on DPDK's af_packet vdev (mwlab built
+        /// with --features dpdk).
+        #[arg(long, requires = "netns")]
+        dpdk: bool,
     },
     /// (internal) Run the router role: mwrouterd with this configuration.
     #[command(hide = true)]
@@ -131,6 +139,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             dir,
             wait,
             netns,
+            dpdk,
         } => {
             let topo = read_topology(&topology)?;
             let dir = dir.unwrap_or_else(default_dir);
@@ -143,8 +152,9 @@ fn run(args: Args) -> Result<(), (i32, String)> {
                     ),
                 ));
             }
-            let plan =
+            let mut plan =
                 Plan::new(topo, &dir, LabTimers::default(), wiring(netns)?).map_err(|e| (2, e))?;
+            plan.backend = backend(dpdk)?;
             let bins = Binaries::current().map_err(|e| (1, e))?;
             let mut lab = Lab::up(plan, &bins).map_err(|e| (1, e))?;
             lab.stop_on_drop = false;
@@ -215,12 +225,13 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             json,
             kill,
             netns,
+            dpdk,
         } => {
             let topo = match topology {
                 Some(p) => read_topology(&p)?,
                 None => Topology::from_toml(APPENDIX_B).map_err(|e| (2, e))?,
             };
-            let report = crate::tour::run(topo, kill, !json, wiring(netns)?);
+            let report = crate::tour::run(topo, kill, !json, wiring(netns)?, backend(dpdk)?);
             if json {
                 println!(
                     "{}",
@@ -250,6 +261,21 @@ fn wiring(netns: bool) -> Result<Wiring, (i32, String)> {
     Ok(Wiring::Netns {
         run: crate::netns::run_tag(),
     })
+}
+
+/// The routers' backend `--dpdk` asks for, if this mwlab has DPDK.
+fn backend(dpdk: bool) -> Result<NetnsBackend, (i32, String)> {
+    if !dpdk {
+        return Ok(NetnsBackend::AfPacket);
+    }
+    if !cfg!(feature = "dpdk") {
+        return Err((
+            2,
+            "--dpdk: this mwlab was built without DPDK (cargo build --features dpdk -p mwlab)"
+                .into(),
+        ));
+    }
+    Ok(NetnsBackend::Dpdk)
 }
 
 /// Seconds since `t0`, for progress lines.

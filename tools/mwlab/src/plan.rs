@@ -126,6 +126,22 @@ pub struct Plan {
     pub timers: LabTimers,
     /// How the SANs are made.
     pub wiring: Wiring,
+    /// The routers' port backend in a netns lab.
+    #[serde(default)]
+    pub backend: NetnsBackend,
+}
+
+/// The routers' port backend in a netns lab.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetnsBackend {
+    /// mwrouter's AF_PACKET backend.
+    #[default]
+    AfPacket,
+    /// DPDK's af_packet vdev on the same interfaces (mwlab built with
+    /// `--features dpdk`), EAL without hugepages, workers polling adaptively
+    /// so that seven routers share two cores.
+    Dpdk,
 }
 
 /// The MAC of member `address` in a netns lab tagged `run`: locally
@@ -264,6 +280,7 @@ impl Plan {
             endpoints,
             timers,
             wiring,
+            backend: NetnsBackend::AfPacket,
         })
     }
 
@@ -295,6 +312,11 @@ impl Plan {
             .map(|(a, (_, n))| (n.as_str(), *a))
     }
 
+    /// Whether the routers use DPDK (a netns lab with [`NetnsBackend::Dpdk`]).
+    pub fn dpdk_routers(&self) -> bool {
+        matches!(self.wiring, Wiring::Netns { .. }) && self.backend == NetnsBackend::Dpdk
+    }
+
     /// The mwrouterd configuration of router `i`.
     pub fn router_config(&self, i: usize) -> String {
         let r = &self.routers[i];
@@ -307,7 +329,7 @@ impl Plan {
              [workers]\ncount = 1\nidle = \"adaptive\"\nidle_sleep_us = 2000\nspins = 16\n\n\
              [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
              hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
-             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n",
+             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n{dpdk}",
             t.sweep_ms,
             t.keepalive_ms,
             t.keepalive_misses,
@@ -320,6 +342,11 @@ impl Plan {
             dir = self.dir.display(),
             cost = spec.cost,
             sock = r.socket.display(),
+            dpdk = if self.dpdk_routers() {
+                "\n[dpdk]\neal_args = [\"--no-huge\", \"-m\", \"256\", \"--no-pci\", \"--no-shconf\", \"--no-telemetry\", \"--log-level=warning\"]\n"
+            } else {
+                ""
+            },
         );
         for (p, ((addr, nat), san)) in r.hrs.iter().zip(&r.sans).enumerate() {
             let sp = self
@@ -347,6 +374,13 @@ impl Plan {
                         s,
                         "[hr.port]\nbackend = \"udp\"\nbind = \"{nat}\"\nmembers = [{}]\n",
                         members.join(", ")
+                    );
+                }
+                Wiring::Netns { .. } if self.dpdk_routers() => {
+                    let _ = write!(
+                        s,
+                        "[hr.port]\nbackend = \"dpdk\"\ndevice = \"net_af_packet{p},iface={}\"\nmac = \"{nat}\"\n",
+                        hr_iface(p)
                     );
                 }
                 Wiring::Netns { .. } => {

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::demo::{self, Flow};
 use crate::lab::{Binaries, Lab, fibs};
-use crate::plan::{LabTimers, Plan, Wiring};
+use crate::plan::{LabTimers, NetnsBackend, Plan, Wiring};
 
 /// What the tour gives back.
 #[derive(Debug, Clone)]
@@ -110,7 +110,13 @@ fn print_flows(human: bool, flows: &[Flow]) {
 }
 
 /// Runs the tour on `topo`; prints progress when `human`.
-pub fn run(topo: Topology, kill: Option<String>, human: bool, wiring: Wiring) -> Report {
+pub fn run(
+    topo: Topology,
+    kill: Option<String>,
+    human: bool,
+    wiring: Wiring,
+    backend: NetnsBackend,
+) -> Report {
     let mut t = Tour {
         human,
         t0: Instant::now(),
@@ -121,7 +127,10 @@ pub fn run(topo: Topology, kill: Option<String>, human: bool, wiring: Wiring) ->
     let mut out = json!({"dir": dir});
     let netns = matches!(wiring, Wiring::Netns { .. });
     let plan = match Plan::new(topo, &dir, LabTimers::default(), wiring) {
-        Ok(p) => p,
+        Ok(mut p) => {
+            p.backend = backend;
+            p
+        }
         Err(e) => {
             t.step("plan", false, json!(e));
             return finish(t, out);
@@ -134,7 +143,9 @@ pub fn run(topo: Topology, kill: Option<String>, human: bool, wiring: Wiring) ->
         "starting {} routers and {} hosts {} in {}",
         plan.routers.len(),
         plan.hosts.len(),
-        if netns {
+        if plan.dpdk_routers() {
+            "in network namespaces (a bridge per SAN, DPDK af_packet vdevs in the routers)"
+        } else if netns {
             "in network namespaces (a bridge per SAN, AF_PACKET)"
         } else {
             "on loopback UDP"

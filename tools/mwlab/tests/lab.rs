@@ -482,3 +482,42 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
     accounting_balances(&lab);
     lab.down().unwrap();
 }
+
+#[test]
+fn the_demo_passes_with_dpdk_af_packet_routers_in_network_namespaces() {
+    if !mwlab::netns::available() {
+        testkit::skip(
+            "mwlab::lab::the_demo_passes_with_dpdk_af_packet_routers",
+            "needs root and ip netns",
+        );
+        return;
+    }
+    if !cfg!(feature = "dpdk") {
+        testkit::skip(
+            "mwlab::lab::the_demo_passes_with_dpdk_af_packet_routers",
+            "mwlab built without --features dpdk",
+        );
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
+        .args(["demo", "--netns", "--dpdk", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    assert!(
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ok"] == true)
+    );
+    for b in v["netns"]["bridges"].as_array().unwrap() {
+        assert!(
+            !Path::new("/sys/class/net")
+                .join(b.as_str().unwrap())
+                .exists()
+        );
+    }
+}
