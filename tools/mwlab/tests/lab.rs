@@ -292,9 +292,19 @@ fn appendix_c_requests_and_answers_on_the_wire() {
             .iter()
             .any(|(s, d, k)| *s == src && *d == dst && k.contains(what))
     };
-    // Node1 (0x0101) asks RouterA's HR (0x0111): RRP#1 and RRP#6.
+    // Node1 (0x0101) answers RouterA's keepalives (RRP#7 -> RRP#5) and
+    // asks RouterA's HR (0x0111) for routes (RRP#1) and for the HR to use
+    // (RRP#6), as in Appendix C.
+    assert!(has(0x0101, 0x0111, "RRP#5"), "{kinds:?}");
     assert!(has(0x0101, 0x0111, "RRP#1"), "{kinds:?}");
     assert!(has(0x0101, 0x0111, "RRP#6"), "{kinds:?}");
+    // The answers, as Node1 counted them: RRP#7 (keepalives), RRP#2 (the
+    // routes) and RRP#3 (the HR to use).
+    let s1 = ok(n1.request(&json!({"cmd": "stats"})).unwrap());
+    for (what, at_least) in [("RRP#7", 1), ("RRP#2", 3), ("RRP#3", 3)] {
+        let n = s1["control"][what].as_u64().unwrap_or(0);
+        assert!(n >= at_least, "{what}: {n} in {s1}");
+    }
     accounting_balances(&lab);
     lab.down().unwrap();
 }
