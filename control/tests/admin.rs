@@ -155,6 +155,7 @@ fn every_command() -> Vec<Command> {
             port: PortSpec::Index(0),
             count: Some(2),
             drops: true,
+            transmitted: false,
             snaplen: Some(64),
         },
         Command::Stats {
@@ -772,6 +773,7 @@ fn handler_panics_and_errors_do_not_disturb_the_server() {
             port: PortSpec::Index(0),
             count: None,
             drops: false,
+            transmitted: false,
             snaplen: None,
         },
     );

@@ -24,6 +24,11 @@ pub enum CaptureWhat {
     Received,
     /// Packets received on the port and dropped, with their reason.
     Dropped,
+    /// Every packet queued for transmission on the port: forwarded to it
+    /// (as it leaves: EI shifted, leading L2RH stripped, padding trimmed) or
+    /// injected by the control plane (RRP and ERR messages). Captured before
+    /// the link header is added, like received packets.
+    Transmitted,
 }
 
 /// One captured packet.
@@ -94,10 +99,10 @@ impl CaptureControl {
     /// capture in progress).
     pub fn arm(&self, port: u16, what: CaptureWhat) {
         let v = (u32::from(port) + 1)
-            | if what == CaptureWhat::Dropped {
-                1 << 16
-            } else {
-                0
+            | match what {
+                CaptureWhat::Received => 0,
+                CaptureWhat::Dropped => 1 << 16,
+                CaptureWhat::Transmitted => 1 << 17,
             };
         for s in &self.shared {
             s.armed.store(v, Ordering::Relaxed);
@@ -145,7 +150,9 @@ impl CaptureTap {
         if v == 0 {
             return None;
         }
-        let what = if v & (1 << 16) != 0 {
+        let what = if v & (1 << 17) != 0 {
+            CaptureWhat::Transmitted
+        } else if v & (1 << 16) != 0 {
             CaptureWhat::Dropped
         } else {
             CaptureWhat::Received
@@ -180,6 +187,8 @@ mod tests {
     fn arm_copy_collect_recycle() {
         let (ctl, taps) = capture_rings(2, 2);
         assert_eq!(taps[0].armed(), None);
+        ctl.arm(9, CaptureWhat::Transmitted);
+        assert_eq!(taps[0].armed(), Some((9, CaptureWhat::Transmitted)));
         ctl.arm(3, CaptureWhat::Dropped);
         assert_eq!(taps[1].armed(), Some((3, CaptureWhat::Dropped)));
         taps[1].copy(5, 3, Some(DropReason::NoRoute), &[1, 2, 3]);

@@ -173,6 +173,16 @@ impl Engine {
         }
     }
 
+    /// The port whose transmitted packets are captured, if any (read once
+    /// per burst).
+    #[inline]
+    fn transmit_capture(&self) -> Option<usize> {
+        match self.tap.as_ref()?.armed() {
+            Some((p, CaptureWhat::Transmitted)) => Some(p as usize),
+            _ => None,
+        }
+    }
+
     /// Copies a packet to the capture ring.
     #[cold]
     #[inline(never)]
@@ -364,6 +374,7 @@ impl Engine {
             }
         }
         let drops = cap == Some(CaptureWhat::Dropped);
+        let tx_cap = self.transmit_capture();
         let mut c = self.counters[in_port];
         c.received += n;
         for mut buf in rx.drain(..) {
@@ -381,6 +392,9 @@ impl Engine {
                         self.redirect_notice(&mut c, now_ns, in_port, port, native, &buf);
                     }
                     let p = port as usize;
+                    if tx_cap == Some(p) {
+                        self.capture(now_ns, p, None, buf.data());
+                    }
                     if ports[p].encap(&mut buf, &native) {
                         stage[p].push(buf);
                     } else {
@@ -517,14 +531,17 @@ impl Engine {
         }
     }
 
-    /// Transmits up to `max` packets the control plane injected. Returns how
-    /// many were taken from the ring.
+    /// Transmits up to `max` packets the control plane injected, at
+    /// `now_ns` (the capture's clock). Returns how many were taken from the
+    /// ring.
     pub fn inject<P: Port>(
         &mut self,
+        now_ns: u64,
         ports: &mut [P],
         stage: &mut Burst<P::Buf>,
         max: usize,
     ) -> usize {
+        let tx_cap = self.transmit_capture();
         let mut taken = 0;
         while taken < max {
             let Some(inj) = self.chan.next_injection() else {
@@ -548,6 +565,11 @@ impl Engine {
                     port.recycle(buf);
                     continue;
                 }
+            }
+            if tx_cap == Some(p)
+                && let Some(t) = &self.tap
+            {
+                t.copy(now_ns, p as u16, None, buf.data());
             }
             if !port.encap(&mut buf, &inj.native_dst) {
                 c.inject_failed += 1;

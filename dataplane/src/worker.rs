@@ -153,7 +153,7 @@ impl<P: Port> Worker<P> {
         }
         let mut inj = Burst::new();
         self.engine
-            .inject(&mut self.ports, &mut inj, INJECT_PER_PASS);
+            .inject(now_ns, &mut self.ports, &mut inj, INJECT_PER_PASS);
         self.passes = self.passes.wrapping_add(1);
         if self.passes.is_multiple_of(PUBLISH_EVERY) {
             self.publish();

@@ -87,11 +87,23 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     assert!(host_a.send_bytes(&packet(0x0202)));
     w.poll_once();
     assert!(ctl.next().is_none());
+    // What port 1 transmits: the forwarded packet as it leaves (EI shifted
+    // in the trailer), not what port 0 received or dropped.
+    ctl.arm(1, CaptureWhat::Transmitted);
+    assert!(host_a.send_bytes(&packet(0x0202)));
+    assert!(host_a.send_bytes(&packet(0x0777)));
+    w.poll_once();
+    let got: Vec<_> = std::iter::from_fn(|| ctl.next()).collect();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1.port, 1);
+    assert_eq!(got[0].1.reason, None);
+    assert_eq!(got[0].1.data.len(), packet(0x0202).len());
+    assert_eq!(&got[0].1.data[..2], &[0x02, 0x02]);
     ctl.disarm();
     let mut n = 0;
     while host_b.recv().is_some() {
         n += 1;
     }
-    assert_eq!(n, 4, "every routed packet was forwarded");
+    assert_eq!(n, 5, "every routed packet was forwarded");
     assert!(w.counters()[0].balanced());
 }

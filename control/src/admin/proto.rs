@@ -395,6 +395,10 @@ pub enum Command {
         /// its reason.
         #[serde(default, skip_serializing_if = "is_false")]
         drops: bool,
+        /// The packets queued for transmission on this port instead of those
+        /// received: forwarded to it, or sent by the control plane.
+        #[serde(default, skip_serializing_if = "is_false")]
+        transmitted: bool,
         /// Bytes kept of each packet (default and maximum
         /// [`CAPTURE_MAX_SNAPLEN`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -330,6 +330,7 @@ impl Handler for SampleHandler {
             count,
             drops,
             snaplen,
+            ..
         } = cmd
         else {
             return self.handle(cmd, _privilege);

@@ -390,6 +390,7 @@ impl Handler for DaemonHandler {
             port,
             count,
             drops,
+            transmitted,
             snaplen,
         } = cmd
         else {
@@ -413,10 +414,17 @@ impl Handler for DaemonHandler {
             linktype,
             snaplen,
         })?)?;
+        if *drops && *transmitted {
+            return Err(AdminError::bad_request(
+                "capture: `drops` and `transmitted` exclude each other",
+            ));
+        }
         self.capture.arm(
             p as u16,
             if *drops {
                 CaptureWhat::Dropped
+            } else if *transmitted {
+                CaptureWhat::Transmitted
             } else {
                 CaptureWhat::Received
             },

@@ -84,8 +84,12 @@ pub enum Cmd {
         count: Option<u64>,
         /// Also capture the packets the dataplane drops on the port
         /// (their reasons are summed up at the end).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "transmitted")]
         drops: bool,
+        /// Capture what the port transmits (forwarded to it or sent by the
+        /// control plane) instead of what it receives.
+        #[arg(long)]
+        transmitted: bool,
         /// Bytes kept of each packet.
         #[arg(short = 's', long, value_name = "BYTES")]
         snaplen: Option<u32>,
@@ -320,12 +324,14 @@ impl Cmd {
                 port,
                 count,
                 drops,
+                transmitted,
                 snaplen,
                 ..
             } => Command::Capture {
                 port: *port,
                 count: *count,
                 drops: *drops,
+                transmitted: *transmitted,
                 snaplen: *snaplen,
             },
             Cmd::Stats { prometheus, .. } => Command::Stats {

@@ -239,15 +239,19 @@ fn appendix_c_requests_and_answers_on_the_wire() {
         .iter()
         .find(|r| r.name == "RouterA")
         .unwrap();
-    let pcap = tmp.path().join("routerA-san1.pcap");
-    // Capture RouterA's SAN1 port while Node1 asks it for routes and for the
-    // HR to use, then sends data along the route.
-    let sock = a.socket.clone();
-    let file = pcap.clone();
-    let cap = std::thread::spawn(move || {
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = mwctl::main_with(
-            [
+    let mut n1 = host_client(&lab.plan, "Node1").unwrap();
+    // Capture RouterA's SAN1 port (what it receives, then what it sends)
+    // while Node1 asks it for routes (RRP#1) and for the HR to use (RRP#6).
+    let mut captured = |what: &str| -> Vec<(u16, u16, String)> {
+        let pcap = tmp.path().join(format!("routerA-san1-{what}.pcap"));
+        let (sock, file) = (a.socket.clone(), pcap.clone());
+        let extra: Vec<String> = if what == "tx" {
+            vec!["--transmitted".into()]
+        } else {
+            vec![]
+        };
+        let cap = std::thread::spawn(move || {
+            let mut args: Vec<String> = [
                 "mwctl",
                 "--socket",
                 sock.to_str().unwrap(),
@@ -259,49 +263,57 @@ fn appendix_c_requests_and_answers_on_the_wire() {
                 "60",
                 "--timeout",
                 "20",
-            ],
-            &mut out,
-            &mut err,
-        );
-        (code, String::from_utf8_lossy(&err).into_owned())
-    });
-    std::thread::sleep(Duration::from_millis(300));
-    let mut n1 = host_client(&lab.plan, "Node1").unwrap();
-    for _ in 0..3 {
-        ok(n1
-            .request(&json!({"cmd": "route", "dst": 0x0102, "timeout_ms": 2000}))
-            .unwrap());
-        ok(n1
-            .request(&json!({"cmd": "which_hr", "dst": 0x0102, "timeout_ms": 2000}))
-            .unwrap());
-    }
-    let (code, err) = cap.join().unwrap();
-    assert_eq!(code, 0, "{err}");
-    let bytes = std::fs::read(&pcap).unwrap();
-    let c = mwdump::capture::read(&bytes).unwrap();
-    let kinds: Vec<(u16, u16, String)> = c
-        .frames
-        .iter()
-        .filter_map(|f| {
-            let (p, m) = rrp::wire::Message::parse_packet(&f.data).ok()?;
-            Some((p.header.src.0, p.header.dst.0, m.name().to_string()))
-        })
-        .collect();
-    let has = |src: u16, dst: u16, what: &str| {
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            args.extend(extra);
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let code = mwctl::main_with(args, &mut out, &mut err);
+            (code, String::from_utf8_lossy(&err).into_owned())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        for _ in 0..3 {
+            ok(n1
+                .request(&json!({"cmd": "route", "dst": 0x0102, "timeout_ms": 2000}))
+                .unwrap());
+            ok(n1
+                .request(&json!({"cmd": "which_hr", "dst": 0x0102, "timeout_ms": 2000}))
+                .unwrap());
+        }
+        let (code, err) = cap.join().unwrap();
+        assert_eq!(code, 0, "{err}");
+        let bytes = std::fs::read(&pcap).unwrap();
+        mwdump::capture::read(&bytes)
+            .unwrap()
+            .frames
+            .iter()
+            .filter_map(|f| {
+                let (p, m) = rrp::wire::Message::parse_packet(&f.data).ok()?;
+                Some((p.header.src.0, p.header.dst.0, m.name().to_string()))
+            })
+            .collect()
+    };
+    let has = |kinds: &[(u16, u16, String)], src: u16, dst: u16, what: &str| {
         kinds
             .iter()
             .any(|(s, d, k)| *s == src && *d == dst && k.contains(what))
     };
-    // Node1 (0x0101) answers RouterA's keepalives (RRP#7 -> RRP#5) and
-    // asks RouterA's HR (0x0111) for routes (RRP#1) and for the HR to use
-    // (RRP#6), as in Appendix C.
-    assert!(has(0x0101, 0x0111, "RRP#5"), "{kinds:?}");
-    assert!(has(0x0101, 0x0111, "RRP#1"), "{kinds:?}");
-    assert!(has(0x0101, 0x0111, "RRP#6"), "{kinds:?}");
-    // The answers, as Node1 counted them: RRP#7 (keepalives), RRP#2 (the
-    // routes) and RRP#3 (the HR to use).
+    // Received: Node1 (0x0101) answers RouterA's keepalives (RRP#5) and asks
+    // RouterA's HR (0x0111), as in Appendix C.
+    let rx = captured("rx");
+    assert!(has(&rx, 0x0101, 0x0111, "RRP#5"), "{rx:?}");
+    assert!(has(&rx, 0x0101, 0x0111, "RRP#1"), "{rx:?}");
+    assert!(has(&rx, 0x0101, 0x0111, "RRP#6"), "{rx:?}");
+    // Transmitted: RouterA's keepalives (RRP#7), the routes (RRP#2) and the
+    // HR to use (RRP#3), from 0x0111 to Node1.
+    let tx = captured("tx");
+    assert!(has(&tx, 0x0111, 0x0101, "RRP#7"), "{tx:?}");
+    assert!(has(&tx, 0x0111, 0x0101, "RRP#2"), "{tx:?}");
+    assert!(has(&tx, 0x0111, 0x0101, "RRP#3"), "{tx:?}");
+    // And Node1 counted those answers.
     let s1 = ok(n1.request(&json!({"cmd": "stats"})).unwrap());
-    for (what, at_least) in [("RRP#7", 1), ("RRP#2", 3), ("RRP#3", 3)] {
+    for (what, at_least) in [("RRP#7", 1), ("RRP#2", 6), ("RRP#3", 6)] {
         let n = s1["control"][what].as_u64().unwrap_or(0);
         assert!(n >= at_least, "{what}: {n} in {s1}");
     }
