@@ -106,6 +106,59 @@ pub fn workspace_bin(package: &str, name: &str, features: &[&str]) -> std::path:
     bin
 }
 
+/// How a program started by [`spawn_until_ready`] ended before it was
+/// ready.
+#[derive(Debug)]
+pub struct Exited {
+    /// Its exit code, if it exited with one.
+    pub code: Option<i32>,
+    /// What it wrote on standard error.
+    pub stderr: String,
+}
+
+impl std::fmt::Display for Exited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exited ({:?}): {}", self.code, self.stderr)
+    }
+}
+
+/// Starts `cmd` (standard output discarded, standard error kept) and waits
+/// until `ready` exists (a daemon's socket); panics after `timeout`. If the
+/// program exits first, returns its exit code and standard error.
+pub fn spawn_until_ready(
+    cmd: &mut Command,
+    ready: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Result<std::process::Child, Exited> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the program");
+    let deadline = std::time::Instant::now() + timeout;
+    while !ready.exists() {
+        if let Some(st) = child.try_wait().expect("waiting") {
+            let mut stderr = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut stderr);
+            }
+            return Err(Exited {
+                code: st.code(),
+                stderr,
+            });
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} did not appear within {timeout:?}",
+            ready.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(child)
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A name unique to this process and call, at most 15 bytes (an interface

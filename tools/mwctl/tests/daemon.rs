@@ -19,31 +19,7 @@ use rrp::wire::{HeaderRepr, PacketRepr};
 
 /// The mwrouterd binary beside this test's executable, built if missing.
 fn mwrouterd() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let bin = dir.join("mwrouterd");
-    if !bin.exists() {
-        let profile = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let profile = if profile == "debug" {
-            "dev".to_string()
-        } else {
-            profile
-        };
-        let st = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "control",
-                "--bin",
-                "mwrouterd",
-                "--profile",
-                &profile,
-            ])
-            .status()
-            .unwrap();
-        assert!(st.success(), "building mwrouterd");
-    }
-    bin
+    testkit::workspace_bin("control", "mwrouterd", &[])
 }
 
 fn free_port() -> u16 {

@@ -4,7 +4,7 @@
 //! without the `dpdk` feature.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn bin(name: &str) -> PathBuf {
@@ -70,36 +70,21 @@ device = "net_null1,no-rx=1"
         testkit::skip("mwctl::daemon_dpdk", "mwrouterd is not built");
         return;
     }
-    let mut child = Command::new(&mwrouterd)
-        .arg("--config")
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !sock.exists() {
-        if let Some(st) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            if st.code() == Some(2) && err.contains("--features dpdk") {
-                testkit::skip(
-                    "mwctl::daemon_dpdk",
-                    "mwrouterd built without the dpdk feature",
-                );
-                return;
-            }
-            panic!("mwrouterd exited {st}: {err}");
+    let mut child = match testkit::spawn_until_ready(
+        Command::new(&mwrouterd).arg("--config").arg(&path),
+        &sock,
+        Duration::from_secs(20),
+    ) {
+        Ok(c) => c,
+        Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
+            testkit::skip(
+                "mwctl::daemon_dpdk",
+                "mwrouterd built without the dpdk feature",
+            );
+            return;
         }
-        assert!(Instant::now() < deadline, "no admin socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        Err(e) => panic!("mwrouterd {e}"),
+    };
     let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
     assert_eq!(code, 0, "{out}");
     let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();

@@ -8,8 +8,8 @@
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -29,29 +29,12 @@ impl Router {
         let path = dir.join("router.toml");
         std::fs::write(&path, cfg).unwrap();
         let bin = testkit::workspace_bin("control", "mwrouterd", &[]);
-        let mut child = Command::new(bin)
-            .arg("--config")
-            .arg(&path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !sock.exists() {
-            if let Some(st) = child.try_wait().unwrap() {
-                let mut err = String::new();
-                use std::io::Read;
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                return Err(format!("mwrouterd exited ({st}): {err}"));
-            }
-            assert!(Instant::now() < deadline, "mwrouterd did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let child = testkit::spawn_until_ready(
+            Command::new(bin).arg("--config").arg(&path),
+            &sock,
+            Duration::from_secs(20),
+        )
+        .map_err(|e| format!("mwrouterd {e}"))?;
         Ok(Router { child, sock })
     }
 
@@ -122,6 +105,24 @@ fn router_agrees(router: &Router, n: u64) {
     assert!(fwd >= n, "router forwarded {fwd} < {n}: {text}");
 }
 
+/// The two HRs of the router under test: HR 0x0101 (SAN 0x0201) with the
+/// generator's sending end 0x0130 as a static entry, HR 0x0102 (SAN 0x0202)
+/// with its receiving end 0x0230. `ports` are the two `[hr.port]` tables'
+/// keys, `gens` the generator ends' native addresses.
+fn two_hrs(ports: [String; 2], gens: [String; 2]) -> String {
+    let mut s = String::new();
+    for (i, (port, gen_end)) in ports.iter().zip(&gens).enumerate() {
+        s += &format!(
+            "\n[[hr]]\naddress = 0x010{}\nsan_id = 0x020{}\nmtu = 1500\n[hr.port]\n{port}\n\
+             [[hr.static]]\naddress = 0x0{}30\nnative = \"{gen_end}\"\n",
+            i + 1,
+            i + 1,
+            i + 1
+        );
+    }
+    s
+}
+
 fn free_udp() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
@@ -134,29 +135,12 @@ fn free_udp() -> u16 {
 fn udp_l3_and_l2_through_mwrouterd() {
     let dir = tempfile::tempdir().unwrap();
     let [r0, r1, g0, g1] = [free_udp(), free_udp(), free_udp(), free_udp()];
-    let body = format!(
-        r#"[[hr]]
-address = 0x0101
-san_id = 0x0201
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-[[hr.static]]
-address = 0x0130
-native = "127.0.0.1:{g0}"
-
-[[hr]]
-address = 0x0102
-san_id = 0x0202
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-[[hr.static]]
-address = 0x0230
-native = "127.0.0.1:{g1}"
-"#
+    let body = two_hrs(
+        [
+            format!("backend = \"udp\"\nbind = \"127.0.0.1:{r0}\""),
+            format!("backend = \"udp\"\nbind = \"127.0.0.1:{r1}\""),
+        ],
+        [format!("127.0.0.1:{g0}"), format!("127.0.0.1:{g1}")],
     );
     let router = Router::start(dir.path(), &body).unwrap();
     let (tx, rx, to) = (
@@ -201,33 +185,12 @@ fn af_packet_through_mwrouterd_on_veth_pairs() {
     let b = testkit::VethPair::new("mgb").unwrap();
     // mwgen on a.a and b.a; the router on a.b and b.b.
     let dir = tempfile::tempdir().unwrap();
-    let body = format!(
-        r#"[[hr]]
-address = 0x0101
-san_id = 0x0201
-mtu = 1500
-[hr.port]
-backend = "af_packet"
-interface = "{ra}"
-[[hr.static]]
-address = 0x0130
-native = "{ga}"
-
-[[hr]]
-address = 0x0102
-san_id = 0x0202
-mtu = 1500
-[hr.port]
-backend = "af_packet"
-interface = "{rb}"
-[[hr.static]]
-address = 0x0230
-native = "{gb}"
-"#,
-        ra = a.b,
-        rb = b.b,
-        ga = mac_of(&a.a),
-        gb = mac_of(&b.a),
+    let body = two_hrs(
+        [
+            format!("backend = \"af_packet\"\ninterface = \"{}\"", a.b),
+            format!("backend = \"af_packet\"\ninterface = \"{}\"", b.b),
+        ],
+        [mac_of(&a.a), mac_of(&b.a)],
     );
     let router = Router::start(dir.path(), &body).unwrap();
     let (tx, rx) = (format!("af_packet:{}", a.a), format!("af_packet:{}", b.a));
@@ -251,40 +214,20 @@ fn dpdk_memif_through_mwrouterd() {
     let dir = tempfile::tempdir().unwrap();
     let (sa, sb) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
     let eal = r#"["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0", "--log-level=warning"]"#;
+    let memif = |n: u8, sock: &Path| {
+        format!(
+            "backend = \"dpdk\"\ndevice = \"net_memif{},role=server,id=0,socket={}\"\nmac = \"02:00:00:00:01:0{}\"",
+            n,
+            sock.display(),
+            n + 1
+        )
+    };
     let body = format!(
-        r#"[dpdk]
-eal_args = {eal}
-
-[workers]
-count = 1
-idle = "adaptive"
-
-[[hr]]
-address = 0x0101
-san_id = 0x0201
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_memif0,role=server,id=0,socket={sa}"
-mac = "02:00:00:00:01:01"
-[[hr.static]]
-address = 0x0130
-native = "02:00:00:00:01:30"
-
-[[hr]]
-address = 0x0102
-san_id = 0x0202
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_memif1,role=server,id=0,socket={sb}"
-mac = "02:00:00:00:01:02"
-[[hr.static]]
-address = 0x0230
-native = "02:00:00:00:02:30"
-"#,
-        sa = sa.display(),
-        sb = sb.display()
+        "[dpdk]\neal_args = {eal}\n\n[workers]\ncount = 1\nidle = \"adaptive\"\n{}",
+        two_hrs(
+            [memif(0, &sa), memif(1, &sb)],
+            ["02:00:00:00:01:30".into(), "02:00:00:00:02:30".into()],
+        )
     );
     let router = match Router::start(dir.path(), &body) {
         Ok(r) => r,

@@ -71,6 +71,69 @@ fn accounting_balances(lab: &Lab) {
     }
 }
 
+/// Runs `mwlab demo --json ARGS`; checks that it exits 0 with every step
+/// passed and returns its report.
+fn demo_json(args: &[&str]) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
+        .arg("demo")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{v:#}");
+    assert!(
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ok"] == true)
+    );
+    v
+}
+
+/// Whether network namespaces can be made here; otherwise reports `test`
+/// as skipped.
+fn netns_or_skip(test: &str) -> bool {
+    let ok = mwlab::netns::available();
+    if !ok {
+        testkit::skip(test, "needs root and ip netns");
+    }
+    ok
+}
+
+/// Checks that none of `namespaces` and `bridges` is left.
+fn nothing_left<S: AsRef<str>>(namespaces: &[S], bridges: &[S]) {
+    let ns = String::from_utf8(
+        std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    for n in namespaces {
+        let n = n.as_ref();
+        assert!(
+            !ns.lines().any(|l| l.split_whitespace().next() == Some(n)),
+            "{n} is left"
+        );
+    }
+    for b in bridges {
+        let b = b.as_ref();
+        assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
 fn ok(v: Value) -> Value {
     assert_eq!(v["ok"], true, "{v}");
     v
@@ -104,17 +167,10 @@ fn appendix_b_converges_to_the_simulators_routes_without_loops() {
 
 #[test]
 fn the_demo_passes_and_leaves_nothing_behind() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
-        .args(["demo", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert!(out.status.success(), "{v:#}");
+    let v = demo_json(&[]);
     assert_eq!(v["ok"], true);
     let steps = v["steps"].as_array().unwrap();
     assert!(steps.len() >= 8, "{steps:#?}");
-    assert!(steps.iter().all(|s| s["ok"] == true));
     assert!(
         v["traffic_after"]
             .as_array()
@@ -323,11 +379,7 @@ fn appendix_c_requests_and_answers_on_the_wire() {
 
 #[test]
 fn appendix_b_over_ethernet_in_network_namespaces() {
-    if !mwlab::netns::available() {
-        testkit::skip(
-            "mwlab::lab::appendix_b_over_ethernet_in_network_namespaces",
-            "needs root and ip netns",
-        );
+    if !netns_or_skip("mwlab::lab::appendix_b_over_ethernet_in_network_namespaces") {
         return;
     }
     let wiring = Wiring::Netns {
@@ -352,68 +404,20 @@ fn appendix_b_over_ethernet_in_network_namespaces() {
     accounting_balances(&lab);
     lab.down().unwrap();
     // Nothing is left: no namespace, no bridge.
-    let ns = String::from_utf8(
-        std::process::Command::new("ip")
-            .args(["netns", "list"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    for n in &made.namespaces {
-        assert!(!ns.contains(n.as_str()), "{n} is left");
-    }
-    for b in &made.bridges {
-        assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
-    }
+    nothing_left(&made.namespaces, &made.bridges);
 }
 
 #[test]
 fn the_demo_passes_in_network_namespaces() {
-    if !mwlab::netns::available() {
-        testkit::skip(
-            "mwlab::lab::the_demo_passes_in_network_namespaces",
-            "needs root and ip netns",
-        );
+    if !netns_or_skip("mwlab::lab::the_demo_passes_in_network_namespaces") {
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
-        .args(["demo", "--netns", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert!(out.status.success(), "{v:#}");
-    assert!(
-        v["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["ok"] == true)
-    );
-    let ns = String::from_utf8(
-        std::process::Command::new("ip")
-            .args(["netns", "list"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let v = demo_json(&["--netns"]);
     // Everything the run made is gone.
     let made = &v["netns"];
-    let namespaces = made["namespaces"].as_array().unwrap();
+    let namespaces = strings(&made["namespaces"]);
     assert_eq!(namespaces.len(), 17, "{made}");
-    for n in namespaces {
-        let n = n.as_str().unwrap();
-        assert!(
-            !ns.lines().any(|l| l.split_whitespace().next() == Some(n)),
-            "{n} is left"
-        );
-    }
-    for b in made["bridges"].as_array().unwrap() {
-        let b = b.as_str().unwrap();
-        assert!(!Path::new("/sys/class/net").join(b).exists(), "{b} is left");
-    }
+    nothing_left(&namespaces, &strings(&made["bridges"]));
 }
 
 #[test]
@@ -507,39 +511,14 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
 
 #[test]
 fn the_demo_passes_with_dpdk_af_packet_routers_in_network_namespaces() {
-    if !mwlab::netns::available() {
-        testkit::skip(
-            "mwlab::lab::the_demo_passes_with_dpdk_af_packet_routers",
-            "needs root and ip netns",
-        );
+    let test = "mwlab::lab::the_demo_passes_with_dpdk_af_packet_routers";
+    if !netns_or_skip(test) {
         return;
     }
     if !cfg!(feature = "dpdk") {
-        testkit::skip(
-            "mwlab::lab::the_demo_passes_with_dpdk_af_packet_routers",
-            "mwlab built without --features dpdk",
-        );
+        testkit::skip(test, "mwlab built without --features dpdk");
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mwlab"))
-        .args(["demo", "--netns", "--dpdk", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert!(out.status.success(), "{v:#}");
-    assert!(
-        v["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["ok"] == true)
-    );
-    for b in v["netns"]["bridges"].as_array().unwrap() {
-        assert!(
-            !Path::new("/sys/class/net")
-                .join(b.as_str().unwrap())
-                .exists()
-        );
-    }
+    let v = demo_json(&["--netns", "--dpdk"]);
+    nothing_left(&[], &strings(&v["netns"]["bridges"]));
 }
