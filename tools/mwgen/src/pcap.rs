@@ -55,27 +55,64 @@ pub fn write(templates: &[Template], count: u64, link: PcapLink) -> Vec<u8> {
     w.finish()
 }
 
+/// Why a capture cannot be replayed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PcapError {
+    /// Not a pcap or pcapng file mwdump reads.
+    #[error("{0}")]
+    Capture(capture::CaptureError),
+    /// A frame of a link type mwgen does not take apart.
+    #[error("frame {frame}: link type {linktype} is not one mwgen reads")]
+    LinkType {
+        /// The frame, from 1.
+        frame: usize,
+        /// Its link type.
+        linktype: u32,
+    },
+    /// A frame whose link headers do not lead to a MessageWay packet.
+    #[error("frame {frame}: {message}")]
+    Link {
+        /// The frame, from 1.
+        frame: usize,
+        /// What is wrong (mwdump's words).
+        message: String,
+    },
+    /// A frame that does not hold a MessageWay packet.
+    #[error("frame {frame}: not a MessageWay packet: {error}")]
+    Packet {
+        /// The frame, from 1.
+        frame: usize,
+        /// The packet's error.
+        error: rrp::Error,
+    },
+    /// No frames.
+    #[error("the capture holds no frames")]
+    Empty,
+    /// Frames, then damage.
+    #[error("the capture is damaged: {0}")]
+    Damaged(capture::CaptureError),
+}
+
 /// Reads a capture's frames as templates for a transmit port of kind
 /// `link`: the MessageWay packet of each frame (link header removed, frame
 /// padding kept). Probes get fresh sequence numbers and times when sent;
 /// other packets go as they are.
-pub fn read(bytes: &[u8], tx_link: LinkKind) -> Result<Vec<Template>, String> {
-    let cap = capture::read(bytes).map_err(|e| e.to_string())?;
+pub fn read(bytes: &[u8], tx_link: LinkKind) -> Result<Vec<Template>, PcapError> {
+    let cap = capture::read(bytes).map_err(PcapError::Capture)?;
     let (hdr_len, min) = link_overhead(tx_link);
     let mut out = Vec::with_capacity(cap.frames.len());
     for (i, f) in cap.frames.iter().enumerate() {
-        let l = Link::from_linktype(f.linktype).ok_or_else(|| {
-            format!(
-                "frame {}: link type {} is not one mwgen reads",
-                i + 1,
-                f.linktype
-            )
+        let frame = i + 1;
+        let l = Link::from_linktype(f.linktype).ok_or(PcapError::LinkType {
+            frame,
+            linktype: f.linktype,
         })?;
-        let at =
-            link::locate(l, &f.data).map_err(|e| format!("frame {}: {}", i + 1, e.1.message))?;
+        let at = link::locate(l, &f.data).map_err(|e| PcapError::Link {
+            frame,
+            message: e.1.message,
+        })?;
         let pkt = f.data[at.start..at.end].to_vec();
-        let lay = locate(&pkt, MAX_L2RHS)
-            .map_err(|e| format!("frame {}: not a MessageWay packet: {e}", i + 1))?;
+        let lay = locate(&pkt, MAX_L2RHS).map_err(|error| PcapError::Packet { frame, error })?;
         let h = lay.header_offset;
         let pt = u16::from_be_bytes([pkt[h + 4], pkt[h + 5]]);
         let is_probe = pt == PROBE_PT && lay.data_len >= probe::PROBE_LEN;
@@ -86,10 +123,10 @@ pub fn read(bytes: &[u8], tx_link: LinkKind) -> Result<Vec<Template>, String> {
         });
     }
     if out.is_empty() {
-        return Err("the capture holds no frames".into());
+        return Err(PcapError::Empty);
     }
     if let Some(e) = cap.error {
-        return Err(format!("the capture is damaged: {e}"));
+        return Err(PcapError::Damaged(e));
     }
     Ok(out)
 }
@@ -137,6 +174,7 @@ mod tests {
         let mut w = PcapWriter::new(encap::LINKTYPE_MESSAGEWAY);
         w.push(0, 0, &[0xFF, 0xFF, 0]);
         let e = read(&w.finish(), LinkKind::Ethernet).unwrap_err();
-        assert!(e.contains("frame 1"), "{e}");
+        assert!(matches!(e, PcapError::Packet { frame: 1, .. }), "{e}");
+        assert!(e.to_string().contains("frame 1"), "{e}");
     }
 }
