@@ -20,6 +20,7 @@
 //! its ingress port.
 
 use arrayvec::ArrayVec;
+use ports::native::MAX_NATIVE;
 use ports::{Burst, Native, PacketBuf, Port};
 use rrp::Address;
 use rrp::kind::PacketType;
@@ -30,7 +31,7 @@ use rrp::wire::packet::shift_ei;
 
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::counters::PortCounters;
-use crate::fib::{FibSet, NH_LOCAL, NH_NONE};
+use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::punt::{Notice, NoticeKind, PuntClass, PuntMeta, WorkerChannels};
 use crate::reason::DropReason;
 
@@ -46,15 +47,35 @@ pub struct EngineConfig {
     pub mtus: Vec<u32>,
 }
 
-/// The outcome for one packet.
+/// The native next hop of a forwarded packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextNative<'f> {
+    /// An L3 route's, borrowed from the FIB (no copy on the forwarding path).
+    Route(&'f Native),
+    /// An L2RH's, copied out of the header before it was stripped.
+    Source(Native),
+}
+
+impl NextNative<'_> {
+    /// The address.
+    #[inline(always)]
+    pub fn get(&self) -> &Native {
+        match self {
+            NextNative::Route(n) => n,
+            NextNative::Source(n) => n,
+        }
+    }
+}
+
+/// The outcome for one packet; `'f` is the FIB set's borrow.
 #[derive(Debug, Clone, Copy)]
-pub enum Decision {
+pub enum Decision<'f> {
     /// Transmit on `port` to `native`.
     Forward {
         /// Egress port.
         port: u16,
         /// Native next hop.
-        native: Native,
+        native: NextNative<'f>,
         /// An L2 (source-routed) packet.
         l2: bool,
         /// Notify the control plane: forwarded back onto its ingress SAN.
@@ -76,17 +97,64 @@ pub enum Decision {
         /// For an MTU drop: the egress port and its MTU.
         egress: (u16, u32),
         /// For an MTU drop on L3: the next hop's native address.
-        next_hop: Native,
+        next_hop: Option<&'f Native>,
     },
 }
 
+/// Where an L2RH's native address is in a packet whose L2RH is still in
+/// front: `len` bytes at offset 4 (after L and HR), the L2RH `strip` bytes.
+#[derive(Debug, Clone, Copy)]
+struct SourceNative {
+    len: u8,
+    strip: u16,
+}
+
+/// Copies the native address out of the leading L2RH and strips the L2RH.
 #[inline(always)]
-const fn drop_(reason: DropReason) -> Decision {
-    Decision::Drop {
-        reason,
-        notice: None,
-        egress: (0, 0),
-        next_hop: Native::EMPTY,
+fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> Native {
+    let native = Native::from_slice(&buf.data()[4..4 + at.len as usize]).unwrap_or_default();
+    buf.adj(at.strip as usize);
+    native
+}
+
+/// The native next hop as the burst loop holds it: borrowed from the FIB,
+/// or still in the packet's L2RH.
+#[derive(Clone, Copy)]
+enum Hop<'f> {
+    Route(&'f Native),
+    Source(SourceNative),
+}
+
+/// The engine's decision in the form the burst loop acts on: small (no
+/// native address by value), and an L2 forward keeps its L2RH until the
+/// loop has copied the native out ([`take_source_native`]).
+#[derive(Debug, Clone, Copy)]
+enum Verdict<'f> {
+    /// L3: to the FIB's next hop (EI shifted, padding trimmed).
+    Route { nh: &'f NextHop, redirect: bool },
+    /// L2: on `port` to the native in the leading L2RH (EI shifted, padding
+    /// trimmed, L2RH still in front).
+    Source { port: u16, native: SourceNative },
+    /// As [`Decision::Punt`].
+    Punt { class: PuntClass, hr_port: u16 },
+    /// As [`Decision::Drop`].
+    Drop {
+        reason: DropReason,
+        notice: Option<NoticeKind>,
+        egress: (u16, u32),
+        next_hop: Option<&'f Native>,
+    },
+}
+
+impl Verdict<'_> {
+    #[inline(always)]
+    const fn drop(reason: DropReason) -> Self {
+        Verdict::Drop {
+            reason,
+            notice: None,
+            egress: (0, 0),
+            next_hop: None,
+        }
     }
 }
 
@@ -215,63 +283,101 @@ impl Engine {
     /// that frame padding is trimmed when the drop comes with a notice (the
     /// notice carries the packet, not the frame).
     #[inline]
-    pub fn decide<B: PacketBuf>(&self, fib: &FibSet, in_port: usize, buf: &mut B) -> Decision {
+    pub fn decide<'f, B: PacketBuf>(
+        &self,
+        fib: &'f FibSet,
+        in_port: usize,
+        buf: &mut B,
+    ) -> Decision<'f> {
         let err = buf.rx_error();
+        match self.verdict(fib.port(in_port), in_port, err, buf) {
+            Verdict::Route { nh, redirect } => Decision::Forward {
+                port: nh.port,
+                native: NextNative::Route(&nh.native),
+                l2: false,
+                redirect,
+            },
+            Verdict::Source { port, native } => Decision::Forward {
+                port,
+                native: NextNative::Source(take_source_native(buf, native)),
+                l2: true,
+                redirect: false,
+            },
+            Verdict::Punt { class, hr_port } => Decision::Punt { class, hr_port },
+            Verdict::Drop {
+                reason,
+                notice,
+                egress,
+                next_hop,
+            } => Decision::Drop {
+                reason,
+                notice,
+                egress,
+                next_hop,
+            },
+        }
+    }
+
+    /// The decision in the compact form the burst loop acts on (see
+    /// [`Verdict`]); `err` is the packet's receive-error flag.
+    #[inline(always)]
+    fn verdict<'f, B: PacketBuf>(
+        &self,
+        fib: PortFib<'f>,
+        in_port: usize,
+        err: bool,
+        buf: &mut B,
+    ) -> Verdict<'f> {
         let d = buf.data();
         let len = d.len();
         if len < 2 {
-            return drop_(DropReason::Truncated);
+            return Verdict::drop(DropReason::Truncated);
         }
         let first = be16(d, 0);
         if !rrp::wire::l2rh::starts_l2rh(first) {
             // L3: an EEP header.
             let end = match eep_end(d, 0) {
                 Ok(e) => e,
-                Err(r) => return drop_(r),
+                Err(r) => return Verdict::drop(r),
             };
-            let idx = fib.lookup(in_port, first);
+            let idx = fib.lookup(first);
             if idx == NH_NONE {
                 buf.trim(end);
-                return Decision::Drop {
+                return Verdict::Drop {
                     reason: DropReason::NoRoute,
                     notice: Some(NoticeKind::NoRoute),
                     egress: (in_port as u16, 0),
-                    next_hop: Native::EMPTY,
+                    next_hop: None,
                 };
             }
             if idx == NH_LOCAL {
                 let class = class_of(be16(d, 4));
                 buf.trim(end);
-                return Decision::Punt {
+                return Verdict::Punt {
                     class,
                     hr_port: in_port as u16,
                 };
             }
-            let nh = *fib.nexthop(idx);
+            let nh = fib.nexthop(idx);
             let mut redirect = false;
             if nh.port as usize == in_port {
                 if nh.native == buf.native_src() {
-                    return drop_(DropReason::Loop);
+                    return Verdict::drop(DropReason::Loop);
                 }
                 redirect = true;
             }
             if nh.mtu != 0 && end > nh.mtu as usize {
                 buf.trim(end);
-                return Decision::Drop {
+                return Verdict::Drop {
                     reason: DropReason::Mtu,
                     notice: Some(NoticeKind::Mtu),
                     egress: (nh.port, nh.mtu),
-                    next_hop: nh.native,
+                    next_hop: Some(&nh.native),
                 };
             }
             update_ei(buf.data_mut(), end, err);
             buf.trim(end);
-            return Decision::Forward {
-                port: nh.port,
-                native: nh.native,
-                l2: false,
-                redirect,
-            };
+            return Verdict::Route { nh, redirect };
         }
         // L2: walk the chain to the EEP header.
         let mut off = 0usize;
@@ -279,15 +385,15 @@ impl Engine {
         let mut n = 0usize;
         loop {
             if l == 0 {
-                return drop_(DropReason::BadL2rh);
+                return Verdict::drop(DropReason::BadL2rh);
             }
             n += 1;
             if n > MAX_L2RHS {
-                return drop_(DropReason::TooManyL2rh);
+                return Verdict::drop(DropReason::TooManyL2rh);
             }
             off += l2rh_bytes(l);
             if off + 2 > len {
-                return drop_(DropReason::Truncated);
+                return Verdict::drop(DropReason::Truncated);
             }
             let v = be16(d, off);
             if !rrp::wire::l2rh::starts_l2rh(v) {
@@ -297,18 +403,18 @@ impl Engine {
         }
         let end = match eep_end(d, off) {
             Ok(e) => e,
-            Err(r) => return drop_(r),
+            Err(r) => return Verdict::drop(r),
         };
         let l0 = first as usize;
         if l0 < 2 {
-            return drop_(DropReason::BadL2rh);
+            return Verdict::drop(DropReason::BadL2rh);
         }
         let Some(eport) = self.port_of(be16(d, 2)) else {
-            return drop_(DropReason::BadL2rh);
+            return Verdict::drop(DropReason::BadL2rh);
         };
         let strip = l2rh_bytes(l0);
-        let native = &d[4..2 + l0];
-        if native.is_empty() {
+        let native_len = l0 - 2;
+        if native_len == 0 {
             // Egress only: the packet is for that HR itself.
             let next = strip;
             let class = if be16(d, next) < 0x40 {
@@ -318,32 +424,32 @@ impl Engine {
             };
             buf.trim(end);
             buf.adj(strip);
-            return Decision::Punt {
+            return Verdict::Punt {
                 class,
                 hr_port: eport as u16,
             };
         }
-        let Some(native) = Native::from_slice(native) else {
-            return drop_(DropReason::BadL2rh);
-        };
+        if native_len > MAX_NATIVE {
+            return Verdict::drop(DropReason::BadL2rh);
+        }
         let mtu = self.mtus[eport];
         if mtu != 0 && end - strip > mtu as usize {
             buf.trim(end);
-            return Decision::Drop {
+            return Verdict::Drop {
                 reason: DropReason::Mtu,
                 notice: Some(NoticeKind::Mtu),
                 egress: (eport as u16, mtu),
-                next_hop: Native::EMPTY,
+                next_hop: None,
             };
         }
         update_ei(buf.data_mut(), end, err);
         buf.trim(end);
-        buf.adj(strip);
-        Decision::Forward {
+        Verdict::Source {
             port: eport as u16,
-            native,
-            l2: true,
-            redirect: false,
+            native: SourceNative {
+                len: native_len as u8,
+                strip: strip as u16,
+            },
         }
     }
 
@@ -375,38 +481,26 @@ impl Engine {
         }
         let drops = cap == Some(CaptureWhat::Dropped);
         let tx_cap = self.transmit_capture();
+        let pfib = fib.port(in_port);
         let mut c = self.counters[in_port];
         c.received += n;
         for mut buf in rx.drain(..) {
-            if buf.rx_error() {
-                c.rx_errors += 1;
-            }
-            match self.decide(fib, in_port, &mut buf) {
-                Decision::Forward {
-                    port,
-                    native,
-                    l2,
-                    redirect,
-                } => {
+            let err = buf.rx_error();
+            c.rx_errors += err as u64;
+            let (port, native, l2) = match self.verdict(pfib, in_port, err, &mut buf) {
+                Verdict::Route { nh, redirect } => {
                     if redirect {
-                        self.redirect_notice(&mut c, now_ns, in_port, port, native, &buf);
+                        self.redirect_notice(&mut c, now_ns, in_port, nh.port, &nh.native, &buf);
                     }
-                    let p = port as usize;
-                    if tx_cap == Some(p) {
-                        self.capture(now_ns, p, None, buf.data());
-                    }
-                    if ports[p].encap(&mut buf, &native) {
-                        stage[p].push(buf);
-                    } else {
-                        Self::encap_failed(&mut c, l2);
-                        ports[in_port].recycle(buf);
-                    }
+                    (nh.port, Hop::Route(&nh.native), false)
                 }
-                Decision::Punt { class, hr_port } => {
+                Verdict::Source { port, native } => (port, Hop::Source(native), true),
+                Verdict::Punt { class, hr_port } => {
                     self.punt(&mut c, now_ns, in_port, class, hr_port, &buf);
                     ports[in_port].recycle(buf);
+                    continue;
                 }
-                Decision::Drop {
+                Verdict::Drop {
                     reason,
                     notice,
                     egress,
@@ -420,7 +514,26 @@ impl Engine {
                         self.drop_notice(&mut c, now_ns, in_port, kind, egress, next_hop, &buf);
                     }
                     ports[in_port].recycle(buf);
+                    continue;
                 }
+            };
+            let p = port as usize;
+            let source;
+            let native = match native {
+                Hop::Route(n) => n,
+                Hop::Source(s) => {
+                    source = take_source_native(&mut buf, s);
+                    &source
+                }
+            };
+            if tx_cap == Some(p) {
+                self.capture(now_ns, p, None, buf.data());
+            }
+            if ports[p].encap(&mut buf, native) {
+                stage[p].push(buf);
+            } else {
+                Self::encap_failed(&mut c, l2);
+                ports[in_port].recycle(buf);
             }
         }
         self.counters[in_port] = c;
@@ -453,7 +566,7 @@ impl Engine {
         now_ns: u64,
         in_port: usize,
         port: u16,
-        native: Native,
+        native: &Native,
         buf: &B,
     ) {
         let mut nt = Notice::new(
@@ -463,7 +576,7 @@ impl Engine {
             buf.native_src(),
             buf.data(),
         );
-        nt.next_hop = native;
+        nt.next_hop = *native;
         if self.chan.notice(now_ns, nt) {
             c.notices += 1;
         } else {
@@ -518,12 +631,12 @@ impl Engine {
         in_port: usize,
         kind: NoticeKind,
         egress: (u16, u32),
-        next_hop: Native,
+        next_hop: Option<&Native>,
         buf: &B,
     ) {
         let mut nt = Notice::new(kind, in_port as u16, egress.0, buf.native_src(), buf.data());
         nt.mtu = egress.1;
-        nt.next_hop = next_hop;
+        nt.next_hop = next_hop.copied().unwrap_or(Native::EMPTY);
         if self.chan.notice(now_ns, nt) {
             c.notices += 1;
         } else {
@@ -534,7 +647,23 @@ impl Engine {
     /// Transmits up to `max` packets the control plane injected, at
     /// `now_ns` (the capture's clock). Returns how many were taken from the
     /// ring.
+    #[inline]
     pub fn inject<P: Port>(
+        &mut self,
+        now_ns: u64,
+        ports: &mut [P],
+        stage: &mut Burst<P::Buf>,
+        max: usize,
+    ) -> usize {
+        if !self.chan.injections_pending() {
+            return 0;
+        }
+        self.inject_queued(now_ns, ports, stage, max)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn inject_queued<P: Port>(
         &mut self,
         now_ns: u64,
         ports: &mut [P],

@@ -22,8 +22,10 @@ pub const NH_LOCAL: u16 = 1;
 /// First index of a real next hop.
 pub const NH_FIRST: u16 = 2;
 
-/// Where a packet goes next.
+/// Where a packet goes next. 32-byte aligned: the table of next hops is
+/// indexed with a shift, and no next hop straddles a cache line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(align(32))]
 pub struct NextHop {
     /// Egress port (= egress HR).
     pub port: u16,
@@ -124,6 +126,16 @@ impl FibSet {
         }
     }
 
+    /// The FIB of ingress port `in_port` (one with no routes for a port the
+    /// set does not have): what a burst from that port is looked up in.
+    #[inline(always)]
+    pub fn port(&self, in_port: usize) -> PortFib<'_> {
+        PortFib {
+            table: self.tables.get(in_port).map_or(&NO_ROUTES, |t| t),
+            nexthops: &self.nexthops,
+        }
+    }
+
     /// The next hop of index `i` (>= NH_FIRST).
     #[inline(always)]
     pub fn nexthop(&self, i: u16) -> &NextHop {
@@ -139,6 +151,31 @@ impl FibSet {
     /// Number of next hops, the two reserved ones included.
     pub fn nexthop_count(&self) -> usize {
         self.nexthops.len()
+    }
+}
+
+/// The table of a port the set does not have: every destination unrouted.
+static NO_ROUTES: [u16; 65536] = [NH_NONE; 65536];
+
+/// One ingress port's view of a [`FibSet`], taken once per burst: the
+/// lookup is one load, with no bounds check (a u16 indexes 65536 entries).
+#[derive(Debug, Clone, Copy)]
+pub struct PortFib<'f> {
+    table: &'f [u16; 65536],
+    nexthops: &'f [NextHop],
+}
+
+impl<'f> PortFib<'f> {
+    /// The next-hop index for `dst` ([`NH_NONE`], [`NH_LOCAL`] or a real one).
+    #[inline(always)]
+    pub fn lookup(&self, dst: u16) -> u16 {
+        self.table[dst as usize]
+    }
+
+    /// The next hop of index `i` (>= NH_FIRST).
+    #[inline(always)]
+    pub fn nexthop(&self, i: u16) -> &'f NextHop {
+        &self.nexthops[i as usize]
     }
 }
 

@@ -21,7 +21,7 @@ pub mod worker;
 
 pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
 pub use counters::{PortCounters, StatsBlock};
-pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS};
+pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables};
 pub use punt::{
     ChannelConfig, ControlChannels, Injection, Notice, NoticeKind, Punt, PuntClass, PuntMeta,

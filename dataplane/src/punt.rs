@@ -320,6 +320,13 @@ impl WorkerChannels {
         self.notice_limit.allow(now_ns) && self.rings.notices.push(n).is_ok()
     }
 
+    /// Whether the control plane has queued packets to inject (a cheap
+    /// check for every pass of the worker).
+    #[inline]
+    pub fn injections_pending(&self) -> bool {
+        !self.rings.injections.is_empty()
+    }
+
     /// The next packet to inject, if any.
     #[inline]
     pub fn next_injection(&self) -> Option<Injection> {

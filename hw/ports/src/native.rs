@@ -58,6 +58,23 @@ impl Native {
         Native { len: 6, bytes }
     }
 
+    /// As a MAC address (6 bytes).
+    #[inline(always)]
+    pub fn as_mac(&self) -> Option<[u8; 6]> {
+        self.mac_ref().copied()
+    }
+
+    /// As a MAC address (6 bytes), borrowed: what an encapsulation on the
+    /// forwarding path copies with one fixed-size move.
+    #[inline(always)]
+    pub fn mac_ref(&self) -> Option<&[u8; 6]> {
+        if self.len == 6 {
+            self.bytes.first_chunk::<6>()
+        } else {
+            None
+        }
+    }
+
     /// A UDP endpoint.
     pub fn udp(sa: SocketAddr) -> Native {
         let mut bytes = [0; MAX_NATIVE];
@@ -86,11 +103,6 @@ impl Native {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// As a MAC address (6 bytes).
-    pub fn as_mac(&self) -> Option<[u8; 6]> {
-        (self.len == 6).then(|| self.bytes[..6].try_into().expect("6 bytes"))
     }
 
     /// As a UDP endpoint (6 or 18 bytes).

@@ -644,6 +644,7 @@ impl Sim {
                 redirect,
                 ..
             } => {
+                let native = *native.get();
                 if redirect {
                     let n = Notice {
                         kind: NoticeKind::Redirect,

@@ -5,7 +5,6 @@ use std::cell::Cell;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::fmt;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dpdk_sys as sys;
 
@@ -125,23 +124,6 @@ pub(crate) fn rc_error(call: &'static str, subject: impl Into<String>, rc: c_int
     }
 }
 
-/// The mbuf dynamic field that holds the native source (see
-/// [`Mbuf::native_src`](super::Mbuf)): its byte offset in `struct rte_mbuf`,
-/// `usize::MAX` until [`Eal::init`] registered it.
-static NATIVE_SRC_OFFSET: AtomicUsize = AtomicUsize::new(usize::MAX);
-
-/// The name of that dynamic field (`rte_mbuf_dynfield_lookup` finds it).
-pub const NATIVE_SRC_FIELD: &str = "mwrouter_native_src";
-
-/// Bytes of the native-source field: the 6-byte MAC, a "set" byte, a spare.
-pub(crate) const NATIVE_SRC_SIZE: usize = 8;
-
-/// The offset of the native-source dynamic field, if registered.
-#[inline(always)]
-pub(crate) fn native_src_offset() -> usize {
-    NATIVE_SRC_OFFSET.load(Ordering::Relaxed)
-}
-
 /// The initialised EAL of this process.
 #[derive(Debug)]
 pub struct Eal {
@@ -212,23 +194,6 @@ impl Eal {
         if !rest.is_empty() {
             return Err(DpdkError::UnparsedArguments(rest));
         }
-
-        let mut field = sys::rte_mbuf_dynfield {
-            name: [0; 64],
-            size: NATIVE_SRC_SIZE,
-            align: 1,
-            flags: 0,
-        };
-        for (d, s) in field.name.iter_mut().zip(NATIVE_SRC_FIELD.bytes()) {
-            *d = s as c_char;
-        }
-        // SAFETY: EAL is initialised; `field` is a valid descriptor whose
-        // name is NUL-terminated (64 bytes, zero-filled past the name).
-        let off = unsafe { sys::rte_mbuf_dynfield_register(&field) };
-        if off < 0 {
-            return Err(errno_error("rte_mbuf_dynfield_register", NATIVE_SRC_FIELD));
-        }
-        NATIVE_SRC_OFFSET.store(off as usize, Ordering::Relaxed);
 
         Ok(Eal {
             args: args.to_vec(),

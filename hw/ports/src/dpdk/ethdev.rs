@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, rc_error};
-use super::mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, set_native_src_raw};
+use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
 use crate::native::Native;
 use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
 
@@ -472,6 +472,8 @@ impl Ethdev {
             port_id: self.0.port_id,
             queue,
             mac: self.0.mac,
+            own: mac_word(self.0.mac),
+            eth_tail: eth_tail(self.0.mac),
             pool: self.0.pool,
             dev: self.clone(),
         })
@@ -616,6 +618,11 @@ pub struct DpdkPort {
     port_id: u16,
     queue: u16,
     mac: [u8; 6],
+    /// `mac` as [`decap`] compares it.
+    own: u64,
+    /// What follows the destination MAC in every header this port writes:
+    /// its MAC and EtherType 0x88B5.
+    eth_tail: [u8; 8],
     pool: Pool,
     dev: Ethdev,
 }
@@ -635,11 +642,15 @@ enum Refused {
 }
 
 /// Strips the Ethernet header (and one 802.1Q tag) of a received frame and
-/// records its source MAC in the mbuf, or says why the frame is refused.
+/// records where the frame started (the source MAC stays there, in the
+/// headroom: [`Mbuf::native_src`](ports::PacketBuf::native_src)), or says
+/// why the frame is refused. `own` is the port's MAC as the low 48 bits of a
+/// little-endian u64 (the first 8 bytes of a frame, masked).
 #[inline(always)]
-fn decap(m: *mut sys::rte_mbuf, own: &[u8; 6]) -> Result<(), Refused> {
-    // SAFETY: `m` is a valid mbuf just received and owned by the caller.
-    let mb = unsafe { &*m };
+fn decap(m: *mut sys::rte_mbuf, own: u64) -> Result<(), Refused> {
+    // SAFETY: `m` is a valid mbuf just received and owned by the caller;
+    // nothing else borrows it while `mb` lives.
+    let mb = unsafe { &mut *m };
     if mb.nb_segs != 1 {
         return Err(Refused::Multiseg);
     }
@@ -647,37 +658,64 @@ fn decap(m: *mut sys::rte_mbuf, own: &[u8; 6]) -> Result<(), Refused> {
     if len < ETH_HLEN {
         return Err(Refused::Runt);
     }
-    // SAFETY: a single-segment mbuf's data is data_len bytes at
-    // buf_addr + data_off; only read here, and only while `m` is owned.
-    let d = unsafe {
-        std::slice::from_raw_parts(mb.buf_addr.cast::<u8>().add(mb.data_off as usize), len)
+    let start = mb.data_off;
+    // SAFETY: a single-segment mbuf's data is data_len >= 14 bytes at
+    // buf_addr + data_off: the 8-byte read at 0 and the 2-byte one at 12
+    // stay inside it.
+    let (head, et) = unsafe {
+        let p = mb.buf_addr.cast::<u8>().add(start as usize);
+        (
+            u64::from_le_bytes(p.cast::<[u8; 8]>().read_unaligned()),
+            u16::from_be_bytes(p.add(12).cast::<[u8; 2]>().read_unaligned()),
+        )
     };
-    let dst = &d[0..6];
-    if dst[0] & 1 == 0 && dst != own {
+    // The group bit is the low bit of the first byte.
+    let dst = head & 0xFFFF_FFFF_FFFF;
+    if dst & 1 == 0 && dst != own {
         return Err(Refused::NotForUs);
     }
-    let mut hl = ETH_HLEN;
-    let mut et = u16::from_be_bytes([d[12], d[13]]);
+    let mut hl = ETH_HLEN as u16;
+    let mut et = et;
     if et == ETHERTYPE_VLAN {
         if len < ETH_HLEN + 4 {
             return Err(Refused::Runt);
         }
         hl += 4;
-        et = u16::from_be_bytes([d[16], d[17]]);
+        // SAFETY: data_len >= 18, so bytes 16..18 are inside the data.
+        et = u16::from_be_bytes(unsafe {
+            mb.buf_addr
+                .cast::<u8>()
+                .add(start as usize + 16)
+                .cast::<[u8; 2]>()
+                .read_unaligned()
+        });
     }
     if et != ETHERTYPE_MW {
         return Err(Refused::NotMw);
     }
-    let src = [d[6], d[7], d[8], d[9], d[10], d[11]];
-    set_native_src_raw(m, Some(src));
-    // rte_pktmbuf_adj on the single segment, without a call per packet.
-    // SAFETY: `m` is valid and owned by the caller, nothing else borrows it
-    // now (`mb` and `d` are dead); hl <= data_len.
-    let mb = unsafe { &mut *m };
-    mb.data_off += hl as u16;
-    mb.data_len -= hl as u16;
-    mb.pkt_len -= hl as u32;
+    // rte_pktmbuf_adj on the single segment, without a call per packet
+    // (hl <= data_len).
+    mb.data_off += hl;
+    mb.data_len -= hl;
+    mb.pkt_len -= u32::from(hl);
+    set_frame_start_raw(m, Some(start));
     Ok(())
+}
+
+/// The source MAC and EtherType 0x88B5 of the headers a port with `mac`
+/// writes.
+fn eth_tail(mac: [u8; 6]) -> [u8; 8] {
+    let mut t = [0u8; 8];
+    t[..6].copy_from_slice(&mac);
+    t[6..].copy_from_slice(&ETHERTYPE_MW.to_be_bytes());
+    t
+}
+
+/// A MAC as the low 48 bits of a little-endian u64 (see [`decap`]).
+fn mac_word(mac: [u8; 6]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..6].copy_from_slice(&mac);
+    u64::from_le_bytes(w)
 }
 
 impl DpdkPort {
@@ -716,8 +754,8 @@ impl Port for DpdkPort {
     #[inline]
     fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
         let (mut not_mw, mut runt, mut multiseg, mut not_for_us) = (0, 0, 0, 0);
-        let own = self.mac;
-        rx_into(self.port_id, self.queue, out, |m| match decap(m, &own) {
+        let own = self.own;
+        rx_into(self.port_id, self.queue, out, |m| match decap(m, own) {
             Ok(()) => true,
             Err(r) => {
                 match r {
@@ -748,29 +786,23 @@ impl Port for DpdkPort {
     /// Clears the receive-error flags ([`RX_ERROR_FLAGS`]).
     #[inline(always)]
     fn encap(&self, buf: &mut Mbuf, dst: &Native) -> bool {
-        let dmac = match dst.as_slice() {
-            [] => BROADCAST,
-            &[a, b, c, d, e, f] => [a, b, c, d, e, f],
-            _ => return false,
+        let dmac = match dst.mac_ref() {
+            Some(m) => m,
+            None if dst.is_empty() => &BROADCAST,
+            None => return false,
         };
-        let pad = MIN_FRAME.saturating_sub(buf.len() + ETH_HLEN);
-        if buf.headroom() < ETH_HLEN || buf.tailroom() < pad {
-            return false;
-        }
-        if pad > 0 {
+        let short = buf.len() + ETH_HLEN < MIN_FRAME;
+        if short {
+            let pad = MIN_FRAME - (buf.len() + ETH_HLEN);
+            if buf.headroom() < ETH_HLEN || buf.tailroom() < pad {
+                return false;
+            }
             match buf.append(pad) {
                 Some(p) => p.fill(0),
                 None => return false,
             }
         }
-        let Some(h) = buf.prepend(ETH_HLEN) else {
-            return false;
-        };
-        h[0..6].copy_from_slice(&dmac);
-        h[6..12].copy_from_slice(&self.mac);
-        h[12..14].copy_from_slice(&ETHERTYPE_MW.to_be_bytes());
-        buf.clear_rx_flags(RX_ERROR_FLAGS);
-        true
+        buf.push_eth(dmac, self.eth_tail)
     }
 
     #[inline]
@@ -819,7 +851,7 @@ impl RawQueue {
     /// returns how many. The mbufs carry no native source.
     pub fn rx_burst(&mut self, out: &mut Burst<Mbuf>) -> usize {
         rx_into(self.port_id, self.queue, out, |m| {
-            set_native_src_raw(m, None);
+            set_frame_start_raw(m, None);
             true
         })
     }

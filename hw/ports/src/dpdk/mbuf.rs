@@ -6,7 +6,8 @@ use std::ptr::NonNull;
 
 use dpdk_sys as sys;
 
-use super::eal::{DpdkError, Eal, errno_error, native_src_offset};
+use super::eal::{DpdkError, Eal, errno_error};
+use super::ethdev::ETH_HLEN;
 use crate::native::Native;
 use crate::{BURST, Burst, PacketBuf};
 
@@ -32,6 +33,15 @@ pub const RX_ERROR_FLAGS: u64 = sys::RTE_MBUF_F_RX_IP_CKSUM_MASK as u64
 /// `*_UNKNOWN`. See docs/backends.md, "DPDK", for why these.
 #[inline(always)]
 pub const fn rx_error_from_flags(f: u64) -> bool {
+    // Every error state has its "bad" bit set: one test for the common case.
+    const ANY_BAD: u64 = (sys::RTE_MBUF_F_RX_IP_CKSUM_BAD
+        | sys::RTE_MBUF_F_RX_L4_CKSUM_BAD
+        | sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_BAD
+        | sys::RTE_MBUF_F_RX_OUTER_IP_CKSUM_BAD
+        | sys::RTE_MBUF_F_RX_SEC_OFFLOAD_FAILED) as u64;
+    if f & ANY_BAD == 0 {
+        return false;
+    }
     (f & sys::RTE_MBUF_F_RX_IP_CKSUM_MASK as u64) == sys::RTE_MBUF_F_RX_IP_CKSUM_BAD as u64
         || (f & sys::RTE_MBUF_F_RX_L4_CKSUM_MASK as u64) == sys::RTE_MBUF_F_RX_L4_CKSUM_BAD as u64
         || (f & sys::RTE_MBUF_F_RX_OUTER_L4_CKSUM_MASK as u64)
@@ -86,10 +96,9 @@ impl Pool {
     pub fn alloc(&self) -> Option<Mbuf> {
         // SAFETY: the pool is a live pktmbuf pool.
         let m = NonNull::new(unsafe { sys::mw_pktmbuf_alloc(self.0.as_ptr()) })?;
+        // rte_pktmbuf_alloc resets it: no native source recorded.
         // SAFETY: a freshly allocated mbuf is ours alone.
-        let mut m = unsafe { Mbuf::from_raw(m) };
-        m.set_native_src(None);
-        Some(m)
+        Some(unsafe { Mbuf::from_raw(m) })
     }
 
     /// Appends up to `n` empty mbufs to `out` (no more than it has room
@@ -110,9 +119,8 @@ impl Pool {
         for &p in &raw[..n] {
             // SAFETY: a successful bulk allocation filled `n` valid mbufs,
             // now ours alone.
-            let mut m = unsafe { Mbuf::from_raw(NonNull::new_unchecked(p)) };
-            m.set_native_src(None);
-            out.push(m);
+            // The bulk allocation resets each (no native source recorded).
+            out.push(unsafe { Mbuf::from_raw(NonNull::new_unchecked(p)) });
         }
         n
     }
@@ -263,14 +271,6 @@ impl Mbuf {
         m.ol_flags = (m.ol_flags & !RX_FLAGS_MASK) | (flags & RX_FLAGS_MASK);
     }
 
-    /// Clears the given receive flags (a subset of [`RX_FLAGS_MASK`]).
-    #[inline(always)]
-    pub(crate) fn clear_rx_flags(&mut self, flags: u64) {
-        // SAFETY: as in `set_rx_flags`.
-        let m = unsafe { self.0.as_mut() };
-        m.ol_flags &= !(flags & RX_FLAGS_MASK);
-    }
-
     /// Free bytes before the data.
     #[inline(always)]
     pub fn headroom(&self) -> usize {
@@ -299,29 +299,71 @@ impl Mbuf {
         NonNull::new(self.raw().pool).map(Pool)
     }
 
-    /// Sets (or clears, with `None`) the native source MAC kept in the
-    /// mbuf's dynamic field `mwrouter_native_src`.
+    /// Sets (or clears, with `None`) the native source MAC: written where
+    /// an Ethernet header before the data would hold it (the 14 bytes of
+    /// headroom before the data), and that frame start recorded (see
+    /// [`set_frame_start_raw`]). Without 14 bytes of headroom the source is
+    /// cleared.
     pub fn set_native_src(&mut self, mac: Option<[u8; 6]>) {
-        set_native_src_raw(self.as_ptr(), mac);
+        let m = self.raw_mut();
+        match mac {
+            Some(mac) if m.data_off as usize >= ETH_HLEN => {
+                let start = m.data_off - ETH_HLEN as u16;
+                // SAFETY: `start + 6 .. start + 12` lies in the headroom of
+                // the mbuf's buffer (start + 14 = data_off <= buf_len), which
+                // `self` owns.
+                unsafe {
+                    m.buf_addr
+                        .cast::<u8>()
+                        .add(start as usize + 6)
+                        .cast::<[u8; 6]>()
+                        .write_unaligned(mac)
+                };
+                set_frame_start_raw(self.as_ptr(), Some(start));
+            }
+            _ => set_frame_start_raw(self.as_ptr(), None),
+        }
+    }
+
+    /// Prepends an Ethernet header to the single-segment data: `dmac`, then
+    /// `tail` (source MAC and EtherType), and clears the receive-error flags
+    /// ([`RX_ERROR_FLAGS`]). Two stores and the length fields, no call: the
+    /// forwarding path's encapsulation. False, with nothing changed, when
+    /// the headroom is under 14 bytes.
+    #[inline(always)]
+    pub(crate) fn push_eth(&mut self, dmac: &[u8; 6], tail: [u8; 8]) -> bool {
+        let m = self.raw_mut();
+        if (m.data_off as usize) < ETH_HLEN {
+            return false;
+        }
+        m.data_off -= ETH_HLEN as u16;
+        m.data_len += ETH_HLEN as u16;
+        m.pkt_len += ETH_HLEN as u32;
+        m.ol_flags &= !(RX_ERROR_FLAGS & RX_FLAGS_MASK);
+        // SAFETY: the 14 bytes at the new data_off were headroom of this
+        // owned mbuf's buffer (checked above): 6 + 8 bytes written there;
+        // `dmac` is another object (a native address), not this buffer.
+        unsafe {
+            let p = m.buf_addr.cast::<u8>().add(m.data_off as usize);
+            p.copy_from_nonoverlapping(dmac.as_ptr(), 6);
+            p.add(6).cast::<[u8; 8]>().write_unaligned(tail);
+        }
+        true
     }
 }
 
-/// Writes the native-source dynamic field of `m`.
+/// Records where the received frame of `m` started (its Ethernet header, the
+/// source MAC 6 bytes in), or that there is none. The record is the frame's
+/// buffer offset + 1 in `vlan_tci_outer`, 0 meaning none: a first-cache-line
+/// field that is meaningful only with `RTE_MBUF_F_RX_QINQ` (which the
+/// engine never reads, and which no transmit path consults without the
+/// transmit flag `RTE_MBUF_F_TX_QINQ`, never set here), and that
+/// `rte_pktmbuf_reset` (every allocation) zeroes. A write to the line the
+/// receive path already dirties, instead of a dynamic field in the second.
 #[inline(always)]
-pub(crate) fn set_native_src_raw(m: *mut sys::rte_mbuf, mac: Option<[u8; 6]>) {
-    let off = native_src_offset();
-    if off == usize::MAX {
-        return;
-    }
-    let mut v = [0u8; 8];
-    if let Some(mac) = mac {
-        v[..6].copy_from_slice(&mac);
-        v[6] = 1;
-    }
-    // SAFETY: `m` is a valid mbuf its caller owns; the field was registered
-    // with rte_mbuf_dynfield_register (8 bytes at `off`, inside the mbuf
-    // struct, alignment 1).
-    unsafe { m.cast::<u8>().add(off).cast::<[u8; 8]>().write_unaligned(v) }
+pub(crate) fn set_frame_start_raw(m: *mut sys::rte_mbuf, start: Option<u16>) {
+    // SAFETY: `m` is a valid mbuf its caller owns.
+    unsafe { (*m).vlan_tci_outer = start.map_or(0, |s| s + 1) };
 }
 
 impl Drop for Mbuf {
@@ -465,25 +507,28 @@ impl PacketBuf for Mbuf {
         rx_error_from_flags(self.ol_flags())
     }
 
+    /// The source MAC of the frame this packet arrived in, read from the
+    /// frame's Ethernet header in the headroom (recorded on receive; see
+    /// [`set_frame_start_raw`]): valid until something is prepended, which
+    /// the engine does only after its last use (the encapsulation).
     #[inline]
     fn native_src(&self) -> Native {
-        let off = native_src_offset();
-        if off == usize::MAX {
+        let m = self.raw();
+        let Some(start) = (m.vlan_tci_outer as usize).checked_sub(1) else {
+            return Native::EMPTY;
+        };
+        if start + ETH_HLEN > m.buf_len as usize {
             return Native::EMPTY;
         }
-        // SAFETY: the dynamic field (8 bytes at `off`, registered at EAL
-        // init) lies inside the mbuf struct, which `self` owns.
-        let v = unsafe {
-            self.as_ptr()
+        // SAFETY: `start + 6 .. start + 12` lies inside the mbuf's buffer
+        // (checked against buf_len), which `self` owns.
+        let mac = unsafe {
+            m.buf_addr
                 .cast::<u8>()
-                .add(off)
-                .cast::<[u8; 8]>()
+                .add(start + 6)
+                .cast::<[u8; 6]>()
                 .read_unaligned()
         };
-        if v[6] == 1 {
-            Native::mac([v[0], v[1], v[2], v[3], v[4], v[5]])
-        } else {
-            Native::EMPTY
-        }
+        Native::mac(mac)
     }
 }

@@ -35,7 +35,7 @@ mod mbuf;
 mod ring;
 
 pub use clock::TscClock;
-pub use eal::{DpdkError, Eal, NATIVE_SRC_FIELD, lcore_id, register_thread, try_register_thread};
+pub use eal::{DpdkError, Eal, lcore_id, register_thread, try_register_thread};
 pub use ethdev::{
     DpdkPort, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, PortStats,
     RawQueue, StartOptions,
