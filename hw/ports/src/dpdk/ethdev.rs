@@ -792,15 +792,8 @@ impl Port for DpdkPort {
             None => return false,
         };
         let short = buf.len() + ETH_HLEN < MIN_FRAME;
-        if short {
-            let pad = MIN_FRAME - (buf.len() + ETH_HLEN);
-            if buf.headroom() < ETH_HLEN || buf.tailroom() < pad {
-                return false;
-            }
-            match buf.append(pad) {
-                Some(p) => p.fill(0),
-                None => return false,
-            }
+        if short && (buf.headroom() < ETH_HLEN || !buf.pad_to(MIN_FRAME - ETH_HLEN)) {
+            return false;
         }
         buf.push_eth(dmac, self.eth_tail)
     }

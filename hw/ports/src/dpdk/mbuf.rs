@@ -325,6 +325,44 @@ impl Mbuf {
         }
     }
 
+    /// Grows a packet shorter than `len` (at most [`PAD_MAX`]) to `len`
+    /// bytes with zeros at the tail; false, with nothing changed, when the
+    /// tailroom is too small. A single segment with [`PAD_MAX`] bytes of
+    /// tailroom gets that many zeros (fixed-size stores, no memset call), of
+    /// which only the padding is counted in the lengths.
+    #[inline(always)]
+    pub(crate) fn pad_to(&mut self, len: usize) -> bool {
+        let have = self.len();
+        if have >= len {
+            return true;
+        }
+        if len > PAD_MAX {
+            return false;
+        }
+        if self.raw().nb_segs == 1 && self.tailroom() >= PAD_MAX {
+            let m = self.raw_mut();
+            // SAFETY: the PAD_MAX bytes after the data lie in this owned
+            // mbuf's buffer (tailroom checked).
+            unsafe {
+                m.buf_addr
+                    .cast::<u8>()
+                    .add(m.data_off as usize + have)
+                    .cast::<[u8; PAD_MAX]>()
+                    .write_unaligned([0; PAD_MAX])
+            };
+            m.data_len = len as u16;
+            m.pkt_len = len as u32;
+            return true;
+        }
+        match self.append(len - have) {
+            Some(p) => {
+                p.fill(0);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Prepends an Ethernet header to the single-segment data: `dmac`, then
     /// `tail` (source MAC and EtherType), and clears the receive-error flags
     /// ([`RX_ERROR_FLAGS`]). Two stores and the length fields, no call: the
@@ -351,6 +389,9 @@ impl Mbuf {
         true
     }
 }
+
+/// The most bytes [`Mbuf::pad_to`] pads to (a minimum Ethernet payload).
+pub(crate) const PAD_MAX: usize = 48;
 
 /// Records where the received frame of `m` started (its Ethernet header, the
 /// source MAC 6 bytes in), or that there is none. The record is the frame's
