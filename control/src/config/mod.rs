@@ -834,7 +834,7 @@ pub fn parse_native(backend: Backend, s: &str) -> Result<NativeAddr, String> {
             .map(NativeAddr::udp)
             .map_err(|_| {
                 format!(
-                    "{s:?} is not a UDP endpoint like \"127.0.0.1:35061\" or \"[::1]:35061\" (the SAN of a udp port)"
+                    "{s:?} is not a UDP endpoint like \"127.0.0.1:34997\" or \"[::1]:34997\" (the SAN of a udp port)"
                 )
             })
     }

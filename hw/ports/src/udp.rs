@@ -1,7 +1,7 @@
 //! MessageWay over UDP (DESIGN.md "Wire"; docs/backends.md "UDP").
 //!
 //! One MessageWay packet per datagram, IPv4 or IPv6, on UDP port
-//! [`DEFAULT_PORT`] (35061, `rrp::encap::UDP_PORT`) unless configured
+//! [`DEFAULT_PORT`] (34997 = 0x88B5, `rrp::encap::UDP_PORT`) unless configured
 //! otherwise. Unprivileged: any user can open a [`UdpPort`].
 //!
 //! - Native addresses are IPv4 address + port (6 bytes) or IPv6 address +
@@ -730,5 +730,61 @@ impl Port for UdpPort {
 
     fn wait_fd(&self) -> Option<BorrowedFd<'_>> {
         Some(self.fd.as_fd())
+    }
+}
+
+/// Finds `n` distinct free UDP ports on 127.0.0.1 for other processes (or
+/// sockets opened later) to bind: a lab's routers and hosts, a test's
+/// daemons.
+///
+/// The ports are released before their users bind them, so they come from
+/// below the kernel's ephemeral range (`ip_local_port_range`): a port
+/// released here cannot be handed to another program's `bind(0)` or
+/// outgoing socket in the meantime (which made parallel labs and tests flaky
+/// when the ports were themselves ephemeral). The search starts at a place
+/// that differs per process and call, so that callers at the same moment do
+/// not try the same ports first, and skips ports in use.
+pub fn free_loopback_ports(n: usize) -> io::Result<Vec<u16>> {
+    let (lo, hi) = reservable_range();
+    let span = u32::from(hi - lo) + 1;
+    let seed = std::process::id().wrapping_mul(2_654_435_761)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+    let start = seed % span;
+    let mut held = Vec::with_capacity(n);
+    for i in 0..span {
+        if held.len() == n {
+            break;
+        }
+        let port = lo + ((start + i) % span) as u16;
+        if let Ok(s) = std::net::UdpSocket::bind(("127.0.0.1", port)) {
+            held.push(s);
+        }
+    }
+    if held.len() < n {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!("fewer than {n} free in {lo}-{hi} (below the ephemeral range)"),
+        ));
+    }
+    held.iter()
+        .map(|s| s.local_addr().map(|a| a.port()))
+        .collect()
+}
+
+/// The ports [`free_loopback_ports`] takes from: the 4096 below the
+/// ephemeral range (Linux's `/proc/sys/net/ipv4/ip_local_port_range`, 32768
+/// by default), or 20000-24095 where that range starts too low to leave
+/// them.
+pub fn reservable_range() -> (u16, u16) {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    if low >= 10000 + 4096 {
+        (low - 4096, low - 1)
+    } else {
+        (20000, 24095)
     }
 }

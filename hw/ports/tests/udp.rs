@@ -400,3 +400,19 @@ fn rough_rate() {
         s.tx_packets, s.tx_calls, s.tx_full
     );
 }
+
+#[test]
+fn free_loopback_ports_are_distinct_free_and_below_the_ephemeral_range() {
+    let (lo, hi) = ports::udp::reservable_range();
+    assert!(lo < hi);
+    let got = ports::udp::free_loopback_ports(40).unwrap();
+    assert_eq!(got.len(), 40);
+    let mut sorted = got.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 40, "distinct");
+    for p in got {
+        assert!((lo..=hi).contains(&p), "{p} outside {lo}-{hi}");
+        UdpSocket::bind(("127.0.0.1", p)).expect("released, free to bind");
+    }
+}

@@ -22,12 +22,9 @@ fn mwrouterd() -> PathBuf {
     testkit::workspace_bin("control", "mwrouterd", &[])
 }
 
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+fn free_ports<const N: usize>() -> [u16; N] {
+    let v = ports::udp::free_loopback_ports(N).expect("free ports");
+    v.try_into().expect("N ports")
 }
 
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u32) -> String {
@@ -177,7 +174,7 @@ fn signal(child: &Child, sig: i32) {
 #[test]
 fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
     let dir = tempfile::tempdir().unwrap();
-    let (r0, r1, p1, p2) = (free_port(), free_port(), free_port(), free_port());
+    let [r0, r1, p1, p2] = free_ports();
     let h1 = host(0x0501, p1);
     let h2 = host(0x0502, p2);
     let cfg_path = dir.path().join("router.toml");
@@ -358,7 +355,11 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
     let (code, out, err) = mwctl(&sock, &["--json", "reload"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("advertise"), "{out}");
-    std::fs::write(&cfg_path, config(dir.path(), r0, free_port(), p1, p2, 40)).unwrap();
+    std::fs::write(
+        &cfg_path,
+        config(dir.path(), r0, free_ports::<1>()[0], p1, p2, 40),
+    )
+    .unwrap();
     let (code, out, err) = mwctl(&sock, &["reload"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("bind") || out.contains("bind"), "{out}{err}");

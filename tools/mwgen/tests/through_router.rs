@@ -6,7 +6,6 @@
 //! router saw an error; the router shifted a 0 in), and the router's own
 //! counters agree with mwgen's.
 
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
@@ -123,18 +122,15 @@ fn two_hrs(ports: [String; 2], gens: [String; 2]) -> String {
     s
 }
 
-fn free_udp() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+fn free_udp<const N: usize>() -> [u16; N] {
+    let v = ports::udp::free_loopback_ports(N).expect("free ports");
+    v.try_into().expect("N ports")
 }
 
 #[test]
 fn udp_l3_and_l2_through_mwrouterd() {
     let dir = tempfile::tempdir().unwrap();
-    let [r0, r1, g0, g1] = [free_udp(), free_udp(), free_udp(), free_udp()];
+    let [r0, r1, g0, g1] = free_udp();
     let body = two_hrs(
         [
             format!("backend = \"udp\"\nbind = \"127.0.0.1:{r0}\""),

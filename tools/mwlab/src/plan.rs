@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use mwsim::topology::Topology;
@@ -170,20 +170,6 @@ pub fn lab_mtu(mtu: u32) -> u32 {
     if mtu == 0 { 0 } else { mtu.min(UDP_MAX_MTU) }
 }
 
-/// Takes `n` distinct free UDP ports on 127.0.0.1 (held open together, then
-/// released for the processes to bind).
-fn free_ports(n: usize) -> Result<Vec<u16>, String> {
-    let socks: Vec<UdpSocket> = (0..n)
-        .map(|_| UdpSocket::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot reserve a loopback UDP port: {e}"))?;
-    socks
-        .iter()
-        .map(|s| s.local_addr().map(|a| a.port()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())
-}
-
 impl Plan {
     /// Plans `topo` in `dir`, wired as `wiring` says.
     pub fn new(
@@ -195,7 +181,8 @@ impl Plan {
         topo.validate()?;
         let n = topo.routers.iter().map(|r| r.hrs.len()).sum::<usize>() + topo.hosts.len();
         let mut ports = match wiring {
-            Wiring::Udp => free_ports(n)?,
+            Wiring::Udp => ports::udp::free_loopback_ports(n)
+                .map_err(|e| format!("cannot reserve {n} loopback UDP ports: {e}"))?,
             Wiring::Netns { .. } => Vec::new(),
         }
         .into_iter();

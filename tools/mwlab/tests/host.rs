@@ -33,9 +33,8 @@ fn udp() -> UdpSocket {
 
 /// A free loopback endpoint for a host to bind.
 fn free_endpoint() -> SocketAddr {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .expect("ephemeral port")
+    let port = ports::udp::free_loopback_ports(1).expect("a free port")[0];
+    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// HR natives of UDP endpoints.
