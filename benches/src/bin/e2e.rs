@@ -2,7 +2,7 @@
 //! dpdk-testpmd"). Run it through the wrapper, which builds what it needs:
 //!
 //! ```text
-//! benches/e2e [--quick] [--json FILE] [--part 1|2|all] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+//! benches/e2e [--quick] [--json FILE] [--part 1|2|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
 //! ```
 //!
 //! Part 1: forwarding throughput on one core, dpdk-testpmd (io, macswap)
@@ -21,8 +21,10 @@ use benches::e2e::process::{install_interrupt_handler, interrupted};
 use benches::e2e::report;
 use benches::e2e::{Env, Options, Result};
 
-const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|all] [--no-huge] [--hugepages N] [--pcap-dir DIR]
-  --quick         short intervals (Part 1: 1 s warm-up, 2 s measured; Part 2: 1 s trials)
+const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+  --quick         short intervals (Part 1: 1 s warm-up, 2 s measured, 1 round; Part 2: 1 s trials)
+  --rounds N      Part 1: measure each traffic N times with the three forwarders in turn; figures
+                  are medians, ratios the median of the rounds' (default 3, 1 with --quick)
   --json FILE     write the JSON report to FILE
   --part P        1, 2 or all (default all)
   --no-huge       do not reserve hugepages (EAL --no-huge -m 512)
@@ -39,6 +41,7 @@ fn parse_args() -> Result<(Options, bool)> {
         pcap_dir: None,
         hugepages: 512,
         no_huge: false,
+        rounds: None,
     };
     let mut keep = false;
     let mut args = std::env::args().skip(1);
@@ -64,6 +67,15 @@ fn parse_args() -> Result<(Options, bool)> {
                     .ok()
                     .filter(|&n| n > 0)
                     .ok_or_else(|| format!("--hugepages {v}: expected a positive number"))?;
+            }
+            "--rounds" => {
+                let v = value("--rounds")?;
+                o.rounds = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|n| (1..=100).contains(n))
+                        .ok_or_else(|| format!("--rounds {v}: expected 1 to 100"))?,
+                );
             }
             "--pcap-dir" => o.pcap_dir = Some(PathBuf::from(value("--pcap-dir")?)),
             "--keep" => keep = true,

@@ -83,6 +83,9 @@ pub struct Options {
     pub hugepages: u64,
     /// Do not try to reserve hugepages.
     pub no_huge: bool,
+    /// Part 1's rounds (`None`: the default for the mode, see
+    /// [`Options::rounds`]).
+    pub rounds: Option<u32>,
 }
 
 impl Options {
@@ -98,8 +101,32 @@ impl Options {
 
     /// Part 1's measured interval.
     pub fn interval(&self) -> Duration {
-        Duration::from_secs(if self.quick { 2 } else { 10 })
+        Duration::from_secs(if self.quick { 2 } else { 5 })
     }
+
+    /// Part 1's rounds: each traffic is measured this many times with the
+    /// three forwarders one after the other, and the figures are the medians
+    /// (3 by default, 1 with `--quick`). testpmd's own rate moves by 10-20 %
+    /// between runs on a shared machine; a ratio is taken within a round
+    /// (side by side), and the reported ratio is the median of the rounds'.
+    pub fn rounds(&self) -> u32 {
+        self.rounds.unwrap_or(if self.quick { 1 } else { 3 })
+    }
+}
+
+/// The median of `v` (the mean of the middle two for an even count); `None`
+/// when empty.
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 /// Where the binaries are and where a run keeps its files.

@@ -6,7 +6,9 @@
 //! (`no-rx=1`: the null port receives nothing, so every forwarder does the
 //! same single direction of work: pcap in, null out). The forwarders run
 //! one after the other on identical vdevs, forwarding on lcore 1 (EAL's
-//! main lcore 0): dpdk-testpmd `io`, dpdk-testpmd `macswap`, mwrouterd.
+//! main lcore 0): dpdk-testpmd `io`, dpdk-testpmd `macswap`, mwrouterd;
+//! and that [`Options::rounds`] times per traffic, so that each ratio is
+//! taken side by side within a round and the figures are medians.
 
 use std::time::Duration;
 
@@ -18,7 +20,7 @@ use super::process::check_interrupt;
 use super::router::{self, HrSpec, Router, RouterSpec};
 use super::testpmd::{self, Testpmd};
 use super::traffic::{self, PART1, Pcap, Traffic};
-use super::{Env, Options, PART1_WORKER_LCORE, Result, path_str, ratio};
+use super::{Env, Options, PART1_WORKER_LCORE, Result, median, path_str, ratio};
 
 /// The forwarders, in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,8 @@ pub struct Run {
     pub traffic: Traffic,
     /// The forwarder.
     pub forwarder: Forwarder,
+    /// The round (from 0).
+    pub round: u32,
     /// Forwarded packets per second, in millions.
     pub mpps: f64,
     /// The JSON record (command line, lcore, interval, counters, ...).
@@ -68,19 +72,45 @@ pub struct Part1 {
 }
 
 impl Part1 {
-    /// The rate of `f` on traffic `name`.
-    pub fn mpps(&self, name: &str, f: Forwarder) -> Option<f64> {
+    /// The rate of `f` on traffic `name` in each round, in round order.
+    pub fn rounds(&self, name: &str, f: Forwarder) -> Vec<f64> {
         self.runs
             .iter()
-            .find(|r| r.traffic.name == name && r.forwarder == f)
+            .filter(|r| r.traffic.name == name && r.forwarder == f)
             .map(|r| r.mpps)
+            .collect()
     }
 
-    /// mwrouterd / io and mwrouterd / macswap on traffic `name`.
+    /// The median rate of `f` on traffic `name` over the rounds.
+    pub fn mpps(&self, name: &str, f: Forwarder) -> Option<f64> {
+        median(self.rounds(name, f))
+    }
+
+    /// mwrouterd / `f` on traffic `name` in each round that measured both.
+    pub fn round_ratios(&self, name: &str, f: Forwarder) -> Vec<f64> {
+        let of = |fw: Forwarder, round: u32| {
+            self.runs
+                .iter()
+                .find(|r| r.traffic.name == name && r.forwarder == fw && r.round == round)
+                .map(|r| r.mpps)
+        };
+        let mut rounds: Vec<u32> = self.runs.iter().map(|r| r.round).collect();
+        rounds.sort_unstable();
+        rounds.dedup();
+        rounds
+            .into_iter()
+            .filter_map(|k| of(Forwarder::Mwrouterd, k).zip(of(f, k)))
+            .filter_map(|(a, b)| ratio(a, b))
+            .collect()
+    }
+
+    /// mwrouterd / io and mwrouterd / macswap on traffic `name`: the
+    /// medians of the rounds' ratios.
     pub fn ratios(&self, name: &str) -> (Option<f64>, Option<f64>) {
-        let m = self.mpps(name, Forwarder::Mwrouterd);
-        let r = |f| m.zip(self.mpps(name, f)).and_then(|(a, b)| ratio(a, b));
-        (r(Forwarder::Io), r(Forwarder::Macswap))
+        (
+            median(self.round_ratios(name, Forwarder::Io)),
+            median(self.round_ratios(name, Forwarder::Macswap)),
+        )
     }
 }
 
@@ -96,9 +126,10 @@ fn vdevs(pcap: &Pcap) -> (String, String) {
 pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<()> {
     println!(
         "\nPart 1: forwarding on one core (lcore {PART1_WORKER_LCORE}), pcap in, null out; \
-         warm-up {:?}, interval {:?}",
+         warm-up {:?}, interval {:?}, {} round(s)",
         opts.warmup(),
-        opts.interval()
+        opts.interval(),
+        opts.rounds()
     );
     for t in &PART1 {
         check_interrupt()?;
@@ -111,16 +142,20 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
             pcap.mean_frame
         );
         out.pcaps.push((t.name.to_string(), pcap.to_json()));
-        for f in Forwarder::ALL {
-            check_interrupt()?;
-            let busy = super::wait_quiet(opts.patience())?;
-            let mut run = match f {
-                Forwarder::Io | Forwarder::Macswap => run_testpmd(env, opts, mem, t, &pcap, f)?,
-                Forwarder::Mwrouterd => run_router(env, opts, mem, t, &pcap)?,
-            };
-            run.record["other_busy_cpus_before"] = json!(busy);
-            println!("    {:<16} {:>8.2} Mpps", f.name(), run.mpps);
-            out.runs.push(run);
+        for round in 0..opts.rounds() {
+            for f in Forwarder::ALL {
+                check_interrupt()?;
+                let busy = super::wait_quiet(opts.patience())?;
+                let mut run = match f {
+                    Forwarder::Io | Forwarder::Macswap => run_testpmd(env, opts, mem, t, &pcap, f)?,
+                    Forwarder::Mwrouterd => run_router(env, opts, mem, t, &pcap)?,
+                };
+                run.round = round;
+                run.record["round"] = json!(round);
+                run.record["other_busy_cpus_before"] = json!(busy);
+                println!("    {:<16} {:>8.2} Mpps", f.name(), run.mpps);
+                out.runs.push(run);
+            }
         }
     }
     Ok(())
@@ -200,6 +235,7 @@ fn run_testpmd(
     Ok(Run {
         traffic: *t,
         forwarder: f,
+        round: 0,
         mpps: pps / 1e6,
         record,
     })
@@ -279,6 +315,7 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
     Ok(Run {
         traffic: *t,
         forwarder: Forwarder::Mwrouterd,
+        round: 0,
         mpps: pps / 1e6,
         record,
     })
@@ -292,16 +329,86 @@ pub fn to_json(p: &Part1, opts: &Options) -> Value {
             let (io, mac) = p.ratios(t.name);
             (
                 t.name.to_string(),
-                json!({ "vs_io": io, "vs_macswap": mac }),
+                json!({
+                    "vs_io": io,
+                    "vs_macswap": mac,
+                    "rounds_vs_io": p.round_ratios(t.name, Forwarder::Io),
+                    "rounds_vs_macswap": p.round_ratios(t.name, Forwarder::Macswap),
+                    "mpps": Forwarder::ALL
+                        .iter()
+                        .map(|&f| (f.name().to_string(), json!({
+                            "median": p.mpps(t.name, f),
+                            "rounds": p.rounds(t.name, f),
+                        })))
+                        .collect::<serde_json::Map<_, _>>(),
+                }),
             )
         })
         .collect();
     json!({
         "warmup_s": opts.warmup().as_secs_f64(),
         "interval_s": opts.interval().as_secs_f64(),
+        "rounds": opts.rounds(),
         "lcore": PART1_WORKER_LCORE,
         "pcaps": p.pcaps.iter().cloned().collect::<serde_json::Map<_, _>>(),
         "runs": p.runs.iter().map(|r| r.record.clone()).collect::<Vec<_>>(),
         "ratios": ratios,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(t: Traffic, f: Forwarder, round: u32, mpps: f64) -> Run {
+        Run {
+            traffic: t,
+            forwarder: f,
+            round,
+            mpps,
+            record: Value::Null,
+        }
+    }
+
+    #[test]
+    fn figures_are_medians_and_ratios_are_taken_within_a_round() {
+        let t = PART1[0];
+        let mut p = Part1::default();
+        // Round 0: testpmd fast; round 1: everything slower; round 2: io
+        // alone slow. Ratios per round: io 0.5, 0.5, 1.0; macswap 0.5, 0.5, 0.5.
+        for (round, io, mac, mw) in [
+            (0, 40.0, 40.0, 20.0),
+            (1, 20.0, 20.0, 10.0),
+            (2, 30.0, 60.0, 30.0),
+        ] {
+            p.runs.push(run(t, Forwarder::Io, round, io));
+            p.runs.push(run(t, Forwarder::Macswap, round, mac));
+            p.runs.push(run(t, Forwarder::Mwrouterd, round, mw));
+        }
+        assert_eq!(p.rounds(t.name, Forwarder::Io), vec![40.0, 20.0, 30.0]);
+        assert_eq!(p.mpps(t.name, Forwarder::Io), Some(30.0));
+        assert_eq!(p.mpps(t.name, Forwarder::Mwrouterd), Some(20.0));
+        assert_eq!(p.round_ratios(t.name, Forwarder::Io), vec![0.5, 0.5, 1.0]);
+        // Not 20 / 30: the median of the rounds' own ratios.
+        assert_eq!(p.ratios(t.name), (Some(0.5), Some(0.5)));
+        assert_eq!(p.ratios(PART1[1].name), (None, None));
+    }
+
+    #[test]
+    fn a_round_without_mwrouterd_has_no_ratio() {
+        let t = PART1[0];
+        let mut p = Part1::default();
+        p.runs.push(run(t, Forwarder::Io, 0, 40.0));
+        p.runs.push(run(t, Forwarder::Macswap, 0, 40.0));
+        p.runs.push(run(t, Forwarder::Mwrouterd, 0, 10.0));
+        p.runs.push(run(t, Forwarder::Io, 1, 10.0));
+        assert_eq!(p.round_ratios(t.name, Forwarder::Io), vec![0.25]);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+    }
 }

@@ -16,8 +16,10 @@ fn opt(v: Option<f64>, prec: usize) -> String {
 
 /// Part 1's table: traffic x forwarder (Mpps) and the two ratios.
 pub fn part1_table(p: &Part1) -> String {
+    let rounds = p.runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
     let mut s = format!(
-        "Part 1: Mpps forwarded on one core (lcore {PART1_WORKER_LCORE}), net_pcap (infinite rx) -> net_null\n\
+        "Part 1: Mpps forwarded on one core (lcore {PART1_WORKER_LCORE}), net_pcap (infinite rx) -> net_null; \
+         medians of {rounds} round(s), ratios within a round\n\
          {:<10} {:>11} {:>16} {:>10} {:>14} {:>19}\n",
         "traffic",
         "testpmd-io",
