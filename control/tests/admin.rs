@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use control::admin::policy::Peer;
 use control::admin::proto::{
-    Addr, CaptureEvent, CaptureSummary, Clear, Command, ErrorCode, LogLevel, PortSpec, PortState,
-    Privilege, Request, Response, RouteOp, Show, StatsFormat,
+    Addr, CaptureEvent, CaptureSummary, Clear, Command, Direction, ErrorCode, LogLevel, PortSpec,
+    PortState, Privilege, Request, Response, RouteOp, Show, StatsFormat,
 };
 use control::admin::sample::SampleHandler;
 use control::admin::server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};
@@ -839,4 +839,42 @@ fn socket_group_follows_the_policy() {
     let m = std::fs::metadata(&path).unwrap();
     assert_eq!(m.gid(), 901);
     assert_eq!(m.mode() & 0o777, 0o660);
+}
+
+#[test]
+fn capture_requests_are_checked_before_streaming_and_say_their_direction() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    let capture = |drops, transmitted| Command::Capture {
+        port: PortSpec::Index(0),
+        count: Some(2),
+        drops,
+        transmitted,
+        snaplen: None,
+    };
+    // Refused before any item is streamed: one error line, no `more`.
+    let r = c.call(1, capture(true, true));
+    assert!(!r.ok && !r.more, "{r:?}");
+    let e = r.error.unwrap();
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert!(e.message.contains("exclude each other"), "{}", e.message);
+    // Still served; received packets are `rx`, transmitted ones `tx`.
+    for (transmitted, dir) in [(false, Direction::Rx), (true, Direction::Tx)] {
+        let r = c.call(2, capture(false, transmitted));
+        assert!(r.ok && r.more, "{r:?}");
+        let mut packets = 0;
+        loop {
+            let r = c.read().unwrap();
+            assert!(r.ok, "{r:?}");
+            if !r.more {
+                break;
+            }
+            let CaptureEvent::Packet(p) = serde_json::from_value(r.result.unwrap()).unwrap() else {
+                panic!("a packet")
+            };
+            assert_eq!(p.dir, dir);
+            packets += 1;
+        }
+        assert_eq!(packets, 2);
+    }
 }

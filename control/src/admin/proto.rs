@@ -883,6 +883,63 @@ pub enum Direction {
     Tx,
 }
 
+/// A `capture` command's request, checked: what every handler of the
+/// command serves (the daemon, the sample).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureRequest {
+    /// The port.
+    pub port: PortSpec,
+    /// Stop after this many packets (`None`: until the client leaves).
+    pub count: Option<u64>,
+    /// Also the packets dropped on the port, with their reasons.
+    pub drops: bool,
+    /// What the port transmits instead of what it receives.
+    pub transmitted: bool,
+    /// Bytes kept of each packet (at most [`CAPTURE_MAX_SNAPLEN`]).
+    pub snaplen: u32,
+}
+
+impl CaptureRequest {
+    /// The request of `cmd`: `None` when it is not `capture`, a
+    /// `bad-request` error when it asks for `drops` and `transmitted`
+    /// together (checked before anything is streamed).
+    pub fn of(cmd: &Command) -> Option<Result<CaptureRequest, AdminError>> {
+        let Command::Capture {
+            port,
+            count,
+            drops,
+            transmitted,
+            snaplen,
+        } = cmd
+        else {
+            return None;
+        };
+        if *drops && *transmitted {
+            return Some(Err(AdminError::bad_request(
+                "capture: `drops` and `transmitted` exclude each other",
+            )));
+        }
+        Some(Ok(CaptureRequest {
+            port: *port,
+            count: *count,
+            drops: *drops,
+            transmitted: *transmitted,
+            snaplen: snaplen
+                .unwrap_or(CAPTURE_MAX_SNAPLEN)
+                .min(CAPTURE_MAX_SNAPLEN),
+        }))
+    }
+
+    /// The direction of the packets it captures.
+    pub fn direction(&self) -> Direction {
+        if self.transmitted {
+            Direction::Tx
+        } else {
+            Direction::Rx
+        }
+    }
+}
+
 /// A captured packet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapturedPacket {

@@ -19,8 +19,8 @@ use rrp::wire::record::Capability;
 use serde_json::{Value, json};
 
 use super::proto::{
-    AdminError, CaptureEvent, CaptureSummary, CapturedPacket, Clear, Command, Direction, LogLevel,
-    PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat,
+    AdminError, CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, Command,
+    LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat,
 };
 use super::server::{Handler, StreamOut};
 use super::view::{CounterRow, PortRow, PrometheusText, Stats, VersionInfo, View, parse_native};
@@ -325,32 +325,24 @@ impl Handler for SampleHandler {
         _privilege: Privilege,
         out: &mut dyn StreamOut,
     ) -> Result<Value, AdminError> {
-        let Command::Capture {
-            port,
-            count,
-            drops,
-            snaplen,
-            ..
-        } = cmd
-        else {
-            return self.handle(cmd, _privilege);
+        let req = match CaptureRequest::of(cmd) {
+            None => return self.handle(cmd, _privilege),
+            Some(r) => r?,
         };
         let (p, hr) = {
             let st = self.lock();
             let view = View::new(&st.router, &UDP);
-            let p = view.ports(Some(*port))?[0];
+            let p = view.ports(Some(req.port))?[0];
             (p, view.hr_addrs()[p])
         };
-        let snaplen = snaplen
-            .unwrap_or(super::proto::CAPTURE_MAX_SNAPLEN)
-            .min(super::proto::CAPTURE_MAX_SNAPLEN);
+        let (snaplen, drops) = (req.snaplen, &req.drops);
         out.send(to_json(CaptureEvent::Start {
             port: u16::try_from(p).unwrap_or(u16::MAX),
             hr,
             linktype: 147,
             snaplen,
         })?)?;
-        let n = count.unwrap_or(3).min(1000);
+        let n = req.count.unwrap_or(3).min(1000);
         let mut summary = CaptureSummary {
             ended: "count".into(),
             ..Default::default()
@@ -379,16 +371,11 @@ impl Handler for SampleHandler {
             .map_err(|e| AdminError::failed(e.to_string()))?;
             let mut pkt = CapturedPacket::new(
                 1_700_000_000_000_000_000 + i * 1_000_000,
-                if i % 2 == 0 {
-                    Direction::Rx
-                } else {
-                    Direction::Tx
-                },
+                req.direction(),
                 &bytes,
                 snaplen,
             );
             if *drops && i % 2 == 1 {
-                pkt.dir = Direction::Rx;
                 pkt.drop = Some(DropReason::NoRoute.name().into());
                 *summary
                     .drops

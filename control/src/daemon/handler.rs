@@ -13,8 +13,8 @@ use rrp::router::StaticNode;
 use serde_json::{Value, json};
 
 use crate::admin::proto::{
-    CAPTURE_MAX_SNAPLEN, CaptureEvent, CaptureSummary, CapturedPacket, Clear, Direction,
-    PROTOCOL_VERSION, PortState, RouteOp, Show, StatsFormat,
+    CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, PROTOCOL_VERSION,
+    PortState, RouteOp, Show, StatsFormat,
 };
 use crate::admin::view::{
     CounterRow, PortRow, PrometheusText, Stats, VersionInfo, View, parse_native,
@@ -386,27 +386,19 @@ impl Handler for DaemonHandler {
         privilege: Privilege,
         out: &mut dyn StreamOut,
     ) -> Result<Value, AdminError> {
-        let Command::Capture {
-            port,
-            count,
-            drops,
-            transmitted,
-            snaplen,
-        } = cmd
-        else {
-            return self.handle(cmd, privilege);
+        let req = match CaptureRequest::of(cmd) {
+            None => return self.handle(cmd, privilege),
+            Some(r) => r?,
         };
         let Ok(_one) = self.capturing.try_lock() else {
             return Err(AdminError::failed("a capture is already running"));
         };
-        let port = *port;
+        let port = req.port;
         let (p, hr) = self.view(move |v| {
             let p = v.ports(Some(port))?[0];
             Ok((p, v.hr_addrs()[p]))
         })?;
-        let snaplen = snaplen
-            .unwrap_or(CAPTURE_MAX_SNAPLEN)
-            .min(CAPTURE_MAX_SNAPLEN);
+        let (snaplen, dir) = (req.snaplen, req.direction());
         let linktype = 147;
         out.send(to_json(CaptureEvent::Start {
             port: p as u16,
@@ -414,16 +406,11 @@ impl Handler for DaemonHandler {
             linktype,
             snaplen,
         })?)?;
-        if *drops && *transmitted {
-            return Err(AdminError::bad_request(
-                "capture: `drops` and `transmitted` exclude each other",
-            ));
-        }
         self.capture.arm(
             p as u16,
-            if *drops {
+            if req.drops {
                 CaptureWhat::Dropped
-            } else if *transmitted {
+            } else if req.transmitted {
                 CaptureWhat::Transmitted
             } else {
                 CaptureWhat::Received
@@ -434,7 +421,7 @@ impl Handler for DaemonHandler {
             ..Default::default()
         };
         let lost0 = self.capture.lost();
-        let limit = count.unwrap_or(u64::MAX);
+        let limit = req.count.unwrap_or(u64::MAX);
         let mut idle_since = Instant::now();
         while summary.captured < limit {
             if out.closed() {
@@ -453,7 +440,7 @@ impl Handler for DaemonHandler {
             let ts = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64);
-            let mut pkt = CapturedPacket::new(ts, Direction::Rx, &c.data, snaplen);
+            let mut pkt = CapturedPacket::new(ts, dir, &c.data, snaplen);
             pkt.len = c.len;
             if let Some(r) = c.reason {
                 pkt.drop = Some(r.name().into());
