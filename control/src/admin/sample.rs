@@ -24,6 +24,7 @@ use super::proto::{
 };
 use super::server::{Handler, StreamOut};
 use super::view::{CounterRow, PortRow, PrometheusText, Stats, VersionInfo, View, parse_native};
+use crate::stats::{PlaneStatsSnapshot, Snapshot, prometheus};
 
 /// The sample handler.
 pub struct SampleHandler {
@@ -307,7 +308,12 @@ impl Handler for SampleHandler {
                 match format {
                     StatsFormat::Json => to_json(s),
                     StatsFormat::Prometheus => to_json(PrometheusText {
-                        text: super::view::prometheus_text(&s),
+                        // The daemon's exposition, of the sample's counters.
+                        text: prometheus(&Snapshot::new(
+                            &st.counters,
+                            st.router.stats(),
+                            &PlaneStatsSnapshot::default(),
+                        )),
                     }),
                 }
             }

@@ -329,77 +329,6 @@ pub struct PrometheusText {
     pub text: String,
 }
 
-/// The Prometheus text exposition of `stats`.
-pub fn prometheus_text(s: &Stats) -> String {
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "# HELP mwrouter_uptime_seconds Seconds since mwrouterd started."
-    );
-    let _ = writeln!(t, "# TYPE mwrouter_uptime_seconds gauge");
-    let _ = writeln!(t, "mwrouter_uptime_seconds {}", s.uptime_s);
-    type Get = fn(&CounterRow) -> u64;
-    let series: [(&str, &str, Get); 10] = [
-        ("received", "Packets received.", |c| c.received),
-        ("rx_errors", "Packets received with an error flag.", |c| {
-            c.rx_errors
-        }),
-        ("forwarded", "Packets forwarded.", |c| c.forwarded),
-        ("punted", "Packets punted to the control plane.", |c| {
-            c.punted
-        }),
-        ("transmitted", "Packets transmitted.", |c| c.transmitted),
-        ("injected", "Packets injected by the control plane.", |c| {
-            c.injected
-        }),
-        ("inject_failed", "Injections that failed.", |c| {
-            c.inject_failed
-        }),
-        ("notices", "Notices queued for the control plane.", |c| {
-            c.notices
-        }),
-        ("notices_dropped", "Notices not queued.", |c| {
-            c.notices_dropped
-        }),
-        ("dropped", "Packets dropped (all reasons).", |c| c.dropped),
-    ];
-    for (name, help, get) in series {
-        let _ = writeln!(t, "# HELP mwrouter_port_{name}_total {help}");
-        let _ = writeln!(t, "# TYPE mwrouter_port_{name}_total counter");
-        for c in &s.ports {
-            let _ = writeln!(
-                t,
-                "mwrouter_port_{name}_total{{port=\"{}\"}} {}",
-                c.port,
-                get(c)
-            );
-        }
-    }
-    let _ = writeln!(
-        t,
-        "# HELP mwrouter_port_drops_total Packets dropped, by reason."
-    );
-    let _ = writeln!(t, "# TYPE mwrouter_port_drops_total counter");
-    for c in &s.ports {
-        for (reason, n) in &c.drops {
-            let _ = writeln!(
-                t,
-                "mwrouter_port_drops_total{{port=\"{}\",reason=\"{reason}\"}} {n}",
-                c.port
-            );
-        }
-    }
-    for (k, v) in &s.plane {
-        let name: String = k
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        let _ = writeln!(t, "# TYPE mwrouter_plane_{name} untyped");
-        let _ = writeln!(t, "mwrouter_plane_{name} {v}");
-    }
-    t
-}
-
 // ----- formatting --------------------------------------------------------------
 
 fn port_u16(p: usize) -> u16 {
@@ -811,26 +740,5 @@ mod tests {
             hop_string(&Hop::native(&[2, 0, 0, 0, 0, 1]), false),
             "@02:00:00:00:00:01"
         );
-    }
-
-    #[test]
-    fn prometheus() {
-        let mut c = PortCounters {
-            received: 5,
-            ..Default::default()
-        };
-        c.dropped[DropReason::NoRoute as usize] = 2;
-        let s = Stats {
-            uptime_s: 3,
-            ports: vec![CounterRow::new(0, &c)],
-            plane: [("fib_version".to_string(), 4)].into_iter().collect(),
-        };
-        let t = prometheus_text(&s);
-        assert!(
-            t.contains("mwrouter_port_received_total{port=\"0\"} 5\n"),
-            "{t}"
-        );
-        assert!(t.contains("mwrouter_port_drops_total{port=\"0\",reason=\"no-route\"} 2\n"));
-        assert!(t.contains("mwrouter_plane_fib_version 4\n"));
     }
 }

@@ -81,7 +81,7 @@ fn every_show_prints_a_table_and_json() {
         (&["stats"], "uptime 42 s"),
         (
             &["stats", "--prometheus"],
-            "mwrouter_port_received_total{port=\"0\"} 1000",
+            "mwrouter_port_received_packets_total{port=\"0\"} 1000",
         ),
         (&["version"], "admin protocol 1"),
     ];
