@@ -39,10 +39,7 @@ impl FromStr for Rate {
         if t.eq_ignore_ascii_case("max") {
             return Ok(Rate::Max);
         }
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
+        let (num, unit) = number_and_unit(t);
         let n: f64 = num
             .parse()
             .ok()
@@ -82,14 +79,20 @@ impl fmt::Display for Rate {
     }
 }
 
+/// Splits `10.5Mpps` into `10.5` and `Mpps`: the leading digits and dots,
+/// and the rest.
+fn number_and_unit(t: &str) -> (&str, &str) {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.split_at(split)
+}
+
 /// Parses a duration: `10s`, `500ms`, `250us`, `2m`, or plain seconds
 /// (`1.5`).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = number_and_unit(t);
     let n: f64 = num
         .parse()
         .ok()

@@ -815,16 +815,7 @@ impl Link {
                     f(&buf[..n], Native::udp(from));
                     Ok(())
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    Ok(())
-                }
+                Err(e) if nothing_yet(&e) => Ok(()),
                 Err(e) => Err(e),
             },
             Link::AfPacket { port, wait, .. } => {
@@ -1470,14 +1461,7 @@ impl<'a> Host<'a> {
             let eof = match input.read_until(b'\n', &mut line) {
                 Ok(0) => true,
                 Ok(_) => false,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
+                Err(e) if nothing_yet(&e) => {
                     if line.len() > MAX_LINE {
                         let _ =
                             writeln!(out, "{}", json!({"ok": false, "error": "request too long"}));
@@ -1653,4 +1637,13 @@ impl Client {
             Err(e) => Err(format!("answer: {e}")),
         }
     }
+}
+
+/// Whether a read on a socket with a timeout ended without data and without
+/// failing (timed out, would block, or interrupted): try again later.
+fn nothing_yet(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
