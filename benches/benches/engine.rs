@@ -23,8 +23,9 @@ use benches::scenario::{
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ports::{BURST, HeapBuf};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::{PacketType, RrpType};
-use rrp::wire::{Message, Mtu, NativeAddr, NodeInfo, RouteTable, RouterHop, RtNode, SourceRoute};
+use rrp::wire::{Message, Mtu, NodeInfo, RouteTable, RouterHop, RtNode, SourceRoute};
 
 const PER_PORT: usize = 256;
 

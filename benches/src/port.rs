@@ -13,15 +13,16 @@
 //! writes as much into every received mbuf). Every variant, the baseline
 //! included, pays exactly the same.
 
-use ports::{BURST, BufPool, Burst, HeapBuf, LinkKind, Native, PacketBuf, Port};
+use ports::{BURST, BufPool, Burst, HeapBuf, PacketBuf, Port};
+use rrp::{LinkKind, NativeAddr};
 
 /// An in-memory port whose transmit feeds its own receive and which
 /// restores every received buffer to its original packet.
 #[derive(Debug)]
 pub struct BenchPort {
     ring: Ring,
-    addr: Native,
-    peer: Native,
+    addr: NativeAddr,
+    peer: NativeAddr,
     headroom: usize,
     rx_len: usize,
     buf_size: usize,
@@ -35,8 +36,8 @@ impl BenchPort {
     /// `rx_len` bytes long as received.
     pub fn new(
         capacity: usize,
-        addr: Native,
-        peer: Native,
+        addr: NativeAddr,
+        peer: NativeAddr,
         buf_size: usize,
         headroom: usize,
         rx_len: usize,
@@ -106,7 +107,7 @@ impl BenchPort {
     }
 
     /// The native source stamped on received packets.
-    pub fn peer(&self) -> Native {
+    pub fn peer(&self) -> NativeAddr {
         self.peer
     }
 }
@@ -204,8 +205,8 @@ impl Port for BenchPort {
     }
 
     #[inline]
-    fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
-        if dst.as_slice().len() != 6 {
+    fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
+        if dst.len() != 6 {
             return false;
         }
         buf.set_native_dst(*dst);
@@ -228,7 +229,7 @@ impl Port for BenchPort {
         }
     }
 
-    fn native_addr(&self) -> Native {
+    fn native_addr(&self) -> NativeAddr {
         self.addr
     }
 
@@ -243,8 +244,8 @@ mod tests {
 
     #[test]
     fn restores_stripped_and_trimmed_packets() {
-        let me = Native::mac([2, 0, 0, 0, 0, 1]);
-        let peer = Native::mac([2, 0, 0, 0, 0, 2]);
+        let me = NativeAddr::mac([2, 0, 0, 0, 0, 1]);
+        let peer = NativeAddr::mac([2, 0, 0, 0, 0, 2]);
         let mut p = BenchPort::new(4, me, peer, 256, 64, 40);
         let pkt: Vec<u8> = (0..40).collect();
         assert!(p.load(&pkt));

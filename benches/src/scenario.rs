@@ -40,10 +40,11 @@ use dataplane::{
     ChannelConfig, ControlChannels, DropReason, Engine, EngineConfig, FibReader, FibSet, NextHop,
     PortCounters, channels, fib_channel,
 };
-use ports::{Burst, HeapBuf, Native, PacketBuf, Port};
+use ports::{Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
-use rrp::wire::{HEADER_LEN, HeaderRepr, NativeAddr, PacketRepr, RouterHop, TRAILER_LEN, shift_ei};
+use rrp::wire::{HEADER_LEN, HeaderRepr, PacketRepr, RouterHop, TRAILER_LEN, shift_ei};
 
 use crate::Rng;
 use crate::port::BenchPort;
@@ -96,13 +97,13 @@ impl Kind {
 }
 
 /// The native address of port `port` on its SAN.
-pub const fn port_mac(port: usize) -> Native {
-    Native::mac([0x02, 0x4D, 0x57, 0x00, 0x00, port as u8])
+pub const fn port_mac(port: usize) -> NativeAddr {
+    NativeAddr::mac([0x02, 0x4D, 0x57, 0x00, 0x00, port as u8])
 }
 
 /// The neighbour whose packets port `port` receives.
-pub const fn peer_mac(port: usize) -> Native {
-    Native::mac([0x02, 0x4D, 0x57, 0xFE, 0x00, port as u8])
+pub const fn peer_mac(port: usize) -> NativeAddr {
+    NativeAddr::mac([0x02, 0x4D, 0x57, 0xFE, 0x00, port as u8])
 }
 
 /// Next hop `k` on port `port`.
@@ -126,7 +127,7 @@ pub fn full_fib() -> (FibSet, usize) {
         for (k, i) in row.iter_mut().enumerate() {
             *i = fib.add_nexthop(NextHop {
                 port: q as u16,
-                native: Native::mac(next_hop_mac(q, k)),
+                native: NativeAddr::mac(next_hop_mac(q, k)),
                 mtu: MTU,
             });
         }
@@ -400,7 +401,7 @@ impl Step for BaselineStep {
             in_port + 1
         };
         let native = next_hop_mac(out, 0);
-        let native = Native::mac(native);
+        let native = NativeAddr::mac(native);
         let mut c = self.counters[in_port];
         c.received += rx.len() as u64;
         let mut acc = 0u64;

@@ -17,10 +17,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables};
-use ports::Native;
 use rrp::Address;
 use rrp::router::{Event, Notice, NoticeKind, Output, RouteTables, Router, Time};
-use rrp::wire::NativeAddr;
 
 /// Counters of the control-plane thread.
 #[derive(Debug, Default)]
@@ -120,14 +118,6 @@ pub struct ControlPlane {
     next_worker: usize,
 }
 
-fn to_native(n: &NativeAddr) -> Option<Native> {
-    Native::from_slice(n.as_bytes())
-}
-
-fn from_native(n: &Native) -> NativeAddr {
-    NativeAddr::from_bytes(n.as_slice()).unwrap_or_default()
-}
-
 /// Events kept for readers before the oldest are dropped.
 const EVENTS_KEPT: usize = 4096;
 
@@ -205,9 +195,8 @@ impl ControlPlane {
             while let Some(p) = self.workers[w].recv_punt() {
                 work += 1;
                 self.stats.punts.fetch_add(1, Ordering::Relaxed);
-                let native = from_native(&p.native_src);
                 self.engine
-                    .handle_packet(now, p.in_port as usize, &native, &p.data);
+                    .handle_packet(now, p.in_port as usize, &p.native_src, &p.data);
                 self.workers[w].recycle_any(p);
                 self.drain(now);
             }
@@ -224,8 +213,8 @@ impl ControlPlane {
                     &Notice {
                         kind,
                         in_port: n.in_port as usize,
-                        native_src: from_native(&n.native_src),
-                        next_hop: from_native(&n.next_hop),
+                        native_src: n.native_src,
+                        next_hop: n.next_hop,
                         packet: n.bytes().to_vec(),
                     },
                 );
@@ -248,10 +237,6 @@ impl ControlPlane {
                     native,
                     packet,
                 } => {
-                    let Some(native_dst) = to_native(&native) else {
-                        self.stats.inject_bad_native.fetch_add(1, Ordering::Relaxed);
-                        continue;
-                    };
                     if self.workers.is_empty() {
                         continue;
                     }
@@ -259,7 +244,7 @@ impl ControlPlane {
                     self.next_worker = self.next_worker.wrapping_add(1);
                     let inj = Injection {
                         port: port as u16,
-                        native_dst,
+                        native_dst: native,
                         data: packet,
                     };
                     match self.workers[w].inject(inj) {

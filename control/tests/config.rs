@@ -12,8 +12,8 @@ use control::config::{
 use dataplane::IdlePolicy;
 use proptest::prelude::*;
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::router::{Router, StaticNode, Timers};
-use rrp::wire::NativeAddr;
 use rrp::wire::record::Capability;
 
 fn example(name: &str) -> PathBuf {

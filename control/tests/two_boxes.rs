@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 
 use control::ControlPlane;
 use dataplane::{ChannelConfig, EngineConfig, FibSet, IdlePolicy, Worker, channels, fib_channel};
-use ports::Native;
 use ports::memory::{MemPort, mem_link};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::node::{Level, Node, NodeConfig};
 use rrp::router::{HrConfig, Router, RouterConfig, Timers};
-use rrp::wire::{HeaderRepr, NativeAddr, PacketRepr};
+use rrp::wire::{HeaderRepr, PacketRepr};
 
-fn mac(n: u8) -> Native {
-    Native::mac([2, 0, 0, 0, 0, n])
+fn mac(n: u8) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, 0, n])
 }
 
 struct BoxUnderTest {

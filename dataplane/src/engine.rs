@@ -20,11 +20,12 @@
 //! its ingress port.
 
 use arrayvec::ArrayVec;
-use ports::native::MAX_NATIVE;
-use ports::{Burst, Native, PacketBuf, Port};
+use ports::{Burst, PacketBuf, Port};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
+use rrp::native::MAX_NATIVE_LEN;
 use rrp::wire::HEADER_LEN;
 use rrp::wire::l2rh::l2rh_bytes;
 use rrp::wire::packet::shift_ei;
@@ -51,15 +52,15 @@ pub struct EngineConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NextNative<'f> {
     /// An L3 route's, borrowed from the FIB (no copy on the forwarding path).
-    Route(&'f Native),
+    Route(&'f NativeAddr),
     /// An L2RH's, copied out of the header before it was stripped.
-    Source(Native),
+    Source(NativeAddr),
 }
 
 impl NextNative<'_> {
     /// The address.
     #[inline(always)]
-    pub fn get(&self) -> &Native {
+    pub fn get(&self) -> &NativeAddr {
         match self {
             NextNative::Route(n) => n,
             NextNative::Source(n) => n,
@@ -74,7 +75,7 @@ pub enum Decision<'f> {
     Forward {
         /// Egress port.
         port: u16,
-        /// Native next hop.
+        /// NativeAddr next hop.
         native: NextNative<'f>,
         /// An L2 (source-routed) packet.
         l2: bool,
@@ -97,7 +98,7 @@ pub enum Decision<'f> {
         /// For an MTU drop: the egress port and its MTU.
         egress: (u16, u32),
         /// For an MTU drop on L3: the next hop's native address.
-        next_hop: Option<&'f Native>,
+        next_hop: Option<&'f NativeAddr>,
     },
 }
 
@@ -111,8 +112,8 @@ struct SourceNative {
 
 /// Copies the native address out of the leading L2RH and strips the L2RH.
 #[inline(always)]
-fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> Native {
-    let native = Native::from_slice(&buf.data()[4..4 + at.len as usize]).unwrap_or_default();
+fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> NativeAddr {
+    let native = NativeAddr::from_bytes(&buf.data()[4..4 + at.len as usize]).unwrap_or_default();
     buf.adj(at.strip as usize);
     native
 }
@@ -121,7 +122,7 @@ fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> Native {
 /// or still in the packet's L2RH.
 #[derive(Clone, Copy)]
 enum Hop<'f> {
-    Route(&'f Native),
+    Route(&'f NativeAddr),
     Source(SourceNative),
 }
 
@@ -142,7 +143,7 @@ enum Verdict<'f> {
         reason: DropReason,
         notice: Option<NoticeKind>,
         egress: (u16, u32),
-        next_hop: Option<&'f Native>,
+        next_hop: Option<&'f NativeAddr>,
     },
 }
 
@@ -429,7 +430,7 @@ impl Engine {
                 hr_port: eport as u16,
             };
         }
-        if native_len > MAX_NATIVE {
+        if native_len > MAX_NATIVE_LEN {
             return Verdict::drop(DropReason::BadL2rh);
         }
         let mtu = self.mtus[eport];
@@ -566,7 +567,7 @@ impl Engine {
         now_ns: u64,
         in_port: usize,
         port: u16,
-        native: &Native,
+        native: &NativeAddr,
         buf: &B,
     ) {
         let mut nt = Notice::new(
@@ -631,12 +632,12 @@ impl Engine {
         in_port: usize,
         kind: NoticeKind,
         egress: (u16, u32),
-        next_hop: Option<&Native>,
+        next_hop: Option<&NativeAddr>,
         buf: &B,
     ) {
         let mut nt = Notice::new(kind, in_port as u16, egress.0, buf.native_src(), buf.data());
         nt.mtu = egress.1;
-        nt.next_hop = next_hop.copied().unwrap_or(Native::EMPTY);
+        nt.next_hop = next_hop.copied().unwrap_or(NativeAddr::NONE);
         if self.chan.notice(now_ns, nt) {
             c.notices += 1;
         } else {

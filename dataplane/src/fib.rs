@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
-use ports::Native;
 use rrp::Address;
+use rrp::NativeAddr;
 
 /// FIB index: no route.
 pub const NH_NONE: u16 = 0;
@@ -29,8 +29,8 @@ pub const NH_FIRST: u16 = 2;
 pub struct NextHop {
     /// Egress port (= egress HR).
     pub port: u16,
-    /// Native address on the egress SAN: the next HR or the destination node.
-    pub native: Native,
+    /// NativeAddr address on the egress SAN: the next HR or the destination node.
+    pub native: NativeAddr,
     /// MTU of the egress SAN in bytes (0 = unlimited): the largest packet as
     /// transmitted (L2RHs + header + data + trailer).
     pub mtu: u32,
@@ -71,7 +71,7 @@ impl FibSet {
         }
         let filler = NextHop {
             port: u16::MAX,
-            native: Native::EMPTY,
+            native: NativeAddr::NONE,
             mtu: 0,
         };
         FibSet {
@@ -319,14 +319,11 @@ pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> 
                 // A next hop on a port this box does not have would index
                 // past the worker's ports: never published.
                 Next::Forward { port, .. } if *port >= ports => continue,
-                Next::Forward { port, native } => match Native::from_slice(native.as_bytes()) {
-                    Some(n) => f.add_nexthop(NextHop {
-                        port: *port as u16,
-                        native: n,
-                        mtu: e.mtu,
-                    }),
-                    None => continue,
-                },
+                Next::Forward { port, native } => f.add_nexthop(NextHop {
+                    port: *port as u16,
+                    native: *native,
+                    mtu: e.mtu,
+                }),
             };
             f.set(p, e.dst, idx);
         }
@@ -342,7 +339,7 @@ mod tests {
     fn nh(port: u16) -> NextHop {
         NextHop {
             port,
-            native: Native::mac([2, 0, 0, 0, 0, port as u8]),
+            native: NativeAddr::mac([2, 0, 0, 0, 0, port as u8]),
             mtu: 1500,
         }
     }
@@ -371,7 +368,7 @@ mod tests {
                     dst: Address(0x300),
                     next: Next::Forward {
                         port: 5,
-                        native: rrp::wire::NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+                        native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 1]),
                     },
                     q: 1,
                     mtu: 1500,
@@ -380,7 +377,7 @@ mod tests {
                     dst: Address(0x301),
                     next: Next::Forward {
                         port: 0,
-                        native: rrp::wire::NativeAddr::mac([2, 0, 0, 0, 0, 2]),
+                        native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 2]),
                     },
                     q: 1,
                     mtu: 1500,

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use ports::Native;
+use rrp::NativeAddr;
 
 use crate::reason::DropReason;
 
@@ -34,7 +34,7 @@ pub struct Punt {
     /// L2RH naming another HR of this box).
     pub hr_port: u16,
     /// Its native source on the ingress SAN.
-    pub native_src: Native,
+    pub native_src: NativeAddr,
     /// Whether the port flagged a receive error.
     pub rx_error: bool,
     /// The packet, from its first remaining L2RH or EEP header to its trailer.
@@ -49,7 +49,7 @@ pub struct PuntMeta {
     /// The HR it is delivered to.
     pub hr_port: u16,
     /// Its native source.
-    pub native_src: Native,
+    pub native_src: NativeAddr,
     /// Whether the port flagged a receive error.
     pub rx_error: bool,
 }
@@ -78,9 +78,9 @@ pub struct Notice {
     /// The egress port (Mtu, Redirect), or the ingress port.
     pub out_port: u16,
     /// The packet's native source.
-    pub native_src: Native,
+    pub native_src: NativeAddr,
     /// The next hop's native address (Redirect, Mtu on L3).
-    pub next_hop: Native,
+    pub next_hop: NativeAddr,
     /// The packet's length as received (from its first L2RH or header to its trailer).
     pub packet_len: u32,
     /// The MTU that was exceeded (Mtu).
@@ -95,7 +95,7 @@ impl Notice {
         kind: NoticeKind,
         in_port: u16,
         out_port: u16,
-        native_src: Native,
+        native_src: NativeAddr,
         packet: &[u8],
     ) -> Notice {
         let n = packet.len().min(NOTICE_BYTES);
@@ -106,7 +106,7 @@ impl Notice {
             in_port,
             out_port,
             native_src,
-            next_hop: Native::EMPTY,
+            next_hop: NativeAddr::NONE,
             packet_len: packet.len() as u32,
             mtu: 0,
             len: n as u16,
@@ -125,8 +125,8 @@ impl Notice {
 pub struct Injection {
     /// Egress port.
     pub port: u16,
-    /// Native destination on the egress SAN.
-    pub native_dst: Native,
+    /// NativeAddr destination on the egress SAN.
+    pub native_dst: NativeAddr,
     /// The MessageWay packet.
     pub data: Vec<u8>,
 }
@@ -438,7 +438,7 @@ mod tests {
             notices: 1,
             ..Default::default()
         });
-        let n = Notice::new(NoticeKind::NoRoute, 0, 0, Native::EMPTY, &[9; 200]);
+        let n = Notice::new(NoticeKind::NoRoute, 0, 0, NativeAddr::NONE, &[9; 200]);
         assert_eq!(n.bytes().len(), NOTICE_BYTES);
         assert_eq!(n.packet_len, 200);
         assert!(w.notice(0, n));
@@ -446,7 +446,7 @@ mod tests {
         assert_eq!(c.recv_notice().unwrap().kind, NoticeKind::NoRoute);
         c.inject(Injection {
             port: 1,
-            native_dst: Native::EMPTY,
+            native_dst: NativeAddr::NONE,
             data: vec![1],
         })
         .unwrap();

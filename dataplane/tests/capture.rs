@@ -5,9 +5,9 @@ use dataplane::{
     CaptureWhat, ChannelConfig, DropReason, EngineConfig, FibSet, NextHop, Worker, capture_rings,
     channels, fib_channel,
 };
-use ports::Native;
 use ports::memory::mem_link;
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
@@ -31,13 +31,13 @@ fn packet(dst: u16) -> Vec<u8> {
 fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     let (mut host_a, r0) = mem_link(
         64,
-        Native::mac([2, 0, 0, 0, 0, 1]),
-        Native::mac([2, 0, 0, 0, 1, 0]),
+        NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+        NativeAddr::mac([2, 0, 0, 0, 1, 0]),
     );
     let (mut host_b, r1) = mem_link(
         64,
-        Native::mac([2, 0, 0, 0, 0, 2]),
-        Native::mac([2, 0, 0, 0, 1, 1]),
+        NativeAddr::mac([2, 0, 0, 0, 0, 2]),
+        NativeAddr::mac([2, 0, 0, 0, 1, 1]),
     );
     let cfg = EngineConfig {
         hrs: vec![Address(0x0110), Address(0x0120)],
@@ -48,7 +48,7 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
         Address(0x0202),
         NextHop {
             port: 1,
-            native: Native::mac([2, 0, 0, 0, 0, 2]),
+            native: NativeAddr::mac([2, 0, 0, 0, 0, 2]),
             mtu: 1500,
         },
     );

@@ -33,11 +33,12 @@ mod with_dpdk {
     use ports::dpdk::{
         DpdkPort, ETHERTYPE_MW, Eal, Mbuf, Pool, PortSpec, RawQueue, StartOptions, ring_pair, sys,
     };
-    use ports::{Burst, Native, PacketBuf};
+    use ports::{Burst, PacketBuf};
     use rrp::Address;
+    use rrp::NativeAddr;
     use rrp::kind::PacketType;
     use rrp::wire::packet::shift_ei;
-    use rrp::wire::{HeaderRepr, L2rhRepr, Message, NativeAddr, PacketRepr, RouterHop};
+    use rrp::wire::{HeaderRepr, L2rhRepr, Message, PacketRepr, RouterHop};
 
     const TEST: &str = "dataplane::dpdk_forward";
 
@@ -200,7 +201,7 @@ mod with_dpdk {
         let mut fib = FibSet::new(2, &cfg.hrs);
         let to_b = NextHop {
             port: 1,
-            native: Native::mac(HOST_B),
+            native: NativeAddr::mac(HOST_B),
             mtu: 1500,
         };
         fib.set_all(Address(0x0202), to_b);
@@ -208,7 +209,7 @@ mod with_dpdk {
             Address(0x0101),
             NextHop {
                 port: 0,
-                native: Native::mac(HOST_A),
+                native: NativeAddr::mac(HOST_A),
                 mtu: 1500,
             },
         );
@@ -408,7 +409,7 @@ mod with_dpdk {
         let hey = bytes(&Message::WhoAreYou.to_packet(Address(0x0101), HR0).unwrap());
         cch.inject(Injection {
             port: 0,
-            native_dst: Native::mac(HOST_A),
+            native_dst: NativeAddr::mac(HOST_A),
             data: hey.clone(),
         })
         .unwrap();
@@ -441,8 +442,8 @@ mod with_dpdk {
         assert_eq!(
             punts,
             vec![
-                (0, 0, Native::mac(HOST_A), false, who.clone()),
-                (0, 1, Native::mac(HOST_A), false, bytes(&for_hr1_eep)),
+                (0, 0, NativeAddr::mac(HOST_A), false, who.clone()),
+                (0, 1, NativeAddr::mac(HOST_A), false, bytes(&for_hr1_eep)),
             ],
             "RRP#7 for HR0 (protocol class first), then the packet for HR1"
         );
@@ -457,12 +458,12 @@ mod with_dpdk {
         assert_eq!(
             notices,
             vec![
-                (NoticeKind::NoRoute, 0, 0, Native::mac(HOST_A)),
-                (NoticeKind::Mtu, 0, 1, Native::mac(HOST_A)),
-                (NoticeKind::Redirect, 1, 1, Native::mac(HOST_C)),
+                (NoticeKind::NoRoute, 0, 0, NativeAddr::mac(HOST_A)),
+                (NoticeKind::Mtu, 0, 1, NativeAddr::mac(HOST_A)),
+                (NoticeKind::Redirect, 1, 1, NativeAddr::mac(HOST_C)),
             ]
         );
-        assert_eq!(redirect_to, Some(Native::mac(HOST_B)));
+        assert_eq!(redirect_to, Some(NativeAddr::mac(HOST_B)));
 
         let c = worker.counters();
         // Port 0: 11 packets reached the engine (the IPv4 frame did not).

@@ -14,8 +14,8 @@ use rrp::wire::{L2rhRepr, PacketRepr};
 const DST: u16 = 0x0999;
 
 /// A MAC as bytes.
-fn mac(n: ports::Native) -> Vec<u8> {
-    n.as_slice().to_vec()
+fn mac(n: rrp::NativeAddr) -> Vec<u8> {
+    n.as_bytes().to_vec()
 }
 
 /// An L2RH of `len` content bytes that is not a router hop for this box.

@@ -22,7 +22,7 @@ fn l3() -> Vec<u8> {
 fn l2() -> Vec<u8> {
     let mut p = pkt(DST, 20);
     p.l2rhs = vec![
-        hop(HRS[1], station(1, 1).as_slice()),
+        hop(HRS[1], station(1, 1).as_bytes()),
         L2rhRepr::new(&[9; 11]).unwrap(),
     ];
     bytes(&p)

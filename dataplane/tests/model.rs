@@ -15,8 +15,9 @@ use dataplane::punt::NOTICE_BYTES;
 use dataplane::{
     Decision, DropReason, Engine, EngineConfig, FibSet, NextHop, NoticeKind, PuntClass, channels,
 };
-use ports::{HeapBuf, Native, PacketBuf};
+use ports::{HeapBuf, PacketBuf};
 use proptest::prelude::*;
+use rrp::NativeAddr;
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::{L2rhRepr, PacketRepr, RouterHop, locate, shift_ei};
 use rrp::{Address, ErrorKind, PacketType};
@@ -67,7 +68,7 @@ struct ExpNotice {
     kind: NoticeKind,
     out_port: u16,
     mtu: u32,
-    next_hop: Native,
+    next_hop: NativeAddr,
     /// The packet as received, without frame padding.
     packet: Vec<u8>,
 }
@@ -76,7 +77,7 @@ struct ExpNotice {
 enum Expect {
     Forward {
         port: usize,
-        native: Native,
+        native: NativeAddr,
         bytes: Vec<u8>,
         redirect: bool,
     },
@@ -130,7 +131,7 @@ fn class_of(pt: PacketType) -> PuntClass {
 }
 
 /// What the router should do with `b` arriving on `in_port` from `src`.
-fn model(w: &World, in_port: usize, src: Native, err: bool, b: &[u8]) -> Expect {
+fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Expect {
     let lay = match locate(b, MAX_L2RHS) {
         Ok(l) => l,
         Err(e) => {
@@ -165,7 +166,7 @@ fn model(w: &World, in_port: usize, src: Native, err: bool, b: &[u8]) -> Expect 
                     kind: NoticeKind::NoRoute,
                     out_port: in_port as u16,
                     mtu: 0,
-                    next_hop: Native::EMPTY,
+                    next_hop: NativeAddr::NONE,
                     packet: packet.to_vec(),
                 }),
             },
@@ -215,7 +216,7 @@ fn model(w: &World, in_port: usize, src: Native, err: bool, b: &[u8]) -> Expect 
             data: packet[strip..].to_vec(),
         };
     }
-    let Some(native) = Native::from_slice(h.native.as_bytes()) else {
+    let Some(native) = NativeAddr::from_bytes(h.native.as_bytes()) else {
         return drop1(DropReason::BadL2rh);
     };
     let mtu = w.mtus[eport];
@@ -226,12 +227,12 @@ fn model(w: &World, in_port: usize, src: Native, err: bool, b: &[u8]) -> Expect 
                 kind: NoticeKind::Mtu,
                 out_port: eport as u16,
                 mtu,
-                next_hop: Native::EMPTY,
+                next_hop: NativeAddr::NONE,
                 packet: packet.to_vec(),
             }),
         };
     }
-    if native.as_slice().len() != 6 {
+    if native.len() != 6 {
         // The in-memory SAN refuses it.
         return drop1(DropReason::BadL2rh);
     }
@@ -355,7 +356,7 @@ fn check(w: &World, inputs: &[(usize, bool, Vec<u8>)]) -> Result<(), TestCaseErr
 
 // ---- strategies ----
 
-fn native_on(port: usize) -> impl Strategy<Value = Native> {
+fn native_on(port: usize) -> impl Strategy<Value = NativeAddr> {
     prop_oneof![
         Just(host(port)),
         (0u8..3).prop_map(move |k| station(port, k))

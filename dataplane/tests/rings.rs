@@ -228,7 +228,7 @@ fn tx_full_is_counted_on_the_ingress_port() {
     rig.assert_balanced();
 }
 
-fn injection(port: u16, native: ports::Native, data: &[u8]) -> Injection {
+fn injection(port: u16, native: rrp::NativeAddr, data: &[u8]) -> Injection {
     Injection {
         port,
         native_dst: native,
@@ -273,12 +273,12 @@ fn injections_that_cannot_be_sent_count_inject_failed() {
     rig.ctl
         .inject(injection(
             0,
-            ports::Native::from_slice(&[1, 2, 3, 4]).unwrap(),
+            rrp::NativeAddr::from_bytes(&[1, 2, 3, 4]).unwrap(),
             &rrp,
         ))
         .unwrap();
     rig.ctl
-        .inject(injection(0, ports::Native::EMPTY, &rrp))
+        .inject(injection(0, rrp::NativeAddr::NONE, &rrp))
         .unwrap();
     // A port this box does not have.
     rig.ctl.inject(injection(3, host(0), &rrp)).unwrap();

@@ -5,16 +5,17 @@ use dataplane::{
     ChannelConfig, DropReason, EngineConfig, FibSet, NextHop, PuntClass, Worker, channels,
     fib_channel,
 };
+use ports::PacketBuf;
 use ports::memory::{MemPort, mem_link};
-use ports::{Native, PacketBuf};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
-use rrp::wire::{HeaderRepr, L2rhRepr, Message, NativeAddr, PacketRepr, RouterHop};
+use rrp::wire::{HeaderRepr, L2rhRepr, Message, PacketRepr, RouterHop};
 
 const HR0: Address = Address(0x0110);
 const HR1: Address = Address(0x0120);
-const HOST_A: Native = Native::mac([2, 0, 0, 0, 0, 0xA]);
-const HOST_B: Native = Native::mac([2, 0, 0, 0, 0, 0xB]);
+const HOST_A: NativeAddr = NativeAddr::mac([2, 0, 0, 0, 0, 0xA]);
+const HOST_B: NativeAddr = NativeAddr::mac([2, 0, 0, 0, 0, 0xB]);
 
 fn data_packet(dst: u16, l2rhs: Vec<L2rhRepr>, ei: u64) -> Vec<u8> {
     PacketRepr {
@@ -34,8 +35,8 @@ fn data_packet(dst: u16, l2rhs: Vec<L2rhRepr>, ei: u64) -> Vec<u8> {
 
 #[test]
 fn forwards_punts_and_drops() {
-    let (host_a, r0) = mem_link(64, HOST_A, Native::mac([2, 0, 0, 0, 1, 0]));
-    let (host_b, r1) = mem_link(64, HOST_B, Native::mac([2, 0, 0, 0, 1, 1]));
+    let (host_a, r0) = mem_link(64, HOST_A, NativeAddr::mac([2, 0, 0, 0, 1, 0]));
+    let (host_b, r1) = mem_link(64, HOST_B, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
     let (mut host_a, mut host_b): (MemPort, MemPort) = (host_a, host_b);
     let cfg = EngineConfig {
         hrs: vec![HR0, HR1],

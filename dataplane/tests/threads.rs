@@ -15,16 +15,17 @@ use dataplane::{
     fib_channel,
 };
 use ports::memory::{MemPort, mem_link};
-use ports::{HeapBuf, Native, PacketBuf};
+use ports::{HeapBuf, PacketBuf};
 use rrp::Address;
+use rrp::NativeAddr;
 
 /// The native address of snapshot `k`'s next hop.
-fn native_of(k: u64) -> Native {
+fn native_of(k: u64) -> NativeAddr {
     let b = (k as u32).to_be_bytes();
-    Native::mac([0x02, 0xF1, b[0], b[1], b[2], b[3]])
+    NativeAddr::mac([0x02, 0xF1, b[0], b[1], b[2], b[3]])
 }
 
-fn k_of(n: Native) -> u64 {
+fn k_of(n: NativeAddr) -> u64 {
     let m = n.as_mac().expect("a MAC");
     assert_eq!(&m[..2], &[0x02, 0xF1], "a next hop of some snapshot");
     u32::from_be_bytes([m[2], m[3], m[4], m[5]]) as u64
@@ -342,17 +343,17 @@ impl ports::Port for Endless {
         pkts.clear();
         n
     }
-    fn encap(&self, _: &mut HeapBuf, _: &Native) -> bool {
+    fn encap(&self, _: &mut HeapBuf, _: &NativeAddr) -> bool {
         true
     }
     fn alloc(&mut self) -> Option<HeapBuf> {
         Some(HeapBuf::new(2048, 128))
     }
-    fn native_addr(&self) -> Native {
+    fn native_addr(&self) -> NativeAddr {
         host(0)
     }
-    fn link_kind(&self) -> ports::LinkKind {
-        ports::LinkKind::Memory
+    fn link_kind(&self) -> rrp::LinkKind {
+        rrp::LinkKind::Memory
     }
 }
 
@@ -478,7 +479,7 @@ fn a_delayed_ingress_under_a_running_worker_loses_nothing() {
         let mut p = pkt(0x0202, 8);
         p.data.copy_from_slice(&s.to_be_bytes());
         let mut b = HeapBuf::from_bytes(&bytes(&p));
-        b.set_native_dst(Native::EMPTY);
+        b.set_native_dst(NativeAddr::NONE);
         while let Err(back) = h0.send(b) {
             b = back;
             thread::yield_now();

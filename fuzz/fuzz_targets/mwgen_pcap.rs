@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(t) = mwgen::pcap::read(data, ports::LinkKind::Ethernet) {
+    if let Ok(t) = mwgen::pcap::read(data, rrp::LinkKind::Ethernet) {
         for t in t {
             assert!(t.frame_len >= t.bytes.len());
             if let Some(h) = t.hdr {

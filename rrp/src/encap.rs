@@ -1,6 +1,17 @@
 //! How MessageWay packets travel on the SANs mwrouter attaches to
 //! (DESIGN.md "Wire"; docs/encapsulation.md).
 
+/// What a SAN's native addresses are, and how MessageWay travels on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// Ethernet II: 6-byte MACs, EtherType 0x88B5.
+    Ethernet,
+    /// UDP: IPv4 address + port (6 bytes) or IPv6 address + port (18 bytes).
+    Udp,
+    /// In-memory (tests and benchmarks): 6-byte addresses, no encapsulation.
+    Memory,
+}
+
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = 0x88B5;
 /// The UDP port of MessageWay over UDP: 34997 = 0x88B5, the EtherType's value.

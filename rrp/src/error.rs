@@ -55,6 +55,9 @@ pub enum ErrorKind {
     TooLarge(usize),
     /// An L2RH that is not a router hop (content shorter than the 2-byte egress address).
     NotRouterHop(u16),
+    /// A router hop whose native part (this many bytes) is longer than any
+    /// SAN's native address (`crate::native::MAX_NATIVE_LEN`).
+    NativeTooLong(u16),
 }
 
 /// A parse failure: what, in which field, at which byte offset.
@@ -128,6 +131,11 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::TooLarge(n) => write!(f, "value {n} too large for the field"),
             ErrorKind::NotRouterHop(l) => write!(f, "L2RH of {l} bytes is not a router hop"),
+            ErrorKind::NativeTooLong(l) => write!(
+                f,
+                "native address of {l} bytes in a router hop (at most {})",
+                crate::native::MAX_NATIVE_LEN
+            ),
         }
     }
 }

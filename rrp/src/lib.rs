@@ -15,6 +15,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod kind;
 pub mod limits;
+pub mod native;
 pub mod node;
 pub mod route;
 pub mod router;
@@ -22,6 +23,8 @@ pub mod serial;
 pub mod wire;
 
 pub use address::{Address, AddressClass};
+pub use encap::LinkKind;
 pub use endian::{Endian, SwapWidth};
 pub use error::{Error, ErrorKind, Result};
 pub use kind::{CapabilityCode, ErrorCode, PacketClass, PacketType, RrpType};
+pub use native::NativeAddr;

@@ -11,48 +11,12 @@
 
 use crate::error::Result;
 use crate::limits::MAX_L2RHS;
-use crate::wire::hop::{NativeAddr, RouterHop};
+use crate::wire::hop::RouterHop;
 use crate::wire::l2rh::L2rhRepr;
 
 /// A route: hops from where it starts to where it ends.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub struct Route(pub Vec<Hop>);
-
-/// One hop of a route (a [`RouterHop`] kept in a form that orders and hashes
-/// cheaply).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Hop {
-    /// Egress HR (0 = native hop only).
-    pub egress: u16,
-    /// Native address on the egress SAN (empty = egress only).
-    pub native: Vec<u8>,
-}
-
-impl Hop {
-    /// A native-only hop on the SAN where the route starts.
-    pub fn native(n: &[u8]) -> Hop {
-        Hop {
-            egress: 0,
-            native: n.to_vec(),
-        }
-    }
-
-    /// An egress-only hop through HR `egress`.
-    pub fn egress(egress: u16) -> Hop {
-        Hop {
-            egress,
-            native: Vec::new(),
-        }
-    }
-
-    /// As the wire's router hop.
-    pub fn to_router_hop(&self) -> RouterHop {
-        RouterHop::new(
-            crate::Address(self.egress),
-            NativeAddr::from_bytes(&self.native).unwrap_or_default(),
-        )
-    }
-}
+pub struct Route(pub Vec<RouterHop>);
 
 impl Route {
     /// The empty route (the HR itself).
@@ -71,7 +35,7 @@ impl Route {
     }
 
     /// The first hop.
-    pub fn first(&self) -> Option<&Hop> {
+    pub fn first(&self) -> Option<&RouterHop> {
         self.0.first()
     }
 
@@ -81,11 +45,11 @@ impl Route {
         let mut out = self.0.clone();
         let mut it = rest.0.iter();
         if let (Some(last), Some(first)) = (out.last_mut(), rest.0.first())
-            && last.native.is_empty()
-            && last.egress != 0
-            && first.egress == 0
+            && last.is_egress_only()
+            && !last.is_native_only()
+            && first.is_native_only()
         {
-            last.native = first.native.clone();
+            last.native = first.native;
             it.next();
         }
         out.extend(it.cloned());
@@ -94,20 +58,14 @@ impl Route {
 
     /// The route as a chain of L2RHs.
     pub fn to_l2rhs(&self) -> Vec<L2rhRepr> {
-        self.0.iter().map(|h| h.to_router_hop().to_l2rh()).collect()
+        self.0.iter().map(RouterHop::to_l2rh).collect()
     }
 
     /// A route from a chain of L2RHs, each of which must be a router hop.
     pub fn from_l2rhs(l2rhs: &[L2rhRepr]) -> Result<Route> {
         l2rhs
             .iter()
-            .map(|l| {
-                let h = RouterHop::from_content(l.content())?;
-                Ok(Hop {
-                    egress: h.egress.0,
-                    native: h.native.as_bytes().to_vec(),
-                })
-            })
+            .map(|l| RouterHop::from_content(l.content()))
             .collect::<Result<Vec<_>>>()
             .map(Route)
     }
@@ -129,24 +87,30 @@ impl Route {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::Address;
+    use crate::native::NativeAddr;
+
+    fn n(b: &[u8]) -> NativeAddr {
+        NativeAddr::from_bytes(b).unwrap()
+    }
 
     #[test]
     fn twin_hop_merges_with_the_next_san_hop() {
-        let twin = Route(vec![Hop::egress(0x0120)]);
-        let next = Route(vec![Hop::native(&[2, 0, 0, 0, 0, 7]), Hop::egress(0x0130)]);
+        let twin = Route(vec![RouterHop::egress(Address(0x0120))]);
+        let next = Route(vec![
+            RouterHop::native(n(&[2, 0, 0, 0, 0, 7])),
+            RouterHop::egress(Address(0x0130)),
+        ]);
         let r = twin.catenate(&next);
         assert_eq!(
             r.0,
             vec![
-                Hop {
-                    egress: 0x0120,
-                    native: vec![2, 0, 0, 0, 0, 7]
-                },
-                Hop::egress(0x0130)
+                RouterHop::new(Address(0x0120), n(&[2, 0, 0, 0, 0, 7])),
+                RouterHop::egress(Address(0x0130))
             ]
         );
         // Native-only then native-only: no merge.
-        let a = Route(vec![Hop::native(&[1])]);
+        let a = Route(vec![RouterHop::native(n(&[1]))]);
         assert_eq!(a.catenate(&a).len(), 2);
         // Empty routes.
         assert_eq!(Route::empty().catenate(&a), a);
@@ -156,12 +120,9 @@ mod tests {
     #[test]
     fn wire_round_trip() {
         let r = Route(vec![
-            Hop::native(&[2, 0, 0, 0, 0, 1]),
-            Hop {
-                egress: 0x0120,
-                native: vec![2, 0, 0, 0, 0, 2],
-            },
-            Hop::egress(0x0130),
+            RouterHop::native(n(&[2, 0, 0, 0, 0, 1])),
+            RouterHop::new(Address(0x0120), n(&[2, 0, 0, 0, 0, 2])),
+            RouterHop::egress(Address(0x0130)),
         ]);
         let l = r.to_l2rhs();
         assert_eq!(Route::from_l2rhs(&l).unwrap(), r);

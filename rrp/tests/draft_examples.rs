@@ -12,11 +12,12 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use rrp::NativeAddr;
 use rrp::endian::swap_in_place;
 use rrp::wire::record::RecordIter;
 use rrp::wire::{
-    Capability, InfoQuery, L2rh, L2rhRepr, Message, NativeAddr, Packet, PacketRepr, Record,
-    RecordType, RouterHop, shift_ei,
+    Capability, InfoQuery, L2rh, L2rhRepr, Message, Packet, PacketRepr, Record, RecordType,
+    RouterHop, shift_ei,
 };
 use rrp::{Address, AddressClass, CapabilityCode, Endian, Error, ErrorKind, PacketType, SwapWidth};
 

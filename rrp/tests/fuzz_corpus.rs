@@ -11,10 +11,11 @@ use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use rrp::NativeAddr;
 use rrp::fuzzing;
 use rrp::wire::{
-    Capability, HeaderRepr, InfoQuery, L2rhRepr, Message, Mtu, NativeAddr, NodeInfo, PacketRepr,
-    RecordRepr, RouteTable, RouterHop, RtNode, SourceRoute,
+    Capability, HeaderRepr, InfoQuery, L2rhRepr, Message, Mtu, NodeInfo, PacketRepr, RecordRepr,
+    RouteTable, RouterHop, RtNode, SourceRoute,
 };
 use rrp::{Address, Endian, PacketType};
 

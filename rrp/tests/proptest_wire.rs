@@ -10,16 +10,18 @@ use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+use rrp::NativeAddr;
 use rrp::error::Error;
 use rrp::fuzzing;
 use rrp::limits::MAX_L2RHS;
+use rrp::native::MAX_NATIVE_LEN;
 use rrp::wire::header::MAX_DATA_WORDS;
 use rrp::wire::l2rh::MAX_L2RH_CONTENT;
 use rrp::wire::record::RecordIter;
 use rrp::wire::{
-    Capability, HEADER_LEN, Header, HeaderRepr, InfoQuery, L2rh, L2rhRepr, Message, Mtu,
-    NativeAddr, NodeInfo, Packet, PacketRepr, Record, RecordRepr, RouteTable, RouterHop, RtNode,
-    SourceRoute, TRAILER_LEN, locate,
+    Capability, HEADER_LEN, Header, HeaderRepr, InfoQuery, L2rh, L2rhRepr, Message, Mtu, NodeInfo,
+    Packet, PacketRepr, Record, RecordRepr, RouteTable, RouterHop, RtNode, SourceRoute,
+    TRAILER_LEN, locate,
 };
 use rrp::{Address, Endian, PacketType};
 
@@ -77,7 +79,8 @@ mod strategy {
             (any::<[u8; 16]>(), any::<u16>()).prop_map(|(ip, port)| NativeAddr::udp(
                 SocketAddr::new(Ipv6Addr::from(ip).into(), port)
             )),
-            vec(any::<u8>(), 0..=61).prop_map(|b| NativeAddr::from_bytes(&b).expect("<= 61 bytes")),
+            vec(any::<u8>(), 0..=MAX_NATIVE_LEN)
+                .prop_map(|b| NativeAddr::from_bytes(&b).expect("<= 18 bytes")),
         ]
     }
 
@@ -357,7 +360,7 @@ proptest! {
         l.emit(&mut b);
         let (l2, n) = L2rhRepr::parse(&b).unwrap();
         prop_assert_eq!(n, b.len());
-        prop_assert_eq!(RouterHop::from_content(l2.content()).unwrap(), h.clone());
+        prop_assert_eq!(RouterHop::from_content(l2.content()).unwrap(), h);
         prop_assert_eq!(h.is_native_only(), h.egress.0 == 0);
         prop_assert_eq!(h.is_egress_only(), h.native.is_empty());
     }
@@ -577,7 +580,7 @@ proptest! {
     fn router_hop_content_of_any_length(b in vec(any::<u8>(), 0..100)) {
         match RouterHop::from_content(&b) {
             Ok(h) => {
-                prop_assert!(b.len() >= 2 && b.len() <= MAX_L2RH_CONTENT);
+                prop_assert!(b.len() >= 2 && b.len() <= 2 + MAX_NATIVE_LEN);
                 let l = h.to_l2rh();
                 prop_assert_eq!(l.content(), &b[..]);
             }

@@ -5,12 +5,14 @@
 
 use proptest::prelude::*;
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
-use rrp::route::{Hop, Route};
+use rrp::route::Route;
 use rrp::router::{HrConfig, Notice, NoticeKind, Output, Router, RouterConfig, RtRefusal, Timers};
+use rrp::wire::RouterHop;
 use rrp::wire::{
-    Capability, HeaderRepr, Message, Mtu, NativeAddr, NodeInfo, PacketRepr, RouteTable, RtNode,
-    RtPart, SourceRoute,
+    Capability, HeaderRepr, Message, Mtu, NodeInfo, PacketRepr, RouteTable, RtNode, RtPart,
+    SourceRoute,
 };
 
 const HR0: Address = Address(0x0410);
@@ -82,10 +84,10 @@ fn rt(san: u16, sn: u16, rcvf: Vec<u16>, nodes: usize) -> RouteTable {
         sn,
         csr: SourceRoute {
             q: 1,
-            route: Route(vec![Hop {
-                egress: 0x0431,
-                native: vec![2, 0, 0, 0, 9, 1],
-            }])
+            route: Route(vec![RouterHop::new(
+                Address(0x0431),
+                NativeAddr::mac([2, 0, 0, 0, 9, 1]),
+            )])
             .to_l2rhs(),
             mtu: Some(Mtu(187)),
         },
@@ -98,7 +100,10 @@ fn rt(san: u16, sn: u16, rcvf: Vec<u16>, nodes: usize) -> RouteTable {
                 },
                 route: SourceRoute {
                     q: 1,
-                    route: Route(vec![Hop::native(&[2, 0, 0, 0, 0x10, i as u8])]).to_l2rhs(),
+                    route: Route(vec![RouterHop::native(NativeAddr::mac([
+                        2, 0, 0, 0, 0x10, i as u8,
+                    ]))])
+                    .to_l2rhs(),
                     mtu: None,
                 },
             })

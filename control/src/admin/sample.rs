@@ -10,9 +10,9 @@ use std::sync::Mutex;
 
 use dataplane::{DropReason, PortCounters};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::{CapabilityCode, PacketType};
 use rrp::router::{HrConfig, Router, RouterConfig, StaticNode};
-use rrp::wire::NativeAddr;
 use rrp::wire::header::HeaderRepr;
 use rrp::wire::packet::PacketRepr;
 use rrp::wire::record::Capability;

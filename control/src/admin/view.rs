@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 
 use dataplane::{DropReason, PortCounters};
 use rrp::Address;
-use rrp::route::{Hop, Route};
+use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
-use rrp::wire::NativeAddr;
+use rrp::wire::RouterHop;
+use rrp::{LinkKind, NativeAddr};
 use serde::{Deserialize, Serialize};
 
 use super::proto::{Addr, AdminError, PortSpec};
@@ -176,7 +177,7 @@ pub struct FibRow {
     /// Egress port (`forward`).
     #[serde(default)]
     pub egress: Option<u16>,
-    /// Native next hop on the egress SAN (`forward`).
+    /// NativeAddr next hop on the egress SAN (`forward`).
     #[serde(default)]
     pub native: String,
     /// Total Q.
@@ -281,7 +282,7 @@ pub struct Lookup {
     /// The egress HR (`forward`).
     #[serde(default)]
     pub egress_hr: Option<Addr>,
-    /// Native next hop on the egress SAN (`forward`).
+    /// NativeAddr next hop on the egress SAN (`forward`).
     #[serde(default)]
     pub next_hop: String,
     /// Total Q.
@@ -338,42 +339,27 @@ fn port_u16(p: usize) -> u16 {
 /// A native address as text: `ip:port` for UDP endpoints (when `udp`),
 /// otherwise colon-separated hex (a MAC: `02:00:00:00:00:01`); empty when
 /// there is none.
-pub fn native_string(bytes: &[u8], udp: bool) -> String {
-    if udp && let Some(sa) = NativeAddr::from_bytes(bytes).and_then(|n| n.as_udp()) {
-        return sa.to_string();
-    }
-    let mut s = String::with_capacity(bytes.len() * 3);
-    for (i, b) in bytes.iter().enumerate() {
-        if i > 0 {
-            s.push(':');
-        }
-        let _ = write!(s, "{b:02x}");
-    }
-    s
+pub fn native_string(n: &NativeAddr, udp: bool) -> String {
+    let kind = if udp {
+        LinkKind::Udp
+    } else {
+        LinkKind::Ethernet
+    };
+    n.on(kind).to_string()
 }
 
 /// Reads a native address written as [`native_string`] writes it
 /// (`02:00:00:00:00:01`, `127.0.0.1:7000`, `[::1]:7000`).
 pub fn parse_native(s: &str) -> Option<NativeAddr> {
-    if let Ok(sa) = s.parse::<std::net::SocketAddr>() {
-        return Some(NativeAddr::udp(sa));
-    }
-    let mut v = Vec::new();
-    for part in s.split(':') {
-        if part.is_empty() || part.len() > 2 {
-            return None;
-        }
-        v.push(u8::from_str_radix(part, 16).ok()?);
-    }
-    NativeAddr::from_bytes(&v)
+    NativeAddr::parse(s).ok().filter(|n| !n.is_empty())
 }
 
 /// One hop of a route: `EGRESS@NATIVE`, `@NATIVE` (native hop only, on the
 /// SAN where the route starts) or `EGRESS@` (egress only).
-pub fn hop_string(h: &Hop, udp: bool) -> String {
+pub fn hop_string(h: &RouterHop, udp: bool) -> String {
     let mut s = String::new();
-    if h.egress != 0 {
-        let _ = write!(s, "{}", Addr(h.egress));
+    if !h.is_native_only() {
+        let _ = write!(s, "{}", Addr::from(h.egress));
     }
     s.push('@');
     s.push_str(&native_string(&h.native, udp));
@@ -479,7 +465,7 @@ impl<'a> View<'a> {
                 san: h.san_id.into(),
                 mtu: h.mtu,
                 cost: h.cost,
-                native: native_string(h.native.as_bytes(), self.is_udp(p)),
+                native: native_string(&h.native, self.is_udp(p)),
                 up: self.router.port_is_up(p),
                 lrt: self.router.lrt(p).len(),
                 buddies: self.router.buddies(p).len(),
@@ -503,7 +489,7 @@ impl<'a> View<'a> {
                         .as_deref()
                         .map(|n| String::from_utf8_lossy(n).into_owned())
                         .unwrap_or_default(),
-                    native: native_string(e.native.as_bytes(), self.is_udp(p)),
+                    native: native_string(&e.native, self.is_udp(p)),
                     is_static: e.is_static,
                     router: e.router,
                     missed: e.missed,
@@ -551,7 +537,7 @@ impl<'a> View<'a> {
             Next::Forward { port, native } => {
                 format!(
                     "port {port} -> {}",
-                    native_string(native.as_bytes(), self.is_udp(*port))
+                    native_string(native, self.is_udp(*port))
                 )
             }
         }
@@ -596,7 +582,7 @@ impl<'a> View<'a> {
                     Next::Forward { port, native } => (
                         "forward",
                         Some(port_u16(*port)),
-                        native_string(native.as_bytes(), self.is_udp(*port)),
+                        native_string(native, self.is_udp(*port)),
                     ),
                 };
                 rows.push(FibRow {
@@ -636,7 +622,7 @@ impl<'a> View<'a> {
                         .as_deref()
                         .map(|n| String::from_utf8_lossy(n).into_owned())
                         .unwrap_or_default(),
-                    native: native_string(e.native.as_bytes(), self.is_udp(p)),
+                    native: native_string(&e.native, self.is_udp(p)),
                     missed: e.missed,
                     rts: kept
                         .iter()
@@ -678,7 +664,7 @@ impl<'a> View<'a> {
                         l.result = "forward".into();
                         l.egress = Some(port_u16(*port));
                         l.egress_hr = hrs.get(*port).copied();
-                        l.next_hop = native_string(native.as_bytes(), self.is_udp(*port));
+                        l.next_hop = native_string(native, self.is_udp(*port));
                     }
                 }
                 // The route the FIB entry was made from: the best one with
@@ -711,23 +697,24 @@ impl<'a> View<'a> {
 mod tests {
     use super::*;
 
+    fn n(b: &[u8]) -> NativeAddr {
+        NativeAddr::from_bytes(b).unwrap()
+    }
+
     #[test]
     fn natives() {
         assert_eq!(
-            native_string(&[2, 0, 0, 0, 0, 1], false),
+            native_string(&n(&[2, 0, 0, 0, 0, 1]), false),
             "02:00:00:00:00:01"
         );
         assert_eq!(
-            native_string(&[127, 0, 0, 1, 0x1b, 0x58], true),
+            native_string(&n(&[127, 0, 0, 1, 0x1b, 0x58]), true),
             "127.0.0.1:7000"
         );
-        assert_eq!(native_string(&[], true), "");
+        assert_eq!(native_string(&n(&[]), true), "");
         for s in ["02:00:00:00:00:01", "127.0.0.1:7000", "[::1]:7000"] {
             let n = parse_native(s).unwrap();
-            assert_eq!(
-                native_string(n.as_bytes(), s.contains('.') || s.contains('[')),
-                s
-            );
+            assert_eq!(native_string(&n, s.contains('.') || s.contains('[')), s);
         }
         assert!(parse_native("zz:00").is_none());
         assert!(parse_native("").is_none());
@@ -735,9 +722,12 @@ mod tests {
 
     #[test]
     fn hops() {
-        assert_eq!(hop_string(&Hop::egress(0x116), false), "0x0116@");
         assert_eq!(
-            hop_string(&Hop::native(&[2, 0, 0, 0, 0, 1]), false),
+            hop_string(&RouterHop::egress(Address(0x116)), false),
+            "0x0116@"
+        );
+        assert_eq!(
+            hop_string(&RouterHop::native(n(&[2, 0, 0, 0, 0, 1])), false),
             "@02:00:00:00:00:01"
         );
     }

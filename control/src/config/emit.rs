@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::{Config, PortConfig, SnSeed, format_mac, format_native};
+use rrp::NativeAddr;
+
+use super::{Config, PortConfig, SnSeed};
 
 /// One table of the file: its header, its key path and its entries (key,
 /// TOML literal).
@@ -173,7 +175,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
                 t.put("rx_ring", d.rx_ring.to_string());
                 t.put("tx_ring", d.tx_ring.to_string());
                 if let Some(m) = &d.mac {
-                    t.put("mac", quote(&format_mac(m)));
+                    t.put("mac", quote(&NativeAddr::mac(*m).to_string()));
                 }
             }
         }
@@ -183,7 +185,10 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         for (j, s) in h.statics.iter().enumerate() {
             let mut t = Table::new("[[hr.static]]", format!("hr[{i}].static[{j}]"));
             t.put("address", hex16(s.address));
-            t.put("native", quote(&format_native(backend, &s.native)));
+            t.put(
+                "native",
+                quote(&s.native.on(backend.link_kind()).to_string()),
+            );
             if let Some(n) = &s.name {
                 t.put("name", quote(&String::from_utf8_lossy(n)));
             }

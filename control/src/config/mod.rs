@@ -36,9 +36,8 @@ use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
 use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
 use ports::udp::UdpConfig;
-use rrp::Address;
 use rrp::router::{ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
-use rrp::wire::NativeAddr;
+use rrp::{Address, LinkKind, NativeAddr};
 use serde::Deserialize;
 
 pub use reload::ReloadPlan;
@@ -427,6 +426,15 @@ impl Backend {
     pub fn is_ethernet(self) -> bool {
         !matches!(self, Backend::Udp)
     }
+
+    /// The kind of its SAN's native addresses.
+    pub fn link_kind(self) -> LinkKind {
+        if self.is_ethernet() {
+            LinkKind::Ethernet
+        } else {
+            LinkKind::Udp
+        }
+    }
 }
 
 impl fmt::Display for Backend {
@@ -698,7 +706,7 @@ impl Config {
                 san_id: h.san_id,
                 mtu: h.mtu,
                 cost: h.cost,
-                native: n.clone(),
+                native: *n,
                 static_nodes: h.statics.clone(),
             })
             .collect();
@@ -809,47 +817,4 @@ impl Config {
         }
         args
     }
-}
-
-/// Parses a MAC address written `02:00:00:00:00:07`.
-pub use ports::native::parse_mac;
-
-/// Writes a MAC address as `02:00:00:00:00:07`.
-pub fn format_mac(m: &[u8; 6]) -> String {
-    let parts: Vec<String> = m.iter().map(|b| format!("{b:02x}")).collect();
-    parts.join(":")
-}
-
-/// Parses a static entry's native address on a SAN of `backend`: a MAC on
-/// an Ethernet SAN, `IP:port` (`[IPv6]:port`) on a UDP SAN.
-pub fn parse_native(backend: Backend, s: &str) -> Result<NativeAddr, String> {
-    if backend.is_ethernet() {
-        parse_mac(s).map(NativeAddr::mac).ok_or_else(|| {
-            format!(
-                "{s:?} is not a MAC address like \"02:00:00:00:00:07\" (the SAN of a {backend} port is Ethernet)"
-            )
-        })
-    } else {
-        s.parse::<SocketAddr>()
-            .map(NativeAddr::udp)
-            .map_err(|_| {
-                format!(
-                    "{s:?} is not a UDP endpoint like \"127.0.0.1:34997\" or \"[::1]:34997\" (the SAN of a udp port)"
-                )
-            })
-    }
-}
-
-/// Writes a native address the way [`parse_native`] reads it (raw bytes in
-/// hex when it fits neither form).
-pub fn format_native(backend: Backend, n: &NativeAddr) -> String {
-    let formatted = if backend.is_ethernet() {
-        n.as_mac().map(|m| format_mac(&m))
-    } else {
-        n.as_udp().map(|a| a.to_string())
-    };
-    formatted.unwrap_or_else(|| {
-        let parts: Vec<String> = n.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
-        parts.join(":")
-    })
 }

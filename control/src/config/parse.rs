@@ -5,15 +5,15 @@
 
 use std::net::SocketAddr;
 
-use rrp::Address;
+use rrp::native::parse_mac;
 use rrp::router::{Limits, StaticNode, Timers};
 use rrp::wire::record::Capability;
+use rrp::{Address, NativeAddr};
 use serde::Deserialize;
 
 use super::{
     AdminSection, AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection,
     HrSection, LogSection, PortConfig, RatesSection, RouterSection, UdpPortConfig, WorkersSection,
-    parse_mac, parse_native,
 };
 
 #[derive(Deserialize)]
@@ -272,10 +272,18 @@ fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSecti
     let mut statics = Vec::with_capacity(h.statics.len());
     for (j, s) in h.statics.into_iter().enumerate() {
         let native = match backend {
-            Some(b) => match parse_native(b, &s.native) {
+            Some(b) => match NativeAddr::parse_on(b.link_kind(), &s.native) {
                 Ok(n) => n,
                 Err(why) => {
-                    errs.push(ConfigError::new(format!("hr[{i}].static[{j}].native"), why));
+                    let san = if b.is_ethernet() {
+                        format!("the SAN of a {b} port is Ethernet")
+                    } else {
+                        format!("the SAN of a {b} port")
+                    };
+                    errs.push(ConfigError::new(
+                        format!("hr[{i}].static[{j}].native"),
+                        format!("{why} ({san})"),
+                    ));
                     continue;
                 }
             },

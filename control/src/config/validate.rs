@@ -3,13 +3,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
-use rrp::Address;
 use rrp::limits::MAX_RCVF;
-use rrp::wire::NativeAddr;
+use rrp::{Address, NativeAddr};
 
 use super::{
     Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU, MAX_NAME,
-    MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig, format_mac,
+    MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig,
 };
 
 /// The longest timer interval (a day).
@@ -643,7 +642,7 @@ fn port<'a>(
             {
                 e.push(
                     k("mac"),
-                    format!("{} is not a unicast MAC address", format_mac(&m)),
+                    format!("{} is not a unicast MAC address", NativeAddr::mac(m)),
                 );
             }
         }
@@ -691,7 +690,10 @@ fn statics(
             },
             _ => match s.native.as_mac() {
                 Some(m) if is_unicast_mac(&m) => None,
-                Some(m) => Some(format!("{} is not a unicast MAC address", format_mac(&m))),
+                Some(m) => Some(format!(
+                    "{} is not a unicast MAC address",
+                    NativeAddr::mac(m)
+                )),
                 None => Some("not a MAC address".to_string()),
             },
         };

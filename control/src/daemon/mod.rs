@@ -27,8 +27,8 @@ use dataplane::{
     CaptureControl, FibSet, PortCounters, StatsBlock, Worker, capture_rings, channels, fib_channel,
 };
 use ports::Port;
+use rrp::NativeAddr;
 use rrp::router::Router;
-use rrp::wire::NativeAddr;
 
 use crate::admin::{ServerConfig, ServerHandle};
 use crate::config::{Backend, Config};
@@ -200,7 +200,7 @@ fn open_socket_ports<P: Port>(
     for i in 0..cfg.hrs.len() {
         let p =
             open(i, pool.clone()).map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?;
-        natives.push(NativeAddr::from_bytes(p.native_addr().as_slice()).unwrap_or_default());
+        natives.push(p.native_addr());
         opened.push(p);
     }
     Ok((opened, natives))

@@ -6,29 +6,30 @@ use dataplane::{
     ChannelConfig, ControlChannels, DropReason, EngineConfig, FibPublisher, FibSet, NextHop,
     Notice, PortCounters, Punt, Worker, channels, fib_channel,
 };
+use ports::HeapBuf;
 use ports::impair::{ImpairConfig, TestClock};
 use ports::memory::{MemPort, mem_link};
-use ports::{HeapBuf, Native};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
-use rrp::wire::{HeaderRepr, L2rhRepr, NativeAddr, PacketRepr, RouterHop, shift_ei};
+use rrp::wire::{HeaderRepr, L2rhRepr, PacketRepr, shift_ei};
 
 /// The HR address of each port.
 pub const HRS: [Address; 3] = [Address(0x0110), Address(0x0120), Address(0x0130)];
 
 /// The host on SAN `i` (the other end of the router's port `i`).
-pub const fn host(i: usize) -> Native {
-    Native::mac([2, 0, 0, 0, 0, 0xA0 + i as u8])
+pub const fn host(i: usize) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, 0, 0xA0 + i as u8])
 }
 
 /// The router's own native address on SAN `i`.
-pub const fn router(i: usize) -> Native {
-    Native::mac([2, 0, 0, 0, 1, i as u8])
+pub const fn router(i: usize) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, 1, i as u8])
 }
 
 /// Another station on SAN `i` (a next hop that is not the host).
-pub const fn station(i: usize, n: u8) -> Native {
-    Native::mac([2, 0, 0, 0, 0x10 + i as u8, n])
+pub const fn station(i: usize, n: u8) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, 0x10 + i as u8, n])
 }
 
 /// Rings with neither rate limits nor tight sizes.
@@ -270,7 +271,7 @@ pub fn assert_balanced(c: &[PortCounters]) {
 }
 
 /// A next hop.
-pub fn nh(port: u16, native: Native, mtu: u32) -> NextHop {
+pub fn nh(port: u16, native: NativeAddr, mtu: u32) -> NextHop {
     NextHop { port, native, mtu }
 }
 
@@ -305,9 +306,12 @@ pub fn bytes(p: &PacketRepr) -> Vec<u8> {
     p.to_bytes().expect("a valid packet")
 }
 
-/// A router-hop L2RH: egress HR `egress`, native `native`.
+/// A router-hop L2RH: egress HR `egress`, native `native` (of any length
+/// an L2RH holds, also longer than a native address can be).
 pub fn hop(egress: Address, native: &[u8]) -> L2rhRepr {
-    RouterHop::new(egress, NativeAddr::from_bytes(native).unwrap()).to_l2rh()
+    let mut content = egress.0.to_be_bytes().to_vec();
+    content.extend_from_slice(native);
+    L2rhRepr::new(&content).expect("at most 63 bytes")
 }
 
 /// `p` as a router forwards it on L3: EI shifted, the error ORed in.

@@ -40,8 +40,9 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
-use crate::native::Native;
-use crate::{Burst, LinkKind, PacketBuf, Port};
+use crate::{Burst, PacketBuf, Port};
+use rrp::LinkKind;
+use rrp::NativeAddr;
 
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = rrp::encap::ETHERTYPE;
@@ -180,7 +181,7 @@ impl fmt::Debug for AfPacketPort {
         f.debug_struct("AfPacketPort")
             .field("ifname", &self.ifname)
             .field("ifindex", &self.ifindex)
-            .field("mac", &Native::mac(self.mac))
+            .field("mac", &NativeAddr::mac(self.mac))
             .field("frame_size", &self.frame_size)
             .field("rx_frames", &self.rx_frames)
             .field("tx_frames", &self.tx_frames)
@@ -558,7 +559,7 @@ impl Port for AfPacketPort {
             mem[hr..hr + n].copy_from_slice(&payload[..n]);
             b.set_len(n);
             let src: [u8; 6] = frame[6..12].try_into().expect("6 bytes");
-            b.set_native_src(Native::mac(src));
+            b.set_native_src(NativeAddr::mac(src));
             if st & libc::TP_STATUS_LOSING != 0 {
                 self.stats.rx_losing += 1;
             }
@@ -623,8 +624,8 @@ impl Port for AfPacketPort {
         taken
     }
 
-    fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
-        let d = match dst.as_slice().len() {
+    fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
+        let d = match dst.len() {
             0 => BROADCAST,
             6 => dst.as_mac().expect("6 bytes"),
             _ => return false,
@@ -647,8 +648,8 @@ impl Port for AfPacketPort {
         self.pool.put(buf);
     }
 
-    fn native_addr(&self) -> Native {
-        Native::mac(self.mac)
+    fn native_addr(&self) -> NativeAddr {
+        NativeAddr::mac(self.mac)
     }
 
     fn link_kind(&self) -> LinkKind {

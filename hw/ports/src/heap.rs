@@ -3,7 +3,7 @@
 //! steady state allocates nothing.
 
 use crate::PacketBuf;
-use crate::native::Native;
+use rrp::NativeAddr;
 
 /// Default headroom: room for native headers prepended on transmit.
 pub const DEFAULT_HEADROOM: usize = 128;
@@ -15,8 +15,8 @@ struct Inner {
     off: u32,
     len: u32,
     rx_error: bool,
-    src: Native,
-    dst: Native,
+    src: NativeAddr,
+    dst: NativeAddr,
     mem: Box<[u8]>,
 }
 
@@ -33,8 +33,8 @@ impl HeapBuf {
             off: headroom as u32,
             len: 0,
             rx_error: false,
-            src: Native::EMPTY,
-            dst: Native::EMPTY,
+            src: NativeAddr::NONE,
+            dst: NativeAddr::NONE,
             mem: vec![0u8; size].into_boxed_slice(),
         }))
     }
@@ -52,8 +52,8 @@ impl HeapBuf {
         i.off = headroom.min(i.mem.len()) as u32;
         i.len = 0;
         i.rx_error = false;
-        i.src = Native::EMPTY;
-        i.dst = Native::EMPTY;
+        i.src = NativeAddr::NONE;
+        i.dst = NativeAddr::NONE;
     }
 
     /// Replaces the contents with `bytes` placed `headroom` bytes in; false
@@ -98,17 +98,17 @@ impl HeapBuf {
     }
 
     /// Sets the native source address.
-    pub fn set_native_src(&mut self, n: Native) {
+    pub fn set_native_src(&mut self, n: NativeAddr) {
         self.0.src = n;
     }
 
     /// The native destination set by `encap` (memory and UDP backends).
-    pub fn native_dst(&self) -> Native {
+    pub fn native_dst(&self) -> NativeAddr {
         self.0.dst
     }
 
     /// Sets the native destination.
-    pub fn set_native_dst(&mut self, n: Native) {
+    pub fn set_native_dst(&mut self, n: NativeAddr) {
         self.0.dst = n;
     }
 }
@@ -166,7 +166,7 @@ impl PacketBuf for HeapBuf {
         self.0.rx_error
     }
     #[inline]
-    fn native_src(&self) -> Native {
+    fn native_src(&self) -> NativeAddr {
         self.0.src
     }
 }

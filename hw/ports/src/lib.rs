@@ -18,13 +18,12 @@ pub mod dpdk;
 pub mod heap;
 pub mod impair;
 pub mod memory;
-pub mod native;
 pub mod udp;
 
 use arrayvec::ArrayVec;
+use rrp::{LinkKind, NativeAddr};
 
 pub use heap::{BufPool, HeapBuf};
-pub use native::Native;
 
 /// Packets per receive or transmit burst.
 pub const BURST: usize = 32;
@@ -59,18 +58,7 @@ pub trait PacketBuf: Send {
     /// Whether the port flagged a receive error on this packet.
     fn rx_error(&self) -> bool;
     /// The native address the packet came from (empty when unknown).
-    fn native_src(&self) -> Native;
-}
-
-/// What a port's native addresses are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LinkKind {
-    /// Ethernet II: 6-byte MACs, EtherType 0x88B5.
-    Ethernet,
-    /// UDP: IPv4 address + port (6 bytes) or IPv6 address + port (18 bytes).
-    Udp,
-    /// In-memory: 6-byte addresses, no encapsulation.
-    Memory,
+    fn native_src(&self) -> NativeAddr;
 }
 
 /// One queue pair of one router port, owned by one worker.
@@ -79,7 +67,7 @@ pub trait Port: Send {
     type Buf: PacketBuf;
 
     /// Receives up to `BURST - out.len()` packets, appending them to `out`.
-    /// Native encapsulation is stripped; the buffer starts at the MessageWay
+    /// NativeAddr encapsulation is stripped; the buffer starts at the MessageWay
     /// packet (frame padding may follow it).
     fn rx_burst(&mut self, out: &mut Burst<Self::Buf>);
 
@@ -93,14 +81,14 @@ pub trait Port: Send {
     /// every member of the SAN (Ethernet broadcast, every configured UDP
     /// member). Returns false when the address is not of this SAN's kind or
     /// the buffer has no headroom.
-    fn encap(&self, buf: &mut Self::Buf, dst: &Native) -> bool;
+    fn encap(&self, buf: &mut Self::Buf, dst: &NativeAddr) -> bool;
 
     /// A new empty buffer (for packets the control plane injects); `None`
     /// when the pool is exhausted.
     fn alloc(&mut self) -> Option<Self::Buf>;
 
     /// This port's own native address on its SAN.
-    fn native_addr(&self) -> Native;
+    fn native_addr(&self) -> NativeAddr;
 
     /// The kind of native addresses this port uses.
     fn link_kind(&self) -> LinkKind;

@@ -7,7 +7,7 @@
 //! single-thread port whose transmit feeds its own receive, for benchmarks
 //! that recycle buffers (rx burst -> engine -> tx burst -> back to rx).
 //!
-//! Native addresses on an in-memory SAN are 6 bytes, like MACs; there is no
+//! NativeAddr addresses on an in-memory SAN are 6 bytes, like MACs; there is no
 //! encapsulation.
 //!
 //! Either direction of a wire may be impaired ([`MemPort::with_impairment`]):
@@ -21,8 +21,9 @@ use crossbeam_queue::ArrayQueue;
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
 use crate::impair::{Clock, ImpairConfig, Impairer};
-use crate::native::Native;
-use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
+use crate::{BURST, Burst, PacketBuf, Port};
+use rrp::LinkKind;
+use rrp::NativeAddr;
 
 /// One direction of an in-memory wire.
 pub type Wire = Arc<ArrayQueue<HeapBuf>>;
@@ -38,15 +39,15 @@ pub struct MemPort {
     tx: Wire,
     rx_hook: Hook,
     tx_hook: Hook,
-    addr: Native,
-    peer: Native,
+    addr: NativeAddr,
+    peer: NativeAddr,
     pool: BufPool,
 }
 
 /// The two ends of a wire with `capacity` packets in flight per direction;
 /// end A has native address `a`, end B `b`. Packets from A arrive at B with
 /// native source `a`, and the other way round.
-pub fn mem_link(capacity: usize, a: Native, b: Native) -> (MemPort, MemPort) {
+pub fn mem_link(capacity: usize, a: NativeAddr, b: NativeAddr) -> (MemPort, MemPort) {
     let ab: Wire = Arc::new(ArrayQueue::new(capacity));
     let ba: Wire = Arc::new(ArrayQueue::new(capacity));
     let ab_hook: Hook = Arc::default();
@@ -83,7 +84,7 @@ pub fn mem_link(capacity: usize, a: Native, b: Native) -> (MemPort, MemPort) {
 
 impl MemPort {
     /// The native address of the other end.
-    pub fn peer_addr(&self) -> Native {
+    pub fn peer_addr(&self) -> NativeAddr {
         self.peer
     }
 
@@ -216,10 +217,10 @@ impl Port for MemPort {
     }
 
     #[inline]
-    fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
+    fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
         // A wire has one other member: "every member" is the peer.
         let dst = if dst.is_empty() { self.peer } else { *dst };
-        if dst.as_slice().len() != 6 {
+        if dst.len() != 6 {
             return false;
         }
         buf.set_native_dst(dst);
@@ -235,7 +236,7 @@ impl Port for MemPort {
         self.pool.put(buf)
     }
 
-    fn native_addr(&self) -> Native {
+    fn native_addr(&self) -> NativeAddr {
         self.addr
     }
 
@@ -249,13 +250,13 @@ impl Port for MemPort {
 pub struct LoopbackPort {
     ring: VecDeque<HeapBuf>,
     capacity: usize,
-    addr: Native,
+    addr: NativeAddr,
     pool: BufPool,
 }
 
 impl LoopbackPort {
     /// A loopback port holding up to `capacity` packets.
-    pub fn new(capacity: usize, addr: Native) -> LoopbackPort {
+    pub fn new(capacity: usize, addr: NativeAddr) -> LoopbackPort {
         LoopbackPort {
             ring: VecDeque::with_capacity(capacity),
             capacity,
@@ -309,7 +310,7 @@ impl Port for LoopbackPort {
     }
 
     #[inline]
-    fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
+    fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
         buf.set_native_dst(*dst);
         true
     }
@@ -323,7 +324,7 @@ impl Port for LoopbackPort {
         self.pool.put(buf)
     }
 
-    fn native_addr(&self) -> Native {
+    fn native_addr(&self) -> NativeAddr {
         self.addr
     }
 
@@ -340,8 +341,8 @@ mod tests {
     fn link_carries_both_ways_and_refuses_when_full() {
         let (mut a, mut b) = mem_link(
             2,
-            Native::mac([2, 0, 0, 0, 0, 1]),
-            Native::mac([2, 0, 0, 0, 0, 2]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
         );
         assert!(a.send_bytes(&[1]));
         assert!(a.send_bytes(&[2]));
@@ -363,8 +364,8 @@ mod tests {
         // packets the ring refused were dropped silently.
         let (mut a, mut b) = mem_link(
             4,
-            Native::mac([2, 0, 0, 0, 0, 1]),
-            Native::mac([2, 0, 0, 0, 0, 2]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
         );
         let mut burst = Burst::new();
         for i in 0..10u8 {
@@ -392,8 +393,8 @@ mod tests {
         // likewise.
         let (mut a, mut b) = mem_link(
             4,
-            Native::mac([2, 0, 0, 0, 0, 1]),
-            Native::mac([2, 0, 0, 0, 0, 2]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
         );
         for i in 0..500u32 {
             assert!(a.send_bytes(&i.to_be_bytes()), "packet {i} refused");
@@ -409,7 +410,7 @@ mod tests {
 
     #[test]
     fn loopback_recycles() {
-        let mut p = LoopbackPort::new(4, Native::mac([2, 0, 0, 0, 0, 9]));
+        let mut p = LoopbackPort::new(4, NativeAddr::mac([2, 0, 0, 0, 0, 9]));
         assert!(p.inject(&[7; 64], 64));
         let mut burst = Burst::new();
         p.rx_burst(&mut burst);

@@ -4,8 +4,8 @@
 //! [`DEFAULT_PORT`] (34997 = 0x88B5, `rrp::encap::UDP_PORT`) unless configured
 //! otherwise. Unprivileged: any user can open a [`UdpPort`].
 //!
-//! - Native addresses are IPv4 address + port (6 bytes) or IPv6 address +
-//!   port (18 bytes), as [`Native::udp`] makes them. On a dual-stack IPv6
+//! - NativeAddr addresses are IPv4 address + port (6 bytes) or IPv6 address +
+//!   port (18 bytes), as [`NativeAddr::udp`] makes them. On a dual-stack IPv6
 //!   socket, IPv4 senders (seen as `::ffff:a.b.c.d`) get 6-byte natives.
 //! - A UDP SAN has no broadcast: an empty native (every member of the SAN)
 //!   is sent as one datagram per configured member ([`UdpConfig::members`]).
@@ -30,8 +30,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
-use crate::native::Native;
-use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
+use crate::{BURST, Burst, PacketBuf, Port};
+use rrp::LinkKind;
+use rrp::NativeAddr;
 
 /// The default UDP port of MessageWay over UDP (`rrp::encap::UDP_PORT`).
 pub const DEFAULT_PORT: u16 = rrp::encap::UDP_PORT;
@@ -174,7 +175,7 @@ pub struct UdpPort {
     /// Scope of the bound IPv6 address (for link-local destinations).
     scope_id: u32,
     local: SocketAddr,
-    addr: Native,
+    addr: NativeAddr,
     /// Members in socket-address form, and their count.
     members: Vec<libc::sockaddr_storage>,
     member_addrs: Vec<SocketAddr>,
@@ -312,8 +313,8 @@ fn read_sockaddr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
 }
 
 /// The native form of a socket address (scope and flow dropped).
-fn native_of(sa: SocketAddr) -> Native {
-    Native::udp(sa)
+fn native_of(sa: SocketAddr) -> NativeAddr {
+    NativeAddr::udp(sa)
 }
 
 impl UdpPort {
@@ -466,8 +467,8 @@ impl UdpPort {
 
     /// Whether this port can send to `dst` (a 6- or 18-byte native of a
     /// family the socket carries, or empty with at least one member).
-    fn accepts(&self, dst: &Native) -> bool {
-        match dst.as_slice().len() {
+    fn accepts(&self, dst: &NativeAddr) -> bool {
+        match dst.len() {
             0 => !self.members.is_empty(),
             6 => !self.v6 || self.dual,
             18 => self.v6,
@@ -562,7 +563,7 @@ impl Port for UdpPort {
             if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
                 self.stats.rx_truncated += 1;
             }
-            let src = read_sockaddr(&rx.names[i]).map_or(Native::EMPTY, native_of);
+            let src = read_sockaddr(&rx.names[i]).map_or(NativeAddr::NONE, native_of);
             b.set_native_src(src);
         }
         out.extend(self.armed.drain(..got));
@@ -704,7 +705,7 @@ impl Port for UdpPort {
         done
     }
 
-    fn encap(&self, buf: &mut HeapBuf, dst: &Native) -> bool {
+    fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
         if !self.accepts(dst) {
             return false;
         }
@@ -720,7 +721,7 @@ impl Port for UdpPort {
         self.pool.put(buf);
     }
 
-    fn native_addr(&self) -> Native {
+    fn native_addr(&self) -> NativeAddr {
         self.addr
     }
 

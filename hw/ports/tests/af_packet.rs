@@ -9,7 +9,8 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use ports::af_packet::{AfPacketConfig, AfPacketPort, BROADCAST, ETH_HLEN, ETH_ZLEN, ETHERTYPE};
-use ports::{BURST, Burst, HeapBuf, LinkKind, Native, PacketBuf, Port};
+use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
+use rrp::{LinkKind, NativeAddr};
 use testkit::{Netns, VethPair};
 
 /// The two ends of a veth pair with a port on each; ports close first.
@@ -71,7 +72,7 @@ fn payload(i: usize, len: usize) -> Vec<u8> {
 }
 
 /// Builds a burst of `payloads` for `dst`.
-fn burst_for(port: &mut AfPacketPort, dst: Native, payloads: &[Vec<u8>]) -> Burst<HeapBuf> {
+fn burst_for(port: &mut AfPacketPort, dst: NativeAddr, payloads: &[Vec<u8>]) -> Burst<HeapBuf> {
     let mut burst = Burst::new();
     for p in payloads {
         let mut b = port.alloc().expect("buffer");
@@ -83,7 +84,7 @@ fn burst_for(port: &mut AfPacketPort, dst: Native, payloads: &[Vec<u8>]) -> Burs
 }
 
 /// Sends all payloads to `dst` (retrying while the ring is full).
-fn send(port: &mut AfPacketPort, dst: Native, payloads: &[Vec<u8>]) {
+fn send(port: &mut AfPacketPort, dst: NativeAddr, payloads: &[Vec<u8>]) {
     let mut burst = burst_for(port, dst, payloads);
     let deadline = Instant::now() + Duration::from_secs(2);
     while !burst.is_empty() {
@@ -107,7 +108,7 @@ fn wait_readable(port: &AfPacketPort, timeout: Duration) -> bool {
 }
 
 /// Receives until `n` packets came or `timeout` passed.
-fn recv(port: &mut AfPacketPort, n: usize, timeout: Duration) -> Vec<(Vec<u8>, Native)> {
+fn recv(port: &mut AfPacketPort, n: usize, timeout: Duration) -> Vec<(Vec<u8>, NativeAddr)> {
     let deadline = Instant::now() + timeout;
     let mut got = Vec::new();
     while got.len() < n && Instant::now() < deadline {
@@ -133,7 +134,7 @@ fn on_the_wire(p: &[u8]) -> Vec<u8> {
     v
 }
 
-fn exchange(from: &mut AfPacketPort, to: &mut AfPacketPort, dst: Native, pkts: &[Vec<u8>]) {
+fn exchange(from: &mut AfPacketPort, to: &mut AfPacketPort, dst: NativeAddr, pkts: &[Vec<u8>]) {
     send(from, dst, pkts);
     let got = recv(to, pkts.len(), Duration::from_secs(3));
     assert_eq!(
@@ -146,7 +147,7 @@ fn exchange(from: &mut AfPacketPort, to: &mut AfPacketPort, dst: Native, pkts: &
     for (g, p) in got.iter().zip(pkts) {
         assert_eq!(g.0, on_the_wire(p));
         assert_eq!(&g.0[..p.len()], &p[..], "MessageWay bytes intact");
-        assert_eq!(g.1, Native::mac(from.mac()));
+        assert_eq!(g.1, NativeAddr::mac(from.mac()));
         assert_eq!(g.1, from.native_addr());
     }
 }
@@ -199,7 +200,7 @@ fn broadcast_reaches_the_peer() {
     };
     let mut buf = l.a.alloc().unwrap();
     buf.append(20).unwrap().copy_from_slice(&payload(5, 20));
-    assert!(l.a.encap(&mut buf, &Native::EMPTY));
+    assert!(l.a.encap(&mut buf, &NativeAddr::NONE));
     assert_eq!(&buf.data()[..6], &BROADCAST);
     assert_eq!(&buf.data()[6..12], &l.a.mac());
     assert_eq!(&buf.data()[12..14], &ETHERTYPE.to_be_bytes());
@@ -281,7 +282,7 @@ fn other_ethertypes_are_not_received() {
     let got = recv(&mut l.b, 2, Duration::from_millis(300));
     assert_eq!(got.len(), 1, "only the MessageWay frame");
     assert_eq!(got[0].0, on_the_wire(&payload(9, 30)));
-    assert_eq!(got[0].1, Native::mac(amac));
+    assert_eq!(got[0].1, NativeAddr::mac(amac));
     // Filtered by the kernel, not by the port.
     assert_eq!(l.b.stats().rx_other, 0);
 }
@@ -329,8 +330,8 @@ fn encap_refuses_other_natives_and_bad_lengths_are_dropped() {
         return;
     };
     let mut buf = HeapBuf::from_bytes(&[1, 2, 3]);
-    assert!(!l.a.encap(&mut buf, &Native::from_slice(&[1; 7]).unwrap()));
-    assert!(!l.a.encap(&mut buf, &Native::udp("[::1]:1".parse().unwrap())));
+    assert!(!l.a.encap(&mut buf, &NativeAddr::from_bytes(&[1; 7]).unwrap()));
+    assert!(!l.a.encap(&mut buf, &NativeAddr::udp("[::1]:1".parse().unwrap())));
     assert_eq!(buf.data(), &[1, 2, 3], "left untouched");
     let mut tight = HeapBuf::new(64, 4);
     assert!(!l.a.encap(&mut tight, &l.b.native_addr()), "no headroom");

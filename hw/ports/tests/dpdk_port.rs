@@ -27,7 +27,8 @@ mod with_dpdk {
         DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, PortSpec, RX_ERROR_FLAGS,
         RX_FLAGS_MASK, RawQueue, StartOptions, ring_pair,
     };
-    use ports::{BURST, Burst, LinkKind, Native, PacketBuf, Port};
+    use ports::{BURST, Burst, PacketBuf, Port};
+    use rrp::{LinkKind, NativeAddr};
 
     const ROUTER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
     const HOST_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x0A, 0x0A];
@@ -141,7 +142,7 @@ mod with_dpdk {
         assert!(m.is_empty());
         assert_eq!(m.headroom(), sys::RTE_PKTMBUF_HEADROOM as usize);
         assert_eq!(m.tailroom(), sys::RTE_MBUF_DEFAULT_DATAROOM as usize);
-        assert_eq!(m.native_src(), Native::EMPTY);
+        assert_eq!(m.native_src(), NativeAddr::NONE);
         assert!(!m.rx_error());
 
         m.append(10)
@@ -230,9 +231,9 @@ mod with_dpdk {
         assert_eq!(m.ol_flags(), 0);
 
         m.set_native_src(Some(HOST_MAC));
-        assert_eq!(m.native_src(), Native::mac(HOST_MAC));
+        assert_eq!(m.native_src(), NativeAddr::mac(HOST_MAC));
         m.set_native_src(None);
-        assert_eq!(m.native_src(), Native::EMPTY);
+        assert_eq!(m.native_src(), NativeAddr::NONE);
 
         drop(m);
         assert_eq!(pool.avail_count(), 511, "drop returns the mbuf");
@@ -276,7 +277,7 @@ mod with_dpdk {
         let pool = router.pool();
         assert_eq!(host.pool(), pool, "one pool per socket");
         let base = pool.avail_count();
-        assert_eq!(router.native_addr(), Native::mac(ROUTER_MAC));
+        assert_eq!(router.native_addr(), NativeAddr::mac(ROUTER_MAC));
         assert_eq!(router.link_kind(), LinkKind::Ethernet);
         assert!(router.wait_fd().is_none());
         assert_eq!(router.ethdev().mac(), ROUTER_MAC);
@@ -296,7 +297,7 @@ mod with_dpdk {
         assert_eq!(got.len(), lens.len());
         for (i, m) in got.iter().enumerate() {
             assert_eq!(m.data(), payload(i, lens[i]), "packet {i} after decap");
-            assert_eq!(m.native_src(), Native::mac(HOST_MAC));
+            assert_eq!(m.native_src(), NativeAddr::mac(HOST_MAC));
             assert!(!m.rx_error());
             // Zero copy: the very mbuf, its data 14 bytes further in.
             assert_eq!(m.as_ptr(), sent_ptrs[i].0);
@@ -307,9 +308,9 @@ mod with_dpdk {
         let mut out: Burst<Mbuf> = Burst::new();
         for (i, mut m) in got.into_iter().enumerate() {
             let dst = if i == 0 {
-                Native::EMPTY
+                NativeAddr::NONE
             } else {
-                Native::mac(HOST_MAC)
+                NativeAddr::mac(HOST_MAC)
             };
             assert!(router.encap(&mut m, &dst));
             out.push(m);
@@ -330,18 +331,18 @@ mod with_dpdk {
                 want.resize(60, 0);
             }
             assert_eq!(m.data(), want, "frame {i} as transmitted");
-            assert_eq!(m.native_src(), Native::EMPTY, "raw queues set none");
+            assert_eq!(m.native_src(), NativeAddr::NONE, "raw queues set none");
         }
         drop(back);
 
         // Encap refuses other address kinds; alloc'd buffers start clean.
         let mut m = router.alloc().unwrap();
         assert!(m.is_empty());
-        assert_eq!(m.native_src(), Native::EMPTY);
-        assert!(!router.encap(&mut m, &Native::from_slice(&[1, 2, 3, 4]).unwrap()));
+        assert_eq!(m.native_src(), NativeAddr::NONE);
+        assert!(!router.encap(&mut m, &NativeAddr::from_bytes(&[1, 2, 3, 4]).unwrap()));
         assert!(m.is_empty(), "a refused encap leaves the buffer");
         m.append(100).unwrap().fill(3);
-        assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+        assert!(router.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
         assert_eq!(m.len(), 114, "no padding above 60 bytes");
         router.recycle(m);
 
@@ -471,7 +472,7 @@ mod with_dpdk {
         assert_eq!(verdicts, [false, true, false, true, true]);
         let mut out = Burst::new();
         for mut m in got {
-            assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+            assert!(router.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
             assert_eq!(m.ol_flags() & RX_ERROR_FLAGS, 0, "encap clears the verdict");
             out.push(m);
         }
@@ -500,7 +501,7 @@ mod with_dpdk {
         for i in 0..BURST {
             let mut m = router.alloc().unwrap();
             m.append(20).unwrap().copy_from_slice(&payload(i, 20));
-            assert!(router.encap(&mut m, &Native::mac(HOST_MAC)));
+            assert!(router.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
             ptrs.push(m.as_ptr());
             out.push(m);
         }

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use ports::impair::{Clock, ImpairConfig, ImpairStats, Impairer, MonotonicClock, TestClock};
 use ports::memory::{MemPort, mem_link};
-use ports::{BURST, Burst, HeapBuf, Native, PacketBuf, Port};
+use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
+use rrp::NativeAddr;
 
-const A: Native = Native::mac([2, 0, 0, 0, 0, 0xA]);
-const B: Native = Native::mac([2, 0, 0, 0, 0, 0xB]);
+const A: NativeAddr = NativeAddr::mac([2, 0, 0, 0, 0, 0xA]);
+const B: NativeAddr = NativeAddr::mac([2, 0, 0, 0, 0, 0xB]);
 const N: u64 = 5000;
 
 fn packet(seq: u64) -> [u8; 16] {

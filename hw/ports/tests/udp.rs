@@ -7,7 +7,8 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use ports::udp::{UdpConfig, UdpPort};
-use ports::{BURST, Burst, HeapBuf, LinkKind, Native, PacketBuf, Port};
+use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
+use rrp::{LinkKind, NativeAddr};
 
 fn v4() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -37,7 +38,7 @@ fn payload(i: usize, len: usize) -> Vec<u8> {
 
 /// Sends each payload to `dst` in one burst; returns what tx_burst returned
 /// and the number left in the burst.
-fn send(port: &mut UdpPort, dst: Native, payloads: &[Vec<u8>]) -> (usize, usize) {
+fn send(port: &mut UdpPort, dst: NativeAddr, payloads: &[Vec<u8>]) -> (usize, usize) {
     let mut burst: Burst<HeapBuf> = Burst::new();
     for p in payloads {
         let mut b = port.alloc().expect("buffer");
@@ -68,7 +69,7 @@ fn wait_readable(port: &UdpPort, timeout: Duration) -> bool {
 
 /// Receives until `n` packets came or `timeout` passed; returns bytes and
 /// native sources.
-fn recv(port: &mut UdpPort, n: usize, timeout: Duration) -> Vec<(Vec<u8>, Native)> {
+fn recv(port: &mut UdpPort, n: usize, timeout: Duration) -> Vec<(Vec<u8>, NativeAddr)> {
     let deadline = Instant::now() + timeout;
     let mut got = Vec::new();
     while got.len() < n && Instant::now() < deadline {
@@ -106,7 +107,7 @@ fn exchange(a: &mut UdpPort, b: &mut UdpPort) {
         for (g, p) in got.iter().zip(&pkts) {
             assert_eq!(&g.0, p);
             assert_eq!(g.1, from.native_addr());
-            assert_eq!(g.1, Native::udp(from.local_addr()));
+            assert_eq!(g.1, NativeAddr::udp(from.local_addr()));
         }
     }
 }
@@ -116,7 +117,7 @@ fn ipv4_bursts_both_ways() {
     let mut a = open(v4());
     let mut b = open(v4());
     assert_eq!(a.link_kind(), LinkKind::Udp);
-    assert_eq!(a.native_addr().as_slice().len(), 6);
+    assert_eq!(a.native_addr().as_bytes().len(), 6);
     assert_ne!(a.local_addr().port(), 0);
     exchange(&mut a, &mut b);
     let s = a.stats();
@@ -131,7 +132,7 @@ fn ipv6_bursts_both_ways() {
     }
     let mut a = open(v6());
     let mut b = open(v6());
-    assert_eq!(a.native_addr().as_slice().len(), 18);
+    assert_eq!(a.native_addr().as_bytes().len(), 18);
     exchange(&mut a, &mut b);
 }
 
@@ -143,7 +144,7 @@ fn dual_stack_maps_ipv4_senders_to_6_byte_natives() {
     let mut dual = open("[::]:0".parse().unwrap());
     let mut a = open(v4());
     let to: SocketAddr = SocketAddr::new("127.0.0.1".parse().unwrap(), dual.local_addr().port());
-    assert_eq!(send(&mut a, Native::udp(to), &[payload(1, 40)]).0, 1);
+    assert_eq!(send(&mut a, NativeAddr::udp(to), &[payload(1, 40)]).0, 1);
     let got = recv(&mut dual, 1, Duration::from_secs(2));
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].0, payload(1, 40));
@@ -153,7 +154,7 @@ fn dual_stack_maps_ipv4_senders_to_6_byte_natives() {
     let back = recv(&mut a, 1, Duration::from_secs(2));
     assert_eq!(back.len(), 1);
     assert_eq!(back[0].0, payload(2, 50));
-    assert_eq!(back[0].1, Native::udp(to));
+    assert_eq!(back[0].1, NativeAddr::udp(to));
 }
 
 #[test]
@@ -211,7 +212,7 @@ fn member_fan_out_reaches_every_member_but_self() {
     let mut a = UdpPort::open(cfg).unwrap();
     assert_eq!(a.members(), &[b.local_addr(), c.local_addr()]);
     let pkts: Vec<Vec<u8>> = (0..3).map(|i| payload(i, 30)).collect();
-    assert_eq!(send(&mut a, Native::EMPTY, &pkts), (3, 0));
+    assert_eq!(send(&mut a, NativeAddr::NONE, &pkts), (3, 0));
     let s = a.stats();
     assert_eq!(s.tx_packets, 6, "one datagram per member");
     assert_eq!(s.tx_calls, 1);
@@ -238,7 +239,7 @@ fn errors_for_one_destination_do_not_wedge_the_port() {
     // To a closed port (ICMP port unreachable comes back), then to b.
     for round in 0..3 {
         let pkts: Vec<Vec<u8>> = (0..4).map(|i| payload(round * 4 + i, 60)).collect();
-        assert_eq!(send(&mut a, Native::udp(closed), &pkts), (4, 0));
+        assert_eq!(send(&mut a, NativeAddr::udp(closed), &pkts), (4, 0));
         assert_eq!(send(&mut a, b.native_addr(), &pkts), (4, 0));
         let got = recv(&mut b, 4, Duration::from_secs(2));
         assert_eq!(got.len(), 4);
@@ -247,7 +248,7 @@ fn errors_for_one_destination_do_not_wedge_the_port() {
     }
     // A destination the kernel refuses outright (port 0: EINVAL) in the
     // middle of a burst: dropped and counted, the others go out.
-    let bad = Native::udp("127.0.0.1:0".parse().unwrap());
+    let bad = NativeAddr::udp("127.0.0.1:0".parse().unwrap());
     let mut burst: Burst<HeapBuf> = Burst::new();
     for (i, dst) in [b.native_addr(), bad, b.native_addr()]
         .into_iter()
@@ -274,16 +275,16 @@ fn errors_for_one_destination_do_not_wedge_the_port() {
 fn encap_accepts_only_natives_of_the_socket_family() {
     let a = open(v4());
     let mut buf = HeapBuf::from_bytes(&[1, 2, 3]);
-    let mac_sized = Native::mac([10, 0, 0, 1, 0x88, 0xb5]);
+    let mac_sized = NativeAddr::mac([10, 0, 0, 1, 0x88, 0xb5]);
     assert!(
         a.encap(&mut buf, &mac_sized),
         "6 bytes are IPv4 + port here"
     );
     assert_eq!(buf.data(), &[1, 2, 3], "no header on UDP");
-    assert!(!a.encap(&mut buf, &Native::from_slice(&[1; 7]).unwrap()));
-    let v6n = Native::udp("[::1]:35061".parse().unwrap());
+    assert!(!a.encap(&mut buf, &NativeAddr::from_bytes(&[1; 7]).unwrap()));
+    let v6n = NativeAddr::udp("[::1]:35061".parse().unwrap());
     assert!(!a.encap(&mut buf, &v6n), "IPv6 on an IPv4 socket");
-    assert!(!a.encap(&mut buf, &Native::EMPTY), "no members");
+    assert!(!a.encap(&mut buf, &NativeAddr::NONE), "no members");
     if have_v6("ports::udp::encap_accepts_only_natives_of_the_socket_family") {
         let b = open(v6());
         assert!(b.encap(&mut buf, &v6n));
@@ -291,7 +292,7 @@ fn encap_accepts_only_natives_of_the_socket_family() {
             !b.encap(&mut buf, &mac_sized),
             "IPv4 on an IPv6 socket bound to ::1"
         );
-        assert!(!b.encap(&mut buf, &Native::from_slice(&[1; 7]).unwrap()));
+        assert!(!b.encap(&mut buf, &NativeAddr::from_bytes(&[1; 7]).unwrap()));
         let v6only = UdpConfig {
             v6only: true,
             ..UdpConfig::new("[::]:0".parse().unwrap())

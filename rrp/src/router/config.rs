@@ -5,7 +5,7 @@ use core::fmt;
 
 use crate::address::Address;
 use crate::limits::MAX_RCVF;
-use crate::wire::hop::NativeAddr;
+use crate::native::NativeAddr;
 use crate::wire::record::Capability;
 
 /// Timers in milliseconds (DESIGN.md "Route tables and RRP").

@@ -23,11 +23,12 @@ use std::sync::Arc;
 
 use crate::address::Address;
 use crate::kind::{CapabilityCode, PacketType};
-use crate::route::{Hop, Route};
+use crate::native::NativeAddr;
+use crate::route::Route;
 use crate::router::config::{ConfigError, RouterConfig, StaticNode};
 use crate::router::event::{Event, RouterStats, RtRefusal};
 use crate::serial;
-use crate::wire::hop::NativeAddr;
+use crate::wire::hop::RouterHop;
 use crate::wire::message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
 use crate::wire::record::{Capability, Mtu, RecordRepr, SourceRoute};
 
@@ -260,7 +261,7 @@ impl Rank<'_> {
 }
 
 fn first_native(r: &Route) -> &[u8] {
-    r.first().map_or(&[][..], |h| &h.native[..])
+    r.first().map_or(&[][..], |h| h.native.as_bytes())
 }
 
 fn rt_rank(rt: &Rt) -> Rank<'_> {
@@ -366,7 +367,7 @@ impl Router {
                                 capabilities: s.capabilities.clone(),
                                 logical: None,
                             },
-                            native: s.native.clone(),
+                            native: s.native,
                             is_static: true,
                             router: s
                                 .capabilities
@@ -578,7 +579,7 @@ impl Router {
         for e in self.hrs[port].lrt.values() {
             v.push(NodeEntry {
                 info: e.info.clone(),
-                route: Route(vec![Hop::native(e.native.as_bytes())]),
+                route: Route(vec![RouterHop::native(e.native)]),
                 q: cost,
             });
         }
@@ -608,7 +609,7 @@ impl Router {
         Rt {
             san_id: rt.san_id,
             sn: rt.sn,
-            csr: Route(vec![Hop::egress(t.address.0)]).catenate(&rt.csr),
+            csr: Route(vec![RouterHop::egress(t.address)]).catenate(&rt.csr),
             q: rt.q.saturating_add(self.cfg.router_cost),
             mtu: rt.mtu,
             rcvf,
@@ -760,7 +761,7 @@ impl Router {
                         && self.hrs[port].lrt.len() < self.cfg.limits.max_lrt
                     {
                         // An unknown node on this SAN: ask who it is.
-                        self.send_msg(port, native_src.clone(), sa, &Message::WhoAreYou, 0);
+                        self.send_msg(port, *native_src, sa, &Message::WhoAreYou, 0);
                     }
                 }
             }
@@ -776,7 +777,7 @@ impl Router {
                         // Batched with the full set a new buddy gets anyway.
                         self.hrs[port].full_to.insert(sa);
                     } else {
-                        self.send_full_set(port, sa, native_src.clone());
+                        self.send_full_set(port, sa, *native_src);
                     }
                 }
             }
@@ -809,7 +810,7 @@ impl Router {
         if let Ok(bytes) = p.to_bytes() {
             self.emit(Output::Send {
                 port,
-                native: native.clone(),
+                native: *native,
                 packet: bytes,
             });
         }
@@ -840,7 +841,7 @@ impl Router {
                 let changed = e.info != *me || e.native != *native || e.router != router;
                 if changed && !e.is_static {
                     e.info = me.clone();
-                    e.native = native.clone();
+                    e.native = *native;
                     e.router = router;
                     self.lrt_changed(port);
                 }
@@ -853,7 +854,7 @@ impl Router {
                     sa,
                     LrtEntry {
                         info: me.clone(),
-                        native: native.clone(),
+                        native: *native,
                         is_static: false,
                         router,
                         missed: 0,
@@ -869,7 +870,7 @@ impl Router {
                 });
                 if router {
                     // Neighbour up: ask for its RTs and give it ours.
-                    self.send_msg(port, native.clone(), sa, &Message::RtRequest, 0);
+                    self.send_msg(port, *native, sa, &Message::RtRequest, 0);
                     self.hrs[port].full_to.insert(sa);
                 }
             }
@@ -1158,7 +1159,7 @@ impl Router {
                 a
             }
         };
-        let hop = Route(vec![Hop::native(native.as_bytes())]);
+        let hop = Route(vec![RouterHop::native(*native)]);
         let csr = hop.catenate(&csr);
         if !csr.within_limit() {
             return refuse(self, RtRefusal::BadRoute, san);
@@ -1324,7 +1325,7 @@ impl Router {
                     capabilities: node.capabilities.clone(),
                     logical: None,
                 },
-                native: node.native.clone(),
+                native: node.native,
                 is_static: true,
                 router,
                 missed: 0,
@@ -1486,7 +1487,7 @@ impl Router {
             if Some(b) == from || b == x || !self.hrs[p].up {
                 continue;
             }
-            if let Some(native) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
+            if let Some(native) = self.hrs[p].lrt.get(&b).map(|e| e.native) {
                 self.send_msg(p, native, b, relay, 0);
             }
         }
@@ -1514,7 +1515,7 @@ impl Router {
             v.push(RouteInfo {
                 dst,
                 q: self.cfg.router_cost,
-                route: Route(vec![Hop::egress(dst.0)]),
+                route: Route(vec![RouterHop::egress(dst)]),
                 next: Next::Local,
                 mtu: min_mtu(hc.mtu.saturating_sub(8), self.cfg.hrs[t].mtu),
                 rcvf: vec![dst],
@@ -1525,10 +1526,10 @@ impl Router {
             v.push(RouteInfo {
                 dst,
                 q: hc.cost,
-                route: Route(vec![Hop::native(e.native.as_bytes())]),
+                route: Route(vec![RouterHop::native(e.native)]),
                 next: Next::Forward {
                     port,
-                    native: e.native.clone(),
+                    native: e.native,
                 },
                 mtu: hc.mtu,
                 rcvf: Vec::new(),
@@ -1539,10 +1540,7 @@ impl Router {
                 continue;
             }
             if let Some(e) = self.hrs[t].lrt.get(&dst) {
-                let route = Route(vec![Hop {
-                    egress: self.cfg.hrs[t].address.0,
-                    native: e.native.as_bytes().to_vec(),
-                }]);
+                let route = Route(vec![RouterHop::new(self.cfg.hrs[t].address, e.native)]);
                 let on_first = route.l2rh_bytes() as u32;
                 v.push(RouteInfo {
                     dst,
@@ -1550,7 +1548,7 @@ impl Router {
                     route,
                     next: Next::Forward {
                         port: t,
-                        native: e.native.clone(),
+                        native: e.native,
                     },
                     mtu: min_mtu(hc.mtu.saturating_sub(on_first), self.cfg.hrs[t].mtu),
                     rcvf: vec![self.cfg.hrs[t].address],
@@ -1574,16 +1572,16 @@ impl Router {
                 for n in rt.nodes.iter().filter(|n| n.info.address == dst) {
                     let route = rt.csr.catenate(&n.route);
                     let Some(first) = route.first() else { continue };
-                    let next = if first.egress == 0 {
+                    let next = if first.is_native_only() {
                         Next::Forward {
                             port,
-                            native: NativeAddr::from_bytes(&first.native).unwrap_or_default(),
+                            native: first.native,
                         }
                     } else {
-                        match self.port_of(Address(first.egress)) {
-                            Some(t) if !first.native.is_empty() => Next::Forward {
+                        match self.port_of(first.egress) {
+                            Some(t) if !first.is_egress_only() => Next::Forward {
                                 port: t,
-                                native: NativeAddr::from_bytes(&first.native).unwrap_or_default(),
+                                native: first.native,
                             },
                             _ => Next::Local,
                         }
@@ -1625,7 +1623,7 @@ impl Router {
     /// first router the RT's MinMTU applies, less the L2RHs still present.
     fn route_mtu(&self, port: usize, route: &Route, rt_mtu: Mtu) -> u32 {
         let hops = &route.0;
-        let skip = usize::from(hops.first().is_some_and(|h| h.egress == 0));
+        let skip = usize::from(hops.first().is_some_and(RouterHop::is_native_only));
         let bytes = |from: usize| -> u32 {
             hops[from.min(hops.len())..]
                 .iter()
@@ -1957,7 +1955,7 @@ impl Router {
             self.stats.rts_sent += 1;
             self.emit(Output::Send {
                 port,
-                native: native.clone(),
+                native: *native,
                 packet: bytes,
             });
         }
@@ -1982,7 +1980,7 @@ impl Router {
     fn send_full_set(&mut self, port: usize, dst: Address, native: NativeAddr) {
         for san in self.known_sans() {
             for rt in self.offer(port, san) {
-                self.send_rt(port, dst, native.clone(), &rt);
+                self.send_rt(port, dst, native, &rt);
             }
         }
     }
@@ -1996,7 +1994,7 @@ impl Router {
                 .lrt
                 .values()
                 .filter(|e| e.router)
-                .map(|e| (e.info.address, e.native.clone()))
+                .map(|e| (e.info.address, e.native))
                 .collect();
             // Buddies due for the full set get it once, not also the changes.
             let new: BTreeSet<Address> = std::mem::take(&mut self.hrs[p].full_to);
@@ -2023,7 +2021,7 @@ impl Router {
             }
             if !full {
                 for b in new {
-                    if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native.clone()) {
+                    if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native) {
                         self.send_full_set(p, b, n);
                     }
                 }
@@ -2107,7 +2105,7 @@ impl Router {
                 gone.push((e.info.address, e.router));
             } else {
                 e.missed += 1;
-                ask.push((e.info.address, e.native.clone()));
+                ask.push((e.info.address, e.native));
             }
         }
         for (a, n) in ask {

@@ -7,102 +7,17 @@
 //! Egress 0x0000 means "native hop only, on the SAN where the route starts";
 //! an empty native part means "egress only" (deliver to that HR itself).
 
-use core::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-
 use arrayvec::ArrayVec;
 
 use crate::address::Address;
 use crate::error::{Error, ErrorKind, Result};
+use crate::native::NativeAddr;
 use crate::wire::l2rh::{L2rhRepr, MAX_L2RH_CONTENT};
 
-/// The largest native address a router hop can carry.
-pub const MAX_NATIVE_LEN: usize = MAX_L2RH_CONTENT - 2;
-
-/// A native address on a SAN: the hop inside that SAN.
-#[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct NativeAddr(ArrayVec<u8, MAX_NATIVE_LEN>);
-
-impl NativeAddr {
-    /// No native part ("egress only").
-    pub const fn none() -> NativeAddr {
-        NativeAddr(ArrayVec::new_const())
-    }
-
-    /// A native address from raw bytes; `None` when longer than 61 bytes.
-    pub fn from_bytes(b: &[u8]) -> Option<NativeAddr> {
-        ArrayVec::try_from(b).ok().map(NativeAddr)
-    }
-
-    /// An Ethernet MAC address.
-    pub fn mac(mac: [u8; 6]) -> NativeAddr {
-        NativeAddr(ArrayVec::try_from(&mac[..]).expect("6 <= 61"))
-    }
-
-    /// A UDP endpoint: IPv4 address + port (6 bytes) or IPv6 address + port (18 bytes).
-    pub fn udp(sa: SocketAddr) -> NativeAddr {
-        let mut v = ArrayVec::new();
-        match sa {
-            SocketAddr::V4(a) => v.try_extend_from_slice(&a.ip().octets()).expect("fits"),
-            SocketAddr::V6(a) => v.try_extend_from_slice(&a.ip().octets()).expect("fits"),
-        }
-        v.try_extend_from_slice(&sa.port().to_be_bytes())
-            .expect("fits");
-        NativeAddr(v)
-    }
-
-    /// The raw bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    /// Whether there is no native part.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// As a MAC address, when 6 bytes long.
-    pub fn as_mac(&self) -> Option<[u8; 6]> {
-        <[u8; 6]>::try_from(&self.0[..]).ok()
-    }
-
-    /// As a UDP endpoint, when 6 (IPv4) or 18 (IPv6) bytes long.
-    pub fn as_udp(&self) -> Option<SocketAddr> {
-        let b = &self.0[..];
-        match b.len() {
-            6 => Some(SocketAddr::V4(SocketAddrV4::new(
-                Ipv4Addr::new(b[0], b[1], b[2], b[3]),
-                u16::from_be_bytes([b[4], b[5]]),
-            ))),
-            18 => {
-                let ip: [u8; 16] = b[..16].try_into().expect("len 18");
-                Some(SocketAddr::V6(SocketAddrV6::new(
-                    Ipv6Addr::from(ip),
-                    u16::from_be_bytes([b[16], b[17]]),
-                    0,
-                    0,
-                )))
-            }
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Debug for NativeAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, b) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(":")?;
-            }
-            write!(f, "{b:02x}")?;
-        }
-        f.write_str("]")
-    }
-}
-
-/// One hop of a route in mwrouter's L2RH layout.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One hop of a route in mwrouter's L2RH layout: on a SAN a native
+/// address, crossing a router an egress HR (`crate::route::Route` is a list
+/// of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RouterHop {
     /// The egress HR (0x0000: native hop only).
     pub egress: Address,
@@ -116,9 +31,26 @@ impl RouterHop {
         RouterHop { egress, native }
     }
 
+    /// A native-only hop on the SAN where the route starts.
+    pub fn native(native: NativeAddr) -> RouterHop {
+        RouterHop {
+            egress: Address::UNSPECIFIED,
+            native,
+        }
+    }
+
+    /// An egress-only hop through HR `egress`.
+    pub fn egress(egress: Address) -> RouterHop {
+        RouterHop {
+            egress,
+            native: NativeAddr::NONE,
+        }
+    }
+
     /// Reads a router hop from L2RH content; the content must hold at least
-    /// the 2-byte egress address and at most the 63 bytes of an L2RH, and the
-    /// egress must be 0x0000 or a node address.
+    /// the 2-byte egress address and at most the 63 bytes of an L2RH, the
+    /// egress must be 0x0000 or a node address, and the native part at most
+    /// [`crate::native::MAX_NATIVE_LEN`] bytes (docs/spec-notes.md).
     pub fn from_content(content: &[u8]) -> Result<RouterHop> {
         if content.len() > MAX_L2RH_CONTENT {
             let l = u16::try_from(content.len()).unwrap_or(u16::MAX);
@@ -139,11 +71,17 @@ impl RouterHop {
                 2,
             ));
         }
-        let native = NativeAddr::from_bytes(&content[2..]).expect("<= 61 bytes");
+        let Some(native) = NativeAddr::from_bytes(&content[2..]) else {
+            return Err(Error::new(
+                ErrorKind::NativeTooLong(content.len() as u16 - 2),
+                "l2rh.hop.native",
+                2,
+            ));
+        };
         Ok(RouterHop { egress, native })
     }
 
-    /// The hop as an L2RH. Never fails: 2 + 61 bytes fit the 63-byte limit.
+    /// The hop as an L2RH. Never fails: 2 + 18 bytes fit the 63-byte limit.
     pub fn to_l2rh(&self) -> L2rhRepr {
         let mut c: ArrayVec<u8, MAX_L2RH_CONTENT> = ArrayVec::new();
         c.try_extend_from_slice(&self.egress.0.to_be_bytes())
@@ -167,6 +105,8 @@ impl RouterHop {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::native::MAX_NATIVE_LEN;
+    use std::net::SocketAddr;
 
     #[test]
     fn ethernet_hop_is_two_words() {
@@ -206,7 +146,12 @@ mod tests {
                 .kind,
             ErrorKind::BadL2rhLength(u16::MAX)
         );
-        let hop = RouterHop::from_content(&c[..63]).unwrap();
+        // A native part longer than any SAN's address is not a router hop.
+        assert_eq!(
+            RouterHop::from_content(&c[..63]).unwrap_err().kind,
+            ErrorKind::NativeTooLong(61)
+        );
+        let hop = RouterHop::from_content(&c[..2 + MAX_NATIVE_LEN]).unwrap();
         assert_eq!(hop.native.as_bytes().len(), MAX_NATIVE_LEN);
     }
 

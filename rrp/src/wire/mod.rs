@@ -10,7 +10,7 @@ pub mod packet;
 pub mod record;
 
 pub use header::{HEADER_LEN, Header, HeaderRepr, VERSION};
-pub use hop::{NativeAddr, RouterHop};
+pub use hop::RouterHop;
 pub use l2rh::{L2rh, L2rhRepr};
 pub use message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
 pub use packet::{Layout, Packet, PacketRepr, TRAILER_LEN, locate, shift_ei};

@@ -524,7 +524,8 @@ pub fn addr_text(a: u16) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rrp::wire::{HeaderRepr, L2rhRepr, NativeAddr, PacketRepr};
+    use rrp::NativeAddr;
+    use rrp::wire::{HeaderRepr, L2rhRepr, PacketRepr};
 
     fn input(data: &[u8], link: Link) -> FrameInput<'_> {
         FrameInput {

@@ -11,10 +11,11 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use rrp::NativeAddr;
 use rrp::encap;
 use rrp::wire::{
-    Capability, InfoQuery, Message, Mtu, NativeAddr, NodeInfo, PacketRepr, RouteTable, RouterHop,
-    RtNode, RtPart, SourceRoute,
+    Capability, InfoQuery, Message, Mtu, NodeInfo, PacketRepr, RouteTable, RouterHop, RtNode,
+    RtPart, SourceRoute,
 };
 use rrp::{Address, Endian, PacketType, SwapWidth};
 

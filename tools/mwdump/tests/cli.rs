@@ -5,9 +5,10 @@ mod common;
 
 use common::*;
 use mwdump::capture::PcapWriter;
+use rrp::NativeAddr;
 use rrp::wire::{
-    Capability, HeaderRepr, InfoQuery, L2rhRepr, Message, Mtu, NativeAddr, NodeInfo, PacketRepr,
-    RouteTable, RouterHop, RtNode, RtPart, SourceRoute,
+    Capability, HeaderRepr, InfoQuery, L2rhRepr, Message, Mtu, NodeInfo, PacketRepr, RouteTable,
+    RouterHop, RtNode, RtPart, SourceRoute,
 };
 use rrp::{Address, PacketType};
 use serde_json::Value;

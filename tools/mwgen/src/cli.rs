@@ -10,8 +10,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Parser;
+use ports::Port;
 use ports::impair::{Clock, MonotonicClock};
-use ports::{LinkKind, Native, Port};
+use rrp::{LinkKind, NativeAddr};
 
 use crate::backend::{PortArg, parse_impair};
 use crate::generator::Generator;
@@ -58,7 +59,7 @@ pub struct Args {
     /// Pin the generator to this core.
     #[arg(long, value_name = "N")]
     pub core: Option<usize>,
-    /// Native address of the next hop on the transmit SAN (the router's HR): a MAC or ADDR:PORT; default: every member (broadcast).
+    /// NativeAddr address of the next hop on the transmit SAN (the router's HR): a MAC or ADDR:PORT; default: every member (broadcast).
     #[arg(long, value_name = "NATIVE")]
     pub to: Option<String>,
     /// Source MessageWay address.
@@ -167,7 +168,7 @@ struct Plan {
     warmup: Option<Duration>,
     drain: Duration,
     trial: Duration,
-    to: Native,
+    to: NativeAddr,
     tag: u16,
 }
 
@@ -178,7 +179,7 @@ fn duration_arg(name: &str, s: &str) -> Result<Duration, Failure> {
 fn mac_arg(name: &str, s: &Option<String>) -> Result<Option<[u8; 6]>, Failure> {
     s.as_deref()
         .map(|m| {
-            ports::native::parse_mac(m)
+            rrp::native::parse_mac(m)
                 .ok_or_else(|| usage(format!("{name}: {m:?} is not a MAC (02:00:00:00:01:30)")))
         })
         .transpose()
@@ -222,9 +223,9 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     }
     let to = match &args.to {
         Some(t) => t
-            .parse::<Native>()
+            .parse::<NativeAddr>()
             .map_err(|e| usage(format!("--to: {e}")))?,
-        None => Native::EMPTY,
+        None => NativeAddr::NONE,
     };
     if !(0.0..100.0).contains(&args.pdr_loss) {
         return Err(usage("--pdr-loss: a percentage below 100"));
@@ -339,8 +340,8 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
             };
             let (a, b) = ports::memory::mem_link(
                 4096,
-                Native::mac([2, 0, 0, 0, 0, 1]),
-                Native::mac([2, 0, 0, 0, 0, 2]),
+                NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+                NativeAddr::mac([2, 0, 0, 0, 0, 2]),
             );
             let b = b.with_impairment(cfg, MonotonicClock::new());
             execute(&plan, a, Some(b), Idle::Spin, &MonotonicClock::new(), &stop)

@@ -12,7 +12,8 @@
 //! Tests drive it with a test clock (ports::impair::TestClock) shared with
 //! the impairment layer; crate::run drives it with the machine's clock.
 
-use ports::{BURST, Burst, LinkKind, Native, PacketBuf, Port};
+use ports::{BURST, Burst, PacketBuf, Port};
+use rrp::{LinkKind, NativeAddr};
 use serde::Serialize;
 
 use crate::probe::{self, SEQ_SPACE};
@@ -49,7 +50,7 @@ pub enum GenError {
         /// The port's link kind.
         kind: LinkKind,
         /// The next hop.
-        to: Native,
+        to: NativeAddr,
         /// Why.
         why: &'static str,
     },
@@ -59,7 +60,7 @@ pub enum GenError {
 pub struct Generator<P: Port> {
     tx: P,
     rx: Option<P>,
-    to: Native,
+    to: NativeAddr,
     templates: Vec<Template>,
     next: usize,
     seq: u64,
@@ -78,7 +79,7 @@ impl<P: Port> Generator<P> {
     pub fn new(
         mut tx: P,
         rx: Option<P>,
-        to: Native,
+        to: NativeAddr,
         templates: Vec<Template>,
         tag: u16,
     ) -> Result<Generator<P>, GenError> {
@@ -287,8 +288,8 @@ mod tests {
     fn link() -> (ports::memory::MemPort, ports::memory::MemPort) {
         mem_link(
             64,
-            Native::mac([2, 0, 0, 0, 0, 1]),
-            Native::mac([2, 0, 0, 0, 0, 2]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
         )
     }
 
@@ -296,7 +297,7 @@ mod tests {
     fn sends_count_and_receives_in_order() {
         let (a, b) = link();
         let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
-        let mut g = Generator::new(a, Some(b), Native::EMPTY, t, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), NativeAddr::NONE, t, 1).unwrap();
         g.start(0, None, Some(100), 1);
         let mut now = 0;
         while !g.tx_done() || g.outstanding() > 0 {
@@ -321,7 +322,7 @@ mod tests {
         }
         .build(LinkKind::Memory, 1)
         .unwrap();
-        let mut g = Generator::new(a, None, Native::EMPTY, t, 1).unwrap();
+        let mut g = Generator::new(a, None, NativeAddr::NONE, t, 1).unwrap();
         g.start(0, None, Some(200), 1);
         for _ in 0..4 {
             g.poll_tx(0);
@@ -351,7 +352,7 @@ mod tests {
     fn pacing_spreads_packets() {
         let (a, b) = link();
         let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
-        let mut g = Generator::new(a, Some(b), Native::EMPTY, t, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), NativeAddr::NONE, t, 1).unwrap();
         g.start(0, Some(1e6), None, 1); // one per µs
         for us in 0..=1000u64 {
             g.poll(us * 1000);
@@ -364,7 +365,7 @@ mod tests {
     fn a_wrong_next_hop_is_an_error() {
         let (a, b) = link();
         let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
-        let to: Native = "[::1]:5".parse().unwrap();
+        let to: NativeAddr = "[::1]:5".parse().unwrap();
         assert!(matches!(
             Generator::new(a, Some(b), to, t, 1),
             Err(GenError::Encap { .. })

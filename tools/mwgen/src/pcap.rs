@@ -4,7 +4,7 @@
 
 use mwdump::capture::{self, PcapWriter};
 use mwdump::link::{self, Link};
-use ports::LinkKind;
+use rrp::LinkKind;
 use rrp::encap;
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::packet::locate;

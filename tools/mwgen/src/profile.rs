@@ -21,13 +21,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ports::LinkKind;
 use ports::impair::SplitMix64;
+use rrp::LinkKind;
+use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::header::HeaderRepr;
 use rrp::wire::packet::PacketRepr;
-use rrp::wire::{HEADER_LEN, NativeAddr, RouterHop, TRAILER_LEN};
+use rrp::wire::{HEADER_LEN, RouterHop, TRAILER_LEN};
 use rrp::{Address, encap};
 
 use crate::probe::{PROBE_LEN, PROBE_PT};
@@ -213,10 +214,9 @@ pub fn parse_hop(s: &str) -> Result<RouterHop, ProfileError> {
     };
     let native = match n {
         None => NativeAddr::none(),
-        Some(n) => {
-            let nat: ports::Native = n.parse().map_err(|e: String| bad("--l2", e))?;
-            NativeAddr::from_bytes(nat.as_slice()).expect("at most 18 bytes")
-        }
+        Some(n) => n
+            .parse::<NativeAddr>()
+            .map_err(|e| bad("--l2", e.to_string()))?,
     };
     if egress.0 == 0 && native.is_empty() {
         return Err(bad(

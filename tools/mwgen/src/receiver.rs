@@ -240,7 +240,7 @@ pub struct Latency {
 mod tests {
     use super::*;
     use crate::profile::Profile;
-    use ports::LinkKind;
+    use rrp::LinkKind;
 
     fn probe(seq: u64, tx: u64) -> Vec<u8> {
         let mut t = Profile::default().build(LinkKind::Memory, 5).unwrap()[0]

@@ -31,7 +31,7 @@ fn probe_corpus() {
 #[test]
 fn pcap_corpus() {
     for d in corpus("mwgen_pcap") {
-        if let Ok(t) = mwgen::pcap::read(&d, ports::LinkKind::Ethernet) {
+        if let Ok(t) = mwgen::pcap::read(&d, rrp::LinkKind::Ethernet) {
             for t in t {
                 assert!(t.frame_len >= t.bytes.len());
                 if let Some(h) = t.hdr {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use mwgen::{Generator, Profile, Sizes};
 use ports::impair::{Clock, ImpairConfig, ImpairStats, TestClock};
 use ports::memory::mem_link;
-use ports::{LinkKind, Native};
 use proptest::prelude::*;
+use rrp::{LinkKind, NativeAddr};
 
 struct Outcome {
     imp: ImpairStats,
@@ -26,8 +26,8 @@ fn drive(cfg: ImpairConfig, n: u64, sizes: Sizes, step: Duration) -> Outcome {
     let clock = TestClock::new();
     let (a, b) = mem_link(
         1 << 16,
-        Native::mac([2, 0, 0, 0, 0, 1]),
-        Native::mac([2, 0, 0, 0, 0, 2]),
+        NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+        NativeAddr::mac([2, 0, 0, 0, 0, 2]),
     );
     let b = b.with_impairment(cfg, clock.clone());
     let imp = b.impairment().expect("impaired");
@@ -37,7 +37,7 @@ fn drive(cfg: ImpairConfig, n: u64, sizes: Sizes, step: Duration) -> Outcome {
     }
     .build(LinkKind::Memory, 7)
     .unwrap();
-    let mut g = Generator::new(a, Some(b), Native::EMPTY, t, 7).unwrap();
+    let mut g = Generator::new(a, Some(b), NativeAddr::NONE, t, 7).unwrap();
     g.start(clock.now_ns(), None, Some(n), 7);
     for _ in 0..10_000_000u64 {
         clock.advance(step);

@@ -108,13 +108,14 @@ use mwgen::probe::{self, Received};
 use mwgen::profile::{Profile, Sizes, parse_address, parse_hop};
 use mwgen::receiver::Receiver;
 use ports::af_packet::{AfPacketConfig, AfPacketPort};
-use ports::{Burst, LinkKind, Native, PacketBuf, Port};
+use ports::{Burst, PacketBuf, Port};
 use rrp::Address;
 use rrp::kind::{ErrorCode, PacketType, RrpType};
 use rrp::limits::MAX_L2RHS;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::wire::header::field;
 use rrp::wire::{Message, RouterHop, SourceRoute, locate};
+use rrp::{LinkKind, NativeAddr};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -138,9 +139,9 @@ const DEFAULT_TIMEOUT_MS: u64 = 1000;
 /// What a host is: the file `mwlab host --spec FILE` reads (JSON, or TOML
 /// when the file name ends in `.toml`).
 ///
-/// Native addresses are written as text, as [`format_native`] writes them
+/// NativeAddr addresses are written as text, as [`format_native`] writes them
 /// for the spec's link: `"127.0.0.1:4001"` (UDP), `"02:4d:57:00:01:15"`
-/// (Ethernet); they are read with [`Native`]'s `FromStr`.
+/// (Ethernet); they are read with [`NativeAddr`]'s `FromStr`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(into = "HostSpecText")]
 pub struct HostSpec {
@@ -155,7 +156,7 @@ pub struct HostSpec {
     /// The HRs on its SAN: HR address and that HR's native address (UDP
     /// endpoint or MAC).
     #[serde(deserialize_with = "natives_from_text")]
-    pub hrs: Vec<(u16, Native)>,
+    pub hrs: Vec<(u16, NativeAddr)>,
     /// The HR it sends L3 traffic and requests to first (one of `hrs`);
     /// `None`: the first of `hrs`.
     pub default_hr: Option<u16>,
@@ -236,14 +237,14 @@ impl From<HostSpec> for HostSpecText {
 }
 
 /// Reads `hrs`: pairs of an address and a native address as text.
-fn natives_from_text<'de, D>(d: D) -> Result<Vec<(u16, Native)>, D::Error>
+fn natives_from_text<'de, D>(d: D) -> Result<Vec<(u16, NativeAddr)>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
     let v: Vec<(u16, String)> = Deserialize::deserialize(d)?;
     v.into_iter()
         .map(|(a, t)| {
-            t.parse::<Native>()
+            t.parse::<NativeAddr>()
                 .map(|n| (a, n))
                 .map_err(serde::de::Error::custom)
         })
@@ -259,7 +260,7 @@ pub fn interface_mac(ifname: &str) -> Option<[u8; 6]> {
         return None;
     }
     let text = std::fs::read_to_string(format!("/sys/class/net/{ifname}/address")).ok()?;
-    ports::native::parse_mac(text.trim())
+    rrp::native::parse_mac(text.trim())
 }
 
 impl HostSpec {
@@ -267,9 +268,9 @@ impl HostSpec {
     /// binds; `None` on AF_PACKET (the interface's MAC is known once the
     /// port is open, inside the host's namespace: `stats` reports it as
     /// `native`, and see [`interface_mac`]).
-    pub fn native(&self) -> Option<Native> {
+    pub fn native(&self) -> Option<NativeAddr> {
         match &self.link {
-            HostLink::Udp { bind } => Some(Native::udp(*bind)),
+            HostLink::Udp { bind } => Some(NativeAddr::udp(*bind)),
             HostLink::AfPacket { .. } => None,
         }
     }
@@ -371,10 +372,10 @@ pub fn main_from_spec_file(path: &Path) -> Result<(), String> {
 
 /// A native address as text for a link of kind `link` (six bytes are a MAC
 /// on Ethernet and an IPv4 endpoint on UDP): `02:4d:57:00:01:15` (MAC,
-/// [`Native`]'s `Display`), `127.0.0.1:4001` or `[::1]:4001` (UDP), `-`
-/// (empty), colon-separated hex otherwise. [`Native`]'s `FromStr` reads
+/// [`NativeAddr`]'s `Display`), `127.0.0.1:4001` or `[::1]:4001` (UDP), `-`
+/// (empty), colon-separated hex otherwise. [`NativeAddr`]'s `FromStr` reads
 /// each back.
-pub fn format_native(n: &Native, link: LinkKind) -> String {
+pub fn format_native(n: &NativeAddr, link: LinkKind) -> String {
     match (link, n.as_udp()) {
         (LinkKind::Udp, Some(sa)) => sa.to_string(),
         _ => n.to_string(),
@@ -396,7 +397,7 @@ pub fn format_hop_on(h: &RouterHop, link: LinkKind) -> String {
     let native = if h.native.is_empty() {
         String::new()
     } else {
-        match Native::from_slice(h.native.as_bytes()) {
+        match NativeAddr::from_bytes(h.native.as_bytes()) {
             Some(n) => format!("@{}", format_native(&n, link)),
             None => format!("@{:?}", h.native).replace(['[', ']'], ""),
         }
@@ -622,10 +623,10 @@ enum Answer {
 struct State {
     /// The node's RRP state: redirects, routes, unknown destinations.
     node: Node,
-    /// Native addresses of the nodes of the SAN: the configured HRs, and
+    /// NativeAddr addresses of the nodes of the SAN: the configured HRs, and
     /// nodes that told us who they are (RRP#7, or RRP#5 about its sender)
     /// directly (no L2RH left). Configured HRs are never overwritten.
-    neighbours: BTreeMap<Address, Native>,
+    neighbours: BTreeMap<Address, NativeAddr>,
     /// The HR that answered the last RRP#2 about a destination (its routes
     /// start there).
     routes_from: BTreeMap<Address, Address>,
@@ -654,7 +655,7 @@ enum Target {
     /// Each to the HR [`Node::first_hr`] names at the time it is sent.
     FirstHr,
     /// All to this native address (L2: the first hop).
-    Fixed(Native),
+    Fixed(NativeAddr),
 }
 
 /// One `send` or `send_l2`: a probe template and where its copies go.
@@ -736,20 +737,20 @@ impl Link {
     }
 
     /// This host's own native address.
-    fn native(&self) -> Native {
+    fn native(&self) -> NativeAddr {
         match self {
-            Link::Udp(s) => s.local_addr().map_or(Native::EMPTY, Native::udp),
-            Link::AfPacket { mac, .. } => Native::mac(*mac),
+            Link::Udp(s) => s.local_addr().map_or(NativeAddr::NONE, NativeAddr::udp),
+            Link::AfPacket { mac, .. } => NativeAddr::mac(*mac),
         }
     }
 
     /// A native address as text, for this link.
-    fn text(&self, n: &Native) -> String {
+    fn text(&self, n: &NativeAddr) -> String {
         format_native(n, self.kind())
     }
 
     /// Sends one MessageWay packet to native address `to` on the SAN.
-    fn send(&self, pkt: &[u8], to: &Native) -> io::Result<()> {
+    fn send(&self, pkt: &[u8], to: &NativeAddr) -> io::Result<()> {
         let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
         match self {
             Link::Udp(sock) => {
@@ -773,7 +774,7 @@ impl Link {
                     }
                     None => false,
                 };
-                if !fits || !p.encap(&mut b, &Native::mac(mac)) {
+                if !fits || !p.encap(&mut b, &NativeAddr::mac(mac)) {
                     p.recycle(b);
                     return Err(invalid(format!("{} bytes: too long", pkt.len())));
                 }
@@ -808,11 +809,11 @@ impl Link {
     /// Receives what arrives within about [`POLL`] and hands each packet
     /// with its native source to `f` (on Ethernet without its frame
     /// padding: cut at the end its DL gives). `Ok` also when nothing came.
-    fn receive(&self, buf: &mut [u8], mut f: impl FnMut(&[u8], Native)) -> io::Result<()> {
+    fn receive(&self, buf: &mut [u8], mut f: impl FnMut(&[u8], NativeAddr)) -> io::Result<()> {
         match self {
             Link::Udp(sock) => match sock.recv_from(buf) {
                 Ok((n, from)) => {
-                    f(&buf[..n], Native::udp(from));
+                    f(&buf[..n], NativeAddr::udp(from));
                     Ok(())
                 }
                 Err(e) if nothing_yet(&e) => Ok(()),
@@ -940,7 +941,7 @@ impl<'a> Host<'a> {
 
     /// One datagram (or frame): counted exactly once (probe, control, other
     /// or malformed); a request about this node is answered to `from`.
-    fn on_datagram(&self, pkt: &[u8], from: Native) {
+    fn on_datagram(&self, pkt: &[u8], from: NativeAddr) {
         let now = now_ns();
         let mut st = self.lock();
         st.rx.datagrams += 1;
@@ -1038,7 +1039,7 @@ impl<'a> Host<'a> {
     // ----- sending -----------------------------------------------------------
 
     /// The native address of the HR to send an L3 packet for `dst` to.
-    fn first_hop(&self, st: &mut State, dst: Address) -> Option<Native> {
+    fn first_hop(&self, st: &mut State, dst: Address) -> Option<NativeAddr> {
         let default = self.default_hr?;
         if st
             .redirect_at
@@ -1241,7 +1242,7 @@ impl<'a> Host<'a> {
         let kind = self.link.kind();
         let (to, l2) = match hops.split_first() {
             Some((first, rest)) if first.is_native_only() => {
-                let to = Native::from_slice(first.native.as_bytes())
+                let to = NativeAddr::from_bytes(first.native.as_bytes())
                     .filter(|n| match kind {
                         LinkKind::Ethernet => n.as_mac().is_some(),
                         _ => n.as_udp().is_some(),

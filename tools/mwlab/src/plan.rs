@@ -223,8 +223,8 @@ impl Plan {
             endpoints.insert(h.address, (e.clone(), h.name.clone()));
             host_natives.push(e);
         }
-        let hrs_of_san = |san: &str| -> Vec<(u16, ports::Native)> {
-            let mut v: Vec<(u16, ports::Native)> = routers
+        let hrs_of_san = |san: &str| -> Vec<(u16, rrp::NativeAddr)> {
+            let mut v: Vec<(u16, rrp::NativeAddr)> = routers
                 .iter()
                 .flat_map(|r| r.sans.iter().zip(&r.hrs))
                 .filter(|(s, _)| s.as_str() == san)

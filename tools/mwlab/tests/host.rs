@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use mwgen::probe::{self, PROBE_PT, Received};
 use mwlab::host::{Client, HostLink, HostSpec, run};
-use ports::Native;
 use ports::af_packet::{AfPacketConfig, AfPacketPort};
 use ports::{Burst, PacketBuf, Port};
 use rrp::Address;
-use rrp::wire::{Message, NativeAddr, NodeInfo, PacketRepr, RouterHop, SourceRoute};
+use rrp::NativeAddr;
+use rrp::wire::{Message, NodeInfo, PacketRepr, RouterHop, SourceRoute};
 use serde_json::{Value, json};
 
 const H0: u16 = 0x0100;
@@ -38,8 +38,10 @@ fn free_endpoint() -> SocketAddr {
 }
 
 /// HR natives of UDP endpoints.
-fn natives(hrs: Vec<(u16, SocketAddr)>) -> Vec<(u16, Native)> {
-    hrs.into_iter().map(|(a, e)| (a, Native::udp(e))).collect()
+fn natives(hrs: Vec<(u16, SocketAddr)>) -> Vec<(u16, NativeAddr)> {
+    hrs.into_iter()
+        .map(|(a, e)| (a, NativeAddr::udp(e)))
+        .collect()
 }
 
 /// A running host: its thread, stop flag, control socket and temp dir.
@@ -80,7 +82,7 @@ impl Running {
         address: u16,
         level: &str,
         link: HostLink,
-        hrs: Vec<(u16, Native)>,
+        hrs: Vec<(u16, NativeAddr)>,
         default_hr: Option<u16>,
     ) -> Running {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -412,7 +414,7 @@ fn routes_are_learned_and_followed_by_send_l2() {
             route: vec![udp_hop(0x011a, far).to_l2rh()],
             mtu: None,
         },
-        // Native-only first hop: straight to hr2 on this SAN, then one router.
+        // NativeAddr-only first hop: straight to hr2 on this SAN, then one router.
         SourceRoute {
             q: 3,
             route: vec![
@@ -629,8 +631,8 @@ fn a_bad_spec_is_refused() {
     assert!(run(&spec, &stop).is_err());
     // An HR native of the wrong kind: an IPv6 endpoint is no MAC (six bytes
     // could be either: a MAC, or an IPv4 endpoint).
-    let v6 = Native::udp("[::1]:4001".parse().unwrap());
-    let mac = Native::mac([2, 0x4d, 0x57, 0, 1, 0x11]);
+    let v6 = NativeAddr::udp("[::1]:4001".parse().unwrap());
+    let mac = NativeAddr::mac([2, 0x4d, 0x57, 0, 1, 0x11]);
     let eth = HostSpec {
         link: HostLink::AfPacket {
             interface: "eth0".into(),
@@ -656,7 +658,7 @@ fn a_bad_spec_is_refused() {
 
     // The spec file mwlab writes (JSON) reads back; natives as text.
     let udp_spec = HostSpec {
-        hrs: vec![(HR1, Native::udp("127.0.0.1:4001".parse().unwrap()))],
+        hrs: vec![(HR1, NativeAddr::udp("127.0.0.1:4001".parse().unwrap()))],
         ..spec
     };
     let f = dir.path().join("h.json");
@@ -708,7 +710,7 @@ fn a_bad_spec_is_refused() {
 // ----- AF_PACKET ---------------------------------------------------------------------
 
 /// Sends `pkt` from the test's port to MAC `to`.
-fn eth_send(port: &mut AfPacketPort, pkt: &[u8], to: Native) {
+fn eth_send(port: &mut AfPacketPort, pkt: &[u8], to: NativeAddr) {
     let mut b = port.alloc().expect("a buffer");
     b.append(pkt.len()).expect("room").copy_from_slice(pkt);
     assert!(port.encap(&mut b, &to));
@@ -719,7 +721,7 @@ fn eth_send(port: &mut AfPacketPort, pkt: &[u8], to: Native) {
 
 /// Receives `n` MessageWay packets (padding cut at the end their DL gives)
 /// with their source MACs on the test's port (panics after 3 s).
-fn eth_recv(port: &mut AfPacketPort, n: usize) -> Vec<(Vec<u8>, Native)> {
+fn eth_recv(port: &mut AfPacketPort, n: usize) -> Vec<(Vec<u8>, NativeAddr)> {
     let deadline = Instant::now() + Duration::from_secs(3);
     let mut out = Vec::new();
     while out.len() < n {
@@ -766,7 +768,7 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
     let veth = testkit::VethPair::new("mh").expect("a veth pair");
     // End b: the HR of the SAN, played by the test.
     let mut hr = AfPacketPort::open(AfPacketConfig::new(&veth.b)).expect("AF_PACKET on b");
-    let hr_mac = Native::mac(hr.mac());
+    let hr_mac = NativeAddr::mac(hr.mac());
     let h = Running::start_on(
         "H0",
         H0,
@@ -781,9 +783,9 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
     let s = h.stats();
     assert_eq!(s["link"], "af_packet");
     assert_eq!(s["bind"], veth.a.as_str());
-    let host_mac: Native = s["native"].as_str().unwrap().parse().unwrap();
+    let host_mac: NativeAddr = s["native"].as_str().unwrap().parse().unwrap();
     assert_eq!(
-        mwlab::host::interface_mac(&veth.a).map(Native::mac),
+        mwlab::host::interface_mac(&veth.a).map(NativeAddr::mac),
         Some(host_mac)
     );
     assert_eq!(s["neighbours"]["0x0111"], hr_mac.to_string());
@@ -842,7 +844,7 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
         let p = PacketRepr::parse(&pkt).unwrap();
         let hop = RouterHop::new(
             Address(0x011b),
-            NativeAddr::mac(far.parse::<Native>().unwrap().as_mac().unwrap()),
+            NativeAddr::mac(far.parse::<NativeAddr>().unwrap().as_mac().unwrap()),
         );
         assert_eq!(p.l2rhs, vec![hop.to_l2rh()]);
     }
@@ -861,7 +863,7 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
         l2: vec![],
         seed: 1,
     };
-    let t = p.build(ports::LinkKind::Ethernet, 7).unwrap().remove(0);
+    let t = p.build(rrp::LinkKind::Ethernet, 7).unwrap().remove(0);
     for i in 0..5 {
         let mut b = t.bytes.clone();
         let now = std::time::SystemTime::now()

@@ -17,13 +17,14 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
-use ports::{HeapBuf, Native, PacketBuf};
+use ports::{HeapBuf, PacketBuf};
 use rrp::Address;
+use rrp::NativeAddr;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{
     Event, HrConfig, Next, Notice, NoticeKind, Output, Router, RouterConfig, Time, Timers,
 };
-use rrp::wire::{Capability, NativeAddr};
+use rrp::wire::Capability;
 
 use crate::rng::Rng;
 use crate::topology::Topology;
@@ -148,7 +149,7 @@ pub struct SimHost {
 #[derive(Debug, Clone)]
 struct San {
     members: Vec<(Member, NativeAddr)>,
-    by_native: HashMap<Vec<u8>, usize>,
+    by_native: HashMap<NativeAddr, usize>,
     mtu: u32,
 }
 
@@ -267,7 +268,7 @@ impl Sim {
         let add = |sans: &mut Vec<San>, san: usize, m: Member, a: Address| {
             let n = native_of(a);
             let s = &mut sans[san];
-            s.by_native.insert(n.as_bytes().to_vec(), s.members.len());
+            s.by_native.insert(n, s.members.len());
             s.members.push((m, n));
         };
         let mut routers = Vec::new();
@@ -432,12 +433,7 @@ impl Sim {
     pub fn host_send(&mut self, h: usize, to: Option<Address>, bytes: Vec<u8>) {
         let san = self.hosts[h].san;
         let from = self.member_index(san, Member::Host(h));
-        let to = to.and_then(|a| {
-            self.sans[san]
-                .by_native
-                .get(native_of(a).as_bytes())
-                .copied()
-        });
+        let to = to.and_then(|a| self.sans[san].by_native.get(&native_of(a)).copied());
         self.send(san, from, to, bytes);
     }
 
@@ -568,7 +564,7 @@ impl Sim {
     }
 
     fn deliver(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
-        let (from_m, from_native) = self.sans[san].members[from].clone();
+        let (from_m, from_native) = self.sans[san].members[from];
         let sender_ok = match from_m {
             Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
             Member::Host(_) => true,
@@ -633,7 +629,7 @@ impl Sim {
             return;
         }
         let mut buf = HeapBuf::from_bytes(bytes);
-        buf.set_native_src(Native::from_slice(native_src.as_bytes()).unwrap_or_default());
+        buf.set_native_src(*native_src);
         let rt = &self.routers[r];
         let decision = rt.dp.decide(&rt.fib, port, &mut buf);
         let now = self.now;
@@ -649,8 +645,8 @@ impl Sim {
                     let n = Notice {
                         kind: NoticeKind::Redirect,
                         in_port: port,
-                        native_src: native_src.clone(),
-                        next_hop: NativeAddr::from_bytes(native.as_slice()).unwrap_or_default(),
+                        native_src: *native_src,
+                        next_hop: native,
                         packet: buf.data()[..buf.len().min(128)].to_vec(),
                     };
                     self.routers[r].engine.handle_notice(now, &n);
@@ -659,7 +655,7 @@ impl Sim {
                 if self.routers[r].ports_up[out] {
                     let san = self.routers[r].sans[out];
                     let from = self.member_index(san, Member::Router { r, port: out });
-                    match self.sans[san].by_native.get(native.as_slice()).copied() {
+                    match self.sans[san].by_native.get(&native).copied() {
                         Some(to) => self.send(san, from, Some(to), buf.data().to_vec()),
                         None => self.stats.lost += 1,
                     }
@@ -682,7 +678,7 @@ impl Sim {
                     let n = Notice {
                         kind,
                         in_port: port,
-                        native_src: native_src.clone(),
+                        native_src: *native_src,
                         next_hop: NativeAddr::none(),
                         packet: buf.data()[..buf.len().min(128)].to_vec(),
                     };
@@ -710,7 +706,7 @@ impl Sim {
                     let to = if native.is_empty() {
                         None
                     } else {
-                        match self.sans[san].by_native.get(native.as_bytes()).copied() {
+                        match self.sans[san].by_native.get(&native).copied() {
                             Some(i) => Some(i),
                             None => {
                                 self.stats.lost += 1;
@@ -809,7 +805,7 @@ impl Sim {
                 }
                 Next::Forward { port, native } => {
                     let san = rt.sans[*port];
-                    let Some(i) = self.sans[san].by_native.get(native.as_bytes()) else {
+                    let Some(i) = self.sans[san].by_native.get(native) else {
                         return Walk::Unreachable(path);
                     };
                     match self.sans[san].members[*i].0 {

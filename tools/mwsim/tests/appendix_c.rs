@@ -7,7 +7,8 @@ use mwsim::{Sim, SimConfig, Topology, native_of};
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::node::Learned;
-use rrp::route::{Hop, Route};
+use rrp::route::Route;
+use rrp::wire::RouterHop;
 use rrp::wire::{Capability, HeaderRepr, InfoQuery, Message, Mtu, NodeInfo, PacketRepr};
 
 const NODE1: Address = Address(0x0101);
@@ -152,13 +153,7 @@ fn the_nine_exchanges() {
         "the lesser of 16 KB and 8 KB"
     );
     let route = Route::from_l2rhs(&routes[0].route).unwrap();
-    assert_eq!(
-        route,
-        Route(vec![Hop {
-            egress: RTRB2.0,
-            native: native_of(NODE2).as_bytes().to_vec()
-        }])
-    );
+    assert_eq!(route, Route(vec![RouterHop::new(RTRB2, native_of(NODE2))]));
 
     // (9) Node1 sends sensor data to Node2 by L2 forwarding: the L2RH of
     // step 8 in front, sent to RouterB, which consumes it.

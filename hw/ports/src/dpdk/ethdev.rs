@@ -10,8 +10,9 @@ use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, rc_error};
 use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
-use crate::native::Native;
-use crate::{BURST, Burst, LinkKind, PacketBuf, Port};
+use crate::{BURST, Burst, PacketBuf, Port};
+use rrp::LinkKind;
+use rrp::NativeAddr;
 
 /// MessageWay's EtherType.
 pub const ETHERTYPE_MW: u16 = 0x88B5;
@@ -785,7 +786,7 @@ impl Port for DpdkPort {
     /// and EtherType 0x88B5; pads frames shorter than 60 bytes with zeros.
     /// Clears the receive-error flags ([`RX_ERROR_FLAGS`]).
     #[inline(always)]
-    fn encap(&self, buf: &mut Mbuf, dst: &Native) -> bool {
+    fn encap(&self, buf: &mut Mbuf, dst: &NativeAddr) -> bool {
         let dmac = match dst.mac_ref() {
             Some(m) => m,
             None if dst.is_empty() => &BROADCAST,
@@ -813,8 +814,8 @@ impl Port for DpdkPort {
         super::mbuf::free_burst(bufs);
     }
 
-    fn native_addr(&self) -> Native {
-        Native::mac(self.mac)
+    fn native_addr(&self) -> NativeAddr {
+        NativeAddr::mac(self.mac)
     }
 
     fn link_kind(&self) -> LinkKind {

@@ -8,8 +8,8 @@ use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, errno_error};
 use super::ethdev::ETH_HLEN;
-use crate::native::Native;
 use crate::{BURST, Burst, PacketBuf};
+use rrp::NativeAddr;
 
 /// The `ol_flags` bits that DPDK uses for receive information (bits 0..=22;
 /// the transmit requests and the buffer-kind flags such as
@@ -553,13 +553,13 @@ impl PacketBuf for Mbuf {
     /// [`set_frame_start_raw`]): valid until something is prepended, which
     /// the engine does only after its last use (the encapsulation).
     #[inline]
-    fn native_src(&self) -> Native {
+    fn native_src(&self) -> NativeAddr {
         let m = self.raw();
         let Some(start) = (m.vlan_tci_outer as usize).checked_sub(1) else {
-            return Native::EMPTY;
+            return NativeAddr::NONE;
         };
         if start + ETH_HLEN > m.buf_len as usize {
-            return Native::EMPTY;
+            return NativeAddr::NONE;
         }
         // SAFETY: `start + 6 .. start + 12` lies inside the mbuf's buffer
         // (checked against buf_len), which `self` owns.
@@ -570,6 +570,6 @@ impl PacketBuf for Mbuf {
                 .cast::<[u8; 6]>()
                 .read_unaligned()
         };
-        Native::mac(mac)
+        NativeAddr::mac(mac)
     }
 }
