@@ -11,6 +11,7 @@
 //!
 //! Short measurement times keep the whole run to about a minute.
 
+use rrp::PortId;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -81,7 +82,7 @@ fn decide(c: &mut Criterion) {
         g.bench_function(format!("{}_{size}", kind.name()), |b| {
             b.iter(|| {
                 restore(&mut buf, HEADROOM, size);
-                let d = step.engine().decide(step.fib(), 0, &mut buf);
+                let d = step.engine().decide(step.fib(), PortId(0), &mut buf);
                 assert!(matches!(d, dataplane::Decision::Forward { .. }));
                 black_box(d)
             })
@@ -100,7 +101,7 @@ fn fib_lookup(c: &mut Criterion) {
         b.iter(|| {
             let mut acc = 0u32;
             for (i, &d) in dests.iter().enumerate() {
-                acc = acc.wrapping_add(fib.lookup(i % PORTS, black_box(d)) as u32);
+                acc = acc.wrapping_add(fib.lookup(PortId::new(i % PORTS), black_box(d)) as u32);
             }
             black_box(acc)
         })

@@ -30,6 +30,7 @@
 //!   packet's first cache line, finds the trailer from DL, shifts the EI,
 //!   trims, encapsulates and transmits the whole burst on the next port.
 
+use rrp::PortId;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::OnceLock;
@@ -37,11 +38,12 @@ use std::time::{Duration, Instant};
 
 use dataplane::fib::NH_LOCAL;
 use dataplane::{
-    ChannelConfig, ControlChannels, DropReason, Engine, EngineConfig, FibReader, FibSet, NextHop,
-    PortCounters, channels, fib_channel,
+    ChannelConfig, ControlChannels, Engine, EngineConfig, FibReader, FibSet, NextHop, PortCounters,
+    channels, fib_channel,
 };
 use ports::{Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::wire::{HEADER_LEN, HeaderRepr, PacketRepr, RouterHop, TRAILER_LEN, shift_ei};
@@ -126,7 +128,7 @@ pub fn full_fib() -> (FibSet, usize) {
     for (q, row) in idx.iter_mut().enumerate() {
         for (k, i) in row.iter_mut().enumerate() {
             *i = fib.add_nexthop(NextHop {
-                port: q as u16,
+                port: PortId(q as u16),
                 native: NativeAddr::mac(next_hop_mac(q, k)),
                 mtu: MTU,
             });
@@ -136,13 +138,13 @@ pub fn full_fib() -> (FibSet, usize) {
     for p in 0..PORTS {
         routes = 0;
         for d in 0..=u16::MAX {
-            if fib.lookup(p, d) == NH_LOCAL {
+            if fib.lookup(PortId::new(p), d) == NH_LOCAL {
                 continue;
             }
             let h = crate::mix64(d as u64 ^ SEED);
             let q = (p + 1 + (h % (PORTS as u64 - 1)) as usize) % PORTS;
             let k = ((h >> 32) % NEXT_HOPS_PER_PORT as u64) as usize;
-            fib.set(p, Address(d), idx[q][k]);
+            fib.set(PortId::new(p), Address(d), idx[q][k]);
             routes += 1;
         }
     }
@@ -351,8 +353,14 @@ impl Step for EngineStep {
         ports: &mut [BenchPort],
         stage: &mut [Burst<HeapBuf>],
     ) {
-        self.engine
-            .process_burst(self.fib.fib(), now_ns, in_port, rx, ports, stage);
+        self.engine.process_burst(
+            self.fib.fib(),
+            now_ns,
+            PortId::new(in_port),
+            rx,
+            ports,
+            stage,
+        );
     }
 
     fn counters(&self) -> &[PortCounters] {
@@ -644,8 +652,8 @@ mod tests {
         assert_eq!(routes, 65536 - HRS.len() - 2);
         for p in 0..PORTS {
             for d in [0x0040u16, 0x0555, 0x7FFF, 0x8000] {
-                let nh = fib.route(p, Address(d)).unwrap();
-                assert_ne!(nh.port as usize, p);
+                let nh = fib.route(PortId::new(p), Address(d)).unwrap();
+                assert_ne!(nh.port.index(), p);
             }
         }
     }

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables};
 use rrp::Address;
-use rrp::router::{Event, Notice, NoticeKind, Output, RouteTables, Router, Time};
+use rrp::router::{Event, Output, RouteTables, Router, Time};
+use rrp::wire::packet::Packet;
 
 /// Counters of the control-plane thread.
 #[derive(Debug, Default)]
@@ -195,29 +196,23 @@ impl ControlPlane {
             while let Some(p) = self.workers[w].recv_punt() {
                 work += 1;
                 self.stats.punts.fetch_add(1, Ordering::Relaxed);
-                self.engine
-                    .handle_packet(now, p.in_port as usize, &p.native_src, &p.data);
+                // The worker located the packet: its layout comes along, so
+                // the engine reads it without walking it again.
+                match Packet::with_layout(&p.data[..], p.layout) {
+                    Ok(view) => self
+                        .engine
+                        .handle_packet(now, p.in_port, &p.native_src, &view),
+                    Err(_) => self
+                        .engine
+                        .handle_bytes(now, p.in_port, &p.native_src, &p.data),
+                }
                 self.workers[w].recycle_any(p);
                 self.drain(now);
             }
             while let Some(n) = self.workers[w].recv_notice() {
                 work += 1;
                 self.stats.notices.fetch_add(1, Ordering::Relaxed);
-                let kind = match n.kind {
-                    dataplane::NoticeKind::NoRoute => NoticeKind::NoRoute,
-                    dataplane::NoticeKind::Mtu => NoticeKind::Mtu,
-                    dataplane::NoticeKind::Redirect => NoticeKind::Redirect,
-                };
-                self.engine.handle_notice(
-                    now,
-                    &Notice {
-                        kind,
-                        in_port: n.in_port as usize,
-                        native_src: n.native_src,
-                        next_hop: n.next_hop,
-                        packet: n.bytes().to_vec(),
-                    },
-                );
+                self.engine.handle_notice(now, &n);
                 self.drain(now);
             }
         }
@@ -243,7 +238,7 @@ impl ControlPlane {
                     let w = self.next_worker % self.workers.len();
                     self.next_worker = self.next_worker.wrapping_add(1);
                     let inj = Injection {
-                        port: port as u16,
+                        port,
                         native_dst: native,
                         data: packet,
                     };

@@ -1,6 +1,7 @@
 //! The daemon's configuration: the shipped examples, every validation error
 //! (by key), the TOML round trip, the conversions and the reload diff.
 
+use rrp::PortId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,14 +62,14 @@ fn example_udp() {
     // The engine takes it, natives from the bind addresses.
     let rc = c.router_config(77);
     assert_eq!(rc.sn_seed, 77);
-    assert_eq!(rc.hrs[0].native, NativeAddr::udp(u0.bind));
-    assert_eq!(rc.hrs[0].static_nodes.len(), 1);
+    assert_eq!(rc.hrs[PortId(0)].native, NativeAddr::udp(u0.bind));
+    assert_eq!(rc.hrs[PortId(0)].static_nodes.len(), 1);
     assert_eq!(
-        rc.hrs[0].static_nodes[0].native,
+        rc.hrs[PortId(0)].static_nodes[0].native,
         NativeAddr::udp("127.0.0.1:35103".parse().unwrap())
     );
     assert_eq!(
-        rc.hrs[0].static_nodes[0].capabilities,
+        rc.hrs[PortId(0)].static_nodes[0].capabilities,
         vec![Capability {
             code: 9,
             params: vec![]
@@ -106,13 +107,13 @@ fn example_af_packet() {
         NativeAddr::mac([2, 0, 0, 0, 0xb, 1]),
     ];
     let rc = c.router_config_with_natives(&natives, 5);
-    assert_eq!(rc.hrs[1].native, natives[1]);
+    assert_eq!(rc.hrs[PortId(1)].native, natives[1]);
     assert_eq!(
-        rc.hrs[0].static_nodes[0].native,
+        rc.hrs[PortId(0)].static_nodes[0].native,
         NativeAddr::mac([2, 0, 0, 0, 0x0a, 0x20])
     );
     assert_eq!(
-        rc.hrs[0].static_nodes[0].name.as_deref(),
+        rc.hrs[PortId(0)].static_nodes[0].name.as_deref(),
         Some(&b"plc-7"[..])
     );
     Router::new(rc, 0).expect("the engine accepts the example");
@@ -141,7 +142,10 @@ fn example_dpdk() {
     );
     // Configured MACs are the natives.
     let rc = c.router_config(1);
-    assert_eq!(rc.hrs[0].native, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
+    assert_eq!(
+        rc.hrs[PortId(0)].native,
+        NativeAddr::mac([2, 0, 0, 0, 1, 1])
+    );
     Router::new(rc, 0).expect("the engine accepts the example");
 }
 

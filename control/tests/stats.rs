@@ -19,7 +19,8 @@ use control::stats::{
     ROUTER_COUNTERS, Snapshot, StatsReader, StatsWriter, prometheus, refusal_name,
     serve_prometheus,
 };
-use dataplane::{DropReason, PortCounters, StatsBlock};
+use dataplane::{PortCounters, StatsBlock};
+use rrp::DropReason;
 use rrp::router::{RouterStats, RtRefusal};
 
 // ----- fixtures ----------------------------------------------------------------

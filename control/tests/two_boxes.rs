@@ -3,6 +3,7 @@
 //! the other box, the FIBs are published to the workers, and a host's
 //! packet crosses both boxes.
 
+use rrp::PortId;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -201,14 +202,16 @@ fn packets_cross_two_boxes_once_rrp_has_converged() {
     // static entry added at run time and routed.
     let lrt0 = box_a
         .plane
-        .call(Duration::from_secs(2), |cp| cp.engine().lrt(0).len())
+        .call(Duration::from_secs(2), |cp| {
+            cp.engine().lrt(PortId(0)).len()
+        })
         .unwrap();
     assert!(lrt0 >= 1, "box A knows h1");
     let added = box_a
         .plane
         .call(Duration::from_secs(2), |cp| {
             cp.engine_mut().add_static(
-                0,
+                PortId(0),
                 rrp::router::StaticNode {
                     address: Address(0x0599),
                     native: NativeAddr::mac([2, 0, 0, 0, 0, 0x99]),
@@ -224,7 +227,7 @@ fn packets_cross_two_boxes_once_rrp_has_converged() {
         let routed = box_a
             .plane
             .call(Duration::from_secs(2), |cp| {
-                cp.routes().lookup(1, Address(0x0599)).is_some()
+                cp.routes().lookup(PortId(1), Address(0x0599)).is_some()
             })
             .unwrap();
         if routed {

@@ -7,12 +7,13 @@
 //! to a snap length of each matching packet into preallocated slots of a
 //! bounded ring. A full ring drops the copy, never the packet, and counts it.
 
+use rrp::PortId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::reason::DropReason;
+use rrp::DropReason;
 
 /// Bytes of a packet a capture keeps at most.
 pub const SNAPLEN: usize = 2048;
@@ -37,7 +38,7 @@ pub struct Captured {
     /// Nanoseconds since the worker started (the capture's clock).
     pub time_ns: u64,
     /// The port.
-    pub port: u16,
+    pub port: PortId,
     /// The drop reason, for a capture of drops.
     pub reason: Option<DropReason>,
     /// The packet's length.
@@ -97,8 +98,8 @@ pub fn capture_rings(workers: usize, slots: usize) -> (CaptureControl, Vec<Captu
 impl CaptureControl {
     /// Starts capturing `what` on `port` in every worker (replacing any
     /// capture in progress).
-    pub fn arm(&self, port: u16, what: CaptureWhat) {
-        let v = (u32::from(port) + 1)
+    pub fn arm(&self, port: PortId, what: CaptureWhat) {
+        let v = (u32::from(port.0) + 1)
             | match what {
                 CaptureWhat::Received => 0,
                 CaptureWhat::Dropped => 1 << 16,
@@ -145,7 +146,7 @@ impl CaptureTap {
     /// What this worker should capture during the next burst: `None` when
     /// nothing is armed (the common case: one relaxed load).
     #[inline]
-    pub fn armed(&self) -> Option<(u16, CaptureWhat)> {
+    pub fn armed(&self) -> Option<(PortId, CaptureWhat)> {
         let v = self.shared.armed.load(Ordering::Relaxed);
         if v == 0 {
             return None;
@@ -157,12 +158,12 @@ impl CaptureTap {
         } else {
             CaptureWhat::Received
         };
-        Some((((v & 0xFFFF) - 1) as u16, what))
+        Some((PortId(((v & 0xFFFF) - 1) as u16), what))
     }
 
     /// Copies a packet into the ring (cold: only while a capture is armed).
     #[cold]
-    pub fn copy(&self, time_ns: u64, port: u16, reason: Option<DropReason>, packet: &[u8]) {
+    pub fn copy(&self, time_ns: u64, port: PortId, reason: Option<DropReason>, packet: &[u8]) {
         let Some(mut slot) = self.shared.free.pop() else {
             self.shared.lost.fetch_add(1, Ordering::Relaxed);
             return;
@@ -187,13 +188,13 @@ mod tests {
     fn arm_copy_collect_recycle() {
         let (ctl, taps) = capture_rings(2, 2);
         assert_eq!(taps[0].armed(), None);
-        ctl.arm(9, CaptureWhat::Transmitted);
-        assert_eq!(taps[0].armed(), Some((9, CaptureWhat::Transmitted)));
-        ctl.arm(3, CaptureWhat::Dropped);
-        assert_eq!(taps[1].armed(), Some((3, CaptureWhat::Dropped)));
-        taps[1].copy(5, 3, Some(DropReason::NoRoute), &[1, 2, 3]);
-        taps[1].copy(6, 3, None, &vec![7; 5000]);
-        taps[1].copy(7, 3, None, &[9]);
+        ctl.arm(PortId(9), CaptureWhat::Transmitted);
+        assert_eq!(taps[0].armed(), Some((PortId(9), CaptureWhat::Transmitted)));
+        ctl.arm(PortId(3), CaptureWhat::Dropped);
+        assert_eq!(taps[1].armed(), Some((PortId(3), CaptureWhat::Dropped)));
+        taps[1].copy(5, PortId(3), Some(DropReason::NoRoute), &[1, 2, 3]);
+        taps[1].copy(6, PortId(3), None, &vec![7; 5000]);
+        taps[1].copy(7, PortId(3), None, &[9]);
         assert_eq!(ctl.lost(), 1, "two slots");
         let (w, c) = ctl.next().unwrap();
         assert_eq!(

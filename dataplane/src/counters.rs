@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::reason::DropReason;
+use rrp::DropReason;
 
 /// The counters of one port, as seen by one worker.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -21,20 +21,19 @@
 
 use arrayvec::ArrayVec;
 use ports::{Burst, PacketBuf, Port};
-use rrp::Address;
-use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::native::MAX_NATIVE_LEN;
-use rrp::wire::HEADER_LEN;
-use rrp::wire::l2rh::l2rh_bytes;
-use rrp::wire::packet::shift_ei;
+use rrp::router::{Notice, NoticeKind};
+use rrp::wire::header::{HEADER_LEN, Header};
+use rrp::wire::l2rh::L2rh;
+use rrp::wire::packet::{Layout, locate_fast, shift_ei};
+use rrp::{Address, DropReason, NativeAddr, PortId};
 
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::counters::PortCounters;
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
-use crate::punt::{Notice, NoticeKind, PuntClass, PuntMeta, WorkerChannels};
-use crate::reason::DropReason;
+use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
 
 /// The most ports (= HRs) one box has.
 pub const MAX_PORTS: usize = 16;
@@ -74,31 +73,30 @@ pub enum Decision<'f> {
     /// Transmit on `port` to `native`.
     Forward {
         /// Egress port.
-        port: u16,
-        /// NativeAddr next hop.
+        port: PortId,
+        /// Native next hop.
         native: NextNative<'f>,
         /// An L2 (source-routed) packet.
         l2: bool,
-        /// Notify the control plane: forwarded back onto its ingress SAN.
-        redirect: bool,
+        /// Forwarded back onto its ingress SAN: the notice for the control
+        /// plane (which may send a redirect).
+        redirect: Option<Notice>,
     },
     /// Hand to the control plane as a packet for HR `hr_port`.
     Punt {
         /// Protocol or other traffic.
         class: PuntClass,
         /// The HR it is delivered to.
-        hr_port: u16,
+        hr_port: PortId,
+        /// Where the parts of the packet lie, as the control plane gets it.
+        layout: Layout,
     },
-    /// Drop, and notify the control plane of `notice` if any.
+    /// Drop, and notify the control plane if `notice` is set.
     Drop {
         /// Why.
         reason: DropReason,
         /// What to tell the control plane.
-        notice: Option<NoticeKind>,
-        /// For an MTU drop: the egress port and its MTU.
-        egress: (u16, u32),
-        /// For an MTU drop on L3: the next hop's native address.
-        next_hop: Option<&'f NativeAddr>,
+        notice: Option<Notice>,
     },
 }
 
@@ -135,16 +133,32 @@ enum Verdict<'f> {
     Route { nh: &'f NextHop, redirect: bool },
     /// L2: on `port` to the native in the leading L2RH (EI shifted, padding
     /// trimmed, L2RH still in front).
-    Source { port: u16, native: SourceNative },
+    Source { port: PortId, native: SourceNative },
     /// As [`Decision::Punt`].
-    Punt { class: PuntClass, hr_port: u16 },
-    /// As [`Decision::Drop`].
+    Punt {
+        class: PuntClass,
+        hr_port: PortId,
+        layout: Layout,
+    },
+    /// Dropped for `reason`; with `notice`, the control plane is told.
     Drop {
         reason: DropReason,
-        notice: Option<NoticeKind>,
-        egress: (u16, u32),
-        next_hop: Option<&'f NativeAddr>,
+        notice: Option<DropNotice<'f>>,
     },
+}
+
+/// What the notice of a dropped packet says besides the packet.
+#[derive(Debug, Clone, Copy)]
+struct DropNotice<'f> {
+    kind: NoticeKind,
+    /// The egress port (the ingress port for no-route).
+    egress: PortId,
+    /// The MTU exceeded (Mtu).
+    mtu: u32,
+    /// The next hop's native address (Mtu on L3).
+    next_hop: Option<&'f NativeAddr>,
+    /// Where the EEP header starts in the packet.
+    header_offset: u16,
 }
 
 impl Verdict<'_> {
@@ -153,45 +167,16 @@ impl Verdict<'_> {
         Verdict::Drop {
             reason,
             notice: None,
-            egress: (0, 0),
-            next_hop: None,
         }
     }
 }
 
 #[inline(always)]
-fn be16(d: &[u8], i: usize) -> u16 {
-    u16::from_be_bytes([d[i], d[i + 1]])
-}
-
-#[inline(always)]
-fn class_of(pt: u16) -> PuntClass {
-    match PacketType(pt) {
+fn class_of(pt: PacketType) -> PuntClass {
+    match pt {
         PacketType::RRP | PacketType::ERR | PacketType::MANAGEMENT => PuntClass::Control,
         _ => PuntClass::Local,
     }
-}
-
-/// Checks the EEP header at `off` of `d` and returns the packet's end (the
-/// end of its trailer).
-#[inline(always)]
-fn eep_end(d: &[u8], off: usize) -> Result<usize, DropReason> {
-    let Some(h) = d.get(off..off + HEADER_LEN) else {
-        return Err(DropReason::Truncated);
-    };
-    if h[3] != rrp::wire::VERSION {
-        return Err(DropReason::BadVersion);
-    }
-    let pl = (h[8] & 0x0F) as usize;
-    let block = u32::from_be_bytes([0, h[9], h[10], h[11]]) as usize * 8;
-    if pl > 7 || pl > block {
-        return Err(DropReason::BadHeader);
-    }
-    let end = off + HEADER_LEN + block + rrp::wire::TRAILER_LEN;
-    if end > d.len() {
-        return Err(DropReason::Truncated);
-    }
-    Ok(end)
 }
 
 /// Shifts the EI of the trailer that ends at `end` and ORs in `error`.
@@ -204,7 +189,7 @@ fn update_ei(d: &mut [u8], end: usize, error: bool) {
 /// The forwarding engine of one worker.
 #[derive(Debug)]
 pub struct Engine {
-    hrs: ArrayVec<u16, MAX_PORTS>,
+    hrs: ArrayVec<Address, MAX_PORTS>,
     mtus: ArrayVec<u32, MAX_PORTS>,
     counters: Vec<PortCounters>,
     inject_bad_port: u64,
@@ -219,7 +204,7 @@ impl Engine {
         assert!(cfg.hrs.len() <= MAX_PORTS, "at most {MAX_PORTS} ports");
         assert_eq!(cfg.hrs.len(), cfg.mtus.len(), "one MTU per port");
         Engine {
-            hrs: cfg.hrs.iter().map(|a| a.0).collect(),
+            hrs: cfg.hrs.iter().copied().collect(),
             mtus: cfg.mtus.iter().copied().collect(),
             counters: vec![PortCounters::default(); cfg.hrs.len()],
             inject_bad_port: 0,
@@ -235,9 +220,9 @@ impl Engine {
 
     /// What to capture on `in_port` during this burst, if anything.
     #[inline(always)]
-    fn capturing(&self, in_port: usize) -> Option<CaptureWhat> {
+    fn capturing(&self, in_port: PortId) -> Option<CaptureWhat> {
         match self.tap.as_ref()?.armed() {
-            Some((p, what)) if p as usize == in_port => Some(what),
+            Some((p, what)) if p == in_port => Some(what),
             _ => None,
         }
     }
@@ -245,9 +230,9 @@ impl Engine {
     /// The port whose transmitted packets are captured, if any (read once
     /// per burst).
     #[inline]
-    fn transmit_capture(&self) -> Option<usize> {
+    fn transmit_capture(&self) -> Option<PortId> {
         match self.tap.as_ref()?.armed() {
-            Some((p, CaptureWhat::Transmitted)) => Some(p as usize),
+            Some((p, CaptureWhat::Transmitted)) => Some(p),
             _ => None,
         }
     }
@@ -255,16 +240,16 @@ impl Engine {
     /// Copies a packet to the capture ring.
     #[cold]
     #[inline(never)]
-    fn capture(&self, now_ns: u64, in_port: usize, reason: Option<DropReason>, data: &[u8]) {
+    fn capture(&self, now_ns: u64, port: PortId, reason: Option<DropReason>, data: &[u8]) {
         if let Some(t) = &self.tap {
-            t.copy(now_ns, in_port as u16, reason, data);
+            t.copy(now_ns, port, reason, data);
         }
     }
 
     /// The port of HR `hr`, if it is one of this box's.
     #[inline(always)]
-    fn port_of(&self, hr: u16) -> Option<usize> {
-        self.hrs.iter().position(|&a| a == hr)
+    fn port_of(&self, hr: Address) -> Option<PortId> {
+        self.hrs.iter().position(|&a| a == hr).map(PortId::new)
     }
 
     /// Counters per port.
@@ -282,12 +267,13 @@ impl Engine {
     /// prepares it (EI, padding trimmed, L2RH stripped) when it is forwarded
     /// or punted. The buffer is left as received when it is dropped, except
     /// that frame padding is trimmed when the drop comes with a notice (the
-    /// notice carries the packet, not the frame).
+    /// notice carries the packet, not the frame). The per-packet form of
+    /// [`Engine::process_burst`], for simulators and tests.
     #[inline]
     pub fn decide<'f, B: PacketBuf>(
         &self,
         fib: &'f FibSet,
-        in_port: usize,
+        in_port: PortId,
         buf: &mut B,
     ) -> Decision<'f> {
         let err = buf.rx_error();
@@ -296,72 +282,77 @@ impl Engine {
                 port: nh.port,
                 native: NextNative::Route(&nh.native),
                 l2: false,
-                redirect,
+                redirect: redirect.then(|| redirect_notice(in_port, nh.port, &nh.native, buf)),
             },
             Verdict::Source { port, native } => Decision::Forward {
                 port,
                 native: NextNative::Source(take_source_native(buf, native)),
                 l2: true,
-                redirect: false,
+                redirect: None,
             },
-            Verdict::Punt { class, hr_port } => Decision::Punt { class, hr_port },
-            Verdict::Drop {
+            Verdict::Punt {
+                class,
+                hr_port,
+                layout,
+            } => Decision::Punt {
+                class,
+                hr_port,
+                layout,
+            },
+            Verdict::Drop { reason, notice } => Decision::Drop {
                 reason,
-                notice,
-                egress,
-                next_hop,
-            } => Decision::Drop {
-                reason,
-                notice,
-                egress,
-                next_hop,
+                notice: notice.map(|n| drop_notice(in_port, n, buf)),
             },
         }
     }
 
     /// The decision in the compact form the burst loop acts on (see
-    /// [`Verdict`]); `err` is the packet's receive-error flag.
+    /// [`Verdict`]); `err` is the packet's receive-error flag. The packet's
+    /// framing is read by [`locate_fast`], the one walk over L2RHs and EEP
+    /// header that every layer shares.
     #[inline(always)]
     fn verdict<'f, B: PacketBuf>(
         &self,
         fib: PortFib<'f>,
-        in_port: usize,
+        in_port: PortId,
         err: bool,
         buf: &mut B,
     ) -> Verdict<'f> {
         let d = buf.data();
-        let len = d.len();
-        if len < 2 {
-            return Verdict::drop(DropReason::Truncated);
-        }
-        let first = be16(d, 0);
-        if !rrp::wire::l2rh::starts_l2rh(first) {
-            // L3: an EEP header.
-            let end = match eep_end(d, 0) {
-                Ok(e) => e,
-                Err(r) => return Verdict::drop(r),
-            };
-            let idx = fib.lookup(first);
+        let lay = match locate_fast(d, MAX_L2RHS) {
+            Ok(l) => l,
+            Err(m) => return Verdict::drop(m.fault.into()),
+        };
+        let end = lay.total_len();
+        if lay.l2rh_count == 0 {
+            // L3: look the destination up in the ingress HR's FIB.
+            let h = Header::new_unchecked(&d[..HEADER_LEN]);
+            let idx = fib.lookup(h.dst().0);
             if idx == NH_NONE {
                 buf.trim(end);
                 return Verdict::Drop {
                     reason: DropReason::NoRoute,
-                    notice: Some(NoticeKind::NoRoute),
-                    egress: (in_port as u16, 0),
-                    next_hop: None,
+                    notice: Some(DropNotice {
+                        kind: NoticeKind::NoRoute,
+                        egress: in_port,
+                        mtu: 0,
+                        next_hop: None,
+                        header_offset: 0,
+                    }),
                 };
             }
             if idx == NH_LOCAL {
-                let class = class_of(be16(d, 4));
+                let class = class_of(h.packet_type());
                 buf.trim(end);
                 return Verdict::Punt {
                     class,
-                    hr_port: in_port as u16,
+                    hr_port: in_port,
+                    layout: lay,
                 };
             }
             let nh = fib.nexthop(idx);
             let mut redirect = false;
-            if nh.port as usize == in_port {
+            if nh.port == in_port {
                 if nh.native == buf.native_src() {
                     return Verdict::drop(DropReason::Loop);
                 }
@@ -371,82 +362,62 @@ impl Engine {
                 buf.trim(end);
                 return Verdict::Drop {
                     reason: DropReason::Mtu,
-                    notice: Some(NoticeKind::Mtu),
-                    egress: (nh.port, nh.mtu),
-                    next_hop: Some(&nh.native),
+                    notice: Some(DropNotice {
+                        kind: NoticeKind::Mtu,
+                        egress: nh.port,
+                        mtu: nh.mtu,
+                        next_hop: Some(&nh.native),
+                        header_offset: 0,
+                    }),
                 };
             }
             update_ei(buf.data_mut(), end, err);
             buf.trim(end);
             return Verdict::Route { nh, redirect };
         }
-        // L2: walk the chain to the EEP header.
-        let mut off = 0usize;
-        let mut l = first as usize;
-        let mut n = 0usize;
-        loop {
-            if l == 0 {
-                return Verdict::drop(DropReason::BadL2rh);
-            }
-            n += 1;
-            if n > MAX_L2RHS {
-                return Verdict::drop(DropReason::TooManyL2rh);
-            }
-            off += l2rh_bytes(l);
-            if off + 2 > len {
-                return Verdict::drop(DropReason::Truncated);
-            }
-            let v = be16(d, off);
-            if !rrp::wire::l2rh::starts_l2rh(v) {
-                break;
-            }
-            l = v as usize;
-        }
-        let end = match eep_end(d, off) {
-            Ok(e) => e,
-            Err(r) => return Verdict::drop(r),
-        };
-        let l0 = first as usize;
-        if l0 < 2 {
-            return Verdict::drop(DropReason::BadL2rh);
-        }
-        let Some(eport) = self.port_of(be16(d, 2)) else {
+        // L2: the first L2RH is a router hop naming one of this box's HRs.
+        let first = L2rh::new_unchecked(d);
+        let Some(eport) = first.hop_egress().and_then(|a| self.port_of(a)) else {
             return Verdict::drop(DropReason::BadL2rh);
         };
-        let strip = l2rh_bytes(l0);
-        let native_len = l0 - 2;
+        let strip = first.total_len();
+        let native_len = first.hop_native().len();
         if native_len == 0 {
             // Egress only: the packet is for that HR itself.
-            let next = strip;
-            let class = if be16(d, next) < 0x40 {
+            let class = if lay.l2rh_count > 1 {
                 PuntClass::Local
             } else {
-                class_of(be16(d, off + 4))
+                class_of(Header::new_unchecked(&d[lay.header_offset..]).packet_type())
             };
             buf.trim(end);
             buf.adj(strip);
             return Verdict::Punt {
                 class,
-                hr_port: eport as u16,
+                hr_port: eport,
+                layout: lay.without_first_l2rh(strip),
             };
         }
         if native_len > MAX_NATIVE_LEN {
             return Verdict::drop(DropReason::BadL2rh);
         }
-        let mtu = self.mtus[eport];
+        let mtu = self.mtus[eport.index()];
         if mtu != 0 && end - strip > mtu as usize {
             buf.trim(end);
             return Verdict::Drop {
                 reason: DropReason::Mtu,
-                notice: Some(NoticeKind::Mtu),
-                egress: (eport as u16, mtu),
-                next_hop: None,
+                notice: Some(DropNotice {
+                    kind: NoticeKind::Mtu,
+                    egress: eport,
+                    mtu,
+                    next_hop: None,
+                    header_offset: lay.header_offset as u16,
+                }),
             };
         }
         update_ei(buf.data_mut(), end, err);
         buf.trim(end);
         Verdict::Source {
-            port: eport as u16,
+            port: eport,
             native: SourceNative {
                 len: native_len as u8,
                 strip: strip as u16,
@@ -462,7 +433,7 @@ impl Engine {
         &mut self,
         fib: &FibSet,
         now_ns: u64,
-        in_port: usize,
+        in_port: PortId,
         rx: &mut Burst<P::Buf>,
         ports: &mut [P],
         stage: &mut [Burst<P::Buf>],
@@ -483,7 +454,8 @@ impl Engine {
         let drops = cap == Some(CaptureWhat::Dropped);
         let tx_cap = self.transmit_capture();
         let pfib = fib.port(in_port);
-        let mut c = self.counters[in_port];
+        let ip = in_port.index();
+        let mut c = self.counters[ip];
         c.received += n;
         for mut buf in rx.drain(..) {
             let err = buf.rx_error();
@@ -491,34 +463,35 @@ impl Engine {
             let (port, native, l2) = match self.verdict(pfib, in_port, err, &mut buf) {
                 Verdict::Route { nh, redirect } => {
                     if redirect {
-                        self.redirect_notice(&mut c, now_ns, in_port, nh.port, &nh.native, &buf);
+                        let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
+                        self.notify(&mut c, now_ns, n);
                     }
                     (nh.port, Hop::Route(&nh.native), false)
                 }
                 Verdict::Source { port, native } => (port, Hop::Source(native), true),
-                Verdict::Punt { class, hr_port } => {
-                    self.punt(&mut c, now_ns, in_port, class, hr_port, &buf);
-                    ports[in_port].recycle(buf);
+                Verdict::Punt {
+                    class,
+                    hr_port,
+                    layout,
+                } => {
+                    self.punt(&mut c, now_ns, in_port, class, hr_port, layout, &buf);
+                    ports[ip].recycle(buf);
                     continue;
                 }
-                Verdict::Drop {
-                    reason,
-                    notice,
-                    egress,
-                    next_hop,
-                } => {
+                Verdict::Drop { reason, notice } => {
                     c.dropped[reason as usize] += 1;
                     if drops {
                         self.capture(now_ns, in_port, Some(reason), buf.data());
                     }
-                    if let Some(kind) = notice {
-                        self.drop_notice(&mut c, now_ns, in_port, kind, egress, next_hop, &buf);
+                    if let Some(dn) = notice {
+                        let n = drop_notice(in_port, dn, &buf);
+                        self.notify(&mut c, now_ns, n);
                     }
-                    ports[in_port].recycle(buf);
+                    ports[ip].recycle(buf);
                     continue;
                 }
             };
-            let p = port as usize;
+            let p = port.index();
             let source;
             let native = match native {
                 Hop::Route(n) => n,
@@ -527,27 +500,27 @@ impl Engine {
                     &source
                 }
             };
-            if tx_cap == Some(p) {
-                self.capture(now_ns, p, None, buf.data());
+            if tx_cap == Some(port) {
+                self.capture(now_ns, port, None, buf.data());
             }
             if ports[p].encap(&mut buf, native) {
                 stage[p].push(buf);
             } else {
                 Self::encap_failed(&mut c, l2);
-                ports[in_port].recycle(buf);
+                ports[ip].recycle(buf);
             }
         }
-        self.counters[in_port] = c;
+        self.counters[ip] = c;
         for (p, out) in stage.iter_mut().enumerate() {
             if out.is_empty() {
                 continue;
             }
             let sent = ports[p].tx_burst(out) as u64;
-            self.counters[in_port].forwarded += sent;
+            self.counters[ip].forwarded += sent;
             self.counters[p].transmitted += sent;
             let unsent = out.len() as u64;
             if unsent > 0 {
-                self.counters[in_port].dropped[DropReason::TxFull as usize] += unsent;
+                self.counters[ip].dropped[DropReason::TxFull as usize] += unsent;
                 for b in out.drain(..) {
                     if drops {
                         self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
@@ -558,27 +531,11 @@ impl Engine {
         }
     }
 
-    /// Queues a redirect notice (off the per-packet fast path).
+    /// Queues a notice for the control plane (off the per-packet fast path).
     #[cold]
     #[inline(never)]
-    fn redirect_notice<B: PacketBuf>(
-        &mut self,
-        c: &mut PortCounters,
-        now_ns: u64,
-        in_port: usize,
-        port: u16,
-        native: &NativeAddr,
-        buf: &B,
-    ) {
-        let mut nt = Notice::new(
-            NoticeKind::Redirect,
-            in_port as u16,
-            port,
-            buf.native_src(),
-            buf.data(),
-        );
-        nt.next_hop = *native;
-        if self.chan.notice(now_ns, nt) {
+    fn notify(&mut self, c: &mut PortCounters, now_ns: u64, n: Notice) {
+        if self.chan.notice(now_ns, n) {
             c.notices += 1;
         } else {
             c.notices_dropped += 1;
@@ -597,51 +554,30 @@ impl Engine {
         c.dropped[r as usize] += 1;
     }
 
-    /// Hands a packet for this box to the control plane.
+    /// Hands a packet for this box to the control plane, with its layout.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn punt<B: PacketBuf>(
         &mut self,
         c: &mut PortCounters,
         now_ns: u64,
-        in_port: usize,
+        in_port: PortId,
         class: PuntClass,
-        hr_port: u16,
+        hr_port: PortId,
+        layout: Layout,
         buf: &B,
     ) {
         let meta = PuntMeta {
-            in_port: in_port as u16,
+            in_port,
             hr_port,
             native_src: buf.native_src(),
             rx_error: buf.rx_error(),
+            layout,
         };
         match self.chan.punt(now_ns, class, meta, buf.data()) {
             Ok(()) => c.punted += 1,
             Err(r) => c.dropped[r as usize] += 1,
-        }
-    }
-
-    /// Queues the notice of a dropped packet.
-    #[cold]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn drop_notice<B: PacketBuf>(
-        &mut self,
-        c: &mut PortCounters,
-        now_ns: u64,
-        in_port: usize,
-        kind: NoticeKind,
-        egress: (u16, u32),
-        next_hop: Option<&NativeAddr>,
-        buf: &B,
-    ) {
-        let mut nt = Notice::new(kind, in_port as u16, egress.0, buf.native_src(), buf.data());
-        nt.mtu = egress.1;
-        nt.next_hop = next_hop.copied().unwrap_or(NativeAddr::NONE);
-        if self.chan.notice(now_ns, nt) {
-            c.notices += 1;
-        } else {
-            c.notices_dropped += 1;
         }
     }
 
@@ -678,7 +614,7 @@ impl Engine {
                 break;
             };
             taken += 1;
-            let p = inj.port as usize;
+            let p = inj.port.index();
             let Some(port) = ports.get_mut(p) else {
                 self.inject_bad_port += 1;
                 continue;
@@ -696,10 +632,10 @@ impl Engine {
                     continue;
                 }
             }
-            if tx_cap == Some(p)
+            if tx_cap == Some(inj.port)
                 && let Some(t) = &self.tap
             {
-                t.copy(now_ns, p as u16, None, buf.data());
+                t.copy(now_ns, inj.port, None, buf.data());
             }
             if !port.encap(&mut buf, &inj.native_dst) {
                 c.inject_failed += 1;
@@ -719,4 +655,42 @@ impl Engine {
         }
         taken
     }
+}
+
+/// The notice of a packet forwarded back onto the SAN it came from (L3).
+#[cold]
+#[inline(never)]
+fn redirect_notice<B: PacketBuf>(
+    in_port: PortId,
+    port: PortId,
+    next_hop: &NativeAddr,
+    buf: &B,
+) -> Notice {
+    let mut n = Notice::new(
+        NoticeKind::Redirect,
+        in_port,
+        port,
+        buf.native_src(),
+        buf.data(),
+        0,
+    );
+    n.next_hop = *next_hop;
+    n
+}
+
+/// The notice of a dropped packet.
+#[cold]
+#[inline(never)]
+fn drop_notice<B: PacketBuf>(in_port: PortId, dn: DropNotice<'_>, buf: &B) -> Notice {
+    let mut n = Notice::new(
+        dn.kind,
+        in_port,
+        dn.egress,
+        buf.native_src(),
+        buf.data(),
+        dn.header_offset as usize,
+    );
+    n.mtu = dn.mtu;
+    n.next_hop = dn.next_hop.copied().unwrap_or(NativeAddr::NONE);
+    n
 }

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
-use rrp::Address;
-use rrp::NativeAddr;
+use rrp::{Address, NativeAddr, PerPort, PortId};
 
 /// FIB index: no route.
 pub const NH_NONE: u16 = 0;
@@ -28,7 +27,7 @@ pub const NH_FIRST: u16 = 2;
 #[repr(align(32))]
 pub struct NextHop {
     /// Egress port (= egress HR).
-    pub port: u16,
+    pub port: PortId,
     /// NativeAddr address on the egress SAN: the next HR or the destination node.
     pub native: NativeAddr,
     /// MTU of the egress SAN in bytes (0 = unlimited): the largest packet as
@@ -49,7 +48,7 @@ fn empty_table() -> Table {
 /// A set of FIBs, one per ingress port, and their next-hop table.
 #[derive(Debug, Clone)]
 pub struct FibSet {
-    tables: Vec<Table>,
+    tables: PerPort<Table>,
     nexthops: Vec<NextHop>,
     /// Publication number (set by the publisher).
     pub version: u64,
@@ -59,7 +58,7 @@ impl FibSet {
     /// A set of `ports` FIBs with no routes, where `local` addresses (this
     /// box's HRs; Hey-You and broadcast are always added) are punted.
     pub fn new(ports: usize, local: &[Address]) -> FibSet {
-        let mut tables: Vec<Table> = (0..ports).map(|_| empty_table()).collect();
+        let mut tables: PerPort<Table> = (0..ports).map(|_| empty_table()).collect();
         for t in &mut tables {
             for a in local
                 .iter()
@@ -70,7 +69,7 @@ impl FibSet {
             }
         }
         let filler = NextHop {
-            port: u16::MAX,
+            port: PortId(u16::MAX),
             native: NativeAddr::NONE,
             mtu: 0,
         };
@@ -104,7 +103,7 @@ impl FibSet {
 
     /// Routes `dst` arriving on `in_port` to next hop `nh` (an index from
     /// [`FibSet::add_nexthop`], or [`NH_NONE`] / [`NH_LOCAL`]).
-    pub fn set(&mut self, in_port: usize, dst: Address, nh: u16) {
+    pub fn set(&mut self, in_port: PortId, dst: Address, nh: u16) {
         assert!((nh as usize) < self.nexthops.len(), "unknown next hop");
         self.tables[in_port][dst.0 as usize] = nh;
     }
@@ -112,14 +111,14 @@ impl FibSet {
     /// Routes `dst` to `nh` from every ingress port.
     pub fn set_all(&mut self, dst: Address, nh: NextHop) {
         let i = self.add_nexthop(nh);
-        for p in 0..self.tables.len() {
+        for p in self.tables.ids() {
             self.set(p, dst, i);
         }
     }
 
     /// The index for `dst` arriving on `in_port` (NH_NONE for an unknown port).
     #[inline(always)]
-    pub fn lookup(&self, in_port: usize, dst: u16) -> u16 {
+    pub fn lookup(&self, in_port: PortId, dst: u16) -> u16 {
         match self.tables.get(in_port) {
             Some(t) => t[dst as usize],
             None => NH_NONE,
@@ -129,7 +128,7 @@ impl FibSet {
     /// The FIB of ingress port `in_port` (one with no routes for a port the
     /// set does not have): what a burst from that port is looked up in.
     #[inline(always)]
-    pub fn port(&self, in_port: usize) -> PortFib<'_> {
+    pub fn port(&self, in_port: PortId) -> PortFib<'_> {
         PortFib {
             table: self.tables.get(in_port).map_or(&NO_ROUTES, |t| t),
             nexthops: &self.nexthops,
@@ -143,7 +142,7 @@ impl FibSet {
     }
 
     /// The resolved next hop for `dst` on `in_port`, if it is a real one.
-    pub fn route(&self, in_port: usize, dst: Address) -> Option<&NextHop> {
+    pub fn route(&self, in_port: PortId, dst: Address) -> Option<&NextHop> {
         let i = self.lookup(in_port, dst.0);
         (i >= NH_FIRST).then(|| self.nexthop(i))
     }
@@ -312,15 +311,15 @@ pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> 
     use rrp::router::Next;
     let ports = hrs.len().max(tables.per_port.len());
     let mut f = FibSet::new(ports, hrs);
-    for (p, entries) in tables.per_port.iter().enumerate() {
+    for (p, entries) in tables.per_port.enumerate() {
         for e in entries {
             let idx = match &e.next {
                 Next::Local => NH_LOCAL,
                 // A next hop on a port this box does not have would index
                 // past the worker's ports: never published.
-                Next::Forward { port, .. } if *port >= ports => continue,
+                Next::Forward { port, .. } if port.index() >= ports => continue,
                 Next::Forward { port, native } => f.add_nexthop(NextHop {
-                    port: *port as u16,
+                    port: *port,
                     native: *native,
                     mtu: e.mtu,
                 }),
@@ -336,10 +335,10 @@ pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> 
 mod tests {
     use super::*;
 
-    fn nh(port: u16) -> NextHop {
+    fn nh(port: PortId) -> NextHop {
         NextHop {
             port,
-            native: NativeAddr::mac([2, 0, 0, 0, 0, port as u8]),
+            native: NativeAddr::mac([2, 0, 0, 0, 0, port.0 as u8]),
             mtu: 1500,
         }
     }
@@ -347,16 +346,16 @@ mod tests {
     #[test]
     fn local_and_routes() {
         let mut f = FibSet::new(2, &[Address(0x100), Address(0x200)]);
-        assert_eq!(f.lookup(0, 0x100), NH_LOCAL);
-        assert_eq!(f.lookup(1, 0xFFFE), NH_LOCAL);
-        assert_eq!(f.lookup(1, 0xFFFF), NH_LOCAL);
-        assert_eq!(f.lookup(0, 0x300), NH_NONE);
-        f.set_all(Address(0x300), nh(1));
-        let i = f.lookup(0, 0x300);
-        assert_eq!(*f.nexthop(i), nh(1));
-        assert_eq!(f.add_nexthop(nh(1)), i);
-        assert_eq!(f.lookup(7, 0x300), NH_NONE);
-        assert_eq!(f.route(1, Address(0x300)), Some(&nh(1)));
+        assert_eq!(f.lookup(PortId(0), 0x100), NH_LOCAL);
+        assert_eq!(f.lookup(PortId(1), 0xFFFE), NH_LOCAL);
+        assert_eq!(f.lookup(PortId(1), 0xFFFF), NH_LOCAL);
+        assert_eq!(f.lookup(PortId(0), 0x300), NH_NONE);
+        f.set_all(Address(0x300), nh(PortId(1)));
+        let i = f.lookup(PortId(0), 0x300);
+        assert_eq!(*f.nexthop(i), nh(PortId(1)));
+        assert_eq!(f.add_nexthop(nh(PortId(1))), i);
+        assert_eq!(f.lookup(PortId(7), 0x300), NH_NONE);
+        assert_eq!(f.route(PortId(1), Address(0x300)), Some(&nh(PortId(1))));
     }
 
     #[test]
@@ -367,7 +366,7 @@ mod tests {
                 FibEntry {
                     dst: Address(0x300),
                     next: Next::Forward {
-                        port: 5,
+                        port: PortId(5),
                         native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 1]),
                     },
                     q: 1,
@@ -376,18 +375,19 @@ mod tests {
                 FibEntry {
                     dst: Address(0x301),
                     next: Next::Forward {
-                        port: 0,
+                        port: PortId(0),
                         native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 2]),
                     },
                     q: 1,
                     mtu: 1500,
                 },
-            ]],
+            ]]
+            .into(),
             version: 3,
         };
         let f = from_route_tables(&t, &[Address(0x100)]);
-        assert_eq!(f.lookup(0, 0x300), NH_NONE);
-        assert_eq!(f.route(0, Address(0x301)).unwrap().port, 0);
+        assert_eq!(f.lookup(PortId(0), 0x300), NH_NONE);
+        assert_eq!(f.route(PortId(0), Address(0x301)).unwrap().port, PortId(0));
     }
 
     #[test]
@@ -395,12 +395,12 @@ mod tests {
         let (mut p, mut r) = fib_channel(FibSet::new(1, &[]), 2);
         assert!(!r[0].refresh());
         let mut f = FibSet::new(1, &[]);
-        f.set_all(Address(0x300), nh(0));
+        f.set_all(Address(0x300), nh(PortId(0)));
         assert_eq!(p.publish(f), 1);
         assert_eq!(p.retired(), 1, "workers still use version 0");
         assert!(r[0].refresh());
         assert_eq!(r[0].fib().version, 1);
-        assert!(r[0].fib().route(0, Address(0x300)).is_some());
+        assert!(r[0].fib().route(PortId(0), Address(0x300)).is_some());
         p.reclaim();
         assert_eq!(p.retired(), 1, "worker 1 still on version 0");
         assert!(r[1].refresh());

@@ -16,16 +16,11 @@ pub mod counters;
 pub mod engine;
 pub mod fib;
 pub mod punt;
-pub mod reason;
 pub mod worker;
 
 pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
 pub use counters::{PortCounters, StatsBlock};
 pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables};
-pub use punt::{
-    ChannelConfig, ControlChannels, Injection, Notice, NoticeKind, Punt, PuntClass, PuntMeta,
-    channels,
-};
-pub use reason::DropReason;
+pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};
 pub use worker::{IdlePolicy, Worker};

@@ -11,9 +11,9 @@
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
-use rrp::NativeAddr;
-
-use crate::reason::DropReason;
+use rrp::router::Notice;
+use rrp::wire::packet::Layout;
+use rrp::{DropReason, NativeAddr, PortId};
 
 /// Punt classes, in the order the control thread serves them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,14 +29,17 @@ pub enum PuntClass {
 #[derive(Debug, Clone, Default)]
 pub struct Punt {
     /// The port it arrived on.
-    pub in_port: u16,
+    pub in_port: PortId,
     /// The HR it is delivered to (differs from `in_port` for an egress-only
     /// L2RH naming another HR of this box).
-    pub hr_port: u16,
+    pub hr_port: PortId,
     /// Its native source on the ingress SAN.
     pub native_src: NativeAddr,
     /// Whether the port flagged a receive error.
     pub rx_error: bool,
+    /// Where the parts of the packet lie in `data`, as the worker located
+    /// them (the control plane does not walk the packet again).
+    pub layout: Layout,
     /// The packet, from its first remaining L2RH or EEP header to its trailer.
     pub data: Vec<u8>,
 }
@@ -45,86 +48,22 @@ pub struct Punt {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PuntMeta {
     /// The port it arrived on.
-    pub in_port: u16,
+    pub in_port: PortId,
     /// The HR it is delivered to.
-    pub hr_port: u16,
+    pub hr_port: PortId,
     /// Its native source.
     pub native_src: NativeAddr,
     /// Whether the port flagged a receive error.
     pub rx_error: bool,
-}
-
-/// Bytes of a packet a notice carries.
-pub const NOTICE_BYTES: usize = 128;
-
-/// What a notice reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NoticeKind {
-    /// No route for the destination (the control plane may send ERR UNK).
-    NoRoute,
-    /// Larger than the egress SAN's MTU (the control plane may send ERR GENERAL).
-    Mtu,
-    /// Forwarded back onto the SAN it came from (the control plane may send RRP#3).
-    Redirect,
-}
-
-/// A notice: the first bytes of a packet and what happened to it.
-#[derive(Debug, Clone, Copy)]
-pub struct Notice {
-    /// What happened.
-    pub kind: NoticeKind,
-    /// The ingress port.
-    pub in_port: u16,
-    /// The egress port (Mtu, Redirect), or the ingress port.
-    pub out_port: u16,
-    /// The packet's native source.
-    pub native_src: NativeAddr,
-    /// The next hop's native address (Redirect, Mtu on L3).
-    pub next_hop: NativeAddr,
-    /// The packet's length as received (from its first L2RH or header to its trailer).
-    pub packet_len: u32,
-    /// The MTU that was exceeded (Mtu).
-    pub mtu: u32,
-    len: u16,
-    bytes: [u8; NOTICE_BYTES],
-}
-
-impl Notice {
-    /// A notice carrying the first bytes of `packet`.
-    pub fn new(
-        kind: NoticeKind,
-        in_port: u16,
-        out_port: u16,
-        native_src: NativeAddr,
-        packet: &[u8],
-    ) -> Notice {
-        let n = packet.len().min(NOTICE_BYTES);
-        let mut bytes = [0u8; NOTICE_BYTES];
-        bytes[..n].copy_from_slice(&packet[..n]);
-        Notice {
-            kind,
-            in_port,
-            out_port,
-            native_src,
-            next_hop: NativeAddr::NONE,
-            packet_len: packet.len() as u32,
-            mtu: 0,
-            len: n as u16,
-            bytes,
-        }
-    }
-
-    /// The packet's first bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
+    /// Where the parts of the packet lie.
+    pub layout: Layout,
 }
 
 /// A packet the control plane asks a worker to transmit.
 #[derive(Debug, Clone)]
 pub struct Injection {
     /// Egress port.
-    pub port: u16,
+    pub port: PortId,
     /// NativeAddr destination on the egress SAN.
     pub native_dst: NativeAddr,
     /// The MessageWay packet.
@@ -304,6 +243,7 @@ impl WorkerChannels {
         slot.hr_port = meta.hr_port;
         slot.native_src = meta.native_src;
         slot.rx_error = meta.rx_error;
+        slot.layout = meta.layout;
         slot.data.clear();
         slot.data.extend_from_slice(data);
         // `full` has as many places as there are slots: this cannot fail.
@@ -375,6 +315,7 @@ impl ControlChannels {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rrp::router::{NOTICE_BYTES, NoticeKind};
 
     #[test]
     fn token_bucket() {
@@ -438,18 +379,25 @@ mod tests {
             notices: 1,
             ..Default::default()
         });
-        let n = Notice::new(NoticeKind::NoRoute, 0, 0, NativeAddr::NONE, &[9; 200]);
+        let n = Notice::new(
+            NoticeKind::NoRoute,
+            PortId(0),
+            PortId(0),
+            NativeAddr::NONE,
+            &[9; 200],
+            0,
+        );
         assert_eq!(n.bytes().len(), NOTICE_BYTES);
         assert_eq!(n.packet_len, 200);
         assert!(w.notice(0, n));
         assert!(!w.notice(0, n));
         assert_eq!(c.recv_notice().unwrap().kind, NoticeKind::NoRoute);
         c.inject(Injection {
-            port: 1,
+            port: PortId(1),
             native_dst: NativeAddr::NONE,
             data: vec![1],
         })
         .unwrap();
-        assert_eq!(w.next_injection().unwrap().port, 1);
+        assert_eq!(w.next_injection().unwrap().port, PortId(1));
     }
 }

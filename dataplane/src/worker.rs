@@ -15,6 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ports::{Burst, Port};
+use rrp::PortId;
 
 use crate::counters::{PortCounters, StatsBlock};
 
@@ -136,8 +137,8 @@ impl<P: Port> Worker<P> {
         self.fib.refresh();
         let now_ns = self.start.elapsed().as_nanos() as u64;
         let mut received = 0;
-        for p in 0..self.ports.len() {
-            self.ports[p].rx_burst(&mut self.rx);
+        for p in PortId::all(self.ports.len()) {
+            self.ports[p.index()].rx_burst(&mut self.rx);
             if self.rx.is_empty() {
                 continue;
             }

@@ -2,12 +2,14 @@
 //! forwarding.
 
 use dataplane::{
-    CaptureWhat, ChannelConfig, DropReason, EngineConfig, FibSet, NextHop, Worker, capture_rings,
-    channels, fib_channel,
+    CaptureWhat, ChannelConfig, EngineConfig, FibSet, NextHop, Worker, capture_rings, channels,
+    fib_channel,
 };
 use ports::memory::mem_link;
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortId;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
@@ -47,7 +49,7 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     fib.set_all(
         Address(0x0202),
         NextHop {
-            port: 1,
+            port: PortId(1),
             native: NativeAddr::mac([2, 0, 0, 0, 0, 2]),
             mtu: 1500,
         },
@@ -64,7 +66,7 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     assert!(ctl.next().is_none());
 
     // Received packets of port 0.
-    ctl.arm(0, CaptureWhat::Received);
+    ctl.arm(PortId(0), CaptureWhat::Received);
     assert!(host_a.send_bytes(&packet(0x0202)));
     assert!(host_a.send_bytes(&packet(0x0777)));
     w.poll_once();
@@ -74,7 +76,7 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     assert_eq!(got[1].1.reason, None);
 
     // Dropped packets only, with their reason; forwarding goes on.
-    ctl.arm(0, CaptureWhat::Dropped);
+    ctl.arm(PortId(0), CaptureWhat::Dropped);
     assert!(host_a.send_bytes(&packet(0x0202)));
     assert!(host_a.send_bytes(&packet(0x0777)));
     w.poll_once();
@@ -83,19 +85,19 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
     assert_eq!(got[0].1.reason, Some(DropReason::NoRoute));
     assert_eq!(got[0].1.data, packet(0x0777));
     // Port 1's capture does not see port 0's traffic.
-    ctl.arm(1, CaptureWhat::Received);
+    ctl.arm(PortId(1), CaptureWhat::Received);
     assert!(host_a.send_bytes(&packet(0x0202)));
     w.poll_once();
     assert!(ctl.next().is_none());
     // What port 1 transmits: the forwarded packet as it leaves (EI shifted
     // in the trailer), not what port 0 received or dropped.
-    ctl.arm(1, CaptureWhat::Transmitted);
+    ctl.arm(PortId(1), CaptureWhat::Transmitted);
     assert!(host_a.send_bytes(&packet(0x0202)));
     assert!(host_a.send_bytes(&packet(0x0777)));
     w.poll_once();
     let got: Vec<_> = std::iter::from_fn(|| ctl.next()).collect();
     assert_eq!(got.len(), 1);
-    assert_eq!(got[0].1.port, 1);
+    assert_eq!(got[0].1.port, PortId(1));
     assert_eq!(got[0].1.reason, None);
     assert_eq!(got[0].1.data.len(), packet(0x0202).len());
     assert_eq!(&got[0].1.data[..2], &[0x02, 0x02]);

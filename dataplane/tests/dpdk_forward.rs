@@ -27,16 +27,19 @@ mod with_dpdk {
     use std::time::{Duration, Instant};
 
     use dataplane::{
-        ChannelConfig, DropReason, EngineConfig, FibSet, IdlePolicy, Injection, NextHop,
-        NoticeKind, Worker, channels, fib_channel,
+        ChannelConfig, EngineConfig, FibSet, IdlePolicy, Injection, NextHop, Worker, channels,
+        fib_channel,
     };
     use ports::dpdk::{
         DpdkPort, ETHERTYPE_MW, Eal, Mbuf, Pool, PortSpec, RawQueue, StartOptions, ring_pair, sys,
     };
     use ports::{Burst, PacketBuf};
     use rrp::Address;
+    use rrp::DropReason;
     use rrp::NativeAddr;
+    use rrp::PortId;
     use rrp::kind::PacketType;
+    use rrp::router::NoticeKind;
     use rrp::wire::packet::shift_ei;
     use rrp::wire::{HeaderRepr, L2rhRepr, Message, PacketRepr, RouterHop};
 
@@ -200,7 +203,7 @@ mod with_dpdk {
         };
         let mut fib = FibSet::new(2, &cfg.hrs);
         let to_b = NextHop {
-            port: 1,
+            port: PortId(1),
             native: NativeAddr::mac(HOST_B),
             mtu: 1500,
         };
@@ -208,7 +211,7 @@ mod with_dpdk {
         fib.set_all(
             Address(0x0101),
             NextHop {
-                port: 0,
+                port: PortId(0),
                 native: NativeAddr::mac(HOST_A),
                 mtu: 1500,
             },
@@ -408,7 +411,7 @@ mod with_dpdk {
         // --- Phase 3: a packet the control plane injects on port 0 ----------
         let hey = bytes(&Message::WhoAreYou.to_packet(Address(0x0101), HR0).unwrap());
         cch.inject(Injection {
-            port: 0,
+            port: PortId(0),
             native_dst: NativeAddr::mac(HOST_A),
             data: hey.clone(),
         })
@@ -442,8 +445,20 @@ mod with_dpdk {
         assert_eq!(
             punts,
             vec![
-                (0, 0, NativeAddr::mac(HOST_A), false, who.clone()),
-                (0, 1, NativeAddr::mac(HOST_A), false, bytes(&for_hr1_eep)),
+                (
+                    PortId(0),
+                    PortId(0),
+                    NativeAddr::mac(HOST_A),
+                    false,
+                    who.clone()
+                ),
+                (
+                    PortId(0),
+                    PortId(1),
+                    NativeAddr::mac(HOST_A),
+                    false,
+                    bytes(&for_hr1_eep)
+                ),
             ],
             "RRP#7 for HR0 (protocol class first), then the packet for HR1"
         );
@@ -458,9 +473,24 @@ mod with_dpdk {
         assert_eq!(
             notices,
             vec![
-                (NoticeKind::NoRoute, 0, 0, NativeAddr::mac(HOST_A)),
-                (NoticeKind::Mtu, 0, 1, NativeAddr::mac(HOST_A)),
-                (NoticeKind::Redirect, 1, 1, NativeAddr::mac(HOST_C)),
+                (
+                    NoticeKind::NoRoute,
+                    PortId(0),
+                    PortId(0),
+                    NativeAddr::mac(HOST_A)
+                ),
+                (
+                    NoticeKind::Mtu,
+                    PortId(0),
+                    PortId(1),
+                    NativeAddr::mac(HOST_A)
+                ),
+                (
+                    NoticeKind::Redirect,
+                    PortId(1),
+                    PortId(1),
+                    NativeAddr::mac(HOST_C)
+                ),
             ]
         );
         assert_eq!(redirect_to, Some(NativeAddr::mac(HOST_B)));

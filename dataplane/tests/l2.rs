@@ -5,10 +5,13 @@
 mod common;
 
 use common::*;
-use dataplane::{DropReason, NoticeKind, PuntClass};
+use dataplane::PuntClass;
 use ports::PacketBuf;
 use rrp::Address;
+use rrp::DropReason;
+use rrp::PortId;
 use rrp::kind::PacketType;
+use rrp::router::NoticeKind;
 use rrp::wire::{L2rhRepr, PacketRepr};
 
 const DST: u16 = 0x0999;
@@ -153,9 +156,10 @@ fn egress_only_punts_to_that_hr() {
             let mut b = bytes(&p);
             b.extend([0xEE; 5]);
             let punt = rig.one(in_port, &b).punted();
-            assert_eq!(punt.in_port, in_port as u16);
+            assert_eq!(punt.in_port, PortId(in_port as u16));
             assert_eq!(
-                punt.hr_port, hr as u16,
+                punt.hr_port,
+                PortId(hr as u16),
                 "delivered to the HR the L2RH names"
             );
             assert_eq!(punt.native_src, host(in_port));
@@ -169,7 +173,7 @@ fn egress_only_punts_to_that_hr() {
     let mut p = typed(DST, PacketType::RRP.0);
     p.l2rhs = vec![hop(HRS[1], &[]), other_l2rh(5, 1)];
     let punt = rig.one(0, &bytes(&p)).punted();
-    assert_eq!(punt.hr_port, 1);
+    assert_eq!(punt.hr_port, PortId(1));
     let mut q = p.clone();
     q.l2rhs.remove(0);
     assert_eq!(punt.data, bytes(&q));
@@ -201,7 +205,10 @@ fn mtu_counts_the_remaining_l2rhs_header_data_and_trailer() {
     let n = rig.notices();
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].kind, NoticeKind::Mtu);
-    assert_eq!((n[0].in_port, n[0].out_port, n[0].mtu), (0, 1, mtu));
+    assert_eq!(
+        (n[0].in_port, n[0].out_port, n[0].mtu),
+        (PortId(0), PortId(1), mtu)
+    );
     assert_eq!(n[0].packet_len as usize, b.len(), "the packet as received");
     assert_eq!(n[0].bytes(), &b[..b.len().min(128)]);
     // MTU 0 on port 2: unlimited.

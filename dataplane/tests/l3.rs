@@ -5,15 +5,18 @@
 
 mod common;
 
+use rrp::PortId;
 use std::time::Duration;
 
 use common::*;
-use dataplane::punt::NOTICE_BYTES;
-use dataplane::{DropReason, NoticeKind, PuntClass};
+use dataplane::PuntClass;
 use ports::PacketBuf;
 use ports::impair::ImpairConfig;
 use rrp::Address;
+use rrp::DropReason;
 use rrp::kind::PacketType;
+use rrp::router::NOTICE_BYTES;
+use rrp::router::NoticeKind;
 use rrp::wire::{Message, PacketRepr};
 
 const DST: u16 = 0x0202;
@@ -153,9 +156,9 @@ fn each_ingress_port_has_its_own_fib() {
         let a = f.add_nexthop(nh(1, station(1, 1), 1500));
         let b = f.add_nexthop(nh(2, station(2, 2), 1500));
         let c = f.add_nexthop(nh(1, station(1, 3), 1500));
-        f.set(0, Address(DST), a);
-        f.set(1, Address(DST), b);
-        f.set(2, Address(DST), c);
+        f.set(PortId(0), Address(DST), a);
+        f.set(PortId(1), Address(DST), b);
+        f.set(PortId(2), Address(DST), c);
     });
     let p = bytes(&pkt(DST, 10));
     let (port, buf) = rig.one(0, &p).forwarded();
@@ -206,8 +209,8 @@ fn this_box_hey_you_and_broadcast_are_punted_by_class() {
                 let punt = rig.ctl.recv_punt().expect("punted");
                 assert!(rig.ctl.recv_punt().is_none());
                 assert_eq!(punt.data, b, "punted as received");
-                assert_eq!(punt.in_port, in_port as u16);
-                assert_eq!(punt.hr_port, in_port as u16);
+                assert_eq!(punt.in_port, PortId(in_port as u16));
+                assert_eq!(punt.hr_port, PortId(in_port as u16));
                 assert_eq!(punt.native_src, host(in_port));
                 assert!(!punt.rx_error);
                 // A slot of the right class: recycling into the other
@@ -273,7 +276,7 @@ fn no_route_drops_with_a_notice_carrying_the_first_bytes() {
         assert_eq!(n.len(), 1);
         let n = n[0];
         assert_eq!(n.kind, NoticeKind::NoRoute);
-        assert_eq!((n.in_port, n.out_port), (2, 2));
+        assert_eq!((n.in_port, n.out_port), (PortId(2), PortId(2)));
         assert_eq!(n.native_src, host(2));
         assert_eq!(n.packet_len as usize, b.len());
         assert_eq!(n.bytes(), &b[..b.len().min(NOTICE_BYTES)]);
@@ -321,7 +324,7 @@ fn next_hop_on_the_ingress_san_is_forwarded_with_a_redirect_notice() {
     let n = rig.notices();
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].kind, NoticeKind::Redirect);
-    assert_eq!((n[0].in_port, n[0].out_port), (0, 0));
+    assert_eq!((n[0].in_port, n[0].out_port), (PortId(0), PortId(0)));
     assert_eq!(n[0].native_src, host(0));
     assert_eq!(n[0].next_hop, station(0, 9));
     assert_eq!(n[0].packet_len as usize, b.len());
@@ -366,7 +369,10 @@ fn mtu_boundary_on_the_packet_as_transmitted() {
     let n = rig.notices();
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].kind, NoticeKind::Mtu);
-    assert_eq!((n[0].in_port, n[0].out_port, n[0].mtu), (0, 1, mtu));
+    assert_eq!(
+        (n[0].in_port, n[0].out_port, n[0].mtu),
+        (PortId(0), PortId(1), mtu)
+    );
     assert_eq!(n[0].next_hop, station(1, 1), "the L3 next hop");
     assert_eq!(n[0].bytes(), &b[..]);
     let c = rig.counters()[0];

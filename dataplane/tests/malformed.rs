@@ -4,9 +4,11 @@
 mod common;
 
 use common::*;
-use dataplane::{Decision, DropReason, Engine, channels};
+use dataplane::{Decision, Engine, channels};
 use ports::{HeapBuf, PacketBuf};
 use rrp::Address;
+use rrp::DropReason;
+use rrp::PortId;
 use rrp::wire::L2rhRepr;
 
 const DST: u16 = 0x0202;
@@ -126,7 +128,7 @@ fn dropped_buffers_are_left_as_received() {
     let fib = fib_for(3, |f| f.set_all(Address(DST), nh(1, station(1, 1), 1500)));
     for (what, b, reason) in cases() {
         let mut buf = HeapBuf::from_bytes(&b);
-        match engine.decide(&fib, 0, &mut buf) {
+        match engine.decide(&fib, PortId(0), &mut buf) {
             Decision::Drop {
                 reason: r, notice, ..
             } => {

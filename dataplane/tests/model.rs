@@ -11,14 +11,15 @@
 mod common;
 
 use common::*;
-use dataplane::punt::NOTICE_BYTES;
-use dataplane::{
-    Decision, DropReason, Engine, EngineConfig, FibSet, NextHop, NoticeKind, PuntClass, channels,
-};
+use dataplane::{Decision, Engine, EngineConfig, FibSet, NextHop, PuntClass, channels};
 use ports::{HeapBuf, PacketBuf};
 use proptest::prelude::*;
+use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortId;
 use rrp::limits::MAX_L2RHS;
+use rrp::router::NOTICE_BYTES;
+use rrp::router::NoticeKind;
 use rrp::wire::{L2rhRepr, PacketRepr, RouterHop, locate, shift_ei};
 use rrp::{Address, ErrorKind, PacketType};
 
@@ -42,7 +43,7 @@ impl World {
     fn apply(&self, f: &mut FibSet) {
         for &(p, d, nh) in &self.routes {
             let i = f.add_nexthop(nh);
-            f.set(p, Address(d), i);
+            f.set(PortId::new(p), Address(d), i);
         }
     }
 
@@ -66,7 +67,7 @@ impl World {
 #[derive(Debug, Clone, PartialEq)]
 struct ExpNotice {
     kind: NoticeKind,
-    out_port: u16,
+    out_port: PortId,
     mtu: u32,
     next_hop: NativeAddr,
     /// The packet as received, without frame padding.
@@ -164,14 +165,14 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
                 reasons: vec![DropReason::NoRoute],
                 notice: Some(ExpNotice {
                     kind: NoticeKind::NoRoute,
-                    out_port: in_port as u16,
+                    out_port: PortId::new(in_port),
                     mtu: 0,
                     next_hop: NativeAddr::NONE,
                     packet: packet.to_vec(),
                 }),
             },
             Route::Nh(nh) => {
-                let same = nh.port as usize == in_port;
+                let same = nh.port.index() == in_port;
                 if same && nh.native == src {
                     return drop1(DropReason::Loop);
                 }
@@ -188,7 +189,7 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
                     };
                 }
                 Expect::Forward {
-                    port: nh.port as usize,
+                    port: nh.port.index(),
                     native: nh.native,
                     bytes: forwarded(packet, 0, p.ei, err),
                     redirect: same,
@@ -225,7 +226,7 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
             reasons: vec![DropReason::Mtu],
             notice: Some(ExpNotice {
                 kind: NoticeKind::Mtu,
-                out_port: eport as u16,
+                out_port: PortId::new(eport),
                 mtu,
                 next_hop: NativeAddr::NONE,
                 packet: packet.to_vec(),
@@ -265,7 +266,7 @@ fn check(w: &World, inputs: &[(usize, bool, Vec<u8>)]) -> Result<(), TestCaseErr
         let mut buf = HeapBuf::from_bytes(b);
         buf.set_rx_error(err);
         buf.set_native_src(host(in_port));
-        let decision = engine.decide(&fib, in_port, &mut buf);
+        let decision = engine.decide(&fib, PortId::new(in_port), &mut buf);
         let got = if err {
             rig.one_flagged(in_port, b)
         } else {
@@ -291,7 +292,7 @@ fn check(w: &World, inputs: &[(usize, bool, Vec<u8>)]) -> Result<(), TestCaseErr
                     prop_assert_eq!(notices.len(), 1);
                     prop_assert_eq!(notices[0].kind, NoticeKind::Redirect);
                     prop_assert_eq!(notices[0].next_hop, native);
-                    prop_assert_eq!(notices[0].out_port as usize, port);
+                    prop_assert_eq!(notices[0].out_port.index(), port);
                 } else {
                     prop_assert!(notices.is_empty());
                 }
@@ -306,8 +307,8 @@ fn check(w: &World, inputs: &[(usize, bool, Vec<u8>)]) -> Result<(), TestCaseErr
                         "expected a punt to {hr_port}, got {got:?}"
                     )));
                 };
-                prop_assert_eq!(p.hr_port as usize, hr_port);
-                prop_assert_eq!(p.in_port as usize, in_port);
+                prop_assert_eq!(p.hr_port.index(), hr_port);
+                prop_assert_eq!(p.in_port.index(), in_port);
                 prop_assert_eq!(p.rx_error, err);
                 prop_assert_eq!(p.native_src, host(in_port));
                 prop_assert_eq!(&p.data, &data);
@@ -335,7 +336,7 @@ fn check(w: &World, inputs: &[(usize, bool, Vec<u8>)]) -> Result<(), TestCaseErr
                         prop_assert_eq!(notices.len(), 1);
                         let g = notices[0];
                         prop_assert_eq!(g.kind, n.kind);
-                        prop_assert_eq!(g.in_port as usize, in_port);
+                        prop_assert_eq!(g.in_port.index(), in_port);
                         prop_assert_eq!(g.out_port, n.out_port);
                         prop_assert_eq!(g.mtu, n.mtu);
                         prop_assert_eq!(g.next_hop, n.next_hop);

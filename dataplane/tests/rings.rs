@@ -10,13 +10,16 @@ mod common;
 
 use common::*;
 use dataplane::{
-    ChannelConfig, ControlChannels, DropReason, Engine, EngineConfig, FibSet, Injection,
-    NoticeKind, PortCounters, PuntClass, channels,
+    ChannelConfig, ControlChannels, Engine, EngineConfig, FibSet, Injection, PortCounters,
+    PuntClass, channels,
 };
 use ports::memory::{MemPort, mem_link};
 use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
+use rrp::DropReason;
+use rrp::PortId;
 use rrp::kind::PacketType;
+use rrp::router::NoticeKind;
 
 const DST: u16 = 0x0202;
 const SEC: u64 = 1_000_000_000;
@@ -64,7 +67,7 @@ impl Bench {
             self.engine.process_burst(
                 &self.fib,
                 now_ns,
-                i,
+                PortId::new(i),
                 &mut rx,
                 &mut self.ports,
                 &mut self.stage,
@@ -230,7 +233,7 @@ fn tx_full_is_counted_on_the_ingress_port() {
 
 fn injection(port: u16, native: rrp::NativeAddr, data: &[u8]) -> Injection {
     Injection {
-        port,
+        port: PortId(port),
         native_dst: native,
         data: data.to_vec(),
     }

@@ -2,13 +2,14 @@
 //! packets for this box, and counts a no-route drop.
 
 use dataplane::{
-    ChannelConfig, DropReason, EngineConfig, FibSet, NextHop, PuntClass, Worker, channels,
-    fib_channel,
+    ChannelConfig, EngineConfig, FibSet, NextHop, PuntClass, Worker, channels, fib_channel,
 };
 use ports::PacketBuf;
 use ports::memory::{MemPort, mem_link};
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortId;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, L2rhRepr, Message, PacketRepr, RouterHop};
 
@@ -46,7 +47,7 @@ fn forwards_punts_and_drops() {
     fib.set_all(
         Address(0x0202),
         NextHop {
-            port: 1,
+            port: PortId(1),
             native: HOST_B,
             mtu: 1500,
         },
@@ -91,7 +92,7 @@ fn forwards_punts_and_drops() {
     assert_eq!(punt.native_src, HOST_A);
     cch.recycle(PuntClass::Control, punt);
     let n = cch.recv_notice().unwrap();
-    assert_eq!(n.kind, dataplane::NoticeKind::NoRoute);
+    assert_eq!(n.kind, rrp::router::NoticeKind::NoRoute);
 
     let c = w.counters()[0];
     assert_eq!(c.received, 4);

@@ -4,6 +4,7 @@
 
 mod common;
 
+use rrp::PortId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
@@ -11,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use dataplane::{
-    DropReason, EngineConfig, FibSet, IdlePolicy, NextHop, PortCounters, Worker, channels,
-    fib_channel,
+    EngineConfig, FibSet, IdlePolicy, NextHop, PortCounters, Worker, channels, fib_channel,
 };
 use ports::memory::{MemPort, mem_link};
 use ports::{HeapBuf, PacketBuf};
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
 
 /// The native address of snapshot `k`'s next hop.
@@ -37,13 +38,13 @@ fn k_of(n: NativeAddr) -> u64 {
 fn snapshot(k: u64) -> FibSet {
     let mut f = FibSet::new(3, &HRS);
     let i = f.add_nexthop(NextHop {
-        port: 1 + (k % 2) as u16,
+        port: PortId(1 + (k % 2) as u16),
         native: native_of(k),
         mtu: 0,
     });
     for d in 0x0040..=0xFFFDu16 {
         if HRS.iter().all(|a| a.0 != d) {
-            f.set(0, Address(d), i);
+            f.set(PortId(0), Address(d), i);
         }
     }
     f
@@ -367,7 +368,7 @@ fn a_worker_under_sustained_load_stops() {
         f.set_all(
             Address(0x0202),
             NextHop {
-                port: 1,
+                port: PortId(1),
                 native: host(1),
                 mtu: 0,
             },

@@ -9,6 +9,7 @@
 //! follows are in `docs/spec-notes.md`.
 
 pub mod address;
+pub mod drop_reason;
 pub mod encap;
 pub mod endian;
 pub mod error;
@@ -17,14 +18,17 @@ pub mod kind;
 pub mod limits;
 pub mod native;
 pub mod node;
+pub mod port;
 pub mod route;
 pub mod router;
 pub mod serial;
 pub mod wire;
 
 pub use address::{Address, AddressClass};
+pub use drop_reason::DropReason;
 pub use encap::LinkKind;
 pub use endian::{Endian, SwapWidth};
 pub use error::{Error, ErrorKind, Result};
 pub use kind::{CapabilityCode, ErrorCode, PacketClass, PacketType, RrpType};
 pub use native::NativeAddr;
+pub use port::{PerPort, PortId};

@@ -6,7 +6,9 @@
 use proptest::prelude::*;
 use rrp::Address;
 use rrp::NativeAddr;
+use rrp::PortId;
 use rrp::kind::PacketType;
+use rrp::limits::MAX_L2RHS;
 use rrp::route::Route;
 use rrp::router::{HrConfig, Notice, NoticeKind, Output, Router, RouterConfig, RtRefusal, Timers};
 use rrp::wire::RouterHop;
@@ -64,13 +66,13 @@ fn with_buddy(r: &mut Router) {
         }],
         logical: None,
     };
-    r.handle_packet(
+    r.handle_bytes(
         1,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(&Message::Info(vec![info]), HR0, BUDDY, 0),
     );
-    assert_eq!(r.buddies(0), vec![BUDDY]);
+    assert_eq!(r.buddies(PortId(0)), vec![BUDDY]);
     drain(r);
 }
 
@@ -120,18 +122,18 @@ fn rts_are_taken_refreshed_and_refused_by_reason() {
     let mut r = router(1500);
     with_buddy(&mut r);
     let send = |r: &mut Router, t: RouteTable, src: Address, n: u8| {
-        r.handle_packet(
+        r.handle_bytes(
             10,
-            0,
+            PortId(0),
             &nat(n),
             &packet(&Message::RouteTable(t), HR0, src, 0),
         );
     };
     send(&mut r, rt(0x0409, 5, vec![0x0431], 3), BUDDY, 0x30);
     assert_eq!(r.stats().rts_accepted, 1);
-    assert_eq!(r.kept(0, Address(0x0409)).len(), 1);
+    assert_eq!(r.kept(PortId(0), Address(0x0409)).len(), 1);
     // The twin sees it derived: RCVF (HR0, BUDDY, 0x0431), Q + router cost.
-    let twin = r.kept(1, Address(0x0409));
+    let twin = r.kept(PortId(1), Address(0x0409));
     assert_eq!(twin[0].0.rcvf, vec![HR0, BUDDY, Address(0x0431)]);
     assert_eq!(twin[0].0.q, 1 + 1 + 1);
     // Equal SN: a refresh; older: stale.
@@ -141,7 +143,7 @@ fn rts_are_taken_refreshed_and_refused_by_reason() {
     assert_eq!(refused(&r, RtRefusal::Stale), 1);
     // Newer SN replaces it.
     send(&mut r, rt(0x0409, 6, vec![0x0431], 4), BUDDY, 0x30);
-    assert_eq!(r.kept(0, Address(0x0409))[0].0.sn, 6);
+    assert_eq!(r.kept(PortId(0), Address(0x0409))[0].0.sn, 6);
     // Unknown sender, wrong native, own SAN, loop, RCVF too long, too many nodes.
     send(
         &mut r,
@@ -173,16 +175,16 @@ fn rts_are_taken_refreshed_and_refused_by_reason() {
     for i in 0..6u16 {
         send(&mut r, rt(0x040A, 1, vec![0x0440 + i], 1), BUDDY, 0x30);
     }
-    assert_eq!(r.kept(0, Address(0x040A)).len(), 4);
+    assert_eq!(r.kept(PortId(0), Address(0x040A)).len(), 4);
 }
 
 #[test]
 fn an_hr_down_deletes_and_relays() {
     let mut r = router(1500);
     with_buddy(&mut r);
-    r.handle_packet(
+    r.handle_bytes(
         10,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(
             &Message::RouteTable(rt(0x0409, 5, vec![0x0431], 2)),
@@ -191,9 +193,9 @@ fn an_hr_down_deletes_and_relays() {
             0,
         ),
     );
-    r.handle_packet(
+    r.handle_bytes(
         10,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(
             &Message::RouteTable(rt(0x040A, 5, vec![0x0432], 2)),
@@ -203,9 +205,9 @@ fn an_hr_down_deletes_and_relays() {
         ),
     );
     drain(&mut r);
-    r.handle_packet(
+    r.handle_bytes(
         20,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(
             &Message::HrDown {
@@ -216,13 +218,13 @@ fn an_hr_down_deletes_and_relays() {
             0,
         ),
     );
-    assert!(r.kept(0, Address(0x0409)).is_empty());
-    assert_eq!(r.kept(0, Address(0x040A)).len(), 1);
+    assert!(r.kept(PortId(0), Address(0x0409)).is_empty());
+    assert_eq!(r.kept(PortId(0), Address(0x040A)).len(), 1);
     assert_eq!(r.stats().rts_deleted_down, 1);
     // RTs through the downed HR are refused for a while.
-    r.handle_packet(
+    r.handle_bytes(
         30,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(
             &Message::RouteTable(rt(0x0409, 6, vec![0x0431], 2)),
@@ -234,9 +236,9 @@ fn an_hr_down_deletes_and_relays() {
     assert_eq!(refused(&r, RtRefusal::Tombstone), 1);
     // The same ERR again is not relayed twice.
     let before = r.stats().hr_down;
-    r.handle_packet(
+    r.handle_bytes(
         40,
-        0,
+        PortId(0),
         &nat(0x30),
         &packet(
             &Message::HrDown {
@@ -261,9 +263,9 @@ fn a_large_rt_goes_out_in_parts_and_comes_back_whole() {
             address: Address(0x2000 + i),
             ..Default::default()
         };
-        a.handle_packet(
+        a.handle_bytes(
             2,
-            1,
+            PortId(1),
             &NativeAddr::mac([2, 0, 0, 1, 0, i as u8]),
             &packet(&Message::Info(vec![info]), HR1, Address(0x2000 + i), 0),
         );
@@ -274,7 +276,9 @@ fn a_large_rt_goes_out_in_parts_and_comes_back_whole() {
         .into_iter()
         .filter_map(|o| match o {
             Output::Send {
-                port: 0, packet, ..
+                port: PortId(0),
+                packet,
+                ..
             } => {
                 let (p, m) = Message::parse_packet(&packet).ok()?;
                 (matches!(m, Message::RouteTable(_)) && p.header.dst == BUDDY).then_some(packet)
@@ -309,22 +313,22 @@ fn a_large_rt_goes_out_in_parts_and_comes_back_whole() {
     };
     // b's HR0 is the same address; use a separate box whose buddy is a's HR0.
     let mut cfg = b.config().clone();
-    cfg.hrs[0].address = BUDDY;
-    cfg.hrs[1].address = Address(0x0450);
-    cfg.hrs[1].san_id = Address(0x0403);
+    cfg.hrs[PortId(0)].address = BUDDY;
+    cfg.hrs[PortId(1)].address = Address(0x0450);
+    cfg.hrs[PortId(1)].san_id = Address(0x0403);
     b = Router::new(cfg, 0).unwrap();
-    b.handle_packet(
+    b.handle_bytes(
         1,
-        0,
+        PortId(0),
         &nat(0x10),
         &packet(&Message::Info(vec![info]), BUDDY, HR0, 0),
     );
     for p in parts.iter().rev() {
         let mut bytes = p.clone();
         bytes[0..2].copy_from_slice(&BUDDY.0.to_be_bytes());
-        b.handle_packet(5, 0, &nat(0x10), &bytes);
+        b.handle_bytes(5, PortId(0), &nat(0x10), &bytes);
     }
-    let kept = b.kept(0, SAN1);
+    let kept = b.kept(PortId(0), SAN1);
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].0.nodes.len(), 41, "40 nodes and the HR itself");
 }
@@ -347,12 +351,15 @@ fn error_messages_follow_their_manners() {
         .to_bytes()
         .unwrap()
     };
-    let notice = |bytes: Vec<u8>| Notice {
-        kind: NoticeKind::NoRoute,
-        in_port: 0,
-        native_src: nat(0x50),
-        next_hop: NativeAddr::none(),
-        packet: bytes,
+    let notice = |bytes: Vec<u8>| {
+        Notice::new(
+            NoticeKind::NoRoute,
+            PortId(0),
+            PortId(0),
+            nat(0x50),
+            &bytes,
+            0,
+        )
     };
     drain(&mut r);
     r.handle_notice(0, &notice(data(0x0501, 0x0100)));
@@ -397,16 +404,16 @@ fn error_messages_follow_their_manners() {
 #[test]
 fn configuration_errors_name_the_field() {
     let mut cfg = router(1500).config().clone();
-    cfg.hrs[1].cost = 0;
+    cfg.hrs[PortId(1)].cost = 0;
     assert_eq!(cfg.validate().unwrap_err().field, "hrs[1].cost");
     let mut cfg = router(1500).config().clone();
-    cfg.hrs[1].san_id = cfg.hrs[0].san_id;
+    cfg.hrs[PortId(1)].san_id = cfg.hrs[PortId(0)].san_id;
     assert_eq!(cfg.validate().unwrap_err().field, "hrs[1].san_id");
     let mut cfg = router(1500).config().clone();
     cfg.timers.hold_ms = cfg.timers.refresh_ms;
     assert_eq!(cfg.validate().unwrap_err().field, "timers.hold_ms");
     let mut cfg = router(1500).config().clone();
-    cfg.hrs[0].address = Address(0x0010);
+    cfg.hrs[PortId(0)].address = Address(0x0010);
     assert_eq!(cfg.validate().unwrap_err().field, "hrs[0].address");
 }
 
@@ -419,8 +426,11 @@ proptest! {
     fn bad_input_never_crashes(bytes in proptest::collection::vec(any::<u8>(), 0..300), port in 0usize..3) {
         let mut r = router(1500);
         with_buddy(&mut r);
-        r.handle_packet(5, port, &nat(0x30), &bytes);
-        let n = Notice { kind: NoticeKind::Mtu, in_port: port, native_src: nat(0x30), next_hop: nat(0x31), packet: bytes.clone() };
+        r.handle_bytes(5, PortId::new(port), &nat(0x30), &bytes);
+        // Where the header would be, as the forwarding path would have found it.
+        let at = rrp::wire::packet::header_of(&bytes, MAX_L2RHS).map_or(usize::MAX, |(_, at)| at);
+        let mut n = Notice::new(NoticeKind::Mtu, PortId::new(port), PortId::new(port), nat(0x30), &bytes, at);
+        n.next_hop = nat(0x31);
         r.handle_notice(6, &n);
         r.on_timer(10_000);
         drain(&mut r);
@@ -435,7 +445,7 @@ proptest! {
         let i = flip % b.len();
         b[i] = val;
         b.truncate(cut.max(2).min(b.len()));
-        r.handle_packet(5, 0, &nat(0x30), &b);
+        r.handle_bytes(5, PortId(0), &nat(0x30), &b);
         r.on_timer(1_000);
         drain(&mut r);
     }
@@ -453,17 +463,17 @@ fn static_entries_and_tunables_change_at_run_time() {
             params: vec![],
         }],
     };
-    assert!(r.add_static(0, node.clone()));
-    assert!(r.lrt(0)[&Address(0x0555)].is_static);
+    assert!(r.add_static(PortId(0), node.clone()));
+    assert!(r.lrt(PortId(0))[&Address(0x0555)].is_static);
     r.on_timer(10);
     assert!(
-        r.fib().lookup(1, Address(0x0555)).is_some(),
+        r.fib().lookup(PortId(1), Address(0x0555)).is_some(),
         "routed from the twin too"
     );
-    assert!(!r.add_static(5, node.clone()), "no such port");
+    assert!(!r.add_static(PortId(5), node.clone()), "no such port");
     assert!(
         !r.add_static(
-            0,
+            PortId(0),
             rrp::router::StaticNode {
                 address: HR1,
                 ..node.clone()
@@ -471,10 +481,10 @@ fn static_entries_and_tunables_change_at_run_time() {
         ),
         "an HR of the box"
     );
-    assert!(r.remove_static(0, Address(0x0555)));
-    assert!(!r.remove_static(0, Address(0x0555)));
+    assert!(r.remove_static(PortId(0), Address(0x0555)));
+    assert!(!r.remove_static(PortId(0), Address(0x0555)));
     r.on_timer(1_000);
-    assert!(r.fib().lookup(1, Address(0x0555)).is_none());
+    assert!(r.fib().lookup(PortId(1), Address(0x0555)).is_none());
     let mut t = r.config().timers;
     t.advertise_ms = 50;
     r.set_tunables(t, r.config().limits, r.config().error_rates)

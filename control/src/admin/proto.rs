@@ -952,7 +952,7 @@ pub struct CapturedPacket {
     /// The bytes kept, base64 (RFC 4648, with padding).
     pub data: String,
     /// The dataplane dropped it, for this reason (`no-route`, `mtu`, ...;
-    /// the names of `dataplane::DropReason::name`).
+    /// the names of `rrp::DropReason::name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop: Option<String>,
 }

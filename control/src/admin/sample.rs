@@ -6,10 +6,12 @@
 //! 1500) with static nodes 0x0101 (`h1`) and 0x0117 (router `ac`); port 1,
 //! HR 0x0116 on SAN 0x0202 (MTU 9000) with static node 0x0102 (`h2`).
 
+use rrp::PortId;
 use std::sync::Mutex;
 
-use dataplane::{DropReason, PortCounters};
+use dataplane::PortCounters;
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
 use rrp::kind::{CapabilityCode, PacketType};
 use rrp::router::{HrConfig, Router, RouterConfig, StaticNode};
@@ -161,7 +163,7 @@ impl State {
                 .counters
                 .iter()
                 .enumerate()
-                .map(|(p, c)| CounterRow::new(p, c))
+                .map(|(p, c)| CounterRow::new(PortId::new(p), c))
                 .collect(),
             plane: [
                 ("punts", 30),
@@ -216,7 +218,7 @@ impl Handler for SampleHandler {
                     let rows: Vec<CounterRow> = view
                         .ports(*port)?
                         .into_iter()
-                        .map(|p| CounterRow::new(p, &st.counters[p]))
+                        .map(|p| CounterRow::new(p, &st.counters[p.index()]))
                         .collect();
                     to_json(rows)
                 }
@@ -290,7 +292,7 @@ impl Handler for SampleHandler {
             Command::Clear(Clear::Counters { port }) => {
                 let ports = view.ports(*port)?;
                 for p in &ports {
-                    st.counters[*p] = PortCounters::default();
+                    st.counters[p.index()] = PortCounters::default();
                 }
                 Ok(json!({"cleared": ports}))
             }
@@ -343,7 +345,7 @@ impl Handler for SampleHandler {
         };
         let (snaplen, drops) = (req.snaplen, &req.drops);
         out.send(to_json(CaptureEvent::Start {
-            port: u16::try_from(p).unwrap_or(u16::MAX),
+            port: p.0,
             hr,
             linktype: 147,
             snaplen,

@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use dataplane::{DropReason, PortCounters};
+use dataplane::PortCounters;
 use rrp::Address;
+use rrp::DropReason;
 use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
 use rrp::wire::RouterHop;
-use rrp::{LinkKind, NativeAddr};
+use rrp::{LinkKind, NativeAddr, PerPort, PortId};
 use serde::{Deserialize, Serialize};
 
 use super::proto::{Addr, AdminError, PortSpec};
@@ -237,7 +238,7 @@ pub struct CounterRow {
 
 impl CounterRow {
     /// The row of port `port`.
-    pub fn new(port: usize, c: &PortCounters) -> CounterRow {
+    pub fn new(port: PortId, c: &PortCounters) -> CounterRow {
         CounterRow {
             port: port_u16(port),
             received: c.received,
@@ -332,8 +333,8 @@ pub struct PrometheusText {
 
 // ----- formatting --------------------------------------------------------------
 
-fn port_u16(p: usize) -> u16 {
-    u16::try_from(p).unwrap_or(u16::MAX)
+fn port_u16(p: PortId) -> u16 {
+    p.0
 }
 
 /// A native address as text: `ip:port` for UDP endpoints (when `udp`),
@@ -375,9 +376,9 @@ fn addrs(v: &[Address]) -> Vec<Addr> {
 }
 
 /// The port index `sel` names among HRs `hrs` (in port order).
-pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<usize, AdminError> {
+pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<PortId, AdminError> {
     match sel {
-        PortSpec::Index(i) if usize::from(i) < hrs.len() => Ok(usize::from(i)),
+        PortSpec::Index(i) if usize::from(i) < hrs.len() => Ok(PortId(i)),
         PortSpec::Index(i) => Err(AdminError::not_found(format!(
             "no port {i} (the box has {} ports)",
             hrs.len()
@@ -385,6 +386,7 @@ pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<usize, AdminError> {
         PortSpec::Hr(a) => hrs
             .iter()
             .position(|h| *h == a)
+            .map(PortId::new)
             .ok_or_else(|| AdminError::not_found(format!("no HR {a} in this box"))),
     }
 }
@@ -404,16 +406,16 @@ impl<'a> View<'a> {
         View { router, udp }
     }
 
-    fn is_udp(&self, port: usize) -> bool {
-        self.udp.get(port).copied().unwrap_or(false)
+    fn is_udp(&self, port: PortId) -> bool {
+        self.udp.get(port.index()).copied().unwrap_or(false)
     }
 
-    fn hr(&self, port: usize) -> Addr {
+    fn hr(&self, port: PortId) -> Addr {
         self.router.config().hrs[port].address.into()
     }
 
     /// The HR addresses in port order.
-    pub fn hr_addrs(&self) -> Vec<Addr> {
+    pub fn hr_addrs(&self) -> PerPort<Addr> {
         self.router
             .config()
             .hrs
@@ -423,9 +425,9 @@ impl<'a> View<'a> {
     }
 
     /// The ports `sel` names (all when `None`).
-    pub fn ports(&self, sel: Option<PortSpec>) -> Result<Vec<usize>, AdminError> {
+    pub fn ports(&self, sel: Option<PortSpec>) -> Result<Vec<PortId>, AdminError> {
         match sel {
-            None => Ok((0..self.router.config().hrs.len()).collect()),
+            None => Ok(self.router.config().hrs.ids().collect()),
             Some(s) => resolve_port(&self.hr_addrs(), s).map(|p| vec![p]),
         }
     }
@@ -448,8 +450,8 @@ impl<'a> View<'a> {
                 .into_iter()
                 .map(Addr::from)
                 .collect(),
-            lrt_nodes: (0..n).map(|p| self.router.lrt(p).len()).sum(),
-            rts_kept: (0..n).map(|p| self.router.rts_kept(p)).sum(),
+            lrt_nodes: PortId::all(n).map(|p| self.router.lrt(p).len()).sum(),
+            rts_kept: PortId::all(n).map(|p| self.router.rts_kept(p)).sum(),
         }
     }
 
@@ -457,7 +459,6 @@ impl<'a> View<'a> {
     pub fn hrs(&self) -> Vec<HrRow> {
         let cfg = self.router.config();
         cfg.hrs
-            .iter()
             .enumerate()
             .map(|(p, h)| HrRow {
                 port: port_u16(p),
@@ -543,7 +544,7 @@ impl<'a> View<'a> {
         }
     }
 
-    fn route_row(&self, port: usize, r: &RouteInfo) -> RouteRow {
+    fn route_row(&self, port: PortId, r: &RouteInfo) -> RouteRow {
         RouteRow {
             port: port_u16(port),
             hr: self.hr(port),

@@ -3,6 +3,7 @@
 //! from the workers' published blocks, captures from the workers' capture
 //! rings.
 
+use rrp::PortId;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -151,16 +152,16 @@ impl DaemonHandler {
                         .engine()
                         .config()
                         .hrs
-                        .get(port)
+                        .get(PortId::new(port))
                         .map(|h| h.static_nodes.iter().map(|n| n.address).collect())
                         .unwrap_or_default();
                     for a in old {
                         if !nodes.iter().any(|n| n.address == a) {
-                            cp.engine_mut().remove_static(port, a);
+                            cp.engine_mut().remove_static(PortId::new(port), a);
                         }
                     }
                     for n in nodes {
-                        cp.engine_mut().add_static(port, n);
+                        cp.engine_mut().add_static(PortId::new(port), n);
                     }
                 }
                 Ok(())
@@ -242,7 +243,11 @@ impl Handler for DaemonHandler {
                             .map(|p| {
                                 CounterRow::new(
                                     p,
-                                    &snap.ports.get(p).map(|s| s.counters()).unwrap_or_default(),
+                                    &snap
+                                        .ports
+                                        .get(p.index())
+                                        .map(|s| s.counters())
+                                        .unwrap_or_default(),
                                 )
                             })
                             .collect();
@@ -327,7 +332,7 @@ impl Handler for DaemonHandler {
                 match (port, b.as_mut()) {
                     (Some(_), Some(base)) => {
                         for p in &ports {
-                            base.clear_port(&now, *p);
+                            base.clear_port(&now, p.index());
                         }
                     }
                     (Some(_), None) => {
@@ -337,7 +342,7 @@ impl Handler for DaemonHandler {
                             &PlaneStatsSnapshot::default(),
                         ));
                         for p in &ports {
-                            base.clear_port(&now, *p);
+                            base.clear_port(&now, p.index());
                         }
                         *b = Some(base);
                     }
@@ -363,7 +368,7 @@ impl Handler for DaemonHandler {
                             .ports
                             .iter()
                             .enumerate()
-                            .map(|(p, c)| CounterRow::new(p, &c.counters()))
+                            .map(|(p, c)| CounterRow::new(PortId::new(p), &c.counters()))
                             .collect(),
                         plane: serde_json::from_value(to_json(s.plane)?).unwrap_or_default(),
                     })
@@ -401,13 +406,13 @@ impl Handler for DaemonHandler {
         let (snaplen, dir) = (req.snaplen, req.direction());
         let linktype = 147;
         out.send(to_json(CaptureEvent::Start {
-            port: p as u16,
+            port: p.0,
             hr,
             linktype,
             snaplen,
         })?)?;
         self.capture.arm(
-            p as u16,
+            p,
             if req.drops {
                 CaptureWhat::Dropped
             } else if req.transmitted {

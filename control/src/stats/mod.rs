@@ -36,7 +36,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 
-use dataplane::DropReason;
+use rrp::DropReason;
 use rrp::router::RtRefusal;
 
 pub use area::{PUBLISH_INTERVAL, StatsReader, StatsWriter};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use dataplane::DropReason;
+use rrp::DropReason;
 
 use super::{PLANE_COUNTERS, PORT_COUNTERS, REFUSALS, ROUTER_COUNTERS, Snapshot, refusal_name};
 

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-use dataplane::{DropReason, PortCounters};
+use dataplane::PortCounters;
+use rrp::DropReason;
 use rrp::router::RouterStats;
 use serde::{Deserialize, Serialize};
 

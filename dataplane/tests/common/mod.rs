@@ -3,15 +3,18 @@
 #![allow(dead_code)]
 
 use dataplane::{
-    ChannelConfig, ControlChannels, DropReason, EngineConfig, FibPublisher, FibSet, NextHop,
-    Notice, PortCounters, Punt, Worker, channels, fib_channel,
+    ChannelConfig, ControlChannels, EngineConfig, FibPublisher, FibSet, NextHop, PortCounters,
+    Punt, Worker, channels, fib_channel,
 };
 use ports::HeapBuf;
 use ports::impair::{ImpairConfig, TestClock};
 use ports::memory::{MemPort, mem_link};
 use rrp::Address;
+use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortId;
 use rrp::kind::PacketType;
+use rrp::router::Notice;
 use rrp::wire::{HeaderRepr, L2rhRepr, PacketRepr, shift_ei};
 
 /// The HR address of each port.
@@ -254,7 +257,7 @@ impl Rig {
             return Outcome::Punt(punts.into_iter().next().unwrap());
         }
         assert!(punts.is_empty());
-        let r = dataplane::DropReason::ALL
+        let r = rrp::DropReason::ALL
             .into_iter()
             .find(|&r| after.dropped(r) > before.dropped(r))
             .expect("forwarded, punted or dropped");
@@ -272,7 +275,11 @@ pub fn assert_balanced(c: &[PortCounters]) {
 
 /// A next hop.
 pub fn nh(port: u16, native: NativeAddr, mtu: u32) -> NextHop {
-    NextHop { port, native, mtu }
+    NextHop {
+        port: PortId(port),
+        native,
+        mtu,
+    }
 }
 
 /// A user-data packet (PT 0x0100) to `dst` with `len` bytes of data and

@@ -6,6 +6,7 @@ use core::fmt;
 use crate::address::Address;
 use crate::limits::MAX_RCVF;
 use crate::native::NativeAddr;
+use crate::port::PerPort;
 use crate::wire::record::Capability;
 
 /// Timers in milliseconds (DESIGN.md "Route tables and RRP").
@@ -124,7 +125,7 @@ pub struct RouterConfig {
     /// The router's name (reported in RRP#5 with the HR's port).
     pub name: String,
     /// Its HRs, in port order.
-    pub hrs: Vec<HrConfig>,
+    pub hrs: PerPort<HrConfig>,
     /// The cost of crossing the router between twins (>= 1).
     pub router_cost: u16,
     /// RTs kept per SAN.
@@ -145,7 +146,7 @@ impl RouterConfig {
     pub fn new(name: &str, hrs: Vec<HrConfig>) -> RouterConfig {
         RouterConfig {
             name: name.to_string(),
-            hrs,
+            hrs: hrs.into(),
             router_cost: 1,
             k: 4,
             timers: Timers::default(),

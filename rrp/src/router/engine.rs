@@ -24,12 +24,15 @@ use std::sync::Arc;
 use crate::address::Address;
 use crate::kind::{CapabilityCode, PacketType};
 use crate::native::NativeAddr;
+use crate::port::{PerPort, PortId};
 use crate::route::Route;
 use crate::router::config::{ConfigError, RouterConfig, StaticNode};
 use crate::router::event::{Event, RouterStats, RtRefusal};
+use crate::router::notice::{Notice, NoticeKind};
 use crate::serial;
 use crate::wire::hop::RouterHop;
 use crate::wire::message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
+use crate::wire::packet::Packet;
 use crate::wire::record::{Capability, Mtu, RecordRepr, SourceRoute};
 
 /// Time in milliseconds since an arbitrary epoch.
@@ -76,7 +79,7 @@ pub enum Origin {
     /// Derived from twin `port`'s LRT or learned RTs.
     Twin {
         /// The twin's port.
-        port: usize,
+        port: PortId,
     },
 }
 
@@ -103,7 +106,7 @@ pub enum Next {
     /// Out of `port` to `native`.
     Forward {
         /// Egress port.
-        port: usize,
+        port: PortId,
         /// Native next hop on the egress SAN.
         native: NativeAddr,
     },
@@ -126,14 +129,14 @@ pub struct FibEntry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteTables {
     /// FIB entries per ingress port.
-    pub per_port: Vec<Vec<FibEntry>>,
+    pub per_port: PerPort<Vec<FibEntry>>,
     /// Version, incremented on every change.
     pub version: u64,
 }
 
 impl RouteTables {
     /// The entry for `dst` on ingress `port`.
-    pub fn lookup(&self, port: usize, dst: Address) -> Option<&FibEntry> {
+    pub fn lookup(&self, port: PortId, dst: Address) -> Option<&FibEntry> {
         let t = self.per_port.get(port)?;
         t.binary_search_by_key(&dst, |e| e.dst).ok().map(|i| &t[i])
     }
@@ -157,39 +160,13 @@ pub struct RouteInfo {
     pub rcvf: Vec<Address>,
 }
 
-/// A dataplane notice, as the engine needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoticeKind {
-    /// No route: answer with ERR UNK.
-    NoRoute,
-    /// Too large for the egress SAN: answer with ERR GENERAL.
-    Mtu,
-    /// Forwarded back onto its ingress SAN: answer with RRP#3.
-    Redirect,
-}
-
-/// What the dataplane reported about a packet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    /// Kind.
-    pub kind: NoticeKind,
-    /// Ingress port.
-    pub in_port: usize,
-    /// Native source on the ingress SAN.
-    pub native_src: NativeAddr,
-    /// Next hop's native address (Redirect).
-    pub next_hop: NativeAddr,
-    /// The packet's first bytes.
-    pub packet: Vec<u8>,
-}
-
 /// What the engine asks its host to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
     /// Send `packet` out of `port` to `native` (empty: every member of the SAN).
     Send {
         /// Egress port.
-        port: usize,
+        port: PortId,
         /// Native destination.
         native: NativeAddr,
         /// The MessageWay packet.
@@ -287,9 +264,9 @@ enum Src {
     /// The HR's own learned RT, by index in its list for the SAN.
     Learned(usize),
     /// The LRT of twin `t`.
-    TwinLrt(usize),
+    TwinLrt(PortId),
     /// Learned RT `i` of twin `t`.
-    TwinLearned(usize, usize),
+    TwinLearned(PortId, usize),
 }
 
 /// Per-source and global token buckets for error messages (1 s window).
@@ -330,7 +307,7 @@ impl ErrorLimiter {
 #[derive(Debug, Clone)]
 pub struct Router {
     cfg: RouterConfig,
-    hrs: Vec<HrState>,
+    hrs: PerPort<HrState>,
     outputs: VecDeque<Output>,
     tombstones: BTreeMap<Address, Time>,
     next_refresh: Time,
@@ -415,7 +392,7 @@ impl Router {
             hasher: std::collections::hash_map::RandomState::new(),
             encoded: HashMap::new(),
         };
-        for p in 0..r.hrs.len() {
+        for p in r.hrs.ids() {
             r.lrt_changed(p);
         }
         Ok(r)
@@ -444,12 +421,12 @@ impl Router {
     }
 
     /// The LRT of HR `port`.
-    pub fn lrt(&self, port: usize) -> &BTreeMap<Address, LrtEntry> {
+    pub fn lrt(&self, port: PortId) -> &BTreeMap<Address, LrtEntry> {
         &self.hrs[port].lrt
     }
 
     /// The buddies of HR `port` (router HRs on its SAN).
-    pub fn buddies(&self, port: usize) -> Vec<Address> {
+    pub fn buddies(&self, port: PortId) -> Vec<Address> {
         self.hrs[port]
             .lrt
             .values()
@@ -459,12 +436,12 @@ impl Router {
     }
 
     /// Whether HR `port` is up.
-    pub fn port_is_up(&self, port: usize) -> bool {
+    pub fn port_is_up(&self, port: PortId) -> bool {
         self.hrs[port].up
     }
 
     /// The k best RTs HR `port` keeps for `san`, best first, with their origin.
-    pub fn kept(&self, port: usize, san: Address) -> Vec<(Rt, Origin)> {
+    pub fn kept(&self, port: PortId, san: Address) -> Vec<(Rt, Origin)> {
         self.ranked(port, san)
             .into_iter()
             .take(self.cfg.k)
@@ -501,7 +478,7 @@ impl Router {
     }
 
     /// Number of RTs each HR keeps (over all SANs).
-    pub fn rts_kept(&self, port: usize) -> usize {
+    pub fn rts_kept(&self, port: PortId) -> usize {
         self.known_sans()
             .into_iter()
             .filter(|s| *s != self.cfg.hrs[port].san_id)
@@ -513,8 +490,12 @@ impl Router {
         self.cfg.hrs.iter().any(|h| h.address == a)
     }
 
-    fn port_of(&self, a: Address) -> Option<usize> {
-        self.cfg.hrs.iter().position(|h| h.address == a)
+    fn port_of(&self, a: Address) -> Option<PortId> {
+        self.cfg
+            .hrs
+            .iter()
+            .position(|h| h.address == a)
+            .map(PortId::new)
     }
 
     fn emit(&mut self, o: Output) {
@@ -528,7 +509,7 @@ impl Router {
         self.outputs.push_back(Output::Event(e));
     }
 
-    fn send_msg(&mut self, port: usize, native: NativeAddr, dst: Address, m: &Message, free: u16) {
+    fn send_msg(&mut self, port: PortId, native: NativeAddr, dst: Address, m: &Message, free: u16) {
         let src = self.cfg.hrs[port].address;
         let Ok(mut p) = m.to_packet(dst, src) else {
             return;
@@ -545,7 +526,7 @@ impl Router {
 
     // ----- RT construction ---------------------------------------------------
 
-    fn my_info(&self, port: usize) -> NodeInfo {
+    fn my_info(&self, port: PortId) -> NodeInfo {
         let h = &self.cfg.hrs[port];
         let mut sans = vec![h.san_id];
         sans.extend(
@@ -566,7 +547,7 @@ impl Router {
         }
     }
 
-    fn lrt_nodes(&mut self, port: usize) -> Arc<Vec<NodeEntry>> {
+    fn lrt_nodes(&mut self, port: PortId) -> Arc<Vec<NodeEntry>> {
         if let Some(n) = &self.hrs[port].lrt_nodes {
             return n.clone();
         }
@@ -588,7 +569,7 @@ impl Router {
         a
     }
 
-    fn lrt_rt(&self, port: usize) -> Option<Rt> {
+    fn lrt_rt(&self, port: PortId) -> Option<Rt> {
         let h = &self.hrs[port];
         Some(Rt {
             san_id: self.cfg.hrs[port].san_id,
@@ -601,7 +582,7 @@ impl Router {
         })
     }
 
-    fn derive(&self, twin: usize, rt: &Rt) -> Rt {
+    fn derive(&self, twin: PortId, rt: &Rt) -> Rt {
         let t = &self.cfg.hrs[twin];
         let mut rcvf = Vec::with_capacity(rt.rcvf.len() + 1);
         rcvf.push(t.address);
@@ -619,7 +600,7 @@ impl Router {
 
     /// The RTs HR `port` has for `san` (learned and twin-derived), ranked
     /// best first without building the derived ones.
-    fn ranked(&self, port: usize, san: Address) -> Vec<(Rank<'_>, Src)> {
+    fn ranked(&self, port: PortId, san: Address) -> Vec<(Rank<'_>, Src)> {
         let mut v: Vec<(Rank<'_>, Src)> = Vec::new();
         if san == self.cfg.hrs[port].san_id {
             return v;
@@ -630,7 +611,7 @@ impl Router {
             }
         }
         let rc = self.cfg.router_cost;
-        for t in 0..self.hrs.len() {
+        for t in self.hrs.ids() {
             if t == port || !self.hrs[t].up {
                 continue;
             }
@@ -665,7 +646,7 @@ impl Router {
     }
 
     /// The nodes of the RT a ranked source stands for.
-    fn src_nodes(&self, port: usize, san: Address, src: Src) -> &[NodeEntry] {
+    fn src_nodes(&self, port: PortId, san: Address, src: Src) -> &[NodeEntry] {
         match src {
             Src::Learned(i) => &self.hrs[port].learned[&san][i].rt.nodes,
             Src::TwinLrt(t) => self.hrs[t].lrt_nodes.as_deref().map_or(&[][..], |v| &v[..]),
@@ -674,7 +655,7 @@ impl Router {
     }
 
     /// Builds the RT a ranked source stands for, as HR `port` holds it.
-    fn materialize(&self, port: usize, san: Address, src: Src) -> (Rt, Origin) {
+    fn materialize(&self, port: PortId, san: Address, src: Src) -> (Rt, Origin) {
         match src {
             Src::Learned(i) => {
                 let l = &self.hrs[port].learned[&san][i];
@@ -691,13 +672,13 @@ impl Router {
         }
     }
 
-    fn lrt_changed(&mut self, port: usize) {
+    fn lrt_changed(&mut self, port: PortId) {
         let h = &mut self.hrs[port];
         h.lrt_sn = h.lrt_sn.wrapping_add(1);
         h.lrt_nodes = None;
         self.lrt_nodes(port);
         let san = self.cfg.hrs[port].san_id;
-        for t in 0..self.hrs.len() {
+        for t in self.hrs.ids() {
             if t != port {
                 self.hrs[t].dirty.insert(san);
             }
@@ -705,8 +686,8 @@ impl Router {
         self.fib_dirty = true;
     }
 
-    fn learned_changed(&mut self, port: usize, san: Address) {
-        for t in 0..self.hrs.len() {
+    fn learned_changed(&mut self, port: PortId, san: Address) {
+        for t in self.hrs.ids() {
             if t != port {
                 self.hrs[t].dirty.insert(san);
             }
@@ -717,35 +698,81 @@ impl Router {
     // ----- inputs ------------------------------------------------------------
 
     /// A packet for this box (DA = one of its HRs, Hey-You or broadcast)
-    /// arrived on `port` from `native_src`.
-    pub fn handle_packet(&mut self, now: Time, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
+    /// arrived on `port` from `native_src`, as the forwarding path located
+    /// it (its layout travels with the punt: the packet is not walked again).
+    pub fn handle_packet(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native_src: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) {
         self.stats.received += 1;
-        if port >= self.hrs.len() || !self.hrs[port].up {
+        if !self.hrs.get(port).is_some_and(|h| h.up) {
             return;
         }
-        if self.rt_precheck(now, port, native_src, bytes) {
+        let h = p.header();
+        if !h.packet_type().is_control() {
+            self.stats.not_control += 1;
             return;
         }
-        if self.rt_known_nodes(now, port, native_src, bytes) {
+        if self.rt_precheck(now, port, native_src, p) {
             return;
         }
-        let (p, m) = match Message::parse_packet(bytes) {
-            Ok(x) => x,
+        if self.rt_known_nodes(now, port, native_src, p) {
+            return;
+        }
+        let m = match Message::parse(
+            h.packet_type(),
+            h.type_ext(),
+            p.data(),
+            p.layout().data_offset(),
+        ) {
+            Ok(m) => m,
             Err(error) => {
-                if let Some(pt) = packet_type_of(bytes)
-                    && !pt.is_control()
-                {
-                    self.stats.not_control += 1;
-                    return;
-                }
                 self.stats.parse_errors += 1;
                 self.event(Event::BadPacket { port, error });
                 return;
             }
         };
-        let sa = p.header.src;
+        self.handle_message(now, port, native_src, p, m);
+    }
+
+    /// A packet for this box as bytes (hosts without a forwarding path in
+    /// front, such as the simulator's or a test's): located, then handled
+    /// as [`Router::handle_packet`]; a malformed one is counted and logged.
+    pub fn handle_bytes(&mut self, now: Time, port: PortId, native_src: &NativeAddr, bytes: &[u8]) {
+        match Packet::new_checked(bytes, usize::MAX) {
+            Ok(p) => self.handle_packet(now, port, native_src, &p),
+            Err(error) => {
+                self.stats.received += 1;
+                if !self.hrs.get(port).is_some_and(|h| h.up) {
+                    return;
+                }
+                let pt =
+                    crate::wire::packet::header_of(bytes, usize::MAX).map(|(h, _)| h.packet_type());
+                if pt.is_some_and(|pt| !pt.is_control()) {
+                    self.stats.not_control += 1;
+                } else {
+                    self.stats.parse_errors += 1;
+                    self.event(Event::BadPacket { port, error });
+                }
+            }
+        }
+    }
+
+    fn handle_message(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native_src: &NativeAddr,
+        p: &Packet<&[u8]>,
+        m: Message,
+    ) {
+        let h = p.header();
+        let sa = h.src();
         // Requests are answered by the HR they are addressed to.
-        let hr = self.port_of(p.header.dst).unwrap_or(port);
+        let hr = self.port_of(h.dst()).unwrap_or(port);
         match m {
             Message::RouteRequest { dst } => self.answer_routes(port, hr, native_src, sa, dst),
             Message::WhichHr { dst } => self.answer_which_hr(port, hr, native_src, sa, dst),
@@ -782,8 +809,8 @@ impl Router {
                 }
             }
             Message::RouteTable(rt) => {
-                let part = RtPart::from_free(p.header.free);
-                let known = self.node_key(bytes).map(|(k, _)| (k, None));
+                let part = RtPart::from_free(h.free());
+                let known = self.node_key(p).map(|(k, _)| (k, None));
                 self.handle_rt(now, port, native_src, sa, part, rt, known)
             }
             Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
@@ -797,10 +824,10 @@ impl Router {
 
     fn send_reply(
         &mut self,
-        port: usize,
+        port: PortId,
         native: &NativeAddr,
         dst: Address,
-        hr: usize,
+        hr: PortId,
         m: &Message,
     ) {
         let src = self.cfg.hrs[hr].address;
@@ -819,7 +846,7 @@ impl Router {
     fn handle_info(
         &mut self,
         now: Time,
-        port: usize,
+        port: PortId,
         native: &NativeAddr,
         sa: Address,
         nodes: &[NodeInfo],
@@ -879,13 +906,10 @@ impl Router {
 
     /// The key of an unsplit RRP#9's node list (SAN-ID, SN, keyed hash of
     /// the node records' bytes) and where those bytes start in the data block.
-    fn node_key(&self, bytes: &[u8]) -> Option<(NodeKey, usize)> {
-        use crate::wire::packet::Packet;
+    fn node_key(&self, p: &Packet<&[u8]>) -> Option<(NodeKey, usize)> {
         use crate::wire::record::RecordIter;
         use std::hash::BuildHasher;
-        let p = Packet::new_checked(bytes, 0).ok()?;
-        let h = p.header();
-        if h.packet_type() != PacketType::RRP || h.type_ext() != 9 || h.free() != 0 {
+        if !whole_rrp9(p) {
             return None;
         }
         let mut it = RecordIter::new(p.data(), 0);
@@ -893,12 +917,10 @@ impl Router {
         it.next()?.ok()?;
         let (r7, at) = it.next()?.ok()?;
         let start = at + r7.bytes().len();
-        let d = r8.bytes();
-        let san = u16::from_be_bytes([d[4], d[5]]);
-        let sn = u16::from_be_bytes([d[6], d[7]]);
+        let (san, sn) = r8.rt_header()?;
         let tail = &p.data()[start..];
         let hash = self.hasher.hash_one(tail);
-        Some(((Address(san), sn, hash, tail.len()), start))
+        Some(((san, sn, hash, tail.len()), start))
     }
 
     /// An RRP#9 whose node list this box already holds: only its R8, R5 and
@@ -906,19 +928,15 @@ impl Router {
     fn rt_known_nodes(
         &mut self,
         now: Time,
-        port: usize,
+        port: PortId,
         native: &NativeAddr,
-        bytes: &[u8],
+        p: &Packet<&[u8]>,
     ) -> bool {
-        use crate::wire::packet::Packet;
         use crate::wire::record::{Record, RecordIter};
-        let Some((key, start)) = self.node_key(bytes) else {
+        let Some((key, start)) = self.node_key(p) else {
             return false;
         };
         let Some(nodes) = self.interned.get(&key).cloned() else {
-            return false;
-        };
-        let Ok(p) = Packet::new_checked(bytes, 0) else {
             return false;
         };
         let head = &p.data()[..start];
@@ -958,16 +976,18 @@ impl Router {
     /// node list, when the outcome does not depend on the nodes: a refresh
     /// (same RCVF, same SN), a stale SN, a refusal, or an RT that would not
     /// be among the k best. Returns whether it was settled.
-    fn rt_precheck(&mut self, now: Time, port: usize, native: &NativeAddr, bytes: &[u8]) -> bool {
-        use crate::wire::packet::Packet;
-        use crate::wire::record::{RecordIter, RecordType};
-        let Ok(p) = Packet::new_checked(bytes, 0) else {
-            return false;
-        };
-        let h = p.header();
-        if h.packet_type() != PacketType::RRP || h.type_ext() != 9 || h.free() != 0 {
+    fn rt_precheck(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) -> bool {
+        use crate::wire::record::RecordIter;
+        if !whole_rrp9(p) {
             return false;
         }
+        let h = p.header();
         let sa = h.src();
         let known = self.hrs[port]
             .lrt
@@ -983,18 +1003,12 @@ impl Router {
         let Some(Ok((r7, _))) = it.next() else {
             return false;
         };
-        if r8.record_type() != RecordType::RtHeader
-            || r5.record_type() != RecordType::SourceRoute
-            || r7.record_type() != RecordType::Rcvf
-            || r8.words() != 1
-            || r5.bytes().len() < 8
-        {
+        let (Some((san, sn)), Some(q)) = (r8.rt_header(), r5.route_quality()) else {
+            return false;
+        };
+        if r7.record_type() != crate::wire::record::RecordType::Rcvf {
             return false;
         }
-        let d8 = r8.bytes();
-        let san = Address(u16::from_be_bytes([d8[4], d8[5]]));
-        let sn = u16::from_be_bytes([d8[6], d8[7]]);
-        let q = u16::from_be_bytes([r5.bytes()[6], r5.bytes()[7]]);
         let d7 = r7.data_pad();
         if d7.len() % 2 != 0 {
             return false;
@@ -1046,7 +1060,7 @@ impl Router {
     fn handle_rt(
         &mut self,
         now: Time,
-        port: usize,
+        port: PortId,
         native: &NativeAddr,
         sa: Address,
         part: Option<RtPart>,
@@ -1229,12 +1243,13 @@ impl Router {
     /// A dataplane notice: may produce ERR UNK, RRP#3 or ERR GENERAL under
     /// the error manners of DESIGN.md.
     pub fn handle_notice(&mut self, now: Time, n: &Notice) {
-        if n.in_port >= self.hrs.len() {
+        if !self.hrs.has(n.in_port) {
             return;
         }
-        let Some((dst, src, pt)) = eep_fields(&n.packet) else {
+        let Some(h) = n.header() else {
             return;
         };
+        let (dst, src, pt) = (h.dst(), h.src(), h.packet_type());
         if pt == PacketType::ERR {
             self.stats.errors_suppressed_err += 1;
             return;
@@ -1268,9 +1283,9 @@ impl Router {
                 } else {
                     mtu.saturating_sub(24)
                 };
-                let take = n.packet.len().min(room);
+                let take = n.bytes().len().min(room);
                 Message::General {
-                    enclosed: n.packet[..take].to_vec(),
+                    enclosed: n.bytes()[..take].to_vec(),
                 }
             }
         };
@@ -1287,7 +1302,7 @@ impl Router {
     }
 
     /// The port's link went down: its HR is down.
-    pub fn port_down(&mut self, now: Time, port: usize) {
+    pub fn port_down(&mut self, now: Time, port: PortId) {
         if !self.hrs[port].up {
             return;
         }
@@ -1308,8 +1323,8 @@ impl Router {
     /// Adds (or replaces) a static LRT entry on HR `port` (Level-A/B
     /// nodes; exempt from keepalives). Returns false for a bad port or an
     /// address that is not a node address.
-    pub fn add_static(&mut self, port: usize, node: StaticNode) -> bool {
-        if port >= self.hrs.len() || !node.address.is_node() || self.box_has(node.address) {
+    pub fn add_static(&mut self, port: PortId, node: StaticNode) -> bool {
+        if !self.hrs.has(port) || !node.address.is_node() || self.box_has(node.address) {
             return false;
         }
         let router = node
@@ -1340,7 +1355,7 @@ impl Router {
     }
 
     /// Removes a static LRT entry from HR `port`; false when there was none.
-    pub fn remove_static(&mut self, port: usize, address: Address) -> bool {
+    pub fn remove_static(&mut self, port: PortId, address: Address) -> bool {
         let Some(h) = self.hrs.get_mut(port) else {
             return false;
         };
@@ -1375,7 +1390,7 @@ impl Router {
     }
 
     /// The port's link came up again.
-    pub fn port_up(&mut self, now: Time, port: usize) {
+    pub fn port_up(&mut self, now: Time, port: PortId) {
         if self.hrs[port].up {
             return;
         }
@@ -1436,11 +1451,11 @@ impl Router {
         hit: impl Fn(&[Address]) -> bool,
         relay: &Message,
     ) -> usize {
-        let mut up: BTreeSet<(usize, Address)> = BTreeSet::new();
-        let mut down_ports: BTreeSet<usize> = BTreeSet::new();
+        let mut up: BTreeSet<(PortId, Address)> = BTreeSet::new();
+        let mut down_ports: BTreeSet<PortId> = BTreeSet::new();
         let mut deleted = 0;
-        let mut changed_sans: Vec<(usize, Address)> = Vec::new();
-        for p in 0..self.hrs.len() {
+        let mut changed_sans: Vec<(PortId, Address)> = Vec::new();
+        for p in self.hrs.ids() {
             // A buddy that is itself the downed HR leaves this SAN's LRT.
             if self.hrs[p]
                 .lrt
@@ -1477,7 +1492,7 @@ impl Router {
         }
         self.stats.rts_deleted_down += deleted as u64;
         self.fib_dirty = true;
-        let mut targets: BTreeSet<(usize, Address)> = up;
+        let mut targets: BTreeSet<(PortId, Address)> = up;
         for p in down_ports {
             for b in self.buddies(p) {
                 targets.insert((p, b));
@@ -1497,7 +1512,7 @@ impl Router {
     // ----- requests ------------------------------------------------------------
 
     /// Every route HR `port` has to `dst`, best first (distinct routes).
-    pub fn routes_to(&self, port: usize, dst: Address) -> Vec<RouteInfo> {
+    pub fn routes_to(&self, port: PortId, dst: Address) -> Vec<RouteInfo> {
         let mut v: Vec<RouteInfo> = Vec::new();
         let hc = &self.cfg.hrs[port];
         if dst == hc.address {
@@ -1535,7 +1550,7 @@ impl Router {
                 rcvf: Vec::new(),
             });
         }
-        for t in 0..self.hrs.len() {
+        for t in self.hrs.ids() {
             if t == port || !self.hrs[t].up {
                 continue;
             }
@@ -1621,7 +1636,7 @@ impl Router {
     /// on this HR's SAN the packet carries every L2RH of the route (but a
     /// leading native-only hop, which is the native header); past the
     /// first router the RT's MinMTU applies, less the L2RHs still present.
-    fn route_mtu(&self, port: usize, route: &Route, rt_mtu: Mtu) -> u32 {
+    fn route_mtu(&self, port: PortId, route: &Route, rt_mtu: Mtu) -> u32 {
         let hops = &route.0;
         let skip = usize::from(hops.first().is_some_and(RouterHop::is_native_only));
         let bytes = |from: usize| -> u32 {
@@ -1645,8 +1660,8 @@ impl Router {
 
     fn answer_routes(
         &mut self,
-        port: usize,
-        hr: usize,
+        port: PortId,
+        hr: PortId,
         native: &NativeAddr,
         sa: Address,
         dst: Address,
@@ -1677,7 +1692,7 @@ impl Router {
     /// The RRP#6 answer of HR `port` for `dst`: the node on its SAN to send
     /// to (another HR, the destination itself, or this HR), or `None` when
     /// `dst` is unknown.
-    pub fn which_hr(&self, port: usize, dst: Address) -> Option<Address> {
+    pub fn which_hr(&self, port: PortId, dst: Address) -> Option<Address> {
         let me = self.cfg.hrs[port].address;
         let e = self.fib.lookup(port, dst)?;
         Some(match &e.next {
@@ -1692,8 +1707,8 @@ impl Router {
 
     fn answer_which_hr(
         &mut self,
-        port: usize,
-        hr: usize,
+        port: PortId,
+        hr: PortId,
         native: &NativeAddr,
         sa: Address,
         dst: Address,
@@ -1709,9 +1724,9 @@ impl Router {
         self.send_reply(port, native, sa, hr, &m);
     }
 
-    fn all_nodes(&self, hr: usize) -> Vec<NodeInfo> {
+    fn all_nodes(&self, hr: PortId) -> Vec<NodeInfo> {
         let mut seen: BTreeMap<Address, NodeInfo> = BTreeMap::new();
-        for p in 0..self.hrs.len() {
+        for p in self.hrs.ids() {
             seen.insert(self.cfg.hrs[p].address, self.my_info(p));
             for e in self.hrs[p].lrt.values() {
                 seen.entry(e.info.address).or_insert_with(|| e.info.clone());
@@ -1729,8 +1744,8 @@ impl Router {
 
     fn answer_info(
         &mut self,
-        port: usize,
-        hr: usize,
+        port: PortId,
+        hr: PortId,
         native: &NativeAddr,
         sa: Address,
         q: &InfoQuery,
@@ -1870,7 +1885,7 @@ impl Router {
 
     /// Encodes `rt` as RRP#9 packets from HR `port` (destination left 0),
     /// split into parts when it exceeds the SAN's MTU.
-    fn encode_rt(&mut self, port: usize, rt: &Rt) -> Vec<Vec<u8>> {
+    fn encode_rt(&mut self, port: PortId, rt: &Rt) -> Vec<Vec<u8>> {
         let src = self.cfg.hrs[port].address;
         let mtu = self.cfg.hrs[port].mtu as usize;
         // Fast path: the node entries of a shared node list are encoded once.
@@ -1944,7 +1959,7 @@ impl Router {
     /// Sends encoded RRP#9 packets to buddy `dst`.
     fn send_encoded(
         &mut self,
-        port: usize,
+        port: PortId,
         dst: Address,
         native: &NativeAddr,
         packets: &[Vec<u8>],
@@ -1962,13 +1977,13 @@ impl Router {
     }
 
     /// Sends `rt` from HR `port` to buddy `dst`.
-    fn send_rt(&mut self, port: usize, dst: Address, native: NativeAddr, rt: &Rt) {
+    fn send_rt(&mut self, port: PortId, dst: Address, native: NativeAddr, rt: &Rt) {
         let packets = self.encode_rt(port, rt);
         self.send_encoded(port, dst, &native, &packets);
     }
 
     /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
-    fn offer(&self, port: usize, san: Address) -> Vec<Rt> {
+    fn offer(&self, port: PortId, san: Address) -> Vec<Rt> {
         self.ranked(port, san)
             .into_iter()
             .take(self.cfg.k)
@@ -1977,7 +1992,7 @@ impl Router {
             .collect()
     }
 
-    fn send_full_set(&mut self, port: usize, dst: Address, native: NativeAddr) {
+    fn send_full_set(&mut self, port: PortId, dst: Address, native: NativeAddr) {
         for san in self.known_sans() {
             for rt in self.offer(port, san) {
                 self.send_rt(port, dst, native, &rt);
@@ -1986,7 +2001,7 @@ impl Router {
     }
 
     fn advertise(&mut self, full: bool) {
-        for p in 0..self.hrs.len() {
+        for p in self.hrs.ids() {
             if !self.hrs[p].up {
                 continue;
             }
@@ -2049,7 +2064,7 @@ impl Router {
     /// Runs every timer that is due at `now`.
     pub fn on_timer(&mut self, now: Time) {
         let tm = self.cfg.timers;
-        for p in 0..self.hrs.len() {
+        for p in self.hrs.ids() {
             if !self.hrs[p].up {
                 continue;
             }
@@ -2093,7 +2108,7 @@ impl Router {
         }
     }
 
-    fn keepalives(&mut self, now: Time, p: usize) {
+    fn keepalives(&mut self, now: Time, p: PortId) {
         let max = self.cfg.timers.keepalive_misses;
         let mut gone: Vec<(Address, bool)> = Vec::new();
         let mut ask: Vec<(Address, NativeAddr)> = Vec::new();
@@ -2122,8 +2137,8 @@ impl Router {
     }
 
     fn expire(&mut self, now: Time) {
-        let mut changed: Vec<(usize, Address)> = Vec::new();
-        for p in 0..self.hrs.len() {
+        let mut changed: Vec<(PortId, Address)> = Vec::new();
+        for p in self.hrs.ids() {
             let h = &mut self.hrs[p];
             for (san, list) in h.learned.iter_mut() {
                 let before = list.len();
@@ -2162,20 +2177,20 @@ impl Router {
     /// learned RTs; a twin's best seen through the twin is that best plus the
     /// router cost (the order among one HR's routes is unchanged), so each
     /// port's FIB combines N such tables.
-    fn fib_tables(&self) -> Vec<Vec<FibEntry>> {
-        let n = self.hrs.len();
-        let own: Vec<HashMap<Address, Best<'_>>> = (0..n).map(|h| self.own_best(h)).collect();
+    fn fib_tables(&self) -> PerPort<Vec<FibEntry>> {
+        let own: PerPort<HashMap<Address, Best<'_>>> =
+            self.hrs.ids().map(|h| self.own_best(h)).collect();
         let rc = self.cfg.router_cost;
-        let mut per_port = Vec::with_capacity(n);
-        for t in 0..n {
+        let mut per_port = Vec::with_capacity(self.hrs.len());
+        for t in self.hrs.ids() {
             if !self.hrs[t].up {
                 per_port.push(Vec::new());
                 continue;
             }
             let own_san = self.cfg.hrs[t].san_id;
-            let mut best: HashMap<Address, (Best<'_>, usize)> =
+            let mut best: HashMap<Address, (Best<'_>, PortId)> =
                 HashMap::with_capacity(own[t].len());
-            for (h, table) in own.iter().enumerate() {
+            for (h, table) in own.enumerate() {
                 if h != t && !self.hrs[h].up {
                     continue;
                 }
@@ -2239,12 +2254,12 @@ impl Router {
             }
             per_port.push(entries);
         }
-        per_port
+        per_port.into()
     }
 
     /// HR `h`'s best route to every destination from its LRT and its learned
     /// RTs (not through twins).
-    fn own_best<'a>(&'a self, h: usize) -> HashMap<Address, Best<'a>> {
+    fn own_best<'a>(&'a self, h: PortId) -> HashMap<Address, Best<'a>> {
         let mut best: HashMap<Address, Best<'a>> = HashMap::new();
         if !self.hrs[h].up {
             return best;
@@ -2347,30 +2362,13 @@ fn min_mtu(a: u32, b: u32) -> u32 {
     }
 }
 
-/// PT of the packet at the start of `bytes` (after any L2RHs), if a header is there.
-fn packet_type_of(bytes: &[u8]) -> Option<PacketType> {
-    eep_fields(bytes).map(|(_, _, pt)| pt)
-}
-
-/// DA, SA and PT of a packet's (possibly truncated) first bytes.
-fn eep_fields(bytes: &[u8]) -> Option<(Address, Address, PacketType)> {
-    let mut off = 0usize;
-    for _ in 0..=crate::limits::MAX_L2RHS {
-        let v = u16::from_be_bytes([*bytes.get(off)?, *bytes.get(off + 1)?]);
-        if v >= 0x40 {
-            let h = bytes.get(off..off + 16)?;
-            return Some((
-                Address(u16::from_be_bytes([h[0], h[1]])),
-                Address(u16::from_be_bytes([h[12], h[13]])),
-                PacketType(u16::from_be_bytes([h[4], h[5]])),
-            ));
-        }
-        if v == 0 {
-            return None;
-        }
-        off += crate::wire::l2rh::l2rh_bytes(v as usize);
-    }
-    None
+/// Whether `p` is a whole (not split) RRP#9 with no L2RH in front.
+fn whole_rrp9(p: &Packet<&[u8]>) -> bool {
+    let h = p.header();
+    p.layout().l2rh_count == 0
+        && h.packet_type() == PacketType::RRP
+        && h.type_ext() == 9
+        && h.free() == 0
 }
 
 /// The engine moves to the control thread.

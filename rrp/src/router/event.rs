@@ -5,6 +5,7 @@ use core::fmt;
 
 use crate::address::Address;
 use crate::error::Error;
+use crate::port::PortId;
 
 /// Why an RT was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,7 +38,7 @@ pub enum Event {
     /// A node answered on an HR's SAN for the first time.
     NodeUp {
         /// The HR's port.
-        port: usize,
+        port: PortId,
         /// The node.
         node: Address,
         /// Whether it is a router HR (a buddy).
@@ -46,7 +47,7 @@ pub enum Event {
     /// A node stopped answering keepalives and was removed.
     NodeDown {
         /// The HR's port.
-        port: usize,
+        port: PortId,
         /// The node.
         node: Address,
     },
@@ -71,7 +72,7 @@ pub enum Event {
     /// An RT was refused.
     RtRefused {
         /// The HR's port.
-        port: usize,
+        port: PortId,
         /// The sender.
         from: Address,
         /// The SAN it describes.
@@ -82,7 +83,7 @@ pub enum Event {
     /// A packet for this box failed to parse.
     BadPacket {
         /// The port it came on.
-        port: usize,
+        port: PortId,
         /// The error.
         error: Error,
     },
@@ -96,7 +97,7 @@ pub enum Event {
     /// A port went down or up.
     Port {
         /// The port.
-        port: usize,
+        port: PortId,
         /// Up or down.
         up: bool,
     },

@@ -6,10 +6,11 @@
 pub mod config;
 pub mod engine;
 pub mod event;
+pub mod notice;
 
 pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
 pub use engine::{
-    FibEntry, LrtEntry, Next, NodeEntry, Notice, NoticeKind, Origin, Output, RouteInfo,
-    RouteTables, Router, Rt, Time,
+    FibEntry, LrtEntry, Next, NodeEntry, Origin, Output, RouteInfo, RouteTables, Router, Rt, Time,
 };
 pub use event::{Event, RouterStats, RtRefusal};
+pub use notice::{NOTICE_BYTES, Notice, NoticeKind};

@@ -47,6 +47,13 @@ pub struct L2rh<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> L2rh<T> {
+    /// Wraps a buffer that starts with an L2RH already checked (by
+    /// [`crate::wire::packet::locate_fast`]); accessors panic otherwise.
+    #[inline(always)]
+    pub const fn new_unchecked(buffer: T) -> Self {
+        L2rh { buffer }
+    }
+
     /// Wraps a buffer that starts with a complete, well-formed L2RH.
     pub fn new_checked(buffer: T) -> Result<Self> {
         let b = buffer.as_ref();
@@ -81,6 +88,21 @@ impl<T: AsRef<[u8]>> L2rh<T> {
     #[inline]
     pub fn content(&self) -> &[u8] {
         &self.buffer.as_ref()[L2RH_LEN_FIELD..L2RH_LEN_FIELD + self.len_field()]
+    }
+
+    /// Read as mwrouter's router hop (`crate::wire::hop`): the egress HR,
+    /// when the content holds its two bytes.
+    #[inline(always)]
+    pub fn hop_egress(&self) -> Option<crate::Address> {
+        let c = self.content();
+        (c.len() >= 2).then(|| crate::Address(u16::from_be_bytes([c[0], c[1]])))
+    }
+
+    /// Read as a router hop: the native part (after the egress HR; empty
+    /// when the content is shorter).
+    #[inline(always)]
+    pub fn hop_native(&self) -> &[u8] {
+        self.content().get(2..).unwrap_or(&[])
     }
 }
 

@@ -5,7 +5,7 @@
 //! padding) are not part of the packet.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::wire::header::{HEADER_LEN, Header, HeaderRepr, MAX_DATA_WORDS};
+use crate::wire::header::{self, HEADER_LEN, Header, HeaderRepr, MAX_DATA_WORDS, VERSION};
 use crate::wire::l2rh::{L2rh, L2rhRepr, l2rh_bytes, starts_l2rh};
 
 /// Length of the EEP trailer in bytes.
@@ -14,7 +14,7 @@ pub const TRAILER_LEN: usize = 8;
 pub const MIN_PACKET_LEN: usize = HEADER_LEN + TRAILER_LEN;
 
 /// Where the parts of a packet lie in a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
     /// Number of leading L2RHs.
     pub l2rh_count: usize,
@@ -47,58 +47,189 @@ impl Layout {
     pub const fn eep_len(&self) -> usize {
         self.total_len() - self.header_offset
     }
+
+    /// The layout of the same packet once its first L2RH, `l2rh_len`
+    /// bytes long, is stripped (a router consumed it).
+    #[inline]
+    pub const fn without_first_l2rh(self, l2rh_len: usize) -> Layout {
+        Layout {
+            l2rh_count: self.l2rh_count - 1,
+            header_offset: self.header_offset - l2rh_len,
+            data_len: self.data_len,
+            pad_len: self.pad_len,
+        }
+    }
 }
 
-/// Walks the leading L2RHs (at most `max_l2rhs`), checks the EEP header and
-/// locates data and trailer. Every offset in an error counts from `buf[0]`.
-pub fn locate(buf: &[u8], max_l2rhs: usize) -> Result<Layout> {
+/// The part of a packet that a buffer ends in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The first 16 bits of an L2RH or of the EEP header.
+    Start,
+    /// An L2RH.
+    L2rh,
+    /// The EEP header.
+    Header,
+    /// The data block.
+    Data,
+    /// The trailer.
+    Trailer,
+}
+
+/// Why a buffer does not hold a well-formed packet: each fault is one drop
+/// reason of the forwarding path (`crate::DropReason::from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// The buffer ends in this part.
+    Truncated(Part),
+    /// An L2RH whose length field L is 0.
+    ZeroL2rh,
+    /// More leading L2RHs than allowed.
+    TooManyL2rhs,
+    /// EEP Version is not 5.
+    BadVersion,
+    /// EEP PL larger than 7 or than the data block.
+    BadPadLength,
+}
+
+/// A [`Fault`] and where it lies: the offset of the L2RH, or of the EEP
+/// header, that the fault is in (for [`Part::Start`]: where the next L2RH
+/// or header should start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Malformed {
+    /// What is wrong.
+    pub fault: Fault,
+    /// Offset of the L2RH or header it concerns, from `buf[0]`.
+    pub at: usize,
+}
+
+impl Malformed {
+    /// The detailed error (field, byte offset, sizes) for this fault in
+    /// `buf`, as located with at most `max_l2rhs` L2RHs. Off the fast path.
+    #[cold]
+    pub fn error(&self, buf: &[u8], max_l2rhs: usize) -> Error {
+        let at = self.at;
+        let left = buf.len().saturating_sub(at);
+        let be16 = |o: usize| u16::from_be_bytes([buf[o], buf[o + 1]]);
+        match self.fault {
+            Fault::Truncated(Part::Start) => Error::truncated("packet", at, 2, left),
+            Fault::Truncated(Part::L2rh) => {
+                Error::truncated("l2rh", at, l2rh_bytes(be16(at) as usize), left)
+            }
+            Fault::ZeroL2rh => Error::new(ErrorKind::BadL2rhLength(0), "l2rh.len", at),
+            Fault::TooManyL2rhs => Error::new(ErrorKind::TooManyL2rhs(max_l2rhs), "l2rh", at),
+            Fault::Truncated(Part::Header) => Error::truncated("eep.header", at, HEADER_LEN, left),
+            Fault::BadVersion => Error::new(
+                ErrorKind::BadVersion(buf[at + header::field::VERSION]),
+                "eep.version",
+                at + header::field::VERSION,
+            ),
+            Fault::BadPadLength => Error::new(
+                ErrorKind::BadPadLength(buf[at + header::field::E_PL] & 0x0F),
+                "eep.pl",
+                at + header::field::E_PL,
+            ),
+            Fault::Truncated(part @ (Part::Data | Part::Trailer)) => {
+                let h = Header::new_unchecked(&buf[at..at + HEADER_LEN]);
+                let need = HEADER_LEN + h.data_block_len() + TRAILER_LEN;
+                let (field, from) = if part == Part::Data {
+                    ("eep.data", at + HEADER_LEN)
+                } else {
+                    ("eep.trailer", at + HEADER_LEN + h.data_block_len())
+                };
+                Error::truncated(field, from, need - (from - at), buf.len() - from)
+            }
+        }
+    }
+}
+
+/// Walks the leading L2RHs (at most `max_l2rhs`), checks the EEP header
+/// (version 5, PL) and locates data and trailer from DL: the one walk over
+/// a packet's framing, for the forwarding path (which turns a [`Malformed`]
+/// into a drop reason) and for everyone else ([`locate`] gives the detailed
+/// error). Bytes after the trailer (frame padding) are not looked at.
+#[inline(always)]
+pub fn locate_fast(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout, Malformed> {
+    let len = buf.len();
+    let bad = |fault, at| Err(Malformed { fault, at });
     let mut off = 0usize;
     let mut count = 0usize;
     loop {
         let Some(first) = buf.get(off..off + 2) else {
-            return Err(Error::truncated(
-                "packet",
-                off,
-                2,
-                buf.len().saturating_sub(off),
-            ));
+            return bad(Fault::Truncated(Part::Start), off);
         };
-        let v = u16::from_be_bytes([first[0], first[1]]);
-        if !starts_l2rh(v) {
+        let l = u16::from_be_bytes([first[0], first[1]]);
+        if !starts_l2rh(l) {
             break;
         }
         if count == max_l2rhs {
-            return Err(Error::new(ErrorKind::TooManyL2rhs(max_l2rhs), "l2rh", off));
+            return bad(Fault::TooManyL2rhs, off);
         }
-        let l2 = L2rh::new_checked(&buf[off..]).map_err(|e| e.shifted(off))?;
-        off += l2.total_len();
+        if l == 0 {
+            return bad(Fault::ZeroL2rh, off);
+        }
+        let n = l2rh_bytes(l as usize);
+        if len - off < n {
+            return bad(Fault::Truncated(Part::L2rh), off);
+        }
+        off += n;
         count += 1;
     }
-    let h = Header::new_checked(&buf[off..]).map_err(|e| e.shifted(off))?;
-    h.check(off)?;
-    let block = h.data_block_len();
-    let need = HEADER_LEN + block + TRAILER_LEN;
-    let avail = buf.len() - off;
-    if avail < need {
-        let (field, at) = if avail < HEADER_LEN + block {
-            ("eep.data", off + HEADER_LEN)
-        } else {
-            ("eep.trailer", off + HEADER_LEN + block)
-        };
-        return Err(Error::truncated(
-            field,
-            at,
-            need - (at - off),
-            buf.len() - at,
-        ));
+    let Some(h) = buf.get(off..off + HEADER_LEN) else {
+        return bad(Fault::Truncated(Part::Header), off);
+    };
+    let h = Header::new_unchecked(h);
+    if h.version() != VERSION {
+        return bad(Fault::BadVersion, off);
     }
-    let pad = h.pad_len() as usize;
+    let pl = h.pad_len() as usize;
+    let block = h.data_block_len();
+    if pl > 7 || pl > block {
+        return bad(Fault::BadPadLength, off);
+    }
+    let avail = len - off;
+    if avail < HEADER_LEN + block + TRAILER_LEN {
+        let part = if avail < HEADER_LEN + block {
+            Part::Data
+        } else {
+            Part::Trailer
+        };
+        return bad(Fault::Truncated(part), off);
+    }
     Ok(Layout {
         l2rh_count: count,
         header_offset: off,
-        data_len: block - pad,
-        pad_len: pad,
+        data_len: block - pl,
+        pad_len: pl,
     })
+}
+
+/// Walks the leading L2RHs (at most `max_l2rhs`), checks the EEP header and
+/// locates data and trailer ([`locate_fast`] with the detailed error). Every
+/// offset in an error counts from `buf[0]`.
+pub fn locate(buf: &[u8], max_l2rhs: usize) -> Result<Layout> {
+    locate_fast(buf, max_l2rhs).map_err(|m| m.error(buf, max_l2rhs))
+}
+
+/// The EEP header at the start of possibly truncated packet bytes (an ERR
+/// GENERAL's enclosed bytes, a notice's first bytes): the leading L2RHs
+/// are walked (at most `max_l2rhs`, each whole), then 16 header bytes must
+/// follow; nothing after them is looked at. Returns the header and its
+/// offset.
+pub fn header_of(buf: &[u8], max_l2rhs: usize) -> Option<(Header<&[u8]>, usize)> {
+    let mut off = 0usize;
+    for _ in 0..=max_l2rhs {
+        let l = u16::from_be_bytes([*buf.get(off)?, *buf.get(off + 1)?]);
+        if !starts_l2rh(l) {
+            let h = buf.get(off..off + HEADER_LEN)?;
+            return Some((Header::new_unchecked(h), off));
+        }
+        if l == 0 {
+            return None;
+        }
+        off += l2rh_bytes(l as usize);
+    }
+    None
 }
 
 /// A zero-copy view of a located packet.
@@ -113,6 +244,25 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn new_checked(buffer: T, max_l2rhs: usize) -> Result<Self> {
         let layout = locate(buffer.as_ref(), max_l2rhs)?;
         Ok(Packet { buffer, layout })
+    }
+
+    /// The packet in `buffer` as located before (by the forwarding path,
+    /// which hands a punted packet over with its layout): only checked to
+    /// lie within the buffer, not walked again.
+    pub fn with_layout(buffer: T, layout: Layout) -> Result<Self> {
+        let len = buffer.as_ref().len();
+        let end = [HEADER_LEN, layout.data_len, layout.pad_len, TRAILER_LEN]
+            .iter()
+            .try_fold(layout.header_offset, |a, b| a.checked_add(*b));
+        match end {
+            Some(end) if end <= len => Ok(Packet { buffer, layout }),
+            _ => Err(Error::truncated(
+                "packet",
+                0,
+                end.unwrap_or(usize::MAX),
+                len,
+            )),
+        }
     }
 
     /// Where the parts lie.

@@ -24,6 +24,12 @@ pub mod field {
     pub const RL: usize = 2;
     /// First byte after RTyp, PL and RL.
     pub const BODY: usize = 4;
+    /// R5: Q, the route's quality (after the two PBD padding bytes).
+    pub const R5_Q: usize = 6;
+    /// R8: SAN-ID.
+    pub const R8_SAN_ID: usize = 4;
+    /// R8: serial number.
+    pub const R8_SN: usize = 6;
 }
 
 /// Record types (Appendix A3).
@@ -124,6 +130,26 @@ impl<'a> Record<'a> {
     /// The data bytes of a left-justified [PAD] record.
     pub fn data_pad(&self) -> &'a [u8] {
         &self.buf[RECORD_PREFIX_LEN..self.buf.len() - self.pad_len()]
+    }
+
+    fn be16(&self, at: usize) -> u16 {
+        u16::from_be_bytes([self.buf[at], self.buf[at + 1]])
+    }
+
+    /// An R8 of one word: its SAN-ID and SN, read in place (not checked
+    /// further: [`RecordRepr::parse`] does that).
+    pub fn rt_header(&self) -> Option<(Address, u16)> {
+        (self.record_type() == RecordType::RtHeader && self.words() == 1).then(|| {
+            (
+                Address(self.be16(field::R8_SAN_ID)),
+                self.be16(field::R8_SN),
+            )
+        })
+    }
+
+    /// An R5: its Q, read in place.
+    pub fn route_quality(&self) -> Option<u16> {
+        (self.record_type() == RecordType::SourceRoute).then(|| self.be16(field::R5_Q))
     }
 }
 
@@ -331,8 +357,7 @@ impl RecordRepr {
             RecordType::Rcvf => RecordRepr::Rcvf(addresses(r.data_pad(), "r7.address", 4, true)?),
             RecordType::RtHeader => {
                 expect_fixed(r, 1, 0, "r8")?;
-                let d = r.data_pbd();
-                let san_id = Address(u16::from_be_bytes([d[0], d[1]]));
+                let (san_id, sn) = r.rt_header().expect("an R8 of one word");
                 if !san_id.is_node() {
                     return Err(Error::new(
                         ErrorKind::IllegalAddress(san_id.0),
@@ -340,10 +365,7 @@ impl RecordRepr {
                         4,
                     ));
                 }
-                RecordRepr::RtHeader {
-                    san_id,
-                    sn: u16::from_be_bytes([d[2], d[3]]),
-                }
+                RecordRepr::RtHeader { san_id, sn }
             }
         })
     }
@@ -523,7 +545,7 @@ fn parse_r5(r: &Record<'_>) -> Result<SourceRoute> {
         ));
     }
     let b = r.bytes();
-    let q = u16::from_be_bytes([b[6], b[7]]);
+    let q = r.route_quality().expect("an R5");
     let mut off = 8;
     let mut route = Vec::new();
     let mut mtu = None;

@@ -3,6 +3,7 @@
 //! takes (walked hop by hop through the routers' own FIBs), traffic between
 //! hosts, and what happens when a router process dies.
 
+use rrp::PortId;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -80,7 +81,9 @@ pub fn compare_with_sim(plan: &Plan, f: &FibMap) -> Result<Vec<String>, String> 
             for h in &plan.hosts {
                 let d = h.spec.address;
                 let lab = f.get(&(r.name.clone(), p as u16, d)).map(|e| e.0);
-                let s = sim.fib_entry(ri, p, rrp::Address(d)).map(|e| e.q);
+                let s = sim
+                    .fib_entry(ri, PortId::new(p), rrp::Address(d))
+                    .map(|e| e.q);
                 if lab != s {
                     diffs.push(format!(
                         "{} port {p} -> {}: lab Q {lab:?}, simulator Q {s:?}",

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use clap::Parser;
+use rrp::PortId;
 use rrp::router::Time;
 use serde::Serialize;
 
@@ -175,7 +176,7 @@ pub fn run(args: &Args) -> Result<Report, String> {
         let mut t = sim.now + 1_000;
         for _ in 0..args.flap {
             let r = rng.below(sim.routers.len() as u64) as usize;
-            let p = rng.below(sim.routers[r].hrs.len() as u64) as usize;
+            let p = PortId::new(rng.below(sim.routers[r].hrs.len() as u64) as usize);
             sim.link_down_at(r, p, t);
             sim.link_up_at(r, p, t + 10_000);
             t += 2_000;

@@ -18,13 +18,12 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
 use ports::{HeapBuf, PacketBuf};
-use rrp::Address;
 use rrp::NativeAddr;
 use rrp::node::{Learned, Level, Node, NodeConfig};
-use rrp::router::{
-    Event, HrConfig, Next, Notice, NoticeKind, Output, Router, RouterConfig, Time, Timers,
-};
+use rrp::router::{Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers};
 use rrp::wire::Capability;
+use rrp::wire::packet::Packet;
+use rrp::{Address, PerPort, PortId};
 
 use crate::rng::Rng;
 use crate::topology::Topology;
@@ -87,8 +86,8 @@ pub enum Member {
     Router {
         /// Router index.
         r: usize,
-        /// Port index.
-        port: usize,
+        /// Port.
+        port: PortId,
     },
     /// Host index.
     Host(usize),
@@ -120,13 +119,13 @@ pub struct SimRouter {
     /// Its FIBs.
     pub fib: FibSet,
     /// Its HR addresses, in port order.
-    pub hrs: Vec<Address>,
+    pub hrs: PerPort<Address>,
     /// The SAN (index) of each port.
-    pub sans: Vec<usize>,
+    pub sans: PerPort<usize>,
     /// Whether it runs.
     pub alive: bool,
     /// Whether each port's link is up.
-    pub ports_up: Vec<bool>,
+    pub ports_up: PerPort<bool>,
     cfg: RouterConfig,
 }
 
@@ -163,8 +162,8 @@ enum Item {
     },
     Crash(usize),
     Restart(usize),
-    LinkDown(usize, usize),
-    LinkUp(usize, usize),
+    LinkDown(usize, PortId),
+    LinkUp(usize, PortId),
 }
 
 /// Counters of a run.
@@ -224,7 +223,7 @@ pub struct Sim {
     pub hosts: Vec<SimHost>,
     sans: Vec<San>,
     hrs_on: Vec<Vec<u16>>,
-    hr_index: HashMap<Address, (usize, usize)>,
+    hr_index: HashMap<Address, (usize, PortId)>,
     queue: BinaryHeap<Reverse<(Time, u64)>>,
     items: HashMap<u64, Item>,
     seq: u64,
@@ -277,6 +276,7 @@ impl Sim {
             let mut hrs = Vec::new();
             let mut san_idx = Vec::new();
             for (p, h) in r.hrs.iter().enumerate() {
+                let p = PortId::new(p);
                 let si = topo.san_index(&h.san).expect("validated");
                 let s = &topo.sans[si];
                 hrs.push(HrConfig {
@@ -301,7 +301,7 @@ impl Sim {
             rc.k = cfg.k;
             rc.timers = cfg.timers;
             rc.sn_seed = rng.next_u64() as u16;
-            routers.push(make_router(&r.name, rc, san_idx, 0)?);
+            routers.push(make_router(&r.name, rc, san_idx.into(), 0)?);
         }
         let hrs_on = topo.hrs_on();
         let mut hosts = Vec::new();
@@ -375,7 +375,7 @@ impl Sim {
     }
 
     /// The router and port of HR `a`.
-    pub fn hr(&self, a: Address) -> Option<(usize, usize)> {
+    pub fn hr(&self, a: Address) -> Option<(usize, PortId)> {
         self.hr_index.get(&a).copied()
     }
 
@@ -419,12 +419,12 @@ impl Sim {
     }
 
     /// Takes port `port` of router `r` down at `at`.
-    pub fn link_down_at(&mut self, r: usize, port: usize, at: Time) {
+    pub fn link_down_at(&mut self, r: usize, port: PortId, at: Time) {
         self.push(at, Item::LinkDown(r, port));
     }
 
     /// Brings port `port` of router `r` up at `at`.
-    pub fn link_up_at(&mut self, r: usize, port: usize, at: Time) {
+    pub fn link_up_at(&mut self, r: usize, port: PortId, at: Time) {
         self.push(at, Item::LinkUp(r, port));
     }
 
@@ -623,7 +623,7 @@ impl Sim {
         }
     }
 
-    fn deliver_to_router(&mut self, r: usize, port: usize, native_src: &NativeAddr, bytes: &[u8]) {
+    fn deliver_to_router(&mut self, r: usize, port: PortId, native_src: &NativeAddr, bytes: &[u8]) {
         if !self.routers[r].alive || !self.routers[r].ports_up[port] {
             self.stats.lost += 1;
             return;
@@ -641,17 +641,9 @@ impl Sim {
                 ..
             } => {
                 let native = *native.get();
-                if redirect {
-                    let n = Notice {
-                        kind: NoticeKind::Redirect,
-                        in_port: port,
-                        native_src: *native_src,
-                        next_hop: native,
-                        packet: buf.data()[..buf.len().min(128)].to_vec(),
-                    };
+                if let Some(n) = redirect {
                     self.routers[r].engine.handle_notice(now, &n);
                 }
-                let out = out as usize;
                 if self.routers[r].ports_up[out] {
                     let san = self.routers[r].sans[out];
                     let from = self.member_index(san, Member::Router { r, port: out });
@@ -663,25 +655,15 @@ impl Sim {
                     self.stats.lost += 1;
                 }
             }
-            Decision::Punt { .. } => {
-                self.routers[r]
-                    .engine
-                    .handle_packet(now, port, native_src, buf.data());
+            Decision::Punt { layout, .. } => {
+                let engine = &mut self.routers[r].engine;
+                match Packet::with_layout(buf.data(), layout) {
+                    Ok(view) => engine.handle_packet(now, port, native_src, &view),
+                    Err(_) => engine.handle_bytes(now, port, native_src, buf.data()),
+                }
             }
             Decision::Drop { notice, .. } => {
-                if let Some(kind) = notice {
-                    let kind = match kind {
-                        dataplane::NoticeKind::NoRoute => NoticeKind::NoRoute,
-                        dataplane::NoticeKind::Mtu => NoticeKind::Mtu,
-                        dataplane::NoticeKind::Redirect => NoticeKind::Redirect,
-                    };
-                    let n = Notice {
-                        kind,
-                        in_port: port,
-                        native_src: *native_src,
-                        next_hop: NativeAddr::none(),
-                        packet: buf.data()[..buf.len().min(128)].to_vec(),
-                    };
+                if let Some(n) = notice {
                     self.routers[r].engine.handle_notice(now, &n);
                 }
             }
@@ -782,7 +764,7 @@ impl Sim {
             };
         };
         let mut path = vec![r];
-        let mut seen: BTreeSet<(usize, usize)> = BTreeSet::new();
+        let mut seen: BTreeSet<(usize, PortId)> = BTreeSet::new();
         loop {
             if !seen.insert((r, p)) {
                 return Walk::Loop(path);
@@ -934,7 +916,7 @@ impl Sim {
     pub fn rts_per_hr(&self) -> Vec<usize> {
         let mut v = Vec::new();
         for r in self.routers.iter().filter(|r| r.alive) {
-            for p in 0..r.hrs.len() {
+            for p in PortId::all(r.hrs.len()) {
                 v.push(r.engine.rts_kept(p));
             }
         }
@@ -964,7 +946,7 @@ impl Sim {
     }
 
     /// The first hop router-port's FIB entry for debugging.
-    pub fn fib_entry(&self, r: usize, port: usize, dst: Address) -> Option<rrp::router::FibEntry> {
+    pub fn fib_entry(&self, r: usize, port: PortId, dst: Address) -> Option<rrp::router::FibEntry> {
         self.routers[r].engine.fib().lookup(port, dst).cloned()
     }
 
@@ -987,7 +969,7 @@ impl Sim {
 fn make_router(
     name: &str,
     cfg: RouterConfig,
-    sans: Vec<usize>,
+    sans: PerPort<usize>,
     now: Time,
 ) -> Result<SimRouter, String> {
     let hrs: Vec<Address> = cfg.hrs.iter().map(|h| h.address).collect();
@@ -1007,8 +989,8 @@ fn make_router(
         name: name.to_string(),
         fib: FibSet::new(n, &hrs),
         dp: Engine::new(&ecfg, wch),
-        hrs,
-        ports_up: vec![true; sans.len()],
+        hrs: hrs.into(),
+        ports_up: vec![true; sans.len()].into(),
         sans,
         alive: true,
         engine,

@@ -3,6 +3,7 @@
 
 use mwsim::{Sim, SimConfig, Topology};
 use rrp::Address;
+use rrp::PortId;
 
 fn sim(seed: u64) -> Sim {
     let text = std::fs::read_to_string(concat!(
@@ -59,8 +60,8 @@ fn converges_with_the_drafts_routes() {
     for r in &s.routers {
         for (port, h) in r.hrs.iter().enumerate() {
             let (_, _) = (port, h);
-            let san = r.engine.config().hrs[port].san_id;
-            assert!(r.engine.kept(port, san).is_empty());
+            let san = r.engine.config().hrs[PortId::new(port)].san_id;
+            assert!(r.engine.kept(PortId::new(port), san).is_empty());
         }
     }
     let h = |n: &str| s.host_index(n).unwrap();

@@ -3,6 +3,7 @@
 //! no loop for any pair; transient loops are measured; HR-DOWN removes
 //! exactly the RTs that crossed the downed HR. Failing seeds are printed.
 
+use rrp::PortId;
 use std::collections::BTreeSet;
 
 use mwsim::{Sim, SimConfig, Topology};
@@ -45,7 +46,7 @@ fn faults_reconverge_without_loops() {
 
         // Link flap on the three-port box's B port: B stays reachable via bd.
         let now = s.now;
-        s.link_down_at(tri, 1, now + 100);
+        s.link_down_at(tri, PortId(1), now + 100);
         s.run_until(now + 8_000);
         quiet_and_loop_free(&mut s, seed, "tri/B down");
         assert_eq!(
@@ -54,7 +55,7 @@ fn faults_reconverge_without_loops() {
             "seed {seed}: unreachable with tri/B down"
         );
         let now = s.now;
-        s.link_up_at(tri, 1, now + 100);
+        s.link_up_at(tri, PortId(1), now + 100);
         s.run_until(now + 8_000);
         quiet_and_loop_free(&mut s, seed, "tri/B up");
         assert_eq!(
@@ -74,7 +75,7 @@ fn faults_reconverge_without_loops() {
         for r in s.routers.iter().filter(|r| r.alive) {
             for p in 0..r.hrs.len() {
                 for san in r.engine.known_sans() {
-                    for (rt, _) in r.engine.kept(p, san) {
+                    for (rt, _) in r.engine.kept(PortId::new(p), san) {
                         assert!(
                             !rt.rcvf.iter().any(|a| dead.contains(a)),
                             "seed {seed}: {} keeps {:?} through crashed cd",
@@ -99,7 +100,7 @@ fn faults_reconverge_without_loops() {
             (0..r.hrs.len()).any(|p| {
                 r.engine.known_sans().into_iter().any(|san| {
                     r.engine
-                        .kept(p, san)
+                        .kept(PortId::new(p), san)
                         .iter()
                         .any(|(rt, _)| rt.rcvf.iter().any(|a| dead.contains(a)))
                 })
@@ -141,7 +142,7 @@ fn hr_down_removes_exactly_the_rts_crossing_it() {
             for (ri, r) in s.routers.iter().enumerate().filter(|(_, r)| r.alive) {
                 for p in 0..r.hrs.len() {
                     for san in r.engine.known_sans() {
-                        for (rt, _) in r.engine.kept(p, san) {
+                        for (rt, _) in r.engine.kept(PortId::new(p), san) {
                             set.insert((ri, p, san, rt.rcvf.clone()));
                         }
                     }

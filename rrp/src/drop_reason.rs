@@ -1,6 +1,10 @@
-//! Why a packet was dropped: every drop is counted under one of these.
+//! Why a router dropped a packet: the forwarding path counts every drop
+//! under one of these, per ingress port (docs/dataplane.md "Drop reasons");
+//! the counters, captures, logs and the admin answers name them the same.
 
 use core::fmt;
+
+use crate::wire::packet::Fault;
 
 /// A drop reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -16,7 +20,7 @@ pub enum DropReason {
     /// L2RH with L = 0, too short for a router hop, an egress that is not an
     /// HR of this box, or a native address the egress SAN cannot use.
     BadL2rh,
-    /// More than [`rrp::limits::MAX_L2RHS`] leading L2RHs.
+    /// More than [`crate::limits::MAX_L2RHS`] leading L2RHs.
     TooManyL2rh,
     /// No FIB entry for the destination.
     NoRoute,
@@ -69,6 +73,20 @@ impl DropReason {
             DropReason::PuntFull => "punt-full",
             DropReason::PuntRate => "punt-rate",
             DropReason::Encap => "encap",
+        }
+    }
+}
+
+impl From<Fault> for DropReason {
+    /// The drop reason of a packet whose framing is malformed.
+    #[inline(always)]
+    fn from(f: Fault) -> DropReason {
+        match f {
+            Fault::Truncated(_) => DropReason::Truncated,
+            Fault::ZeroL2rh => DropReason::BadL2rh,
+            Fault::TooManyL2rhs => DropReason::TooManyL2rh,
+            Fault::BadVersion => DropReason::BadVersion,
+            Fault::BadPadLength => DropReason::BadHeader,
         }
     }
 }
