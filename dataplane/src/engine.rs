@@ -25,7 +25,8 @@ use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::native::MAX_NATIVE_LEN;
 use rrp::router::{Notice, NoticeKind};
-use rrp::wire::header::{HEADER_LEN, Header};
+use rrp::wire::header::Header;
+use rrp::wire::hop;
 use rrp::wire::l2rh::L2rh;
 use rrp::wire::packet::{Layout, locate_fast, shift_ei};
 use rrp::{Address, DropReason, NativeAddr, PortId};
@@ -100,8 +101,8 @@ pub enum Decision<'f> {
     },
 }
 
-/// Where an L2RH's native address is in a packet whose L2RH is still in
-/// front: `len` bytes at offset 4 (after L and HR), the L2RH `strip` bytes.
+/// A packet whose leading L2RH (`strip` bytes) is still in front and
+/// names the native next hop (`len` bytes, a router hop's native part).
 #[derive(Debug, Clone, Copy)]
 struct SourceNative {
     len: u8,
@@ -111,7 +112,9 @@ struct SourceNative {
 /// Copies the native address out of the leading L2RH and strips the L2RH.
 #[inline(always)]
 fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> NativeAddr {
-    let native = NativeAddr::from_bytes(&buf.data()[4..4 + at.len as usize]).unwrap_or_default();
+    let from = hop::field::NATIVE;
+    let native =
+        NativeAddr::from_bytes(&buf.data()[from..from + at.len as usize]).unwrap_or_default();
     buf.adj(at.strip as usize);
     native
 }
@@ -249,7 +252,11 @@ impl Engine {
     /// The port of HR `hr`, if it is one of this box's.
     #[inline(always)]
     fn port_of(&self, hr: Address) -> Option<PortId> {
-        self.hrs.iter().position(|&a| a == hr).map(PortId::new)
+        // At most MAX_PORTS: the index fits.
+        self.hrs
+            .iter()
+            .position(|&a| a == hr)
+            .map(|i| PortId(i as u16))
     }
 
     /// Counters per port.
@@ -326,7 +333,7 @@ impl Engine {
         let end = lay.total_len();
         if lay.l2rh_count == 0 {
             // L3: look the destination up in the ingress HR's FIB.
-            let h = Header::new_unchecked(&d[..HEADER_LEN]);
+            let h = Header::new_unchecked(d);
             let idx = fib.lookup(h.dst().0);
             if idx == NH_NONE {
                 buf.trim(end);
@@ -380,8 +387,7 @@ impl Engine {
         let Some(eport) = first.hop_egress().and_then(|a| self.port_of(a)) else {
             return Verdict::drop(DropReason::BadL2rh);
         };
-        let strip = first.total_len();
-        let native_len = first.hop_native().len();
+        let (strip, native_len) = (first.total_len(), first.hop_native_len());
         if native_len == 0 {
             // Egress only: the packet is for that HR itself.
             let class = if lay.l2rh_count > 1 {

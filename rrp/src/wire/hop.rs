@@ -14,6 +14,16 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::native::NativeAddr;
 use crate::wire::l2rh::{L2rhRepr, MAX_L2RH_CONTENT};
 
+/// Where the parts of a router hop lie in its L2RH: the egress HR right
+/// after the length field, then the native address.
+pub mod field {
+    use core::ops::Range;
+    /// The egress HR (16 bits).
+    pub const EGRESS: Range<usize> = 2..4;
+    /// First byte of the native address.
+    pub const NATIVE: usize = 4;
+}
+
 /// One hop of a route in mwrouter's L2RH layout: on a SAN a native
 /// address, crossing a router an egress HR (`crate::route::Route` is a list
 /// of them).

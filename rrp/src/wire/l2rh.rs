@@ -94,15 +94,27 @@ impl<T: AsRef<[u8]>> L2rh<T> {
     /// when the content holds its two bytes.
     #[inline(always)]
     pub fn hop_egress(&self) -> Option<crate::Address> {
-        let c = self.content();
-        (c.len() >= 2).then(|| crate::Address(u16::from_be_bytes([c[0], c[1]])))
+        let b = self.buffer.as_ref();
+        let at = crate::wire::hop::field::EGRESS.start;
+        (self.len_field() >= 2).then(|| crate::Address(u16::from_be_bytes([b[at], b[at + 1]])))
+    }
+
+    /// Read as a router hop: the length of the native part (after the
+    /// egress HR; 0 when the content is shorter).
+    #[inline(always)]
+    pub fn hop_native_len(&self) -> usize {
+        self.len_field().saturating_sub(2)
     }
 
     /// Read as a router hop: the native part (after the egress HR; empty
     /// when the content is shorter).
     #[inline(always)]
     pub fn hop_native(&self) -> &[u8] {
-        self.content().get(2..).unwrap_or(&[])
+        let at = crate::wire::hop::field::NATIVE;
+        self.buffer
+            .as_ref()
+            .get(at..at + self.hop_native_len())
+            .unwrap_or(&[])
     }
 }
 

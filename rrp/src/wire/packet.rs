@@ -150,13 +150,36 @@ impl Malformed {
 /// error). Bytes after the trailer (frame padding) are not looked at.
 #[inline(always)]
 pub fn locate_fast(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout, Malformed> {
+    let Some(first) = buf.first_chunk::<2>() else {
+        return Err(Malformed {
+            fault: Fault::Truncated(Part::Start),
+            at: 0,
+        });
+    };
+    if !starts_l2rh(u16::from_be_bytes(*first)) {
+        // The common case: no L2RH, the header at offset 0.
+        return eep_at(buf, 0, 0);
+    }
+    walk_l2rhs(buf, max_l2rhs)
+}
+
+/// The L2RHs in front of the EEP header, then the header.
+#[inline]
+fn walk_l2rhs(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout, Malformed> {
     let len = buf.len();
     let bad = |fault, at| Err(Malformed { fault, at });
     let mut off = 0usize;
+    let mut prev = 0usize;
     let mut count = 0usize;
     loop {
         let Some(first) = buf.get(off..off + 2) else {
-            return bad(Fault::Truncated(Part::Start), off);
+            // Past the end: the L2RH before was cut; at the end: nothing
+            // follows it.
+            return if off > len {
+                bad(Fault::Truncated(Part::L2rh), prev)
+            } else {
+                bad(Fault::Truncated(Part::Start), off)
+            };
         };
         let l = u16::from_be_bytes([first[0], first[1]]);
         if !starts_l2rh(l) {
@@ -168,33 +191,38 @@ pub fn locate_fast(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout,
         if l == 0 {
             return bad(Fault::ZeroL2rh, off);
         }
-        let n = l2rh_bytes(l as usize);
-        if len - off < n {
-            return bad(Fault::Truncated(Part::L2rh), off);
-        }
-        off += n;
+        prev = off;
+        off += l2rh_bytes(l as usize);
         count += 1;
     }
+    eep_at(buf, off, count)
+}
+
+/// Checks the EEP header at `off` (after `count` L2RHs) and finds the
+/// packet's end from DL.
+#[inline(always)]
+fn eep_at(buf: &[u8], off: usize, count: usize) -> core::result::Result<Layout, Malformed> {
+    let bad = |fault| Err(Malformed { fault, at: off });
     let Some(h) = buf.get(off..off + HEADER_LEN) else {
-        return bad(Fault::Truncated(Part::Header), off);
+        return bad(Fault::Truncated(Part::Header));
     };
     let h = Header::new_unchecked(h);
     if h.version() != VERSION {
-        return bad(Fault::BadVersion, off);
+        return bad(Fault::BadVersion);
     }
     let pl = h.pad_len() as usize;
     let block = h.data_block_len();
     if pl > 7 || pl > block {
-        return bad(Fault::BadPadLength, off);
+        return bad(Fault::BadPadLength);
     }
-    let avail = len - off;
+    let avail = buf.len() - off;
     if avail < HEADER_LEN + block + TRAILER_LEN {
         let part = if avail < HEADER_LEN + block {
             Part::Data
         } else {
             Part::Trailer
         };
-        return bad(Fault::Truncated(part), off);
+        return bad(Fault::Truncated(part));
     }
     Ok(Layout {
         l2rh_count: count,
