@@ -1,13 +1,17 @@
-//! The mwrouter daemon's library (DESIGN.md "Threads and data flow").
+//! The mwrouter daemon, `mwrouterd`, as a library (docs/architecture.md
+//! "Threads and data flow"; docs/daemon.md).
 //!
-//! [`plane`] runs the RRP engine ([`rrp::router::Router`]) on its own
-//! thread: it takes punted packets and notices from the workers' rings,
-//! runs the engine's timers, publishes the FIBs the engine computes to the
-//! workers, and injects the packets the engine sends through a worker.
-//! Configuration files, the admin socket and the daemon itself come with
-//! the daemon's issue.
+//! - [`config`]: the configuration file, its checks and what a reload may
+//!   change (docs/configuration.md);
+//! - [`plane`]: the control-plane thread, which runs the RRP engine
+//!   ([`rrp::router::Router`]) on the punted packets and notices of the
+//!   workers' rings and on its timers, publishes the FIBs the engine
+//!   computes to the workers, and injects the packets the engine sends;
+//! - [`daemon`]: the daemon itself: ports, workers, the control plane, the
+//!   admin socket (the daemon's [`admin::Backend`]), signals;
+//! - [`stats`]: the workers' counters published to the stats area, and
+//!   the Prometheus listener.
 
-pub mod admin;
 pub mod config;
 pub mod daemon;
 pub mod plane;

@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use admin::LogLevel;
 use control::config::{
     AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection, HrSection,
-    IdleMode, LogFormat, LogLevel, PortConfig, SnSeed, UdpPortConfig,
+    IdleMode, LogFormat, PortConfig, SnSeed, UdpPortConfig,
 };
 use dataplane::IdlePolicy;
 use proptest::prelude::*;
@@ -1363,8 +1364,8 @@ fn reload_live_changes() {
     assert_eq!(
         plan.statics,
         vec![
-            (0, new.hrs[0].statics.clone()),
-            (1, new.hrs[1].statics.clone())
+            (PortId(0), new.hrs[0].statics.clone()),
+            (PortId(1), new.hrs[1].statics.clone())
         ]
     );
     assert_eq!(
@@ -1386,7 +1387,7 @@ fn reload_live_changes() {
     let plan = old.diff_for_reload(&t).unwrap();
     assert_eq!(plan.timers, None);
     assert_eq!(plan.log, None);
-    assert_eq!(plan.statics, vec![(0, vec![])]);
+    assert_eq!(plan.statics, vec![(PortId(0), vec![])]);
     assert_eq!(plan.changes, ["hr[0].static: removed 0x0110"]);
 }
 

@@ -1,8 +1,9 @@
-//! The shared stats area (control::stats): publish/read round trip, torn
+//! The stats area as the daemon publishes it (admin::stats, control::stats): publish/read round trip, torn
 //! reads under a continuously publishing writer, baselines, the Prometheus
 //! text exposition (checked by promtool when it is installed, and always by
 //! a strict parser of the format here), and the HTTP listener.
 
+use rrp::PortId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -13,12 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use control::PlaneStats;
-use control::stats::{
-    self, Baseline, Error, PLANE_COUNTERS, PORT_COUNTERS, PlaneStatsSnapshot, REFUSALS,
-    ROUTER_COUNTERS, Snapshot, StatsReader, StatsWriter, prometheus, refusal_name,
-    serve_prometheus,
+use admin::stats::{
+    self, Baseline, Error, PLANE_COUNTERS, PORT_COUNTERS, PlaneStatsSnapshot, PortSnapshot,
+    REFUSALS, ROUTER_COUNTERS, Snapshot, StatsReader, StatsWriter, prometheus, refusal_name,
 };
+use control::PlaneStats;
+use control::stats::{port_slots, publish_blocks, serve_prometheus};
 use dataplane::{PortCounters, StatsBlock};
 use rrp::DropReason;
 use rrp::router::{RouterStats, RtRefusal};
@@ -135,6 +136,25 @@ fn uniform(ports: usize, n: u64) -> (Vec<PortCounters>, RouterStats, PlaneStatsS
     (vec![c; ports], r, p)
 }
 
+/// A port's counters read back from the area.
+fn counters(p: &PortSnapshot) -> PortCounters {
+    let s = p.slots();
+    let mut c = PortCounters {
+        received: s[0],
+        rx_errors: s[1],
+        forwarded: s[2],
+        punted: s[3],
+        transmitted: s[4],
+        injected: s[5],
+        inject_failed: s[6],
+        notices: s[7],
+        notices_dropped: s[8],
+        ..PortCounters::default()
+    };
+    c.dropped.copy_from_slice(&s[PORT_COUNTERS.len()..]);
+    c
+}
+
 /// Every slot of a snapshot's body.
 fn all_slots(s: &Snapshot) -> Vec<u64> {
     let mut v: Vec<u64> = s.ports.iter().flat_map(|p| p.slots()).collect();
@@ -165,16 +185,17 @@ fn publish_read_round_trip() {
     assert!(all_slots(&s).iter().all(|&v| v == 0));
 
     let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
-    w.publish(&ports, &router_stats(), &plane()).unwrap();
+    w.publish(&port_slots(&ports), &router_stats(), &plane())
+        .unwrap();
     let s = r.read().unwrap();
     assert_eq!(s.generation, 2);
     assert_eq!(w.generation(), 2);
     assert!(s.published_ns >= s.started_ns && s.published_ns > 0);
-    let want = Snapshot::new(&ports, &router_stats(), &plane());
+    let want = Snapshot::new(&port_slots(&ports), &router_stats(), &plane());
     assert!(same_counters(&s, &want), "{s:#?}");
     for (i, p) in s.ports.iter().enumerate() {
-        assert_eq!(p.port as usize, i);
-        assert_eq!(p.counters(), ports[i]);
+        assert_eq!(p.port.index(), i);
+        assert_eq!(counters(p), ports[i]);
         assert_eq!(
             p.dropped(DropReason::NoRoute),
             ports[i].dropped(DropReason::NoRoute)
@@ -200,14 +221,14 @@ fn publish_read_round_trip() {
 
     // A second publication; a second reader agrees.
     w.publish(
-        &ports[..].iter().rev().copied().collect::<Vec<_>>(),
+        &port_slots(&ports[..].iter().rev().copied().collect::<Vec<_>>()),
         &RouterStats::default(),
         &PlaneStatsSnapshot::default(),
     )
     .unwrap();
     let s2 = StatsReader::open(&path).unwrap().read().unwrap();
     assert_eq!(s2.generation, 4);
-    assert_eq!(s2.ports[0].counters(), ports[2]);
+    assert_eq!(counters(&s2.ports[0]), ports[2]);
     assert_eq!(r.read().unwrap(), s2);
 }
 
@@ -216,7 +237,7 @@ fn file_size_and_header_follow_the_documented_layout() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     w.publish(
-        &[port_counters(0), port_counters(1)],
+        &port_slots(&[port_counters(0), port_counters(1)]),
         &router_stats(),
         &plane(),
     )
@@ -264,16 +285,16 @@ fn publish_blocks_sums_the_workers() {
     let ps = PlaneStats::default();
     ps.fib_version.store(9, Ordering::Relaxed);
     ps.punts.store(4, Ordering::Relaxed);
-    w.publish_blocks(&[a, b], &router_stats(), &ps).unwrap();
+    publish_blocks(&w, &[a, b], &router_stats(), &ps).unwrap();
     let s = StatsReader::open(&path).unwrap().read().unwrap();
     let mut twice = port_counters(0);
     twice.add(&port_counters(0));
-    assert_eq!(s.ports[0].counters(), twice);
-    assert_eq!(s.ports[1].counters(), port_counters(1));
+    assert_eq!(counters(&s.ports[0]), twice);
+    assert_eq!(counters(&s.ports[1]), port_counters(1));
     assert_eq!(s.plane.fib_version, 9);
     assert_eq!(s.plane.punts, 4);
     // No worker yet: zeros.
-    w.publish_blocks(&[], &RouterStats::default(), &ps).unwrap();
+    publish_blocks(&w, &[], &RouterStats::default(), &ps).unwrap();
     let s = StatsReader::open(&path).unwrap().read().unwrap();
     assert_eq!(s.ports[1].received, 0);
 }
@@ -284,7 +305,7 @@ fn wrong_port_count_and_bad_files_are_refused() {
     let w = StatsWriter::create(&path, 2).unwrap();
     assert!(matches!(
         w.publish(
-            &[PortCounters::default()],
+            &port_slots(&[PortCounters::default()]),
             &RouterStats::default(),
             &plane()
         ),
@@ -347,7 +368,7 @@ fn torn_reads_are_retried() {
             while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
                 n += 1;
                 let (p, r, pl) = uniform(PORTS, n);
-                w.publish(&p, &r, &pl).unwrap();
+                w.publish(&port_slots(&p), &r, &pl).unwrap();
             }
             n
         }
@@ -395,7 +416,7 @@ fn torn_reads_are_retried() {
 fn odd_generation_waits_then_busy() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 1).unwrap();
-    w.publish(&[port_counters(0)], &router_stats(), &plane())
+    w.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
         .unwrap();
     let raw = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     raw.write_all_at(&3u64.to_le_bytes(), 16).unwrap();
@@ -413,14 +434,14 @@ fn odd_generation_waits_then_busy() {
     let s = r.read().unwrap();
     assert!(t.elapsed() >= Duration::from_millis(90));
     assert!(r.retries() > 0);
-    assert_eq!(s.ports[0].counters(), port_counters(0));
+    assert_eq!(counters(&s.ports[0]), port_counters(0));
     restore.join().unwrap();
 
     raw.write_all_at(&5u64.to_le_bytes(), 16).unwrap();
     r.set_timeout(Duration::from_millis(50));
     assert!(matches!(r.read(), Err(Error::Busy)));
     // The next publication makes it readable again.
-    w.publish(&[port_counters(0)], &router_stats(), &plane())
+    w.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
         .unwrap();
     assert!(r.read().is_ok());
 }
@@ -429,7 +450,7 @@ fn odd_generation_waits_then_busy() {
 fn a_reader_follows_a_new_area_at_the_same_path() {
     let (_dir, path) = area();
     let w1 = StatsWriter::create(&path, 1).unwrap();
-    w1.publish(&[port_counters(0)], &router_stats(), &plane())
+    w1.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
         .unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     assert_eq!(r.read().unwrap().started_ns, w1.started_ns());
@@ -456,11 +477,11 @@ fn baseline_subtracts_for_displays_only() {
     let w = StatsWriter::create(&path, 2).unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     let (p1, r1, pl1) = uniform(2, 10);
-    w.publish(&p1, &r1, &pl1).unwrap();
+    w.publish(&port_slots(&p1), &r1, &pl1).unwrap();
     let base = Baseline::new(&r.read().unwrap()); // `clear counters`
 
     let (p2, r2, pl2) = uniform(2, 25);
-    w.publish(&p2, &r2, &pl2).unwrap();
+    w.publish(&port_slots(&p2), &r2, &pl2).unwrap();
     let now = r.read().unwrap();
     let shown = now.minus(&base);
     assert_eq!(shown.ports[0].received, 15);
@@ -479,7 +500,7 @@ fn baseline_subtracts_for_displays_only() {
 
     // `clear counters port 1` on top.
     let mut base2 = base.clone();
-    base2.clear_port(&now, 1);
+    base2.clear_port(&now, PortId(1));
     let shown = now.minus(&base2);
     assert_eq!(shown.ports[0].received, 15);
     assert_eq!(shown.ports[1].received, 0);
@@ -492,14 +513,14 @@ fn baseline_subtracts_for_displays_only() {
     // A baseline of another run of the daemon subtracts nothing.
     thread::sleep(Duration::from_millis(2));
     let w2 = StatsWriter::create(&path, 2).unwrap();
-    w2.publish(&p1, &r1, &pl1).unwrap();
+    w2.publish(&port_slots(&p1), &r1, &pl1).unwrap();
     let fresh = r.read().unwrap();
     assert!(!base.applies_to(&fresh));
     assert_eq!(fresh.minus(&base), fresh);
 
     // A port-only clear against a stale baseline starts from zero.
     let mut base3 = base.clone();
-    base3.clear_port(&fresh, 0);
+    base3.clear_port(&fresh, PortId(0));
     assert!(base3.applies_to(&fresh));
     let shown = fresh.minus(&base3);
     assert_eq!(shown.ports[0].received, 0);
@@ -507,16 +528,16 @@ fn baseline_subtracts_for_displays_only() {
     assert_eq!(shown.rrp.rts_accepted, 10);
 
     // The empty baseline is the identity for in-memory snapshots.
-    let s = Snapshot::new(&p1, &r1, &pl1);
+    let s = Snapshot::new(&port_slots(&p1), &r1, &pl1);
     assert_eq!(s.minus(&Baseline::default()), s);
 }
 
 #[test]
 fn baseline_never_goes_below_zero() {
     let (p, r, pl) = uniform(1, 5);
-    let now = Snapshot::new(&p, &r, &pl);
+    let now = Snapshot::new(&port_slots(&p), &r, &pl);
     let (p, r, pl) = uniform(1, 9);
-    let base = Baseline::new(&Snapshot::new(&p, &r, &pl));
+    let base = Baseline::new(&Snapshot::new(&port_slots(&p), &r, &pl));
     let shown = now.minus(&base);
     assert!(shown.ports[0].slots().iter().all(|&v| v == 0));
     assert_eq!(shown.plane.fib_version, 5);
@@ -818,7 +839,7 @@ fn promtool(text: &str) -> bool {
 
 fn sample_snapshot() -> Snapshot {
     let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
-    let mut s = Snapshot::new(&ports, &router_stats(), &plane());
+    let mut s = Snapshot::new(&port_slots(&ports), &router_stats(), &plane());
     s.started_ns = 1_700_000_000_123_456_789;
     s.published_ns = 1_700_000_100_000_000_000;
     s.generation = 84;
@@ -1052,7 +1073,7 @@ fn http_listener_serves_metrics() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     w.publish(
-        &[port_counters(0), port_counters(1)],
+        &port_slots(&[port_counters(0), port_counters(1)]),
         &router_stats(),
         &plane(),
     )
@@ -1080,7 +1101,7 @@ fn http_listener_serves_metrics() {
 
     // Fresh values on each scrape.
     w.publish(
-        &[port_counters(1), port_counters(1)],
+        &port_slots(&[port_counters(1), port_counters(1)]),
         &router_stats(),
         &plane(),
     )

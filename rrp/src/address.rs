@@ -90,6 +90,78 @@ impl fmt::Display for Address {
     }
 }
 
+/// Text that is not a 16-bit address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddressParseError(pub String);
+
+impl fmt::Display for AddressParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "not a 16-bit address: {:?} (write 0x0101 or 257)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for AddressParseError {}
+
+impl core::str::FromStr for Address {
+    type Err = AddressParseError;
+
+    /// `0x0101` (hexadecimal, as [`Address`] is written) or `257` (decimal).
+    fn from_str(s: &str) -> Result<Address, AddressParseError> {
+        let t = s.trim();
+        let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => u16::from_str_radix(h, 16),
+            None => t.parse::<u16>(),
+        };
+        r.map(Address).map_err(|_| AddressParseError(s.to_string()))
+    }
+}
+
+/// In JSON an address is a string, `"0x0101"`; a number or a decimal
+/// string is accepted on input.
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::Address;
+    use core::fmt;
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    impl Serialize for Address {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(self)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Address {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Address, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Address;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a 16-bit address (\"0x0101\" or 257)")
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<Address, E> {
+                    u16::try_from(v)
+                        .map(Address)
+                        .map_err(|_| E::custom(format!("address {v} is larger than 0xffff")))
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<Address, E> {
+                    u64::try_from(v)
+                        .map_err(|_| E::custom(format!("address {v} is negative")))
+                        .and_then(|v| self.visit_u64(v))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Address, E> {
+                    v.parse().map_err(E::custom)
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+}
+
 impl fmt::Display for AddressClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -139,7 +139,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     out.push(t);
 
     let mut t = Table::new("[log]", "log".into());
-    t.put("level", quote(c.log.level.as_str()));
+    t.put("level", quote(c.log.level.name()));
     t.put("format", quote(c.log.format.as_str()));
     out.push(t);
 

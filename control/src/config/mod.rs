@@ -32,6 +32,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use admin::LogLevel;
 use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
 use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
@@ -297,36 +298,6 @@ pub struct LogSection {
     pub level: LogLevel,
     /// The line format.
     pub format: LogFormat,
-}
-
-/// `log.level`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    /// `"error"`.
-    Error,
-    /// `"warn"`.
-    Warn,
-    /// `"info"` (default).
-    #[default]
-    Info,
-    /// `"debug"`.
-    Debug,
-    /// `"trace"`.
-    Trace,
-}
-
-impl LogLevel {
-    /// The TOML spelling (also what `tracing`'s filters take).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Error => "error",
-            LogLevel::Warn => "warn",
-            LogLevel::Info => "info",
-            LogLevel::Debug => "debug",
-            LogLevel::Trace => "trace",
-        }
-    }
 }
 
 /// `log.format`.

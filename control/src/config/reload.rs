@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rrp::PortId;
 use rrp::router::{Limits, StaticNode, Timers};
 
 use super::{Config, LogSection, RatesSection, emit};
@@ -20,7 +21,7 @@ pub struct ReloadPlan {
     /// New `[log]` level and format.
     pub log: Option<LogSection>,
     /// HRs (port index) whose static entries changed, with the new entries.
-    pub statics: Vec<(usize, Vec<StaticNode>)>,
+    pub statics: Vec<(PortId, Vec<StaticNode>)>,
     /// One line per change, for the log and the admin's answer
     /// (`timers.hold_ms: 90000 -> 120000`).
     pub changes: Vec<String>,
@@ -110,7 +111,7 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
     for (i, (o, n)) in old.hrs.iter().zip(&new.hrs).enumerate() {
         if o.statics != n.statics {
             plan.changes.push(statics_change(i, &o.statics, &n.statics));
-            plan.statics.push((i, n.statics.clone()));
+            plan.statics.push((PortId::new(i), n.statics.clone()));
         }
     }
     Ok(plan)

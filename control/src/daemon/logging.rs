@@ -8,7 +8,9 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::reload;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::config::{LogFormat, LogLevel, LogSection};
+use admin::LogLevel;
+
+use crate::config::{LogFormat, LogSection};
 
 /// Changes the level of the running logger.
 #[derive(Clone)]

@@ -13,7 +13,7 @@
 //! the DPDK backend (feature `dpdk`) runs one pinned worker per configured
 //! core, each with its own queue of every port.
 
-mod handler;
+mod backend;
 mod logging;
 
 use std::path::{Path, PathBuf};
@@ -22,20 +22,21 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use admin::stats::StatsWriter;
+use admin::{Backend as _, Dispatcher, ServerConfig, ServerHandle};
 use clap::Parser;
 use dataplane::{
     CaptureControl, FibSet, PortCounters, StatsBlock, Worker, capture_rings, channels, fib_channel,
 };
 use ports::Port;
-use rrp::NativeAddr;
 use rrp::router::Router;
+use rrp::{LinkKind, NativeAddr};
 
-use crate::admin::{ServerConfig, ServerHandle};
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, PlaneHandle};
-use crate::stats::{StatsWriter, serve_prometheus};
+use crate::stats::{publish_blocks, serve_prometheus};
 
-pub use handler::DaemonHandler;
+pub use backend::DaemonBackend;
 
 /// The `mwrouterd` command line.
 #[derive(Debug, Parser)]
@@ -147,11 +148,11 @@ fn no_op() {}
 
 /// Opens the ports the configuration names and starts workers and the
 /// control plane on them.
-fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
-    let udp_flags: Vec<bool> = cfg
+fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError> {
+    let kinds: Vec<LinkKind> = cfg
         .hrs
         .iter()
-        .map(|h| h.port.backend() == Backend::Udp)
+        .map(|h| h.port.backend().link_kind())
         .collect();
     match cfg.backend() {
         Some(Backend::Udp) => {
@@ -160,7 +161,7 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
                 u.pool = Some(pool);
                 ports::udp::UdpPort::open(u).map_err(|e| e.to_string())
             })?;
-            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
+            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, kinds))
         }
         Some(Backend::AfPacket) => {
             let (open, natives) = open_socket_ports(cfg, "AF_PACKET", |i, pool| {
@@ -168,9 +169,9 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<bool>), DaemonError> {
                 a.pool = Some(pool);
                 ports::af_packet::AfPacketPort::open(a).map_err(|e| e.to_string())
             })?;
-            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, udp_flags))
+            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, kinds))
         }
-        Some(Backend::Dpdk) => start_dpdk(cfg).map(|r| (r, udp_flags)),
+        Some(Backend::Dpdk) => start_dpdk(cfg).map(|r| (r, kinds)),
         None => Err(DaemonError::Config(
             "hr: a router needs at least one HR".into(),
         )),
@@ -261,7 +262,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         return Ok(());
     }
     let log = logging::init(&cfg.log);
-    let (running, udp_flags) = start_dataplane(&cfg)?;
+    let (running, kinds) = start_dataplane(&cfg)?;
     let start = Instant::now();
     let stats_file = stats_path(&cfg);
     if let Some(dir) = stats_file.parent() {
@@ -269,21 +270,21 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     }
     let writer = StatsWriter::create(&stats_file, cfg.hrs.len())
         .map_err(|e| DaemonError::Run(format!("{}: {e}", stats_file.display())))?;
-    let handler = Arc::new(DaemonHandler::new(
+    let backend = Arc::new(DaemonBackend::new(
         cfg.clone(),
         args.config.clone(),
         running.plane.clone(),
         running.blocks.clone(),
         running.capture.clone(),
-        udp_flags,
+        kinds,
         start,
         log.clone(),
         stats_file.clone(),
     ));
-    let admin = start_admin(&cfg, handler.clone())?;
+    let admin = start_admin(&cfg, Arc::new(Dispatcher::new(backend.clone())))?;
     let prometheus = match cfg.admin.prometheus_listen {
         Some(addr) => {
-            let h = handler.clone();
+            let h = backend.clone();
             Some(
                 serve_prometheus(addr, move || h.prometheus())
                     .map_err(|e| DaemonError::Run(format!("admin.prometheus_listen: {e}")))?,
@@ -310,7 +311,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                             tracing::info!(target: "mwrouter::rrp", t_ms = t, "{e}");
                         }
                         let w = writer.lock().unwrap_or_else(|e| e.into_inner());
-                        if let Err(e) = w.publish_blocks(&blocks, &rstats, &plane.stats) {
+                        if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats) {
                             tracing::warn!("counters area: {e}");
                         }
                     }
@@ -325,7 +326,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         socket = %cfg.admin.socket.display(),
         "mwrouterd started"
     );
-    wait_for_signals(&handler);
+    wait_for_signals(&backend);
     tracing::info!("mwrouterd stopping");
     drop(prometheus);
     drop(admin);
@@ -355,23 +356,26 @@ fn load(path: &Path) -> Result<Config, DaemonError> {
     })
 }
 
-fn start_admin(cfg: &Config, handler: Arc<DaemonHandler>) -> Result<ServerHandle, DaemonError> {
+fn start_admin(
+    cfg: &Config,
+    handler: Arc<Dispatcher<DaemonBackend>>,
+) -> Result<ServerHandle, DaemonError> {
     let mut sc = ServerConfig::new(&cfg.admin.socket);
     sc.mode = Some(cfg.admin.mode);
-    sc.policy = crate::admin::Policy {
-        admin_group: crate::admin::policy::group_gid(&cfg.admin.admin_group),
+    sc.policy = admin::Policy {
+        admin_group: admin::policy::group_gid(&cfg.admin.admin_group),
         readonly_group: cfg
             .admin
             .readonly_group
             .as_deref()
-            .and_then(crate::admin::policy::group_gid),
+            .and_then(admin::policy::group_gid),
         readonly_everyone: cfg.admin.readonly_everyone,
     };
-    crate::admin::serve(sc, handler)
+    admin::serve(sc, handler)
         .map_err(|e| DaemonError::Run(format!("admin.socket {}: {e}", cfg.admin.socket.display())))
 }
 
-fn wait_for_signals(handler: &DaemonHandler) {
+fn wait_for_signals(backend: &DaemonBackend) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
         tracing::error!("cannot install signal handlers");
@@ -379,7 +383,7 @@ fn wait_for_signals(handler: &DaemonHandler) {
     };
     for sig in signals.forever() {
         if sig == SIGHUP {
-            match handler.reload() {
+            match backend.reload() {
                 Ok(changes) => tracing::info!(?changes, "configuration reloaded"),
                 Err(e) => tracing::warn!("reload refused: {e}"),
             }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
-use super::{Error, Result};
+use admin::stats::{Error, Result};
 
 /// Connections served at once.
 const MAX_CONNECTIONS: usize = 4;

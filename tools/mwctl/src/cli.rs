@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
+use admin::proto::{Clear, Command, LogLevel, PortSpec, PortState, RouteOp, Show, StatsFormat};
+use admin::server::DEFAULT_SOCKET;
 use clap::{Parser, Subcommand, ValueEnum};
-use control::admin::proto::{
-    Addr, Clear, Command, LogLevel, PortSpec, PortState, RouteOp, Show, StatsFormat,
-};
-use control::admin::server::DEFAULT_SOCKET;
+use rrp::Address;
 
 const AFTER_HELP: &str = "\
 Ports are given by index (0, 1, ...) or by their HR's address (0x0115).
@@ -149,7 +148,7 @@ pub enum ShowCmd {
         port: Option<PortSpec>,
         /// Only RTs of this SAN.
         #[arg(long)]
-        san: Option<Addr>,
+        san: Option<Address>,
     },
     /// The best route of each HR to every destination.
     Routes {
@@ -160,7 +159,7 @@ pub enum ShowCmd {
     /// The route a packet to ADDR gets: path, Q, MTU, RCVF.
     Route {
         /// The destination.
-        dst: Addr,
+        dst: Address,
         /// Only from this ingress port.
         #[arg(short, long)]
         port: Option<PortSpec>,
@@ -191,7 +190,7 @@ pub enum RouteCmd {
     /// Add (or replace) a static LRT entry.
     Add {
         /// The node's address.
-        dst: Addr,
+        dst: Address,
         /// The port (HR) whose SAN the node is on.
         #[arg(short, long)]
         port: PortSpec,
@@ -208,7 +207,7 @@ pub enum RouteCmd {
     /// Remove a static LRT entry.
     Del {
         /// The node's address.
-        dst: Addr,
+        dst: Address,
         /// The port (HR).
         #[arg(short, long)]
         port: PortSpec,

@@ -5,8 +5,6 @@
 //! refused or failed the request, 2 usage, 3 the daemon cannot be reached.
 
 pub mod cli;
-pub mod client;
-pub mod pcap;
 pub mod table;
 
 use std::collections::BTreeMap;
@@ -16,15 +14,15 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use admin::proto::{CaptureEvent, CaptureSummary, Command};
+use admin::view::Stats;
 use clap::{CommandFactory, Parser};
-use control::admin::proto::{CaptureEvent, CaptureSummary, Command};
-use control::admin::view::Stats;
 use serde_json::Value;
 
+pub use admin::client::{Client, ClientError};
 pub use cli::{Cli, Cmd};
-pub use client::{Client, CtlError};
 
-use pcap::PcapWriter;
+use mwdump::capture::{PcapWriter, Resolution};
 
 /// Exit status: success.
 pub const EXIT_OK: i32 = 0;
@@ -65,31 +63,40 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         Err(Fail::Ctl(e)) => {
             if cli.json
-                && let CtlError::Daemon(d) = &e
+                && let ClientError::Daemon(d) = &e
             {
                 let _ = writeln!(out, "{}", serde_json::to_string(d).unwrap_or_default());
             }
             let _ = writeln!(err, "mwctl: {e}");
-            e.exit_code()
+            exit_code(&e)
         }
     };
     let _ = out.flush();
     code
 }
 
-enum Fail {
-    Usage(String),
-    Ctl(CtlError),
+/// The exit status for a failed request: 3 when the daemon cannot be
+/// reached, 1 when it answered with an error or anything else failed.
+pub fn exit_code(e: &ClientError) -> i32 {
+    match e {
+        ClientError::Unreachable { .. } => 3,
+        ClientError::Daemon(_) | ClientError::Other(_) => 1,
+    }
 }
 
-impl From<CtlError> for Fail {
-    fn from(e: CtlError) -> Fail {
+enum Fail {
+    Usage(String),
+    Ctl(ClientError),
+}
+
+impl From<ClientError> for Fail {
+    fn from(e: ClientError) -> Fail {
         Fail::Ctl(e)
     }
 }
 
 fn local(what: &str, e: std::io::Error) -> Fail {
-    Fail::Ctl(CtlError::Other(format!("{what}: {e}")))
+    Fail::Ctl(ClientError::Other(format!("{what}: {e}")))
 }
 
 fn seconds(what: &str, s: f64) -> Result<Option<Duration>, Fail> {
@@ -119,11 +126,11 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             prometheus,
             ..
         } => {
-            let snap = control::stats::StatsReader::open(path)
+            let snap = admin::stats::StatsReader::open(path)
                 .and_then(|mut r| r.read())
-                .map_err(|e| Fail::Ctl(CtlError::Other(format!("{}: {e}", path.display()))))?;
+                .map_err(|e| Fail::Ctl(ClientError::Other(format!("{}: {e}", path.display()))))?;
             let text = if *prometheus {
-                control::stats::prometheus(&snap)
+                admin::stats::prometheus(&snap)
             } else {
                 let mut s = serde_json::to_string_pretty(&snap).unwrap_or_default();
                 s.push('\n');
@@ -230,7 +237,7 @@ fn capture(
         let mut out_slot: Option<&mut dyn Write> = Some(&mut *out);
         c.stream(cmd, |item| {
             let ev: CaptureEvent = serde_json::from_value(item)
-                .map_err(|e| CtlError::Other(format!("malformed capture item: {e}")))?;
+                .map_err(|e| ClientError::Other(format!("malformed capture item: {e}")))?;
             match ev {
                 CaptureEvent::Start {
                     linktype, snaplen, ..
@@ -239,31 +246,33 @@ fn capture(
                         match out_slot.take() {
                             Some(o) => Box::new(o),
                             None => {
-                                return Err(CtlError::Other("capture started twice".into()));
+                                return Err(ClientError::Other("capture started twice".into()));
                             }
                         }
                     } else {
                         let f = File::create(file).map_err(|e| {
-                            CtlError::Other(format!("cannot write {}: {e}", file.display()))
+                            ClientError::Other(format!("cannot write {}: {e}", file.display()))
                         })?;
                         Box::new(BufWriter::new(f))
                     };
-                    writer = Some(PcapWriter::new(sink, linktype, snaplen.max(1)).map_err(
-                        |e| CtlError::Other(format!("cannot write {}: {e}", file.display())),
-                    )?);
+                    writer = Some(
+                        PcapWriter::new(sink, linktype, snaplen.max(1), Resolution::Nano).map_err(
+                            |e| ClientError::Other(format!("cannot write {}: {e}", file.display())),
+                        )?,
+                    );
                     started = true;
                 }
                 CaptureEvent::Packet(p) => {
                     let Some(w) = writer.as_mut() else {
-                        return Err(CtlError::Other(
+                        return Err(ClientError::Other(
                             "a packet before the capture's start".into(),
                         ));
                     };
                     let data = p.bytes().ok_or_else(|| {
-                        CtlError::Other("a captured packet that is not base64".into())
+                        ClientError::Other("a captured packet that is not base64".into())
                     })?;
                     w.write(p.ts_ns, p.len, &data).map_err(|e| {
-                        CtlError::Other(format!("cannot write {}: {e}", file.display()))
+                        ClientError::Other(format!("cannot write {}: {e}", file.display()))
                     })?;
                     packets += 1;
                     if let Some(r) = p.drop {

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use control::admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
-use control::admin::view::{CounterRow, RouteLookup, Stats};
+use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
+use admin::view::{CounterRow, RouteLookup, Stats};
 use serde_json::{Map, Value};
 
 /// A table: headers, rows of cells, right-aligned columns.
@@ -229,7 +229,7 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             (Some(d), Some(p)) => format!(
                 "mwrouterd {d} (admin protocol {p})\nmwctl {} (admin protocol {})\n",
                 env!("CARGO_PKG_VERSION"),
-                control::admin::proto::PROTOCOL_VERSION
+                admin::proto::PROTOCOL_VERSION
             ),
             _ => generic(v, &[]),
         },
@@ -237,8 +237,8 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             (Some(p), Some(hr)) => format!(
                 "port {p} (HR {hr}) is {}\n",
                 v["state"].as_str().unwrap_or(match state {
-                    control::admin::proto::PortState::Up => "up",
-                    control::admin::proto::PortState::Down => "down",
+                    admin::proto::PortState::Up => "up",
+                    admin::proto::PortState::Down => "down",
                 })
             ),
             _ => format!("port {port}: done\n"),
@@ -303,7 +303,7 @@ pub fn counters(rows: &[CounterRow]) -> String {
     t.right = vec![true; t.headers.len()];
     for r in rows {
         t.row(vec![
-            num(u64::from(r.port)),
+            num(u64::from(r.port.0)),
             num(r.received),
             num(r.forwarded),
             num(r.punted),
@@ -377,7 +377,7 @@ pub fn route_lookup(l: &RouteLookup) -> String {
                 let _ = write!(
                     s,
                     "forward out of port {}",
-                    x.egress.map_or("?".into(), num_u16)
+                    x.egress.map_or("?".into(), |p| num_u16(p.0))
                 );
                 if let Some(h) = x.egress_hr {
                     let _ = write!(s, " (HR {h})");
@@ -448,7 +448,7 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
     t.right = vec![true; heads.len()];
     for r in &st.ports {
         let mut row = vec![
-            num(u64::from(r.port)),
+            num(u64::from(r.port.0)),
             num(r.received),
             num(r.forwarded),
             num(r.punted),

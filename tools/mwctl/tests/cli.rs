@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Proc, Output};
 use std::sync::Arc;
 
-use control::admin::Policy;
-use control::admin::policy::Peer;
-use control::admin::sample::SampleHandler;
-use control::admin::server::{ServerConfig, ServerHandle, serve};
+use admin::Policy;
+use admin::policy::Peer;
+use admin::sample::SampleBox;
+use admin::server::{ServerConfig, ServerHandle, serve};
 use serde_json::Value;
 
 struct Daemon {
@@ -23,7 +23,7 @@ fn daemon_with(f: impl FnOnce(&mut ServerConfig)) -> Daemon {
     let path = dir.path().join("mwrouterd.sock");
     let mut cfg = ServerConfig::new(&path);
     f(&mut cfg);
-    let server = serve(cfg, Arc::new(SampleHandler::new())).unwrap();
+    let server = serve(cfg, SampleBox::handler()).unwrap();
     Daemon {
         dir,
         path,

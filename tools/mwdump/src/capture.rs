@@ -7,6 +7,7 @@
 //! that a truncated capture still shows its first frames.
 
 use core::fmt;
+use std::io::{self, Write};
 
 /// pcap magic, microsecond timestamps, as written by a big-endian host.
 pub const PCAP_MAGIC_MICRO: u32 = 0xA1B2_C3D4;
@@ -468,40 +469,100 @@ fn read_pcapng(bytes: &[u8]) -> Result<Capture, CaptureError> {
     })
 }
 
-/// Writes a classic pcap file (big-endian host order is not used: the file
-/// is little endian, microsecond timestamps, snaplen 65535).
-#[derive(Debug, Clone)]
-pub struct PcapWriter {
-    buf: Vec<u8>,
+/// Timestamp resolution of a pcap file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// Microseconds (magic 0xa1b2c3d4).
+    Micro,
+    /// Nanoseconds (magic 0xa1b23c4d).
+    Nano,
 }
 
-impl PcapWriter {
-    /// A file with this link type and no frames yet.
-    pub fn new(linktype: u32) -> PcapWriter {
-        let mut buf = Vec::new();
-        buf.extend_from_slice(&PCAP_MAGIC_MICRO.to_le_bytes());
-        buf.extend_from_slice(&2u16.to_le_bytes());
-        buf.extend_from_slice(&4u16.to_le_bytes());
-        buf.extend_from_slice(&0i32.to_le_bytes());
-        buf.extend_from_slice(&0u32.to_le_bytes());
-        buf.extend_from_slice(&65_535u32.to_le_bytes());
-        buf.extend_from_slice(&linktype.to_le_bytes());
-        PcapWriter { buf }
+/// Writes a classic pcap file, little endian, frame by frame: the sample
+/// captures, `mwgen --write-pcap`, `mwctl capture -w`.
+#[derive(Debug, Clone)]
+pub struct PcapWriter<W: Write> {
+    w: W,
+    snaplen: u32,
+    resolution: Resolution,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Writes the file header: link type `linktype`, at most `snaplen`
+    /// bytes kept of each frame, timestamps of `resolution`.
+    pub fn new(
+        mut w: W,
+        linktype: u32,
+        snaplen: u32,
+        resolution: Resolution,
+    ) -> io::Result<PcapWriter<W>> {
+        let magic = match resolution {
+            Resolution::Micro => PCAP_MAGIC_MICRO,
+            Resolution::Nano => PCAP_MAGIC_NANO,
+        };
+        let mut h = Vec::with_capacity(24);
+        h.extend_from_slice(&magic.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&4u16.to_le_bytes());
+        h.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+        h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+        h.extend_from_slice(&snaplen.to_le_bytes());
+        h.extend_from_slice(&linktype.to_le_bytes());
+        w.write_all(&h)?;
+        w.flush()?;
+        Ok(PcapWriter {
+            w,
+            snaplen,
+            resolution,
+        })
     }
 
-    /// Appends a frame captured at `sec` seconds and `usec` microseconds.
+    /// Writes one frame captured at `ts_ns` (UNIX time, ns): `data` is
+    /// what was kept of `orig_len` bytes, cut to the snap length. Every
+    /// frame is flushed, so that an interrupted capture stays whole.
+    pub fn write(&mut self, ts_ns: u64, orig_len: u32, data: &[u8]) -> io::Result<()> {
+        let keep = data.len().min(self.snaplen.max(1) as usize);
+        let secs = u32::try_from(ts_ns / 1_000_000_000).unwrap_or(u32::MAX);
+        let frac = match self.resolution {
+            Resolution::Micro => (ts_ns % 1_000_000_000 / 1000) as u32,
+            Resolution::Nano => (ts_ns % 1_000_000_000) as u32,
+        };
+        let mut r = Vec::with_capacity(16 + keep);
+        r.extend_from_slice(&secs.to_le_bytes());
+        r.extend_from_slice(&frac.to_le_bytes());
+        r.extend_from_slice(&(keep as u32).to_le_bytes());
+        r.extend_from_slice(&orig_len.max(keep as u32).to_le_bytes());
+        r.extend_from_slice(&data[..keep]);
+        self.w.write_all(&r)?;
+        self.w.flush()
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.w
+    }
+}
+
+impl PcapWriter<Vec<u8>> {
+    /// A file in memory with this link type, microsecond timestamps and
+    /// snap length 65535, and no frames yet.
+    pub fn in_memory(linktype: u32) -> PcapWriter<Vec<u8>> {
+        PcapWriter::new(Vec::new(), linktype, 65_535, Resolution::Micro)
+            .expect("writing to memory does not fail")
+    }
+
+    /// Appends a whole frame captured at `sec` seconds and `usec`
+    /// microseconds.
     pub fn push(&mut self, sec: u32, usec: u32, frame: &[u8]) {
+        let ts = u64::from(sec) * 1_000_000_000 + u64::from(usec) * 1000;
         let len = u32::try_from(frame.len()).expect("frame below 4 GiB");
-        self.buf.extend_from_slice(&sec.to_le_bytes());
-        self.buf.extend_from_slice(&usec.to_le_bytes());
-        self.buf.extend_from_slice(&len.to_le_bytes());
-        self.buf.extend_from_slice(&len.to_le_bytes());
-        self.buf.extend_from_slice(frame);
+        self.write(ts, len, frame)
+            .expect("writing to memory does not fail");
     }
 
     /// The file's bytes.
     pub fn finish(self) -> Vec<u8> {
-        self.buf
+        self.w
     }
 }
 
@@ -685,7 +746,7 @@ mod tests {
 
     #[test]
     fn writer_round_trips() {
-        let mut w = PcapWriter::new(1);
+        let mut w = PcapWriter::in_memory(1);
         w.push(1_704_067_200, 250, &[0xAA; 60]);
         let c = read(&w.finish()).unwrap();
         assert_eq!(c.frames.len(), 1);

@@ -493,7 +493,7 @@ pub fn timestamp(i: usize) -> (u32, u32) {
 
 /// The sample capture's bytes (pcap, LINKTYPE_ETHERNET, microseconds).
 pub fn sample_capture() -> Vec<u8> {
-    let mut w = PcapWriter::new(encap::LINKTYPE_ETHERNET);
+    let mut w = PcapWriter::in_memory(encap::LINKTYPE_ETHERNET);
     for (i, f) in sample_frames().iter().enumerate() {
         let (sec, usec) = timestamp(i);
         w.push(sec, usec, &f.frame);

@@ -587,7 +587,7 @@ fn a_capture_with_one_bad_packet_among_good_ones() {
         .take(4)
         .map(|f| f.frame)
         .collect();
-    let mut w = PcapWriter::new(1);
+    let mut w = PcapWriter::in_memory(1);
     for (i, f) in frames.iter().enumerate() {
         let mut f = f.clone();
         if i == 1 {
@@ -631,14 +631,14 @@ fn a_capture_with_one_bad_packet_among_good_ones() {
     assert!(text.stdout.contains("skipped: EtherType 0x0806"));
 
     // Only skipped frames: exit 0.
-    let mut w = PcapWriter::new(1);
+    let mut w = PcapWriter::in_memory(1);
     w.push(1, 0, &arp);
     std::fs::write(path.path(), w.finish()).unwrap();
     assert_eq!(mwdump(&[path.path()], b"").code, 0);
 
     // A capture cut inside its last record: the frames before it are
     // decoded and the damage is reported with its file offset.
-    let mut w = PcapWriter::new(1);
+    let mut w = PcapWriter::in_memory(1);
     w.push(1, 0, &frames[0]);
     w.push(2, 0, &frames[2]);
     let mut bytes = w.finish();
@@ -724,7 +724,7 @@ fn pcapng_with_per_interface_link_types() {
 
 #[test]
 fn unsupported_capture_link_type() {
-    let mut w = PcapWriter::new(105); // IEEE 802.11
+    let mut w = PcapWriter::in_memory(105); // IEEE 802.11
     w.push(1, 0, &[0; 30]);
     let run = mwdump(&["--json", "-"], &w.finish());
     let e = error_of(&run);

@@ -30,7 +30,7 @@ pub enum PcapLink {
 /// ..., transmit time 0, one microsecond apart in the file's timestamps).
 /// Ethernet frames keep the profile's frame sizes.
 pub fn write(templates: &[Template], count: u64, link: PcapLink) -> Vec<u8> {
-    let mut w = PcapWriter::new(match link {
+    let mut w = PcapWriter::in_memory(match link {
         PcapLink::Ethernet { .. } => encap::LINKTYPE_ETHERNET,
         PcapLink::Raw => encap::LINKTYPE_MESSAGEWAY,
     });
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn bad_captures_are_errors() {
         assert!(read(b"not a capture", LinkKind::Ethernet).is_err());
-        let mut w = PcapWriter::new(encap::LINKTYPE_MESSAGEWAY);
+        let mut w = PcapWriter::in_memory(encap::LINKTYPE_MESSAGEWAY);
         w.push(0, 0, &[0xFF, 0xFF, 0]);
         let e = read(&w.finish(), LinkKind::Ethernet).unwrap_err();
         assert!(matches!(e, PcapError::Packet { frame: 1, .. }), "{e}");

@@ -7,11 +7,6 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join(name)
-}
-
 fn mwctl(sock: &std::path::Path, args: &[&str]) -> (i32, String) {
     let mut all = vec![
         "mwctl".to_string(),
@@ -65,7 +60,7 @@ device = "net_null1,no-rx=1"
     );
     let path = dir.path().join("router.toml");
     std::fs::write(&path, cfg).unwrap();
-    let mwrouterd = bin("mwrouterd");
+    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
     if !mwrouterd.exists() {
         testkit::skip("mwctl::daemon_dpdk", "mwrouterd is not built");
         return;

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::policy::{Peer, Policy, own_uid, peer_credentials};
-use super::proto::{AdminError, Command, ErrorCode, MAX_LINE, Privilege, Request, Response};
+use crate::policy::{Peer, Policy, own_uid, peer_credentials};
+use crate::proto::{AdminError, AdminErrorCode, Command, MAX_LINE, Privilege, Request, Response};
 
 /// Where the daemon listens unless configured otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/mwrouter/mwrouterd.sock";
@@ -333,7 +333,7 @@ fn refuse_busy(sh: &Shared, s: &UnixStream) {
     let _ = s.set_nonblocking(false);
     let _ = s.set_write_timeout(Some(Duration::from_millis(100)));
     let e = AdminError::new(
-        ErrorCode::Busy,
+        AdminErrorCode::Busy,
         format!(
             "too many clients (at most {}); try again",
             sh.cfg.max_clients
@@ -481,7 +481,7 @@ fn serve_client(sh: &Shared, s: UnixStream) {
             ReadLine::Eof | ReadLine::Failed => return,
             ReadLine::TooLong => {
                 let e = AdminError::new(
-                    ErrorCode::TooLong,
+                    AdminErrorCode::TooLong,
                     format!(
                         "request line longer than {} bytes; closing",
                         sh.cfg.max_line
@@ -493,7 +493,7 @@ fn serve_client(sh: &Shared, s: UnixStream) {
             ReadLine::Timeout => {
                 sh.stats.timeouts.fetch_add(1, Ordering::Relaxed);
                 let e = AdminError::new(
-                    ErrorCode::Timeout,
+                    AdminErrorCode::Timeout,
                     format!(
                         "no complete request within {} ms; closing",
                         sh.cfg.idle_timeout.as_millis()

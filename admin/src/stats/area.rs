@@ -5,21 +5,20 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use dataplane::{PortCounters, StatsBlock};
+use rrp::PortId;
 use rrp::router::RouterStats;
 
-use super::snapshot::{port_slots, router_slots};
+use super::snapshot::router_slots;
 use super::{
     Error, HEADER_SLOTS, MAGIC, MAX_PORTS, PLANE_FIELDS, PORT_FIELDS, PlaneStatsSnapshot,
     PortSnapshot, ROUTER_FIELDS, Result, RouterSnapshot, Snapshot, VERSION, area_slots, slot,
 };
-use crate::PlaneStats;
 
-/// How often the control thread publishes (DESIGN.md: counters are read
-/// from the area, at most this old).
+/// How often the daemon publishes: counters read from the area are at most
+/// this old.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How long [`StatsReader::read`] retries by default before [`Error::Busy`].
@@ -121,10 +120,10 @@ impl StatsWriter {
 
     /// Publishes one set of counters: generation made odd, the whole area
     /// written, generation made even again (three positioned writes). The
-    /// ports are the workers' counters summed ([`dataplane::counters::sum`]).
+    /// ports' counters come as slots (the workers' counters summed).
     pub fn publish(
         &self,
-        ports: &[PortCounters],
+        ports: &[[u64; PORT_FIELDS]],
         router: &RouterStats,
         plane: &PlaneStatsSnapshot,
     ) -> Result<()> {
@@ -143,8 +142,8 @@ impl StatsWriter {
         fill(&mut buf, self.ports, odd, self.started_ns, now_ns());
         let mut at = HEADER_SLOTS;
         for c in ports {
-            for v in port_slots(c) {
-                put(&mut buf, at, v);
+            for v in c {
+                put(&mut buf, at, *v);
                 at += 1;
             }
         }
@@ -162,20 +161,6 @@ impl StatsWriter {
             .write_all_at(&(odd + 1).to_le_bytes(), GENERATION_OFFSET)?;
         *generation = odd + 1;
         Ok(())
-    }
-
-    /// Publishes the sum of the workers' blocks (ports missing from the
-    /// blocks count zero; ports beyond the area's are left out), the
-    /// engine's counters and the control thread's.
-    pub fn publish_blocks(
-        &self,
-        blocks: &[Arc<StatsBlock>],
-        router: &RouterStats,
-        plane: &PlaneStats,
-    ) -> Result<()> {
-        let mut ports = dataplane::counters::sum(blocks);
-        ports.resize(self.ports, PortCounters::default());
-        self.publish(&ports, router, &PlaneStatsSnapshot::load(plane))
     }
 
     /// The area's path.
@@ -330,7 +315,7 @@ impl StatsReader {
             .map(|p| {
                 let s: [u64; PORT_FIELDS] = core::array::from_fn(|i| get(b, at + i));
                 at += PORT_FIELDS;
-                PortSnapshot::from_slots(p, &s)
+                PortSnapshot::from_slots(PortId::new(p), &s)
             })
             .collect();
         let r: [u64; ROUTER_FIELDS] = core::array::from_fn(|i| get(b, at + i));

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use rrp::{Address, PortId};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -25,7 +26,7 @@ use serde_json::{Map, Value};
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The longest request or response line, newline included (64 KiB).
-/// A longer request is refused with [`ErrorCode::TooLong`] and the
+/// A longer request is refused with [`AdminErrorCode::TooLong`] and the
 /// connection closed. Streamed packets are cut to fit (see
 /// [`CAPTURE_MAX_SNAPLEN`]).
 pub const MAX_LINE: usize = 64 * 1024;
@@ -36,93 +37,14 @@ pub const CAPTURE_MAX_SNAPLEN: u32 = 16 * 1024;
 
 // ----- addresses and ports ---------------------------------------------------
 
-/// A MessageWay address, written `"0x0101"` in JSON (numbers and decimal
-/// strings are accepted on input).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Addr(pub u16);
-
-impl fmt::Display for Addr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0x{:04x}", self.0)
-    }
-}
-
-impl fmt::Debug for Addr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-/// Parses `0x0101` (hexadecimal) or `257` (decimal).
-fn parse_u16(s: &str) -> Result<u16, String> {
-    let t = s.trim();
-    let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u16::from_str_radix(h, 16)
-    } else {
-        t.parse::<u16>()
-    };
-    r.map_err(|_| format!("not a 16-bit address: {s:?} (write 0x0101 or 257)"))
-}
-
-impl FromStr for Addr {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Addr, String> {
-        parse_u16(s).map(Addr)
-    }
-}
-
-impl From<rrp::Address> for Addr {
-    fn from(a: rrp::Address) -> Addr {
-        Addr(a.0)
-    }
-}
-
-impl From<Addr> for rrp::Address {
-    fn from(a: Addr) -> rrp::Address {
-        rrp::Address(a.0)
-    }
-}
-
-impl Serialize for Addr {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Addr {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Addr, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Addr;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a 16-bit address (\"0x0101\" or 257)")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Addr, E> {
-                u16::try_from(v)
-                    .map(Addr)
-                    .map_err(|_| E::custom(format!("address {v} is larger than 0xffff")))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Addr, E> {
-                u64::try_from(v)
-                    .map_err(|_| E::custom(format!("address {v} is negative")))
-                    .and_then(|v| self.visit_u64(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Addr, E> {
-                v.parse().map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// A port of the box: its index (`0`, `1`, ...; a JSON number) or its
 /// HR's address (`"0x0101"`; a JSON string with `0x`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum PortSpec {
     /// The port's index.
-    Index(u16),
+    Index(PortId),
     /// The address of the port's HR.
-    Hr(Addr),
+    Hr(Address),
 }
 
 impl fmt::Display for PortSpec {
@@ -140,9 +62,11 @@ impl FromStr for PortSpec {
     fn from_str(s: &str) -> Result<PortSpec, String> {
         let t = s.trim();
         if t.starts_with("0x") || t.starts_with("0X") {
-            parse_u16(t).map(|a| PortSpec::Hr(Addr(a)))
+            t.parse::<Address>()
+                .map(PortSpec::Hr)
+                .map_err(|e| e.to_string())
         } else {
-            t.parse::<u16>().map(PortSpec::Index).map_err(|_| {
+            t.parse::<u16>().map(|i| PortSpec::Index(PortId(i))).map_err(|_| {
                 format!(
                     "not a port: {s:?} (a port index such as 0, or an HR address such as 0x0101)"
                 )
@@ -154,7 +78,7 @@ impl FromStr for PortSpec {
 impl Serialize for PortSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            PortSpec::Index(i) => s.serialize_u16(*i),
+            PortSpec::Index(i) => i.serialize(s),
             PortSpec::Hr(a) => a.serialize(s),
         }
     }
@@ -170,7 +94,7 @@ impl<'de> Deserialize<'de> for PortSpec {
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortSpec, E> {
                 u16::try_from(v)
-                    .map(PortSpec::Index)
+                    .map(|i| PortSpec::Index(PortId(i)))
                     .map_err(|_| E::custom(format!("port index {v} is too large")))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<PortSpec, E> {
@@ -214,7 +138,7 @@ pub enum Show {
         port: Option<PortSpec>,
         /// Only RTs of this SAN.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        san: Option<Addr>,
+        san: Option<Address>,
     },
     /// The best route of an HR to every destination it knows.
     Routes {
@@ -243,7 +167,7 @@ pub enum Show {
     /// The lookup a packet to `dst` gets on each ingress HR (or one).
     Route {
         /// The destination.
-        dst: Addr,
+        dst: Address,
         /// Only this ingress port.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         port: Option<PortSpec>,
@@ -288,7 +212,7 @@ pub enum RouteOp {
         /// The HR (port) whose SAN the node is on.
         port: PortSpec,
         /// The node's address.
-        dst: Addr,
+        dst: Address,
         /// Its native address on that SAN: `02:00:00:00:00:01` (MAC),
         /// `127.0.0.1:7000` or `[::1]:7000` (UDP), or colon-separated hex.
         native: String,
@@ -304,7 +228,7 @@ pub enum RouteOp {
         /// The HR (port).
         port: PortSpec,
         /// The node's address.
-        dst: Addr,
+        dst: Address,
     },
 }
 
@@ -320,15 +244,19 @@ pub enum Clear {
     },
 }
 
-/// A log level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// The daemon's log level: `log.level` in its configuration, `log_level`
+/// here (the most detailed level logged).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     /// Errors only.
     Error,
     /// Warnings and errors.
     Warn,
     /// The default.
+    #[default]
     Info,
     /// Protocol events.
     Debug,
@@ -337,7 +265,7 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
-    /// The level's name.
+    /// The level's name (also what `tracing`'s filters take).
     pub fn name(self) -> &'static str {
         match self {
             LogLevel::Error => "error",
@@ -549,7 +477,7 @@ impl Request {
     pub fn parse(line: &[u8]) -> Result<Request, BadRequest> {
         let value: Value = serde_json::from_slice(line).map_err(|e| BadRequest {
             id: None,
-            error: AdminError::new(ErrorCode::BadJson, format!("not JSON: {e}")),
+            error: AdminError::new(AdminErrorCode::BadJson, format!("not JSON: {e}")),
         })?;
         Request::from_value(value)
     }
@@ -563,7 +491,7 @@ impl Request {
         let Value::Object(mut map) = value else {
             return Err(bad(
                 None,
-                ErrorCode::BadRequest,
+                AdminErrorCode::BadRequest,
                 "a request is a JSON object".into(),
             ));
         };
@@ -573,7 +501,7 @@ impl Request {
             Some(other) => {
                 return Err(bad(
                     None,
-                    ErrorCode::BadRequest,
+                    AdminErrorCode::BadRequest,
                     format!("\"id\" must be an unsigned integer, not {other}"),
                 ));
             }
@@ -582,7 +510,7 @@ impl Request {
             None => {
                 return Err(bad(
                     id,
-                    ErrorCode::BadRequest,
+                    AdminErrorCode::BadRequest,
                     "missing \"v\" (the protocol version, 1)".into(),
                 ));
             }
@@ -590,7 +518,7 @@ impl Request {
             Some(other) => {
                 return Err(bad(
                     id,
-                    ErrorCode::BadRequest,
+                    AdminErrorCode::BadRequest,
                     format!("\"v\" must be an unsigned integer, not {other}"),
                 ));
             }
@@ -598,7 +526,7 @@ impl Request {
         if v != u64::from(PROTOCOL_VERSION) {
             return Err(bad(
                 id,
-                ErrorCode::BadVersion,
+                AdminErrorCode::BadVersion,
                 format!(
                     "protocol version {v} is not supported (this daemon speaks {PROTOCOL_VERSION})"
                 ),
@@ -606,7 +534,11 @@ impl Request {
         }
         match map.get("cmd") {
             None => {
-                return Err(bad(id, ErrorCode::BadRequest, "missing \"cmd\"".into()));
+                return Err(bad(
+                    id,
+                    AdminErrorCode::BadRequest,
+                    "missing \"cmd\"".into(),
+                ));
             }
             Some(Value::String(c)) => {
                 if !Command::NAMES.contains(&c.as_str()) {
@@ -614,7 +546,7 @@ impl Request {
                     truncate_at_char(&mut c, 64);
                     return Err(bad(
                         id,
-                        ErrorCode::UnknownCommand,
+                        AdminErrorCode::UnknownCommand,
                         format!(
                             "unknown command {c:?} (known: {})",
                             Command::NAMES.join(", ")
@@ -625,7 +557,7 @@ impl Request {
             Some(other) => {
                 return Err(bad(
                     id,
-                    ErrorCode::BadRequest,
+                    AdminErrorCode::BadRequest,
                     format!("\"cmd\" must be a string, not {}", json_type(other)),
                 ));
             }
@@ -637,13 +569,13 @@ impl Request {
             {
                 return Err(bad(
                     id,
-                    ErrorCode::BadRequest,
+                    AdminErrorCode::BadRequest,
                     format!("\"{tag}\" must be a string, not {}", json_type(t)),
                 ));
             }
         }
         let cmd: Command = serde_json::from_value(Value::Object(map))
-            .map_err(|e| bad(id, ErrorCode::BadRequest, e.to_string()))?;
+            .map_err(|e| bad(id, AdminErrorCode::BadRequest, e.to_string()))?;
         Ok(Request {
             v: PROTOCOL_VERSION,
             id,
@@ -683,10 +615,11 @@ fn truncate_at_char(s: &mut String, max: usize) {
 
 // ----- responses -------------------------------------------------------------
 
-/// Why a request failed.
+/// Why an admin request failed (the admin protocol's codes; the draft's
+/// ERR codes are `rrp::ErrorCode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
+pub enum AdminErrorCode {
     /// The line is not JSON (or not UTF-8).
     BadJson,
     /// JSON, but not a valid request: not an object, a missing field, a
@@ -715,27 +648,27 @@ pub enum ErrorCode {
     Other,
 }
 
-impl ErrorCode {
+impl AdminErrorCode {
     /// The code as it appears on the wire.
     pub fn name(self) -> &'static str {
         match self {
-            ErrorCode::BadJson => "bad_json",
-            ErrorCode::BadRequest => "bad_request",
-            ErrorCode::BadVersion => "bad_version",
-            ErrorCode::UnknownCommand => "unknown_command",
-            ErrorCode::TooLong => "too_long",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::Failed => "failed",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Busy => "busy",
-            ErrorCode::Unsupported => "unsupported",
-            ErrorCode::Other => "other",
+            AdminErrorCode::BadJson => "bad_json",
+            AdminErrorCode::BadRequest => "bad_request",
+            AdminErrorCode::BadVersion => "bad_version",
+            AdminErrorCode::UnknownCommand => "unknown_command",
+            AdminErrorCode::TooLong => "too_long",
+            AdminErrorCode::Forbidden => "forbidden",
+            AdminErrorCode::Failed => "failed",
+            AdminErrorCode::NotFound => "not_found",
+            AdminErrorCode::Timeout => "timeout",
+            AdminErrorCode::Busy => "busy",
+            AdminErrorCode::Unsupported => "unsupported",
+            AdminErrorCode::Other => "other",
         }
     }
 }
 
-impl fmt::Display for ErrorCode {
+impl fmt::Display for AdminErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -745,14 +678,14 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdminError {
     /// Machine-readable.
-    pub code: ErrorCode,
+    pub code: AdminErrorCode,
     /// For people.
     pub message: String,
 }
 
 impl AdminError {
     /// An error with this code and message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> AdminError {
+    pub fn new(code: AdminErrorCode, message: impl Into<String>) -> AdminError {
         AdminError {
             code,
             message: message.into(),
@@ -761,27 +694,27 @@ impl AdminError {
 
     /// `failed`.
     pub fn failed(message: impl Into<String>) -> AdminError {
-        AdminError::new(ErrorCode::Failed, message)
+        AdminError::new(AdminErrorCode::Failed, message)
     }
 
     /// `not_found`.
     pub fn not_found(message: impl Into<String>) -> AdminError {
-        AdminError::new(ErrorCode::NotFound, message)
+        AdminError::new(AdminErrorCode::NotFound, message)
     }
 
     /// `bad_request`.
     pub fn bad_request(message: impl Into<String>) -> AdminError {
-        AdminError::new(ErrorCode::BadRequest, message)
+        AdminError::new(AdminErrorCode::BadRequest, message)
     }
 
     /// `unsupported`.
     pub fn unsupported(message: impl Into<String>) -> AdminError {
-        AdminError::new(ErrorCode::Unsupported, message)
+        AdminError::new(AdminErrorCode::Unsupported, message)
     }
 
     /// `forbidden`.
     pub fn forbidden(message: impl Into<String>) -> AdminError {
-        AdminError::new(ErrorCode::Forbidden, message)
+        AdminError::new(AdminErrorCode::Forbidden, message)
     }
 }
 
@@ -865,7 +798,7 @@ impl Response {
             Ok(self.result.unwrap_or(Value::Null))
         } else {
             Err(self.error.unwrap_or_else(|| {
-                AdminError::new(ErrorCode::Other, "error response without an error")
+                AdminError::new(AdminErrorCode::Other, "error response without an error")
             }))
         }
     }
@@ -983,10 +916,10 @@ impl CapturedPacket {
 pub enum CaptureEvent {
     /// First item: what the packets are.
     Start {
-        /// The port's index.
-        port: u16,
+        /// The port.
+        port: PortId,
         /// Its HR's address.
-        hr: Addr,
+        hr: Address,
         /// pcap link type: 1 (Ethernet frames as on the wire) or 147
         /// (LINKTYPE_USER0: raw MessageWay packets, e.g. UDP payloads).
         linktype: u32,
@@ -1107,13 +1040,16 @@ mod tests {
 
     #[test]
     fn addresses_and_ports() {
-        assert_eq!("0x0101".parse::<Addr>(), Ok(Addr(0x101)));
-        assert_eq!("257".parse::<Addr>(), Ok(Addr(257)));
-        assert!("0x10000".parse::<Addr>().is_err());
-        assert_eq!("3".parse::<PortSpec>(), Ok(PortSpec::Index(3)));
-        assert_eq!("0x0115".parse::<PortSpec>(), Ok(PortSpec::Hr(Addr(0x115))));
+        assert_eq!("0x0101".parse::<Address>(), Ok(Address(0x101)));
+        assert_eq!("257".parse::<Address>(), Ok(Address(257)));
+        assert!("0x10000".parse::<Address>().is_err());
+        assert_eq!("3".parse::<PortSpec>(), Ok(PortSpec::Index(PortId(3))));
+        assert_eq!(
+            "0x0115".parse::<PortSpec>(),
+            Ok(PortSpec::Hr(Address(0x115)))
+        );
         assert!("eth0".parse::<PortSpec>().is_err());
-        let v: Value = serde_json::to_value(PortSpec::Hr(Addr(0x115))).unwrap();
+        let v: Value = serde_json::to_value(PortSpec::Hr(Address(0x115))).unwrap();
         assert_eq!(v, Value::String("0x0115".into()));
     }
 
@@ -1122,7 +1058,7 @@ mod tests {
         let r = Request::new(
             Some(7),
             Command::Show(Show::Lrt {
-                port: Some(PortSpec::Index(0)),
+                port: Some(PortSpec::Index(PortId(0))),
             }),
         );
         assert_eq!(

@@ -8,18 +8,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use control::admin::policy::Peer;
-use control::admin::proto::{
-    Addr, CaptureEvent, CaptureSummary, Clear, Command, Direction, ErrorCode, LogLevel, PortSpec,
+use admin::policy::Peer;
+use admin::proto::{
+    AdminErrorCode, CaptureEvent, CaptureSummary, Clear, Command, Direction, LogLevel, PortSpec,
     PortState, Privilege, Request, Response, RouteOp, Show, StatsFormat,
 };
-use control::admin::sample::SampleHandler;
-use control::admin::server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};
-use control::admin::view::{
+use admin::sample::SampleBox;
+use admin::server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};
+use admin::view::{
     CounterRow, FibRow, HrRow, LrtRow, NeighborRow, PortRow, PrometheusText, RouteLookup, RouteRow,
     RouterInfo, RtRow, Stats, VersionInfo,
 };
-use control::admin::{AdminError, Policy};
+use admin::{AdminError, Backend as _, Policy};
+use rrp::{Address, PortId};
 use serde_json::{Value, json};
 
 struct Fixture {
@@ -42,7 +43,7 @@ fn fixture_with(f: impl FnOnce(&mut ServerConfig), handler: Arc<dyn Handler>) ->
 }
 
 fn fixture() -> Fixture {
-    fixture_with(|_| {}, Arc::new(SampleHandler::new()))
+    fixture_with(|_| {}, SampleBox::handler())
 }
 
 struct Client {
@@ -91,7 +92,7 @@ impl Client {
         r.result.unwrap_or(Value::Null)
     }
 
-    fn err(&mut self, line: &str) -> (Option<u64>, ErrorCode) {
+    fn err(&mut self, line: &str) -> (Option<u64>, AdminErrorCode) {
         let r = self.raw(line);
         assert!(!r.ok, "{line}: {r:?}");
         assert!(r.result.is_none());
@@ -107,8 +108,8 @@ impl Client {
 }
 
 fn every_command() -> Vec<Command> {
-    let p0 = Some(PortSpec::Index(0));
-    let hr1 = PortSpec::Hr(Addr(0x0116));
+    let p0 = Some(PortSpec::Index(PortId(0)));
+    let hr1 = PortSpec::Hr(Address(0x0116));
     vec![
         Command::Show(Show::Router {}),
         Command::Show(Show::Hrs {}),
@@ -117,14 +118,14 @@ fn every_command() -> Vec<Command> {
         Command::Show(Show::Lrt { port: p0 }),
         Command::Show(Show::Rts {
             port: None,
-            san: Some(Addr(0x0202)),
+            san: Some(Address(0x0202)),
         }),
         Command::Show(Show::Routes { port: Some(hr1) }),
         Command::Show(Show::Fib { port: None }),
         Command::Show(Show::Neighbors { port: None }),
         Command::Show(Show::Counters { port: p0 }),
         Command::Show(Show::Route {
-            dst: Addr(0x0102),
+            dst: Address(0x0102),
             port: None,
         }),
         Command::Port {
@@ -132,19 +133,19 @@ fn every_command() -> Vec<Command> {
             state: PortState::Down,
         },
         Command::Port {
-            port: PortSpec::Index(1),
+            port: PortSpec::Index(PortId(1)),
             state: PortState::Up,
         },
         Command::Route(RouteOp::Add {
-            port: PortSpec::Index(1),
-            dst: Addr(0x0103),
+            port: PortSpec::Index(PortId(1)),
+            dst: Address(0x0103),
             native: "02:00:00:00:01:03".into(),
             name: Some("h3".into()),
             router: false,
         }),
         Command::Route(RouteOp::Del {
-            port: PortSpec::Index(1),
-            dst: Addr(0x0103),
+            port: PortSpec::Index(PortId(1)),
+            dst: Address(0x0103),
         }),
         Command::Clear(Clear::Counters { port: None }),
         Command::LogLevel {
@@ -152,7 +153,7 @@ fn every_command() -> Vec<Command> {
         },
         Command::Reload {},
         Command::Capture {
-            port: PortSpec::Index(0),
+            port: PortSpec::Index(PortId(0)),
             count: Some(2),
             drops: true,
             transmitted: false,
@@ -196,27 +197,27 @@ fn documented_request_shapes() {
         (
             r#"{"v":1,"cmd":"show","what":"lrt","port":0}"#,
             Command::Show(Show::Lrt {
-                port: Some(PortSpec::Index(0)),
+                port: Some(PortSpec::Index(PortId(0))),
             }),
         ),
         (
             r#"{"v":1,"cmd":"show","what":"route","dst":"0x0123","port":"0x0115"}"#,
             Command::Show(Show::Route {
-                dst: Addr(0x123),
-                port: Some(PortSpec::Hr(Addr(0x115))),
+                dst: Address(0x123),
+                port: Some(PortSpec::Hr(Address(0x115))),
             }),
         ),
         (
             r#"{"v":1,"cmd":"show","what":"route","dst":291}"#,
             Command::Show(Show::Route {
-                dst: Addr(0x123),
+                dst: Address(0x123),
                 port: None,
             }),
         ),
         (
             r#"{"v":1,"cmd":"port","port":1,"state":"down"}"#,
             Command::Port {
-                port: PortSpec::Index(1),
+                port: PortSpec::Index(PortId(1)),
                 state: PortState::Down,
             },
         ),
@@ -284,7 +285,7 @@ fn every_command_is_served() {
             assert!(matches!(
                 start,
                 CaptureEvent::Start {
-                    port: 0,
+                    port: PortId(0),
                     linktype: 147,
                     snaplen: 64,
                     ..
@@ -351,7 +352,7 @@ fn sample_answers_make_sense() {
     let fx = fixture();
     let mut c = Client::connect(&fx.path);
     let lrt: Vec<LrtRow> = serde_json::from_value(c.ok(Command::Show(Show::Lrt {
-        port: Some(PortSpec::Index(0)),
+        port: Some(PortSpec::Index(PortId(0))),
     })))
     .unwrap();
     let addrs: Vec<u16> = lrt.iter().map(|r| r.address.0).collect();
@@ -362,19 +363,19 @@ fn sample_answers_make_sense() {
     let n: Vec<NeighborRow> =
         serde_json::from_value(c.ok(Command::Show(Show::Neighbors { port: None }))).unwrap();
     assert_eq!(n.len(), 1);
-    assert_eq!(n[0].address, Addr(0x0117));
+    assert_eq!(n[0].address, Address(0x0117));
     // h2 is behind HR 0x0116: from port 0 it is forwarded out of port 1.
     let l: RouteLookup = serde_json::from_value(c.ok(Command::Show(Show::Route {
-        dst: Addr(0x0102),
-        port: Some(PortSpec::Index(0)),
+        dst: Address(0x0102),
+        port: Some(PortSpec::Index(PortId(0))),
     })))
     .unwrap();
     assert_eq!(l.lookups.len(), 1);
     assert_eq!(l.lookups[0].result, "forward", "{l:?}");
-    assert_eq!(l.lookups[0].egress, Some(1));
+    assert_eq!(l.lookups[0].egress, Some(PortId(1)));
     assert_eq!(l.lookups[0].next_hop, "02:00:00:00:01:02");
     let l: RouteLookup = serde_json::from_value(c.ok(Command::Show(Show::Route {
-        dst: Addr(0x0999),
+        dst: Address(0x0999),
         port: None,
     })))
     .unwrap();
@@ -383,21 +384,21 @@ fn sample_answers_make_sense() {
     let r = c.call(
         5,
         Command::Show(Show::Lrt {
-            port: Some(PortSpec::Index(9)),
+            port: Some(PortSpec::Index(PortId(9))),
         }),
     );
-    assert_eq!(r.error.unwrap().code, ErrorCode::NotFound);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::NotFound);
     let r = c.call(
         6,
         Command::Route(RouteOp::Del {
-            port: PortSpec::Index(0),
-            dst: Addr(0x0999),
+            port: PortSpec::Index(PortId(0)),
+            dst: Address(0x0999),
         }),
     );
-    assert_eq!(r.error.unwrap().code, ErrorCode::NotFound);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::NotFound);
     // Clearing counters clears them.
     c.ok(Command::Clear(Clear::Counters {
-        port: Some(PortSpec::Index(0)),
+        port: Some(PortSpec::Index(PortId(0))),
     }));
     let rows: Vec<CounterRow> =
         serde_json::from_value(c.ok(Command::Show(Show::Counters { port: None }))).unwrap();
@@ -409,12 +410,15 @@ fn sample_answers_make_sense() {
 fn malformed_json_gets_an_error_and_the_connection_goes_on() {
     let fx = fixture();
     let mut c = Client::connect(&fx.path);
-    assert_eq!(c.err("{not json"), (None, ErrorCode::BadJson));
-    assert_eq!(c.err(""), (None, ErrorCode::BadJson));
+    assert_eq!(c.err("{not json"), (None, AdminErrorCode::BadJson));
+    assert_eq!(c.err(""), (None, AdminErrorCode::BadJson));
     c.send_raw(b"\xff\xfe{}\n");
-    assert_eq!(c.read().unwrap().error.unwrap().code, ErrorCode::BadJson);
-    assert_eq!(c.err("[1,2,3]").1, ErrorCode::BadRequest);
-    assert_eq!(c.err("42").1, ErrorCode::BadRequest);
+    assert_eq!(
+        c.read().unwrap().error.unwrap().code,
+        AdminErrorCode::BadJson
+    );
+    assert_eq!(c.err("[1,2,3]").1, AdminErrorCode::BadRequest);
+    assert_eq!(c.err("42").1, AdminErrorCode::BadRequest);
     // Still served.
     let v = c.ok(Command::Version {});
     assert_eq!(v["protocol"], 1);
@@ -429,7 +433,7 @@ fn unknown_commands_and_wrong_types() {
     let mut c = Client::connect(&fx.path);
     assert_eq!(
         c.err(r#"{"v":1,"id":4,"cmd":"reboot"}"#),
-        (Some(4), ErrorCode::UnknownCommand)
+        (Some(4), AdminErrorCode::UnknownCommand)
     );
     let cases = [
         r#"{"v":1,"id":5,"cmd":"show","what":"everything"}"#,
@@ -458,20 +462,20 @@ fn unknown_commands_and_wrong_types() {
     ];
     for line in cases {
         let (id, code) = c.err(line);
-        assert_eq!(code, ErrorCode::BadRequest, "{line}");
+        assert_eq!(code, AdminErrorCode::BadRequest, "{line}");
         assert_eq!(id, Some(5), "{line}");
     }
     assert_eq!(
         c.err(r#"{"v":2,"id":6,"cmd":"version"}"#),
-        (Some(6), ErrorCode::BadVersion)
+        (Some(6), AdminErrorCode::BadVersion)
     );
     assert_eq!(
         c.err(r#"{"id":-1,"v":1,"cmd":"version"}"#),
-        (None, ErrorCode::BadRequest)
+        (None, AdminErrorCode::BadRequest)
     );
     assert_eq!(
         c.err(r#"{"id":7,"cmd":"version"}"#),
-        (Some(7), ErrorCode::BadRequest)
+        (Some(7), AdminErrorCode::BadRequest)
     );
     // The answer to a bad argument names it.
     let r = c.raw(r#"{"v":1,"cmd":"show","what":"lrt","port":"eth0"}"#);
@@ -488,18 +492,18 @@ fn oversized_line_is_refused_and_closed() {
     // The server may close before it has read everything: ignore EPIPE.
     let _ = c.w.write_all(&big);
     let r = c.read().unwrap();
-    assert_eq!(r.error.unwrap().code, ErrorCode::TooLong);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::TooLong);
     assert!(c.eof());
     // A line just under the limit is read (and refused for its field).
     let mut c = Client::connect(&fx.path);
     let mut line = br#"{"v":1,"id":9,"cmd":"version","pad":""#.to_vec();
-    line.resize(control::admin::proto::MAX_LINE - 3, b'x');
+    line.resize(admin::proto::MAX_LINE - 3, b'x');
     line.extend_from_slice(b"\"}\n");
-    assert_eq!(line.len(), control::admin::proto::MAX_LINE);
+    assert_eq!(line.len(), admin::proto::MAX_LINE);
     c.send_raw(&line);
     let r = c.read().unwrap();
     assert_eq!(r.id, Some(9));
-    assert_eq!(r.error.unwrap().code, ErrorCode::BadRequest);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::BadRequest);
     // Others are served.
     let mut d = Client::connect(&fx.path);
     assert!(d.ok(Command::Version {}).is_object());
@@ -509,7 +513,7 @@ fn oversized_line_is_refused_and_closed() {
 fn silent_client_times_out_while_others_are_served() {
     let fx = fixture_with(
         |c| c.idle_timeout = Duration::from_millis(1000),
-        Arc::new(SampleHandler::new()),
+        SampleBox::handler(),
     );
     let t0 = Instant::now();
     let mut silent = Client::connect(&fx.path);
@@ -523,7 +527,7 @@ fn silent_client_times_out_while_others_are_served() {
     assert!(t0.elapsed() < Duration::from_millis(1000), "served at once");
     for c in [&mut silent, &mut slow] {
         let r = c.read().unwrap();
-        assert_eq!(r.error.unwrap().code, ErrorCode::Timeout);
+        assert_eq!(r.error.unwrap().code, AdminErrorCode::Timeout);
         assert!(c.eof());
     }
     assert!(t0.elapsed() >= Duration::from_millis(1000));
@@ -557,13 +561,13 @@ fn fifty_concurrent_clients() {
                     let r = c.call(
                         id,
                         Command::Show(Show::Counters {
-                            port: Some(PortSpec::Index((j % 2) as u16)),
+                            port: Some(PortSpec::Index(PortId((j % 2) as u16))),
                         }),
                     );
                     assert!(r.ok, "{r:?}");
                     let rows: Vec<CounterRow> = serde_json::from_value(r.result.unwrap()).unwrap();
                     assert_eq!(rows.len(), 1);
-                    assert_eq!(rows[0].port, (j % 2) as u16);
+                    assert_eq!(rows[0].port, PortId((j % 2) as u16));
                 }
             })
         })
@@ -578,14 +582,14 @@ fn fifty_concurrent_clients() {
 
 #[test]
 fn clients_beyond_the_limit_are_told_busy() {
-    let fx = fixture_with(|c| c.max_clients = 2, Arc::new(SampleHandler::new()));
+    let fx = fixture_with(|c| c.max_clients = 2, SampleBox::handler());
     let mut a = Client::connect(&fx.path);
     let mut b = Client::connect(&fx.path);
     assert!(a.ok(Command::Version {}).is_object());
     assert!(b.ok(Command::Version {}).is_object());
     let mut c = Client::connect(&fx.path);
     let r = c.read().unwrap();
-    assert_eq!(r.error.unwrap().code, ErrorCode::Busy);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::Busy);
     assert!(c.eof());
     drop(a);
     // The slot frees up.
@@ -598,13 +602,13 @@ fn clients_beyond_the_limit_are_told_busy() {
         if r.ok {
             break;
         }
-        assert_eq!(r.error.unwrap().code, ErrorCode::Busy);
+        assert_eq!(r.error.unwrap().code, AdminErrorCode::Busy);
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-fn as_peer(uid: u32, gid: u32, groups: &[u32]) -> control::admin::server::PeerLookup {
+fn as_peer(uid: u32, gid: u32, groups: &[u32]) -> admin::server::PeerLookup {
     let groups = groups.to_vec();
     Arc::new(move |_s: &UnixStream| {
         Ok(Peer {
@@ -626,7 +630,7 @@ fn policy() -> Policy {
 
 #[test]
 fn read_only_peer_may_read_but_not_change() {
-    let handler = Arc::new(SampleHandler::new());
+    let handler = SampleBox::handler();
     let fx = fixture_with(
         |c| {
             c.policy = policy();
@@ -646,18 +650,18 @@ fn read_only_peer_may_read_but_not_change() {
         let r = c.call(3, cmd.clone());
         assert!(!r.ok, "{cmd:?}");
         let e = r.error.unwrap();
-        assert_eq!(e.code, ErrorCode::Forbidden, "{cmd:?}");
+        assert_eq!(e.code, AdminErrorCode::Forbidden, "{cmd:?}");
         assert!(e.message.contains(cmd.name()), "{}", e.message);
     }
     // Nothing changed, and the connection is still open.
-    assert_eq!(handler.log_level(), LogLevel::Info);
-    assert_eq!(handler.reloads(), 0);
+    assert_eq!(handler.backend().log_level(), LogLevel::Info);
+    assert_eq!(handler.backend().reloads(), 0);
     assert!(c.ok(Command::Version {}).is_object());
 }
 
 #[test]
 fn admin_group_member_may_change() {
-    let handler = Arc::new(SampleHandler::new());
+    let handler = SampleBox::handler();
     let fx = fixture_with(
         |c| {
             c.policy = policy();
@@ -670,8 +674,8 @@ fn admin_group_member_may_change() {
         level: LogLevel::Trace,
     });
     c.ok(Command::Reload {});
-    assert_eq!(handler.log_level(), LogLevel::Trace);
-    assert_eq!(handler.reloads(), 1);
+    assert_eq!(handler.backend().log_level(), LogLevel::Trace);
+    assert_eq!(handler.backend().reloads(), 1);
 }
 
 #[test]
@@ -681,12 +685,12 @@ fn others_are_refused_and_closed() {
             c.policy = policy();
             c.peer_lookup = Some(as_peer(4242, 100, &[5]));
         },
-        Arc::new(SampleHandler::new()),
+        SampleBox::handler(),
     );
     let mut c = Client::connect(&fx.path);
     let r = c.call(8, Command::Version {});
     let e = r.error.unwrap();
-    assert_eq!(e.code, ErrorCode::Forbidden);
+    assert_eq!(e.code, AdminErrorCode::Forbidden);
     assert!(e.message.contains("4242"), "{}", e.message);
     assert!(c.eof());
     // With readonly_everyone they may read.
@@ -698,13 +702,13 @@ fn others_are_refused_and_closed() {
             };
             c.peer_lookup = Some(as_peer(4242, 100, &[5]));
         },
-        Arc::new(SampleHandler::new()),
+        SampleBox::handler(),
     );
     let mut c = Client::connect(&fx.path);
     assert!(c.ok(Command::Version {}).is_object());
     assert_eq!(
         c.call(9, Command::Reload {}).error.unwrap().code,
-        ErrorCode::Forbidden
+        AdminErrorCode::Forbidden
     );
     let mode = std::fs::metadata(&fx.path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o666);
@@ -713,13 +717,13 @@ fn others_are_refused_and_closed() {
 #[test]
 fn real_credentials_of_this_process_are_admin() {
     // This test process is the daemon's own uid (and maybe root): admin.
-    let handler = Arc::new(SampleHandler::new());
+    let handler = SampleBox::handler();
     let fx = fixture_with(|_| {}, handler.clone());
     let mut c = Client::connect(&fx.path);
     c.ok(Command::LogLevel {
         level: LogLevel::Warn,
     });
-    assert_eq!(handler.log_level(), LogLevel::Warn);
+    assert_eq!(handler.backend().log_level(), LogLevel::Warn);
 }
 
 struct Panicky;
@@ -761,16 +765,16 @@ fn handler_panics_and_errors_do_not_disturb_the_server() {
     let fx = fixture_with(|_| {}, Arc::new(Panicky));
     let mut c = Client::connect(&fx.path);
     let r = c.call(1, Command::Reload {});
-    assert_eq!(r.error.unwrap().code, ErrorCode::Failed);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::Failed);
     let r = c.call(2, Command::Show(Show::Hrs {}));
-    assert_eq!(r.error.unwrap().code, ErrorCode::Unsupported);
+    assert_eq!(r.error.unwrap().code, AdminErrorCode::Unsupported);
     assert_eq!(c.ok(Command::Version {})["daemon"], "panicky");
     // A stream ends when its client leaves.
     let mut s = Client::connect(&fx.path);
     let r = s.call(
         3,
         Command::Capture {
-            port: PortSpec::Index(0),
+            port: PortSpec::Index(PortId(0)),
             count: None,
             drops: false,
             transmitted: false,
@@ -793,11 +797,11 @@ fn socket_file_lifecycle() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a").join("b").join("mw.sock");
     // Parent directories are created; the default mode is 0660.
-    let h = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap();
+    let h = serve(ServerConfig::new(&path), SampleBox::handler()).unwrap();
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o660);
     // A second server on a live socket is refused.
-    let e = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap_err();
+    let e = serve(ServerConfig::new(&path), SampleBox::handler()).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse);
     // Stopping closes clients and removes the socket.
     let mut c = Client::connect(&path);
@@ -809,12 +813,12 @@ fn socket_file_lifecycle() {
     let l = UnixListener::bind(&path).unwrap();
     drop(l);
     assert!(path.exists());
-    let h = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap();
+    let h = serve(ServerConfig::new(&path), SampleBox::handler()).unwrap();
     assert!(Client::connect(&path).ok(Command::Version {}).is_object());
     drop(h);
     // A file that is not a socket is left alone.
     std::fs::write(&path, b"precious").unwrap();
-    let e = serve(ServerConfig::new(&path), Arc::new(SampleHandler::new())).unwrap_err();
+    let e = serve(ServerConfig::new(&path), SampleBox::handler()).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
     // No temporary files are left behind.
@@ -828,14 +832,14 @@ fn socket_file_lifecycle() {
 #[test]
 fn socket_group_follows_the_policy() {
     use std::os::unix::fs::MetadataExt;
-    if control::admin::policy::own_uid() != 0 {
+    if admin::policy::own_uid() != 0 {
         return; // chown to another group needs root
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mw.sock");
     let mut cfg = ServerConfig::new(&path);
     cfg.policy = policy();
-    let _h = serve(cfg, Arc::new(SampleHandler::new())).unwrap();
+    let _h = serve(cfg, SampleBox::handler()).unwrap();
     let m = std::fs::metadata(&path).unwrap();
     assert_eq!(m.gid(), 901);
     assert_eq!(m.mode() & 0o777, 0o660);
@@ -846,7 +850,7 @@ fn capture_requests_are_checked_before_streaming_and_say_their_direction() {
     let fx = fixture();
     let mut c = Client::connect(&fx.path);
     let capture = |drops, transmitted| Command::Capture {
-        port: PortSpec::Index(0),
+        port: PortSpec::Index(PortId(0)),
         count: Some(2),
         drops,
         transmitted,
@@ -856,7 +860,7 @@ fn capture_requests_are_checked_before_streaming_and_say_their_direction() {
     let r = c.call(1, capture(true, true));
     assert!(!r.ok && !r.more, "{r:?}");
     let e = r.error.unwrap();
-    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert_eq!(e.code, AdminErrorCode::BadRequest);
     assert!(e.message.contains("exclude each other"), "{}", e.message);
     // Still served; received packets are `rx`, transmitted ones `tx`.
     for (transmitted, dir) in [(false, Direction::Rx), (true, Direction::Tx)] {

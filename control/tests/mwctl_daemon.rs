@@ -19,7 +19,7 @@ use rrp::wire::{HeaderRepr, PacketRepr};
 
 /// The mwrouterd binary beside this test's executable, built if missing.
 fn mwrouterd() -> PathBuf {
-    testkit::workspace_bin("control", "mwrouterd", &[])
+    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
 }
 
 fn free_ports<const N: usize>() -> [u16; N] {
@@ -310,9 +310,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
 
     // A read-only client (nobody) may read but not change.
     let nobody = |args: &[&str]| {
-        let exe = std::env::current_exe().unwrap();
-        let mwctl_bin = exe.parent().unwrap().parent().unwrap().join("mwctl");
-        Command::new(mwctl_bin)
+        Command::new(testkit::workspace_bin("mwctl", "mwctl", &[]))
             .arg("--socket")
             .arg(&sock)
             .args(args)

@@ -2,24 +2,21 @@
 //! `clear counters` saves ([`Baseline`]).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 
-use dataplane::PortCounters;
-use rrp::DropReason;
 use rrp::router::RouterStats;
+use rrp::{DropReason, PortId};
 use serde::{Deserialize, Serialize};
 
 use super::{
     PLANE_COUNTERS, PLANE_FIELDS, PORT_COUNTERS, PORT_FIELDS, REFUSALS, ROUTER_COUNTERS,
     ROUTER_FIELDS, refusal_index, refusal_name,
 };
-use crate::PlaneStats;
 
 /// The counters of one port (summed over the workers).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortSnapshot {
-    /// Port index.
-    pub port: u16,
+    /// The port.
+    pub port: PortId,
     /// Packets received.
     pub received: u64,
     /// Received packets flagged with a receive error by the port.
@@ -42,48 +39,13 @@ pub struct PortSnapshot {
     pub dropped: BTreeMap<String, u64>,
 }
 
-/// The slots of a port's counters, in file order.
-pub(crate) fn port_slots(c: &PortCounters) -> [u64; PORT_FIELDS] {
-    // Exhaustive: a new field does not build until it has a slot.
-    let PortCounters {
-        received,
-        rx_errors,
-        forwarded,
-        punted,
-        dropped,
-        transmitted,
-        injected,
-        inject_failed,
-        notices,
-        notices_dropped,
-    } = *c;
-    let mut s = [0u64; PORT_FIELDS];
-    s[..PORT_COUNTERS.len()].copy_from_slice(&[
-        received,
-        rx_errors,
-        forwarded,
-        punted,
-        transmitted,
-        injected,
-        inject_failed,
-        notices,
-        notices_dropped,
-    ]);
-    s[PORT_COUNTERS.len()..].copy_from_slice(&dropped);
-    s
-}
-
 impl PortSnapshot {
-    /// The snapshot of port `port` with counters `c`.
-    pub fn new(port: usize, c: &PortCounters) -> PortSnapshot {
-        PortSnapshot::from_slots(port, &port_slots(c))
-    }
-
-    /// From the slots of the area (file order).
-    pub fn from_slots(port: usize, s: &[u64; PORT_FIELDS]) -> PortSnapshot {
+    /// From the slots of the area (file order: [`PORT_COUNTERS`], then
+    /// one per drop reason).
+    pub fn from_slots(port: PortId, s: &[u64; PORT_FIELDS]) -> PortSnapshot {
         let n = PORT_COUNTERS.len();
         PortSnapshot {
-            port: u16::try_from(port).unwrap_or(u16::MAX),
+            port,
             received: s[0],
             rx_errors: s[1],
             forwarded: s[2],
@@ -103,41 +65,23 @@ impl PortSnapshot {
 
     /// The slots (file order). Drop reasons missing from `dropped` count 0.
     pub fn slots(&self) -> [u64; PORT_FIELDS] {
-        let mut c = PortCounters {
-            received: self.received,
-            rx_errors: self.rx_errors,
-            forwarded: self.forwarded,
-            punted: self.punted,
-            transmitted: self.transmitted,
-            injected: self.injected,
-            inject_failed: self.inject_failed,
-            notices: self.notices,
-            notices_dropped: self.notices_dropped,
-            ..PortCounters::default()
-        };
+        let n = PORT_COUNTERS.len();
+        let mut s = [0u64; PORT_FIELDS];
+        s[..n].copy_from_slice(&[
+            self.received,
+            self.rx_errors,
+            self.forwarded,
+            self.punted,
+            self.transmitted,
+            self.injected,
+            self.inject_failed,
+            self.notices,
+            self.notices_dropped,
+        ]);
         for r in DropReason::ALL {
-            c.dropped[r as usize] = self.dropped(r);
+            s[n + r as usize] = self.dropped(r);
         }
-        port_slots(&c)
-    }
-
-    /// As the dataplane's counters.
-    pub fn counters(&self) -> PortCounters {
-        let s = self.slots();
-        let mut c = PortCounters {
-            received: s[0],
-            rx_errors: s[1],
-            forwarded: s[2],
-            punted: s[3],
-            transmitted: s[4],
-            injected: s[5],
-            inject_failed: s[6],
-            notices: s[7],
-            notices_dropped: s[8],
-            ..PortCounters::default()
-        };
-        c.dropped.copy_from_slice(&s[PORT_COUNTERS.len()..]);
-        c
+        s
     }
 
     /// Drops of one reason.
@@ -197,7 +141,7 @@ pub struct RouterSnapshot {
 }
 
 /// The slots of the engine's counters, in file order.
-pub(crate) fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
+pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
     // Exhaustive: a new field does not build until it has a slot.
     let RouterStats {
         received,
@@ -318,7 +262,7 @@ impl RouterSnapshot {
     }
 }
 
-/// The control thread's counters ([`PlaneStats`]) at one moment.
+/// The daemon's control-thread counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlaneStatsSnapshot {
     /// Punted packets handed to the engine.
@@ -338,29 +282,6 @@ pub struct PlaneStatsSnapshot {
 }
 
 impl PlaneStatsSnapshot {
-    /// Loads the control thread's counters.
-    pub fn load(p: &PlaneStats) -> PlaneStatsSnapshot {
-        // Exhaustive: a new field does not build until it has a slot.
-        let PlaneStats {
-            punts,
-            notices,
-            injected,
-            inject_full,
-            inject_bad_native,
-            fibs_published,
-            fib_version,
-        } = p;
-        PlaneStatsSnapshot {
-            punts: punts.load(Ordering::Relaxed),
-            notices: notices.load(Ordering::Relaxed),
-            injected: injected.load(Ordering::Relaxed),
-            inject_full: inject_full.load(Ordering::Relaxed),
-            inject_bad_native: inject_bad_native.load(Ordering::Relaxed),
-            fibs_published: fibs_published.load(Ordering::Relaxed),
-            fib_version: fib_version.load(Ordering::Relaxed),
-        }
-    }
-
     /// The slots (file order).
     pub fn slots(&self) -> [u64; PLANE_FIELDS] {
         [
@@ -385,12 +306,6 @@ impl PlaneStatsSnapshot {
             fibs_published: s[5],
             fib_version: s[6],
         }
-    }
-}
-
-impl From<&PlaneStats> for PlaneStatsSnapshot {
-    fn from(p: &PlaneStats) -> PlaneStatsSnapshot {
-        PlaneStatsSnapshot::load(p)
     }
 }
 
@@ -419,9 +334,10 @@ fn sub<const N: usize>(a: &[u64; N], b: &[u64; N]) -> [u64; N] {
 }
 
 impl Snapshot {
-    /// An in-memory snapshot (generation and times 0).
+    /// An in-memory snapshot (generation and times 0) of the ports'
+    /// counters as slots, port 0 first.
     pub fn new(
-        ports: &[PortCounters],
+        ports: &[[u64; PORT_FIELDS]],
         router: &RouterStats,
         plane: &PlaneStatsSnapshot,
     ) -> Snapshot {
@@ -432,7 +348,7 @@ impl Snapshot {
             ports: ports
                 .iter()
                 .enumerate()
-                .map(|(i, c)| PortSnapshot::new(i, c))
+                .map(|(i, c)| PortSnapshot::from_slots(PortId::new(i), c))
                 .collect(),
             rrp: RouterSnapshot::new(router),
             plane: *plane,
@@ -455,7 +371,7 @@ impl Snapshot {
             .iter()
             .enumerate()
             .map(|(i, p)| match b.ports.get(i) {
-                Some(bp) => PortSnapshot::from_slots(i, &sub(&p.slots(), &bp.slots())),
+                Some(bp) => PortSnapshot::from_slots(p.port, &sub(&p.slots(), &bp.slots())),
                 None => p.clone(),
             })
             .collect();
@@ -495,7 +411,7 @@ impl Baseline {
 
     /// `clear counters port N`: port `port` as of `current`, the rest as
     /// before (or zero when the baseline is of another run).
-    pub fn clear_port(&mut self, current: &Snapshot, port: usize) {
+    pub fn clear_port(&mut self, current: &Snapshot, port: PortId) {
         if !self.applies_to(current) {
             self.snapshot = Snapshot {
                 generation: current.generation,
@@ -504,15 +420,15 @@ impl Baseline {
                 ..Snapshot::default()
             };
         }
-        let Some(now) = current.ports.get(port) else {
+        let Some(now) = current.ports.get(port.index()) else {
             return;
         };
         let ports = &mut self.snapshot.ports;
-        while ports.len() <= port {
-            let i = ports.len();
-            ports.push(PortSnapshot::new(i, &PortCounters::default()));
+        while ports.len() <= port.index() {
+            let i = PortId::new(ports.len());
+            ports.push(PortSnapshot::from_slots(i, &[0; PORT_FIELDS]));
         }
-        ports[port] = now.clone();
+        ports[port.index()] = now.clone();
     }
 
     /// The snapshot saved.
@@ -540,7 +456,7 @@ mod tests {
     #[test]
     fn json_names_follow_the_slot_tables() {
         let s: [u64; PORT_FIELDS] = core::array::from_fn(|i| i as u64 + 1);
-        let p = serde_json::to_value(PortSnapshot::from_slots(0, &s)).unwrap();
+        let p = serde_json::to_value(PortSnapshot::from_slots(PortId(0), &s)).unwrap();
         for (i, (name, _, _)) in PORT_COUNTERS.iter().enumerate() {
             assert_eq!(p[name], s[i], "{name}");
         }
@@ -568,9 +484,8 @@ mod tests {
     #[test]
     fn slots_round_trip() {
         let s: [u64; PORT_FIELDS] = core::array::from_fn(|i| 100 + i as u64);
-        let p = PortSnapshot::from_slots(3, &s);
+        let p = PortSnapshot::from_slots(PortId(3), &s);
         assert_eq!(p.slots(), s);
-        assert_eq!(port_slots(&p.counters()), s);
         let s: [u64; ROUTER_FIELDS] = core::array::from_fn(|i| 7 * i as u64);
         assert_eq!(RouterSnapshot::from_slots(&s).slots(), s);
     }

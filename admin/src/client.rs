@@ -1,4 +1,5 @@
-//! The client end of the admin socket.
+//! The client end of the admin socket: one connection, requests answered
+//! in turn, streamed answers item by item.
 
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -6,48 +7,37 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use control::admin::proto::{AdminError, Command, Request, Response};
+use crate::proto::{AdminError, Command, Request, Response};
 use serde_json::Value;
 
-/// The longest answer line mwctl reads (a whole FIB of 65,536 entries per
-/// HR fits).
+/// The longest answer line the client reads (a whole FIB of 65,536 entries
+/// per HR fits).
 pub const MAX_RESPONSE: usize = 256 * 1024 * 1024;
 
-/// What can go wrong, and the exit status it gives.
+/// What can go wrong.
 #[derive(Debug)]
-pub enum CtlError {
-    /// The daemon cannot be reached: no socket, no permission, no answer
-    /// (exit 3).
+pub enum ClientError {
+    /// The daemon cannot be reached: no socket, no permission, no answer.
     Unreachable {
         /// The socket.
         path: PathBuf,
         /// Why.
         why: String,
     },
-    /// The daemon answered with an error (exit 1).
+    /// The daemon answered with an error.
     Daemon(AdminError),
-    /// Anything else: a malformed answer, a local file (exit 1).
+    /// Anything else: a malformed answer, a local file.
     Other(String),
 }
 
-impl CtlError {
-    /// The process exit status for this error.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            CtlError::Unreachable { .. } => 3,
-            CtlError::Daemon(_) | CtlError::Other(_) => 1,
-        }
-    }
-}
-
-impl fmt::Display for CtlError {
+impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CtlError::Unreachable { path, why } => {
+            ClientError::Unreachable { path, why } => {
                 write!(f, "cannot reach mwrouterd at {}: {why}", path.display())
             }
-            CtlError::Daemon(e) => write!(f, "{}: {}", e.code, e.message),
-            CtlError::Other(s) => f.write_str(s),
+            ClientError::Daemon(e) => write!(f, "{}: {}", e.code, e.message),
+            ClientError::Other(s) => f.write_str(s),
         }
     }
 }
@@ -63,8 +53,8 @@ pub struct Client {
 impl Client {
     /// Connects to `path`; answers must come within `timeout` (`None`:
     /// wait for ever).
-    pub fn connect(path: &Path, timeout: Option<Duration>) -> Result<Client, CtlError> {
-        let unreachable = |e: io::Error| CtlError::Unreachable {
+    pub fn connect(path: &Path, timeout: Option<Duration>) -> Result<Client, ClientError> {
+        let unreachable = |e: io::Error| ClientError::Unreachable {
             path: path.to_path_buf(),
             why: describe_connect_error(&e),
         };
@@ -81,22 +71,22 @@ impl Client {
     }
 
     /// Changes the answer timeout.
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), CtlError> {
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), ClientError> {
         self.w.set_read_timeout(timeout).map_err(|e| self.lost(&e))
     }
 
-    fn lost(&self, e: &io::Error) -> CtlError {
+    fn lost(&self, e: &io::Error) -> ClientError {
         let why = match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => "no answer in time".to_string(),
             _ => e.to_string(),
         };
-        CtlError::Unreachable {
+        ClientError::Unreachable {
             path: self.path.clone(),
             why,
         }
     }
 
-    fn send(&mut self, cmd: Command) -> Result<u64, CtlError> {
+    fn send(&mut self, cmd: Command) -> Result<u64, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let line = Request::new(Some(id), cmd).to_line();
@@ -105,35 +95,35 @@ impl Client {
             if let Ok(r) = self.read(id)
                 && let Err(d) = r.into_result()
             {
-                return Err(CtlError::Daemon(d));
+                return Err(ClientError::Daemon(d));
             }
             return Err(self.lost(&e));
         }
         Ok(id)
     }
 
-    fn read(&mut self, id: u64) -> Result<Response, CtlError> {
+    fn read(&mut self, id: u64) -> Result<Response, ClientError> {
         let mut buf = Vec::new();
         let n = Read::take(&mut self.r, MAX_RESPONSE as u64)
             .read_until(b'\n', &mut buf)
             .map_err(|e| self.lost(&e))?;
         if n == 0 {
-            return Err(CtlError::Unreachable {
+            return Err(ClientError::Unreachable {
                 path: self.path.clone(),
                 why: "the daemon closed the connection without answering".into(),
             });
         }
         if buf.last() != Some(&b'\n') {
-            return Err(CtlError::Other(format!(
+            return Err(ClientError::Other(format!(
                 "the daemon's answer is incomplete or longer than {MAX_RESPONSE} bytes"
             )));
         }
         let r = Response::parse(&buf)
-            .map_err(|e| CtlError::Other(format!("malformed answer from the daemon: {e}")))?;
+            .map_err(|e| ClientError::Other(format!("malformed answer from the daemon: {e}")))?;
         // An error about the connection itself (busy, timeout, too long)
         // comes without id.
         if r.id.is_some() && r.id != Some(id) {
-            return Err(CtlError::Other(format!(
+            return Err(ClientError::Other(format!(
                 "answer for request {:?}, expected {id}",
                 r.id
             )));
@@ -142,15 +132,15 @@ impl Client {
     }
 
     /// Sends `cmd` and returns its result.
-    pub fn request(&mut self, cmd: Command) -> Result<Value, CtlError> {
+    pub fn request(&mut self, cmd: Command) -> Result<Value, ClientError> {
         let id = self.send(cmd)?;
         let r = self.read(id)?;
         if r.more {
-            return Err(CtlError::Other(
+            return Err(ClientError::Other(
                 "the daemon streamed an answer to a plain request".into(),
             ));
         }
-        r.into_result().map_err(CtlError::Daemon)
+        r.into_result().map_err(ClientError::Daemon)
     }
 
     /// Sends a streaming `cmd`: gives every item to `item`, returns the
@@ -158,8 +148,8 @@ impl Client {
     pub fn stream(
         &mut self,
         cmd: Command,
-        mut item: impl FnMut(Value) -> Result<(), CtlError>,
-    ) -> Result<Value, CtlError> {
+        mut item: impl FnMut(Value) -> Result<(), ClientError>,
+    ) -> Result<Value, ClientError> {
         let id = self.send(cmd)?;
         loop {
             let r = self.read(id)?;
@@ -167,7 +157,7 @@ impl Client {
                 item(r.result.unwrap_or(Value::Null))?;
                 continue;
             }
-            return r.into_result().map_err(CtlError::Daemon);
+            return r.into_result().map_err(ClientError::Daemon);
         }
     }
 }

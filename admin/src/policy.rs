@@ -19,7 +19,7 @@
 use std::io;
 use std::os::unix::net::UnixStream;
 
-use super::proto::Privilege;
+use crate::proto::Privilege;
 
 /// A peer's credentials.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

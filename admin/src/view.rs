@@ -5,16 +5,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use dataplane::PortCounters;
-use rrp::Address;
-use rrp::DropReason;
 use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
 use rrp::wire::RouterHop;
-use rrp::{LinkKind, NativeAddr, PerPort, PortId};
+use rrp::{Address, DropReason, LinkKind, NativeAddr, PerPort, PortId};
 use serde::{Deserialize, Serialize};
 
-use super::proto::{Addr, AdminError, PortSpec};
+use crate::proto::{AdminError, PortSpec};
+use crate::stats::PortSnapshot;
 
 /// `show router`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +32,7 @@ pub struct RouterInfo {
     /// Version of the FIB set in use.
     pub fib_version: u64,
     /// Every SAN the box knows an RT for (its own included).
-    pub known_sans: Vec<Addr>,
+    pub known_sans: Vec<Address>,
     /// LRT entries over all HRs.
     pub lrt_nodes: usize,
     /// RTs kept over all HRs.
@@ -45,11 +43,11 @@ pub struct RouterInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HrRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// The HR's address.
-    pub hr: Addr,
+    pub hr: Address,
     /// Its SAN.
-    pub san: Addr,
+    pub san: Address,
     /// The SAN's MTU (bytes, 0 = unlimited).
     pub mtu: u32,
     /// The SAN's cost.
@@ -71,13 +69,13 @@ pub struct HrRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// Configured name.
     pub name: String,
     /// Backend: `dpdk`, `af_packet`, `udp`, `ring`.
     pub backend: String,
     /// The HR's address.
-    pub hr: Addr,
+    pub hr: Address,
     /// Administrative and link state.
     pub up: bool,
     /// The port's native address.
@@ -96,11 +94,11 @@ pub struct PortRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LrtRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// The HR whose LRT this is.
-    pub hr: Addr,
+    pub hr: Address,
     /// The node's address.
-    pub address: Addr,
+    pub address: Address,
     /// Its name (lossy UTF-8).
     pub name: String,
     /// Its native address.
@@ -114,18 +112,18 @@ pub struct LrtRow {
     pub missed: u32,
     /// Its logical addresses.
     #[serde(default)]
-    pub logical: Vec<Addr>,
+    pub logical: Vec<Address>,
 }
 
 /// A row of `show rts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RtRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// The HR keeping it.
-    pub hr: Addr,
+    pub hr: Address,
     /// The SAN it describes.
-    pub san: Addr,
+    pub san: Address,
     /// Its serial number.
     pub sn: u16,
     /// Q of the CSR.
@@ -135,7 +133,7 @@ pub struct RtRow {
     /// `buddy 0x0116` or `twin 1`.
     pub origin: String,
     /// Received-from list, most recent sender first.
-    pub rcvf: Vec<Addr>,
+    pub rcvf: Vec<Address>,
     /// Common source route, hop by hop ([`hop_string`]).
     pub csr: Vec<String>,
     /// Node entries.
@@ -147,11 +145,11 @@ pub struct RtRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteRow {
     /// Port index of the HR.
-    pub port: u16,
+    pub port: PortId,
     /// The HR.
-    pub hr: Addr,
+    pub hr: Address,
     /// Destination.
-    pub dst: Addr,
+    pub dst: Address,
     /// Total Q.
     pub q: u16,
     /// Largest EEP packet the route carries (bytes, 0 = unlimited).
@@ -161,23 +159,23 @@ pub struct RouteRow {
     /// The hops from the HR onward ([`hop_string`]).
     pub path: Vec<String>,
     /// RCVF of the RT it comes from (empty on the HR's own SAN).
-    pub rcvf: Vec<Addr>,
+    pub rcvf: Vec<Address>,
 }
 
 /// A row of `show fib`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FibRow {
     /// Ingress port.
-    pub port: u16,
+    pub port: PortId,
     /// Its HR.
-    pub hr: Addr,
+    pub hr: Address,
     /// Destination.
-    pub dst: Addr,
+    pub dst: Address,
     /// `local` or `forward`.
     pub next: String,
     /// Egress port (`forward`).
     #[serde(default)]
-    pub egress: Option<u16>,
+    pub egress: Option<PortId>,
     /// NativeAddr next hop on the egress SAN (`forward`).
     #[serde(default)]
     pub native: String,
@@ -191,11 +189,11 @@ pub struct FibRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeighborRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// Our HR on that SAN.
-    pub hr: Addr,
+    pub hr: Address,
     /// The buddy's address.
-    pub address: Addr,
+    pub address: Address,
     /// Its name.
     pub name: String,
     /// Its native address.
@@ -210,7 +208,7 @@ pub struct NeighborRow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterRow {
     /// Port index.
-    pub port: u16,
+    pub port: PortId,
     /// Packets received.
     pub received: u64,
     /// Received with a receive-error flag.
@@ -237,10 +235,10 @@ pub struct CounterRow {
 }
 
 impl CounterRow {
-    /// The row of port `port`.
-    pub fn new(port: PortId, c: &PortCounters) -> CounterRow {
+    /// The row of a port's counters.
+    pub fn new(c: &PortSnapshot) -> CounterRow {
         CounterRow {
-            port: port_u16(port),
+            port: c.port,
             received: c.received,
             rx_errors: c.rx_errors,
             forwarded: c.forwarded,
@@ -263,7 +261,7 @@ impl CounterRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteLookup {
     /// The destination.
-    pub dst: Addr,
+    pub dst: Address,
     /// One lookup per ingress HR asked about.
     pub lookups: Vec<Lookup>,
 }
@@ -272,17 +270,17 @@ pub struct RouteLookup {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lookup {
     /// Ingress port.
-    pub port: u16,
+    pub port: PortId,
     /// Its HR.
-    pub hr: Addr,
+    pub hr: Address,
     /// `forward`, `local` (punted to this box) or `no_route` (dropped).
     pub result: String,
     /// Egress port (`forward`).
     #[serde(default)]
-    pub egress: Option<u16>,
+    pub egress: Option<PortId>,
     /// The egress HR (`forward`).
     #[serde(default)]
-    pub egress_hr: Option<Addr>,
+    pub egress_hr: Option<Address>,
     /// NativeAddr next hop on the egress SAN (`forward`).
     #[serde(default)]
     pub next_hop: String,
@@ -297,7 +295,7 @@ pub struct Lookup {
     pub path: Vec<String>,
     /// RCVF of the RT the route comes from.
     #[serde(default)]
-    pub rcvf: Vec<Addr>,
+    pub rcvf: Vec<Address>,
     /// The other routes the HR knows, best first.
     #[serde(default)]
     pub alternatives: Vec<RouteRow>,
@@ -333,52 +331,26 @@ pub struct PrometheusText {
 
 // ----- formatting --------------------------------------------------------------
 
-fn port_u16(p: PortId) -> u16 {
-    p.0
-}
-
-/// A native address as text: `ip:port` for UDP endpoints (when `udp`),
-/// otherwise colon-separated hex (a MAC: `02:00:00:00:00:01`); empty when
-/// there is none.
-pub fn native_string(n: &NativeAddr, udp: bool) -> String {
-    let kind = if udp {
-        LinkKind::Udp
-    } else {
-        LinkKind::Ethernet
-    };
-    n.on(kind).to_string()
-}
-
-/// Reads a native address written as [`native_string`] writes it
-/// (`02:00:00:00:00:01`, `127.0.0.1:7000`, `[::1]:7000`).
-pub fn parse_native(s: &str) -> Option<NativeAddr> {
-    NativeAddr::parse(s).ok().filter(|n| !n.is_empty())
-}
-
 /// One hop of a route: `EGRESS@NATIVE`, `@NATIVE` (native hop only, on the
 /// SAN where the route starts) or `EGRESS@` (egress only).
-pub fn hop_string(h: &RouterHop, udp: bool) -> String {
+/// Natives as [`NativeAddr::on`] writes them for a SAN of `kind`.
+pub fn hop_string(h: &RouterHop, kind: LinkKind) -> String {
     let mut s = String::new();
     if !h.is_native_only() {
-        let _ = write!(s, "{}", Addr::from(h.egress));
+        let _ = write!(s, "{}", h.egress);
     }
-    s.push('@');
-    s.push_str(&native_string(&h.native, udp));
+    let _ = write!(s, "@{}", h.native.on(kind));
     s
 }
 
-fn route_strings(r: &Route, udp: bool) -> Vec<String> {
-    r.0.iter().map(|h| hop_string(h, udp)).collect()
-}
-
-fn addrs(v: &[Address]) -> Vec<Addr> {
-    v.iter().map(|a| Addr::from(*a)).collect()
+fn route_strings(r: &Route, kind: LinkKind) -> Vec<String> {
+    r.0.iter().map(|h| hop_string(h, kind)).collect()
 }
 
 /// The port index `sel` names among HRs `hrs` (in port order).
-pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<PortId, AdminError> {
+pub fn resolve_port(hrs: &[Address], sel: PortSpec) -> Result<PortId, AdminError> {
     match sel {
-        PortSpec::Index(i) if usize::from(i) < hrs.len() => Ok(PortId(i)),
+        PortSpec::Index(i) if i.index() < hrs.len() => Ok(i),
         PortSpec::Index(i) => Err(AdminError::not_found(format!(
             "no port {i} (the box has {} ports)",
             hrs.len()
@@ -395,33 +367,35 @@ pub fn resolve_port(hrs: &[Addr], sel: PortSpec) -> Result<PortId, AdminError> {
 pub struct View<'a> {
     /// The engine.
     pub router: &'a Router,
-    /// Per port: whether its native addresses are UDP endpoints (for
-    /// [`native_string`]). Missing entries count as `false`.
-    pub udp: &'a [bool],
+    /// The kind of each port's SAN, for writing native addresses
+    /// ([`NativeAddr::on`]); missing entries count as Ethernet.
+    pub kinds: &'a [LinkKind],
 }
 
 impl<'a> View<'a> {
-    /// A view of `router`.
-    pub fn new(router: &'a Router, udp: &'a [bool]) -> View<'a> {
-        View { router, udp }
+    /// A view of `router`, whose ports' SANs are of `kinds`.
+    pub fn new(router: &'a Router, kinds: &'a [LinkKind]) -> View<'a> {
+        View { router, kinds }
     }
 
-    fn is_udp(&self, port: PortId) -> bool {
-        self.udp.get(port.index()).copied().unwrap_or(false)
+    fn kind(&self, port: PortId) -> LinkKind {
+        self.kinds
+            .get(port.index())
+            .copied()
+            .unwrap_or(LinkKind::Ethernet)
     }
 
-    fn hr(&self, port: PortId) -> Addr {
-        self.router.config().hrs[port].address.into()
+    fn native(&self, port: PortId, n: &NativeAddr) -> String {
+        n.on(self.kind(port)).to_string()
+    }
+
+    fn hr(&self, port: PortId) -> Address {
+        self.router.config().hrs[port].address
     }
 
     /// The HR addresses in port order.
-    pub fn hr_addrs(&self) -> PerPort<Addr> {
-        self.router
-            .config()
-            .hrs
-            .iter()
-            .map(|h| h.address.into())
-            .collect()
+    pub fn hr_addrs(&self) -> PerPort<Address> {
+        self.router.config().hrs.iter().map(|h| h.address).collect()
     }
 
     /// The ports `sel` names (all when `None`).
@@ -444,12 +418,7 @@ impl<'a> View<'a> {
             router_cost: cfg.router_cost,
             k: cfg.k,
             fib_version: self.router.fib().version,
-            known_sans: self
-                .router
-                .known_sans()
-                .into_iter()
-                .map(Addr::from)
-                .collect(),
+            known_sans: self.router.known_sans().into_iter().collect(),
             lrt_nodes: PortId::all(n).map(|p| self.router.lrt(p).len()).sum(),
             rts_kept: PortId::all(n).map(|p| self.router.rts_kept(p)).sum(),
         }
@@ -461,12 +430,12 @@ impl<'a> View<'a> {
         cfg.hrs
             .enumerate()
             .map(|(p, h)| HrRow {
-                port: port_u16(p),
-                hr: h.address.into(),
-                san: h.san_id.into(),
+                port: p,
+                hr: h.address,
+                san: h.san_id,
                 mtu: h.mtu,
                 cost: h.cost,
-                native: native_string(&h.native, self.is_udp(p)),
+                native: self.native(p, &h.native),
                 up: self.router.port_is_up(p),
                 lrt: self.router.lrt(p).len(),
                 buddies: self.router.buddies(p).len(),
@@ -481,20 +450,20 @@ impl<'a> View<'a> {
         for p in self.ports(sel)? {
             for e in self.router.lrt(p).values() {
                 rows.push(LrtRow {
-                    port: port_u16(p),
+                    port: p,
                     hr: self.hr(p),
-                    address: e.info.address.into(),
+                    address: e.info.address,
                     name: e
                         .info
                         .name
                         .as_deref()
                         .map(|n| String::from_utf8_lossy(n).into_owned())
                         .unwrap_or_default(),
-                    native: native_string(&e.native, self.is_udp(p)),
+                    native: self.native(p, &e.native),
                     is_static: e.is_static,
                     router: e.router,
                     missed: e.missed,
-                    logical: e.info.logical.as_deref().map(addrs).unwrap_or_default(),
+                    logical: e.info.logical.clone().unwrap_or_default(),
                 });
             }
         }
@@ -502,28 +471,32 @@ impl<'a> View<'a> {
     }
 
     /// `show rts`.
-    pub fn rts(&self, sel: Option<PortSpec>, san: Option<Addr>) -> Result<Vec<RtRow>, AdminError> {
+    pub fn rts(
+        &self,
+        sel: Option<PortSpec>,
+        san: Option<Address>,
+    ) -> Result<Vec<RtRow>, AdminError> {
         let mut rows = Vec::new();
         let sans = self.router.known_sans();
         for p in self.ports(sel)? {
             for s in &sans {
-                if san.is_some_and(|want| Addr::from(*s) != want) {
+                if san.is_some_and(|want| *s != want) {
                     continue;
                 }
                 for (rt, origin) in self.router.kept(p, *s) {
                     rows.push(RtRow {
-                        port: port_u16(p),
+                        port: p,
                         hr: self.hr(p),
-                        san: rt.san_id.into(),
+                        san: rt.san_id,
                         sn: rt.sn,
                         q: rt.q,
                         mtu: rt.mtu.0.saturating_mul(8),
                         origin: match origin {
-                            Origin::Buddy { from } => format!("buddy {}", Addr::from(from)),
+                            Origin::Buddy { from } => format!("buddy {from}"),
                             Origin::Twin { port } => format!("twin {port}"),
                         },
-                        rcvf: addrs(&rt.rcvf),
-                        csr: route_strings(&rt.csr, self.is_udp(p)),
+                        rcvf: rt.rcvf.clone(),
+                        csr: route_strings(&rt.csr, self.kind(p)),
                         nodes: rt.nodes.len(),
                     });
                 }
@@ -536,24 +509,21 @@ impl<'a> View<'a> {
         match next {
             Next::Local => "local".into(),
             Next::Forward { port, native } => {
-                format!(
-                    "port {port} -> {}",
-                    native_string(native, self.is_udp(*port))
-                )
+                format!("port {port} -> {}", self.native(*port, native))
             }
         }
     }
 
     fn route_row(&self, port: PortId, r: &RouteInfo) -> RouteRow {
         RouteRow {
-            port: port_u16(port),
+            port,
             hr: self.hr(port),
-            dst: r.dst.into(),
+            dst: r.dst,
             q: r.q,
             mtu: r.mtu,
             next: self.next_string(&r.next),
-            path: route_strings(&r.route, self.is_udp(port)),
-            rcvf: addrs(&r.rcvf),
+            path: route_strings(&r.route, self.kind(port)),
+            rcvf: r.rcvf.clone(),
         }
     }
 
@@ -580,16 +550,14 @@ impl<'a> View<'a> {
             for e in fib.per_port.get(p).map(Vec::as_slice).unwrap_or(&[]) {
                 let (next, egress, native) = match &e.next {
                     Next::Local => ("local", None, String::new()),
-                    Next::Forward { port, native } => (
-                        "forward",
-                        Some(port_u16(*port)),
-                        native_string(native, self.is_udp(*port)),
-                    ),
+                    Next::Forward { port, native } => {
+                        ("forward", Some(*port), self.native(*port, native))
+                    }
                 };
                 rows.push(FibRow {
-                    port: port_u16(p),
+                    port: p,
                     hr: self.hr(p),
-                    dst: e.dst.into(),
+                    dst: e.dst,
                     next: next.into(),
                     egress,
                     native,
@@ -614,16 +582,16 @@ impl<'a> View<'a> {
             for e in self.router.lrt(p).values().filter(|e| e.router) {
                 let a = e.info.address;
                 rows.push(NeighborRow {
-                    port: port_u16(p),
+                    port: p,
                     hr: self.hr(p),
-                    address: a.into(),
+                    address: a,
                     name: e
                         .info
                         .name
                         .as_deref()
                         .map(|n| String::from_utf8_lossy(n).into_owned())
                         .unwrap_or_default(),
-                    native: native_string(&e.native, self.is_udp(p)),
+                    native: self.native(p, &e.native),
                     missed: e.missed,
                     rts: kept
                         .iter()
@@ -636,15 +604,15 @@ impl<'a> View<'a> {
     }
 
     /// `show route DST`.
-    pub fn route(&self, dst: Addr, sel: Option<PortSpec>) -> Result<RouteLookup, AdminError> {
+    pub fn route(&self, dst: Address, sel: Option<PortSpec>) -> Result<RouteLookup, AdminError> {
         let fib = self.router.fib();
         let hrs = self.hr_addrs();
         let mut lookups = Vec::new();
         for p in self.ports(sel)? {
-            let routes = self.router.routes_to(p, dst.into());
-            let entry = fib.lookup(p, dst.into());
+            let routes = self.router.routes_to(p, dst);
+            let entry = fib.lookup(p, dst);
             let mut l = Lookup {
-                port: port_u16(p),
+                port: p,
                 hr: hrs[p],
                 result: "no_route".into(),
                 egress: None,
@@ -663,9 +631,9 @@ impl<'a> View<'a> {
                     Next::Local => l.result = "local".into(),
                     Next::Forward { port, native } => {
                         l.result = "forward".into();
-                        l.egress = Some(port_u16(*port));
+                        l.egress = Some(*port);
                         l.egress_hr = hrs.get(*port).copied();
-                        l.next_hop = native_string(native, self.is_udp(*port));
+                        l.next_hop = self.native(*port, native);
                     }
                 }
                 // The route the FIB entry was made from: the best one with
@@ -678,8 +646,8 @@ impl<'a> View<'a> {
                     let r = &routes[i];
                     l.q = Some(r.q);
                     l.mtu = Some(r.mtu);
-                    l.path = route_strings(&r.route, self.is_udp(p));
-                    l.rcvf = addrs(&r.rcvf);
+                    l.path = route_strings(&r.route, self.kind(p));
+                    l.rcvf = r.rcvf.clone();
                     l.alternatives = routes
                         .iter()
                         .enumerate()
@@ -703,32 +671,16 @@ mod tests {
     }
 
     #[test]
-    fn natives() {
-        assert_eq!(
-            native_string(&n(&[2, 0, 0, 0, 0, 1]), false),
-            "02:00:00:00:00:01"
-        );
-        assert_eq!(
-            native_string(&n(&[127, 0, 0, 1, 0x1b, 0x58]), true),
-            "127.0.0.1:7000"
-        );
-        assert_eq!(native_string(&n(&[]), true), "");
-        for s in ["02:00:00:00:00:01", "127.0.0.1:7000", "[::1]:7000"] {
-            let n = parse_native(s).unwrap();
-            assert_eq!(native_string(&n, s.contains('.') || s.contains('[')), s);
-        }
-        assert!(parse_native("zz:00").is_none());
-        assert!(parse_native("").is_none());
-    }
-
-    #[test]
     fn hops() {
         assert_eq!(
-            hop_string(&RouterHop::egress(Address(0x116)), false),
+            hop_string(&RouterHop::egress(Address(0x116)), LinkKind::Ethernet),
             "0x0116@"
         );
         assert_eq!(
-            hop_string(&RouterHop::native(n(&[2, 0, 0, 0, 0, 1])), false),
+            hop_string(
+                &RouterHop::native(n(&[2, 0, 0, 0, 0, 1])),
+                LinkKind::Ethernet
+            ),
             "@02:00:00:00:00:01"
         );
     }

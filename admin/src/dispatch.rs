@@ -1,0 +1,368 @@
+//! The one place where admin commands are answered (docs/admin-protocol.md
+//! "Commands"): [`Dispatcher`] matches every [`Command`] once and asks a
+//! [`Backend`] for what only the box knows (its RRP engine, its ports, its
+//! counters, its configuration, its captures). The daemon is one backend,
+//! [`crate::sample::SampleBox`] another; neither answers commands itself, so
+//! the answers cannot drift apart.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rrp::router::{Router, StaticNode, Time};
+use rrp::wire::Capability;
+use rrp::{CapabilityCode, DropReason, LinkKind, NativeAddr, PortId};
+use serde_json::{Value, json};
+
+use crate::proto::{
+    AdminError, CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, Command,
+    LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat,
+};
+use crate::server::{Handler, StreamOut};
+use crate::stats::Snapshot;
+use crate::view::{CounterRow, PortRow, PrometheusText, Stats, VersionInfo, View};
+
+/// pcap link type of captured packets: raw MessageWay packets
+/// (LINKTYPE_USER0), as the forwarding path sees them.
+const CAPTURE_LINKTYPE: u32 = rrp::encap::LINKTYPE_MESSAGEWAY;
+
+/// What the dispatcher needs from the box it answers for.
+pub trait Backend: Send + Sync + 'static {
+    /// The name and version `version` reports (`mwrouterd 0.1.0`).
+    fn daemon_version(&self) -> String;
+
+    /// The version `show router` reports.
+    fn router_version(&self) -> String;
+
+    /// Seconds since the box started.
+    fn uptime_s(&self) -> u64;
+
+    /// Runs `f` on the RRP engine, on the thread that owns it, with the
+    /// engine's current time; what `f` changes takes effect as the engine's
+    /// outputs are carried out.
+    fn with_engine<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Router, Time) -> T + Send + 'static,
+    ) -> Result<T, AdminError>;
+
+    /// The kind of each port's SAN, in port order (how native addresses
+    /// are written).
+    fn link_kinds(&self) -> Vec<LinkKind>;
+
+    /// Port `p`'s configured name and backend (`show ports`).
+    fn port_setup(&self, p: PortId) -> (String, String);
+
+    /// The counters as displays show them: less what `clear counters`
+    /// saved.
+    fn counters(&self) -> Snapshot;
+
+    /// `clear counters`: of the ports given, or of every port (`None`).
+    fn clear_counters(&self, ports: Option<&[PortId]>);
+
+    /// The Prometheus exposition of the counters (never cleared).
+    fn prometheus(&self) -> String;
+
+    /// The configuration in use, as TOML.
+    fn config_toml(&self) -> String;
+
+    /// The log level in use.
+    fn log_level(&self) -> LogLevel;
+
+    /// Sets the log level.
+    fn set_log_level(&self, level: LogLevel);
+
+    /// Re-reads the configuration and applies what can change while
+    /// running: the changes applied, or why nothing was.
+    fn reload(&self) -> Result<Vec<String>, String>;
+
+    /// Starts the capture `req` on port `p`: packets until the source is
+    /// dropped.
+    fn capture(
+        &self,
+        p: PortId,
+        req: &CaptureRequest,
+    ) -> Result<Box<dyn CaptureSource + '_>, AdminError>;
+}
+
+/// What a capture yields next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureNext {
+    /// A packet.
+    Packet {
+        /// When (UNIX time, ns).
+        ts_ns: u64,
+        /// Its length.
+        len: u32,
+        /// Its first bytes.
+        data: Vec<u8>,
+        /// Why it was dropped, for a capture of drops.
+        reason: Option<DropReason>,
+    },
+    /// Nothing yet.
+    Idle,
+    /// Nothing more.
+    End,
+}
+
+/// A running capture; dropping it stops the capture.
+pub trait CaptureSource {
+    /// The next packet, if any.
+    fn next(&mut self) -> CaptureNext;
+    /// Packets the capture could not keep up with since it started.
+    fn lost(&self) -> u64;
+}
+
+/// How long an idle capture waits before it looks again.
+const CAPTURE_IDLE: Duration = Duration::from_millis(1);
+
+/// The admin [`Handler`] of a box: every command answered once, from `B`.
+pub struct Dispatcher<B: Backend> {
+    backend: Arc<B>,
+}
+
+impl<B: Backend> Dispatcher<B> {
+    /// A dispatcher answering from `backend`.
+    pub fn new(backend: Arc<B>) -> Dispatcher<B> {
+        Dispatcher { backend }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<B> {
+        &self.backend
+    }
+
+    /// Runs `f` on a [`View`] of the engine.
+    fn view<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&View<'_>) -> Result<T, AdminError> + Send + 'static,
+    ) -> Result<T, AdminError> {
+        let kinds = self.backend.link_kinds();
+        self.backend
+            .with_engine(move |r, _| f(&View::new(r, &kinds)))?
+    }
+
+    fn show(&self, s: Show) -> Result<Value, AdminError> {
+        match s {
+            Show::Router {} => {
+                let (version, up) = (self.backend.router_version(), self.backend.uptime_s());
+                self.view(move |v| to_json(v.router_info(&version, up)))
+            }
+            Show::Config {} => Ok(json!({"toml": self.backend.config_toml()})),
+            Show::Hrs {} => self.view(|v| to_json(v.hrs())),
+            Show::Ports {} => {
+                let snap = self.backend.counters();
+                let rows: Vec<PortRow> = self
+                    .view(|v| Ok(v.hrs()))?
+                    .into_iter()
+                    .map(|h| {
+                        let (name, backend) = self.backend.port_setup(h.port);
+                        let c = snap.ports.get(h.port.index());
+                        PortRow {
+                            port: h.port,
+                            name,
+                            backend,
+                            hr: h.hr,
+                            up: h.up,
+                            native: h.native,
+                            mtu: h.mtu,
+                            received: c.map_or(0, |c| c.received),
+                            transmitted: c.map_or(0, |c| c.transmitted),
+                            dropped: c.map_or(0, |c| c.dropped_total()),
+                        }
+                    })
+                    .collect();
+                to_json(rows)
+            }
+            Show::Lrt { port } => self.view(move |v| to_json(v.lrt(port)?)),
+            Show::Rts { port, san } => self.view(move |v| to_json(v.rts(port, san)?)),
+            Show::Routes { port } => self.view(move |v| to_json(v.routes(port)?)),
+            Show::Fib { port } => self.view(move |v| to_json(v.fib(port)?)),
+            Show::Neighbors { port } => self.view(move |v| to_json(v.neighbors(port)?)),
+            Show::Counters { port } => {
+                let snap = self.backend.counters();
+                let ports = self.view(move |v| v.ports(port))?;
+                let rows: Vec<CounterRow> = ports
+                    .into_iter()
+                    .filter_map(|p| snap.ports.get(p.index()))
+                    .map(CounterRow::new)
+                    .collect();
+                to_json(rows)
+            }
+            Show::Route { dst, port } => self.view(move |v| to_json(v.route(dst, port)?)),
+        }
+    }
+
+    fn route(&self, op: RouteOp) -> Result<Value, AdminError> {
+        let kinds = self.backend.link_kinds();
+        self.backend.with_engine(move |r, _| {
+            let ports = |sel| View::new(r, &kinds).ports(Some(sel)).map(|v| v[0]);
+            match op {
+                RouteOp::Add {
+                    port,
+                    dst,
+                    native,
+                    name,
+                    router,
+                } => {
+                    let p = ports(port)?;
+                    let native = NativeAddr::parse(&native)
+                        .ok()
+                        .filter(|n| !n.is_empty())
+                        .ok_or_else(|| {
+                            AdminError::bad_request(format!("not a native address: {native:?}"))
+                        })?;
+                    let replaced = r.lrt(p).get(&dst).is_some_and(|e| e.is_static);
+                    let node = StaticNode {
+                        address: dst,
+                        native,
+                        name: name.map(String::into_bytes),
+                        capabilities: if router {
+                            vec![Capability {
+                                code: CapabilityCode::Router as u8,
+                                params: vec![],
+                            }]
+                        } else {
+                            vec![]
+                        },
+                    };
+                    if !r.add_static(p, node) {
+                        return Err(AdminError::bad_request(format!(
+                            "{dst} cannot be a static entry on port {p}"
+                        )));
+                    }
+                    Ok(json!({"port": p, "dst": dst, "op": "add", "replaced": replaced}))
+                }
+                RouteOp::Del { port, dst } => {
+                    let p = ports(port)?;
+                    if !r.remove_static(p, dst) {
+                        return Err(AdminError::not_found(format!(
+                            "no static entry for {dst} on port {p}"
+                        )));
+                    }
+                    Ok(json!({"port": p, "dst": dst, "op": "del", "replaced": true}))
+                }
+            }
+        })?
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: T) -> Result<Value, AdminError> {
+    serde_json::to_value(v).map_err(|e| AdminError::failed(e.to_string()))
+}
+
+impl<B: Backend> Handler for Dispatcher<B> {
+    fn handle(&self, cmd: &Command, _privilege: Privilege) -> Result<Value, AdminError> {
+        match cmd {
+            Command::Show(s) => self.show(s.clone()),
+            Command::Port { port, state } => {
+                let (port, state) = (*port, *state);
+                let kinds = self.backend.link_kinds();
+                self.backend.with_engine(move |r, now| {
+                    let p = View::new(r, &kinds).ports(Some(port))?[0];
+                    match state {
+                        PortState::Up => r.port_up(now, p),
+                        PortState::Down => r.port_down(now, p),
+                    }
+                    let hr = r.config().hrs[p].address;
+                    Ok(json!({"port": p, "hr": hr, "state": state}))
+                })?
+            }
+            Command::Route(op) => self.route(op.clone()),
+            Command::Clear(Clear::Counters { port }) => {
+                let port = *port;
+                let ports = self.view(move |v| v.ports(port))?;
+                self.backend
+                    .clear_counters(port.is_some().then_some(&ports[..]));
+                Ok(json!({"cleared": ports}))
+            }
+            Command::LogLevel { level } => {
+                let previous = self.backend.log_level();
+                self.backend.set_log_level(*level);
+                Ok(json!({"level": level, "previous": previous}))
+            }
+            Command::Reload {} => match self.backend.reload() {
+                Ok(changes) => Ok(json!({"reloaded": true, "changes": changes})),
+                Err(e) => Err(AdminError::failed(e)),
+            },
+            Command::Stats { format } => match format {
+                StatsFormat::Json => {
+                    let s = self.backend.counters();
+                    to_json(Stats {
+                        uptime_s: self.backend.uptime_s(),
+                        ports: s.ports.iter().map(CounterRow::new).collect(),
+                        plane: serde_json::from_value(to_json(s.plane)?).unwrap_or_default(),
+                    })
+                }
+                StatsFormat::Prometheus => to_json(PrometheusText {
+                    text: self.backend.prometheus(),
+                }),
+            },
+            Command::Version {} => to_json(VersionInfo {
+                daemon: self.backend.daemon_version(),
+                protocol: PROTOCOL_VERSION,
+            }),
+            Command::Capture { .. } => Err(AdminError::bad_request("capture streams its answer")),
+        }
+    }
+
+    fn handle_stream(
+        &self,
+        cmd: &Command,
+        privilege: Privilege,
+        out: &mut dyn StreamOut,
+    ) -> Result<Value, AdminError> {
+        let req = match CaptureRequest::of(cmd) {
+            None => return self.handle(cmd, privilege),
+            Some(r) => r?,
+        };
+        let port = req.port;
+        let (p, hr) = self.view(move |v| {
+            let p = v.ports(Some(port))?[0];
+            Ok((p, v.hr_addrs()[p]))
+        })?;
+        let mut source = self.backend.capture(p, &req)?;
+        let (snaplen, dir) = (req.snaplen, req.direction());
+        out.send(to_json(CaptureEvent::Start {
+            port: p,
+            hr,
+            linktype: CAPTURE_LINKTYPE,
+            snaplen,
+        })?)?;
+        let mut summary = CaptureSummary {
+            ended: "count".into(),
+            ..Default::default()
+        };
+        let limit = req.count.unwrap_or(u64::MAX);
+        while summary.captured < limit {
+            if out.closed() {
+                summary.ended = "client".into();
+                break;
+            }
+            let (ts_ns, len, data, reason) = match source.next() {
+                CaptureNext::Packet {
+                    ts_ns,
+                    len,
+                    data,
+                    reason,
+                } => (ts_ns, len, data, reason),
+                CaptureNext::Idle => {
+                    std::thread::sleep(CAPTURE_IDLE);
+                    continue;
+                }
+                CaptureNext::End => break,
+            };
+            let mut pkt = CapturedPacket::new(ts_ns, dir, &data, snaplen);
+            pkt.len = len;
+            if let Some(r) = reason {
+                pkt.drop = Some(r.name().into());
+                *summary.drops.entry(r.name().into()).or_default() += 1;
+            }
+            if out.send(to_json(CaptureEvent::Packet(pkt))?).is_err() {
+                summary.ended = "client".into();
+                break;
+            }
+            summary.captured += 1;
+        }
+        summary.lost = source.lost();
+        to_json(summary)
+    }
+}

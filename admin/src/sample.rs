@@ -1,0 +1,301 @@
+//! A sample box: a [`Backend`] with a small, real RRP engine and made-up
+//! counters, answered by the same [`Dispatcher`] as the daemon. It gives
+//! docs/admin-protocol.md its examples and the tests of the server and of
+//! `mwctl` a box to talk to without a daemon.
+//!
+//! The box `sample` has two HRs: port 0, HR 0x0115 on SAN 0x0201 (MTU
+//! 1500) with static nodes 0x0101 (`h1`) and 0x0117 (router `ac`); port 1,
+//! HR 0x0116 on SAN 0x0202 (MTU 9000) with static node 0x0102 (`h2`).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rrp::kind::{CapabilityCode, PacketType};
+use rrp::router::{HrConfig, Router, RouterConfig, StaticNode, Time};
+use rrp::wire::header::HeaderRepr;
+use rrp::wire::packet::PacketRepr;
+use rrp::wire::record::Capability;
+use rrp::{Address, DropReason, LinkKind, NativeAddr, PortId};
+
+use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher};
+use crate::proto::{AdminError, CaptureRequest, LogLevel};
+use crate::stats::{PORT_COUNTERS, PORT_FIELDS, PlaneStatsSnapshot, Snapshot, prometheus};
+
+/// The sample box.
+pub struct SampleBox {
+    state: Mutex<State>,
+}
+
+struct State {
+    router: Router,
+    counters: Vec<[u64; PORT_FIELDS]>,
+    log_level: LogLevel,
+    reloads: u64,
+    now: Time,
+}
+
+fn mac(last: u16) -> NativeAddr {
+    let [a, b] = last.to_be_bytes();
+    NativeAddr::mac([2, 0, 0, 0, a, b])
+}
+
+fn node(addr: u16, name: &str, router: bool) -> StaticNode {
+    StaticNode {
+        address: Address(addr),
+        native: mac(addr),
+        name: Some(name.as_bytes().to_vec()),
+        capabilities: if router {
+            vec![Capability {
+                code: CapabilityCode::Router as u8,
+                params: Vec::new(),
+            }]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The slots of a port's counters: the counters of [`PORT_COUNTERS`] by
+/// name, then the drops by reason.
+fn slots(counters: &[(&str, u64)], drops: &[(DropReason, u64)]) -> [u64; PORT_FIELDS] {
+    let mut s = [0; PORT_FIELDS];
+    for (name, v) in counters {
+        let i = PORT_COUNTERS
+            .iter()
+            .position(|(n, _, _)| n == name)
+            .expect("a port counter");
+        s[i] = *v;
+    }
+    for (r, v) in drops {
+        s[PORT_COUNTERS.len() + *r as usize] = *v;
+    }
+    s
+}
+
+/// How far the sample's clock moves at each engine call, so that the
+/// engine's timers run and its FIBs follow every change.
+const STEP_MS: Time = 10_000;
+
+impl Default for SampleBox {
+    fn default() -> Self {
+        SampleBox::new()
+    }
+}
+
+impl SampleBox {
+    /// The sample box.
+    pub fn new() -> SampleBox {
+        let hr = |addr: u16, san: u16, mtu: u32, nodes: Vec<StaticNode>| HrConfig {
+            address: Address(addr),
+            san_id: Address(san),
+            mtu,
+            cost: 1,
+            native: mac(addr),
+            static_nodes: nodes,
+        };
+        let cfg = RouterConfig::new(
+            "sample",
+            vec![
+                hr(
+                    0x0115,
+                    0x0201,
+                    1500,
+                    vec![node(0x0101, "h1", false), node(0x0117, "ac", true)],
+                ),
+                hr(0x0116, 0x0202, 9000, vec![node(0x0102, "h2", false)]),
+            ],
+        );
+        let mut router = Router::new(cfg, 0).expect("the sample configuration is valid");
+        // Let the engine compute its FIBs.
+        router.on_timer(1);
+        router.on_timer(router.next_timer().max(1));
+        while router.poll_output().is_some() {}
+        let c0 = slots(
+            &[
+                ("received", 1000),
+                ("rx_errors", 1),
+                ("forwarded", 950),
+                ("punted", 20),
+                ("transmitted", 900),
+                ("injected", 12),
+                ("notices", 30),
+            ],
+            &[(DropReason::NoRoute, 25), (DropReason::Mtu, 5)],
+        );
+        let c1 = slots(
+            &[
+                ("received", 900),
+                ("forwarded", 890),
+                ("punted", 10),
+                ("transmitted", 950),
+                ("injected", 8),
+            ],
+            &[],
+        );
+        SampleBox {
+            state: Mutex::new(State {
+                router,
+                counters: vec![c0, c1],
+                log_level: LogLevel::Info,
+                reloads: 0,
+                now: 1_000_000,
+            }),
+        }
+    }
+
+    /// The sample box behind its dispatcher: a [`crate::server::Handler`]
+    /// to serve.
+    pub fn handler() -> Arc<Dispatcher<SampleBox>> {
+        Arc::new(Dispatcher::new(Arc::new(SampleBox::new())))
+    }
+
+    /// `reload` requests seen.
+    pub fn reloads(&self) -> u64 {
+        self.lock().reloads
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn plane(st: &State) -> PlaneStatsSnapshot {
+        PlaneStatsSnapshot {
+            punts: 30,
+            notices: 30,
+            injected: 20,
+            fib_version: st.router.fib().version,
+            ..PlaneStatsSnapshot::default()
+        }
+    }
+
+    fn snapshot(st: &State) -> Snapshot {
+        Snapshot::new(&st.counters, st.router.stats(), &SampleBox::plane(st))
+    }
+}
+
+impl Backend for SampleBox {
+    fn daemon_version(&self) -> String {
+        format!("sample {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn router_version(&self) -> String {
+        "sample".into()
+    }
+
+    fn uptime_s(&self) -> u64 {
+        42
+    }
+
+    fn with_engine<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Router, Time) -> T + Send + 'static,
+    ) -> Result<T, AdminError> {
+        let mut st = self.lock();
+        st.now += STEP_MS;
+        let now = st.now;
+        let out = f(&mut st.router, now);
+        // Let the engine recompute its FIBs, as the daemon's control
+        // thread would.
+        st.now += STEP_MS;
+        let now = st.now;
+        st.router.on_timer(now);
+        while st.router.poll_output().is_some() {}
+        Ok(out)
+    }
+
+    fn link_kinds(&self) -> Vec<LinkKind> {
+        vec![LinkKind::Ethernet; 2]
+    }
+
+    fn port_setup(&self, p: PortId) -> (String, String) {
+        (format!("eth{p}"), "ring".into())
+    }
+
+    fn counters(&self) -> Snapshot {
+        SampleBox::snapshot(&self.lock())
+    }
+
+    fn clear_counters(&self, ports: Option<&[PortId]>) {
+        let mut st = self.lock();
+        let all: Vec<PortId> = PortId::all(st.counters.len()).collect();
+        for p in ports.unwrap_or(&all) {
+            if let Some(c) = st.counters.get_mut(p.index()) {
+                *c = [0; PORT_FIELDS];
+            }
+        }
+    }
+
+    fn prometheus(&self) -> String {
+        prometheus(&SampleBox::snapshot(&self.lock()))
+    }
+
+    fn config_toml(&self) -> String {
+        format!("# sample box {}\n", self.lock().router.config().name)
+    }
+
+    fn log_level(&self) -> LogLevel {
+        self.lock().log_level
+    }
+
+    fn set_log_level(&self, level: LogLevel) {
+        self.lock().log_level = level;
+    }
+
+    fn reload(&self) -> Result<Vec<String>, String> {
+        self.lock().reloads += 1;
+        Ok(Vec::new())
+    }
+
+    fn capture(
+        &self,
+        _p: PortId,
+        req: &CaptureRequest,
+    ) -> Result<Box<dyn CaptureSource + '_>, AdminError> {
+        Ok(Box::new(SampleCapture {
+            left: req.count.unwrap_or(3).min(1000),
+            sent: 0,
+            drops: req.drops,
+        }))
+    }
+}
+
+/// A capture of the sample box: user packets from h1 to h2 with 8 data
+/// bytes, every other one dropped for no-route in a capture of drops.
+struct SampleCapture {
+    left: u64,
+    sent: u64,
+    drops: bool,
+}
+
+impl CaptureSource for SampleCapture {
+    fn next(&mut self) -> CaptureNext {
+        if self.left == 0 {
+            return CaptureNext::End;
+        }
+        let i = self.sent;
+        self.left -= 1;
+        self.sent += 1;
+        let data = PacketRepr {
+            l2rhs: Vec::new(),
+            header: HeaderRepr {
+                dst: Address(0x0102),
+                packet_type: PacketType(0x0100),
+                src: Address(0x0101),
+                ..HeaderRepr::default()
+            },
+            data: vec![i as u8; 8],
+            ei: 0,
+        }
+        .to_bytes()
+        .expect("a valid packet");
+        CaptureNext::Packet {
+            ts_ns: 1_700_000_000_000_000_000 + i * 1_000_000,
+            len: data.len() as u32,
+            data,
+            reason: (self.drops && i % 2 == 1).then_some(DropReason::NoRoute),
+        }
+    }
+
+    fn lost(&self) -> u64 {
+        0
+    }
+}

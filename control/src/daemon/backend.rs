@@ -1,0 +1,299 @@
+//! The daemon as an admin [`Backend`] (docs/admin-protocol.md): the
+//! dispatcher's engine calls run on the control thread between two passes,
+//! counters come from the workers' published blocks, captures from the
+//! workers' capture rings.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use admin::dispatch::{Backend, CaptureNext, CaptureSource};
+use admin::proto::{AdminError, CaptureRequest, LogLevel};
+use admin::stats::{Baseline, PORT_FIELDS, PlaneStatsSnapshot, Snapshot, prometheus};
+use dataplane::{CaptureControl, CaptureWhat, StatsBlock};
+use rrp::router::{Router, Time};
+use rrp::{Address, LinkKind, PortId};
+
+use crate::config::Config;
+use crate::daemon::logging::LogHandle;
+use crate::plane::PlaneHandle;
+
+/// How long an admin request may wait for the control thread.
+const CALL: Duration = Duration::from_secs(2);
+
+/// The daemon's admin backend.
+pub struct DaemonBackend {
+    cfg: Mutex<Config>,
+    path: PathBuf,
+    plane: Arc<PlaneHandle>,
+    blocks: Vec<Arc<StatsBlock>>,
+    capture: CaptureControl,
+    capturing: Mutex<()>,
+    kinds: Vec<LinkKind>,
+    start: Instant,
+    log: LogHandle,
+    baseline: Mutex<Option<Baseline>>,
+    stats_file: PathBuf,
+}
+
+fn plane_err(e: crate::plane::PlaneError) -> AdminError {
+    AdminError::failed(e.to_string())
+}
+
+impl DaemonBackend {
+    /// A backend for the running daemon.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        cfg: Config,
+        path: PathBuf,
+        plane: Arc<PlaneHandle>,
+        blocks: Vec<Arc<StatsBlock>>,
+        capture: CaptureControl,
+        kinds: Vec<LinkKind>,
+        start: Instant,
+        log: LogHandle,
+        stats_file: PathBuf,
+    ) -> DaemonBackend {
+        DaemonBackend {
+            cfg: Mutex::new(cfg),
+            path,
+            plane,
+            blocks,
+            capture,
+            capturing: Mutex::new(()),
+            kinds,
+            start,
+            log,
+            baseline: Mutex::new(None),
+            stats_file,
+        }
+    }
+
+    /// The counters area's path.
+    pub fn stats_file(&self) -> &PathBuf {
+        &self.stats_file
+    }
+
+    /// Every counter as of now (not subtracting a baseline).
+    pub fn snapshot(&self) -> Snapshot {
+        let ports = crate::stats::port_slots(&dataplane::counters::sum(&self.blocks));
+        let rstats = self
+            .plane
+            .call(CALL, |cp| cp.engine().stats().clone())
+            .unwrap_or_default();
+        Snapshot::new(
+            &ports,
+            &rstats,
+            &crate::stats::plane_snapshot(&self.plane.stats),
+        )
+    }
+
+    fn baseline(&self) -> MutexGuard<'_, Option<Baseline>> {
+        self.baseline.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-reads the configuration file and applies what can change while
+    /// running; refuses the rest (the old configuration keeps running).
+    pub fn reload(&self) -> Result<Vec<String>, String> {
+        let text = std::fs::read_to_string(&self.path)
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let new = Config::check_toml(&text).map_err(|errs| {
+            errs.iter()
+                .map(|e| format!("{}: {e}", self.path.display()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+        let mut cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        let plan = cfg.diff_for_reload(&new).map_err(|m| m.join("; "))?;
+        let timers = plan.timers.unwrap_or(new.timers);
+        let limits = plan.limits.unwrap_or(new.limits);
+        let rates = new.rates.error_rates();
+        let chan = new.rates.channel_config();
+        let statics = plan.statics.clone();
+        self.plane
+            .call(CALL, move |cp| -> Result<(), String> {
+                cp.engine_mut()
+                    .set_tunables(timers, limits, rates)
+                    .map_err(|e| e.to_string())?;
+                cp.set_rates(chan.punt_rate, chan.notice_rate);
+                for (port, nodes) in statics {
+                    let old: Vec<Address> = cp
+                        .engine()
+                        .config()
+                        .hrs
+                        .get(port)
+                        .map(|h| h.static_nodes.iter().map(|n| n.address).collect())
+                        .unwrap_or_default();
+                    for a in old {
+                        if !nodes.iter().any(|n| n.address == a) {
+                            cp.engine_mut().remove_static(port, a);
+                        }
+                    }
+                    for n in nodes {
+                        cp.engine_mut().add_static(port, n);
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| e.to_string())??;
+        if let Some(l) = plan.log {
+            self.log.set_level(l.level);
+        }
+        *cfg = new;
+        Ok(plan.changes)
+    }
+}
+
+impl Backend for DaemonBackend {
+    fn daemon_version(&self) -> String {
+        format!("mwrouterd {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn router_version(&self) -> String {
+        env!("CARGO_PKG_VERSION").into()
+    }
+
+    fn uptime_s(&self) -> u64 {
+        self.start.elapsed().as_secs()
+    }
+
+    fn with_engine<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Router, Time) -> T + Send + 'static,
+    ) -> Result<T, AdminError> {
+        self.plane
+            .call(CALL, move |cp| {
+                let now = cp.now();
+                f(cp.engine_mut(), now)
+            })
+            .map_err(plane_err)
+    }
+
+    fn link_kinds(&self) -> Vec<LinkKind> {
+        self.kinds.clone()
+    }
+
+    fn port_setup(&self, p: PortId) -> (String, String) {
+        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        match cfg.hrs.get(p.index()) {
+            Some(h) => (h.label(p.index()), h.port.backend().as_str().into()),
+            None => (String::new(), String::new()),
+        }
+    }
+
+    fn counters(&self) -> Snapshot {
+        let s = self.snapshot();
+        match &*self.baseline() {
+            Some(b) => s.minus(b),
+            None => s,
+        }
+    }
+
+    fn clear_counters(&self, ports: Option<&[PortId]>) {
+        let now = self.snapshot();
+        let mut b = self.baseline();
+        match (ports, b.as_mut()) {
+            (Some(ports), Some(base)) => {
+                for p in ports {
+                    base.clear_port(&now, *p);
+                }
+            }
+            (Some(ports), None) => {
+                let zero = vec![[0; PORT_FIELDS]; now.ports.len()];
+                let mut base = Baseline::new(&Snapshot::new(
+                    &zero,
+                    &Default::default(),
+                    &PlaneStatsSnapshot::default(),
+                ));
+                for p in ports {
+                    base.clear_port(&now, *p);
+                }
+                *b = Some(base);
+            }
+            (None, _) => *b = Some(Baseline::new(&now)),
+        }
+    }
+
+    fn prometheus(&self) -> String {
+        prometheus(&self.snapshot())
+    }
+
+    fn config_toml(&self) -> String {
+        self.cfg.lock().unwrap_or_else(|e| e.into_inner()).to_toml()
+    }
+
+    fn log_level(&self) -> LogLevel {
+        self.log.level()
+    }
+
+    fn set_log_level(&self, level: LogLevel) {
+        self.log.set_level(level);
+    }
+
+    fn reload(&self) -> Result<Vec<String>, String> {
+        DaemonBackend::reload(self)
+    }
+
+    fn capture(
+        &self,
+        p: PortId,
+        req: &CaptureRequest,
+    ) -> Result<Box<dyn CaptureSource + '_>, AdminError> {
+        let Ok(one) = self.capturing.try_lock() else {
+            return Err(AdminError::failed("a capture is already running"));
+        };
+        let what = if req.drops {
+            CaptureWhat::Dropped
+        } else if req.transmitted {
+            CaptureWhat::Transmitted
+        } else {
+            CaptureWhat::Received
+        };
+        let lost0 = self.capture.lost();
+        self.capture.arm(p, what);
+        Ok(Box::new(RingCapture {
+            control: &self.capture,
+            lost0,
+            _one: one,
+        }))
+    }
+}
+
+/// A capture from the workers' rings; disarmed and drained when dropped.
+struct RingCapture<'a> {
+    control: &'a CaptureControl,
+    lost0: u64,
+    _one: MutexGuard<'a, ()>,
+}
+
+impl CaptureSource for RingCapture<'_> {
+    fn next(&mut self) -> CaptureNext {
+        let Some((w, c)) = self.control.next() else {
+            return CaptureNext::Idle;
+        };
+        let ts_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let out = CaptureNext::Packet {
+            ts_ns,
+            len: c.len,
+            data: c.data[..].to_vec(),
+            reason: c.reason,
+        };
+        self.control.recycle(w, c);
+        out
+    }
+
+    fn lost(&self) -> u64 {
+        self.control.lost() - self.lost0
+    }
+}
+
+impl Drop for RingCapture<'_> {
+    fn drop(&mut self) {
+        self.control.disarm();
+        while let Some((w, c)) = self.control.next() {
+            self.control.recycle(w, c);
+        }
+    }
+}
