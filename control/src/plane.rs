@@ -1,4 +1,4 @@
-//! The control-plane thread (DESIGN.md "Threads and data flow"):
+//! The control-plane thread (docs/architecture.md "Threads and data flow"):
 //!
 //! ```text
 //! control thread <-- punt rings (per class, bounded); notices; timers

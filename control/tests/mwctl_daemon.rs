@@ -173,7 +173,14 @@ fn signal(child: &Child, sig: i32) {
 
 #[test]
 fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
-    let dir = tempfile::tempdir().unwrap();
+    // 0755: a read-only client of another user connects to the socket in it.
+    let dir = {
+        use std::os::unix::fs::PermissionsExt;
+        tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o755))
+            .tempdir()
+            .unwrap()
+    };
     let [r0, r1, p1, p2] = free_ports();
     let h1 = host(0x0501, p1);
     let h2 = host(0x0502, p2);
@@ -308,9 +315,14 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
     assert!(decoded.lines().count() >= 3, "{decoded}");
     assert!(bytes.len() > 24);
 
-    // A read-only client (nobody) may read but not change.
+    // A read-only client (nobody) may read but not change. mwctl runs from a
+    // copy that nobody can reach: the checkout may lie in a private directory.
+    let mwctl_copy = testkit::is_root().then(|| {
+        testkit::runnable_by_anyone(&testkit::workspace_bin("mwctl", "mwctl", &[]))
+            .expect("a copy of mwctl for another user")
+    });
     let nobody = |args: &[&str]| {
-        Command::new(testkit::workspace_bin("mwctl", "mwctl", &[]))
+        Command::new(&mwctl_copy.as_ref().expect("root").path)
             .arg("--socket")
             .arg(&sock)
             .args(args)
@@ -320,6 +332,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
             .unwrap()
     };
     if testkit::is_root() {
+        testkit::reachable_by_others(&sock).expect("the socket's directory");
         let o = nobody(&["show", "hrs"]);
         assert_eq!(
             o.status.code(),

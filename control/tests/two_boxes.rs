@@ -85,8 +85,8 @@ struct Host {
 impl Host {
     fn poll(&mut self) {
         while let Some(bytes) = self.port.recv_bytes() {
-            let dst = u16::from_be_bytes([bytes[0], bytes[1]]);
-            if dst != self.node.config().address.0 && dst != 0xFFFF {
+            let dst = rrp::wire::Header::new_unchecked(&bytes[..]).dst();
+            if dst != self.node.config().address && dst != rrp::Address::BROADCAST {
                 continue;
             }
             if let Ok((reply, learned)) = self.node.handle_packet(&bytes) {

@@ -1,4 +1,4 @@
-//! The forwarding decision, a burst at a time (DESIGN.md "Source routes",
+//! The forwarding decision, a burst at a time (docs/architecture.md "Source routes",
 //! "Threads and data flow"; the draft's Part-1 "L2-routing option" and
 //! "Error Indication").
 //!

@@ -1,4 +1,4 @@
-//! Forwarding tables (DESIGN.md "Threads and data flow").
+//! Forwarding tables (docs/architecture.md "Threads and data flow").
 //!
 //! A [`FibSet`] holds one FIB per ingress HR (= per port): 65,536 16-bit
 //! indices, one per destination address, into a next-hop table shared by

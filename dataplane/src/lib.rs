@@ -1,4 +1,4 @@
-//! The mwrouter forwarding engine (DESIGN.md "Threads and data flow").
+//! The mwrouter forwarding engine (docs/architecture.md "Threads and data flow").
 //!
 //! - [`engine`]: the per-packet decision over bursts (L2RH strip, L3 lookup,
 //!   EI shift-and-OR, MTU check, punt, drop by reason);

@@ -1,4 +1,4 @@
-//! The rings between a worker and the control thread (DESIGN.md "Threads
+//! The rings between a worker and the control thread (docs/architecture.md "Threads
 //! and data flow"): punted packets for this box in two classes (protocol
 //! traffic first), notices for the control plane (no route, MTU, redirect),
 //! and packets the control plane injects. Every ring is bounded and

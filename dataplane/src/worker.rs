@@ -1,4 +1,4 @@
-//! The worker loop (DESIGN.md "Threads and data flow"): one thread per
+//! The worker loop (docs/architecture.md "Threads and data flow"): one thread per
 //! configured core polls its queues of every port in bursts, runs the
 //! engine, transmits, adopts new FIBs between bursts and publishes its
 //! counters. Nothing on this path locks, allocates or shares a written

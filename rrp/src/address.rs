@@ -1,5 +1,5 @@
 //! MessageWay 16-bit addresses and their classes (Part-1, "Address Ranges";
-//! DESIGN.md "Wire").
+//! docs/architecture.md "Wire").
 
 use core::fmt;
 

@@ -1,5 +1,5 @@
 //! How MessageWay packets travel on the SANs mwrouter attaches to
-//! (DESIGN.md "Wire"; docs/encapsulation.md).
+//! (docs/architecture.md "Wire"; docs/encapsulation.md).
 
 /// What a SAN's native addresses are, and how MessageWay travels on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,5 +1,5 @@
 //! Packet-type, RRP message and error-code assignments (Appendix A1, A2, A4;
-//! the values of A1 are fixed by DESIGN.md "Wire").
+//! the values of A1 are fixed by docs/architecture.md "Wire").
 
 use core::fmt;
 

@@ -4,8 +4,9 @@
 //! packets between System Area Networks through routers. This crate holds
 //! its wire formats (Part-1: the EEP header, trailer and L2RHs; Part-3: the
 //! RRP records R1-R8 and messages RRP#1-#9 and ERR), the address, packet-type
-//! and error-code assignments of DESIGN.md, and helpers shared by the
-//! dataplane and the control plane. Readings of the draft that the code
+//! and error-code assignments of docs/architecture.md "Wire", and the
+//! concepts shared by the dataplane and the control plane (docs/architecture.md
+//! "Crates"). Readings of the draft that the code
 //! follows are in `docs/spec-notes.md`.
 
 pub mod address;
@@ -19,6 +20,7 @@ pub mod limits;
 pub mod native;
 pub mod node;
 pub mod port;
+pub mod rng;
 pub mod route;
 pub mod router;
 pub mod serial;

@@ -1,5 +1,5 @@
 //! Limits shared by the codec users, the dataplane and the control plane
-//! (DESIGN.md "Source routes").
+//! (docs/architecture.md "Source routes").
 
 /// Routes longer than this many L2RHs are neither offered (RRP#2) nor
 /// forwarded (drop reason too-many-l2rh).

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::address::Address;
 use crate::error::Result;
-use crate::kind::PacketType;
+use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{InfoQuery, Message, NodeInfo};
 use crate::wire::packet::PacketRepr;
 use crate::wire::record::{Capability, SourceRoute};
@@ -175,9 +175,10 @@ impl Node {
     }
 }
 
-/// PT of a packet, if it has a header at its start.
+/// Whether `bytes` start with an EEP header of a control packet type
+/// (RRP or ERR).
 pub fn is_control(bytes: &[u8]) -> bool {
-    bytes.len() >= 6 && PacketType(u16::from_be_bytes([bytes[4], bytes[5]])).is_control()
+    bytes.len() >= HEADER_LEN && Header::new_unchecked(bytes).packet_type().is_control()
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Ports: a box has one port per SAN it attaches to, and each port is one of
 //! its Half-Routers (Part-2, "Inter-SAN mapping": a router is made of HRs,
-//! one per SAN; docs/architecture.md "A box"). The router engine, the
+//! one per SAN; docs/architecture.md "Who uses it"). The router engine, the
 //! dataplane, the control plane and the tools all name a port by its
 //! [`PortId`], the HR's position in the box's configuration.
 

@@ -1,4 +1,4 @@
-//! Routes as lists of hops in mwrouter's L2RH layout (DESIGN.md "Source
+//! Routes as lists of hops in mwrouter's L2RH layout (docs/architecture.md "Source
 //! routes: the router is one hop").
 //!
 //! On a SAN a hop is a native address; crossing a router it is an egress HR.

@@ -1,5 +1,5 @@
 //! RT serial numbers: 16-bit serial number arithmetic (RFC 1982), as
-//! DESIGN.md reads the draft's SN rule ("An RT with a higher SN should always
+//! docs/spec-notes.md 11 reads the draft's SN rule ("An RT with a higher SN should always
 //! replace an RT with a lower SN and the same RCVF").
 
 use core::cmp::Ordering;

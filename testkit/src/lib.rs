@@ -235,6 +235,67 @@ impl Drop for Netns {
     }
 }
 
+/// A copy of `bin` that any user can run: a new directory under the system's
+/// temporary directory (`std::env::temp_dir()`), mode 0755, holding the
+/// binary, mode 0755. For tests that run a program as another user: the
+/// checkout may lie under a private directory (a `mktemp -d`, root's home),
+/// which that user cannot enter. The directory is removed when the returned
+/// guard drops. Fails with the reason when the temporary directory itself
+/// is not reachable by others.
+pub fn runnable_by_anyone(bin: &std::path::Path) -> Result<RunnableCopy, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let base = std::env::temp_dir();
+    reachable_by_others(&base)?;
+    let dir = base.join(unique_name("mwb"));
+    std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let guard = RunnableCopy {
+        path: dir.join(bin.file_name().unwrap_or_default()),
+        dir,
+    };
+    std::fs::set_permissions(&guard.dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("{}: {e}", guard.dir.display()))?;
+    std::fs::copy(bin, &guard.path).map_err(|e| format!("{}: {e}", bin.display()))?;
+    std::fs::set_permissions(&guard.path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("{}: {e}", guard.path.display()))?;
+    Ok(guard)
+}
+
+/// A binary copied by [`runnable_by_anyone`]; its directory goes when this drops.
+#[derive(Debug)]
+pub struct RunnableCopy {
+    dir: std::path::PathBuf,
+    /// The copy.
+    pub path: std::path::PathBuf,
+}
+
+impl Drop for RunnableCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Checks that a user other than the owner can reach `path`: every
+/// directory from `/` down to it (inclusive, when it is a directory) must
+/// be searchable by others (`o+x`). The error names the first that is not.
+pub fn reachable_by_others(path: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for dir in path.ancestors().filter(|p| p.is_dir()) {
+        let mode = std::fs::metadata(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o001 == 0 {
+            return Err(format!(
+                "{} (mode {:o}) cannot be entered by other users",
+                dir.display(),
+                mode & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +320,25 @@ mod tests {
         ns.exec(&["ip", "link", "show", &v.b]).unwrap();
         drop(v);
         drop(ns);
+    }
+
+    #[test]
+    fn a_runnable_copy_is_reachable_and_goes_away() {
+        let me = std::env::current_exe().unwrap();
+        let copy = runnable_by_anyone(&me).unwrap();
+        assert!(copy.path.exists());
+        reachable_by_others(&copy.path).unwrap();
+        let dir = copy.path.parent().unwrap().to_path_buf();
+        drop(copy);
+        assert!(!dir.exists());
+        let private = std::env::temp_dir().join(unique_name("mwp"));
+        std::fs::create_dir(&private).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let e = reachable_by_others(&private).unwrap_err();
+        assert!(e.contains("cannot be entered"), "{e}");
+        std::fs::remove_dir(&private).unwrap();
     }
 }

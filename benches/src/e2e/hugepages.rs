@@ -7,7 +7,7 @@
 //! dropped: at the end, on an error, and after Ctrl-C (the interrupt flag
 //! turns into an error that unwinds to it). Not root, or the kernel gives
 //! too few pages: the run uses `--no-huge -m 512` and says so.
-//! (notes/dpdk-here.md: hugepages double the null PMD's rate; with them EAL
+//! (docs/backends.md "What needs hugepages": they double the null PMD's rate; with them EAL
 //! runs `--in-memory`, which 22.11 refuses together with `--no-huge`.)
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rrp::limits::MAX_L2RHS;
+use rrp::wire::bytes::be16;
+use rrp::wire::{Header, L2rh, locate};
+use rrp::{Address, encap};
 use serde_json::{Value, json};
 
 use super::addr::*;
@@ -259,25 +263,33 @@ fn check_frames(t: &Traffic, path: &Path, frames: &[Vec<u8>]) -> Result<()> {
     let (dst, src) = (mac_bytes(ROUTER_A_MAC), mac_bytes(GEN_A_MAC));
     for (i, f) in frames.iter().enumerate() {
         let bad = |why: String| format!("{} frame {}: {why}", path.display(), i + 1);
-        if f.len() < 60 {
-            return Err(bad(format!("{} bytes, shorter than 60", f.len())));
+        if f.len() < encap::ETH_MIN_FRAME {
+            return Err(bad(format!(
+                "{} bytes, shorter than {}",
+                f.len(),
+                encap::ETH_MIN_FRAME
+            )));
         }
-        if f[0..6] != dst || f[6..12] != src || f[12..14] != [0x88, 0xB5] {
+        if f[0..6] != dst || f[6..12] != src || be16(f, 12) != encap::ETHERTYPE {
             return Err(bad(format!(
                 "Ethernet header is not {ROUTER_A_MAC} <- {GEN_A_MAC} type 0x88b5"
             )));
         }
-        let first = u16::from_be_bytes([f[14], f[15]]);
-        match t.kind {
-            Kind::L3 if first != NODE_B => {
-                return Err(bad(format!(
-                    "destination {first:#06x}, expected {NODE_B:#06x}"
-                )));
+        let pkt = &f[encap::ETH_HEADER_LEN..];
+        match (t.kind, locate(pkt, MAX_L2RHS)) {
+            (_, Err(e)) => return Err(bad(format!("not a MessageWay packet: {e}"))),
+            (Kind::L3, Ok(l)) => {
+                let d = Header::new_unchecked(&pkt[l.header_offset..]).dst().0;
+                if l.l2rh_count != 0 || d != NODE_B {
+                    return Err(bad(format!("destination {d:#06x}, expected {NODE_B:#06x}")));
+                }
             }
-            Kind::L2 if first >= 0x40 || u16::from_be_bytes([f[16], f[17]]) != HR_B => {
-                return Err(bad(format!("no L2RH for HR {HR_B:#06x} at the start")));
+            (Kind::L2, Ok(l)) => {
+                if l.l2rh_count == 0 || L2rh::new_unchecked(pkt).hop_egress() != Some(Address(HR_B))
+                {
+                    return Err(bad(format!("no L2RH for HR {HR_B:#06x} at the start")));
+                }
             }
-            _ => {}
         }
         if let Ok(size) = t.size.parse::<usize>()
             && f.len() != size

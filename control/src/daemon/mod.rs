@@ -1,5 +1,5 @@
 //! `mwrouterd`: puts the dataplane and the control plane together
-//! (DESIGN.md "Threads and data flow").
+//! (docs/architecture.md "Threads and data flow").
 //!
 //! ```text
 //! workers (one per configured core) <-> ports

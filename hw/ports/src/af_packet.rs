@@ -1,5 +1,5 @@
 //! MessageWay over Ethernet through AF_PACKET with mmap'ed rings
-//! (DESIGN.md "Wire"; docs/backends.md "AF_PACKET").
+//! (docs/architecture.md "Wire"; docs/backends.md "AF_PACKET").
 //!
 //! One packet socket per port, bound to one interface and to EtherType
 //! 0x88B5 (`rrp::encap::ETHERTYPE`), so that the kernel hands it MessageWay

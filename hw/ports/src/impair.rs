@@ -52,6 +52,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arrayvec::ArrayVec;
+use rrp::rng::Rng;
 
 use crate::heap::HeapBuf;
 use crate::{BURST, Burst, PacketBuf};
@@ -136,32 +137,6 @@ impl TestClock {
 impl Clock for TestClock {
     fn now_ns(&self) -> u64 {
         self.0.load(Ordering::Acquire)
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): small, fast, and good enough to
-/// drive fault injection deterministically.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator started from `seed`.
-    pub const fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform value in `[0, 1)`.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
 
@@ -256,7 +231,7 @@ struct Unit {
 }
 
 struct State {
-    rng: SplitMix64,
+    rng: Rng,
     line: VecDeque<(u64, HeapBuf)>,
     held: Option<Unit>,
     last_due: u64,
@@ -325,7 +300,7 @@ impl Impairer {
             clock,
             capacity: capacity.max(1),
             state: Mutex::new(State {
-                rng: SplitMix64::new(cfg.seed),
+                rng: Rng::new(cfg.seed),
                 line: VecDeque::new(),
                 held: None,
                 last_due: 0,
@@ -504,16 +479,6 @@ impl Impairer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix_reference_values() {
-        // First outputs for seed 0 (reference implementation).
-        let mut r = SplitMix64::new(0);
-        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
-        let f = SplitMix64::new(7).next_f64();
-        assert!((0.0..1.0).contains(&f));
-    }
 
     #[test]
     #[should_panic(expected = "not within 0..=1")]

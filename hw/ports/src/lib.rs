@@ -1,4 +1,4 @@
-//! Port backends behind one burst trait (DESIGN.md "Workspace", "Threads and
+//! Port backends behind one burst trait (docs/architecture.md "Crates", "Threads and
 //! data flow").
 //!
 //! A [`Port`] is one queue pair of one router port, owned by one worker: it

@@ -1,4 +1,4 @@
-//! MessageWay over UDP (DESIGN.md "Wire"; docs/backends.md "UDP").
+//! MessageWay over UDP (docs/architecture.md "Wire"; docs/backends.md "UDP").
 //!
 //! One MessageWay packet per datagram, IPv4 or IPv6, on UDP port
 //! [`DEFAULT_PORT`] (34997 = 0x88B5, `rrp::encap::UDP_PORT`) unless configured

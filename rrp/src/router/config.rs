@@ -9,7 +9,7 @@ use crate::native::NativeAddr;
 use crate::port::PerPort;
 use crate::wire::record::Capability;
 
-/// Timers in milliseconds (DESIGN.md "Route tables and RRP").
+/// Timers in milliseconds (docs/architecture.md "Route tables and RRP").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timers {
     /// Broadcast RRP#7 sweep of each SAN.

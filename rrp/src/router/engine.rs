@@ -1,5 +1,5 @@
 //! The Level-D router engine (Part-2 "Inter-SAN mapping", Part-3, Appendix
-//! B and C, with the readings of DESIGN.md "Route tables and RRP"), sans-IO:
+//! B and C, with the readings of docs/architecture.md "Route tables and RRP"), sans-IO:
 //! inputs are punted packets, dataplane notices, port events and the current
 //! time; outputs are packets to send, FIB changes and log events, and the
 //! time of the next timer.
@@ -30,6 +30,7 @@ use crate::router::config::{ConfigError, RouterConfig, StaticNode};
 use crate::router::event::{Event, RouterStats, RtRefusal};
 use crate::router::notice::{Notice, NoticeKind};
 use crate::serial;
+use crate::wire::bytes::be16;
 use crate::wire::hop::RouterHop;
 use crate::wire::message::{InfoQuery, Message, NodeInfo, RouteTable, RtNode, RtPart};
 use crate::wire::packet::Packet;
@@ -209,7 +210,7 @@ struct HrState {
 
 /// The ordering key of RTs and routes: total Q, then the first native
 /// address outside the box, then the RCVF's length, then the RCVF element by
-/// element (DESIGN.md "Route tables and RRP").
+/// element (docs/architecture.md "Route tables and RRP").
 #[derive(Debug, Clone, Copy)]
 struct Rank<'a> {
     q: u16,
@@ -1015,10 +1016,7 @@ impl Router {
         }
         let mut rcvf = Vec::with_capacity(d7.len() / 2 + 1);
         rcvf.push(sa);
-        rcvf.extend(
-            d7.chunks_exact(2)
-                .map(|c| Address(u16::from_be_bytes([c[0], c[1]]))),
-        );
+        rcvf.extend(d7.chunks_exact(2).map(|c| Address(be16(c, 0))));
         if san == self.cfg.hrs[port].san_id
             || rcvf[1..].iter().any(|a| self.box_has(*a))
             || rcvf.len() > self.cfg.limits.max_rcvf
@@ -1241,7 +1239,7 @@ impl Router {
     }
 
     /// A dataplane notice: may produce ERR UNK, RRP#3 or ERR GENERAL under
-    /// the error manners of DESIGN.md.
+    /// the error manners of docs/architecture.md "Route tables and RRP".
     pub fn handle_notice(&mut self, now: Time, n: &Notice) {
         if !self.hrs.has(n.in_port) {
             return;

@@ -1,4 +1,4 @@
-//! The RRP control plane as a sans-IO engine (DESIGN.md "Route tables and
+//! The RRP control plane as a sans-IO engine (docs/architecture.md "Route tables and
 //! RRP"): [`Router`] runs a whole box; its host feeds it punted packets,
 //! dataplane notices, port events and the time, and carries out its
 //! [`Output`]s.

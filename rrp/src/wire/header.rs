@@ -13,6 +13,7 @@ use crate::address::Address;
 use crate::endian::Endian;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kind::PacketType;
+use crate::wire::bytes::{be16, be24};
 
 /// Length of the EEP header in bytes.
 pub const HEADER_LEN: usize = 16;
@@ -48,11 +49,6 @@ pub mod field {
 #[derive(Debug, Clone, Copy)]
 pub struct Header<T: AsRef<[u8]>> {
     buffer: T,
-}
-
-#[inline(always)]
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
 }
 
 impl<T: AsRef<[u8]>> Header<T> {
@@ -114,8 +110,7 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// Data Length in 8-byte words, padding included.
     #[inline]
     pub fn data_words(&self) -> u32 {
-        let b = self.buffer.as_ref();
-        u32::from_be_bytes([0, b[9], b[10], b[11]])
+        be24(self.buffer.as_ref(), field::DL.start)
     }
     /// Source Address (0 = not specified).
     #[inline]

@@ -1,5 +1,5 @@
 //! mwrouter's router hop: the L2RH content that a router consumes
-//! (DESIGN.md "Source routes: the router is one hop").
+//! (docs/architecture.md "Source routes").
 //!
 //! Content = the egress HR's 16-bit MessageWay address, then the native
 //! address on the egress SAN (6-byte MAC on Ethernet; IPv4 address and UDP
@@ -12,7 +12,8 @@ use arrayvec::ArrayVec;
 use crate::address::Address;
 use crate::error::{Error, ErrorKind, Result};
 use crate::native::NativeAddr;
-use crate::wire::l2rh::{L2rhRepr, MAX_L2RH_CONTENT};
+use crate::wire::bytes::be16;
+use crate::wire::l2rh::{L2RH_LEN_FIELD, L2rhRepr, MAX_L2RH_CONTENT};
 
 /// Where the parts of a router hop lie in its L2RH: the egress HR right
 /// after the length field, then the native address.
@@ -73,7 +74,7 @@ impl RouterHop {
                 0,
             ));
         }
-        let egress = Address(u16::from_be_bytes([content[0], content[1]]));
+        let egress = Address(be16(content, field::EGRESS.start - L2RH_LEN_FIELD));
         if egress.0 != 0 && !egress.is_node() {
             return Err(Error::new(
                 ErrorKind::IllegalAddress(egress.0),
@@ -81,7 +82,8 @@ impl RouterHop {
                 2,
             ));
         }
-        let Some(native) = NativeAddr::from_bytes(&content[2..]) else {
+        let Some(native) = NativeAddr::from_bytes(&content[field::NATIVE - L2RH_LEN_FIELD..])
+        else {
             return Err(Error::new(
                 ErrorKind::NativeTooLong(content.len() as u16 - 2),
                 "l2rh.hop.native",

@@ -15,6 +15,7 @@
 use arrayvec::ArrayVec;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::wire::bytes::be16;
 
 /// The largest L value (the draft: "should be smaller than 64").
 pub const MAX_L2RH_CONTENT: usize = 63;
@@ -60,7 +61,7 @@ impl<T: AsRef<[u8]>> L2rh<T> {
         if b.len() < L2RH_LEN_FIELD {
             return Err(Error::truncated("l2rh.len", 0, L2RH_LEN_FIELD, b.len()));
         }
-        let l = u16::from_be_bytes([b[0], b[1]]);
+        let l = be16(b, 0);
         if l == 0 || l as usize > MAX_L2RH_CONTENT {
             return Err(Error::new(ErrorKind::BadL2rhLength(l), "l2rh.len", 0));
         }
@@ -74,8 +75,7 @@ impl<T: AsRef<[u8]>> L2rh<T> {
     /// The length field L.
     #[inline]
     pub fn len_field(&self) -> usize {
-        let b = self.buffer.as_ref();
-        u16::from_be_bytes([b[0], b[1]]) as usize
+        be16(self.buffer.as_ref(), 0) as usize
     }
 
     /// Bytes the L2RH occupies, padding included.
@@ -96,7 +96,7 @@ impl<T: AsRef<[u8]>> L2rh<T> {
     pub fn hop_egress(&self) -> Option<crate::Address> {
         let b = self.buffer.as_ref();
         let at = crate::wire::hop::field::EGRESS.start;
-        (self.len_field() >= 2).then(|| crate::Address(u16::from_be_bytes([b[at], b[at + 1]])))
+        (self.len_field() >= 2).then(|| crate::Address(be16(b, at)))
     }
 
     /// Read as a router hop: the length of the native part (after the

@@ -519,7 +519,7 @@ impl Message {
 }
 
 /// Part index and count of a multi-part RRP#9, carried in the EEP Free field
-/// (DESIGN.md "Route tables and RRP"): high byte = part number (1-based),
+/// (docs/architecture.md "Route tables and RRP"): high byte = part number (1-based),
 /// low byte = number of parts; Free = 0 means a whole RT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RtPart {

@@ -5,6 +5,7 @@
 //! padding) are not part of the packet.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::wire::bytes::{be16, be16_checked};
 use crate::wire::header::{self, HEADER_LEN, Header, HeaderRepr, MAX_DATA_WORDS, VERSION};
 use crate::wire::l2rh::{L2rh, L2rhRepr, l2rh_bytes, starts_l2rh};
 
@@ -110,11 +111,10 @@ impl Malformed {
     pub fn error(&self, buf: &[u8], max_l2rhs: usize) -> Error {
         let at = self.at;
         let left = buf.len().saturating_sub(at);
-        let be16 = |o: usize| u16::from_be_bytes([buf[o], buf[o + 1]]);
         match self.fault {
             Fault::Truncated(Part::Start) => Error::truncated("packet", at, 2, left),
             Fault::Truncated(Part::L2rh) => {
-                Error::truncated("l2rh", at, l2rh_bytes(be16(at) as usize), left)
+                Error::truncated("l2rh", at, l2rh_bytes(be16(buf, at) as usize), left)
             }
             Fault::ZeroL2rh => Error::new(ErrorKind::BadL2rhLength(0), "l2rh.len", at),
             Fault::TooManyL2rhs => Error::new(ErrorKind::TooManyL2rhs(max_l2rhs), "l2rh", at),
@@ -181,7 +181,7 @@ fn walk_l2rhs(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout, Malf
                 bad(Fault::Truncated(Part::Start), off)
             };
         };
-        let l = u16::from_be_bytes([first[0], first[1]]);
+        let l = be16(first, 0);
         if !starts_l2rh(l) {
             break;
         }
@@ -247,7 +247,7 @@ pub fn locate(buf: &[u8], max_l2rhs: usize) -> Result<Layout> {
 pub fn header_of(buf: &[u8], max_l2rhs: usize) -> Option<(Header<&[u8]>, usize)> {
     let mut off = 0usize;
     for _ in 0..=max_l2rhs {
-        let l = u16::from_be_bytes([*buf.get(off)?, *buf.get(off + 1)?]);
+        let l = be16_checked(buf, off)?;
         if !starts_l2rh(l) {
             let h = buf.get(off..off + HEADER_LEN)?;
             return Some((Header::new_unchecked(h), off));
@@ -291,6 +291,15 @@ impl<T: AsRef<[u8]>> Packet<T> {
                 len,
             )),
         }
+    }
+
+    /// The packet in `buffer` as [`locate_fast`] (or [`locate`]) located it
+    /// in that same buffer, taken without any check: for the per-packet
+    /// paths that just located it. Accessors panic if `layout` does not
+    /// describe `buffer`.
+    #[inline(always)]
+    pub const fn with_layout_unchecked(buffer: T, layout: Layout) -> Self {
+        Packet { buffer, layout }
     }
 
     /// Where the parts lie.

@@ -9,6 +9,7 @@
 
 use crate::address::Address;
 use crate::error::{Error, ErrorKind, Result};
+use crate::wire::bytes::be16;
 use crate::wire::l2rh::{L2rhRepr, starts_l2rh};
 
 /// Bytes of RTyp, PL and RL.
@@ -88,7 +89,7 @@ impl<'a> Record<'a> {
         if RecordType::from_u8(t).is_none() {
             return Err(Error::new(ErrorKind::BadRecordType(t), "record.rtyp", 0));
         }
-        let rl = u16::from_be_bytes([buf[2], buf[3]]);
+        let rl = be16(buf, field::RL);
         let len = rl as usize * 8;
         if rl == 0 {
             return Err(Error::new(ErrorKind::BadRecordLength(rl), "record.rl", 2));
@@ -132,24 +133,20 @@ impl<'a> Record<'a> {
         &self.buf[RECORD_PREFIX_LEN..self.buf.len() - self.pad_len()]
     }
 
-    fn be16(&self, at: usize) -> u16 {
-        u16::from_be_bytes([self.buf[at], self.buf[at + 1]])
-    }
-
     /// An R8 of one word: its SAN-ID and SN, read in place (not checked
     /// further: [`RecordRepr::parse`] does that).
     pub fn rt_header(&self) -> Option<(Address, u16)> {
         (self.record_type() == RecordType::RtHeader && self.words() == 1).then(|| {
             (
-                Address(self.be16(field::R8_SAN_ID)),
-                self.be16(field::R8_SN),
+                Address(be16(self.buf, field::R8_SAN_ID)),
+                be16(self.buf, field::R8_SN),
             )
         })
     }
 
     /// An R5: its Q, read in place.
     pub fn route_quality(&self) -> Option<u16> {
-        (self.record_type() == RecordType::SourceRoute).then(|| self.be16(field::R5_Q))
+        (self.record_type() == RecordType::SourceRoute).then(|| be16(self.buf, field::R5_Q))
     }
 }
 
@@ -550,7 +547,7 @@ fn parse_r5(r: &Record<'_>) -> Result<SourceRoute> {
     let mut route = Vec::new();
     let mut mtu = None;
     while off < b.len() {
-        let first = u16::from_be_bytes([b[off], b[off + 1]]);
+        let first = be16(b, off);
         if starts_l2rh(first) {
             let (l, n) = L2rhRepr::parse(&b[off..]).map_err(|e| {
                 // An L2RH overrunning the record is a record-length error.

@@ -473,7 +473,7 @@ pub fn enclosed_info(e: &[u8], offset: usize) -> EnclosedInfo {
             });
             break false;
         }
-        if !rrp::wire::l2rh::starts_l2rh(u16::from_be_bytes([e[off], e[off + 1]])) {
+        if !rrp::wire::l2rh::starts_l2rh(rrp::wire::bytes::be16(e, off)) {
             break true;
         }
         match L2rh::new_checked(&e[off..]) {

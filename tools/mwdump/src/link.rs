@@ -1,6 +1,6 @@
 //! Link layers around a MessageWay packet: bare, Ethernet II (EtherType
 //! 0x88B5, one VLAN tag allowed, or IP/UDP inside), and IPv4/IPv6 + UDP on
-//! port 34997 (DESIGN.md "Wire"; `rrp::encap`).
+//! port 34997 (docs/architecture.md "Wire"; `rrp::encap`).
 //!
 //! [`locate`] finds the bytes that hold the MessageWay packet. The packet's
 //! own end comes later from its Data Length (`rrp::wire::locate`); whatever
@@ -9,6 +9,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use rrp::encap;
+use rrp::wire::bytes::be16;
 use serde::Serialize;
 
 use crate::hex;
@@ -166,10 +167,6 @@ fn problem(
         kind,
         message,
     }
-}
-
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
 }
 
 /// Finds the MessageWay packet's bytes in `frame` read as `link`. On failure

@@ -7,6 +7,7 @@ use mwdump::link::{self, Link};
 use rrp::LinkKind;
 use rrp::encap;
 use rrp::limits::MAX_L2RHS;
+use rrp::wire::Header;
 use rrp::wire::packet::locate;
 
 use crate::probe::{self, PROBE_PT};
@@ -114,7 +115,7 @@ pub fn read(bytes: &[u8], tx_link: LinkKind) -> Result<Vec<Template>, PcapError>
         let pkt = f.data[at.start..at.end].to_vec();
         let lay = locate(&pkt, MAX_L2RHS).map_err(|error| PcapError::Packet { frame, error })?;
         let h = lay.header_offset;
-        let pt = u16::from_be_bytes([pkt[h + 4], pkt[h + 5]]);
+        let pt = Header::new_unchecked(&pkt[h..]).packet_type().0;
         let is_probe = pt == PROBE_PT && lay.data_len >= probe::PROBE_LEN;
         out.push(Template {
             frame_len: (pkt.len() + hdr_len).max(min),

@@ -2,7 +2,7 @@
 //! tell them from other traffic, number them and time them.
 //!
 //! A probe is an ordinary EEP packet (Part-1, "Message structure") of a
-//! user-defined Packet Type (DESIGN.md "Wire": 0x0100-0x05FF are user
+//! user-defined Packet Type (docs/architecture.md "Wire": 0x0100-0x05FF are user
 //! defined), so that routers forward it like any other packet:
 //!
 //! | where | what |
@@ -19,10 +19,11 @@
 //! 20 Mpps); the transmit time keeps its low 32 bits, so one-way latency is
 //! computed modulo 2^32 ns and is exact below 4.29 s.
 
+use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
-use rrp::wire::header::{HEADER_LEN, VERSION, field};
-use rrp::wire::l2rh::starts_l2rh;
-use rrp::wire::packet::{TRAILER_LEN, locate};
+use rrp::wire::bytes::be32;
+use rrp::wire::header::{HEADER_LEN, Header};
+use rrp::wire::packet::{Packet, locate_fast};
 
 /// The Packet Type of mwgen's probes (user-defined range).
 pub const PROBE_PT: u16 = 0x05F0;
@@ -43,17 +44,17 @@ const TX_NS: usize = 4;
 /// was checked when the template was made).
 #[inline(always)]
 pub fn patch(pkt: &mut [u8], hdr: usize, seq: u64, tx_ns: u64) {
-    let d = hdr + HEADER_LEN;
-    let b = &mut pkt[hdr..d + PROBE_LEN];
-    b[field::FREE].copy_from_slice(&((seq >> 32) as u16).to_be_bytes());
-    b[HEADER_LEN + SEQ_LO..HEADER_LEN + SEQ_LO + 4].copy_from_slice(&(seq as u32).to_be_bytes());
-    b[HEADER_LEN + TX_NS..HEADER_LEN + TX_NS + 4].copy_from_slice(&(tx_ns as u32).to_be_bytes());
+    let b = &mut pkt[hdr..hdr + HEADER_LEN + PROBE_LEN];
+    let (h, d) = b.split_at_mut(HEADER_LEN);
+    Header::new_unchecked(h).set_free((seq >> 32) as u16);
+    d[SEQ_LO..SEQ_LO + 4].copy_from_slice(&(seq as u32).to_be_bytes());
+    d[TX_NS..TX_NS + 4].copy_from_slice(&(tx_ns as u32).to_be_bytes());
 }
 
 /// Writes the stream tag into the probe whose header starts at `hdr`.
 #[inline]
 pub fn set_tag(pkt: &mut [u8], hdr: usize, tag: u16) {
-    pkt[hdr + field::TE.start..hdr + field::TE.end].copy_from_slice(&tag.to_be_bytes());
+    Header::new_unchecked(&mut pkt[hdr..hdr + HEADER_LEN]).set_type_ext(tag);
 }
 
 /// What a received probe says.
@@ -81,79 +82,45 @@ pub enum Received {
     Malformed,
 }
 
-/// Reads a received packet (leading L2RHs allowed; bytes after the trailer
-/// are frame padding).
+/// Reads a received packet (its first L2RH or EEP header at `pkt[0]`;
+/// bytes after the trailer are frame padding). The packet is located by
+/// the wire layer's forwarding-path walk ([`locate_fast`]) and its fields
+/// read through the header view: this runs once per received packet.
 #[inline]
 pub fn read(pkt: &[u8]) -> Received {
-    // The common case first: no L2RH left, version 5, a probe with room for
-    // its data word and trailer. Anything else takes the full walk.
-    if pkt.len() >= HEADER_LEN + PROBE_LEN + TRAILER_LEN {
-        let h: &[u8; HEADER_LEN + PROBE_LEN] = pkt[..HEADER_LEN + PROBE_LEN]
-            .try_into()
-            .expect("length checked");
-        let first = u16::from_be_bytes([h[0], h[1]]);
-        let pt = u16::from_be_bytes([h[field::PT.start], h[field::PT.start + 1]]);
-        let words = u32::from_be_bytes([
-            0,
-            h[field::DL.start],
-            h[field::DL.start + 1],
-            h[field::DL.start + 2],
-        ]) as usize;
-        let t = HEADER_LEN + words * 8;
-        let pl = (h[field::E_PL] & 0x0F) as usize;
-        if !starts_l2rh(first)
-            && h[field::VERSION] == VERSION
-            && pt == PROBE_PT
-            && pl < 8
-            && words * 8 >= PROBE_LEN + pl
-            && pkt.len() >= t + TRAILER_LEN
-        {
-            let be32 = |o: usize| u32::from_be_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
-            let mut ei = [0u8; TRAILER_LEN];
-            ei.copy_from_slice(&pkt[t..t + TRAILER_LEN]);
-            return Received::Probe(Probe {
-                tag: u16::from_be_bytes([h[field::TE.start], h[field::TE.start + 1]]),
-                seq: (u64::from(u16::from_be_bytes([
-                    h[field::FREE.start],
-                    h[field::FREE.start + 1],
-                ])) << 32)
-                    | u64::from(be32(HEADER_LEN + SEQ_LO)),
-                tx_ns32: be32(HEADER_LEN + TX_NS),
-                ei: u64::from_be_bytes(ei),
-            });
-        }
+    match locate_fast(pkt, MAX_L2RHS) {
+        Ok(l) => probe_in(Packet::with_layout_unchecked(pkt, l)),
+        Err(_) => Received::Malformed,
     }
-    read_slow(pkt)
 }
 
-/// [`read`] for every other case: leading L2RHs, malformed packets, packets
-/// of other types. Public so that tests and the fuzz target can check that
-/// [`read`]'s fast path agrees with it on every input.
+/// [`read`] through the checked packet view ([`Packet::new_checked`], the
+/// detailed walk): the reference that tests and the fuzz target hold
+/// [`read`] to.
 #[cold]
 pub fn read_slow(pkt: &[u8]) -> Received {
-    let Ok(l) = locate(pkt, MAX_L2RHS) else {
-        return Received::Malformed;
-    };
-    let h = l.header_offset;
-    let pt = u16::from_be_bytes([pkt[h + field::PT.start], pkt[h + 1 + field::PT.start]]);
-    if pt != PROBE_PT {
+    match Packet::new_checked(pkt, MAX_L2RHS) {
+        Ok(p) => probe_in(p),
+        Err(_) => Received::Malformed,
+    }
+}
+
+/// The probe in a located packet.
+#[inline(always)]
+fn probe_in(p: Packet<&[u8]>) -> Received {
+    let h = p.header();
+    if h.packet_type() != PacketType(PROBE_PT) {
         return Received::Other;
     }
-    if l.data_len < PROBE_LEN {
+    let d = p.data();
+    if d.len() < PROBE_LEN {
         return Received::Malformed;
     }
-    // `locate` checked that header, data block and trailer are in `pkt`.
-    let hb = &pkt[h..h + HEADER_LEN + PROBE_LEN];
-    let be16 = |r: std::ops::Range<usize>| u16::from_be_bytes([hb[r.start], hb[r.start + 1]]);
-    let be32 = |o: usize| u32::from_be_bytes([hb[o], hb[o + 1], hb[o + 2], hb[o + 3]]);
-    let t = l.trailer_offset();
-    let mut ei = [0u8; TRAILER_LEN];
-    ei.copy_from_slice(&pkt[t..t + TRAILER_LEN]);
     Received::Probe(Probe {
-        tag: be16(field::TE),
-        seq: (u64::from(be16(field::FREE)) << 32) | u64::from(be32(HEADER_LEN + SEQ_LO)),
-        tx_ns32: be32(HEADER_LEN + TX_NS),
-        ei: u64::from_be_bytes(ei),
+        tag: h.type_ext(),
+        seq: (u64::from(h.free()) << 32) | u64::from(be32(d, SEQ_LO)),
+        tx_ns32: be32(d, TX_NS),
+        ei: p.ei(),
     })
 }
 
@@ -168,8 +135,7 @@ pub fn latency_ns(tx_ns32: u32, rx_ns: u64) -> u64 {
 mod tests {
     use super::*;
     use rrp::Address;
-    use rrp::kind::PacketType;
-    use rrp::wire::header::HeaderRepr;
+    use rrp::wire::header::{HeaderRepr, field};
     use rrp::wire::packet::PacketRepr;
 
     fn probe_packet(data_len: usize) -> Vec<u8> {

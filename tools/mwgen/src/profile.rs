@@ -1,7 +1,7 @@
 //! Traffic profiles: what mwgen sends, and the packets built from it once.
 //!
 //! A [`Profile`] names the source, the destinations, the frame sizes, the
-//! priority and, for L2 traffic, the source route (a chain of L2RHs, DESIGN.md
+//! priority and, for L2 traffic, the source route (a chain of L2RHs, docs/architecture.md
 //! "Source routes": each L2RH is the egress HR of one router and the native
 //! address the packet goes to on the far SAN). [`Profile::build`] turns it
 //! into a cycle of [`Template`]s: whole packets, built once, of which the
@@ -21,11 +21,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ports::impair::SplitMix64;
 use rrp::LinkKind;
 use rrp::NativeAddr;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
+use rrp::rng::Rng;
 use rrp::wire::header::HeaderRepr;
 use rrp::wire::packet::PacketRepr;
 use rrp::wire::{HEADER_LEN, RouterHop, TRAILER_LEN};
@@ -98,7 +98,7 @@ impl Sizes {
             Sizes::List(l) => l.clone(),
             Sizes::Imix => IMIX.to_vec(),
             Sizes::Range(lo, hi) => {
-                let mut r = SplitMix64::new(seed);
+                let mut r = Rng::new(seed);
                 let span = (hi - lo + 1) as u64;
                 (0..RANGE_DRAWS)
                     .map(|_| lo + (r.next_u64() % span) as usize)
@@ -168,7 +168,7 @@ pub fn parse_address(arg: &'static str, s: &str) -> Result<Address, ProfileError
 }
 
 /// Destinations: `0x0230`, `0x0230-0x023f`, or a comma-separated list of
-/// either. Each must be a valid destination (0x0040 and up, DESIGN.md "Wire").
+/// either. Each must be a valid destination (0x0040 and up, docs/architecture.md "Wire").
 pub fn parse_destinations(s: &str) -> Result<Vec<Address>, ProfileError> {
     let mut out = Vec::new();
     for part in s.split(',') {
@@ -385,6 +385,7 @@ pub fn mean_frame(templates: &[Template]) -> f64 {
 mod tests {
     use super::*;
     use crate::probe::{Received, read};
+    use rrp::wire::Header;
 
     #[test]
     fn sizes_parse() {
@@ -480,7 +481,7 @@ mod tests {
         assert_eq!(t.len(), 6);
         let mut seen: Vec<(u16, usize)> = t
             .iter()
-            .map(|t| (u16::from_be_bytes([t.bytes[0], t.bytes[1]]), t.frame_len))
+            .map(|t| (Header::new_unchecked(&t.bytes[..]).dst().0, t.frame_len))
             .collect();
         seen.sort();
         seen.dedup();

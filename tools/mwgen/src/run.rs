@@ -31,7 +31,7 @@ pub struct RunSpec {
     /// How many packets to send (`None`: until `duration`).
     pub count: Option<u64>,
     /// Receive-only polling before sending (lets links come up, drains old
-    /// packets; DPDK memif needs it, notes/dpdk-here.md).
+    /// packets; a DPDK memif client fills its rings only when it polls, docs/mwgen.md).
     pub warmup: Duration,
     /// How long to wait for packets in flight after the last one was sent.
     pub drain: Duration,

@@ -1,7 +1,7 @@
 //! The host role: a real MessageWay end node of the lab, in its own process.
 //!
 //! A host is a node of Level A, B or C ([`rrp::node::Level`], Part-2 "node
-//! levels") on one SAN ([`HostLink`]): a UDP SAN on loopback (DESIGN.md
+//! levels") on one SAN ([`HostLink`]): a UDP SAN on loopback (docs/architecture.md
 //! "Wire": one MessageWay packet per datagram) or an Ethernet SAN, where it
 //! sends and receives Ethernet II frames (EtherType 0x88B5, padded to 60
 //! bytes, the end of a packet taken from its DL) on one interface through
@@ -48,7 +48,7 @@
 //! | request | answer |
 //! | --- | --- |
 //! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait`; `size` is the frame on the wire: the datagram on UDP, the Ethernet frame without FCS on Ethernet (mwgen's meaning) |
-//! | `{"cmd":"send_l2","dst":D,"count":N,"route":[..] or "route_index":i,"via":HR}` | L2 probes along a source route (DESIGN.md "Source routes") |
+//! | `{"cmd":"send_l2","dst":D,"count":N,"route":[..] or "route_index":i,"via":HR}` | L2 probes along a source route (docs/architecture.md "Source routes") |
 //! | `{"cmd":"stats"}` | every counter (below) |
 //! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
@@ -113,8 +113,7 @@ use rrp::Address;
 use rrp::kind::{ErrorCode, PacketType, RrpType};
 use rrp::limits::MAX_L2RHS;
 use rrp::node::{Learned, Level, Node, NodeConfig};
-use rrp::wire::header::field;
-use rrp::wire::{Message, RouterHop, SourceRoute, locate};
+use rrp::wire::{Header, Message, RouterHop, SourceRoute, locate};
 use rrp::{LinkKind, NativeAddr};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -949,16 +948,8 @@ impl<'a> Host<'a> {
             st.rx.malformed += 1;
             return;
         };
-        let h = layout.header_offset;
-        let be16 = |r: std::ops::Range<usize>| {
-            u16::from_be_bytes([pkt[h + r.start], pkt[h + r.start + 1]])
-        };
-        let (dst, pt, te, src) = (
-            Address(be16(field::DST)),
-            PacketType(be16(field::PT)),
-            be16(field::TE),
-            Address(be16(field::SRC)),
-        );
+        let hdr = Header::new_unchecked(&pkt[layout.header_offset..]);
+        let (dst, pt, te, src) = (hdr.dst(), hdr.packet_type(), hdr.type_ext(), hdr.src());
         match probe::read(pkt) {
             Received::Probe(p) => {
                 st.rx.probe(src, dst, p, pkt, now);
@@ -1236,7 +1227,7 @@ impl<'a> Host<'a> {
             }
             _ => return Err("send_l2: give either route or route_index".into()),
         };
-        // DESIGN.md "Source routes": a native-only first hop is the hop on
+        // docs/architecture.md "Source routes": a native-only first hop is the hop on
         // this SAN (the datagram's or frame's destination), not an L2RH;
         // otherwise the chain starts at the HR that offered it.
         let kind = self.link.kind();
@@ -1508,7 +1499,7 @@ fn addr_arg(req: &Value, key: &'static str) -> Result<Address, String> {
     }
 }
 
-/// The destination of a request: a valid destination (DESIGN.md "Wire").
+/// The destination of a request: a valid destination (docs/architecture.md "Wire").
 fn dst_arg(req: &Value) -> Result<Address, String> {
     let d = addr_arg(req, "dst")?;
     if !d.is_valid_destination() {

@@ -1,4 +1,4 @@
-//! mwlab: a whole MessageWay on one machine (DESIGN.md "Who uses it"): one
+//! mwlab: a whole MessageWay on one machine (docs/architecture.md "Who uses it"): one
 //! router process (mwrouterd's code) per router and one host process (a real
 //! MessageWay node) per host, wired on loopback UDP as a topology file says
 //! (the format mwsim reads), converged, exercised and torn down.

@@ -2,8 +2,8 @@
 //! `mwsim::topology`) to one mwrouterd configuration per router and one host
 //! spec per node, wired one of two ways ([`Wiring`]):
 //!
-//! - **loopback UDP** (no privileges): a UDP SAN has no broadcast (DESIGN.md
-//!   "Wire"), so each SAN is the set of its members' endpoints (127.0.0.1 and
+//! - **loopback UDP** (no privileges): a UDP SAN has no broadcast (docs/architecture.md
+//!   "Route tables and RRP"), so each SAN is the set of its members' endpoints (127.0.0.1 and
 //!   a port each), and every HR lists the others as `members`, where its
 //!   sweeps and other packets "for every member" go;
 //! - **network namespaces** (root): every router and host in its own

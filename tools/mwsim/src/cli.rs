@@ -8,7 +8,7 @@ use rrp::PortId;
 use rrp::router::Time;
 use serde::Serialize;
 
-use crate::rng::Rng;
+use crate::rng::seeded;
 use crate::sim::{Sim, SimConfig};
 use crate::topology::Topology;
 
@@ -172,7 +172,7 @@ pub fn run(args: &Args) -> Result<Report, String> {
     let mut last = first;
     let mut converged = first.is_some();
     if converged && (args.flap > 0 || args.crash > 0) {
-        let mut rng = Rng::new(args.seed ^ 0xFA17);
+        let mut rng = seeded(args.seed ^ 0xFA17);
         let mut t = sim.now + 1_000;
         for _ in 0..args.flap {
             let r = rng.below(sim.routers.len() as u64) as usize;

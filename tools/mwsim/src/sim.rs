@@ -21,12 +21,14 @@ use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers};
-use rrp::wire::Capability;
+use rrp::wire::bytes::be16_checked;
 use rrp::wire::packet::Packet;
+use rrp::wire::{Capability, header};
 use rrp::{Address, PerPort, PortId};
 
-use crate::rng::Rng;
+use crate::rng::seeded;
 use crate::topology::Topology;
+use rrp::rng::Rng;
 
 /// Simulation parameters.
 #[derive(Debug, Clone)]
@@ -254,7 +256,7 @@ impl Sim {
     /// A simulation of `topo`, every router and host starting at time 0.
     pub fn new(topo: Topology, cfg: SimConfig) -> Result<Sim, String> {
         topo.validate()?;
-        let mut rng = Rng::new(cfg.seed);
+        let mut rng = seeded(cfg.seed);
         let mut sans: Vec<San> = topo
             .sans
             .iter()
@@ -603,9 +605,7 @@ impl Sim {
 
     fn deliver_to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {
         let me = self.hosts[h].node.config().address;
-        let dst = if bytes.len() >= 2 {
-            Address(u16::from_be_bytes([bytes[0], bytes[1]]))
-        } else {
+        let Some(dst) = be16_checked(bytes, header::field::DST.start).map(Address) else {
             return;
         };
         if dst != me && dst != Address::BROADCAST && dst != Address::HEY_YOU {

@@ -225,7 +225,7 @@ impl Topology {
             sans >= 2 && routers >= sans - 1,
             "need at least SANS-1 routers to connect SANS SANs"
         );
-        let mut rng = crate::rng::Rng::new(seed);
+        let mut rng = crate::rng::seeded(seed);
         let mut next = 0x0040u16;
         let mut alloc = || {
             let a = next;

@@ -1,5 +1,5 @@
-//! Scenario 1: Appendix B of the draft (addresses remapped as DESIGN.md
-//! says; seven routers, hosts H0-H9, unit costs, k = 4).
+//! Scenario 1: Appendix B of the draft (addresses remapped as
+//! docs/spec-notes.md 9 says; seven routers, hosts H0-H9, unit costs, k = 4).
 
 use mwsim::{Sim, SimConfig, Topology};
 use rrp::Address;
