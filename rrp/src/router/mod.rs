@@ -1,16 +1,29 @@
 //! The RRP control plane as a sans-IO engine (docs/architecture.md "Route tables and
 //! RRP"): [`Router`] runs a whole box; its host feeds it punted packets,
 //! dataplane notices, port events and the time, and carries out its
-//! [`Output`]s.
+//! [`Output`]s. [`engine`] holds the `Router` and says which module does
+//! which part of its work.
 
+mod advertise;
+mod answer;
 pub mod config;
+mod down;
 pub mod engine;
+mod errors;
 pub mod event;
+mod fib;
+mod lrt;
 pub mod notice;
+mod receive;
+mod rt;
+mod select;
+mod timers;
 
+pub use answer::RouteInfo;
 pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
-pub use engine::{
-    FibEntry, LrtEntry, Next, NodeEntry, Origin, Output, RouteInfo, RouteTables, Router, Rt, Time,
-};
+pub use engine::{Output, Router, Time};
 pub use event::{Event, RouterStats, RtRefusal};
+pub use fib::{FibEntry, Next, RouteTables};
+pub use lrt::LrtEntry;
 pub use notice::{NOTICE_BYTES, Notice, NoticeKind};
+pub use rt::{NodeEntry, Origin, Rt};

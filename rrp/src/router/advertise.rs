@@ -1,0 +1,265 @@
+//! RRP#9 to buddies (docs/spec-notes.md 48): what an HR offers, batched
+//! changes once per advertisement interval, the full set on refresh and to
+//! a new buddy, and the encoding of RTs (multi-part when larger than the
+//! SAN's MTU, node lists encoded once).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::address::Address;
+use crate::kind::PacketType;
+use crate::native::NativeAddr;
+use crate::port::PortId;
+use crate::wire::message::{Message, RouteTable, RtNode, RtPart};
+use crate::wire::record::SourceRoute;
+
+use super::engine::*;
+use super::rt::*;
+use super::select::*;
+
+/// A node list and its encoding (the list is held so that its address,
+/// the cache key, stays its own).
+pub(super) type EncodedNodes = (Arc<Vec<NodeEntry>>, Arc<Vec<u8>>);
+
+impl Router {
+    pub(super) fn rt_message(rt: &Rt) -> RouteTable {
+        RouteTable {
+            san_id: rt.san_id,
+            sn: rt.sn,
+            csr: SourceRoute {
+                q: rt.q,
+                route: rt.csr.to_l2rhs(),
+                mtu: Some(rt.mtu),
+            },
+            rcvf: rt.rcvf.clone(),
+            nodes: rt
+                .nodes
+                .iter()
+                .map(|n| RtNode {
+                    info: n.info.clone(),
+                    route: SourceRoute {
+                        q: n.q,
+                        route: n.route.to_l2rhs(),
+                        mtu: None,
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// `rt` as one RRP#9 packet from `src` (destination 0x0040, patched by
+    /// the sender), its node entries taken from the encoding cache.
+    pub(super) fn encode_rt_whole(&mut self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
+        use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
+        use crate::wire::record::RecordRef;
+        let key = Arc::as_ptr(&rt.nodes) as usize;
+        let nodes = match self.encoded.get(&key) {
+            Some((_, b)) => b.clone(),
+            None => {
+                let mut out = Vec::new();
+                for n in rt.nodes.iter() {
+                    let route = SourceRoute {
+                        q: n.q,
+                        route: n.route.to_l2rhs(),
+                        mtu: None,
+                    };
+                    crate::wire::message::emit_rt_node(&n.info, &route, &mut out).ok()?;
+                }
+                let b = Arc::new(out);
+                self.encoded.insert(key, (rt.nodes.clone(), b.clone()));
+                b
+            }
+        };
+        let csr = SourceRoute {
+            q: rt.q,
+            route: rt.csr.to_l2rhs(),
+            mtu: Some(rt.mtu),
+        };
+        let mut data = Vec::with_capacity(64 + nodes.len());
+        RecordRef::RtHeader {
+            san_id: rt.san_id,
+            sn: rt.sn,
+        }
+        .emit(&mut data)
+        .ok()?;
+        RecordRef::SourceRoute(&csr).emit(&mut data).ok()?;
+        RecordRef::Rcvf(&rt.rcvf).emit(&mut data).ok()?;
+        data.extend_from_slice(&nodes);
+        if data.len() / 8 > crate::wire::header::MAX_DATA_WORDS as usize {
+            return None;
+        }
+        let mut bytes = vec![0u8; HEADER_LEN];
+        HeaderRepr {
+            dst: Address(0x0040),
+            packet_type: PacketType::RRP,
+            type_ext: crate::kind::RrpType::RouteTable as u16,
+            src,
+            ..HeaderRepr::default()
+        }
+        .emit(&mut Header::new_unchecked(&mut bytes[..]), data.len());
+        bytes.extend_from_slice(&data);
+        bytes.extend_from_slice(&[0u8; 8]);
+        Some(bytes)
+    }
+
+    /// Encodes `rt` as RRP#9 packets from HR `port` (destination left 0),
+    /// split into parts when it exceeds the SAN's MTU.
+    pub(super) fn encode_rt(&mut self, port: PortId, rt: &Rt) -> Vec<Vec<u8>> {
+        let src = self.cfg.hrs[port].address;
+        let mtu = self.cfg.hrs[port].mtu as usize;
+        // Fast path: the node entries of a shared node list are encoded once.
+        if let Some(bytes) = self.encode_rt_whole(src, rt)
+            && (mtu == 0 || bytes.len() <= mtu)
+        {
+            return vec![bytes];
+        }
+        let whole = Self::rt_message(rt);
+        let packet = |m: RouteTable, free: u16| -> Option<Vec<u8>> {
+            let mut p = Message::RouteTable(m)
+                .to_packet(Address(0x0040), src)
+                .ok()?;
+            p.header.free = free;
+            p.to_bytes().ok()
+        };
+        let Some(bytes) = packet(whole.clone(), 0) else {
+            return Vec::new();
+        };
+        if mtu == 0 || bytes.len() <= mtu {
+            return vec![bytes];
+        }
+        let empty = RouteTable {
+            nodes: Vec::new(),
+            ..whole.clone()
+        };
+        let base = packet(empty.clone(), 0).map_or(usize::MAX, |b| b.len());
+        let mut parts: Vec<RouteTable> = Vec::new();
+        let mut cur = empty.clone();
+        let mut cur_size = base;
+        for n in whole.nodes {
+            let mut v = Vec::new();
+            if Message::RouteTable(RouteTable {
+                nodes: vec![n.clone()],
+                ..empty.clone()
+            })
+            .emit(&mut v)
+            .is_err()
+            {
+                continue;
+            }
+            let one = 16 + v.len() + 8 - base;
+            if base + one > mtu {
+                // A node entry that cannot fit the SAN at all: left out.
+                continue;
+            }
+            if cur_size + one > mtu && !cur.nodes.is_empty() {
+                parts.push(std::mem::replace(&mut cur, empty.clone()));
+                cur_size = base;
+            }
+            cur.nodes.push(n);
+            cur_size += one;
+        }
+        parts.push(cur);
+        let count = parts.len().min(255) as u8;
+        parts
+            .into_iter()
+            .take(255)
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let free = RtPart {
+                    index: i as u8 + 1,
+                    count,
+                }
+                .to_free();
+                packet(p, free)
+            })
+            .collect()
+    }
+
+    /// Sends encoded RRP#9 packets to buddy `dst`.
+    pub(super) fn send_encoded(
+        &mut self,
+        port: PortId,
+        dst: Address,
+        native: &NativeAddr,
+        packets: &[Vec<u8>],
+    ) {
+        for p in packets {
+            let mut bytes = p.clone();
+            bytes[0..2].copy_from_slice(&dst.0.to_be_bytes());
+            self.stats.rts_sent += 1;
+            self.emit(Output::Send {
+                port,
+                native: *native,
+                packet: bytes,
+            });
+        }
+    }
+
+    /// Sends `rt` from HR `port` to buddy `dst`.
+    pub(super) fn send_rt(&mut self, port: PortId, dst: Address, native: NativeAddr, rt: &Rt) {
+        let packets = self.encode_rt(port, rt);
+        self.send_encoded(port, dst, &native, &packets);
+    }
+
+    /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
+    pub(super) fn offer(&self, port: PortId, san: Address) -> Vec<Rt> {
+        self.ranked(port, san)
+            .into_iter()
+            .take(self.cfg.k)
+            .filter(|(_, s)| !matches!(s, Src::Learned(_)))
+            .map(|(_, s)| self.materialize(port, san, s).0)
+            .collect()
+    }
+
+    pub(super) fn send_full_set(&mut self, port: PortId, dst: Address, native: NativeAddr) {
+        for san in self.known_sans() {
+            for rt in self.offer(port, san) {
+                self.send_rt(port, dst, native, &rt);
+            }
+        }
+    }
+
+    pub(super) fn advertise(&mut self, full: bool) {
+        for p in self.hrs.ids() {
+            if !self.hrs[p].up {
+                continue;
+            }
+            let buddies: Vec<(Address, NativeAddr)> = self.hrs[p]
+                .lrt
+                .values()
+                .filter(|e| e.router)
+                .map(|e| (e.info.address, e.native))
+                .collect();
+            // Buddies due for the full set get it once, not also the changes.
+            let new: BTreeSet<Address> = std::mem::take(&mut self.hrs[p].full_to);
+            let sans: Vec<Address> = if full {
+                self.hrs[p].dirty.clear();
+                self.known_sans().into_iter().collect()
+            } else {
+                std::mem::take(&mut self.hrs[p].dirty).into_iter().collect()
+            };
+            for san in sans {
+                for rt in self.offer(p, san) {
+                    let key = (rt.san_id, rt.rcvf.clone());
+                    if !full && self.hrs[p].advertised.get(&key) == Some(&rt.sn) {
+                        continue;
+                    }
+                    self.hrs[p].advertised.insert(key, rt.sn);
+                    let packets = self.encode_rt(p, &rt);
+                    for (b, n) in &buddies {
+                        if full || !new.contains(b) {
+                            self.send_encoded(p, *b, n, &packets);
+                        }
+                    }
+                }
+            }
+            if !full {
+                for b in new {
+                    if let Some(n) = self.hrs[p].lrt.get(&b).map(|e| e.native) {
+                        self.send_full_set(p, b, n);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Dataplane notices answered under the error manners of
+//! docs/architecture.md "Route tables and RRP": ERR UNK, RRP#3, ERR GENERAL,
+//! rate-limited per source and in all.
+
+use std::collections::HashMap;
+
+use crate::address::Address;
+use crate::kind::PacketType;
+use crate::router::notice::{Notice, NoticeKind};
+use crate::wire::message::Message;
+
+use super::engine::*;
+
+/// Per-source and global token buckets for error messages (1 s window).
+#[derive(Debug, Clone)]
+pub(super) struct ErrorLimiter {
+    pub(super) per_source: u32,
+    pub(super) global: u32,
+    pub(super) sources: HashMap<Address, (Time, u32)>,
+    pub(super) window: (Time, u32),
+}
+
+impl ErrorLimiter {
+    pub(super) fn allow(&mut self, now: Time, src: Address) -> bool {
+        let sec = now / 1000;
+        if self.window.0 != sec {
+            self.window = (sec, 0);
+        }
+        if self.window.1 >= self.global {
+            return false;
+        }
+        if self.sources.len() > 4096 {
+            self.sources.retain(|_, (s, _)| *s == sec);
+        }
+        let e = self.sources.entry(src).or_insert((sec, 0));
+        if e.0 != sec {
+            *e = (sec, 0);
+        }
+        if e.1 >= self.per_source {
+            return false;
+        }
+        e.1 += 1;
+        self.window.1 += 1;
+        true
+    }
+}
+
+impl Router {
+    /// A dataplane notice: may produce ERR UNK, RRP#3 or ERR GENERAL under
+    /// the error manners of docs/architecture.md "Route tables and RRP".
+    pub fn handle_notice(&mut self, now: Time, n: &Notice) {
+        if !self.hrs.has(n.in_port) {
+            return;
+        }
+        let Some(h) = n.header() else {
+            return;
+        };
+        let (dst, src, pt) = (h.dst(), h.src(), h.packet_type());
+        if pt == PacketType::ERR {
+            self.stats.errors_suppressed_err += 1;
+            return;
+        }
+        if !src.is_node() {
+            self.stats.errors_suppressed_source += 1;
+            return;
+        }
+        let port = n.in_port;
+        let msg = match n.kind {
+            NoticeKind::NoRoute => Message::Unknown { addr: dst },
+            NoticeKind::Redirect => {
+                let lrt = &self.hrs[port].lrt;
+                if !lrt.contains_key(&src) {
+                    self.stats.errors_suppressed_source += 1;
+                    return;
+                }
+                let Some(via) = lrt
+                    .values()
+                    .find(|e| e.native == n.next_hop)
+                    .map(|e| e.info.address)
+                else {
+                    return;
+                };
+                Message::Redirect { dst, via }
+            }
+            NoticeKind::Mtu => {
+                let mtu = self.cfg.hrs[port].mtu as usize;
+                let room = if mtu == 0 {
+                    usize::MAX
+                } else {
+                    mtu.saturating_sub(24)
+                };
+                let take = n.bytes().len().min(room);
+                Message::General {
+                    enclosed: n.bytes()[..take].to_vec(),
+                }
+            }
+        };
+        if !self.limiter.allow(now, src) {
+            self.stats.errors_suppressed_rate += 1;
+            return;
+        }
+        match n.kind {
+            NoticeKind::NoRoute => self.stats.err_unk_sent += 1,
+            NoticeKind::Redirect => self.stats.redirects_sent += 1,
+            NoticeKind::Mtu => self.stats.err_general_sent += 1,
+        }
+        self.send_reply(port, &n.native_src, src, port, &msg);
+    }
+}

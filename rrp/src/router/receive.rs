@@ -1,0 +1,500 @@
+//! Punted packets for this box: parsing, the cheap pre-checks of RRP#9
+//! (refusals, refreshes without a parse), multi-part RTs (docs/spec-notes.md
+//! 23), and the RT procedure of Part-2 (docs/rrp.md "The RT procedure").
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::address::Address;
+use crate::kind::PacketType;
+use crate::native::NativeAddr;
+use crate::port::PortId;
+use crate::route::Route;
+use crate::router::event::{Event, RtRefusal};
+use crate::serial;
+use crate::wire::bytes::be16;
+use crate::wire::hop::RouterHop;
+use crate::wire::message::{Message, RouteTable, RtPart};
+use crate::wire::packet::Packet;
+use crate::wire::record::{Mtu, RecordRepr};
+
+use super::engine::*;
+use super::rt::*;
+use super::select::*;
+
+#[derive(Debug, Clone)]
+pub(super) struct PartBuf {
+    pub(super) count: u8,
+    pub(super) parts: BTreeMap<u8, RouteTable>,
+    pub(super) expires: Time,
+}
+
+/// Identifies a node list by the bytes it arrived in: SAN-ID, SN, keyed
+/// hash and length of the node records.
+pub(super) type NodeKey = (Address, u16, u64, usize);
+
+/// Whether `p` is a whole (not split) RRP#9 with no L2RH in front.
+pub(super) fn whole_rrp9(p: &Packet<&[u8]>) -> bool {
+    let h = p.header();
+    p.layout().l2rh_count == 0
+        && h.packet_type() == PacketType::RRP
+        && h.type_ext() == 9
+        && h.free() == 0
+}
+
+impl Router {
+    /// A packet for this box (DA = one of its HRs, Hey-You or broadcast)
+    /// arrived on `port` from `native_src`, as the forwarding path located
+    /// it (its layout travels with the punt: the packet is not walked again).
+    pub fn handle_packet(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native_src: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) {
+        self.stats.received += 1;
+        if !self.hrs.get(port).is_some_and(|h| h.up) {
+            return;
+        }
+        let h = p.header();
+        if !h.packet_type().is_control() {
+            self.stats.not_control += 1;
+            return;
+        }
+        if self.rt_precheck(now, port, native_src, p) {
+            return;
+        }
+        if self.rt_known_nodes(now, port, native_src, p) {
+            return;
+        }
+        let m = match Message::parse(
+            h.packet_type(),
+            h.type_ext(),
+            p.data(),
+            p.layout().data_offset(),
+        ) {
+            Ok(m) => m,
+            Err(error) => {
+                self.stats.parse_errors += 1;
+                self.event(Event::BadPacket { port, error });
+                return;
+            }
+        };
+        self.handle_message(now, port, native_src, p, m);
+    }
+
+    /// A packet for this box as bytes (hosts without a forwarding path in
+    /// front, such as the simulator's or a test's): located, then handled
+    /// as [`Router::handle_packet`]; a malformed one is counted and logged.
+    pub fn handle_bytes(&mut self, now: Time, port: PortId, native_src: &NativeAddr, bytes: &[u8]) {
+        match Packet::new_checked(bytes, usize::MAX) {
+            Ok(p) => self.handle_packet(now, port, native_src, &p),
+            Err(error) => {
+                self.stats.received += 1;
+                if !self.hrs.get(port).is_some_and(|h| h.up) {
+                    return;
+                }
+                let pt =
+                    crate::wire::packet::header_of(bytes, usize::MAX).map(|(h, _)| h.packet_type());
+                if pt.is_some_and(|pt| !pt.is_control()) {
+                    self.stats.not_control += 1;
+                } else {
+                    self.stats.parse_errors += 1;
+                    self.event(Event::BadPacket { port, error });
+                }
+            }
+        }
+    }
+
+    pub(super) fn handle_message(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native_src: &NativeAddr,
+        p: &Packet<&[u8]>,
+        m: Message,
+    ) {
+        let h = p.header();
+        let sa = h.src();
+        // Requests are answered by the HR they are addressed to.
+        let hr = self.port_of(h.dst()).unwrap_or(port);
+        match m {
+            Message::RouteRequest { dst } => self.answer_routes(port, hr, native_src, sa, dst),
+            Message::WhichHr { dst } => self.answer_which_hr(port, hr, native_src, sa, dst),
+            Message::InfoRequest(q) => self.answer_info(port, hr, native_src, sa, &q),
+            Message::WhoAreYou => {
+                if sa.is_node() {
+                    let info = self.my_info(hr);
+                    self.stats.requests_answered += 1;
+                    self.send_reply(port, native_src, sa, hr, &Message::Info(vec![info]));
+                    if hr == port
+                        && !self.hrs[port].lrt.contains_key(&sa)
+                        && !self.box_has(sa)
+                        && self.hrs[port].lrt.len() < self.cfg.limits.max_lrt
+                    {
+                        // An unknown node on this SAN: ask who it is.
+                        self.send_msg(port, *native_src, sa, &Message::WhoAreYou, 0);
+                    }
+                }
+            }
+            Message::Info(nodes) => self.handle_info(now, port, native_src, sa, &nodes),
+            Message::RtRequest => {
+                if sa.is_node() {
+                    self.stats.requests_answered += 1;
+                    let buddy = self.hrs[port]
+                        .lrt
+                        .get(&sa)
+                        .is_some_and(|e| e.router && e.native == *native_src);
+                    if buddy {
+                        // Batched with the full set a new buddy gets anyway.
+                        self.hrs[port].full_to.insert(sa);
+                    } else {
+                        self.send_full_set(port, sa, *native_src);
+                    }
+                }
+            }
+            Message::RouteTable(rt) => {
+                let part = RtPart::from_free(h.free());
+                let known = self.node_key(p).map(|(k, _)| (k, None));
+                self.handle_rt(now, port, native_src, sa, part, rt, known)
+            }
+            Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
+            Message::LinkDown { a, b } => self.link_down(now, a, b, Some(sa)),
+            Message::Routes { .. }
+            | Message::Redirect { .. }
+            | Message::Unknown { .. }
+            | Message::General { .. } => {}
+        }
+    }
+
+    /// The key of an unsplit RRP#9's node list (SAN-ID, SN, keyed hash of
+    /// the node records' bytes) and where those bytes start in the data block.
+    pub(super) fn node_key(&self, p: &Packet<&[u8]>) -> Option<(NodeKey, usize)> {
+        use crate::wire::record::RecordIter;
+        use std::hash::BuildHasher;
+        if !whole_rrp9(p) {
+            return None;
+        }
+        let mut it = RecordIter::new(p.data(), 0);
+        let (r8, _) = it.next()?.ok()?;
+        it.next()?.ok()?;
+        let (r7, at) = it.next()?.ok()?;
+        let start = at + r7.bytes().len();
+        let (san, sn) = r8.rt_header()?;
+        let tail = &p.data()[start..];
+        let hash = self.hasher.hash_one(tail);
+        Some(((san, sn, hash, tail.len()), start))
+    }
+
+    /// An RRP#9 whose node list this box already holds: only its R8, R5 and
+    /// R7 are parsed. Returns whether it was handled.
+    pub(super) fn rt_known_nodes(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) -> bool {
+        use crate::wire::record::{Record, RecordIter};
+        let Some((key, start)) = self.node_key(p) else {
+            return false;
+        };
+        let Some(nodes) = self.interned.get(&key).cloned() else {
+            return false;
+        };
+        let head = &p.data()[..start];
+        let recs: Vec<RecordRepr> = RecordIter::new(head, 0)
+            .filter_map(|r| r.ok())
+            .filter_map(|(r, _): (Record<'_>, usize)| RecordRepr::parse(&r).ok())
+            .collect();
+        let [
+            RecordRepr::RtHeader { san_id, sn },
+            RecordRepr::SourceRoute(csr),
+            RecordRepr::Rcvf(rcvf),
+        ] = &recs[..]
+        else {
+            return false;
+        };
+        let rt = RouteTable {
+            san_id: *san_id,
+            sn: *sn,
+            csr: csr.clone(),
+            rcvf: rcvf.clone(),
+            nodes: Vec::new(),
+        };
+        let sa = p.header().src();
+        self.handle_rt(
+            now,
+            port,
+            native,
+            sa,
+            Some(RtPart::WHOLE),
+            rt,
+            Some((key, Some(nodes))),
+        );
+        true
+    }
+
+    /// Settles an RRP#9 from its R8, R5 and R7 alone, without building its
+    /// node list, when the outcome does not depend on the nodes: a refresh
+    /// (same RCVF, same SN), a stale SN, a refusal, or an RT that would not
+    /// be among the k best. Returns whether it was settled.
+    pub(super) fn rt_precheck(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) -> bool {
+        use crate::wire::record::RecordIter;
+        if !whole_rrp9(p) {
+            return false;
+        }
+        let h = p.header();
+        let sa = h.src();
+        let known = self.hrs[port]
+            .lrt
+            .get(&sa)
+            .is_some_and(|e| e.router && e.native == *native);
+        if !known {
+            return false;
+        }
+        let mut it = RecordIter::new(p.data(), 0);
+        let (Some(Ok((r8, _))), Some(Ok((r5, _)))) = (it.next(), it.next()) else {
+            return false;
+        };
+        let Some(Ok((r7, _))) = it.next() else {
+            return false;
+        };
+        let (Some((san, sn)), Some(q)) = (r8.rt_header(), r5.route_quality()) else {
+            return false;
+        };
+        if r7.record_type() != crate::wire::record::RecordType::Rcvf {
+            return false;
+        }
+        let d7 = r7.data_pad();
+        if d7.len() % 2 != 0 {
+            return false;
+        }
+        let mut rcvf = Vec::with_capacity(d7.len() / 2 + 1);
+        rcvf.push(sa);
+        rcvf.extend(d7.chunks_exact(2).map(|c| Address(be16(c, 0))));
+        if san == self.cfg.hrs[port].san_id
+            || rcvf[1..].iter().any(|a| self.box_has(*a))
+            || rcvf.len() > self.cfg.limits.max_rcvf
+        {
+            return false;
+        }
+        let k = self.cfg.k;
+        let q = q.saturating_add(self.cfg.hrs[port].cost);
+        let Some(list) = self.hrs[port].learned.get_mut(&san) else {
+            return false;
+        };
+        if let Some(i) = list.iter().position(|l| l.rt.rcvf == rcvf) {
+            match serial::compare(sn, list[i].rt.sn) {
+                Ordering::Equal => {
+                    list[i].expires = now + self.cfg.timers.hold_ms;
+                    self.stats.rts_received += 1;
+                    self.stats.rts_refreshed += 1;
+                    return true;
+                }
+                _ => return false,
+            }
+        }
+        if list.len() >= k {
+            let cand = Rank {
+                q,
+                native: native.as_bytes(),
+                pre: None,
+                rcvf: &rcvf,
+            };
+            if cand.cmp(&rt_rank(&list[k - 1].rt)) != Ordering::Less {
+                self.stats.rts_received += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn handle_rt(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        sa: Address,
+        part: Option<RtPart>,
+        rt: RouteTable,
+        pre: Option<(NodeKey, Option<Arc<Vec<NodeEntry>>>)>,
+    ) {
+        self.stats.rts_received += 1;
+        let refuse = |s: &mut Self, why: RtRefusal, san: Address| {
+            *s.stats.rts_refused.entry(why).or_default() += 1;
+            s.event(Event::RtRefused {
+                port,
+                from: sa,
+                san,
+                why,
+            });
+        };
+        let known = self.hrs[port]
+            .lrt
+            .get(&sa)
+            .is_some_and(|e| e.router && e.native == *native);
+        if !known {
+            return refuse(self, RtRefusal::UnknownSender, rt.san_id);
+        }
+        let Some(part) = part else {
+            return refuse(self, RtRefusal::BadPart, rt.san_id);
+        };
+        let rt = if part.count > 1 {
+            let key = (sa, rt.san_id, rt.sn);
+            let hold = self.cfg.timers.hold_ms;
+            let buf = self.hrs[port].parts.entry(key).or_insert_with(|| PartBuf {
+                count: part.count,
+                parts: BTreeMap::new(),
+                expires: now + hold,
+            });
+            if buf.count != part.count
+                || buf
+                    .parts
+                    .values()
+                    .next()
+                    .is_some_and(|f| f.csr != rt.csr || f.rcvf != rt.rcvf)
+            {
+                self.hrs[port].parts.remove(&key);
+                return refuse(self, RtRefusal::BadPart, key.1);
+            }
+            buf.parts.insert(part.index, rt);
+            if buf.parts.len() < part.count as usize {
+                return;
+            }
+            let buf = self.hrs[port].parts.remove(&key).expect("present");
+            let mut it = buf.parts.into_values();
+            let mut whole = it.next().expect("count >= 2");
+            for p in it {
+                whole.nodes.extend(p.nodes);
+            }
+            whole
+        } else {
+            rt
+        };
+        let san = rt.san_id;
+        if rt.rcvf.len() + 1 > self.cfg.limits.max_rcvf {
+            return refuse(self, RtRefusal::RcvfTooLong, san);
+        }
+        let count = match &pre {
+            Some((_, Some(a))) => a.len(),
+            _ => rt.nodes.len(),
+        };
+        if count > self.cfg.limits.max_nodes_per_rt {
+            return refuse(self, RtRefusal::TooManyNodes, san);
+        }
+        if san == self.cfg.hrs[port].san_id {
+            return refuse(self, RtRefusal::OwnSan, san);
+        }
+        if rt.rcvf.iter().any(|a| self.box_has(*a)) {
+            return refuse(self, RtRefusal::Loop, san);
+        }
+        if rt
+            .rcvf
+            .iter()
+            .chain([&sa])
+            .any(|a| self.tombstoned(now, *a))
+        {
+            return refuse(self, RtRefusal::Tombstone, san);
+        }
+        let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {
+            return refuse(self, RtRefusal::BadRoute, san);
+        };
+        let (csr_q, csr_mtu, sn) = (rt.csr.q, rt.csr.mtu, rt.sn);
+        let rcvf_in = rt.rcvf;
+        let nodes = match pre {
+            Some((_, Some(a))) => a,
+            pre => {
+                let mut nodes = Vec::with_capacity(rt.nodes.len());
+                for n in rt.nodes {
+                    let Ok(r) = Route::from_l2rhs(&n.route.route) else {
+                        return refuse(self, RtRefusal::BadRoute, san);
+                    };
+                    nodes.push(NodeEntry {
+                        info: n.info,
+                        route: r,
+                        q: n.route.q,
+                    });
+                }
+                // RTs of one SAN with one SN arrive by several paths: keep
+                // one copy of their node list per box, found again by the
+                // bytes it came in.
+                let a = Arc::new(nodes);
+                if let Some((key, None)) = pre {
+                    self.interned.insert(key, a.clone());
+                }
+                a
+            }
+        };
+        let hop = Route(vec![RouterHop::native(*native)]);
+        let csr = hop.catenate(&csr);
+        if !csr.within_limit() {
+            return refuse(self, RtRefusal::BadRoute, san);
+        }
+        let mut rcvf = Vec::with_capacity(rcvf_in.len() + 1);
+        rcvf.push(sa);
+        rcvf.extend_from_slice(&rcvf_in);
+        let hc = &self.cfg.hrs[port];
+        let stored = Rt {
+            san_id: san,
+            sn,
+            csr,
+            q: csr_q.saturating_add(hc.cost),
+            mtu: mtu_words(hc.mtu).min(csr_mtu.unwrap_or(Mtu::UNLIMITED)),
+            rcvf,
+            nodes,
+        };
+        let expires = now + self.cfg.timers.hold_ms;
+        let k = self.cfg.k;
+        let limit = self.cfg.limits.max_rts_per_neighbour;
+        let from_count: usize = self.hrs[port]
+            .learned
+            .values()
+            .map(|l| l.iter().filter(|x| x.from == sa).count())
+            .sum();
+        let list = self.hrs[port].learned.entry(san).or_default();
+        if let Some(i) = list.iter().position(|l| l.rt.rcvf == stored.rcvf) {
+            match serial::compare(stored.sn, list[i].rt.sn) {
+                Ordering::Less => return refuse(self, RtRefusal::Stale, san),
+                Ordering::Equal => {
+                    list[i].expires = expires;
+                    self.stats.rts_refreshed += 1;
+                    return;
+                }
+                Ordering::Greater => {
+                    list.remove(i);
+                }
+            }
+        } else if from_count >= limit {
+            return refuse(self, RtRefusal::TooManyRts, san);
+        }
+        let pos = list
+            .iter()
+            .position(|l| rt_rank(&stored).cmp(&rt_rank(&l.rt)) == Ordering::Less)
+            .unwrap_or(list.len());
+        if pos >= k {
+            // Not among the k best: nothing changes.
+            return;
+        }
+        list.insert(
+            pos,
+            Learned {
+                rt: stored,
+                from: sa,
+                expires,
+            },
+        );
+        list.truncate(k);
+        self.stats.rts_accepted += 1;
+        self.learned_changed(port, san);
+    }
+}

@@ -1,0 +1,169 @@
+//! Which RTs an HR keeps: ranking (total Q, then the first native address
+//! outside the box, then the RCVF; docs/architecture.md "Route tables and
+//! RRP") and twin derivation (CSR = twin hop + CSR, RCVF = (twin, RCVF),
+//! Q + router cost).
+
+use std::cmp::Ordering;
+
+use crate::address::Address;
+use crate::port::PortId;
+use crate::route::Route;
+use crate::wire::hop::RouterHop;
+
+use super::engine::*;
+use super::rt::*;
+
+/// The ordering key of RTs and routes: total Q, then the first native
+/// address outside the box, then the RCVF's length, then the RCVF element by
+/// element (docs/architecture.md "Route tables and RRP").
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rank<'a> {
+    pub(super) q: u16,
+    pub(super) native: &'a [u8],
+    pub(super) pre: Option<Address>,
+    pub(super) rcvf: &'a [Address],
+}
+
+impl Rank<'_> {
+    pub(super) fn cmp(&self, o: &Rank<'_>) -> Ordering {
+        self.q
+            .cmp(&o.q)
+            .then_with(|| self.native.cmp(o.native))
+            .then_with(|| {
+                let a = self.rcvf.len() + self.pre.is_some() as usize;
+                let b = o.rcvf.len() + o.pre.is_some() as usize;
+                a.cmp(&b)
+            })
+            .then_with(|| {
+                self.pre
+                    .into_iter()
+                    .chain(self.rcvf.iter().copied())
+                    .cmp(o.pre.into_iter().chain(o.rcvf.iter().copied()))
+            })
+    }
+}
+
+pub(super) fn first_native(r: &Route) -> &[u8] {
+    r.first().map_or(&[][..], |h| h.native.as_bytes())
+}
+
+pub(super) fn rt_rank(rt: &Rt) -> Rank<'_> {
+    Rank {
+        q: rt.q,
+        native: first_native(&rt.csr),
+        pre: None,
+        rcvf: &rt.rcvf,
+    }
+}
+
+/// Where a ranked RT comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Src {
+    /// The HR's own learned RT, by index in its list for the SAN.
+    Learned(usize),
+    /// The LRT of twin `t`.
+    TwinLrt(PortId),
+    /// Learned RT `i` of twin `t`.
+    TwinLearned(PortId, usize),
+}
+
+impl Router {
+    pub(super) fn derive(&self, twin: PortId, rt: &Rt) -> Rt {
+        let t = &self.cfg.hrs[twin];
+        let mut rcvf = Vec::with_capacity(rt.rcvf.len() + 1);
+        rcvf.push(t.address);
+        rcvf.extend_from_slice(&rt.rcvf);
+        Rt {
+            san_id: rt.san_id,
+            sn: rt.sn,
+            csr: Route(vec![RouterHop::egress(t.address)]).catenate(&rt.csr),
+            q: rt.q.saturating_add(self.cfg.router_cost),
+            mtu: rt.mtu,
+            rcvf,
+            nodes: rt.nodes.clone(),
+        }
+    }
+
+    /// The RTs HR `port` has for `san` (learned and twin-derived), ranked
+    /// best first without building the derived ones.
+    pub(super) fn ranked(&self, port: PortId, san: Address) -> Vec<(Rank<'_>, Src)> {
+        let mut v: Vec<(Rank<'_>, Src)> = Vec::new();
+        if san == self.cfg.hrs[port].san_id {
+            return v;
+        }
+        if let Some(l) = self.hrs[port].learned.get(&san) {
+            for (i, l) in l.iter().enumerate() {
+                v.push((rt_rank(&l.rt), Src::Learned(i)));
+            }
+        }
+        let rc = self.cfg.router_cost;
+        for t in self.hrs.ids() {
+            if t == port || !self.hrs[t].up {
+                continue;
+            }
+            let ta = self.cfg.hrs[t].address;
+            if self.cfg.hrs[t].san_id == san && self.hrs[t].lrt_nodes.is_some() {
+                v.push((
+                    Rank {
+                        q: rc,
+                        native: &[],
+                        pre: Some(ta),
+                        rcvf: &[],
+                    },
+                    Src::TwinLrt(t),
+                ));
+            }
+            if let Some(l) = self.hrs[t].learned.get(&san) {
+                for (i, x) in l.iter().enumerate() {
+                    v.push((
+                        Rank {
+                            q: x.rt.q.saturating_add(rc),
+                            native: first_native(&x.rt.csr),
+                            pre: Some(ta),
+                            rcvf: &x.rt.rcvf,
+                        },
+                        Src::TwinLearned(t, i),
+                    ));
+                }
+            }
+        }
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// The nodes of the RT a ranked source stands for.
+    pub(super) fn src_nodes(&self, port: PortId, san: Address, src: Src) -> &[NodeEntry] {
+        match src {
+            Src::Learned(i) => &self.hrs[port].learned[&san][i].rt.nodes,
+            Src::TwinLrt(t) => self.hrs[t].lrt_nodes.as_deref().map_or(&[][..], |v| &v[..]),
+            Src::TwinLearned(t, i) => &self.hrs[t].learned[&san][i].rt.nodes,
+        }
+    }
+
+    /// Builds the RT a ranked source stands for, as HR `port` holds it.
+    pub(super) fn materialize(&self, port: PortId, san: Address, src: Src) -> (Rt, Origin) {
+        match src {
+            Src::Learned(i) => {
+                let l = &self.hrs[port].learned[&san][i];
+                (l.rt.clone(), Origin::Buddy { from: l.from })
+            }
+            Src::TwinLrt(t) => (
+                self.derive(t, &self.lrt_rt(t).expect("ranked only when present")),
+                Origin::Twin { port: t },
+            ),
+            Src::TwinLearned(t, i) => (
+                self.derive(t, &self.hrs[t].learned[&san][i].rt),
+                Origin::Twin { port: t },
+            ),
+        }
+    }
+
+    pub(super) fn learned_changed(&mut self, port: PortId, san: Address) {
+        for t in self.hrs.ids() {
+            if t != port {
+                self.hrs[t].dirty.insert(san);
+            }
+        }
+        self.fib_dirty = true;
+    }
+}

@@ -1,0 +1,100 @@
+//! The engine's timers: sweeps, keepalives, refresh, expiry, batched
+//! advertisement and FIB computation, driven by the host's explicit time.
+
+use std::sync::Arc;
+
+use crate::address::Address;
+use crate::native::NativeAddr;
+use crate::port::PortId;
+use crate::wire::message::Message;
+
+use super::engine::*;
+
+pub(super) const EXPIRY_CHECK_MS: Time = 1000;
+
+impl Router {
+    /// When [`Router::on_timer`] wants to run next.
+    pub fn next_timer(&self) -> Time {
+        let mut t = self.next_refresh.min(self.next_expiry);
+        for h in self.hrs.iter().filter(|h| h.up) {
+            t = t.min(h.next_sweep).min(h.next_keepalive);
+            if !h.dirty.is_empty() || !h.full_to.is_empty() {
+                t = t.min(self.next_adv);
+            }
+        }
+        if self.fib_dirty {
+            t = t.min(self.fib_at);
+        }
+        t
+    }
+
+    /// Runs every timer that is due at `now`.
+    pub fn on_timer(&mut self, now: Time) {
+        let tm = self.cfg.timers;
+        for p in self.hrs.ids() {
+            if !self.hrs[p].up {
+                continue;
+            }
+            if now >= self.hrs[p].next_sweep {
+                self.hrs[p].next_sweep = now + tm.sweep_ms;
+                self.send_msg(
+                    p,
+                    NativeAddr::none(),
+                    Address::BROADCAST,
+                    &Message::WhoAreYou,
+                    0,
+                );
+            }
+            if now >= self.hrs[p].next_keepalive {
+                self.hrs[p].next_keepalive = now + tm.keepalive_ms;
+                self.keepalives(now, p);
+            }
+        }
+        if now >= self.next_expiry {
+            self.next_expiry = now + EXPIRY_CHECK_MS;
+            self.expire(now);
+        }
+        if now >= self.next_refresh {
+            self.next_refresh = now + tm.refresh_ms;
+            self.advertise(true);
+            self.next_adv = now + tm.advertise_ms;
+        } else if now >= self.next_adv {
+            let pending = self
+                .hrs
+                .iter()
+                .any(|h| !h.dirty.is_empty() || !h.full_to.is_empty());
+            if pending {
+                self.advertise(false);
+                self.next_adv = now + tm.advertise_ms;
+            }
+        }
+        if self.fib_dirty && now >= self.fib_at {
+            self.compute_fib();
+            self.fib_dirty = false;
+            self.fib_at = now + tm.fib_ms;
+        }
+    }
+
+    pub(super) fn expire(&mut self, now: Time) {
+        let mut changed: Vec<(PortId, Address)> = Vec::new();
+        for p in self.hrs.ids() {
+            let h = &mut self.hrs[p];
+            for (san, list) in h.learned.iter_mut() {
+                let before = list.len();
+                list.retain(|l| l.expires > now);
+                if list.len() != before {
+                    self.stats.rts_expired += (before - list.len()) as u64;
+                    changed.push((p, *san));
+                }
+            }
+            h.learned.retain(|_, l| !l.is_empty());
+            h.parts.retain(|_, b| b.expires > now);
+        }
+        for (p, san) in changed {
+            self.learned_changed(p, san);
+        }
+        self.tombstones.retain(|_, t| *t > now);
+        self.interned.retain(|_, a| Arc::strong_count(a) > 1);
+        self.encoded.retain(|_, (a, _)| Arc::strong_count(a) > 1);
+    }
+}
