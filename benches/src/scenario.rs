@@ -131,6 +131,7 @@ pub fn full_fib() -> (FibSet, usize) {
                 port: PortId(q as u16),
                 native: NativeAddr::mac(next_hop_mac(q, k)),
                 mtu: MTU,
+                redirect: false,
             });
         }
     }

@@ -358,7 +358,7 @@ impl Engine {
                 };
             }
             let nh = fib.nexthop(idx);
-            let mut redirect = false;
+            let mut redirect = nh.redirect;
             if nh.port == in_port {
                 if nh.native == buf.native_src() {
                     return Verdict::drop(DropReason::Loop);

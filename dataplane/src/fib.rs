@@ -33,6 +33,10 @@ pub struct NextHop {
     /// MTU of the egress SAN in bytes (0 = unlimited): the largest packet as
     /// transmitted (L2RHs + header + data + trailer).
     pub mtu: u32,
+    /// Forward, and tell the control plane (a redirect notice): a node on
+    /// the ingress SAN has a better first HR for this destination than this
+    /// HR (docs/spec-notes.md 52). Set per ingress FIB by the control plane.
+    pub redirect: bool,
 }
 
 /// One FIB: a next-hop index per destination address.
@@ -72,6 +76,7 @@ impl FibSet {
             port: PortId(u16::MAX),
             native: NativeAddr::NONE,
             mtu: 0,
+            redirect: false,
         };
         FibSet {
             tables,
@@ -322,6 +327,7 @@ pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> 
                     port: *port,
                     native: *native,
                     mtu: e.mtu,
+                    redirect: e.redirect.is_some(),
                 }),
             };
             f.set(p, e.dst, idx);
@@ -340,6 +346,7 @@ mod tests {
             port,
             native: NativeAddr::mac([2, 0, 0, 0, 0, port.0 as u8]),
             mtu: 1500,
+            redirect: false,
         }
     }
 
@@ -371,6 +378,7 @@ mod tests {
                     },
                     q: 1,
                     mtu: 1500,
+                    redirect: None,
                 },
                 FibEntry {
                     dst: Address(0x301),
@@ -380,6 +388,7 @@ mod tests {
                     },
                     q: 1,
                     mtu: 1500,
+                    redirect: None,
                 },
             ]]
             .into(),

@@ -52,6 +52,7 @@ fn received_and_dropped_packets_are_copied_while_forwarding_goes_on() {
             port: PortId(1),
             native: NativeAddr::mac([2, 0, 0, 0, 0, 2]),
             mtu: 1500,
+            redirect: false,
         },
     );
     let (_p, mut readers) = fib_channel(fib, 1);

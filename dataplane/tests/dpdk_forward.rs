@@ -206,6 +206,7 @@ mod with_dpdk {
             port: PortId(1),
             native: NativeAddr::mac(HOST_B),
             mtu: 1500,
+            redirect: false,
         };
         fib.set_all(Address(0x0202), to_b);
         fib.set_all(
@@ -214,6 +215,7 @@ mod with_dpdk {
                 port: PortId(0),
                 native: NativeAddr::mac(HOST_A),
                 mtu: 1500,
+                redirect: false,
             },
         );
         fib.set_all(Address(0x0303), NextHop { mtu: 40, ..to_b });

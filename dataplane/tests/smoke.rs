@@ -50,6 +50,7 @@ fn forwards_punts_and_drops() {
             port: PortId(1),
             native: HOST_B,
             mtu: 1500,
+            redirect: false,
         },
     );
     let (_publisher, mut readers) = fib_channel(fib, 1);

@@ -41,6 +41,7 @@ fn snapshot(k: u64) -> FibSet {
         port: PortId(1 + (k % 2) as u16),
         native: native_of(k),
         mtu: 0,
+        redirect: false,
     });
     for d in 0x0040..=0xFFFDu16 {
         if HRS.iter().all(|a| a.0 != d) {
@@ -371,6 +372,7 @@ fn a_worker_under_sustained_load_stops() {
                 port: PortId(1),
                 native: host(1),
                 mtu: 0,
+                redirect: false,
             },
         )
     });

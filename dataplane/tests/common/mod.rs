@@ -279,6 +279,7 @@ pub fn nh(port: u16, native: NativeAddr, mtu: u32) -> NextHop {
         port: PortId(port),
         native,
         mtu,
+        redirect: false,
     }
 }
 

@@ -35,6 +35,16 @@ pub struct RouteInfo {
     pub rcvf: Vec<Address>,
 }
 
+/// The ordering key of a route (docs/architecture.md "Route tables and RRP").
+fn route_rank(r: &RouteInfo) -> Rank<'_> {
+    Rank {
+        q: r.q,
+        native: first_native(&r.route),
+        pre: None,
+        rcvf: &r.rcvf,
+    }
+}
+
 impl Router {
     pub(super) fn send_reply(
         &mut self,
@@ -159,21 +169,7 @@ impl Router {
                 }
             }
         }
-        v.sort_by(|a, b| {
-            let ra = Rank {
-                q: a.q,
-                native: first_native(&a.route),
-                pre: None,
-                rcvf: &a.rcvf,
-            };
-            let rb = Rank {
-                q: b.q,
-                native: first_native(&b.route),
-                pre: None,
-                rcvf: &b.rcvf,
-            };
-            ra.cmp(&rb)
-        });
+        v.sort_by(|a, b| route_rank(a).cmp(&route_rank(b)));
         v.dedup_by(|a, b| a.route == b.route);
         v
     }
@@ -217,7 +213,7 @@ impl Router {
         }
         self.stats.requests_answered += 1;
         let routes: Vec<SourceRoute> = self
-            .routes_to(hr, dst)
+            .routes_for_node(hr, dst)
             .into_iter()
             .filter(|r| r.route.within_limit())
             .take(self.cfg.k)
@@ -235,20 +231,32 @@ impl Router {
         self.send_reply(port, native, sa, hr, &m);
     }
 
-    /// The RRP#6 answer of HR `port` for `dst`: the node on its SAN to send
-    /// to (another HR, the destination itself, or this HR), or `None` when
-    /// `dst` is unknown.
+    /// The RRP#6 answer of HR `port` for `dst`: the best first HR as a node
+    /// on its SAN sees it (docs/spec-notes.md 52): another HR of the SAN,
+    /// the destination itself when it is on the SAN, or this HR; `None`
+    /// when `dst` is unknown. Read from the FIB, so that a node that follows
+    /// it takes the path the routers take.
     pub fn which_hr(&self, port: PortId, dst: Address) -> Option<Address> {
-        let me = self.cfg.hrs[port].address;
         let e = self.fib.lookup(port, dst)?;
-        Some(match &e.next {
-            Next::Forward { port: p, native: n } if *p == port => self.hrs[port]
-                .lrt
-                .values()
-                .find(|e| e.native == *n)
-                .map_or(me, |e| e.info.address),
-            _ => me,
-        })
+        Some(e.redirect.unwrap_or(self.cfg.hrs[port].address))
+    }
+
+    /// [`Router::routes_to`] as a node on HR `port`'s SAN sees them, for an
+    /// RRP#2 answer (docs/spec-notes.md 52): a route that starts with a
+    /// native hop on the SAN costs the node what it costs the HR; any other
+    /// starts at the HR, one more crossing of the SAN. Q is the whole path's
+    /// from the node (as R6's MTU is), best first.
+    pub fn routes_for_node(&self, port: PortId, dst: Address) -> Vec<RouteInfo> {
+        let cost = self.cfg.hrs[port].cost;
+        let mut v = self.routes_to(port, dst);
+        for r in &mut v {
+            if !r.route.first().is_some_and(RouterHop::is_native_only) {
+                r.q = r.q.saturating_add(cost);
+            }
+        }
+        // Stable: equal ranks keep the HR's own order.
+        v.sort_by(|a, b| route_rank(a).cmp(&route_rank(b)));
+        v
     }
 
     pub(super) fn answer_which_hr(

@@ -68,19 +68,18 @@ impl Router {
         let msg = match n.kind {
             NoticeKind::NoRoute => Message::Unknown { addr: dst },
             NoticeKind::Redirect => {
-                let lrt = &self.hrs[port].lrt;
-                if !lrt.contains_key(&src) {
+                // Only to a node of this HR's SAN, and naming the best first
+                // HR as that node sees it (docs/spec-notes.md 52).
+                if !self.hrs[port].lrt.contains_key(&src) {
                     self.stats.errors_suppressed_source += 1;
                     return;
                 }
-                let Some(via) = lrt
-                    .values()
-                    .find(|e| e.native == n.next_hop)
-                    .map(|e| e.info.address)
-                else {
-                    return;
-                };
-                Message::Redirect { dst, via }
+                match self.which_hr(port, dst) {
+                    Some(via) if via != self.cfg.hrs[port].address => {
+                        Message::Redirect { dst, via }
+                    }
+                    _ => return,
+                }
             }
             NoticeKind::Mtu => {
                 let mtu = self.cfg.hrs[port].mtu as usize;

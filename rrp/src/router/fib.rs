@@ -38,6 +38,11 @@ pub struct FibEntry {
     pub q: u16,
     /// MTU of the egress SAN in bytes (0 = unlimited).
     pub mtu: u32,
+    /// The best first HR for this destination as a node on this HR's SAN
+    /// sees it, when that is another member of the SAN (a buddy, or the
+    /// destination itself): RRP#6 answers with it and a packet a node sends
+    /// here draws an RRP#3 naming it (docs/spec-notes.md 52). `None`: this HR.
+    pub redirect: Option<Address>,
 }
 
 /// The FIBs of every HR of the box, in port order, each sorted by destination.
@@ -67,6 +72,9 @@ pub(super) struct Best<'a> {
     pub(super) san: Option<Address>,
     /// The destination is the HR itself.
     pub(super) local: bool,
+    /// The member of the HR's SAN the route leaves through (a buddy, or
+    /// the destination itself); None for the HR itself.
+    pub(super) first_hr: Option<Address>,
 }
 
 impl<'a> Best<'a> {
@@ -82,6 +90,30 @@ impl<'a> Best<'a> {
             pre: via,
             rcvf: self.rcvf,
         }
+    }
+
+    /// Its rank as a node on the SAN of the HR that holds it sees it
+    /// (docs/spec-notes.md 52): a route that leaves through another member
+    /// of that SAN costs the node what it costs the HR (both cross the SAN
+    /// once); a route through the box (a twin's, or to the HR itself) costs
+    /// the node one more crossing of the SAN, `san_cost`.
+    pub(super) fn node_rank(
+        &self,
+        via: Option<Address>,
+        router_cost: u16,
+        san_cost: u16,
+    ) -> Rank<'a> {
+        let mut r = self.rank(via, router_cost);
+        if via.is_some() || self.local {
+            r.q = r.q.saturating_add(san_cost);
+        }
+        r
+    }
+
+    /// Whether a node sends a packet on this route to another member of
+    /// its SAN rather than to the HR.
+    pub(super) fn leaves_on_the_san(&self, via: Option<Address>) -> bool {
+        via.is_none() && !self.local
     }
 }
 
@@ -113,7 +145,11 @@ impl Router {
                 continue;
             }
             let own_san = self.cfg.hrs[t].san_id;
+            let san_cost = self.cfg.hrs[t].cost;
             let mut best: HashMap<Address, (Best<'_>, PortId)> =
+                HashMap::with_capacity(own[t].len());
+            // The best route as a node on t's SAN sees it.
+            let mut node_best: HashMap<Address, (Best<'_>, PortId)> =
                 HashMap::with_capacity(own[t].len());
             for (h, table) in own.enumerate() {
                 if h != t && !self.hrs[h].up {
@@ -137,12 +173,34 @@ impl Router {
                     if better {
                         best.insert(*dst, (*b, h));
                     }
+                    let cand = b.node_rank(twin.then_some(ha), rc, san_cost);
+                    let better = match node_best.get(dst) {
+                        None => true,
+                        Some((o, oh)) => {
+                            let via = (*oh != t).then_some(self.cfg.hrs[*oh].address);
+                            cand.cmp(&o.node_rank(via, rc, san_cost)).is_lt()
+                        }
+                    };
+                    if better {
+                        node_best.insert(*dst, (*b, h));
+                    }
                 }
             }
+            let addr = |h: PortId| (h != t).then_some(self.cfg.hrs[h].address);
             let mut entries: Vec<FibEntry> = best
                 .into_iter()
                 .map(|(dst, (b, h))| {
                     let port = if b.local { t } else { h };
+                    // Seen from a node on t's SAN: the route a packet takes
+                    // from here, unless another member of the SAN is
+                    // strictly better as the first HR (a tie stays here).
+                    let stay = b.node_rank(addr(h), rc, san_cost);
+                    let redirect = match node_best.get(&dst) {
+                        Some((n, nh)) if n.node_rank(addr(*nh), rc, san_cost).q < stay.q => {
+                            n.first_hr.filter(|_| n.leaves_on_the_san(addr(*nh)))
+                        }
+                        _ => b.first_hr.filter(|_| b.leaves_on_the_san(addr(h))),
+                    };
                     FibEntry {
                         dst,
                         next: if b.local {
@@ -155,6 +213,7 @@ impl Router {
                         },
                         q: if h != t { b.q.saturating_add(rc) } else { b.q },
                         mtu: if b.local { 0 } else { self.cfg.hrs[port].mtu },
+                        redirect,
                     }
                 })
                 .collect();
@@ -165,6 +224,7 @@ impl Router {
                         entries[i].next = Next::Local;
                         entries[i].q = 0;
                         entries[i].mtu = 0;
+                        entries[i].redirect = None;
                     }
                     Err(i) => entries.insert(
                         i,
@@ -173,6 +233,7 @@ impl Router {
                             next: Next::Local,
                             q: 0,
                             mtu: 0,
+                            redirect: None,
                         },
                     ),
                 }
@@ -209,6 +270,7 @@ impl Router {
                     rcvf: &[],
                     san: None,
                     local: false,
+                    first_hr: Some(e.info.address),
                 },
             );
         }
@@ -224,6 +286,7 @@ impl Router {
                             rcvf: &l.rt.rcvf,
                             san: Some(*san),
                             local: false,
+                            first_hr: Some(l.from),
                         },
                     );
                 }
@@ -237,6 +300,7 @@ impl Router {
                 rcvf: &[],
                 san: None,
                 local: true,
+                first_hr: None,
             },
         );
         best

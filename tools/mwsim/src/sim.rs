@@ -381,6 +381,13 @@ impl Sim {
         self.hr_index.get(&a).copied()
     }
 
+    /// The member of SAN `san` (index) at native address `native`: the one a
+    /// message sent there is delivered to.
+    pub fn member_at(&self, san: usize, native: &NativeAddr) -> Option<Member> {
+        let s = self.sans.get(san)?;
+        s.by_native.get(native).map(|i| s.members[*i].0)
+    }
+
     /// The index of the router named `name`.
     pub fn router_index(&self, name: &str) -> Option<usize> {
         self.routers.iter().position(|r| r.name == name)

@@ -146,7 +146,9 @@ fn the_nine_exchanges() {
     };
     assert_eq!(dst, NODE2);
     assert_eq!(routes.len(), 1, "{routes:?}");
-    assert_eq!(routes[0].q, 2);
+    // Q as Node1 pays it, like the MTU "of both networks" (docs/spec-notes.md
+    // 52): SAN1 (1) + RouterB (1) + SAN2 (1).
+    assert_eq!(routes[0].q, 3);
     assert_eq!(
         routes[0].mtu,
         Some(Mtu(1024)),
