@@ -61,7 +61,8 @@
 //! address: the endpoint, or the interface's MAC):
 //! - `sent` (probes per destination), `send_errors`, `redirect_unresolved`
 //!   (L3 probes whose redirect named a node of unknown native address: sent to the
-//!   default HR instead), `busy` (sends still running);
+//!   default HR instead), `redirect_renewals` (RRP#6 sent to the default HR to
+//!   renew a redirect still in use, [`REDIRECT_TTL`]), `busy` (sends still running);
 //! - `datagrams` (packets received: datagrams or frames) = `probes` + the sum of `control` (RRP/ERR messages by name,
 //!   `"RRP#7"`, `"ERR UNK"`, ...) + `other` (non-probe data) + `malformed`:
 //!   every datagram is counted exactly once;
@@ -604,6 +605,8 @@ struct TxTraffic {
     /// L3 probes whose redirect named a node of unknown native address
     /// (sent to the default HR instead, which forwards them).
     redirect_unresolved: u64,
+    /// RRP#6 sent to the default HR to renew a redirect still in use.
+    redirect_renewals: u64,
 }
 
 /// Which answer a request waits for.
@@ -638,14 +641,20 @@ struct State {
     /// Sends running in the background.
     busy: u64,
     /// When each redirect was last received: a redirect older than
-    /// [`REDIRECT_TTL`] is forgotten (routers repeat theirs while they still
-    /// apply), so that a host stops sending to an HR that has died.
+    /// [`REDIRECT_TTL`] is forgotten, so that a host stops sending to an HR
+    /// that has died.
     redirect_at: BTreeMap<Address, Instant>,
+    /// When the host last asked its default HR (RRP#6) to renew a redirect
+    /// it still uses.
+    renewal_at: BTreeMap<Address, Instant>,
 }
 
 /// How long a redirect (RRP#3) is followed without being repeated: hosts age
 /// redirects as IP hosts do (RFC 1122, 3.3.1.2), since MessageWay tells a
-/// node nothing when the HR a redirect named goes down.
+/// node nothing when the HR a redirect named goes down. A redirect still in
+/// use is renewed before it lapses: past half its life the host asks its
+/// default HR again with RRP#6 (docs/spec-notes.md 51), so that its traffic
+/// stays on the best first HR instead of returning to the default one.
 pub const REDIRECT_TTL: Duration = Duration::from_secs(1);
 
 /// Where the probes of a stream go.
@@ -904,6 +913,7 @@ impl<'a> Host<'a> {
                 tx: TxTraffic::default(),
                 busy: 0,
                 redirect_at: BTreeMap::new(),
+                renewal_at: BTreeMap::new(),
             }),
             answered: Condvar::new(),
             quit: AtomicBool::new(false),
@@ -1032,13 +1042,24 @@ impl<'a> Host<'a> {
     /// The native address of the HR to send an L3 packet for `dst` to.
     fn first_hop(&self, st: &mut State, dst: Address) -> Option<NativeAddr> {
         let default = self.default_hr?;
-        if st
-            .redirect_at
-            .get(&dst)
-            .is_some_and(|t| t.elapsed() > REDIRECT_TTL)
-        {
-            st.node.redirects.remove(&dst);
-            st.redirect_at.remove(&dst);
+        if let Some(at) = st.redirect_at.get(&dst).copied() {
+            let age = at.elapsed();
+            if age > REDIRECT_TTL {
+                st.node.redirects.remove(&dst);
+                st.redirect_at.remove(&dst);
+            } else if age > REDIRECT_TTL / 2
+                && st.renewal_at.get(&dst).is_none_or(|asked| *asked < at)
+            {
+                // Still in use: ask the default HR for the best first HR
+                // again, once per redirect received; its RRP#3 renews it.
+                st.renewal_at.insert(dst, Instant::now());
+                if let Some(n) = st.neighbours.get(&default).copied() {
+                    let req = st.node.which_hr(default, dst);
+                    if self.link.send(&req, &n).is_ok() {
+                        st.tx.redirect_renewals += 1;
+                    }
+                }
+            }
         }
         let hr = st.node.first_hr(dst, default);
         match st.neighbours.get(&hr) {
@@ -1375,6 +1396,7 @@ impl<'a> Host<'a> {
             "sent": st.tx.sent.iter().map(|(a, n)| (hex(*a), *n)).collect::<BTreeMap<_, _>>(),
             "send_errors": st.tx.send_errors,
             "redirect_unresolved": st.tx.redirect_unresolved,
+            "redirect_renewals": st.tx.redirect_renewals,
             "busy": st.busy,
             "datagrams": rx.datagrams,
             "probes": rx.probes,
@@ -1403,6 +1425,8 @@ impl<'a> Host<'a> {
         st.tx = TxTraffic::default();
         if learned {
             st.node.redirects.clear();
+            st.redirect_at.clear();
+            st.renewal_at.clear();
             st.node.routes.clear();
             st.node.unknown.clear();
             st.routes_from.clear();

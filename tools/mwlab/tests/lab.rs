@@ -3,7 +3,8 @@
 //! Appendix B converges to the simulator's routes; the demo passes end to
 //! end (kill a router: HR-DOWN, reroute, no loop, no loss); a router port
 //! taken down and up with mwctl; L2 traffic along an RRP#2 answer; ERR UNK
-//! and a redirect arriving at a host; Appendix C's requests and answers
+//! and a redirect arriving at a host; a host moving to its best first HR
+//! after a redirect and staying there; Appendix C's requests and answers
 //! captured on a router port and decoded by mwdump. At the end of every
 //! test, every router's packet accounting balances.
 
@@ -282,6 +283,53 @@ fn l2_traffic_along_an_rrp2_answer_and_redirects_and_err_unk_at_a_host() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(unk, "no ERR UNK reached H0");
+    accounting_balances(&lab);
+    lab.down().unwrap();
+}
+
+/// Packets router `name` forwarded, over all its ports.
+fn forwarded(lab: &Lab, name: &str) -> u64 {
+    let r = lab.plan.routers.iter().find(|r| r.name == name).unwrap();
+    let s = mwctl(&r.socket, &["stats"]).unwrap();
+    s["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["forwarded"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn a_host_moves_to_its_best_first_hr_and_stays_there() {
+    // examples/best-first-hr.toml: h's default HR is r2's, but g is cheaper
+    // for h through r1 (X + r1 + Y = 5) than through r2 and r3 (7).
+    let (lab, _tmp) = converged("best-first-hr.toml");
+    let g = lab.plan.hosts.iter().find(|h| h.spec.name == "g").unwrap();
+    let mut h = host_client(&lab.plan, "h").unwrap();
+    let (r1, r2) = (forwarded(&lab, "r1"), forwarded(&lab, "r2"));
+    // 3 s of probes, three times the life of a redirect: the host must
+    // renew it (RRP#6 to r2) rather than fall back to r2.
+    ok(
+        h.request(&json!({"cmd": "send", "dst": g.spec.address, "count": 600,
+                         "rate_pps": 200, "wait": true}))
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let sg = ok(host_client(&lab.plan, "g")
+        .unwrap()
+        .request(&json!({"cmd": "stats"}))
+        .unwrap());
+    assert_eq!(sg["received"]["0x0100"]["unique"], 600, "{sg}");
+    let sh = ok(h.request(&json!({"cmd": "stats"})).unwrap());
+    assert_eq!(sh["redirects"]["0x0101"], "0x0112", "{sh}");
+    assert!(sh["redirect_renewals"].as_u64().unwrap() >= 2, "{sh}");
+    // r2 forwarded only what h sent before r2's RRP#3 reached it.
+    let (by_r1, by_r2) = (forwarded(&lab, "r1") - r1, forwarded(&lab, "r2") - r2);
+    assert!(by_r2 <= 5, "r2 forwarded {by_r2} of h's probes, r1 {by_r1}");
+    assert!(
+        by_r1 >= 595,
+        "r1 forwarded {by_r1} of h's probes, r2 {by_r2}"
+    );
     accounting_balances(&lab);
     lab.down().unwrap();
 }
