@@ -17,9 +17,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables};
-use rrp::Address;
-use rrp::router::{Event, Output, RouteTables, Router, Time};
+use rrp::router::{Event, Output, RouteTables, Router, Time, with_destination};
 use rrp::wire::packet::Packet;
+use rrp::{Address, NativeAddr, PortId};
 
 /// Counters of the control-plane thread.
 #[derive(Debug, Default)]
@@ -224,6 +224,24 @@ impl ControlPlane {
         work
     }
 
+    /// Hands one packet to a worker for transmission (round robin).
+    fn inject(&mut self, port: PortId, native: NativeAddr, packet: Vec<u8>) {
+        if self.workers.is_empty() {
+            return;
+        }
+        let w = self.next_worker % self.workers.len();
+        self.next_worker = self.next_worker.wrapping_add(1);
+        let inj = Injection {
+            port,
+            native_dst: native,
+            data: packet,
+        };
+        match self.workers[w].inject(inj) {
+            Ok(()) => self.stats.injected.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.stats.inject_full.fetch_add(1, Ordering::Relaxed),
+        };
+    }
+
     fn drain(&mut self, now: Time) {
         while let Some(o) = self.engine.poll_output() {
             match o {
@@ -231,21 +249,11 @@ impl ControlPlane {
                     port,
                     native,
                     packet,
-                } => {
-                    if self.workers.is_empty() {
-                        continue;
+                } => self.inject(port, native, packet),
+                Output::SendEach { port, to, packet } => {
+                    for (dst, native) in to {
+                        self.inject(port, native, with_destination(&packet, dst));
                     }
-                    let w = self.next_worker % self.workers.len();
-                    self.next_worker = self.next_worker.wrapping_add(1);
-                    let inj = Injection {
-                        port,
-                        native_dst: native,
-                        data: packet,
-                    };
-                    match self.workers[w].inject(inj) {
-                        Ok(()) => self.stats.injected.fetch_add(1, Ordering::Relaxed),
-                        Err(_) => self.stats.inject_full.fetch_add(1, Ordering::Relaxed),
-                    };
                 }
                 Output::FibChanged(v) => {
                     let fib = from_route_tables(&self.engine.fib(), &self.hrs);

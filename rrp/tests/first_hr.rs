@@ -116,8 +116,12 @@ fn rt_of_y(y_hr: Address, q: u16) -> RouteTable {
     }
 }
 
+/// The router's outputs, each RRP#9 sent to several buddies at once
+/// ([`Output::SendEach`]) as one send per buddy.
 fn drain(r: &mut Router) -> Vec<Output> {
-    std::iter::from_fn(|| r.poll_output()).collect()
+    std::iter::from_fn(|| r.poll_output())
+        .flat_map(Output::into_sends)
+        .collect()
 }
 
 /// r2 with h and r1 on X, r3 on Z, and the RTs of Y from r1 (Q `r1_q`) and

@@ -76,8 +76,12 @@ fn with_buddy(r: &mut Router) {
     drain(r);
 }
 
+/// The router's outputs, each RRP#9 sent to several buddies at once
+/// ([`Output::SendEach`]) as one send per buddy.
 fn drain(r: &mut Router) -> Vec<Output> {
-    std::iter::from_fn(|| r.poll_output()).collect()
+    std::iter::from_fn(|| r.poll_output())
+        .flat_map(Output::into_sends)
+        .collect()
 }
 
 fn rt(san: u16, sn: u16, rcvf: Vec<u16>, nodes: usize) -> RouteTable {

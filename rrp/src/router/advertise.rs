@@ -175,22 +175,23 @@ impl Router {
             .collect()
     }
 
-    /// Sends encoded RRP#9 packets to buddy `dst`.
+    /// Sends encoded RRP#9 packets to buddies `to` (address, native), each
+    /// packet once for all of them.
     pub(super) fn send_encoded(
         &mut self,
         port: PortId,
-        dst: Address,
-        native: &NativeAddr,
-        packets: &[Vec<u8>],
+        to: &[(Address, NativeAddr)],
+        packets: Vec<Vec<u8>>,
     ) {
+        if to.is_empty() {
+            return;
+        }
         for p in packets {
-            let mut bytes = p.clone();
-            bytes[0..2].copy_from_slice(&dst.0.to_be_bytes());
-            self.stats.rts_sent += 1;
-            self.emit(Output::Send {
+            self.stats.rts_sent += to.len() as u64;
+            self.emit(Output::SendEach {
                 port,
-                native: *native,
-                packet: bytes,
+                to: to.to_vec(),
+                packet: p.into(),
             });
         }
     }
@@ -198,7 +199,7 @@ impl Router {
     /// Sends `rt` from HR `port` to buddy `dst`.
     pub(super) fn send_rt(&mut self, port: PortId, dst: Address, native: NativeAddr, rt: &Rt) {
         let packets = self.encode_rt(port, rt);
-        self.send_encoded(port, dst, &native, &packets);
+        self.send_encoded(port, &[(dst, native)], packets);
     }
 
     /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
@@ -232,6 +233,11 @@ impl Router {
                 .collect();
             // Buddies due for the full set get it once, not also the changes.
             let new: BTreeSet<Address> = std::mem::take(&mut self.hrs[p].full_to);
+            let to: Vec<(Address, NativeAddr)> = buddies
+                .iter()
+                .filter(|(b, _)| full || !new.contains(b))
+                .copied()
+                .collect();
             let sans: Vec<Address> = if full {
                 self.hrs[p].dirty.clear();
                 self.known_sans().into_iter().collect()
@@ -245,11 +251,9 @@ impl Router {
                         continue;
                     }
                     self.hrs[p].advertised.insert(key, rt.sn);
-                    let packets = self.encode_rt(p, &rt);
-                    for (b, n) in &buddies {
-                        if full || !new.contains(b) {
-                            self.send_encoded(p, *b, n, &packets);
-                        }
+                    if !to.is_empty() {
+                        let packets = self.encode_rt(p, &rt);
+                        self.send_encoded(p, &to, packets);
                     }
                 }
             }

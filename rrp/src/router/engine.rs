@@ -43,6 +43,7 @@ use crate::native::NativeAddr;
 use crate::port::{PerPort, PortId};
 use crate::router::config::{ConfigError, RouterConfig};
 use crate::router::event::{Event, RouterStats};
+use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
 
 use super::advertise::*;
@@ -68,10 +69,49 @@ pub enum Output {
         /// The MessageWay packet.
         packet: Vec<u8>,
     },
+    /// Send the same `packet` out of `port` to each of `to` (a member's
+    /// address and native address), its destination address set to each
+    /// one's: RRP#9 to every buddy of a SAN, encoded once.
+    SendEach {
+        /// Egress port.
+        port: PortId,
+        /// The recipients: address (the packet's destination) and native address.
+        to: Vec<(Address, NativeAddr)>,
+        /// The MessageWay packet (its destination address is patched per recipient).
+        packet: Arc<[u8]>,
+    },
     /// New FIBs are ready ([`Router::fib`]).
     FibChanged(u64),
     /// Something worth a log line.
     Event(Event),
+}
+
+impl Output {
+    /// The output as unicast sends: a [`Output::SendEach`] becomes one
+    /// [`Output::Send`] per recipient with its destination address set;
+    /// anything else is itself.
+    pub fn into_sends(self) -> Vec<Output> {
+        match self {
+            Output::SendEach { port, to, packet } => to
+                .into_iter()
+                .map(|(dst, native)| Output::Send {
+                    port,
+                    native,
+                    packet: with_destination(&packet, dst),
+                })
+                .collect(),
+            o => vec![o],
+        }
+    }
+}
+
+/// A copy of `packet` (an EEP header first) with destination address `dst`.
+pub fn with_destination(packet: &[u8], dst: Address) -> Vec<u8> {
+    let mut p = packet.to_vec();
+    if p.len() >= HEADER_LEN {
+        Header::new_unchecked(&mut p[..HEADER_LEN]).set_dst(dst);
+    }
+    p
 }
 
 #[derive(Debug, Clone)]
@@ -111,7 +151,7 @@ pub struct Router {
 
 /// The engine moves to the control thread.
 const _: fn() = || {
-    pub(super) fn send<T: Send>() {}
+    fn send<T: Send>() {}
     send::<Router>();
 };
 
@@ -287,8 +327,10 @@ impl Router {
     }
 
     pub(super) fn emit(&mut self, o: Output) {
-        if matches!(o, Output::Send { .. }) {
-            self.stats.sent += 1;
+        match &o {
+            Output::Send { .. } => self.stats.sent += 1,
+            Output::SendEach { to, .. } => self.stats.sent += to.len() as u64,
+            _ => {}
         }
         self.outputs.push_back(o);
     }

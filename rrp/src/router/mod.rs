@@ -21,7 +21,7 @@ mod timers;
 
 pub use answer::RouteInfo;
 pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
-pub use engine::{Output, Router, Time};
+pub use engine::{Output, Router, Time, with_destination};
 pub use event::{Event, RouterStats, RtRefusal};
 pub use fib::{FibEntry, Next, RouteTables};
 pub use lrt::LrtEntry;

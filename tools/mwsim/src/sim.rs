@@ -15,12 +15,15 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
 
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::node::{Learned, Level, Node, NodeConfig};
-use rrp::router::{Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers};
+use rrp::router::{
+    Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers, with_destination,
+};
 use rrp::wire::bytes::be16_checked;
 use rrp::wire::packet::Packet;
 use rrp::wire::{Capability, header};
@@ -154,13 +157,39 @@ struct San {
     mtu: u32,
 }
 
+/// A message in flight: its bytes, shared by every recipient of an
+/// [`Output::SendEach`], and the destination address patched in when it
+/// is delivered.
+#[derive(Debug, Clone)]
+struct Wire {
+    bytes: Arc<[u8]>,
+    dst: Option<Address>,
+}
+
+impl Wire {
+    fn new(bytes: Vec<u8>) -> Wire {
+        Wire {
+            bytes: bytes.into(),
+            dst: None,
+        }
+    }
+
+    /// The packet as its recipient gets it.
+    fn to_vec(&self) -> Vec<u8> {
+        match self.dst {
+            Some(d) => with_destination(&self.bytes, d),
+            None => self.bytes.to_vec(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Item {
     Deliver {
         san: usize,
         from: usize,
         to: Option<usize>,
-        bytes: Vec<u8>,
+        msg: Wire,
     },
     Crash(usize),
     Restart(usize),
@@ -443,7 +472,7 @@ impl Sim {
         let san = self.hosts[h].san;
         let from = self.member_index(san, Member::Host(h));
         let to = to.and_then(|a| self.sans[san].by_native.get(&native_of(a)).copied());
-        self.send(san, from, to, bytes);
+        self.send(san, from, to, Wire::new(bytes));
     }
 
     fn member_index(&self, san: usize, m: Member) -> usize {
@@ -454,11 +483,11 @@ impl Sim {
             .expect("a member of its SAN")
     }
 
-    fn send(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
+    fn send(&mut self, san: usize, from: usize, to: Option<usize>, msg: Wire) {
         self.stats.messages += 1;
-        self.stats.bytes += bytes.len() as u64;
+        self.stats.bytes += msg.bytes.len() as u64;
         let mtu = self.sans[san].mtu as usize;
-        if mtu != 0 && bytes.len() > mtu {
+        if mtu != 0 && msg.bytes.len() > mtu {
             self.stats.oversize += 1;
             return;
         }
@@ -488,7 +517,7 @@ impl Sim {
                     san,
                     from,
                     to,
-                    bytes: bytes.clone(),
+                    msg: msg.clone(),
                 },
             );
         }
@@ -539,12 +568,7 @@ impl Sim {
 
     fn handle(&mut self, item: Item) {
         match item {
-            Item::Deliver {
-                san,
-                from,
-                to,
-                bytes,
-            } => self.deliver(san, from, to, bytes),
+            Item::Deliver { san, from, to, msg } => self.deliver(san, from, to, msg.to_vec()),
             Item::Crash(r) => {
                 self.routers[r].alive = false;
                 self.scheduled[r] = Time::MAX;
@@ -626,7 +650,7 @@ impl Sim {
         }
         if let Some(reply) = reply {
             let me_idx = self.member_index(san, Member::Host(h));
-            self.send(san, me_idx, Some(from), reply);
+            self.send(san, me_idx, Some(from), Wire::new(reply));
         }
     }
 
@@ -655,7 +679,7 @@ impl Sim {
                     let san = self.routers[r].sans[out];
                     let from = self.member_index(san, Member::Router { r, port: out });
                     match self.sans[san].by_native.get(&native).copied() {
-                        Some(to) => self.send(san, from, Some(to), buf.data().to_vec()),
+                        Some(to) => self.send(san, from, Some(to), Wire::new(buf.data().to_vec())),
                         None => self.stats.lost += 1,
                     }
                 } else {
@@ -703,7 +727,25 @@ impl Sim {
                             }
                         }
                     };
-                    self.send(san, from, to, packet);
+                    self.send(san, from, to, Wire::new(packet));
+                }
+                Output::SendEach { port, to, packet } => {
+                    if !self.routers[r].ports_up[port] {
+                        continue;
+                    }
+                    let san = self.routers[r].sans[port];
+                    let from = self.member_index(san, Member::Router { r, port });
+                    for (dst, native) in to {
+                        let Some(i) = self.sans[san].by_native.get(&native).copied() else {
+                            self.stats.lost += 1;
+                            continue;
+                        };
+                        let msg = Wire {
+                            bytes: packet.clone(),
+                            dst: Some(dst),
+                        };
+                        self.send(san, from, Some(i), msg);
+                    }
                 }
                 Output::FibChanged(_) => {
                     let rt = &mut self.routers[r];
