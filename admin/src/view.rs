@@ -533,7 +533,7 @@ impl<'a> View<'a> {
         let fib = self.router.fib();
         let mut rows = Vec::new();
         for p in self.ports(sel)? {
-            for e in fib.per_port.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+            for e in fib.entries(p) {
                 if let Some(best) = self.router.routes_to(p, e.dst).first() {
                     rows.push(self.route_row(p, best));
                 }
@@ -547,7 +547,7 @@ impl<'a> View<'a> {
         let fib = self.router.fib();
         let mut rows = Vec::new();
         for p in self.ports(sel)? {
-            for e in fib.per_port.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+            for e in fib.entries(p) {
                 let (next, egress, native) = match &e.next {
                     Next::Local => ("local", None, String::new()),
                     Next::Forward { port, native } => {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables};
+use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables, patched};
 use rrp::router::{Event, Output, RouteTables, Router, Time, with_destination};
 use rrp::wire::packet::Packet;
 use rrp::{Address, NativeAddr, PortId};
@@ -256,7 +256,14 @@ impl ControlPlane {
                     }
                 }
                 Output::FibChanged(v) => {
-                    let fib = from_route_tables(&self.engine.fib(), &self.hrs);
+                    // The rows that changed, patched into a copy of the set
+                    // the workers use; built whole when the engine cannot
+                    // say (the first time, or after very many changes).
+                    let tables = self.engine.fib();
+                    let fib = match self.engine.take_fib_changes() {
+                        Some(c) => patched(&self.publisher.current(), &tables, &c),
+                        None => from_route_tables(&tables, &self.hrs),
+                    };
                     self.publisher.publish(fib);
                     self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
                     self.stats.fib_version.store(v, Ordering::Relaxed);

@@ -113,6 +113,44 @@ impl FibSet {
         self.tables[in_port][dst.0 as usize] = nh;
     }
 
+    /// Sets the row of `dst` on `in_port` from a route-table entry (None: no
+    /// route). An entry whose next hop is on a port this set does not have
+    /// would index past the worker's ports: it is never published.
+    pub fn apply(&mut self, in_port: PortId, dst: Address, e: Option<&rrp::router::FibEntry>) {
+        use rrp::router::Next;
+        let idx = match e.map(|e| (e, &e.next)) {
+            // The box's own addresses are punted whatever the tables say
+            // (as in a set built whole).
+            None if self.lookup(in_port, dst.0) == NH_LOCAL => return,
+            None => NH_NONE,
+            Some((_, Next::Local)) => NH_LOCAL,
+            Some((_, Next::Forward { port, .. })) if port.index() >= self.ports() => NH_NONE,
+            Some((e, Next::Forward { port, native })) => self.add_nexthop(NextHop {
+                port: *port,
+                native: *native,
+                mtu: e.mtu,
+                redirect: e.redirect.is_some(),
+            }),
+        };
+        self.set(in_port, dst, idx);
+    }
+
+    /// Sets the rows (ingress port, destination) in `changes` again from
+    /// `tables`, in place, and takes the tables' version.
+    pub fn patch(&mut self, tables: &rrp::router::RouteTables, changes: &[(PortId, Address)]) {
+        for (p, dst) in changes {
+            if p.index() < self.ports() {
+                self.apply(*p, *dst, tables.lookup(*p, *dst).as_ref());
+            }
+        }
+        self.version = tables.version;
+    }
+
+    /// Number of next hops in the table (used or not).
+    pub fn nexthops_len(&self) -> usize {
+        self.nexthops.len() - NH_FIRST as usize
+    }
+
     /// Routes `dst` to `nh` from every ingress port.
     pub fn set_all(&mut self, dst: Address, nh: NextHop) {
         let i = self.add_nexthop(nh);
@@ -313,27 +351,30 @@ impl FibReader {
 /// `hrs` are the box's HR addresses in port order (punted), every
 /// `Forward` entry becomes a next hop with the egress SAN's MTU.
 pub fn from_route_tables(tables: &rrp::router::RouteTables, hrs: &[Address]) -> FibSet {
-    use rrp::router::Next;
-    let ports = hrs.len().max(tables.per_port.len());
+    let ports = hrs.len().max(tables.ports());
     let mut f = FibSet::new(ports, hrs);
-    for (p, entries) in tables.per_port.enumerate() {
-        for e in entries {
-            let idx = match &e.next {
-                Next::Local => NH_LOCAL,
-                // A next hop on a port this box does not have would index
-                // past the worker's ports: never published.
-                Next::Forward { port, .. } if port.index() >= ports => continue,
-                Next::Forward { port, native } => f.add_nexthop(NextHop {
-                    port: *port,
-                    native: *native,
-                    mtu: e.mtu,
-                    redirect: e.redirect.is_some(),
-                }),
-            };
-            f.set(p, e.dst, idx);
+    for p in (0..tables.ports()).map(PortId::new) {
+        for e in tables.entries(p) {
+            f.apply(p, e.dst, Some(&e));
         }
     }
     f.version = tables.version;
+    f
+}
+
+/// A copy of `base` with the rows (ingress port, destination) in `changes`
+/// set again from `tables`: what the control plane publishes when the
+/// engine tells which rows changed ([`rrp::router::Router::take_fib_changes`]),
+/// instead of building the set whole. Next hops no row uses any more stay
+/// in the copy's next-hop table: there are at most as many as the
+/// neighbours' native addresses times the ports.
+pub fn patched(
+    base: &FibSet,
+    tables: &rrp::router::RouteTables,
+    changes: &[(PortId, Address)],
+) -> FibSet {
+    let mut f = base.clone();
+    f.patch(tables, changes);
     f
 }
 
@@ -368,35 +409,72 @@ mod tests {
     #[test]
     fn route_tables_never_name_a_port_the_box_lacks() {
         use rrp::router::{FibEntry, Next, RouteTables};
-        let t = RouteTables {
-            per_port: vec![vec![
-                FibEntry {
-                    dst: Address(0x300),
+        let mut t = RouteTables::new(1);
+        for (dst, port, n) in [(0x300, 5, 1), (0x301, 0, 2)] {
+            t.set(
+                PortId(0),
+                &FibEntry {
+                    dst: Address(dst),
                     next: Next::Forward {
-                        port: PortId(5),
-                        native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+                        port: PortId(port),
+                        native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, n]),
                     },
                     q: 1,
                     mtu: 1500,
                     redirect: None,
                 },
-                FibEntry {
-                    dst: Address(0x301),
-                    next: Next::Forward {
-                        port: PortId(0),
-                        native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, 2]),
-                    },
-                    q: 1,
-                    mtu: 1500,
-                    redirect: None,
-                },
-            ]]
-            .into(),
-            version: 3,
-        };
+            );
+        }
+        t.version = 3;
         let f = from_route_tables(&t, &[Address(0x100)]);
         assert_eq!(f.lookup(PortId(0), 0x300), NH_NONE);
         assert_eq!(f.route(PortId(0), Address(0x301)).unwrap().port, PortId(0));
+    }
+
+    #[test]
+    fn a_patched_set_equals_one_built_whole() {
+        use rrp::router::{FibEntry, Next, RouteTables};
+        let e = |dst: u16, port: u16, n: u8, redirect: bool| FibEntry {
+            dst: Address(dst),
+            next: Next::Forward {
+                port: PortId(port),
+                native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, n]),
+            },
+            q: 1,
+            mtu: 1500,
+            redirect: redirect.then_some(Address(0x0150)),
+        };
+        let hrs = [Address(0x100), Address(0x200)];
+        let mut t = RouteTables::new(2);
+        t.set(PortId(0), &e(0x300, 1, 1, false));
+        t.set(PortId(1), &e(0x301, 0, 2, true));
+        let base = from_route_tables(&t, &hrs);
+        // Change one row, add one, remove one; an HR address stays punted.
+        t.set(PortId(0), &e(0x300, 1, 3, true));
+        t.set(PortId(1), &e(0x302, 0, 2, false));
+        t.remove(PortId(1), Address(0x301));
+        let changes = [
+            (PortId(0), Address(0x300)),
+            (PortId(1), Address(0x302)),
+            (PortId(1), Address(0x301)),
+            (PortId(0), Address(0x200)),
+        ];
+        let p = patched(&base, &t, &changes);
+        let whole = from_route_tables(&t, &hrs);
+        for port in [PortId(0), PortId(1)] {
+            for dst in [0x100, 0x200, 0x300, 0x301, 0x302, 0xFFFF] {
+                assert_eq!(
+                    p.route(port, Address(dst)),
+                    whole.route(port, Address(dst)),
+                    "port {port:?} dst {dst:#x}"
+                );
+                assert_eq!(
+                    p.lookup(port, dst) == NH_LOCAL,
+                    whole.lookup(port, dst) == NH_LOCAL
+                );
+            }
+        }
+        assert_eq!(p.route(PortId(0), Address(0x300)).unwrap().redirect, true);
     }
 
     #[test]

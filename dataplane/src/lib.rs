@@ -21,6 +21,6 @@ pub mod worker;
 pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
 pub use counters::{PortCounters, StatsBlock};
 pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS, NextNative};
-pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables};
+pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables, patched};
 pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};
 pub use worker::{IdlePolicy, Worker};

@@ -502,3 +502,37 @@ fn static_entries_and_tunables_change_at_run_time() {
         "timers.hold_ms"
     );
 }
+
+#[test]
+fn a_buddy_is_held_to_its_share_of_rts() {
+    let mut r = router(1500);
+    let mut cfg = r.config().clone();
+    cfg.limits.max_rts_per_neighbour = 3;
+    r = Router::new(cfg, 0).unwrap();
+    with_buddy(&mut r);
+    let send = |r: &mut Router, t: RouteTable, now: u64| {
+        r.handle_bytes(
+            now,
+            PortId(0),
+            &nat(0x30),
+            &packet(&Message::RouteTable(t), HR0, BUDDY, 0),
+        );
+    };
+    for san in 0..5u16 {
+        send(&mut r, rt(0x0500 + san, 1, vec![0x0431], 2), 10);
+    }
+    assert_eq!(r.stats().rts_accepted, 3);
+    assert_eq!(refused(&r, RtRefusal::TooManyRts), 2);
+    // A newer version of an RT it holds replaces it: not one more.
+    send(&mut r, rt(0x0500, 2, vec![0x0431], 2), 20);
+    assert_eq!(r.stats().rts_accepted, 4);
+    assert_eq!(refused(&r, RtRefusal::TooManyRts), 2);
+    assert_eq!(r.kept(PortId(0), Address(0x0500))[0].0.sn, 2);
+    // Once its RTs have expired, the buddy has room again.
+    let hold = r.config().timers.hold_ms;
+    r.on_timer(30 + hold);
+    send(&mut r, rt(0x0503, 1, vec![0x0431], 2), 40 + hold);
+    assert_eq!(r.stats().rts_accepted, 5);
+    assert_eq!(r.kept(PortId(0), Address(0x0503)).len(), 1);
+    assert!(r.kept(PortId(0), Address(0x0500)).is_empty());
+}

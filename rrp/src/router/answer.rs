@@ -13,7 +13,7 @@ use crate::wire::message::{InfoQuery, Message, NodeInfo};
 use crate::wire::record::{Capability, Mtu, SourceRoute};
 
 use super::engine::*;
-use super::fib::*;
+use super::table::*;
 use super::rt::*;
 use super::select::*;
 

@@ -10,6 +10,7 @@ use crate::router::event::Event;
 use crate::wire::message::Message;
 
 use super::engine::*;
+use super::rt::*;
 
 impl Router {
     pub(super) fn tombstoned(&self, now: Time, a: Address) -> bool {
@@ -26,9 +27,11 @@ impl Router {
         h.up = false;
         h.lrt.retain(|_, e| e.is_static);
         h.learned.clear();
+        h.per_buddy.clear();
         h.advertised.clear();
         h.parts.clear();
         self.lrt_changed(port);
+        self.fib_all_changed();
         self.event(Event::Port { port, up: false });
         // Tell the twins' buddies that routes through this HR are gone.
         self.hr_down(now, me, None);
@@ -45,6 +48,7 @@ impl Router {
         h.next_sweep = now;
         h.next_keepalive = now + self.cfg.timers.keepalive_ms;
         self.lrt_changed(port);
+        self.fib_all_changed();
         self.event(Event::Port { port, up: true });
     }
 
@@ -111,8 +115,10 @@ impl Router {
                 self.hrs[p].lrt.remove(&x);
                 self.lrt_changed(p);
             }
-            for (san, list) in self.hrs[p].learned.iter_mut() {
+            let h = &mut self.hrs[p];
+            for (san, list) in h.learned.iter_mut() {
                 let before = list.len();
+                let senders_before = senders(list);
                 list.retain(|l| {
                     let h = hit(&l.rt.rcvf);
                     if h {
@@ -123,6 +129,7 @@ impl Router {
                 if list.len() != before {
                     deleted += before - list.len();
                     changed_sans.push((p, *san));
+                    recount(&mut h.per_buddy, &senders_before, list);
                 }
             }
             self.hrs[p].learned.retain(|_, l| !l.is_empty());
@@ -137,7 +144,6 @@ impl Router {
             self.learned_changed(p, san);
         }
         self.stats.rts_deleted_down += deleted as u64;
-        self.fib_dirty = true;
         let mut targets: BTreeSet<(PortId, Address)> = up;
         for p in down_ports {
             for b in self.buddies(p) {

@@ -49,6 +49,7 @@ use crate::wire::message::{Message, NodeInfo};
 use super::advertise::*;
 use super::errors::*;
 use super::fib::*;
+use super::table::*;
 use super::lrt::*;
 use super::receive::*;
 use super::rt::*;
@@ -121,6 +122,8 @@ pub(super) struct HrState {
     pub(super) lrt_sn: u16,
     pub(super) lrt_nodes: Option<Arc<Vec<NodeEntry>>>,
     pub(super) learned: BTreeMap<Address, Vec<Learned>>,
+    /// How many of the learned RTs each buddy sent.
+    pub(super) per_buddy: HashMap<Address, usize>,
     pub(super) advertised: BTreeMap<(Address, Vec<Address>), u16>,
     pub(super) dirty: BTreeSet<Address>,
     pub(super) full_to: BTreeSet<Address>,
@@ -139,9 +142,9 @@ pub struct Router {
     pub(super) next_refresh: Time,
     pub(super) next_expiry: Time,
     pub(super) next_adv: Time,
-    pub(super) fib_dirty: bool,
     pub(super) fib_at: Time,
     pub(super) fib: Arc<RouteTables>,
+    pub(super) fibs: FibState,
     pub(super) stats: RouterStats,
     pub(super) limiter: ErrorLimiter,
     pub(super) interned: HashMap<NodeKey, Arc<Vec<NodeEntry>>>,
@@ -190,6 +193,7 @@ impl Router {
                     lrt_sn: cfg.sn_seed,
                     lrt_nodes: None,
                     learned: BTreeMap::new(),
+                    per_buddy: HashMap::new(),
                     advertised: BTreeMap::new(),
                     dirty: BTreeSet::new(),
                     full_to: BTreeSet::new(),
@@ -205,6 +209,7 @@ impl Router {
             sources: HashMap::new(),
             window: (0, 0),
         };
+        let cfg_ports = cfg.hrs.len();
         let mut r = Router {
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
@@ -213,9 +218,9 @@ impl Router {
             hrs,
             outputs: VecDeque::new(),
             tombstones: BTreeMap::new(),
-            fib_dirty: true,
             fib_at: now,
-            fib: Arc::new(RouteTables::default()),
+            fib: Arc::new(RouteTables::new(cfg_ports)),
+            fibs: FibState::new(),
             stats: RouterStats::default(),
             limiter,
             interned: HashMap::new(),

@@ -102,7 +102,7 @@ impl Router {
                 self.hrs[t].dirty.insert(san);
             }
         }
-        self.fib_dirty = true;
+        self.fib_san_changed(san);
     }
 
     pub(super) fn handle_info(

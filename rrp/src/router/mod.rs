@@ -17,13 +17,14 @@ pub mod notice;
 mod receive;
 mod rt;
 mod select;
+mod table;
 mod timers;
 
 pub use answer::RouteInfo;
 pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
 pub use engine::{Output, Router, Time, with_destination};
 pub use event::{Event, RouterStats, RtRefusal};
-pub use fib::{FibEntry, Next, RouteTables};
+pub use table::{FibEntry, Next, RouteTables};
 pub use lrt::LrtEntry;
 pub use notice::{NOTICE_BYTES, Notice, NoticeKind};
 pub use rt::{NodeEntry, Origin, Rt};

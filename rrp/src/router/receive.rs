@@ -456,12 +456,11 @@ impl Router {
         let expires = now + self.cfg.timers.hold_ms;
         let k = self.cfg.k;
         let limit = self.cfg.limits.max_rts_per_neighbour;
-        let from_count: usize = self.hrs[port]
-            .learned
-            .values()
-            .map(|l| l.iter().filter(|x| x.from == sa).count())
-            .sum();
-        let list = self.hrs[port].learned.entry(san).or_default();
+        let h = &mut self.hrs[port];
+        let from_count = h.per_buddy.get(&sa).copied().unwrap_or(0);
+        let list = h.learned.entry(san).or_default();
+        let senders_before = senders(list);
+        let mut replaced = false;
         if let Some(i) = list.iter().position(|l| l.rt.rcvf == stored.rcvf) {
             match serial::compare(stored.sn, list[i].rt.sn) {
                 Ordering::Less => return refuse(self, RtRefusal::Stale, san),
@@ -472,6 +471,7 @@ impl Router {
                 }
                 Ordering::Greater => {
                     list.remove(i);
+                    replaced = true;
                 }
             }
         } else if from_count >= limit {
@@ -481,20 +481,26 @@ impl Router {
             .iter()
             .position(|l| rt_rank(&stored).cmp(&rt_rank(&l.rt)) == Ordering::Less)
             .unwrap_or(list.len());
-        if pos >= k {
+        if pos < k {
+            list.insert(
+                pos,
+                Learned {
+                    rt: stored,
+                    from: sa,
+                    expires,
+                },
+            );
+            list.truncate(k);
+            self.stats.rts_accepted += 1;
+        } else if !replaced {
             // Not among the k best: nothing changes.
             return;
         }
-        list.insert(
-            pos,
-            Learned {
-                rt: stored,
-                from: sa,
-                expires,
-            },
-        );
-        list.truncate(k);
-        self.stats.rts_accepted += 1;
+        // Inserted, or the older version it replaced is gone.
+        recount(&mut h.per_buddy, &senders_before, list);
+        if list.is_empty() {
+            h.learned.remove(&san);
+        }
         self.learned_changed(port, san);
     }
 }

@@ -2,6 +2,7 @@
 //! the common source route to the mapper, its Q and MinMTU, the RCVF and SN;
 //! and the RTs an HR learned from its buddies.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::address::Address;
@@ -62,6 +63,27 @@ pub(super) struct Learned {
     pub(super) rt: Rt,
     pub(super) from: Address,
     pub(super) expires: Time,
+}
+
+/// Keeps `counts` (learned RTs per buddy) right after a list of learned
+/// RTs went from senders `before` to `after`.
+pub(super) fn recount(counts: &mut HashMap<Address, usize>, before: &[Address], after: &[Learned]) {
+    for b in before {
+        if let Some(c) = counts.get_mut(b) {
+            *c -= 1;
+            if *c == 0 {
+                counts.remove(b);
+            }
+        }
+    }
+    for l in after {
+        *counts.entry(l.from).or_default() += 1;
+    }
+}
+
+/// The senders of a list of learned RTs.
+pub(super) fn senders(list: &[Learned]) -> Vec<Address> {
+    list.iter().map(|l| l.from).collect()
 }
 
 pub(super) fn mtu_words(bytes: u32) -> Mtu {

@@ -164,6 +164,6 @@ impl Router {
                 self.hrs[t].dirty.insert(san);
             }
         }
-        self.fib_dirty = true;
+        self.fib_san_changed(san);
     }
 }

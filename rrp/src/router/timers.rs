@@ -9,6 +9,7 @@ use crate::port::PortId;
 use crate::wire::message::Message;
 
 use super::engine::*;
+use super::rt::*;
 
 pub(super) const EXPIRY_CHECK_MS: Time = 1000;
 
@@ -22,7 +23,7 @@ impl Router {
                 t = t.min(self.next_adv);
             }
         }
-        if self.fib_dirty {
+        if self.fibs.dirty() {
             t = t.min(self.fib_at);
         }
         t
@@ -68,9 +69,8 @@ impl Router {
                 self.next_adv = now + tm.advertise_ms;
             }
         }
-        if self.fib_dirty && now >= self.fib_at {
+        if self.fibs.dirty() && now >= self.fib_at {
             self.compute_fib();
-            self.fib_dirty = false;
             self.fib_at = now + tm.fib_ms;
         }
     }
@@ -81,8 +81,10 @@ impl Router {
             let h = &mut self.hrs[p];
             for (san, list) in h.learned.iter_mut() {
                 let before = list.len();
+                let senders_before = senders(list);
                 list.retain(|l| l.expires > now);
                 if list.len() != before {
+                    recount(&mut h.per_buddy, &senders_before, list);
                     self.stats.rts_expired += (before - list.len()) as u64;
                     changed.push((p, *san));
                 }

@@ -14,7 +14,7 @@
 //!   come from one seeded generator, so a seed replays a run exactly.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
@@ -25,7 +25,9 @@ use rrp::router::{
     Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers, with_destination,
 };
 use rrp::wire::bytes::be16_checked;
-use rrp::wire::packet::Packet;
+use rrp::limits::MAX_L2RHS;
+use rrp::wire::Header;
+use rrp::wire::packet::{Packet, locate_fast};
 use rrp::wire::{Capability, header};
 use rrp::{Address, PerPort, PortId};
 
@@ -121,8 +123,10 @@ pub struct SimRouter {
     pub engine: Router,
     /// Its forwarding engine.
     pub dp: Engine,
-    /// Its FIBs.
-    pub fib: FibSet,
+    /// Its FIBs as its dataplane holds them, built when the first packet
+    /// passes through the router and patched as the engine's change
+    /// (packets for the router itself need none, see `deliver_to_router`).
+    pub fib: Option<FibSet>,
     /// Its HR addresses, in port order.
     pub hrs: PerPort<Address>,
     /// The SAN (index) of each port.
@@ -255,9 +259,8 @@ pub struct Sim {
     sans: Vec<San>,
     hrs_on: Vec<Vec<u16>>,
     hr_index: HashMap<Address, (usize, PortId)>,
-    queue: BinaryHeap<Reverse<(Time, u64)>>,
-    items: HashMap<u64, Item>,
-    seq: u64,
+    /// What happens when, in the order it was queued at each time.
+    queue: BTreeMap<Time, VecDeque<Item>>,
     timers: BinaryHeap<Reverse<(Time, usize)>>,
     scheduled: Vec<Time>,
     rng: Rng,
@@ -385,9 +388,7 @@ impl Sim {
             sans,
             hrs_on,
             hr_index,
-            queue: BinaryHeap::new(),
-            items: HashMap::new(),
-            seq: 0,
+            queue: BTreeMap::new(),
             timers: BinaryHeap::new(),
             scheduled: vec![Time::MAX; n],
             rng,
@@ -428,9 +429,7 @@ impl Sim {
     }
 
     fn push(&mut self, at: Time, item: Item) {
-        self.seq += 1;
-        self.queue.push(Reverse((at, self.seq)));
-        self.items.insert(self.seq, item);
+        self.queue.entry(at).or_default().push_back(item);
     }
 
     fn reschedule(&mut self, r: usize) {
@@ -532,7 +531,7 @@ impl Sim {
             }
             break;
         }
-        let a = self.queue.peek().map(|Reverse((t, _))| *t);
+        let a = self.queue.first_key_value().map(|(t, _)| *t);
         let b = self.timers.peek().map(|Reverse((t, _))| *t);
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -547,10 +546,13 @@ impl Sim {
                 break;
             }
             self.now = t;
-            let from_queue = self.queue.peek().is_some_and(|Reverse((qt, _))| *qt == t);
+            let from_queue = self.queue.first_key_value().is_some_and(|(qt, _)| *qt == t);
             if from_queue {
-                let Reverse((_, id)) = self.queue.pop().expect("peeked");
-                let item = self.items.remove(&id).expect("queued");
+                let mut first = self.queue.first_entry().expect("peeked");
+                let item = first.get_mut().pop_front().expect("never empty");
+                if first.get().is_empty() {
+                    first.remove();
+                }
                 self.handle(item);
             } else {
                 let Reverse((_, r)) = self.timers.pop().expect("peeked");
@@ -659,11 +661,32 @@ impl Sim {
             self.stats.lost += 1;
             return;
         }
+        let now = self.now;
+        // A packet for this router (no L2RH, addressed to one of its HRs,
+        // Hey-You or broadcast) is punted whatever the FIBs hold: handed to
+        // the engine as the dataplane would, with the layout it located.
+        if let Ok(layout) = locate_fast(bytes, MAX_L2RHS)
+            && layout.l2rh_count == 0
+        {
+            let dst = Header::new_unchecked(bytes).dst();
+            let rt = &mut self.routers[r];
+            if dst == Address::HEY_YOU || dst == Address::BROADCAST || rt.hrs.contains(&dst) {
+                let view = Packet::with_layout_unchecked(bytes, layout);
+                rt.engine.handle_packet(now, port, native_src, &view);
+                self.drain(r);
+                self.reschedule(r);
+                return;
+            }
+        }
         let mut buf = HeapBuf::from_bytes(bytes);
         buf.set_native_src(*native_src);
+        let rt = &mut self.routers[r];
+        if rt.fib.is_none() {
+            rt.engine.take_fib_changes();
+            rt.fib = Some(dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs));
+        }
         let rt = &self.routers[r];
-        let decision = rt.dp.decide(&rt.fib, port, &mut buf);
-        let now = self.now;
+        let decision = rt.dp.decide(rt.fib.as_ref().expect("built"), port, &mut buf);
         match decision {
             Decision::Forward {
                 port: out,
@@ -749,7 +772,13 @@ impl Sim {
                 }
                 Output::FibChanged(_) => {
                     let rt = &mut self.routers[r];
-                    rt.fib = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
+                    let changes = rt.engine.take_fib_changes();
+                    if let Some(f) = &mut rt.fib {
+                        match changes {
+                            Some(c) => f.patch(&rt.engine.fib(), &c),
+                            None => *f = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs),
+                        }
+                    }
                     self.stats.fib_changes += 1;
                     self.last_fib_change = self.now;
                     if self.cfg.track_loops {
@@ -996,7 +1025,7 @@ impl Sim {
 
     /// The first hop router-port's FIB entry for debugging.
     pub fn fib_entry(&self, r: usize, port: PortId, dst: Address) -> Option<rrp::router::FibEntry> {
-        self.routers[r].engine.fib().lookup(port, dst).cloned()
+        self.routers[r].engine.fib().lookup(port, dst)
     }
 
     /// Counts of the routers' RRP engine stats summed.
@@ -1033,10 +1062,9 @@ fn make_router(
         ..ChannelConfig::default()
     });
     let engine = Router::new(cfg.clone(), now).map_err(|e| format!("router {name}: {e}"))?;
-    let n = hrs.len();
     Ok(SimRouter {
         name: name.to_string(),
-        fib: FibSet::new(n, &hrs),
+        fib: None,
         dp: Engine::new(&ecfg, wch),
         hrs: hrs.into(),
         ports_up: vec![true; sans.len()].into(),

@@ -154,18 +154,17 @@ fn walk(s: &Sim, h: usize, dst: Address) -> Walked {
                     return w;
                 }
                 let fib = rt.engine.fib();
-                let Some(Next::Forward { port: out, native }) =
-                    fib.lookup(port, dst).map(|e| &e.next)
+                let Some(Next::Forward { port: out, native }) = fib.lookup(port, dst).map(|e| e.next)
                 else {
                     w.arrived = Err(format!("no route out at {}/{}", rt.name, rt.hrs[port]));
                     return w;
                 };
-                if *out != port {
+                if out != port {
                     w.cost += router_cost(s, r);
                 }
-                let san = rt.sans[*out];
+                let san = rt.sans[out];
                 w.cost += san_cost(s, san);
-                next = s.member_at(san, native);
+                next = s.member_at(san, &native);
             }
             other => {
                 w.arrived = Err(format!("delivered to {other:?}"));
