@@ -4,7 +4,6 @@
 //! SAN's MTU, node lists encoded once).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use crate::address::Address;
 use crate::kind::PacketType;
@@ -16,10 +15,6 @@ use crate::wire::record::SourceRoute;
 use super::engine::*;
 use super::rt::*;
 use super::select::*;
-
-/// A node list and its encoding (the list is held so that its address,
-/// the cache key, stays its own).
-pub(super) type EncodedNodes = (Arc<Vec<NodeEntry>>, Arc<Vec<u8>>);
 
 impl Router {
     pub(super) fn rt_message(rt: &Rt) -> RouteTable {
@@ -48,28 +43,11 @@ impl Router {
     }
 
     /// `rt` as one RRP#9 packet from `src` (destination 0x0040, patched by
-    /// the sender), its node entries taken from the encoding cache.
-    pub(super) fn encode_rt_whole(&mut self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
+    /// the sender), its node records those its node list holds.
+    pub(super) fn encode_rt_whole(&self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
         use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
         use crate::wire::record::RecordRef;
-        let key = Arc::as_ptr(&rt.nodes) as usize;
-        let nodes = match self.encoded.get(&key) {
-            Some((_, b)) => b.clone(),
-            None => {
-                let mut out = Vec::new();
-                for n in rt.nodes.iter() {
-                    let route = SourceRoute {
-                        q: n.q,
-                        route: n.route.to_l2rhs(),
-                        mtu: None,
-                    };
-                    crate::wire::message::emit_rt_node(&n.info, &route, &mut out).ok()?;
-                }
-                let b = Arc::new(out);
-                self.encoded.insert(key, (rt.nodes.clone(), b.clone()));
-                b
-            }
-        };
+        let nodes = rt.nodes.encoded();
         let csr = SourceRoute {
             q: rt.q,
             route: rt.csr.to_l2rhs(),

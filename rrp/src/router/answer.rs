@@ -13,9 +13,9 @@ use crate::wire::message::{InfoQuery, Message, NodeInfo};
 use crate::wire::record::{Capability, Mtu, SourceRoute};
 
 use super::engine::*;
-use super::table::*;
 use super::rt::*;
 use super::select::*;
+use super::table::*;
 
 /// A route from an HR to a destination, as RRP#2 and `show route` give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,7 @@ fn route_rank(r: &RouteInfo) -> Rank<'_> {
     Rank {
         q: r.q,
         native: first_native(&r.route),
-        pre: None,
+        pre: [None, None],
         rcvf: &r.rcvf,
     }
 }

@@ -120,7 +120,7 @@ impl Router {
                 let before = list.len();
                 let senders_before = senders(list);
                 list.retain(|l| {
-                    let h = hit(&l.rt.rcvf);
+                    let h = hit(&l.rcvf());
                     if h {
                         up.insert((p, l.from));
                     }

@@ -46,13 +46,13 @@ use crate::router::event::{Event, RouterStats};
 use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
 
-use super::advertise::*;
 use super::errors::*;
 use super::fib::*;
-use super::table::*;
+use super::intern::Interner;
 use super::lrt::*;
 use super::receive::*;
 use super::rt::*;
+use super::table::*;
 use super::timers::*;
 
 /// Time in milliseconds since an arbitrary epoch.
@@ -120,7 +120,7 @@ pub(super) struct HrState {
     pub(super) up: bool,
     pub(super) lrt: BTreeMap<Address, LrtEntry>,
     pub(super) lrt_sn: u16,
-    pub(super) lrt_nodes: Option<Arc<Vec<NodeEntry>>>,
+    pub(super) lrt_nodes: Option<Arc<NodeList>>,
     pub(super) learned: BTreeMap<Address, Vec<Learned>>,
     /// How many of the learned RTs each buddy sent.
     pub(super) per_buddy: HashMap<Address, usize>,
@@ -147,9 +147,9 @@ pub struct Router {
     pub(super) fibs: FibState,
     pub(super) stats: RouterStats,
     pub(super) limiter: ErrorLimiter,
-    pub(super) interned: HashMap<NodeKey, Arc<Vec<NodeEntry>>>,
-    pub(super) hasher: std::collections::hash_map::RandomState,
-    pub(super) encoded: HashMap<usize, EncodedNodes>,
+    /// Node lists and RT bodies held once (shared with other engines when
+    /// made by [`Router::with_interner`]).
+    pub(super) interner: Arc<Interner>,
 }
 
 /// The engine moves to the control thread.
@@ -161,6 +161,17 @@ const _: fn() = || {
 impl Router {
     /// A router for `cfg`, starting at `now`: every HR sweeps its SAN at once.
     pub fn new(cfg: RouterConfig, now: Time) -> Result<Router, ConfigError> {
+        Router::with_interner(cfg, now, Interner::new())
+    }
+
+    /// [`Router::new`] holding its node lists and RT bodies in `interner`,
+    /// which other engines of the same process may share (the simulator's
+    /// routers): immutable copies, one of each.
+    pub fn with_interner(
+        cfg: RouterConfig,
+        now: Time,
+        interner: Arc<Interner>,
+    ) -> Result<Router, ConfigError> {
         cfg.validate()?;
         let hrs = cfg
             .hrs
@@ -223,9 +234,7 @@ impl Router {
             fibs: FibState::new(),
             stats: RouterStats::default(),
             limiter,
-            interned: HashMap::new(),
-            hasher: std::collections::hash_map::RandomState::new(),
-            encoded: HashMap::new(),
+            interner,
         };
         for p in r.hrs.ids() {
             r.lrt_changed(p);
@@ -295,14 +304,14 @@ impl Router {
     /// entries in those lists).
     pub fn census(&self) -> (usize, usize, usize) {
         let mut rts = 0;
-        let mut lists: std::collections::HashSet<*const Vec<NodeEntry>> = Default::default();
+        let mut lists: std::collections::HashSet<*const NodeList> = Default::default();
         let mut entries = 0;
         for h in &self.hrs {
             for l in h.learned.values() {
                 for x in l {
                     rts += 1;
-                    if lists.insert(Arc::as_ptr(&x.rt.nodes)) {
-                        entries += x.rt.nodes.len();
+                    if lists.insert(Arc::as_ptr(&x.body.nodes.0)) {
+                        entries += x.body.nodes.0.len();
                     }
                 }
             }

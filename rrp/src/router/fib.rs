@@ -63,6 +63,9 @@ impl FibState {
 pub(super) struct Best<'a> {
     pub(super) q: u16,
     pub(super) native: &'a [u8],
+    /// The buddy the RT came from (the RCVF's first element as held).
+    pub(super) from: Option<Address>,
+    /// The RCVF after `from`.
     pub(super) rcvf: &'a [Address],
     /// The member of the HR's SAN the route leaves through (a buddy, or
     /// the destination itself).
@@ -79,7 +82,7 @@ impl<'a> Best<'a> {
                 self.q
             },
             native: self.native,
-            pre: via,
+            pre: [via, self.from],
             rcvf: self.rcvf,
         }
     }
@@ -117,7 +120,7 @@ impl Router {
             }
             if let Some(list) = self.hrs[h].learned.get(&san) {
                 for l in list {
-                    v.extend(l.rt.nodes.iter().map(|n| n.info.address));
+                    v.extend(l.body.nodes.0.addresses());
                 }
             }
         }
@@ -184,6 +187,7 @@ impl Router {
                 offer(Best {
                     q: self.cfg.hrs[h].cost,
                     native: e.native.as_bytes(),
+                    from: None,
                     rcvf: &[],
                     first_hr: dst,
                 });
@@ -197,13 +201,14 @@ impl Router {
                     continue;
                 };
                 for l in list {
-                    let Some(n) = l.rt.nodes.iter().find(|n| n.info.address == dst) else {
+                    let Some(n) = l.body.nodes.0.find(dst) else {
                         continue;
                     };
                     offer(Best {
-                        q: l.rt.q.saturating_add(n.q),
-                        native: first_native(&l.rt.csr),
-                        rcvf: &l.rt.rcvf,
+                        q: l.q.saturating_add(n.q),
+                        native: l.native.as_bytes(),
+                        from: Some(l.from),
+                        rcvf: &l.body.rcvf,
                         first_hr: l.from,
                     });
                 }
@@ -294,6 +299,7 @@ impl Router {
                         Best {
                             q: self.cfg.hrs[h].cost,
                             native: e.native.as_bytes(),
+                            from: None,
                             rcvf: &[],
                             first_hr: *d,
                         },
@@ -305,14 +311,14 @@ impl Router {
                 continue;
             }
             for l in hs.learned.get(&san).into_iter().flatten() {
-                let native = first_native(&l.rt.csr);
-                for n in l.rt.nodes.iter() {
+                for n in l.body.nodes.0.iter() {
                     offer(
                         n.info.address,
                         Best {
-                            q: l.rt.q.saturating_add(n.q),
-                            native,
-                            rcvf: &l.rt.rcvf,
+                            q: l.q.saturating_add(n.q),
+                            native: l.native.as_bytes(),
+                            from: Some(l.from),
+                            rcvf: &l.body.rcvf,
                             first_hr: l.from,
                         },
                     );
@@ -372,24 +378,25 @@ impl Router {
             *tables = RouteTables::new(self.hrs.len());
         }
         let mut changed = 0usize;
-        let mut put = |s: &mut Self, tables: &mut RouteTables, t: PortId, d: Address, e: Option<FibEntry>| {
-            let row = match e {
-                Some(e) => tables.make_row(&e),
-                None => Row::default(),
-            };
-            if tables.row(t, d) == row {
-                tables.unref_row(row);
-                return;
-            }
-            tables.set_row(t, d, row);
-            changed += 1;
-            if let Some(log) = &mut s.fibs.changes {
-                log.push((t, d));
-                if log.len() > MAX_LOGGED_CHANGES {
-                    s.fibs.changes = None;
+        let mut put =
+            |s: &mut Self, tables: &mut RouteTables, t: PortId, d: Address, e: Option<FibEntry>| {
+                let row = match e {
+                    Some(e) => tables.make_row(&e),
+                    None => Row::default(),
+                };
+                if tables.row(t, d) == row {
+                    tables.unref_row(row);
+                    return;
                 }
-            }
-        };
+                tables.set_row(t, d, row);
+                changed += 1;
+                if let Some(log) = &mut s.fibs.changes {
+                    log.push((t, d));
+                    if log.len() > MAX_LOGGED_CHANGES {
+                        s.fibs.changes = None;
+                    }
+                }
+            };
         for t in self.hrs.ids() {
             for (san, dests) in &batches {
                 let rows = self.san_rows(t, *san, dests);

@@ -56,7 +56,7 @@ impl Router {
         }
     }
 
-    pub(super) fn lrt_nodes(&mut self, port: PortId) -> Arc<Vec<NodeEntry>> {
+    pub(super) fn lrt_nodes(&mut self, port: PortId) -> Arc<NodeList> {
         if let Some(n) = &self.hrs[port].lrt_nodes {
             return n.clone();
         }
@@ -73,7 +73,7 @@ impl Router {
                 q: cost,
             });
         }
-        let a = Arc::new(v);
+        let a = self.interner.add_node_list(NodeList::new(v));
         self.hrs[port].lrt_nodes = Some(a.clone());
         a
     }

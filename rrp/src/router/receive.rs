@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::address::Address;
 use crate::kind::PacketType;
+use crate::limits::MAX_RCVF;
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::route::Route;
@@ -17,7 +18,8 @@ use crate::wire::bytes::be16;
 use crate::wire::hop::RouterHop;
 use crate::wire::message::{Message, RouteTable, RtPart};
 use crate::wire::packet::Packet;
-use crate::wire::record::{Mtu, RecordRepr};
+use crate::wire::record::{Mtu, Record, RecordIter, RecordRepr, RecordType};
+use arrayvec::ArrayVec;
 
 use super::engine::*;
 use super::rt::*;
@@ -29,10 +31,6 @@ pub(super) struct PartBuf {
     pub(super) parts: BTreeMap<u8, RouteTable>,
     pub(super) expires: Time,
 }
-
-/// Identifies a node list by the bytes it arrived in: SAN-ID, SN, keyed
-/// hash and length of the node records.
-pub(super) type NodeKey = (Address, u16, u64, usize);
 
 /// Whether `p` is a whole (not split) RRP#9 with no L2RH in front.
 pub(super) fn whole_rrp9(p: &Packet<&[u8]>) -> bool {
@@ -157,8 +155,13 @@ impl Router {
             }
             Message::RouteTable(rt) => {
                 let part = RtPart::from_free(h.free());
-                let known = self.node_key(p).map(|(k, _)| (k, None));
-                self.handle_rt(now, port, native_src, sa, part, rt, known)
+                // The node records of a whole RRP#9, as they came: the list
+                // is found again by them.
+                let nodes = match Self::rt_head(p) {
+                    Some((_, _, _, start)) => NodesIn::Encoded(p.data()[start..].to_vec()),
+                    None => NodesIn::Parsed,
+                };
+                self.handle_rt(now, port, native_src, sa, part, rt, nodes)
             }
             Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
             Message::LinkDown { a, b } => self.link_down(now, a, b, Some(sa)),
@@ -169,23 +172,21 @@ impl Router {
         }
     }
 
-    /// The key of an unsplit RRP#9's node list (SAN-ID, SN, keyed hash of
-    /// the node records' bytes) and where those bytes start in the data block.
-    pub(super) fn node_key(&self, p: &Packet<&[u8]>) -> Option<(NodeKey, usize)> {
-        use crate::wire::record::RecordIter;
-        use std::hash::BuildHasher;
+    /// Where the node records of an unsplit RRP#9 start in its data
+    /// block (after R8, R5 and R7), with the three records.
+    fn rt_head<'p>(p: &'p Packet<&[u8]>) -> Option<(Record<'p>, Record<'p>, Record<'p>, usize)> {
         if !whole_rrp9(p) {
             return None;
         }
         let mut it = RecordIter::new(p.data(), 0);
         let (r8, _) = it.next()?.ok()?;
-        it.next()?.ok()?;
+        let (r5, _) = it.next()?.ok()?;
         let (r7, at) = it.next()?.ok()?;
+        if r7.record_type() != RecordType::Rcvf {
+            return None;
+        }
         let start = at + r7.bytes().len();
-        let (san, sn) = r8.rt_header()?;
-        let tail = &p.data()[start..];
-        let hash = self.hasher.hash_one(tail);
-        Some(((san, sn, hash, tail.len()), start))
+        Some((r8, r5, r7, start))
     }
 
     /// An RRP#9 whose node list this box already holds: only its R8, R5 and
@@ -197,31 +198,24 @@ impl Router {
         native: &NativeAddr,
         p: &Packet<&[u8]>,
     ) -> bool {
-        use crate::wire::record::{Record, RecordIter};
-        let Some((key, start)) = self.node_key(p) else {
+        let Some((r8, r5, r7, start)) = Self::rt_head(p) else {
             return false;
         };
-        let Some(nodes) = self.interned.get(&key).cloned() else {
+        let Some(nodes) = self.interner.node_list(&p.data()[start..]) else {
             return false;
         };
-        let head = &p.data()[..start];
-        let recs: Vec<RecordRepr> = RecordIter::new(head, 0)
-            .filter_map(|r| r.ok())
-            .filter_map(|(r, _): (Record<'_>, usize)| RecordRepr::parse(&r).ok())
-            .collect();
-        let [
-            RecordRepr::RtHeader { san_id, sn },
-            RecordRepr::SourceRoute(csr),
-            RecordRepr::Rcvf(rcvf),
-        ] = &recs[..]
-        else {
+        let (Some((san_id, sn)), Ok(RecordRepr::SourceRoute(csr)), Ok(RecordRepr::Rcvf(rcvf))) = (
+            r8.rt_header(),
+            RecordRepr::parse(&r5),
+            RecordRepr::parse(&r7),
+        ) else {
             return false;
         };
         let rt = RouteTable {
-            san_id: *san_id,
-            sn: *sn,
-            csr: csr.clone(),
-            rcvf: rcvf.clone(),
+            san_id,
+            sn,
+            csr,
+            rcvf,
             nodes: Vec::new(),
         };
         let sa = p.header().src();
@@ -232,15 +226,15 @@ impl Router {
             sa,
             Some(RtPart::WHOLE),
             rt,
-            Some((key, Some(nodes))),
+            NodesIn::Known(nodes),
         );
         true
     }
 
     /// Settles an RRP#9 from its R8, R5 and R7 alone, without building its
     /// node list, when the outcome does not depend on the nodes: a refresh
-    /// (same RCVF, same SN), a stale SN, a refusal, or an RT that would not
-    /// be among the k best. Returns whether it was settled.
+    /// (same RCVF, same SN), or an RT that would not be among the k best.
+    /// Returns whether it was settled.
     pub(super) fn rt_precheck(
         &mut self,
         now: Time,
@@ -248,12 +242,10 @@ impl Router {
         native: &NativeAddr,
         p: &Packet<&[u8]>,
     ) -> bool {
-        use crate::wire::record::RecordIter;
-        if !whole_rrp9(p) {
+        let Some((r8, r5, r7, _)) = Self::rt_head(p) else {
             return false;
-        }
-        let h = p.header();
-        let sa = h.src();
+        };
+        let sa = p.header().src();
         let known = self.hrs[port]
             .lrt
             .get(&sa)
@@ -261,30 +253,21 @@ impl Router {
         if !known {
             return false;
         }
-        let mut it = RecordIter::new(p.data(), 0);
-        let (Some(Ok((r8, _))), Some(Ok((r5, _)))) = (it.next(), it.next()) else {
-            return false;
-        };
-        let Some(Ok((r7, _))) = it.next() else {
-            return false;
-        };
         let (Some((san, sn)), Some(q)) = (r8.rt_header(), r5.route_quality()) else {
             return false;
         };
-        if r7.record_type() != crate::wire::record::RecordType::Rcvf {
-            return false;
-        }
         let d7 = r7.data_pad();
-        if d7.len() % 2 != 0 {
+        if d7.len() % 2 != 0 || d7.len() / 2 + 1 > self.cfg.limits.max_rcvf {
             return false;
         }
-        let mut rcvf = Vec::with_capacity(d7.len() / 2 + 1);
-        rcvf.push(sa);
-        rcvf.extend(d7.chunks_exact(2).map(|c| Address(be16(c, 0))));
-        if san == self.cfg.hrs[port].san_id
-            || rcvf[1..].iter().any(|a| self.box_has(*a))
-            || rcvf.len() > self.cfg.limits.max_rcvf
-        {
+        let mut rcvf: ArrayVec<Address, MAX_RCVF> = ArrayVec::new();
+        for c in d7.chunks_exact(2) {
+            let a = Address(be16(c, 0));
+            if rcvf.try_push(a).is_err() {
+                return false;
+            }
+        }
+        if san == self.cfg.hrs[port].san_id || rcvf.iter().any(|a| self.box_has(*a)) {
             return false;
         }
         let k = self.cfg.k;
@@ -292,8 +275,8 @@ impl Router {
         let Some(list) = self.hrs[port].learned.get_mut(&san) else {
             return false;
         };
-        if let Some(i) = list.iter().position(|l| l.rt.rcvf == rcvf) {
-            match serial::compare(sn, list[i].rt.sn) {
+        if let Some(i) = list.iter().position(|l| l.same_rcvf(sa, &rcvf)) {
+            match serial::compare(sn, list[i].body.sn) {
                 Ordering::Equal => {
                     list[i].expires = now + self.cfg.timers.hold_ms;
                     self.stats.rts_received += 1;
@@ -307,10 +290,10 @@ impl Router {
             let cand = Rank {
                 q,
                 native: native.as_bytes(),
-                pre: None,
+                pre: [Some(sa), None],
                 rcvf: &rcvf,
             };
-            if cand.cmp(&rt_rank(&list[k - 1].rt)) != Ordering::Less {
+            if cand.cmp(&learned_rank(&list[k - 1])) != Ordering::Less {
                 self.stats.rts_received += 1;
                 return true;
             }
@@ -318,6 +301,8 @@ impl Router {
         false
     }
 
+    /// The RT procedure for an RRP#9 (or one part of a split one) from `sa`:
+    /// refusals by reason, reassembly, then the k best per SAN.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn handle_rt(
         &mut self,
@@ -327,7 +312,7 @@ impl Router {
         sa: Address,
         part: Option<RtPart>,
         rt: RouteTable,
-        pre: Option<(NodeKey, Option<Arc<Vec<NodeEntry>>>)>,
+        nodes_in: NodesIn,
     ) {
         self.stats.rts_received += 1;
         let refuse = |s: &mut Self, why: RtRefusal, san: Address| {
@@ -349,7 +334,7 @@ impl Router {
         let Some(part) = part else {
             return refuse(self, RtRefusal::BadPart, rt.san_id);
         };
-        let rt = if part.count > 1 {
+        let (rt, nodes_in) = if part.count > 1 {
             let key = (sa, rt.san_id, rt.sn);
             let hold = self.cfg.timers.hold_ms;
             let buf = self.hrs[port].parts.entry(key).or_insert_with(|| PartBuf {
@@ -377,16 +362,16 @@ impl Router {
             for p in it {
                 whole.nodes.extend(p.nodes);
             }
-            whole
+            (whole, NodesIn::Parsed)
         } else {
-            rt
+            (rt, nodes_in)
         };
         let san = rt.san_id;
         if rt.rcvf.len() + 1 > self.cfg.limits.max_rcvf {
             return refuse(self, RtRefusal::RcvfTooLong, san);
         }
-        let count = match &pre {
-            Some((_, Some(a))) => a.len(),
+        let count = match &nodes_in {
+            NodesIn::Known(a) => a.len(),
             _ => rt.nodes.len(),
         };
         if count > self.cfg.limits.max_nodes_per_rt {
@@ -409,11 +394,16 @@ impl Router {
         let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {
             return refuse(self, RtRefusal::BadRoute, san);
         };
-        let (csr_q, csr_mtu, sn) = (rt.csr.q, rt.csr.mtu, rt.sn);
-        let rcvf_in = rt.rcvf;
-        let nodes = match pre {
-            Some((_, Some(a))) => a,
-            pre => {
+        // Held, the CSR starts with the hop to the buddy.
+        if !Route(vec![RouterHop::native(*native)])
+            .catenate(&csr)
+            .within_limit()
+        {
+            return refuse(self, RtRefusal::BadRoute, san);
+        }
+        let nodes = match nodes_in {
+            NodesIn::Known(a) => a,
+            nodes_in => {
                 let mut nodes = Vec::with_capacity(rt.nodes.len());
                 for n in rt.nodes {
                     let Ok(r) = Route::from_l2rhs(&n.route.route) else {
@@ -425,45 +415,61 @@ impl Router {
                         q: n.route.q,
                     });
                 }
-                // RTs of one SAN with one SN arrive by several paths: keep
-                // one copy of their node list per box, found again by the
-                // bytes it came in.
-                let a = Arc::new(nodes);
-                if let Some((key, None)) = pre {
-                    self.interned.insert(key, a.clone());
-                }
-                a
+                // RTs of one SAN with one SN arrive by several paths: one
+                // copy of their node list, found again by its records.
+                let list = match nodes_in {
+                    NodesIn::Encoded(bytes) => NodeList::with_encoding(nodes, bytes),
+                    _ => NodeList::new(nodes),
+                };
+                self.interner.add_node_list(list)
             }
         };
-        let hop = Route(vec![RouterHop::native(*native)]);
-        let csr = hop.catenate(&csr);
-        if !csr.within_limit() {
-            return refuse(self, RtRefusal::BadRoute, san);
-        }
-        let mut rcvf = Vec::with_capacity(rcvf_in.len() + 1);
-        rcvf.push(sa);
-        rcvf.extend_from_slice(&rcvf_in);
-        let hc = &self.cfg.hrs[port];
-        let stored = Rt {
+        let body = RtBody {
             san_id: san,
-            sn,
-            csr,
-            q: csr_q.saturating_add(hc.cost),
-            mtu: mtu_words(hc.mtu).min(csr_mtu.unwrap_or(Mtu::UNLIMITED)),
-            rcvf,
-            nodes,
+            sn: rt.sn,
+            q: rt.csr.q,
+            mtu: rt.csr.mtu,
+            csr: csr.0.into(),
+            rcvf: rt.rcvf.into(),
+            nodes: NodesRef(nodes),
         };
+        self.accept_rt(now, port, native, sa, body);
+    }
+
+    /// An RT that passed every check: held if it is among the k best of its
+    /// SAN (replacing an older version of itself).
+    fn accept_rt(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        sa: Address,
+        body: RtBody,
+    ) {
+        let san = body.san_id;
+        let hc = &self.cfg.hrs[port];
+        let q = body.q.saturating_add(hc.cost);
+        let mtu = mtu_words(hc.mtu).min(body.mtu.unwrap_or(Mtu::UNLIMITED));
         let expires = now + self.cfg.timers.hold_ms;
         let k = self.cfg.k;
         let limit = self.cfg.limits.max_rts_per_neighbour;
+        let refuse = |s: &mut Self, why: RtRefusal| {
+            *s.stats.rts_refused.entry(why).or_default() += 1;
+            s.event(Event::RtRefused {
+                port,
+                from: sa,
+                san,
+                why,
+            });
+        };
         let h = &mut self.hrs[port];
         let from_count = h.per_buddy.get(&sa).copied().unwrap_or(0);
         let list = h.learned.entry(san).or_default();
         let senders_before = senders(list);
         let mut replaced = false;
-        if let Some(i) = list.iter().position(|l| l.rt.rcvf == stored.rcvf) {
-            match serial::compare(stored.sn, list[i].rt.sn) {
-                Ordering::Less => return refuse(self, RtRefusal::Stale, san),
+        if let Some(i) = list.iter().position(|l| l.same_rcvf(sa, &body.rcvf)) {
+            match serial::compare(body.sn, list[i].body.sn) {
+                Ordering::Less => return refuse(self, RtRefusal::Stale),
                 Ordering::Equal => {
                     list[i].expires = expires;
                     self.stats.rts_refreshed += 1;
@@ -475,18 +481,28 @@ impl Router {
                 }
             }
         } else if from_count >= limit {
-            return refuse(self, RtRefusal::TooManyRts, san);
+            return refuse(self, RtRefusal::TooManyRts);
         }
+        let cand = Rank {
+            q,
+            native: native.as_bytes(),
+            pre: [Some(sa), None],
+            rcvf: &body.rcvf,
+        };
         let pos = list
             .iter()
-            .position(|l| rt_rank(&stored).cmp(&rt_rank(&l.rt)) == Ordering::Less)
+            .position(|l| cand.cmp(&learned_rank(l)) == Ordering::Less)
             .unwrap_or(list.len());
         if pos < k {
+            let body = self.interner.body(body);
             list.insert(
                 pos,
                 Learned {
-                    rt: stored,
+                    body,
                     from: sa,
+                    native: *native,
+                    q,
+                    mtu,
                     expires,
                 },
             );
@@ -503,4 +519,15 @@ impl Router {
         }
         self.learned_changed(port, san);
     }
+}
+
+/// What the engine has of an RRP#9's node list when it handles the RT.
+#[derive(Debug)]
+pub(super) enum NodesIn {
+    /// A list it holds already (found by its records).
+    Known(Arc<NodeList>),
+    /// The parsed entries of a whole RRP#9, and the records they came in.
+    Encoded(Vec<u8>),
+    /// The parsed entries only (reassembled from parts).
+    Parsed,
 }

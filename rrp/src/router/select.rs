@@ -1,7 +1,9 @@
 //! Which RTs an HR keeps: ranking (total Q, then the first native address
 //! outside the box, then the RCVF; docs/architecture.md "Route tables and
 //! RRP") and twin derivation (CSR = twin hop + CSR, RCVF = (twin, RCVF),
-//! Q + router cost).
+//! Q + router cost). Derived RTs are ranked without being built: a rank
+//! borrows the RCVF as sent and names the (at most two) addresses the box
+//! puts in front of it.
 
 use std::cmp::Ordering;
 
@@ -15,31 +17,35 @@ use super::rt::*;
 
 /// The ordering key of RTs and routes: total Q, then the first native
 /// address outside the box, then the RCVF's length, then the RCVF element by
-/// element (docs/architecture.md "Route tables and RRP").
+/// element (docs/architecture.md "Route tables and RRP"). The RCVF is
+/// `pre` (the twin and the buddy, where the box adds them) then `rcvf`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Rank<'a> {
     pub(super) q: u16,
     pub(super) native: &'a [u8],
-    pub(super) pre: Option<Address>,
+    pub(super) pre: [Option<Address>; 2],
     pub(super) rcvf: &'a [Address],
 }
 
 impl Rank<'_> {
+    fn rcvf_len(&self) -> usize {
+        self.rcvf.len() + self.pre.iter().flatten().count()
+    }
+
+    fn rcvf_iter(&self) -> impl Iterator<Item = Address> + '_ {
+        self.pre
+            .iter()
+            .flatten()
+            .copied()
+            .chain(self.rcvf.iter().copied())
+    }
+
     pub(super) fn cmp(&self, o: &Rank<'_>) -> Ordering {
         self.q
             .cmp(&o.q)
             .then_with(|| self.native.cmp(o.native))
-            .then_with(|| {
-                let a = self.rcvf.len() + self.pre.is_some() as usize;
-                let b = o.rcvf.len() + o.pre.is_some() as usize;
-                a.cmp(&b)
-            })
-            .then_with(|| {
-                self.pre
-                    .into_iter()
-                    .chain(self.rcvf.iter().copied())
-                    .cmp(o.pre.into_iter().chain(o.rcvf.iter().copied()))
-            })
+            .then_with(|| self.rcvf_len().cmp(&o.rcvf_len()))
+            .then_with(|| self.rcvf_iter().cmp(o.rcvf_iter()))
     }
 }
 
@@ -47,12 +53,13 @@ pub(super) fn first_native(r: &Route) -> &[u8] {
     r.first().map_or(&[][..], |h| h.native.as_bytes())
 }
 
-pub(super) fn rt_rank(rt: &Rt) -> Rank<'_> {
+/// The rank of an RT an HR learned, as that HR holds it.
+pub(super) fn learned_rank(l: &Learned) -> Rank<'_> {
     Rank {
-        q: rt.q,
-        native: first_native(&rt.csr),
-        pre: None,
-        rcvf: &rt.rcvf,
+        q: l.q,
+        native: l.native.as_bytes(),
+        pre: [Some(l.from), None],
+        rcvf: &l.body.rcvf,
     }
 }
 
@@ -93,7 +100,7 @@ impl Router {
         }
         if let Some(l) = self.hrs[port].learned.get(&san) {
             for (i, l) in l.iter().enumerate() {
-                v.push((rt_rank(&l.rt), Src::Learned(i)));
+                v.push((learned_rank(l), Src::Learned(i)));
             }
         }
         let rc = self.cfg.router_cost;
@@ -107,7 +114,7 @@ impl Router {
                     Rank {
                         q: rc,
                         native: &[],
-                        pre: Some(ta),
+                        pre: [Some(ta), None],
                         rcvf: &[],
                     },
                     Src::TwinLrt(t),
@@ -117,10 +124,10 @@ impl Router {
                 for (i, x) in l.iter().enumerate() {
                     v.push((
                         Rank {
-                            q: x.rt.q.saturating_add(rc),
-                            native: first_native(&x.rt.csr),
-                            pre: Some(ta),
-                            rcvf: &x.rt.rcvf,
+                            q: x.q.saturating_add(rc),
+                            native: x.native.as_bytes(),
+                            pre: [Some(ta), Some(x.from)],
+                            rcvf: &x.body.rcvf,
                         },
                         Src::TwinLearned(t, i),
                     ));
@@ -132,11 +139,14 @@ impl Router {
     }
 
     /// The nodes of the RT a ranked source stands for.
-    pub(super) fn src_nodes(&self, port: PortId, san: Address, src: Src) -> &[NodeEntry] {
+    pub(super) fn src_nodes(&self, port: PortId, san: Address, src: Src) -> &NodeList {
         match src {
-            Src::Learned(i) => &self.hrs[port].learned[&san][i].rt.nodes,
-            Src::TwinLrt(t) => self.hrs[t].lrt_nodes.as_deref().map_or(&[][..], |v| &v[..]),
-            Src::TwinLearned(t, i) => &self.hrs[t].learned[&san][i].rt.nodes,
+            Src::Learned(i) => &self.hrs[port].learned[&san][i].body.nodes.0,
+            Src::TwinLrt(t) => self.hrs[t]
+                .lrt_nodes
+                .as_deref()
+                .expect("ranked only when present"),
+            Src::TwinLearned(t, i) => &self.hrs[t].learned[&san][i].body.nodes.0,
         }
     }
 
@@ -145,14 +155,14 @@ impl Router {
         match src {
             Src::Learned(i) => {
                 let l = &self.hrs[port].learned[&san][i];
-                (l.rt.clone(), Origin::Buddy { from: l.from })
+                (l.rt(), Origin::Buddy { from: l.from })
             }
             Src::TwinLrt(t) => (
                 self.derive(t, &self.lrt_rt(t).expect("ranked only when present")),
                 Origin::Twin { port: t },
             ),
             Src::TwinLearned(t, i) => (
-                self.derive(t, &self.hrs[t].learned[&san][i].rt),
+                self.derive(t, &self.hrs[t].learned[&san][i].rt()),
                 Origin::Twin { port: t },
             ),
         }

@@ -1,8 +1,6 @@
 //! The engine's timers: sweeps, keepalives, refresh, expiry, batched
 //! advertisement and FIB computation, driven by the host's explicit time.
 
-use std::sync::Arc;
-
 use crate::address::Address;
 use crate::native::NativeAddr;
 use crate::port::PortId;
@@ -96,7 +94,5 @@ impl Router {
             self.learned_changed(p, san);
         }
         self.tombstones.retain(|_, t| *t > now);
-        self.interned.retain(|_, a| Arc::strong_count(a) > 1);
-        self.encoded.retain(|_, (a, _)| Arc::strong_count(a) > 1);
     }
 }

@@ -20,13 +20,13 @@ use std::sync::Arc;
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
+use rrp::limits::MAX_L2RHS;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{
-    Event, HrConfig, Next, Output, Router, RouterConfig, Time, Timers, with_destination,
+    Event, HrConfig, Interner, Next, Output, Router, RouterConfig, Time, Timers, with_destination,
 };
-use rrp::wire::bytes::be16_checked;
-use rrp::limits::MAX_L2RHS;
 use rrp::wire::Header;
+use rrp::wire::bytes::be16_checked;
 use rrp::wire::packet::{Packet, locate_fast};
 use rrp::wire::{Capability, header};
 use rrp::{Address, PerPort, PortId};
@@ -259,6 +259,8 @@ pub struct Sim {
     sans: Vec<San>,
     hrs_on: Vec<Vec<u16>>,
     hr_index: HashMap<Address, (usize, PortId)>,
+    /// The routers' shared node lists and RT bodies.
+    interner: Arc<Interner>,
     /// What happens when, in the order it was queued at each time.
     queue: BTreeMap<Time, VecDeque<Item>>,
     timers: BinaryHeap<Reverse<(Time, usize)>>,
@@ -306,6 +308,9 @@ impl Sim {
         };
         let mut routers = Vec::new();
         let mut hr_index = HashMap::new();
+        // One copy of each node list and RT body for every router of the
+        // simulation (the copies are immutable: sharing changes memory only).
+        let interner = Interner::new();
         for (ri, r) in topo.routers.iter().enumerate() {
             let mut hrs = Vec::new();
             let mut san_idx = Vec::new();
@@ -335,7 +340,7 @@ impl Sim {
             rc.k = cfg.k;
             rc.timers = cfg.timers;
             rc.sn_seed = rng.next_u64() as u16;
-            routers.push(make_router(&r.name, rc, san_idx.into(), 0)?);
+            routers.push(make_router(&r.name, rc, san_idx.into(), 0, &interner)?);
         }
         let hrs_on = topo.hrs_on();
         let mut hosts = Vec::new();
@@ -389,6 +394,7 @@ impl Sim {
             hrs_on,
             hr_index,
             queue: BTreeMap::new(),
+            interner,
             timers: BinaryHeap::new(),
             scheduled: vec![Time::MAX; n],
             rng,
@@ -580,7 +586,8 @@ impl Sim {
                 cfg.sn_seed = self.rng.next_u64() as u16;
                 let sans = self.routers[r].sans.clone();
                 let name = self.routers[r].name.clone();
-                self.routers[r] = make_router(&name, cfg, sans, self.now).expect("valid before");
+                self.routers[r] =
+                    make_router(&name, cfg, sans, self.now, &self.interner).expect("valid before");
                 self.reschedule(r);
             }
             Item::LinkDown(r, p) => {
@@ -686,7 +693,9 @@ impl Sim {
             rt.fib = Some(dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs));
         }
         let rt = &self.routers[r];
-        let decision = rt.dp.decide(rt.fib.as_ref().expect("built"), port, &mut buf);
+        let decision = rt
+            .dp
+            .decide(rt.fib.as_ref().expect("built"), port, &mut buf);
         match decision {
             Decision::Forward {
                 port: out,
@@ -1049,6 +1058,7 @@ fn make_router(
     cfg: RouterConfig,
     sans: PerPort<usize>,
     now: Time,
+    interner: &Arc<Interner>,
 ) -> Result<SimRouter, String> {
     let hrs: Vec<Address> = cfg.hrs.iter().map(|h| h.address).collect();
     let ecfg = EngineConfig {
@@ -1061,7 +1071,8 @@ fn make_router(
         injections: 1,
         ..ChannelConfig::default()
     });
-    let engine = Router::new(cfg.clone(), now).map_err(|e| format!("router {name}: {e}"))?;
+    let engine = Router::with_interner(cfg.clone(), now, interner.clone())
+        .map_err(|e| format!("router {name}: {e}"))?;
     Ok(SimRouter {
         name: name.to_string(),
         fib: None,

@@ -154,7 +154,8 @@ fn walk(s: &Sim, h: usize, dst: Address) -> Walked {
                     return w;
                 }
                 let fib = rt.engine.fib();
-                let Some(Next::Forward { port: out, native }) = fib.lookup(port, dst).map(|e| e.next)
+                let Some(Next::Forward { port: out, native }) =
+                    fib.lookup(port, dst).map(|e| e.next)
                 else {
                     w.arrived = Err(format!("no route out at {}/{}", rt.name, rt.hrs[port]));
                     return w;

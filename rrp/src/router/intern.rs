@@ -1,0 +1,217 @@
+//! One copy of each node list and of each RT body (docs/rrp.md "Memory").
+//!
+//! The RTs of one SAN and SN reach a box by several paths with the same
+//! node list, and every buddy of a SAN receives the same advertisement: the
+//! engine keeps one [`NodeList`] per distinct list and one [`RtBody`] per
+//! distinct advertisement, found again when they arrive again. A node list
+//! is found by its records' bytes (hashed, then compared whole: a hash
+//! collision never merges two lists), so an RRP#9 whose list the box holds
+//! is not parsed past its R7. Entries no RT uses any more are dropped as
+//! the table grows.
+//!
+//! A box has its own interner. Engines in one process (the simulator's
+//! routers) may share one ([`crate::router::Router::with_interner`]): the
+//! copies are immutable, so sharing changes nothing but memory.
+
+use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use crate::rng::mix64;
+
+use super::rt::{NodeList, RtBody};
+
+/// Node lists and RT bodies, each held once.
+#[derive(Debug, Default)]
+pub struct Interner {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    seed: u64,
+    hasher: RandomState,
+    lists: HashMap<u64, Vec<Weak<NodeList>>>,
+    bodies: HashMap<u64, Vec<Weak<RtBody>>>,
+    /// Insertions since the last sweep of dead entries, and the entries
+    /// alive after it: a sweep runs when the former exceeds the latter.
+    inserted: usize,
+    live: usize,
+}
+
+/// A quick hash of a byte string (8 bytes at a time), keyed by `seed`.
+fn hash_bytes(seed: u64, b: &[u8]) -> u64 {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut h = seed ^ (b.len() as u64).wrapping_mul(K);
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    mix64(h)
+}
+
+impl Interner {
+    /// An empty interner.
+    pub fn new() -> Arc<Interner> {
+        let hasher = RandomState::new();
+        let seed = hasher.hash_one(0x6d77_u64);
+        Arc::new(Interner {
+            inner: Mutex::new(Inner {
+                seed,
+                hasher,
+                ..Inner::default()
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The node list whose records are `encoded`, if one is held.
+    pub(super) fn node_list(&self, encoded: &[u8]) -> Option<Arc<NodeList>> {
+        let g = self.lock();
+        let h = hash_bytes(g.seed, encoded);
+        g.lists
+            .get(&h)?
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|l| l.encoded() == encoded)
+    }
+
+    /// The held copy of `list` (by its records), `list` itself when new.
+    pub(super) fn add_node_list(&self, list: NodeList) -> Arc<NodeList> {
+        let mut g = self.lock();
+        let h = hash_bytes(g.seed, list.encoded());
+        let bucket = g.lists.entry(h).or_default();
+        if let Some(l) = bucket
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|l| l.encoded() == list.encoded())
+        {
+            return l;
+        }
+        let a = Arc::new(list);
+        bucket.push(Arc::downgrade(&a));
+        g.inserted += 1;
+        g.sweep();
+        a
+    }
+
+    /// The held copy of `body`, `body` itself when new.
+    pub(super) fn body(&self, body: RtBody) -> Arc<RtBody> {
+        let mut g = self.lock();
+        let mut s = g.hasher.build_hasher();
+        body.hash(&mut s);
+        let h = s.finish();
+        let bucket = g.bodies.entry(h).or_default();
+        if let Some(b) = bucket
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|b| **b == body)
+        {
+            return b;
+        }
+        let a = Arc::new(body);
+        bucket.push(Arc::downgrade(&a));
+        g.inserted += 1;
+        g.sweep();
+        a
+    }
+
+    /// (node lists, RT bodies) held and in use.
+    pub fn census(&self) -> (usize, usize) {
+        fn live<T>(m: &HashMap<u64, Vec<Weak<T>>>) -> usize {
+            m.values()
+                .flatten()
+                .filter(|w| w.strong_count() > 0)
+                .count()
+        }
+        let g = self.lock();
+        (live(&g.lists), live(&g.bodies))
+    }
+}
+
+impl Inner {
+    /// Drops the entries nothing uses any more, once as many have been
+    /// inserted since the last sweep as were alive after it.
+    fn sweep(&mut self) {
+        if self.inserted <= self.live.max(1024) {
+            return;
+        }
+        fn clean<T>(m: &mut HashMap<u64, Vec<Weak<T>>>) -> usize {
+            m.retain(|_, v| {
+                v.retain(|w| w.strong_count() > 0);
+                !v.is_empty()
+            });
+            m.values().map(Vec::len).sum()
+        }
+        self.live = clean(&mut self.lists) + clean(&mut self.bodies);
+        self.inserted = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::address::Address;
+    use crate::route::Route;
+    use crate::router::rt::{NodeEntry, NodesRef};
+    use crate::wire::message::NodeInfo;
+
+    fn list(a: u16) -> NodeList {
+        NodeList::new(vec![NodeEntry {
+            info: NodeInfo {
+                address: Address(a),
+                ..Default::default()
+            },
+            route: Route::empty(),
+            q: 0,
+        }])
+    }
+
+    #[test]
+    fn lists_and_bodies_are_held_once_and_dropped_when_unused() {
+        let i = Interner::new();
+        let a = i.add_node_list(list(0x100));
+        let b = i.add_node_list(list(0x100));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&i.node_list(a.encoded()).unwrap(), &a));
+        assert!(i.node_list(list(0x101).encoded()).is_none());
+        let body = |nodes: &Arc<NodeList>, sn| RtBody {
+            san_id: Address(0x200),
+            sn,
+            q: 1,
+            mtu: None,
+            csr: Box::new([]),
+            rcvf: Box::new([Address(0x300)]),
+            nodes: NodesRef(nodes.clone()),
+        };
+        let x = i.body(body(&a, 1));
+        assert!(Arc::ptr_eq(&x, &i.body(body(&a, 1))));
+        assert!(!Arc::ptr_eq(&x, &i.body(body(&a, 2))));
+        assert_eq!(i.census(), (1, 1));
+        drop((a, b, x));
+        assert_eq!(i.census(), (0, 0));
+        // Many insertions of lists nobody keeps: the table stays small.
+        for n in 0..5000u16 {
+            i.add_node_list(list(0x1000 + n));
+        }
+        let g = i.lock();
+        assert!(g.lists.len() < 3000, "{} buckets", g.lists.len());
+    }
+
+    #[test]
+    fn the_quick_hash_sees_every_byte() {
+        let a = hash_bytes(1, b"0123456789abcdefXYZ");
+        assert_ne!(a, hash_bytes(1, b"0123456789abcdefXYW"));
+        assert_ne!(a, hash_bytes(1, b"1123456789abcdefXYZ"));
+        assert_ne!(a, hash_bytes(2, b"0123456789abcdefXYZ"));
+        assert_ne!(hash_bytes(1, b"ab"), hash_bytes(1, b"ab\0"));
+    }
+}
