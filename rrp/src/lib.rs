@@ -15,6 +15,7 @@ pub mod encap;
 pub mod endian;
 pub mod error;
 pub mod fuzzing;
+pub mod fxhash;
 pub mod kind;
 pub mod limits;
 pub mod native;

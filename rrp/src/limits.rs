@@ -7,3 +7,7 @@ pub const MAX_L2RHS: usize = 8;
 
 /// RCVF lists are capped at this many entries; longer RTs are refused.
 pub const MAX_RCVF: usize = 32;
+
+/// HRs (ports) one box holds at most: the engine computes a destination's
+/// rows on every port in one pass over fixed-size state.
+pub const MAX_HRS: usize = 64;

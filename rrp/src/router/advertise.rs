@@ -62,7 +62,7 @@ impl Router {
         .ok()?;
         RecordRef::SourceRoute(&csr).emit(&mut data).ok()?;
         RecordRef::Rcvf(&rt.rcvf).emit(&mut data).ok()?;
-        data.extend_from_slice(&nodes);
+        data.extend_from_slice(nodes);
         if data.len() / 8 > crate::wire::header::MAX_DATA_WORDS as usize {
             return None;
         }

@@ -167,6 +167,9 @@ impl RouterConfig {
         if self.hrs.is_empty() {
             return err("hrs".into(), "a router needs at least one HR");
         }
+        if self.hrs.len() > crate::limits::MAX_HRS {
+            return err("hrs".into(), "at most 64 HRs per box");
+        }
         if self.router_cost == 0 {
             return err("router_cost".into(), "costs are >= 1");
         }

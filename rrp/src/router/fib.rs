@@ -12,10 +12,14 @@
 //! rows that changed are logged for the host, which patches the
 //! dataplane's copy instead of rebuilding it ([`Router::take_fib_changes`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use arrayvec::ArrayVec;
+
 use crate::address::Address;
+use crate::fxhash::FxHashMap;
+use crate::limits::MAX_HRS;
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::router::event::Event;
@@ -35,9 +39,9 @@ pub(super) struct FibState {
     /// Every row must be recomputed (a port went down or up).
     pub(super) all: bool,
     /// The destinations each SAN listed at the last computation, sorted.
-    san_dests: HashMap<Address, Vec<Address>>,
+    san_dests: FxHashMap<Address, Vec<Address>>,
     /// For each destination, the SANs that list it (almost always one).
-    claims: HashMap<Address, Vec<Address>>,
+    claims: FxHashMap<Address, Vec<Address>>,
     /// Rows changed since the host last took them (None: too many to log).
     changes: Option<Vec<(PortId, Address)>>,
 }
@@ -103,6 +107,61 @@ impl<'a> Best<'a> {
             r.q = r.q.saturating_add(san_cost);
         }
         r
+    }
+}
+
+/// A destination's best candidates on one port while a SAN's rows are
+/// computed: the best route (and its Q), and the best as a node on the
+/// port's SAN sees it (and its Q there).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cand<'a> {
+    best: Best<'a>,
+    hr: PortId,
+    via: Option<Address>,
+    q: u16,
+    node: Best<'a>,
+    node_hr: PortId,
+    node_via: Option<Address>,
+    node_q: u16,
+}
+
+type Slot<'a> = Option<Cand<'a>>;
+
+impl<'a> Cand<'a> {
+    fn new(b: Best<'a>, h: PortId, via: Option<Address>, q: u16, nq: u16) -> Cand<'a> {
+        Cand {
+            best: b,
+            hr: h,
+            via,
+            q,
+            node: b,
+            node_hr: h,
+            node_via: via,
+            node_q: nq,
+        }
+    }
+
+    /// Offers `b` (HR `h`, seen through twin `via`, Q `q` here and `nq`
+    /// from a node on the port's SAN): Q decides; only on equal Q are the
+    /// rest of the ranks compared.
+    fn offer(&mut self, b: Best<'a>, h: PortId, via: Option<Address>, q: u16, nq: u16) {
+        let at = |b: &Best<'a>, via: Option<Address>, q: u16| Rank {
+            q,
+            native: b.native,
+            pre: [via, b.from],
+            rcvf: b.rcvf,
+        };
+        if q < self.q || (q == self.q && at(&b, via, q).cmp(&at(&self.best, self.via, q)).is_lt()) {
+            (self.best, self.hr, self.via, self.q) = (b, h, via, q);
+        }
+        if nq < self.node_q
+            || (nq == self.node_q
+                && at(&b, via, nq)
+                    .cmp(&at(&self.node, self.node_via, nq))
+                    .is_lt())
+        {
+            (self.node, self.node_hr, self.node_via, self.node_q) = (b, h, via, nq);
+        }
     }
 }
 
@@ -217,15 +276,29 @@ impl Router {
         Some(self.entry(t, dst, best?, node_best))
     }
 
-    /// The FIB entry of `dst` on port `t` whose best route is `best` and
-    /// whose best route as a node on t's SAN sees it is `node_best`.
-    fn entry(
+    /// [`Router::entry`] as a row of `tables` (its next hop referenced).
+    fn row(
         &self,
+        tables: &mut RouteTables,
         t: PortId,
         dst: Address,
         (b, h): (Best<'_>, PortId),
         node_best: Option<(Best<'_>, PortId)>,
-    ) -> FibEntry {
+    ) -> Row {
+        let (q, redirect) = self.q_and_redirect(t, (b, h), node_best);
+        let native = NativeAddr::from_bytes(b.native).unwrap_or_default();
+        let _ = dst;
+        tables.forward_row(h, &native, self.cfg.hrs[h].mtu, q, redirect)
+    }
+
+    /// The Q of a row whose best route is `best`, and the first HR (see
+    /// [`Router::entry`]).
+    fn q_and_redirect(
+        &self,
+        t: PortId,
+        (b, h): (Best<'_>, PortId),
+        node_best: Option<(Best<'_>, PortId)>,
+    ) -> (u16, Option<Address>) {
         let rc = self.cfg.router_cost;
         let san_cost = self.cfg.hrs[t].cost;
         let via = |h: PortId| (h != t).then_some(self.cfg.hrs[h].address);
@@ -239,99 +312,131 @@ impl Router {
             }
             _ => (h == t).then_some(b.first_hr),
         };
+        (b.rank(via(h), rc).q, redirect)
+    }
+
+    /// The FIB entry of `dst` on port `t` whose best route is `best` and
+    /// whose best route as a node on t's SAN sees it is `node_best`.
+    fn entry(
+        &self,
+        t: PortId,
+        dst: Address,
+        (b, h): (Best<'_>, PortId),
+        node_best: Option<(Best<'_>, PortId)>,
+    ) -> FibEntry {
+        let (q, redirect) = self.q_and_redirect(t, (b, h), node_best);
         FibEntry {
             dst,
             next: Next::Forward {
                 port: h,
                 native: NativeAddr::from_bytes(b.native).unwrap_or_default(),
             },
-            q: b.rank(via(h), rc).q,
+            q,
             mtu: self.cfg.hrs[h].mtu,
             redirect,
         }
     }
 
-    /// The rows on port `t` of the destinations `dests` (sorted) that SAN
-    /// `san` alone lists, in one pass over the candidate RTs of `san`
+    /// The rows of the destinations `dests` (sorted) that SAN `san` alone
+    /// lists, on every port, in one pass over the SAN's candidate routes
     /// (what [`Router::fib_row`] gives for each, without searching every
-    /// node list for every destination). Destinations another SAN lists
-    /// too are left `None` for `fib_row`.
-    fn san_rows<'a>(
-        &'a self,
-        t: PortId,
-        san: Address,
-        dests: &[Address],
-    ) -> Vec<Option<(Best<'a>, PortId, Best<'a>, PortId)>> {
-        let mut acc: Vec<Option<(Best<'a>, PortId, Best<'a>, PortId)>> = vec![None; dests.len()];
-        if !self.hrs[t].up {
-            return acc;
-        }
+    /// node list for every destination): `acc[i * ports + t]` for `dests[i]`
+    /// on port `t`. Destinations another SAN lists too, and this box's own
+    /// addresses, are left `None` for `fib_row`.
+    fn san_rows<'a>(&'a self, san: Address, dests: &[Address], acc: &mut Vec<Slot<'a>>) {
+        let n = self.hrs.len();
+        acc.clear();
+        acc.resize(dests.len() * n, None);
         let rc = self.cfg.router_cost;
-        let own_san = self.cfg.hrs[t].san_id;
-        let san_cost = self.cfg.hrs[t].cost;
-        let via = |h: PortId| (h != t).then_some(self.cfg.hrs[h].address);
         for h in self.hrs.ids() {
-            if h != t && !self.hrs[h].up {
+            if !self.hrs[h].up {
                 continue;
             }
-            let mut offer = |dst: Address, b: Best<'a>| {
-                let Ok(i) = dests.binary_search(&dst) else {
-                    return;
+            let ha = self.cfg.hrs[h].address;
+            // For each port t: whether a candidate of h counts there, and
+            // what crossing to h adds (the router's cost through a twin;
+            // from a node on t's SAN, that SAN's cost too).
+            let mut adds: ArrayVec<(PortId, Option<Address>, u16, u16, bool), MAX_HRS> =
+                ArrayVec::new();
+            for t in self.hrs.ids() {
+                if t != h && !self.hrs[t].up {
+                    continue;
+                }
+                let twin = t != h;
+                // Through a twin, RTs of t's own SAN do not count.
+                let learned_ok = !(twin && san == self.cfg.hrs[t].san_id);
+                let (add, node_add) = if twin {
+                    (rc, rc.saturating_add(self.cfg.hrs[t].cost))
+                } else {
+                    (0, 0)
                 };
-                match &mut acc[i] {
-                    slot @ None => *slot = Some((b, h, b, h)),
-                    Some((o, oh, n, nh)) => {
-                        if b.rank(via(h), rc).cmp(&o.rank(via(*oh), rc)).is_lt() {
-                            (*o, *oh) = (b, h);
-                        }
-                        let r = b.node_rank(via(h), rc, san_cost);
-                        if r.cmp(&n.node_rank(via(*nh), rc, san_cost)).is_lt() {
-                            (*n, *nh) = (b, h);
-                        }
+                adds.push((t, twin.then_some(ha), add, node_add, learned_ok));
+            }
+            let mut offer = |i: usize, b: Best<'a>, learned: bool| {
+                for &(t, via, add, node_add, learned_ok) in &adds {
+                    if learned && !learned_ok {
+                        continue;
+                    }
+                    let q = b.q.saturating_add(add);
+                    let nq = b.q.saturating_add(node_add);
+                    match &mut acc[i * n + t.index()] {
+                        slot @ None => *slot = Some(Cand::new(b, h, via, q, nq)),
+                        Some(c) => c.offer(b, h, via, q, nq),
                     }
                 }
             };
             let hs = &self.hrs[h];
             if self.cfg.hrs[h].san_id == san {
+                let mut i = 0;
                 for (d, e) in &hs.lrt {
-                    offer(
-                        *d,
-                        Best {
+                    while i < dests.len() && dests[i] < *d {
+                        i += 1;
+                    }
+                    if i < dests.len() && dests[i] == *d {
+                        let b = Best {
                             q: self.cfg.hrs[h].cost,
                             native: e.native.as_bytes(),
                             from: None,
                             rcvf: &[],
                             first_hr: *d,
-                        },
-                    );
+                        };
+                        offer(i, b, false);
+                    }
                 }
             }
-            // Through a twin, RTs of this HR's own SAN do not count.
-            if h != t && san == own_san {
-                continue;
-            }
-            for l in hs.learned.get(&san).into_iter().flatten() {
-                for n in l.body.nodes.0.iter() {
-                    offer(
-                        n.info.address,
-                        Best {
-                            q: l.q.saturating_add(n.q),
+            let list = hs.learned.get(&san).map_or(&[][..], |l| &l[..]);
+            // Sorted best first: when every RT carries the same node list,
+            // the first is the best for every node.
+            let list = match fib_summary(list) {
+                Some(_) => &list[..list.len().min(1)],
+                None => list,
+            };
+            for l in list {
+                let nodes = &l.body.nodes.0;
+                let mut i = 0;
+                for (d, at) in nodes.index() {
+                    while i < dests.len() && dests[i] < *d {
+                        i += 1;
+                    }
+                    if i < dests.len() && dests[i] == *d {
+                        let b = Best {
+                            q: l.q.saturating_add(nodes[*at as usize].q),
                             native: l.native.as_bytes(),
                             from: Some(l.from),
                             rcvf: &l.body.rcvf,
                             first_hr: l.from,
-                        },
-                    );
+                        };
+                        offer(i, b, true);
+                    }
                 }
             }
         }
-        for (d, slot) in dests.iter().zip(acc.iter_mut()) {
+        for (i, d) in dests.iter().enumerate() {
             let shared = self.fibs.claims.get(d).is_some_and(|c| c.len() > 1);
             if shared || self.box_has(*d) {
-                *slot = None;
+                acc[i * n..(i + 1) * n].fill(None);
             }
         }
-        acc
     }
 
     /// Recomputes the rows the changes since the last computation touch,
@@ -377,46 +482,50 @@ impl Router {
         if tables.ports() != self.hrs.len() {
             *tables = RouteTables::new(self.hrs.len());
         }
-        let mut changed = 0usize;
-        let mut put =
-            |s: &mut Self, tables: &mut RouteTables, t: PortId, d: Address, e: Option<FibEntry>| {
-                let row = match e {
+        let mut changed: Vec<(PortId, Address)> = Vec::new();
+        let mut put = |tables: &mut RouteTables, t: PortId, d: Address, row: Row| {
+            if tables.row(t, d) == row {
+                tables.unref_row(row);
+            } else {
+                tables.set_row(t, d, row);
+                changed.push((t, d));
+            }
+        };
+        let mut slots = Vec::new();
+        let n = self.hrs.len();
+        for (san, dests) in &batches {
+            self.san_rows(*san, dests, &mut slots);
+            for (i, d) in dests.iter().enumerate() {
+                for t in self.hrs.ids() {
+                    let row = match &slots[i * n + t.index()] {
+                        Some(c) => {
+                            self.row(tables, t, *d, (c.best, c.hr), Some((c.node, c.node_hr)))
+                        }
+                        None => match self.fib_row(t, *d) {
+                            Some(e) => tables.make_row(&e),
+                            None => Row::default(),
+                        },
+                    };
+                    put(tables, t, *d, row);
+                }
+            }
+        }
+        for t in self.hrs.ids() {
+            for d in &single {
+                let row = match self.fib_row(t, *d) {
                     Some(e) => tables.make_row(&e),
                     None => Row::default(),
                 };
-                if tables.row(t, d) == row {
-                    tables.unref_row(row);
-                    return;
-                }
-                tables.set_row(t, d, row);
-                changed += 1;
-                if let Some(log) = &mut s.fibs.changes {
-                    log.push((t, d));
-                    if log.len() > MAX_LOGGED_CHANGES {
-                        s.fibs.changes = None;
-                    }
-                }
-            };
-        for t in self.hrs.ids() {
-            for (san, dests) in &batches {
-                let rows = self.san_rows(t, *san, dests);
-                let entries: Vec<(Address, Option<FibEntry>)> = dests
-                    .iter()
-                    .zip(rows)
-                    .map(|(d, r)| match r {
-                        Some((b, h, n, nh)) => (*d, Some(self.entry(t, *d, (b, h), Some((n, nh))))),
-                        None => (*d, self.fib_row(t, *d)),
-                    })
-                    .collect();
-                for (d, e) in entries {
-                    put(self, tables, t, d, e);
-                }
-            }
-            for d in &single {
-                let e = self.fib_row(t, *d);
-                put(self, tables, t, *d, e);
+                put(tables, t, *d, row);
             }
         }
+        if let Some(log) = &mut self.fibs.changes {
+            log.extend_from_slice(&changed);
+            if log.len() > MAX_LOGGED_CHANGES {
+                self.fibs.changes = None;
+            }
+        }
+        let changed = changed.len();
         if changed > 0 {
             tables.version += 1;
             let version = tables.version;
@@ -435,7 +544,7 @@ impl Router {
     /// dataplane's) and patches it; `None` when it must rebuild from
     /// [`Router::fib`] (the first call, or too many changes to log).
     pub fn take_fib_changes(&mut self) -> Option<Vec<(PortId, Address)>> {
-        std::mem::replace(&mut self.fibs.changes, Some(Vec::new()))
+        self.fibs.changes.replace(Vec::new())
     }
 
     /// Marks SAN `san`'s destinations for recomputation.

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::rng::mix64;
@@ -106,9 +106,7 @@ impl Interner {
     /// The held copy of `body`, `body` itself when new.
     pub(super) fn body(&self, body: RtBody) -> Arc<RtBody> {
         let mut g = self.lock();
-        let mut s = g.hasher.build_hasher();
-        body.hash(&mut s);
-        let h = s.finish();
+        let h = g.hasher.hash_one(&body);
         let bucket = g.bodies.entry(h).or_default();
         if let Some(b) = bucket
             .iter()

@@ -466,6 +466,7 @@ impl Router {
         let from_count = h.per_buddy.get(&sa).copied().unwrap_or(0);
         let list = h.learned.entry(san).or_default();
         let senders_before = senders(list);
+        let fib_before = fib_summary(list);
         let mut replaced = false;
         if let Some(i) = list.iter().position(|l| l.same_rcvf(sa, &body.rcvf)) {
             match serial::compare(body.sn, list[i].body.sn) {
@@ -514,10 +515,12 @@ impl Router {
         }
         // Inserted, or the older version it replaced is gone.
         recount(&mut h.per_buddy, &senders_before, list);
+        let fib_after = fib_summary(list);
         if list.is_empty() {
             h.learned.remove(&san);
         }
-        self.learned_changed(port, san);
+        let fib = fib_before.is_none() || fib_after.is_none() || fib_before != fib_after;
+        self.learned_changed_fib(port, san, fib);
     }
 }
 

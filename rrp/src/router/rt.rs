@@ -98,6 +98,11 @@ impl NodeList {
         }
     }
 
+    /// (address, index of its entry), sorted by address.
+    pub(super) fn index(&self) -> &[(Address, u32)] {
+        &self.index
+    }
+
     /// The listed addresses, sorted.
     pub fn addresses(&self) -> impl Iterator<Item = Address> + '_ {
         self.index.iter().map(|(a, _)| *a)

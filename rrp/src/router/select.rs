@@ -49,6 +49,20 @@ impl Rank<'_> {
     }
 }
 
+/// What of a learned list (sorted best first) the FIB rows depend on, when
+/// every RT of it carries the same node list: its best RT (body and buddy),
+/// since that RT is then the best for every node. `None` when the lists
+/// differ (the rows depend on more, and are redone on any change).
+pub(super) fn fib_summary(list: &[Learned]) -> Option<Option<(*const RtBody, Address)>> {
+    let Some(first) = list.first() else {
+        return Some(None);
+    };
+    let nodes = &first.body.nodes;
+    list.iter()
+        .all(|l| l.body.nodes == *nodes)
+        .then_some(Some((std::sync::Arc::as_ptr(&first.body), first.from)))
+}
+
 pub(super) fn first_native(r: &Route) -> &[u8] {
     r.first().map_or(&[][..], |h| h.native.as_bytes())
 }
@@ -168,12 +182,22 @@ impl Router {
         }
     }
 
+    /// HR `port`'s learned RTs of `san` changed: its twins re-advertise
+    /// their kept RTs of it, and its FIB rows are redone.
     pub(super) fn learned_changed(&mut self, port: PortId, san: Address) {
+        self.learned_changed_fib(port, san, true);
+    }
+
+    /// As [`Router::learned_changed`]; `fib` says whether the change can
+    /// move a FIB row (see [`fib_summary`]).
+    pub(super) fn learned_changed_fib(&mut self, port: PortId, san: Address, fib: bool) {
         for t in self.hrs.ids() {
             if t != port {
                 self.hrs[t].dirty.insert(san);
             }
         }
-        self.fib_san_changed(san);
+        if fib {
+            self.fib_san_changed(san);
+        }
     }
 }

@@ -11,9 +11,8 @@
 //! port, native address, MTU) are held once per box, counted by the rows
 //! that use them. [`FibEntry`] is the readable form of a row.
 
-use std::collections::HashMap;
-
 use crate::address::Address;
+use crate::fxhash::FxHashMap;
 use crate::native::NativeAddr;
 use crate::port::{PerPort, PortId};
 
@@ -133,7 +132,7 @@ pub struct RouteTables {
     hops: Vec<Hop>,
     refs: Vec<u32>,
     free: Vec<u16>,
-    index: HashMap<Hop, u16>,
+    index: FxHashMap<Hop, u16>,
     /// Version, incremented on every change.
     pub version: u64,
 }
@@ -244,6 +243,27 @@ impl RouteTables {
             },
             q: e.q,
             redirect: e.redirect.map_or(0, |a| a.0),
+        }
+    }
+
+    /// A forwarding row (out of `port` to `native`), its next hop
+    /// referenced once more.
+    pub(super) fn forward_row(
+        &mut self,
+        port: PortId,
+        native: &NativeAddr,
+        mtu: u32,
+        q: u16,
+        redirect: Option<Address>,
+    ) -> Row {
+        Row {
+            nh: self.hop(Hop {
+                port,
+                native: *native,
+                mtu,
+            }),
+            q,
+            redirect: redirect.map_or(0, |a| a.0),
         }
     }
 
