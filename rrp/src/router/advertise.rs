@@ -5,7 +5,10 @@
 
 use std::collections::BTreeSet;
 
+use std::hash::{Hash, Hasher};
+
 use crate::address::Address;
+use crate::fxhash::FxHasher;
 use crate::kind::PacketType;
 use crate::native::NativeAddr;
 use crate::port::PortId;
@@ -182,12 +185,53 @@ impl Router {
 
     /// The RTs HR `port` offers its buddies: its kept RTs that came from twins.
     pub(super) fn offer(&self, port: PortId, san: Address) -> Vec<Rt> {
+        self.offer_srcs(port, san)
+            .into_iter()
+            .map(|s| self.materialize(port, san, s).0)
+            .collect()
+    }
+
+    /// [`Router::offer`] without building the RTs.
+    pub(super) fn offer_srcs(&self, port: PortId, san: Address) -> Vec<Src> {
         self.ranked(port, san)
             .into_iter()
             .take(self.cfg.k)
             .filter(|(_, s)| !matches!(s, Src::Learned(_)))
-            .map(|(_, s)| self.materialize(port, san, s).0)
+            .map(|(_, s)| s)
             .collect()
+    }
+
+    /// The path and SN of the RT a source stands for, as HR `port`
+    /// advertises it: what tells whether it was advertised already.
+    fn adv_key(&self, san: Address, src: Src) -> (AdvKey, u16, RcvfTail<'_>) {
+        match src {
+            Src::TwinLrt(t) => (
+                AdvKey {
+                    san,
+                    twin: t,
+                    from: Address::UNSPECIFIED,
+                    rcvf: 0,
+                },
+                self.hrs[t].lrt_sn,
+                &[],
+            ),
+            Src::TwinLearned(t, i) => {
+                let l = &self.hrs[t].learned[&san][i];
+                let mut h = FxHasher::default();
+                l.body.rcvf.hash(&mut h);
+                (
+                    AdvKey {
+                        san,
+                        twin: t,
+                        from: l.from,
+                        rcvf: h.finish(),
+                    },
+                    l.body.sn,
+                    &l.body.rcvf,
+                )
+            }
+            Src::Learned(_) => unreachable!("learned RTs are not offered"),
+        }
     }
 
     pub(super) fn send_full_set(&mut self, port: PortId, dst: Address, native: NativeAddr) {
@@ -223,12 +267,30 @@ impl Router {
                 std::mem::take(&mut self.hrs[p].dirty).into_iter().collect()
             };
             for san in sans {
-                for rt in self.offer(p, san) {
-                    let key = (rt.san_id, rt.rcvf.clone());
-                    if !full && self.hrs[p].advertised.get(&key) == Some(&rt.sn) {
+                for src in self.offer_srcs(p, san) {
+                    let (key, sn, rcvf) = self.adv_key(san, src);
+                    // The RCVF as advertised: the twin, the buddy (none
+                    // for the twin's LRT), then the RCVF as the buddy sent it.
+                    let twin = self.cfg.hrs[key.twin].address;
+                    let head = [Some(twin), (key.from != Address::UNSPECIFIED).then_some(key.from)];
+                    let same = |a: &Advertised| {
+                        a.sn == sn
+                            && a.rcvf
+                                .iter()
+                                .copied()
+                                .eq(head.iter().flatten().copied().chain(rcvf.iter().copied()))
+                    };
+                    if !full && self.hrs[p].advertised.get(&key).is_some_and(same) {
                         continue;
                     }
-                    self.hrs[p].advertised.insert(key, rt.sn);
+                    let rt = self.materialize(p, san, src).0;
+                    self.hrs[p].advertised.insert(
+                        key,
+                        Advertised {
+                            sn,
+                            rcvf: rt.rcvf.clone().into(),
+                        },
+                    );
                     if !to.is_empty() {
                         let packets = self.encode_rt(p, &rt);
                         self.send_encoded(p, &to, packets);
@@ -245,3 +307,24 @@ impl Router {
         }
     }
 }
+
+/// An RT an HR advertised, by SAN and path: the twin it came through, the
+/// buddy that twin learned it from (0 for the twin's LRT), and a hash of
+/// the rest of its RCVF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct AdvKey {
+    san: Address,
+    twin: PortId,
+    from: Address,
+    rcvf: u64,
+}
+
+/// What was advertised under an [`AdvKey`]: the SN and the whole RCVF.
+#[derive(Debug, Clone)]
+pub(super) struct Advertised {
+    sn: u16,
+    pub(super) rcvf: Box<[Address]>,
+}
+
+/// The RCVF after the twin and the buddy.
+type RcvfTail<'a> = &'a [Address];

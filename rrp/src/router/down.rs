@@ -135,7 +135,7 @@ impl Router {
             self.hrs[p].learned.retain(|_, l| !l.is_empty());
             // What this HR advertised to its buddies across x went "down".
             let before = self.hrs[p].advertised.len();
-            self.hrs[p].advertised.retain(|(_, rcvf), _| !hit(rcvf));
+            self.hrs[p].advertised.retain(|_, a| !hit(&a.rcvf));
             if self.hrs[p].advertised.len() != before {
                 down_ports.insert(p);
             }

@@ -38,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::address::Address;
+use crate::fxhash::FxHashMap;
 use crate::kind::CapabilityCode;
 use crate::native::NativeAddr;
 use crate::port::{PerPort, PortId};
@@ -48,6 +49,7 @@ use crate::wire::message::{Message, NodeInfo};
 
 use super::errors::*;
 use super::fib::*;
+use super::advertise::*;
 use super::intern::Interner;
 use super::lrt::*;
 use super::receive::*;
@@ -124,7 +126,8 @@ pub(super) struct HrState {
     pub(super) learned: BTreeMap<Address, Vec<Learned>>,
     /// How many of the learned RTs each buddy sent.
     pub(super) per_buddy: HashMap<Address, usize>,
-    pub(super) advertised: BTreeMap<(Address, Vec<Address>), u16>,
+    /// What this HR last advertised to its buddies, by SAN and path.
+    pub(super) advertised: FxHashMap<AdvKey, Advertised>,
     pub(super) dirty: BTreeSet<Address>,
     pub(super) full_to: BTreeSet<Address>,
     pub(super) next_sweep: Time,
@@ -205,7 +208,7 @@ impl Router {
                     lrt_nodes: None,
                     learned: BTreeMap::new(),
                     per_buddy: HashMap::new(),
-                    advertised: BTreeMap::new(),
+                    advertised: FxHashMap::default(),
                     dirty: BTreeSet::new(),
                     full_to: BTreeSet::new(),
                     next_sweep: now,
