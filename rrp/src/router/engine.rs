@@ -125,7 +125,7 @@ pub(super) struct HrState {
     pub(super) lrt_nodes: Option<Arc<NodeList>>,
     pub(super) learned: BTreeMap<Address, Vec<Learned>>,
     /// How many of the learned RTs each buddy sent.
-    pub(super) per_buddy: HashMap<Address, usize>,
+    pub(super) per_buddy: FxHashMap<Address, usize>,
     /// What this HR last advertised to its buddies, by SAN and path.
     pub(super) advertised: FxHashMap<AdvKey, Advertised>,
     pub(super) dirty: BTreeSet<Address>,
@@ -207,7 +207,7 @@ impl Router {
                     lrt_sn: cfg.sn_seed,
                     lrt_nodes: None,
                     learned: BTreeMap::new(),
-                    per_buddy: HashMap::new(),
+                    per_buddy: FxHashMap::default(),
                     advertised: FxHashMap::default(),
                     dirty: BTreeSet::new(),
                     full_to: BTreeSet::new(),

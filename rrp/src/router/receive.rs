@@ -8,14 +8,13 @@ use std::sync::Arc;
 
 use crate::address::Address;
 use crate::kind::PacketType;
-use crate::limits::MAX_RCVF;
+use crate::limits::{MAX_L2RHS, MAX_RCVF};
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::route::Route;
 use crate::router::event::{Event, RtRefusal};
 use crate::serial;
 use crate::wire::bytes::be16;
-use crate::wire::hop::RouterHop;
 use crate::wire::message::{Message, RouteTable, RtPart};
 use crate::wire::packet::Packet;
 use crate::wire::record::{Mtu, Record, RecordIter, RecordRepr, RecordType};
@@ -394,11 +393,9 @@ impl Router {
         let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {
             return refuse(self, RtRefusal::BadRoute, san);
         };
-        // Held, the CSR starts with the hop to the buddy.
-        if !Route(vec![RouterHop::native(*native)])
-            .catenate(&csr)
-            .within_limit()
-        {
+        // Held, the CSR starts with the hop to the buddy (a native hop,
+        // which never merges with the next).
+        if csr.len() + 1 > MAX_L2RHS {
             return refuse(self, RtRefusal::BadRoute, san);
         }
         let nodes = match nodes_in {
@@ -465,7 +462,6 @@ impl Router {
         let h = &mut self.hrs[port];
         let from_count = h.per_buddy.get(&sa).copied().unwrap_or(0);
         let list = h.learned.entry(san).or_default();
-        let senders_before = senders(list);
         let fib_before = fib_summary(list);
         let mut replaced = false;
         if let Some(i) = list.iter().position(|l| l.same_rcvf(sa, &body.rcvf)) {
@@ -477,7 +473,8 @@ impl Router {
                     return;
                 }
                 Ordering::Greater => {
-                    list.remove(i);
+                    let old = list.remove(i);
+                    uncount(&mut h.per_buddy, old.from);
                     replaced = true;
                 }
             }
@@ -507,14 +504,18 @@ impl Router {
                     expires,
                 },
             );
-            list.truncate(k);
+            *h.per_buddy.entry(sa).or_default() += 1;
+            if list.len() > k {
+                for old in list.drain(k..) {
+                    uncount(&mut h.per_buddy, old.from);
+                }
+            }
             self.stats.rts_accepted += 1;
         } else if !replaced {
             // Not among the k best: nothing changes.
             return;
         }
         // Inserted, or the older version it replaced is gone.
-        recount(&mut h.per_buddy, &senders_before, list);
         let fib_after = fib_summary(list);
         if list.is_empty() {
             h.learned.remove(&san);

@@ -18,11 +18,11 @@
 //! [`Rt`] is the whole RT as one HR sees it, built when asked for (`mwctl`,
 //! tests, answers to requests).
 
-use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::address::Address;
+use crate::fxhash::FxHashMap;
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::route::Route;
@@ -165,7 +165,7 @@ pub enum Origin {
 
 /// An RT as a buddy advertised it in one RRP#9: the same for every HR that
 /// learned it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct RtBody {
     pub(super) san_id: Address,
     pub(super) sn: u16,
@@ -178,6 +178,18 @@ pub(super) struct RtBody {
     /// The RCVF as sent (without the sender).
     pub(super) rcvf: Box<[Address]>,
     pub(super) nodes: NodesRef,
+}
+
+impl std::hash::Hash for RtBody {
+    /// The fields that tell bodies apart in practice (the CSR follows from
+    /// the path the RCVF names); equality compares the rest.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.san_id.hash(h);
+        self.sn.hash(h);
+        self.q.hash(h);
+        self.rcvf.hash(h);
+        self.nodes.hash(h);
+    }
 }
 
 /// A shared node list, compared and hashed by identity (lists are
@@ -250,7 +262,7 @@ impl Learned {
 
 /// Keeps `counts` (learned RTs per buddy) right after a list of learned
 /// RTs went from senders `before` to `after`.
-pub(super) fn recount(counts: &mut HashMap<Address, usize>, before: &[Address], after: &[Learned]) {
+pub(super) fn recount(counts: &mut FxHashMap<Address, usize>, before: &[Address], after: &[Learned]) {
     for b in before {
         if let Some(c) = counts.get_mut(b) {
             *c -= 1;
@@ -261,6 +273,16 @@ pub(super) fn recount(counts: &mut HashMap<Address, usize>, before: &[Address], 
     }
     for l in after {
         *counts.entry(l.from).or_default() += 1;
+    }
+}
+
+/// Counts one learned RT from `from` less in `counts`.
+pub(super) fn uncount(counts: &mut FxHashMap<Address, usize>, from: Address) {
+    if let Some(c) = counts.get_mut(&from) {
+        *c -= 1;
+        if *c == 0 {
+            counts.remove(&from);
+        }
     }
 }
 
