@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::address::Address;
 use crate::fxhash::FxHasher;
@@ -203,7 +204,7 @@ impl Router {
 
     /// The path and SN of the RT a source stands for, as HR `port`
     /// advertises it: what tells whether it was advertised already.
-    fn adv_key(&self, san: Address, src: Src) -> (AdvKey, u16, RcvfTail<'_>) {
+    fn adv_key(&self, san: Address, src: Src) -> (AdvKey, u16, Option<&Arc<RtBody>>) {
         match src {
             Src::TwinLrt(t) => (
                 AdvKey {
@@ -213,7 +214,7 @@ impl Router {
                     rcvf: 0,
                 },
                 self.hrs[t].lrt_sn,
-                &[],
+                None,
             ),
             Src::TwinLearned(t, i) => {
                 let l = &self.hrs[t].learned[&san][i];
@@ -227,7 +228,7 @@ impl Router {
                         rcvf: h.finish(),
                     },
                     l.body.sn,
-                    &l.body.rcvf,
+                    Some(&l.body),
                 )
             }
             Src::Learned(_) => unreachable!("learned RTs are not offered"),
@@ -268,29 +269,15 @@ impl Router {
             };
             for san in sans {
                 for src in self.offer_srcs(p, san) {
-                    let (key, sn, rcvf) = self.adv_key(san, src);
-                    // The RCVF as advertised: the twin, the buddy (none
-                    // for the twin's LRT), then the RCVF as the buddy sent it.
-                    let twin = self.cfg.hrs[key.twin].address;
-                    let head = [Some(twin), (key.from != Address::UNSPECIFIED).then_some(key.from)];
-                    let same = |a: &Advertised| {
-                        a.sn == sn
-                            && a.rcvf
-                                .iter()
-                                .copied()
-                                .eq(head.iter().flatten().copied().chain(rcvf.iter().copied()))
-                    };
+                    let (key, sn, body) = self.adv_key(san, src);
+                    let tail = body.map_or(&[][..], |b| &b.rcvf[..]);
+                    let same = |a: &Advertised| a.sn == sn && *a.tail() == *tail;
                     if !full && self.hrs[p].advertised.get(&key).is_some_and(same) {
                         continue;
                     }
+                    let body = body.cloned();
+                    self.hrs[p].advertised.insert(key, Advertised { sn, body });
                     let rt = self.materialize(p, san, src).0;
-                    self.hrs[p].advertised.insert(
-                        key,
-                        Advertised {
-                            sn,
-                            rcvf: rt.rcvf.clone().into(),
-                        },
-                    );
                     if !to.is_empty() {
                         let packets = self.encode_rt(p, &rt);
                         self.send_encoded(p, &to, packets);
@@ -319,12 +306,35 @@ pub(super) struct AdvKey {
     rcvf: u64,
 }
 
-/// What was advertised under an [`AdvKey`]: the SN and the whole RCVF.
+/// What was advertised under an [`AdvKey`]: the SN, and the body the
+/// buddy sent (none for the twin's LRT), which holds the rest of the RCVF.
 #[derive(Debug, Clone)]
 pub(super) struct Advertised {
     sn: u16,
-    pub(super) rcvf: Box<[Address]>,
+    body: Option<Arc<RtBody>>,
 }
 
-/// The RCVF after the twin and the buddy.
-type RcvfTail<'a> = &'a [Address];
+impl Advertised {
+    /// The RCVF after the twin and the buddy.
+    fn tail(&self) -> &[Address] {
+        self.body.as_ref().map_or(&[][..], |b| &b.rcvf[..])
+    }
+}
+
+impl AdvKey {
+    /// The whole RCVF of an RT advertised under this key: the twin (its
+    /// address `twin`), the buddy, the rest.
+    pub(super) fn rcvf(&self, twin: Address, a: &Advertised) -> Vec<Address> {
+        let mut v = vec![twin];
+        if self.from != Address::UNSPECIFIED {
+            v.push(self.from);
+        }
+        v.extend_from_slice(a.tail());
+        v
+    }
+
+    /// The twin the RT came through.
+    pub(super) fn twin(&self) -> PortId {
+        self.twin
+    }
+}

@@ -135,7 +135,10 @@ impl Router {
             self.hrs[p].learned.retain(|_, l| !l.is_empty());
             // What this HR advertised to its buddies across x went "down".
             let before = self.hrs[p].advertised.len();
-            self.hrs[p].advertised.retain(|_, a| !hit(&a.rcvf));
+            let twins: Vec<Address> = self.cfg.hrs.iter().map(|h| h.address).collect();
+            self.hrs[p]
+                .advertised
+                .retain(|k, a| !hit(&k.rcvf(twins[k.twin().index()], a)));
             if self.hrs[p].advertised.len() != before {
                 down_ports.insert(p);
             }

@@ -47,9 +47,9 @@ use crate::router::event::{Event, RouterStats};
 use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
 
+use super::advertise::*;
 use super::errors::*;
 use super::fib::*;
-use super::advertise::*;
 use super::intern::Interner;
 use super::lrt::*;
 use super::receive::*;

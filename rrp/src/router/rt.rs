@@ -262,7 +262,11 @@ impl Learned {
 
 /// Keeps `counts` (learned RTs per buddy) right after a list of learned
 /// RTs went from senders `before` to `after`.
-pub(super) fn recount(counts: &mut FxHashMap<Address, usize>, before: &[Address], after: &[Learned]) {
+pub(super) fn recount(
+    counts: &mut FxHashMap<Address, usize>,
+    before: &[Address],
+    after: &[Learned],
+) {
     for b in before {
         if let Some(c) = counts.get_mut(b) {
             *c -= 1;
