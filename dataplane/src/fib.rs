@@ -474,7 +474,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(p.route(PortId(0), Address(0x300)).unwrap().redirect, true);
+        assert!(p.route(PortId(0), Address(0x300)).unwrap().redirect);
     }
 
     #[test]
