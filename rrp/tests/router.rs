@@ -536,3 +536,49 @@ fn a_buddy_is_held_to_its_share_of_rts() {
     assert_eq!(r.kept(PortId(0), Address(0x0503)).len(), 1);
     assert!(r.kept(PortId(0), Address(0x0500)).is_empty());
 }
+
+#[test]
+fn cost_mtu_and_name_change_at_run_time() {
+    let mut r = router(1500);
+    with_buddy(&mut r);
+    r.handle_bytes(
+        10,
+        PortId(0),
+        &nat(0x30),
+        &packet(
+            &Message::RouteTable(rt(0x0409, 5, vec![0x0431], 3)),
+            HR0,
+            BUDDY,
+            0,
+        ),
+    );
+    r.on_timer(20);
+    drain(&mut r);
+    let q = |r: &Router| r.fib().lookup(PortId(0), Address(0x1000)).unwrap().q;
+    // CSR Q 1 + SAN cost 1, node 1.
+    assert_eq!(q(&r), 3);
+    r.set_cost(PortId(0), 5).unwrap();
+    r.on_timer(40);
+    assert_eq!(q(&r), 7);
+    assert_eq!(r.kept(PortId(0), Address(0x0409))[0].0.q, 6);
+    assert!(r.set_cost(PortId(0), 0).is_err(), "costs are >= 1");
+    assert!(r.set_cost(PortId(9), 1).is_err());
+    // The MTU: RTs held and FIB entries follow.
+    r.set_mtu(PortId(0), 1024).unwrap();
+    r.on_timer(60);
+    assert_eq!(
+        r.fib().lookup(PortId(0), Address(0x1000)).unwrap().mtu,
+        1024
+    );
+    assert_eq!(
+        r.kept(PortId(0), Address(0x0409))[0].0.mtu,
+        Mtu::from_bytes(1024)
+    );
+    assert!(r.set_mtu(PortId(0), 10).is_err());
+    // The name: every HR re-advertises its LRT under the new one.
+    r.set_name("renamed");
+    assert_eq!(r.config().name, "renamed");
+    r.on_timer(80);
+    let sent = drain(&mut r);
+    assert!(sent.iter().any(|o| matches!(o, Output::Send { .. })));
+}

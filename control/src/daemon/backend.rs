@@ -9,14 +9,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use admin::dispatch::{Backend, CaptureNext, CaptureSource};
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
-use admin::stats::{Baseline, PORT_FIELDS, PlaneStatsSnapshot, Snapshot, prometheus};
-use dataplane::{CaptureControl, CaptureWhat, StatsBlock};
+use admin::stats::{Snapshot, prometheus};
+use dataplane::{CaptureControl, CaptureWhat};
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
 
 use crate::config::Config;
 use crate::daemon::logging::LogHandle;
 use crate::plane::PlaneHandle;
+use crate::stats::Counters;
 
 /// How long an admin request may wait for the control thread.
 const CALL: Duration = Duration::from_secs(2);
@@ -26,13 +27,12 @@ pub struct DaemonBackend {
     cfg: Mutex<Config>,
     path: PathBuf,
     plane: Arc<PlaneHandle>,
-    blocks: Vec<Arc<StatsBlock>>,
+    counters: Counters,
     capture: CaptureControl,
     capturing: Mutex<()>,
     kinds: Vec<LinkKind>,
     start: Instant,
     log: LogHandle,
-    baseline: Mutex<Option<Baseline>>,
     stats_file: PathBuf,
 }
 
@@ -47,7 +47,7 @@ impl DaemonBackend {
         cfg: Config,
         path: PathBuf,
         plane: Arc<PlaneHandle>,
-        blocks: Vec<Arc<StatsBlock>>,
+        counters: Counters,
         capture: CaptureControl,
         kinds: Vec<LinkKind>,
         start: Instant,
@@ -58,13 +58,12 @@ impl DaemonBackend {
             cfg: Mutex::new(cfg),
             path,
             plane,
-            blocks,
+            counters,
             capture,
             capturing: Mutex::new(()),
             kinds,
             start,
             log,
-            baseline: Mutex::new(None),
             stats_file,
         }
     }
@@ -76,20 +75,11 @@ impl DaemonBackend {
 
     /// Every counter as of now (not subtracting a baseline).
     pub fn snapshot(&self) -> Snapshot {
-        let ports = crate::stats::port_slots(&dataplane::counters::sum(&self.blocks));
         let rstats = self
             .plane
             .call(CALL, |cp| cp.engine().stats().clone())
             .unwrap_or_default();
-        Snapshot::new(
-            &ports,
-            &rstats,
-            &crate::stats::plane_snapshot(&self.plane.stats),
-        )
-    }
-
-    fn baseline(&self) -> MutexGuard<'_, Option<Baseline>> {
-        self.baseline.lock().unwrap_or_else(|e| e.into_inner())
+        self.counters.snapshot(&rstats, &self.plane.stats)
     }
 
     /// Re-reads the configuration file and applies what can change while
@@ -182,36 +172,11 @@ impl Backend for DaemonBackend {
     }
 
     fn counters(&self) -> Snapshot {
-        let s = self.snapshot();
-        match &*self.baseline() {
-            Some(b) => s.minus(b),
-            None => s,
-        }
+        self.counters.shown(self.snapshot())
     }
 
     fn clear_counters(&self, ports: Option<&[PortId]>) {
-        let now = self.snapshot();
-        let mut b = self.baseline();
-        match (ports, b.as_mut()) {
-            (Some(ports), Some(base)) => {
-                for p in ports {
-                    base.clear_port(&now, *p);
-                }
-            }
-            (Some(ports), None) => {
-                let zero = vec![[0; PORT_FIELDS]; now.ports.len()];
-                let mut base = Baseline::new(&Snapshot::new(
-                    &zero,
-                    &Default::default(),
-                    &PlaneStatsSnapshot::default(),
-                ));
-                for p in ports {
-                    base.clear_port(&now, *p);
-                }
-                *b = Some(base);
-            }
-            (None, _) => *b = Some(Baseline::new(&now)),
-        }
+        self.counters.clear(&self.snapshot(), ports);
     }
 
     fn prometheus(&self) -> String {

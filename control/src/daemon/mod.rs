@@ -34,7 +34,7 @@ use rrp::{LinkKind, NativeAddr};
 
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, PlaneHandle};
-use crate::stats::{publish_blocks, serve_prometheus};
+use crate::stats::{Counters, publish_blocks, serve_prometheus};
 
 pub use backend::DaemonBackend;
 
@@ -274,7 +274,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         cfg.clone(),
         args.config.clone(),
         running.plane.clone(),
-        running.blocks.clone(),
+        Counters::new(running.blocks.clone()),
         running.capture.clone(),
         kinds,
         start,

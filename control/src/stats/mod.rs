@@ -3,6 +3,7 @@
 //! counters, and the Prometheus listener. The area's format, writer and
 //! readers are the admin protocol's ([`admin::stats`]).
 
+mod counters;
 mod http;
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use admin::stats::{PORT_COUNTERS, PORT_FIELDS, PlaneStatsSnapshot, Result, Stats
 use dataplane::{PortCounters, StatsBlock};
 use rrp::router::RouterStats;
 
+pub use counters::Counters;
 pub use http::{Handle, serve_prometheus};
 
 use crate::PlaneStats;

@@ -46,6 +46,7 @@ use crate::router::config::{ConfigError, RouterConfig};
 use crate::router::event::{Event, RouterStats};
 use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
+use crate::wire::record::Mtu;
 
 use super::advertise::*;
 use super::errors::*;
@@ -395,5 +396,72 @@ impl Router {
         self.limiter.per_source = error_rates.per_source;
         self.limiter.global = error_rates.global;
         Ok(())
+    }
+
+    /// Changes HR `port`'s SAN cost at run time (in-band management): its
+    /// LRT gets a new SN, every RT it holds is ranked again, every FIB row
+    /// is redone and every SAN re-advertised.
+    pub fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), ConfigError> {
+        let mut cfg = self.cfg.clone();
+        let Some(h) = cfg.hrs.get_mut(port) else {
+            return Err(ConfigError {
+                field: "hrs".into(),
+                why: format!("no port {port}"),
+            });
+        };
+        h.cost = cost;
+        cfg.validate()?;
+        self.cfg = cfg;
+        // What this HR learned counts its SAN's cost (the same for all:
+        // the order of each list stands).
+        for list in self.hrs[port].learned.values_mut() {
+            for l in list {
+                l.q = l.body.q.saturating_add(cost);
+            }
+        }
+        self.everything_changed(port);
+        Ok(())
+    }
+
+    /// Changes HR `port`'s MTU at run time (in-band management): the MinMTU
+    /// of what it holds and advertises follows.
+    pub fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), ConfigError> {
+        let mut cfg = self.cfg.clone();
+        let Some(h) = cfg.hrs.get_mut(port) else {
+            return Err(ConfigError {
+                field: "hrs".into(),
+                why: format!("no port {port}"),
+            });
+        };
+        h.mtu = mtu;
+        cfg.validate()?;
+        self.cfg = cfg;
+        let words = mtu_words(mtu);
+        for list in self.hrs[port].learned.values_mut() {
+            for l in list {
+                l.mtu = words.min(l.body.mtu.unwrap_or(Mtu::UNLIMITED));
+            }
+        }
+        self.everything_changed(port);
+        Ok(())
+    }
+
+    /// Changes the router's name (its HRs' RRP#5 names, NodeDescription).
+    pub fn set_name(&mut self, name: &str) {
+        self.cfg.name = name.to_string();
+        for p in self.hrs.ids() {
+            self.lrt_changed(p);
+        }
+    }
+
+    /// After a change to HR `port`'s parameters: its LRT is new, every SAN
+    /// is re-advertised, every FIB row redone.
+    fn everything_changed(&mut self, port: PortId) {
+        self.lrt_changed(port);
+        let sans = self.known_sans();
+        for h in self.hrs.iter_mut() {
+            h.dirty.extend(sans.iter().copied());
+        }
+        self.fib_all_changed();
     }
 }
