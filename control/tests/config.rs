@@ -9,7 +9,7 @@ use std::time::Duration;
 use admin::LogLevel;
 use control::config::{
     AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection, HrSection,
-    IdleMode, LogFormat, PortConfig, SnSeed, UdpPortConfig,
+    IdleMode, LogFormat, ManagementSection, PortConfig, SnSeed, UdpPortConfig,
 };
 use dataplane::IdlePolicy;
 use proptest::prelude::*;
@@ -241,6 +241,7 @@ fn defaults() {
         }
     );
     assert_eq!(c.worker_cores(), vec![None]);
+    assert_eq!(c.management, ManagementSection::default());
     // Defaults as Config::new makes them, for configurations built in code.
     let mut built = Config::new("t", c.hrs.clone());
     built.hrs = c.hrs.clone();
@@ -1118,6 +1119,17 @@ fn round_trip_variants() {
     c.log.level = LogLevel::Trace;
     c.dpdk = Some(DpdkSection { eal_args: vec![] });
     round_trip(&c);
+    c.management = ManagementSection {
+        identity: Some(u64::MAX),
+        description: Some("quote \" é ☃ \u{7f}".into()),
+        mkey: u64::MAX,
+        protect: 3,
+        lease_s: u16::MAX,
+        manager: Some(Address(0x7fff)),
+        drop_threshold: i64::MAX as u64,
+        traps_per_s: u32::MAX,
+    };
+    round_trip(&c);
 }
 
 fn arb_config() -> impl Strategy<Value = Config> {
@@ -1187,9 +1199,19 @@ fn arb_config() -> impl Strategy<Value = Config> {
             proptest::option::of(1u16..u16::MAX),
         ),
         (0usize..5, 0usize..2),
+        (
+            proptest::option::of(1..=u64::MAX),
+            proptest::option::of("\\PC{1,16}"),
+            any::<u64>(),
+            0u8..=3,
+            any::<u16>(),
+            proptest::option::of(0x0040u16..=0x7fff),
+            0..=i64::MAX as u64,
+            1..=u32::MAX,
+        ),
     );
     (backend, proptest::collection::vec(hr, 1..5), globals).prop_map(
-        |(backend, hrs, (name, router, workers, t, l, r, admin, log))| {
+        |(backend, hrs, (name, router, workers, t, l, r, admin, log, m))| {
             let n = hrs.len();
             let hrs: Vec<HrSection> = hrs
                 .into_iter()
@@ -1302,6 +1324,16 @@ fn arb_config() -> impl Strategy<Value = Config> {
                     eal_args: vec!["--no-huge".into(), "-m".into(), "512".into()],
                 });
             }
+            c.management = ManagementSection {
+                identity: m.0,
+                description: m.1,
+                mkey: m.2,
+                protect: m.3,
+                lease_s: m.4,
+                manager: m.5.map(Address),
+                drop_threshold: m.6,
+                traps_per_s: m.7,
+            };
             let _ = n;
             c
         },
@@ -1319,6 +1351,489 @@ proptest! {
         prop_assert!(back.is_ok(), "{:?}\n{}", back, text);
         prop_assert_eq!(back.unwrap(), c);
     }
+}
+
+// ---------------------------------------------------------------- management
+
+/// A distinctive M_Key: no error message may show it, in any spelling.
+const MKEY: u64 = 0x5ec1_2e7c_0ffe_e123;
+
+#[track_caller]
+fn no_mkey(what: &str) {
+    let l = what.to_ascii_lowercase();
+    for spelling in [
+        format!("{MKEY:x}"),
+        MKEY.to_string(),
+        "5ec1_2e7c".into(),
+        "0ffe_e123".into(),
+        "dec12e7c0ffee123".into(),
+        u64::from_str_radix("dec12e7c0ffee123", 16)
+            .unwrap()
+            .to_string(),
+    ] {
+        assert!(
+            !l.contains(&spelling),
+            "the M_Key ({spelling}) shows in:\n{what}"
+        );
+    }
+}
+
+#[test]
+fn management_every_key() {
+    let text = pre(r#"[management]
+identity = "0x0123456789abcdef"
+description = "rab"
+mkey = "0x1122334455667788"
+protect = 2
+lease_s = 60
+manager = 0x0120
+drop_threshold = 1000
+traps_per_s = 5"#);
+    let c = Config::from_toml(&text).unwrap();
+    assert_eq!(
+        c.management,
+        ManagementSection {
+            identity: Some(0x0123_4567_89ab_cdef),
+            description: Some("rab".into()),
+            mkey: 0x1122_3344_5566_7788,
+            protect: 2,
+            lease_s: 60,
+            manager: Some(Address(0x0120)),
+            drop_threshold: 1000,
+            traps_per_s: 5,
+        }
+    );
+    assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
+    assert_eq!(c.node_description(), "rab");
+    round_trip(&c);
+    // The emitted text holds the key (the file does), as a hex string.
+    let t = c.to_toml();
+    assert!(
+        t.contains(
+            "[management]\nidentity = \"0x0123456789abcdef\"\ndescription = \"rab\"\nmkey = \"0x1122334455667788\"\nprotect = 2\nlease_s = 60\nmanager = 0x0120\n"
+        ),
+        "{t}"
+    );
+    // Dotted keys and an inline table are the same section.
+    let dotted = pre("management.mkey = 7\nmanagement.protect = 1");
+    let c = Config::from_toml(&dotted).unwrap();
+    assert_eq!((c.management.mkey, c.management.protect), (7, 1));
+    let inline = pre("management = { mkey = \"0x7\", protect = 1 }");
+    assert_eq!(Config::from_toml(&inline).unwrap().management, c.management);
+}
+
+#[test]
+fn example_udp_management_uncommented() {
+    // The example's [management] is commented out; uncommented, it loads.
+    let text = std::fs::read_to_string(example("router-udp.toml")).unwrap();
+    assert_eq!(
+        load("router-udp.toml").management,
+        ManagementSection::default()
+    );
+    let start = text
+        .find("# [management]\n")
+        .expect("the commented section");
+    let mut out = text[..start].to_string();
+    let mut lines = text[start..].lines();
+    for l in lines.by_ref() {
+        let Some(l) = l.strip_prefix("# ") else {
+            out.push('\n');
+            break;
+        };
+        out.push_str(l);
+        out.push('\n');
+    }
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    let c = Config::from_toml(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert_eq!(c.management.mkey, 0x1122_3344_5566_7788);
+    assert_eq!(c.management.manager, Some(Address(0x0120)));
+    assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
+    round_trip(&c);
+}
+
+#[test]
+fn management_defaults() {
+    let d = ManagementSection::default();
+    assert_eq!(d.identity, None);
+    assert_eq!(d.description, None);
+    assert_eq!(d.mkey, 0);
+    assert_eq!(d.protect, 0);
+    assert_eq!(d.lease_s, 0);
+    assert_eq!(d.manager, None);
+    assert_eq!(d.drop_threshold, 0);
+    assert_eq!(d.traps_per_s, 10);
+    let c = Config::from_toml(BASE).unwrap();
+    assert_eq!(c.management, d);
+    assert_eq!(c.node_description(), "t");
+    // An empty section is the defaults too; so is one key.
+    assert_eq!(Config::from_toml(&pre("[management]")).unwrap(), c);
+    let c = Config::from_toml(&pre("[management]\nlease_s = 30")).unwrap();
+    assert_eq!(
+        c.management,
+        ManagementSection {
+            lease_s: 30,
+            ..ManagementSection::default()
+        }
+    );
+    round_trip(&c);
+    assert!(c.to_toml().contains("mkey = \"0x0000000000000000\"\n"));
+}
+
+#[test]
+fn management_hex_and_integer_forms() {
+    let value = |key: &str, v: &str| {
+        let c = Config::from_toml(&pre(&format!("[management]\n{key} = {v}")))
+            .unwrap_or_else(|e| panic!("{key} = {v}: {e}"));
+        match key {
+            "identity" => c.management.identity.unwrap(),
+            _ => c.management.mkey,
+        }
+    };
+    for key in ["identity", "mkey"] {
+        assert_eq!(value(key, "\"0x0123456789abcdef\""), 0x0123_4567_89ab_cdef);
+        assert_eq!(value(key, "\"0X0123456789ABCDEF\""), 0x0123_4567_89ab_cdef);
+        assert_eq!(
+            value(key, "\"0x0123_4567_89ab_cdef\""),
+            0x0123_4567_89ab_cdef
+        );
+        assert_eq!(value(key, "\"81985529216486895\""), 0x0123_4567_89ab_cdef);
+        assert_eq!(value(key, "81985529216486895"), 0x0123_4567_89ab_cdef);
+        assert_eq!(value(key, "0x0123456789abcdef"), 0x0123_4567_89ab_cdef);
+        assert_eq!(value(key, "0o17"), 15);
+        assert_eq!(value(key, "9223372036854775807"), i64::MAX as u64);
+        // Beyond a TOML integer: as a string.
+        assert_eq!(value(key, "\"0xffffffffffffffff\""), u64::MAX);
+        assert_eq!(value(key, "\"18446744073709551615\""), u64::MAX);
+        assert_eq!(value(key, "\"0x1\""), 1);
+    }
+    assert_eq!(value("mkey", "0"), 0);
+    assert_eq!(value("mkey", "\"0x0\""), 0);
+    // An integer manager as well as hex.
+    let c = Config::from_toml(&pre("[management]\nmanager = 288")).unwrap();
+    assert_eq!(c.management.manager, Some(Address(0x0120)));
+}
+
+#[test]
+fn management_errors() {
+    #[track_caller]
+    fn at(text: &str, key: &str, why: &str, needle: &str) {
+        let e = check(text, key, why);
+        assert_eq!(e.location.map(|l| l.0), Some(line_of(text, needle)), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("(line {}", line_of(text, needle))),
+            "{e}"
+        );
+    }
+    let m = |body: &str| pre(&format!("[management]\nlease_s = 1\n{body}"));
+
+    at(&m("protect = 4"), "management.protect", "0-3", "protect =");
+    at(&m("protect = 256"), "management.protect", "u8", "protect =");
+    at(
+        &m("manager = 0x0020"),
+        "management.manager",
+        "not a node address",
+        "manager =",
+    );
+    at(
+        &m("manager = 0x8000"),
+        "management.manager",
+        "not a node address",
+        "manager =",
+    );
+    at(
+        &m("manager = 0"),
+        "management.manager",
+        "leave manager out",
+        "manager =",
+    );
+    at(
+        &m("manager = 70000"),
+        "management.manager",
+        "u16",
+        "manager =",
+    );
+    at(
+        &m(&format!("description = \"{}\"", "é".repeat(33))),
+        "management.description",
+        "longer than 64 bytes",
+        "description =",
+    );
+    Config::from_toml(&m(&format!("description = \"{}\"", "é".repeat(32)))).unwrap();
+    at(
+        &m("description = \"\""),
+        "management.description",
+        "empty",
+        "description =",
+    );
+    at(
+        &m("description = \"a\\u0000b\""),
+        "management.description",
+        "NUL",
+        "description =",
+    );
+    at(
+        &m("traps_per_s = 0"),
+        "management.traps_per_s",
+        ">= 1",
+        "traps_per_s =",
+    );
+    at(
+        &m("identity = 0"),
+        "management.identity",
+        "0 is not",
+        "identity =",
+    );
+    at(
+        &m("identity = \"0x0000\""),
+        "management.identity",
+        "0 is not",
+        "identity =",
+    );
+    at(
+        &m("identity = -1"),
+        "management.identity",
+        "negative",
+        "identity =",
+    );
+    at(
+        &m("identity = \"0xabcg\""),
+        "management.identity",
+        "not a 64-bit value",
+        "identity =",
+    );
+    at(&m("mkey = -5"), "management.mkey", "negative", "mkey =");
+    at(
+        &m("mkey = \"\""),
+        "management.mkey",
+        "not a 64-bit value",
+        "mkey =",
+    );
+    at(
+        &m("mkey = \"0x\""),
+        "management.mkey",
+        "not a 64-bit value",
+        "mkey =",
+    );
+    at(
+        &m("mkey = \"0x_1\""),
+        "management.mkey",
+        "not a 64-bit value",
+        "mkey =",
+    );
+    at(
+        &m("mkey = \" 0x1\""),
+        "management.mkey",
+        "not a 64-bit value",
+        "mkey =",
+    );
+    at(
+        &m("mkey = \"0x1_0000_0000_0000_0000\""),
+        "management.mkey",
+        "larger than 64 bits",
+        "mkey =",
+    );
+    at(
+        &m("mkey = \"18446744073709551616\""),
+        "management.mkey",
+        "larger than 64 bits",
+        "mkey =",
+    );
+    at(
+        &m("mkey = true"),
+        "management.mkey",
+        "invalid type",
+        "mkey =",
+    );
+    at(
+        &m("mkey = 1.5"),
+        "management.mkey",
+        "invalid type",
+        "mkey =",
+    );
+    at(
+        &m("mkey = [1]"),
+        "management.mkey",
+        "invalid type",
+        "mkey =",
+    );
+    at(
+        &pre("[management]\nlease_s = 65536"),
+        "management.lease_s",
+        "u16",
+        "lease_s = 65536",
+    );
+    at(
+        &m("drop_threshold = -1"),
+        "management.drop_threshold",
+        "-1",
+        "drop_threshold =",
+    );
+    at(&m("mkye = 1"), "management.mkye", "unknown key", "mkye =");
+    let e = check(&m("mkye = 1"), "management.mkye", "unknown key");
+    assert!(e.why.contains("`mkey`"), "{e}");
+    // Built in code: a count beyond a TOML integer.
+    let mut c = Config::from_toml(BASE).unwrap();
+    c.management.drop_threshold = u64::MAX;
+    let errs = c.validate().unwrap_err();
+    assert_eq!(errs[0].key, "management.drop_threshold", "{errs:?}");
+    // Every management error at once, in file order, each with its line.
+    let text = m("protect = 7\nmanager = 0x0001\ntraps_per_s = 0\nidentity = 0");
+    let errs = Config::check_toml(&text).unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "management.identity",
+            "management.protect",
+            "management.manager",
+            "management.traps_per_s"
+        ],
+        "{errs:?}"
+    );
+    for e in &errs {
+        assert!(e.location.is_some(), "{e}");
+    }
+}
+
+#[test]
+fn management_key_never_in_errors() {
+    let hex = format!("\"0x{MKEY:016x}\"");
+    // A valid key in a broken configuration: every error, both renderings.
+    let text = pre(&format!(
+        "[timers]\nsweep_ms = 0\n[management]\nmkey = {hex}\nprotect = 9\nmanager = 1"
+    ));
+    let errs = Config::check_toml(&text).unwrap_err();
+    assert_eq!(errs.len(), 3, "{errs:?}");
+    for e in &errs {
+        no_mkey(&e.to_string());
+        no_mkey(&format!("{e:?}"));
+    }
+    // A key that does not parse, in every way it can fail.
+    let broken = [
+        format!("mkey = \"0x{MKEY:016x}zz\""),
+        format!("mkey = \"0x{MKEY:016x}0\""),
+        format!("mkey = \"{MKEY}z\""),
+        format!("mkey = \"{MKEY}0\""),
+        "mkey = \"0x5ec1_2e7c__0ffe_e123\"".to_string(),
+        format!("mkey = -{MKEY}"),
+        format!("mkey = {MKEY}.5"),
+        format!("mkey = [{MKEY}]"),
+        format!("mkey = {{ v = {MKEY} }}"),
+        // TOML syntax errors on the key's line: the line is not quoted.
+        "mkey = 0xdec12e7c0ffee123".to_string(),
+        format!(
+            "mkey = {}",
+            u64::from_str_radix("dec12e7c0ffee123", 16).unwrap()
+        ),
+        format!("mkey = \"0x{MKEY:016x}"),
+        format!("mkey = 0x{MKEY:016x}zz"),
+        format!("mkey = {hex}\nmkey = {hex}"),
+        format!("mkey = {hex} protect = 1"),
+        format!("mkey = '0x{MKEY:016x}\nprotect = 1"),
+    ];
+    for b in &broken {
+        for text in [
+            pre(&format!("[management]\n{b}")),
+            pre(&format!("[management]\nprotect = 1\n{b}\nlease_s = 5")),
+            post(&format!("[management]\n{b}")),
+        ] {
+            let e = err(&text);
+            assert!(e.key == "management.mkey" || e.key.is_empty(), "{b}: {e}");
+            assert!(e.location.is_some(), "{b}: {e}");
+            no_mkey(&e.to_string());
+            no_mkey(&format!("{e:?}"));
+            if e.key.is_empty() {
+                // A syntax error still says where.
+                let line = line_of(&text, "mkey =");
+                assert!(e.why.contains("TOML parse error at line"), "{e}");
+                assert!(e.location.unwrap().0 >= line, "{b}: {e}");
+            }
+        }
+    }
+    // The likely one, a 64-bit key as a TOML integer, says how to write it.
+    let e = err(&pre("[management]\nmkey = 0xdec12e7c0ffee123"));
+    assert!(e.why.contains("too large"), "{e}");
+    assert!(e.why.contains("as a string"), "{e}");
+    assert_eq!(e.location.map(|l| l.0), Some(2));
+    // The inline and dotted forms.
+    for text in [
+        pre("management = { mkey = 0xdec12e7c0ffee123 }"),
+        pre("management.mkey = 0xdec12e7c0ffee123"),
+        pre(&format!("management = {{ mkey = {hex}, protect = 9 }}")),
+    ] {
+        let e = err(&text);
+        no_mkey(&e.to_string());
+    }
+    // A syntax error elsewhere keeps quoting its line.
+    let e = err(&rep("mtu = 1500", "mtu = = 1500"));
+    assert!(e.why.contains("mtu = = 1500"), "{e}");
+
+    // Nor does Debug, nor a reload line.
+    let mut c = Config::from_toml(BASE).unwrap();
+    c.management.mkey = MKEY;
+    no_mkey(&format!("{c:?}"));
+    no_mkey(&format!("{:?}", c.management));
+    let old = Config::from_toml(BASE).unwrap();
+    let plan = old.diff_for_reload(&c).unwrap();
+    no_mkey(&format!("{plan:?}"));
+    no_mkey(&plan.changes.join("\n"));
+    let plan = c.diff_for_reload(&old).unwrap();
+    no_mkey(&plan.changes.join("\n"));
+    // Only the emitted configuration holds it, so that it loads again.
+    assert!(c.to_toml().contains(&hex), "{}", c.to_toml());
+    round_trip(&c);
+}
+
+#[test]
+fn node_identity_is_stable() {
+    let c = Config::from_toml(BASE).unwrap();
+    // Pinned: a change in the derivation changes every box's identity.
+    assert_eq!(c.node_identity(), 0x0696_6b77_368d_0e60);
+    assert_eq!(c.node_identity(), c.node_identity());
+    assert_eq!(c.clone().node_identity(), c.node_identity());
+    let again = Config::from_toml(&c.to_toml()).unwrap();
+    assert_eq!(again.node_identity(), c.node_identity());
+    // What does not name the box leaves it alone.
+    let mut t = c.clone();
+    t.timers.sweep_ms = 1234;
+    t.management.mkey = 9;
+    t.hrs[0].mtu = 9000;
+    assert_eq!(t.node_identity(), c.node_identity());
+    // Another name, other addresses or another port order: another identity.
+    let mut u = c.clone();
+    u.router.name = "u".into();
+    assert_eq!(u.node_identity(), 0x2090_3bc8_3059_543c);
+    let mut v = c.clone();
+    v.hrs.swap(0, 1);
+    assert_eq!(v.node_identity(), 0xfbec_b323_2833_a22d);
+    let mut w = c.clone();
+    w.hrs[1].address = Address(0x0103);
+    let ids = [
+        c.node_identity(),
+        u.node_identity(),
+        v.node_identity(),
+        w.node_identity(),
+    ];
+    for (i, a) in ids.iter().enumerate() {
+        assert_ne!(*a, 0);
+        for b in &ids[i + 1..] {
+            assert_ne!(a, b, "{ids:x?}");
+        }
+    }
+    assert_eq!(
+        load("router-udp.toml").node_identity(),
+        0x103f_fedb_72b6_6538
+    );
+    // A configured identity wins.
+    let c = Config::from_toml(&pre("[management]\nidentity = 42")).unwrap();
+    assert_eq!(c.node_identity(), 42);
+    // The description: configured, else the router's name.
+    let c = Config::from_toml(&pre("[management]\ndescription = \"Rack 4, ☃\"")).unwrap();
+    assert_eq!(c.node_description(), "Rack 4, ☃");
 }
 
 // ---------------------------------------------------------------- reload
@@ -1446,6 +1961,64 @@ fn reload_refuses_what_cannot_change_live() {
         c.hrs[0].name = None;
     });
     assert_eq!(r, [msg("hr[0].name"), msg("hr[0].cost")]);
+}
+
+#[test]
+fn reload_management_is_live() {
+    let old = load("router-udp.toml");
+    let mut new = old.clone();
+    new.management.mkey = 0x1122_3344_5566_7788;
+    new.management.manager = Some(Address(0x0120));
+    let plan = old.diff_for_reload(&new).unwrap();
+    assert_eq!(plan.management, Some(new.management.clone()));
+    assert_eq!(plan.timers, None);
+    assert_eq!(plan.log, None);
+    assert_eq!(
+        plan.changes,
+        [
+            "management.mkey: changed (the value is not shown)",
+            "management.manager: (unset) -> 0x0120",
+        ]
+    );
+    // Every key, both ways, one line each, nothing refused.
+    let mut all = old.clone();
+    all.management = ManagementSection {
+        identity: Some(7),
+        description: Some("box".into()),
+        mkey: 1,
+        protect: 1,
+        lease_s: 60,
+        manager: Some(Address(0x0120)),
+        drop_threshold: 100,
+        traps_per_s: 2,
+    };
+    let plan = old.diff_for_reload(&all).unwrap();
+    assert_eq!(plan.management, Some(all.management.clone()));
+    assert_eq!(
+        plan.changes,
+        [
+            "management.mkey: changed (the value is not shown)",
+            "management.protect: 0 -> 1",
+            "management.lease_s: 0 -> 60",
+            "management.drop_threshold: 0 -> 100",
+            "management.traps_per_s: 10 -> 2",
+            "management.identity: (unset) -> \"0x0000000000000007\"",
+            "management.description: (unset) -> \"box\"",
+            "management.manager: (unset) -> 0x0120",
+        ]
+    );
+    let back = all.diff_for_reload(&old).unwrap();
+    assert_eq!(back.management, Some(old.management.clone()));
+    assert_eq!(back.changes.len(), 8, "{:?}", back.changes);
+    // With a change that is refused, the whole reload is.
+    let mut r = new.clone();
+    r.workers.count = 2;
+    assert_eq!(
+        old.diff_for_reload(&r).unwrap_err(),
+        ["workers.count: cannot change while running; restart mwrouterd"]
+    );
+    // The same key again: no change.
+    assert!(new.diff_for_reload(&new.clone()).unwrap().is_empty());
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! A [`Config`] as TOML, every key spelled out: the tables and their
 //! entries ([`tables`]), rendered as text ([`render`]) or flattened into key
 //! paths for the reload diff ([`flat`]).
+//!
+//! The text holds `management.mkey` (the file holds it too, and it must load
+//! again to the same configuration); the reload diff does not show it.
 
 use std::fmt::Write as _;
 
@@ -53,6 +56,12 @@ pub(super) fn quote(s: &str) -> String {
 
 fn hex16(a: rrp::Address) -> String {
     format!("0x{:04x}", a.0)
+}
+
+/// A 64-bit value as the string `"0x"` and 16 hex digits (any value fits,
+/// unlike a TOML integer).
+fn hex64(v: u64) -> String {
+    quote(&format!("0x{v:016x}"))
 }
 
 fn list<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
@@ -141,6 +150,24 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     let mut t = Table::new("[log]", "log".into());
     t.put("level", quote(c.log.level.name()));
     t.put("format", quote(c.log.format.as_str()));
+    out.push(t);
+
+    let m = &c.management;
+    let mut t = Table::new("[management]", "management".into());
+    if let Some(id) = m.identity {
+        t.put("identity", hex64(id));
+    }
+    if let Some(d) = &m.description {
+        t.put("description", quote(d));
+    }
+    t.put("mkey", hex64(m.mkey));
+    t.put("protect", m.protect.to_string());
+    t.put("lease_s", m.lease_s.to_string());
+    if let Some(a) = m.manager {
+        t.put("manager", hex16(a));
+    }
+    t.put("drop_threshold", m.drop_threshold.to_string());
+    t.put("traps_per_s", m.traps_per_s.to_string());
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

@@ -5,7 +5,8 @@
 //! in `[hr.port]` and its static LRT entries in `[[hr.static]]`), the DPDK
 //! EAL arguments (`[dpdk]`), the workers (`[workers]`), the RRP timers
 //! (`[timers]`), limits (`[limits]`) and rate limits (`[rates]`), the admin
-//! socket (`[admin]`) and logging (`[log]`).
+//! socket (`[admin]`), logging (`[log]`) and the in-band management agent
+//! (`[management]`, docs/management.md).
 //!
 //! - [`Config::from_toml`] parses and validates: unknown keys are errors
 //!   (typos never pass silently), and every error names its key path
@@ -18,8 +19,11 @@
 //!   [`Config::idle_policy`] (the dataplane), [`Config::udp_config`],
 //!   [`Config::af_packet_config`] and [`Config::eal_args`] (the ports).
 //! - On SIGHUP, [`Config::diff_for_reload`] tells what applies live (static
-//!   entries, timers, limits, rates, logging) and refuses the rest, one
-//!   message per key.
+//!   entries, timers, limits, rates, logging, management) and refuses the
+//!   rest, one message per key.
+//! - `management.mkey` is a secret: no error message and no reload line shows
+//!   it, nor does `Debug`; only [`Config::to_toml`] writes it (the file holds
+//!   it).
 
 mod emit;
 mod locate;
@@ -60,6 +64,13 @@ pub const MAX_WORKERS: usize = 128;
 pub const MAX_NAME: usize = 64;
 /// A burst: the smallest pool or ring the configuration accepts.
 pub const MIN_BUFFERS: usize = ports::BURST;
+/// The longest node description (`management.description`, NodeDescription)
+/// in bytes.
+pub const MAX_DESCRIPTION: usize = 64;
+/// The highest M_Key protect level (`management.protect`).
+pub const MAX_PROTECT: u8 = 3;
+/// Traps sent per second at most, by default (`management.traps_per_s`).
+pub const DEFAULT_TRAPS_PER_S: u32 = 10;
 
 /// The whole configuration of one `mwrouterd`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +91,8 @@ pub struct Config {
     pub admin: AdminSection,
     /// `[log]`.
     pub log: LogSection,
+    /// `[management]`: the in-band management agent (optional section).
+    pub management: ManagementSection,
     /// `[[hr]]`: the HRs in port order (port `i` is `hrs[i]`).
     pub hrs: Vec<HrSection>,
 }
@@ -320,6 +333,74 @@ impl LogFormat {
         }
     }
 }
+
+/// `[management]`: the in-band management agent (docs/management.md).
+///
+/// `mkey` is a secret: `Debug` does not show it (nor does any configuration
+/// error or reload line); [`Config::to_toml`] writes it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ManagementSection {
+    /// The node identity (`NodeInfo.NodeIdentity`, 64 bits, not 0); none:
+    /// derived from the router's name and HR addresses
+    /// ([`Config::node_identity`]).
+    pub identity: Option<u64>,
+    /// The node's description (NodeDescription), 1-64 bytes of UTF-8; none:
+    /// `router.name` ([`Config::node_description`]).
+    pub description: Option<String>,
+    /// The box's management key (M_Key); 0: no protection.
+    pub mkey: u64,
+    /// The M_Key protect bits, 0-3.
+    pub protect: u8,
+    /// The M_Key lease period in seconds; 0: the lease never runs out.
+    pub lease_s: u16,
+    /// Where traps go (a node address, 0x0040-0x7FFF); none: no traps.
+    pub manager: Option<Address>,
+    /// Drops on one port within 10 s that raise a trap; 0: off.
+    pub drop_threshold: u64,
+    /// Traps sent per second at most (>= 1).
+    pub traps_per_s: u32,
+}
+
+impl Default for ManagementSection {
+    fn default() -> Self {
+        ManagementSection {
+            identity: None,
+            description: None,
+            mkey: 0,
+            protect: 0,
+            lease_s: 0,
+            manager: None,
+            drop_threshold: 0,
+            traps_per_s: DEFAULT_TRAPS_PER_S,
+        }
+    }
+}
+
+impl fmt::Debug for ManagementSection {
+    /// Every field but the key's value: `mkey` shows as `0` or `(secret)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Secret(u64);
+        impl fmt::Debug for Secret {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(if self.0 == 0 { "0" } else { "(secret)" })
+            }
+        }
+        f.debug_struct("ManagementSection")
+            .field("identity", &self.identity)
+            .field("description", &self.description)
+            .field("mkey", &Secret(self.mkey))
+            .field("protect", &self.protect)
+            .field("lease_s", &self.lease_s)
+            .field("manager", &self.manager)
+            .field("drop_threshold", &self.drop_threshold)
+            .field("traps_per_s", &self.traps_per_s)
+            .finish()
+    }
+}
+
+/// FNV-1a's offset basis and prime (64 bits), for [`Config::node_identity`].
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// `[[hr]]`: one HR, one port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -584,6 +665,7 @@ impl Config {
             rates: RatesSection::default(),
             admin: AdminSection::default(),
             log: LogSection::default(),
+            management: ManagementSection::default(),
             hrs,
         }
     }
@@ -628,6 +710,38 @@ impl Config {
     /// refused: one message per key that cannot change while running.
     pub fn diff_for_reload(&self, new: &Config) -> Result<ReloadPlan, Vec<String>> {
         reload::diff(self, new)
+    }
+
+    /// The node identity (`NodeInfo.NodeIdentity`): `management.identity`,
+    /// else a value derived from `router.name` and the HRs' addresses, the
+    /// same on every start and with every Rust version (never 0): FNV-1a
+    /// over the name's bytes, a 0 byte and each HR address (two bytes,
+    /// big-endian, in port order), then SplitMix64's finaliser
+    /// ([`rrp::rng::mix64`]).
+    pub fn node_identity(&self) -> u64 {
+        if let Some(id) = self.management.identity {
+            return id;
+        }
+        let fold = |h: u64, b: u8| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+        let mut h = self.router.name.bytes().fold(FNV_OFFSET, fold);
+        h = fold(h, 0);
+        for hr in &self.hrs {
+            h = hr.address.0.to_be_bytes().into_iter().fold(h, fold);
+        }
+        // mix64 is a bijection with mix64(0) == 0: only h == 0 gives 0.
+        match rrp::rng::mix64(h) {
+            0 => rrp::rng::GOLDEN,
+            id => id,
+        }
+    }
+
+    /// The node description (NodeDescription): `management.description`,
+    /// else `router.name`.
+    pub fn node_description(&self) -> String {
+        self.management
+            .description
+            .clone()
+            .unwrap_or_else(|| self.router.name.clone())
     }
 
     /// The port backend (every port uses the same one; `None` without HRs).

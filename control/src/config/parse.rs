@@ -2,6 +2,10 @@
 //! (unknown keys refused everywhere), the key path of a deserialisation
 //! error (serde_path_to_error), then the per-backend reading of `[hr.port]`
 //! and of the static entries' native addresses.
+//!
+//! `management.mkey` is a secret: its parse errors say what is wrong without
+//! the value, and a TOML syntax error on a line that may hold it does not
+//! quote the line.
 
 use std::net::SocketAddr;
 
@@ -13,7 +17,8 @@ use serde::Deserialize;
 
 use super::{
     AdminSection, AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection,
-    HrSection, LogSection, PortConfig, RatesSection, RouterSection, UdpPortConfig, WorkersSection,
+    HrSection, LogSection, ManagementSection, PortConfig, RatesSection, RouterSection,
+    UdpPortConfig, WorkersSection,
 };
 
 #[derive(Deserialize)]
@@ -35,7 +40,132 @@ struct RawConfig {
     #[serde(default)]
     log: LogSection,
     #[serde(default)]
+    management: RawManagement,
+    #[serde(default)]
     hr: Vec<RawHr>,
+}
+
+/// `[management]` as written: 64-bit values as an integer or a string.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawManagement {
+    identity: Option<Wide>,
+    description: Option<String>,
+    mkey: Wide,
+    protect: u8,
+    lease_s: u16,
+    manager: Option<u16>,
+    drop_threshold: u64,
+    traps_per_s: u32,
+}
+
+impl Default for RawManagement {
+    fn default() -> Self {
+        let m = ManagementSection::default();
+        RawManagement {
+            identity: m.identity.map(Wide),
+            description: m.description,
+            mkey: Wide(m.mkey),
+            protect: m.protect,
+            lease_s: m.lease_s,
+            manager: m.manager.map(|a| a.0),
+            drop_threshold: m.drop_threshold,
+            traps_per_s: m.traps_per_s,
+        }
+    }
+}
+
+impl From<RawManagement> for ManagementSection {
+    fn from(m: RawManagement) -> ManagementSection {
+        ManagementSection {
+            identity: m.identity.map(|w| w.0),
+            description: m.description,
+            mkey: m.mkey.0,
+            protect: m.protect,
+            lease_s: m.lease_s,
+            manager: m.manager.map(Address),
+            drop_threshold: m.drop_threshold,
+            traps_per_s: m.traps_per_s,
+        }
+    }
+}
+
+/// A 64-bit value (`management.identity`, `management.mkey`): a TOML
+/// integer (not negative, so at most `i64::MAX`), or a string, `"0x"` and
+/// 1-16 hex digits or decimal digits (`_` between digits allowed).
+///
+/// Its errors never repeat the value: it may be the M_Key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Wide(u64);
+
+const WIDE_EXPECTED: &str = "expected an integer 0-9223372036854775807, or a string: \"0x\" and 1-16 hex digits (\"0x0123456789abcdef\"), or decimal digits";
+
+impl<'de> Deserialize<'de> for Wide {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Wide, D::Error> {
+        struct V;
+        impl<'v> serde::de::Visitor<'v> for V {
+            type Value = Wide;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(WIDE_EXPECTED)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Wide, E> {
+                u64::try_from(v)
+                    .map(Wide)
+                    .map_err(|_| E::custom(format!("must not be negative ({WIDE_EXPECTED})")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Wide, E> {
+                Ok(Wide(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Wide, E> {
+                parse_wide(v).map(Wide).map_err(E::custom)
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Wide, E> {
+                Err(E::custom(format!("invalid type: boolean, {WIDE_EXPECTED}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Wide, E> {
+                Err(E::custom(format!(
+                    "invalid type: floating point, {WIDE_EXPECTED}"
+                )))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'v>>(self, _: A) -> Result<Wide, A::Error> {
+                Err(serde::de::Error::custom(format!(
+                    "invalid type: array, {WIDE_EXPECTED}"
+                )))
+            }
+            fn visit_map<A: serde::de::MapAccess<'v>>(self, _: A) -> Result<Wide, A::Error> {
+                Err(serde::de::Error::custom(format!(
+                    "invalid type: table or date-time, {WIDE_EXPECTED}"
+                )))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A 64-bit value written as a string; the error does not repeat it.
+fn parse_wide(s: &str) -> Result<u64, String> {
+    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => (h, 16),
+        None => (s, 10),
+    };
+    let ok_digit = |b: u8| {
+        if radix == 16 {
+            b.is_ascii_hexdigit()
+        } else {
+            b.is_ascii_digit()
+        }
+    };
+    let b = digits.as_bytes();
+    let well_formed = !b.is_empty()
+        && b.iter().all(|&c| ok_digit(c) || c == b'_')
+        && ok_digit(b[0])
+        && ok_digit(b[b.len() - 1])
+        && !digits.contains("__");
+    if !well_formed {
+        return Err(format!("not a 64-bit value ({WIDE_EXPECTED})"));
+    }
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    u64::from_str_radix(&clean, radix).map_err(|_| "larger than 64 bits".to_string())
 }
 
 /// `[timers]` as written: `rrp::router::Timers` with its defaults.
@@ -223,16 +353,56 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str) -> Co
         };
         (key, rest)
     } else if path.is_empty() {
-        // A syntax error: toml's own message, with its line and column.
+        // A syntax error: toml's own message, with its line and column, and
+        // the line itself unless it may hold the M_Key.
+        let why = match location {
+            Some((line, col)) if may_hold_secret(text, line) => {
+                let hint = if msg.contains("too large") {
+                    "; above 9223372036854775807, write a 64-bit value as a string: \"0x...\""
+                } else {
+                    ""
+                };
+                format!(
+                    "TOML parse error at line {line}, column {col}\n{msg}\n(the line is not shown: it may hold management.mkey{hint})"
+                )
+            }
+            _ => inner.to_string().trim_end().to_string(),
+        };
         return ConfigError {
             key: String::new(),
-            why: inner.to_string().trim_end().to_string(),
+            why,
             location,
         };
     } else {
         (path.clone(), msg)
     };
     ConfigError { key, why, location }
+}
+
+/// Whether line `line` (1-based) of `text` may hold `management.mkey`: it
+/// names `mkey`, or it is in the `[management]` table (a lexical guess that
+/// errs on the side of hiding).
+fn may_hold_secret(text: &str, line: usize) -> bool {
+    let mut in_management = false;
+    for (n, l) in text.lines().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with('[') {
+            let name: String = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+                .collect();
+            in_management = name == "management";
+        }
+        if n + 1 == line {
+            return in_management || l.contains("mkey");
+        }
+    }
+    // Past the end (an error at end of file): the last table decides.
+    in_management
 }
 
 /// `name` in "<prefix>`name`...".
@@ -261,6 +431,7 @@ fn convert(raw: RawConfig) -> Result<Config, Vec<ConfigError>> {
         rates: raw.rates,
         admin: raw.admin,
         log: raw.log,
+        management: raw.management.into(),
         hrs,
     })
 }

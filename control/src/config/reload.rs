@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use rrp::PortId;
 use rrp::router::{Limits, StaticNode, Timers};
 
-use super::{Config, LogSection, RatesSection, emit};
+use super::{Config, LogSection, ManagementSection, RatesSection, emit};
+
+/// The key whose value a change line never shows.
+const SECRET_KEY: &str = "management.mkey";
 
 /// The changes a reload applies: each field is `Some` (or listed) only when
 /// it changed. Anything else that changed refuses the reload.
@@ -20,10 +23,14 @@ pub struct ReloadPlan {
     pub rates: Option<RatesSection>,
     /// New `[log]` level and format.
     pub log: Option<LogSection>,
+    /// New `[management]` (the management agent's settings), when any of its
+    /// keys changed.
+    pub management: Option<ManagementSection>,
     /// HRs (port index) whose static entries changed, with the new entries.
     pub statics: Vec<(PortId, Vec<StaticNode>)>,
     /// One line per change, for the log and the admin's answer
-    /// (`timers.hold_ms: 90000 -> 120000`).
+    /// (`timers.hold_ms: 90000 -> 120000`; `management.mkey: changed (the
+    /// value is not shown)`).
     pub changes: Vec<String>,
 }
 
@@ -44,7 +51,7 @@ fn is_static_key(key: &str) -> bool {
 }
 
 fn is_live(key: &str) -> bool {
-    ["timers.", "limits.", "rates.", "log."]
+    ["timers.", "limits.", "rates.", "log.", "management."]
         .iter()
         .any(|p| key.starts_with(p))
         || is_static_key(key)
@@ -84,6 +91,9 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
             refused.push(format!(
                 "{key}: cannot change while running; restart mwrouterd"
             ));
+        } else if key == SECRET_KEY {
+            plan.changes
+                .push(format!("{key}: changed (the value is not shown)"));
         } else if !is_static_key(key) {
             plan.changes.push(format!(
                 "{key}: {} -> {}",
@@ -107,6 +117,9 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
     }
     if old.log != new.log {
         plan.log = Some(new.log);
+    }
+    if old.management != new.management {
+        plan.management = Some(new.management.clone());
     }
     for (i, (o, n)) in old.hrs.iter().zip(&new.hrs).enumerate() {
         if o.statics != n.statics {

@@ -7,8 +7,8 @@ use rrp::limits::MAX_RCVF;
 use rrp::{Address, NativeAddr};
 
 use super::{
-    Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU, MAX_NAME,
-    MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig,
+    Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU,
+    MAX_DESCRIPTION, MAX_NAME, MAX_PROTECT, MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig,
 };
 
 /// The longest timer interval (a day).
@@ -38,6 +38,7 @@ pub(super) fn validate(c: &Config) -> Result<(), Vec<ConfigError>> {
     limits(c, &mut e);
     rates(c, &mut e);
     admin(c, &mut e);
+    management(c, &mut e);
     hrs(c, &mut e);
     if e.0.is_empty() {
         // What the engine checks, as a safety net (everything it refuses
@@ -345,6 +346,60 @@ fn admin(c: &Config, e: &mut Errs) {
         if addr.port() == 0 {
             e.push("admin.prometheus_listen", "needs a port (not 0)");
         }
+    }
+}
+
+/// `[management]`. No message shows `mkey` (every value is a valid key).
+fn management(c: &Config, e: &mut Errs) {
+    let m = &c.management;
+    if m.identity == Some(0) {
+        e.push(
+            "management.identity",
+            "0 is not a node identity (leave identity out to derive one)",
+        );
+    }
+    if let Some(d) = &m.description {
+        if d.is_empty() {
+            e.push(
+                "management.description",
+                "must not be empty (leave it out: router.name)",
+            );
+        } else if d.len() > MAX_DESCRIPTION {
+            e.push(
+                "management.description",
+                format!(
+                    "{} bytes: longer than {MAX_DESCRIPTION} bytes (NodeDescription)",
+                    d.len()
+                ),
+            );
+        }
+        if d.contains('\0') {
+            e.push(
+                "management.description",
+                "must not contain NUL (NodeDescription is zero-padded)",
+            );
+        }
+    }
+    if m.protect > MAX_PROTECT {
+        e.push(
+            "management.protect",
+            format!("{} is not a protect level (0-{MAX_PROTECT})", m.protect),
+        );
+    }
+    if let Some(a) = m.manager
+        && !a.is_node()
+    {
+        e.push(
+            "management.manager",
+            format!("{a} is not a node address (0x0040-0x7FFF; leave manager out for no traps)"),
+        );
+    }
+    too_big(e, "management.drop_threshold", m.drop_threshold);
+    if m.traps_per_s == 0 {
+        e.push(
+            "management.traps_per_s",
+            "must be >= 1 (leave manager out for no traps)",
+        );
     }
 }
 

@@ -129,6 +129,8 @@ impl DaemonBackend {
         if let Some(l) = plan.log {
             self.log.set_level(l.level);
         }
+        // `[management]` (plan.management) needs nothing here: the agent
+        // takes its settings from the configuration kept below.
         *cfg = new;
         Ok(plan.changes)
     }
