@@ -43,6 +43,12 @@ impl PathHop {
         PathHop { hr, native }
     }
 
+    /// HR 0x0000 and no native address: three zero bytes, which cannot be
+    /// told from padding at the end of a ReturnPath.
+    pub fn is_zero(&self) -> bool {
+        self.hr.0 == 0 && self.native.is_empty()
+    }
+
     /// Bytes of the encoded entry.
     pub fn encoded_len(&self) -> usize {
         ENTRY_PREFIX_LEN + self.native.len()
@@ -111,8 +117,9 @@ pub fn parse_path(
 
 /// Reads the entries written so far in a path area (a ReturnPath): at most
 /// `max`, stopping where the rest of the area is all zero. An entry of HR
-/// 0x0000 and no native address is therefore read only when something
-/// non-zero follows it. Errors as for [`parse_path`].
+/// 0x0000 and no native address (three zero bytes) is therefore kept only
+/// when a non-zero entry follows it: trailing ones read as padding.
+/// Errors as for [`parse_path`].
 pub fn parse_written_path(
     area: &[u8],
     max: usize,
@@ -131,6 +138,11 @@ pub fn parse_written_path(
         let h = entry(area, pos, field, offset)?;
         pos += h.encoded_len();
         hops.push(h);
+    }
+    // Entries that are all zero at the end are padding, whatever follows
+    // them past the last entry read.
+    while hops.last().is_some_and(PathHop::is_zero) {
+        hops.pop();
     }
     Ok(hops)
 }
@@ -194,6 +206,24 @@ mod tests {
         assert!(parse_written_path(&[0; 64], 8, "p", 0).unwrap().is_empty());
         // Zero-filled entries read by count.
         assert_eq!(parse_path(&[0; 64], 2, "p", 0).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn trailing_zero_entries_are_padding() {
+        // Regression (proptest): an all-zero entry followed by bytes past
+        // the last entry read was kept, and did not survive emit + parse.
+        let mut area = [0u8; PATH_AREA_LEN];
+        area[..2].copy_from_slice(&[0x01, 0x11]);
+        area[63] = 0xAA;
+        let hops = parse_written_path(&area, 3, "p", 0).unwrap();
+        assert_eq!(hops, vec![PathHop::new(Address(0x0111), NativeAddr::NONE)]);
+        let mut out = [0u8; PATH_AREA_LEN];
+        emit_path(&hops, &mut out).unwrap();
+        assert_eq!(parse_written_path(&out, 3, "p", 0).unwrap(), hops);
+        // A zero entry before a non-zero one is an entry.
+        let mut area = [0u8; PATH_AREA_LEN];
+        area[3..5].copy_from_slice(&[0x01, 0x11]);
+        assert_eq!(parse_written_path(&area, 8, "p", 0).unwrap().len(), 2);
     }
 
     #[test]
