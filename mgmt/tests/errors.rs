@@ -109,7 +109,10 @@ fn paths() {
 fn emit_names_what_does_not_fit() {
     let v6 = NativeAddr::from_bytes(&[0xFE; 18]).unwrap();
     let mut m = MadRepr::new(MgmtClass::SUBN_DR, Method::GET, 1, PortInfo::ID, 0);
-    m.dr = Some(DrRoute::outbound(vec![PathHop::new(Address(0x0111), v6); 4]));
+    m.dr = Some(DrRoute::outbound(vec![
+        PathHop::new(Address(0x0111), v6);
+        4
+    ]));
     assert_eq!(
         m.to_bytes().unwrap_err(),
         err(ErrorKind::BadPath, "mad.initial_path", 128 + 63)
@@ -207,7 +210,11 @@ fn attributes_truncated() {
         ("lrt_block", LrtBlock::parse(&short).map(drop)),
     ];
     for (field, r) in cases {
-        assert_eq!(r.unwrap_err(), Error::truncated(field, 0, 64, 63), "{field}");
+        assert_eq!(
+            r.unwrap_err(),
+            Error::truncated(field, 0, 64, 63),
+            "{field}"
+        );
     }
     assert_eq!(
         PortCounters::parse(&[0u8; 7]).unwrap_err(),
@@ -335,7 +342,10 @@ fn native_addresses_and_values() {
             16
         ],
     };
-    assert_eq!(lrt.emit(&mut [0u8; 64]).unwrap_err().field, "lrt_block.entries");
+    assert_eq!(
+        lrt.emit(&mut [0u8; 64]).unwrap_err().field,
+        "lrt_block.entries"
+    );
     let lrt = LrtBlock {
         total: 2,
         entries: vec![LrtBlockEntry::default()],

@@ -77,11 +77,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 fn replay_corpus() {
     let root = corpus_root();
     let mad = root.join("mad");
-    assert!(
-        !files_of(&mad).is_empty(),
-        "no seeds in {}",
-        mad.display()
-    );
+    assert!(!files_of(&mad).is_empty(), "no seeds in {}", mad.display());
     let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("fuzz corpus {}: {e}", root.display()))
         .map(|e| e.expect("directory entry").path())

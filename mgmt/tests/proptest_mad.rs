@@ -138,15 +138,20 @@ mod strategy {
     }
 
     pub fn class_port_info() -> impl Strategy<Value = ClassPortInfo> {
-        (any::<u8>(), any::<u8>(), any::<u16>(), any::<u32>(), address()).prop_map(
-            |(b, c, m, r, t)| ClassPortInfo {
+        (
+            any::<u8>(),
+            any::<u8>(),
+            any::<u16>(),
+            any::<u32>(),
+            address(),
+        )
+            .prop_map(|(b, c, m, r, t)| ClassPortInfo {
                 base_version: b,
                 class_version: c,
                 capability_mask: m,
                 resp_time_value: r,
                 trap_address: t,
-            },
-        )
+            })
     }
 
     pub fn notice() -> impl Strategy<Value = Notice> {
@@ -189,67 +194,85 @@ mod strategy {
             (any::<u16>(), any::<u16>(), any::<u32>()),
             (any::<u8>(), 0u32..0x0100_0000, address()),
         )
-            .prop_map(|((b, c, t, n), (s, i, p), (pc, il, r), (l, v, a))| NodeInfo {
-                base_version: b,
-                class_version: c,
-                node_type: t,
-                num_ports: n,
-                system_image_identity: s,
-                node_identity: i,
-                port_identity: p,
-                partition_cap: pc,
-                implementation_level: il,
-                revision: r,
-                local_port_num: l,
-                vendor_id: v,
-                local_port_address: a,
-            })
+            .prop_map(
+                |((b, c, t, n), (s, i, p), (pc, il, r), (l, v, a))| NodeInfo {
+                    base_version: b,
+                    class_version: c,
+                    node_type: t,
+                    num_ports: n,
+                    system_image_identity: s,
+                    node_identity: i,
+                    port_identity: p,
+                    partition_cap: pc,
+                    implementation_level: il,
+                    revision: r,
+                    local_port_num: l,
+                    vendor_id: v,
+                    local_port_address: a,
+                },
+            )
     }
 
     pub fn port_counters() -> impl Strategy<Value = PortCounters> {
-        (any::<u8>(), vec(any::<u64>(), 0..=PortCounters::MAX_COUNTERS)).prop_map(|(p, c)| {
-            PortCounters {
+        (
+            any::<u8>(),
+            vec(any::<u64>(), 0..=PortCounters::MAX_COUNTERS),
+        )
+            .prop_map(|(p, c)| PortCounters {
                 port_select: p,
                 counters: c,
-            }
-        })
+            })
     }
 
     pub fn port_info() -> impl Strategy<Value = PortInfo> {
         (
             (any::<u64>(), address(), address(), address(), any::<u16>()),
-            (any::<u32>(), any::<u16>(), any::<u8>(), any::<u8>(), 0u8..=3),
-            (any::<u8>(), any::<u16>(), any::<u16>(), any::<u16>(), native()),
+            (
+                any::<u32>(),
+                any::<u16>(),
+                any::<u8>(),
+                any::<u8>(),
+                0u8..=3,
+            ),
+            (
+                any::<u8>(),
+                any::<u16>(),
+                any::<u16>(),
+                any::<u16>(),
+                native(),
+            ),
         )
-            .prop_map(|((k, a, s, m, l), (mtu, c, lp, ps, pb), (lk, v, e, b, n))| PortInfo {
-                mkey: k,
-                address: a,
-                san_id: s,
-                manager_address: m,
-                mkey_lease_period: l,
-                mtu,
-                cost: c,
-                local_port_num: lp,
-                port_state: ps,
-                mkey_protect_bits: pb,
-                link_kind: lk,
-                mkey_violations: v,
-                lrt_entries: e,
-                buddies: b,
-                native: n,
-            })
+            .prop_map(
+                |((k, a, s, m, l), (mtu, c, lp, ps, pb), (lk, v, e, b, n))| PortInfo {
+                    mkey: k,
+                    address: a,
+                    san_id: s,
+                    manager_address: m,
+                    mkey_lease_period: l,
+                    mtu,
+                    cost: c,
+                    local_port_num: lp,
+                    port_state: ps,
+                    mkey_protect_bits: pb,
+                    link_kind: lk,
+                    mkey_violations: v,
+                    lrt_entries: e,
+                    buddies: b,
+                    native: n,
+                },
+            )
     }
 
     pub fn sm_info() -> impl Strategy<Value = SmInfo> {
-        (any::<u64>(), any::<u64>(), any::<u32>(), 0u8..16, 0u8..16).prop_map(
-            |(i, k, a, p, s)| SmInfo {
+        (any::<u64>(), any::<u64>(), any::<u32>(), 0u8..16, 0u8..16).prop_map(|(i, k, a, p, s)| {
+            SmInfo {
                 identity: i,
                 sm_key: k,
                 act_count: a,
                 priority: p,
                 sm_state: s,
-            },
-        )
+            }
+        })
     }
 
     pub fn route_entry() -> impl Strategy<Value = RouteEntry> {

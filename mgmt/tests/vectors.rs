@@ -43,7 +43,10 @@ fn vector(name: &str) -> Vec<u8> {
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(|l| l.split_whitespace())
         .collect();
-    assert!(digits.len().is_multiple_of(2), "{name}: odd number of digits");
+    assert!(
+        digits.len().is_multiple_of(2),
+        "{name}: odd number of digits"
+    );
     (0..digits.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("hex"))

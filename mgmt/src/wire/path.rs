@@ -249,7 +249,7 @@ mod tests {
         long.truncate(62);
         let e = parse_path(&long, 3, "x", 0).unwrap_err();
         assert_eq!(e, Error::new(ErrorKind::BadPath, "x", 42));
-        let e = emit_path(&vec![PathHop::default(); 9], &mut [0u8; 64]).unwrap_err();
+        let e = emit_path(&[PathHop::default(); 9], &mut [0u8; 64]).unwrap_err();
         assert_eq!(e.kind, ErrorKind::TooManyHops(9));
     }
 }
