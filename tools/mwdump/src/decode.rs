@@ -9,6 +9,7 @@ use rrp::{Address, CapabilityCode, ErrorCode, PacketClass, PacketType, RrpType};
 use crate::capture::Timestamp;
 use crate::hex;
 use crate::link::{self, Link};
+use crate::mad;
 use crate::model::*;
 
 /// How many data bytes are shown in hex.
@@ -95,12 +96,13 @@ pub fn decode_frame(input: &FrameInput<'_>) -> Report {
             ei: d.ei,
             ei_hex: format!("0x{:016x}", d.ei),
             message: d.message,
+            mad: d.mad,
         })),
-        Err(e) => Report::Error(Box::new(ErrorReport {
+        Err(error) => Report::Error(Box::new(ErrorReport {
             index: input.index,
             timestamp,
             frame_len: frame.len(),
-            error: rrp_error(&e, start),
+            error,
         })),
     }
 }
@@ -116,8 +118,8 @@ pub fn rrp_error(e: &rrp::Error, base: usize) -> ErrorInfo {
     }
 }
 
-/// `BadL2rhLength(0)` -> `bad_l2rh_length`.
-fn snake_kind(k: &rrp::ErrorKind) -> String {
+/// `BadL2rhLength(0)` -> `bad_l2rh_length` (rrp's and mgmt's error kinds).
+pub fn snake_kind(k: &impl core::fmt::Debug) -> String {
     let dbg = format!("{k:?}");
     let mut s = String::new();
     for (i, c) in dbg.chars().take_while(|c| c.is_alphanumeric()).enumerate() {
@@ -143,11 +145,24 @@ struct Decoded {
     data_truncated: bool,
     ei: u64,
     message: Option<MessageInfo>,
+    mad: Option<MadInfo>,
 }
 
 /// Decodes the packet at the start of `buf`, which lies at `base` in the
-/// frame. Error offsets count from `buf[0]`.
-fn decode_packet(buf: &[u8], base: usize) -> rrp::Result<Decoded> {
+/// frame, and for a management packet its MAD (`crate::mad`). Error
+/// offsets count from the frame.
+fn decode_packet(buf: &[u8], base: usize) -> Result<Decoded, ErrorInfo> {
+    let mut d = decode_eep(buf, base).map_err(|e| rrp_error(&e, base))?;
+    if d.header.packet_type == PacketType::MANAGEMENT.0 {
+        let p = Packet::new_checked(buf, usize::MAX).map_err(|e| rrp_error(&e, base))?;
+        d.mad = Some(mad::mad_info(&p, base).map_err(|e| mad::mgmt_error(&e, base))?);
+    }
+    Ok(d)
+}
+
+/// Decodes the packet at the start of `buf` (which lies at `base` in the
+/// frame) and its ERR/RRP message. Error offsets count from `buf[0]`.
+fn decode_eep(buf: &[u8], base: usize) -> rrp::Result<Decoded> {
     let p = Packet::new_checked(buf, usize::MAX)?;
     let lay = *p.layout();
     let mut l2rhs = Vec::with_capacity(lay.l2rh_count);
@@ -201,6 +216,7 @@ fn decode_packet(buf: &[u8], base: usize) -> rrp::Result<Decoded> {
         data_truncated,
         ei: p.ei(),
         message,
+        mad: None,
     })
 }
 

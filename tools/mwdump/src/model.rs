@@ -101,6 +101,9 @@ pub struct PacketReport {
     pub ei_hex: String,
     /// The ERR or RRP message; `null` for other packets.
     pub message: Option<MessageInfo>,
+    /// The management datagram of a management packet (PT 0x0006); `null`
+    /// for other packets.
+    pub mad: Option<MadInfo>,
 }
 
 /// One L2-Routing Header.
@@ -320,6 +323,135 @@ pub struct EnclosedInfo {
     /// Why the enclosed packet could not be read in full (truncation or a
     /// malformed part); `null` when it could.
     pub note: Option<String>,
+}
+
+/// A management datagram (docs/management.md "The packet").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MadInfo {
+    /// Offset of the MAD (the data block) in the frame.
+    pub offset: usize,
+    /// BaseVersion (1).
+    pub base_version: u8,
+    /// MgmtClass.
+    pub class: u8,
+    /// `"Subn"`, `"SubnDR"`, `"SubnAdm"`, `"Perf"`, `"VendorTrace"`; `null` when unassigned.
+    pub class_name: Option<String>,
+    /// ClassVersion.
+    pub class_version: u8,
+    /// The R bit: a response.
+    pub response: bool,
+    /// The method byte, R bit included (GetResp = 129).
+    pub method: u8,
+    /// `"Get"`, `"Set"`, `"Send"`, `"Trap"`, `"Report"`, `"TrapRepress"`,
+    /// `"GetResp"`, `"ReportResp"`; `null` when unassigned.
+    pub method_name: Option<String>,
+    /// Status (for class 0x81 without bit 15, the direction).
+    pub status: u16,
+    /// The status in words, e.g. `"ok"`, `"invalid value"`.
+    pub status_text: String,
+    /// TransactionID.
+    pub tid: u64,
+    /// The same as `"0x"` and 16 hex digits.
+    pub tid_hex: String,
+    /// AttributeID.
+    pub attribute: u16,
+    /// The attribute's name in its class (`mgmt::attr::name`); `null` when unknown.
+    pub attribute_name: Option<String>,
+    /// AttributeModifier.
+    pub modifier: u32,
+    /// M_Key.
+    pub mkey: u64,
+    /// The same as `"0x"` and 16 hex digits.
+    pub mkey_hex: String,
+    /// Class 0x81's directed route; `null` for other classes.
+    pub dr: Option<DrInfo>,
+    /// The attribute's fields, named as in docs/management.md (snake_case);
+    /// `null` for a Get (whose attribute area carries nothing) and when
+    /// mwdump does not know the attribute in this class.
+    pub fields: Option<Fields>,
+    /// The attribute area in hex when `fields` is `null`, except for a Get
+    /// whose area is all zero; `null` otherwise.
+    pub attribute_hex: Option<String>,
+}
+
+/// The directed route of a class-0x81 MAD.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DrInfo {
+    /// D: the MAD is on its way back.
+    pub returning: bool,
+    /// HopPointer.
+    pub hop_pointer: u8,
+    /// HopCount.
+    pub hop_count: u8,
+    /// The InitialPath's HopCount entries.
+    pub initial_path: Vec<PathHopInfo>,
+    /// The ReturnPath's entries written so far.
+    pub return_path: Vec<PathHopInfo>,
+}
+
+/// One entry of a directed-route path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathHopInfo {
+    /// Offset of the entry in the frame.
+    pub offset: usize,
+    /// The HR (0: the sender's only port).
+    pub hr: u16,
+    /// Bytes of the native address.
+    pub native_len: usize,
+    /// The native address in hex.
+    pub native_hex: String,
+    /// A 6-byte native address as a MAC; `null` otherwise.
+    pub mac: Option<String>,
+    /// A 6-byte native address as IPv4:port, an 18-byte one as `[IPv6]:port`; `null` otherwise.
+    pub udp: Option<String>,
+}
+
+/// An attribute's fields, in layout order: a JSON object whose keys are the
+/// field names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fields(pub Vec<Field>);
+
+/// One field of an attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The JSON key: the field's name in docs/management.md, snake_case.
+    pub name: &'static str,
+    /// The JSON value.
+    pub value: FieldValue,
+    /// How the text view shows it; `None` for JSON-only companions (the
+    /// `_hex` forms of 64-bit values).
+    pub text: Option<String>,
+}
+
+/// A field's value in JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// A number.
+    Num(u64),
+    /// A boolean.
+    Bool(bool),
+    /// A string.
+    Text(String),
+    /// `null`.
+    Null,
+    /// Nested fields (an object).
+    Object(Fields),
+    /// A list of objects.
+    List(Vec<Fields>),
+    /// A list of numbers.
+    Nums(Vec<u64>),
+}
+
+impl Serialize for Fields {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for f in &self.0 {
+            m.serialize_entry(f.name, &f.value)?;
+        }
+        m.end()
+    }
 }
 
 /// A frame without MessageWay in a capture.

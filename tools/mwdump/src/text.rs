@@ -258,6 +258,118 @@ fn packet(s: &mut String, p: &PacketReport) {
     if let Some(m) = &p.message {
         message(s, m);
     }
+    if let Some(m) = &p.mad {
+        mad(s, m);
+    }
+}
+
+fn named<T: core::fmt::LowerHex>(v: T, width: usize, name: &Option<String>) -> String {
+    match name {
+        Some(n) => format!("{n} (0x{v:0width$x})"),
+        None => format!("0x{v:0width$x}"),
+    }
+}
+
+fn mad(s: &mut String, m: &MadInfo) {
+    let _ = writeln!(
+        s,
+        "  MAD @{}: {} class version {}, {} {}, status 0x{:04x} ({})",
+        m.offset,
+        named(m.class, 2, &m.class_name),
+        m.class_version,
+        named(m.method, 2, &m.method_name),
+        if m.response { "response" } else { "request" },
+        m.status,
+        m.status_text
+    );
+    let _ = writeln!(s, "    TID        {}", m.tid_hex);
+    let _ = writeln!(
+        s,
+        "    attribute  {}, modifier 0x{:08x}",
+        named(m.attribute, 4, &m.attribute_name),
+        m.modifier
+    );
+    let _ = writeln!(s, "    M_Key      {}", m.mkey_hex);
+    if let Some(dr) = &m.dr {
+        let _ = writeln!(
+            s,
+            "    directed route: {}, hop pointer {}, hop count {}",
+            if dr.returning {
+                "returning"
+            } else {
+                "outbound"
+            },
+            dr.hop_pointer,
+            dr.hop_count
+        );
+        for (name, path) in [
+            ("InitialPath", &dr.initial_path),
+            ("ReturnPath", &dr.return_path),
+        ] {
+            if path.is_empty() {
+                let _ = writeln!(s, "      {name}: empty");
+            }
+            for (i, h) in path.iter().enumerate() {
+                let native = match (&h.mac, &h.udp) {
+                    (Some(mac), Some(udp)) => format!("{mac} / {udp}"),
+                    (None, Some(udp)) => udp.clone(),
+                    _ if h.native_len == 0 => "-".to_string(),
+                    _ => spaced_hex(&h.native_hex),
+                };
+                let _ = writeln!(
+                    s,
+                    "      {name}[{i}] @{}: HR 0x{:04x} native {native}",
+                    h.offset, h.hr
+                );
+            }
+        }
+    }
+    match (&m.fields, &m.attribute_hex) {
+        (Some(f), _) => {
+            let _ = writeln!(
+                s,
+                "    {}:",
+                m.attribute_name.as_deref().unwrap_or("attribute")
+            );
+            fields(s, "      ", f);
+        }
+        (None, Some(h)) => {
+            let _ = writeln!(s, "    attribute data: {}", spaced_hex(h));
+        }
+        (None, None) => {}
+    }
+}
+
+fn fields(s: &mut String, indent: &str, f: &Fields) {
+    let width =
+        f.0.iter()
+            .filter(|x| x.text.is_some())
+            .map(|x| x.name.len())
+            .max()
+            .unwrap_or(0);
+    for x in &f.0 {
+        match (&x.value, &x.text) {
+            (_, Some(t)) => {
+                let _ = writeln!(s, "{indent}{:width$}  {t}", x.name);
+            }
+            (FieldValue::Object(inner), None) => {
+                let _ = writeln!(s, "{indent}{}:", x.name);
+                fields(s, &format!("{indent}  "), inner);
+            }
+            (FieldValue::List(items), None) => {
+                let _ = writeln!(s, "{indent}{}:", x.name);
+                for (i, item) in items.iter().enumerate() {
+                    let parts: Vec<String> = item
+                        .0
+                        .iter()
+                        .filter_map(|y| y.text.as_ref().map(|t| format!("{} {t}", y.name)))
+                        .collect();
+                    let _ = writeln!(s, "{indent}  [{i}] {}", parts.join(", "));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn message(s: &mut String, m: &MessageInfo) {

@@ -119,6 +119,7 @@ pub const PACKET_KEYS: &[&str] = &[
     "ei",
     "ei_hex",
     "message",
+    "mad",
 ];
 
 /// The keys of `header`.

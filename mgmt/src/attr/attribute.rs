@@ -1,0 +1,90 @@
+//! Any attribute of docs/management.md, chosen by class and AttributeID:
+//! for code that handles MADs of every attribute (decoders, fuzzing).
+
+use crate::attr::{
+    ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo,
+    RouteEntry, SmInfo, name,
+};
+use crate::error::Result;
+use crate::wire::MgmtClass;
+
+/// One attribute, parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Attribute {
+    /// ClassPortInfo (0x0001).
+    ClassPortInfo(ClassPortInfo),
+    /// Notice (0x0002).
+    Notice(Notice),
+    /// NodeDescription (0x0010).
+    NodeDescription(NodeDescription),
+    /// NodeInfo (0x0011).
+    NodeInfo(NodeInfo),
+    /// PortCounters (0x0012).
+    PortCounters(PortCounters),
+    /// PortInfo (0x0015).
+    PortInfo(PortInfo),
+    /// SMInfo (0x0020).
+    SmInfo(SmInfo),
+    /// RouteEntry (0xFF10).
+    RouteEntry(RouteEntry),
+    /// FibBlock (0xFF11).
+    FibBlock(FibBlock),
+    /// LrtBlock (0xFF12).
+    LrtBlock(LrtBlock),
+}
+
+impl Attribute {
+    /// Parses `area` as attribute `id` of `class`; `Ok(None)` when `class`
+    /// has no such attribute ([`name`] is `None`).
+    pub fn parse(class: MgmtClass, id: u16, area: &[u8]) -> Result<Option<Attribute>> {
+        if name(class, id).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(match id {
+            ClassPortInfo::ID => Attribute::ClassPortInfo(ClassPortInfo::parse(area)?),
+            Notice::ID => Attribute::Notice(Notice::parse(area)?),
+            NodeDescription::ID => Attribute::NodeDescription(NodeDescription::parse(area)?),
+            NodeInfo::ID => Attribute::NodeInfo(NodeInfo::parse(area)?),
+            PortCounters::ID => Attribute::PortCounters(PortCounters::parse(area)?),
+            PortInfo::ID => Attribute::PortInfo(PortInfo::parse(area)?),
+            SmInfo::ID => Attribute::SmInfo(SmInfo::parse(area)?),
+            RouteEntry::ID => Attribute::RouteEntry(RouteEntry::parse(area)?),
+            FibBlock::ID => Attribute::FibBlock(FibBlock::parse(area)?),
+            LrtBlock::ID => Attribute::LrtBlock(LrtBlock::parse(area)?),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The AttributeID.
+    pub const fn id(&self) -> u16 {
+        match self {
+            Attribute::ClassPortInfo(_) => ClassPortInfo::ID,
+            Attribute::Notice(_) => Notice::ID,
+            Attribute::NodeDescription(_) => NodeDescription::ID,
+            Attribute::NodeInfo(_) => NodeInfo::ID,
+            Attribute::PortCounters(_) => PortCounters::ID,
+            Attribute::PortInfo(_) => PortInfo::ID,
+            Attribute::SmInfo(_) => SmInfo::ID,
+            Attribute::RouteEntry(_) => RouteEntry::ID,
+            Attribute::FibBlock(_) => FibBlock::ID,
+            Attribute::LrtBlock(_) => LrtBlock::ID,
+        }
+    }
+
+    /// Writes the attribute into `area`.
+    pub fn emit(&self, area: &mut [u8]) -> Result<()> {
+        match self {
+            Attribute::ClassPortInfo(a) => a.emit(area),
+            Attribute::Notice(a) => a.emit(area),
+            Attribute::NodeDescription(a) => a.emit(area),
+            Attribute::NodeInfo(a) => a.emit(area),
+            Attribute::PortCounters(a) => a.emit(area),
+            Attribute::PortInfo(a) => a.emit(area),
+            Attribute::SmInfo(a) => a.emit(area),
+            Attribute::RouteEntry(a) => a.emit(area),
+            Attribute::FibBlock(a) => a.emit(area),
+            Attribute::LrtBlock(a) => a.emit(area),
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Notice (0x0002, Subn): a trap from an agent to the manager, and the
+//! Report and TrapRepress about it (docs/management.md "Notice"), with the
+//! DataDetails of the four traps mwrouter sends.
+
+use rrp::Address;
+
+use crate::attr::{need, prepare};
+use crate::bytes::{be16, be24, be32, be64, put16, put24, put32, put64};
+use crate::error::{Error, ErrorKind, Result};
+use crate::wire::{Method, MgmtClass};
+
+/// Byte offsets of Notice.
+pub mod field {
+    /// IsGeneric (bit 7) and Type (bits 0-6).
+    pub const GENERIC_TYPE: usize = 0;
+    /// ProducerType (24 bits).
+    pub const PRODUCER_TYPE: usize = 1;
+    /// TrapNumber (16 bits).
+    pub const TRAP_NUMBER: usize = 4;
+    /// IssuerAddress (16 bits).
+    pub const ISSUER: usize = 6;
+    /// NoticeToggle (bit 15) and NoticeCount (bits 0-14).
+    pub const TOGGLE_COUNT: usize = 8;
+    /// DataDetails (54 bytes).
+    pub const DETAILS: usize = 10;
+}
+
+/// Bytes of DataDetails.
+pub const DETAILS_LEN: usize = 54;
+
+/// Notice.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Notice {
+    /// IsGeneric: a generic notice (the traps below are all generic).
+    pub is_generic: bool,
+    /// Type (7 bits): [`Notice::FATAL`] .. [`Notice::INFO`].
+    pub notice_type: u8,
+    /// ProducerType (24 bits): [`Notice::PRODUCER_HOST`], [`Notice::PRODUCER_ROUTER`].
+    pub producer_type: u32,
+    /// TrapNumber.
+    pub trap_number: u16,
+    /// IssuerAddress.
+    pub issuer: Address,
+    /// NoticeToggle.
+    pub toggle: bool,
+    /// NoticeCount (15 bits).
+    pub count: u16,
+    /// DataDetails, per trap.
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_util::array"))]
+    pub details: [u8; DETAILS_LEN],
+}
+
+impl Default for Notice {
+    fn default() -> Self {
+        Notice {
+            is_generic: false,
+            notice_type: 0,
+            producer_type: 0,
+            trap_number: 0,
+            issuer: Address(0),
+            toggle: false,
+            count: 0,
+            details: [0; DETAILS_LEN],
+        }
+    }
+}
+
+/// Trap 128: an HR went down or up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PortStateChange {
+    /// The port.
+    pub port: u8,
+    /// Its state: 1 down, 4 active (`PortInfo::DOWN`, `PortInfo::ACTIVE`).
+    pub state: u8,
+    /// The HR's address.
+    pub hr: Address,
+}
+
+/// Trap 129: a port's drops crossed the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PortDrops {
+    /// The port.
+    pub port: u8,
+    /// Drops in the last interval.
+    pub drops: u64,
+}
+
+/// Trap 256: a request with a bad M_Key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BadMkey {
+    /// The requester's address.
+    pub requester: Address,
+    /// The request's method.
+    pub method: Method,
+    /// The request's class.
+    pub class: MgmtClass,
+    /// The request's AttributeID.
+    pub attribute: u16,
+    /// The request's AttributeModifier.
+    pub modifier: u32,
+    /// The key given.
+    pub key: u64,
+}
+
+/// Trap 1024: a neighbour HR is down (RRP HR-DOWN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct HrDown {
+    /// The HR that is down.
+    pub hr: Address,
+    /// The port that saw it.
+    pub port: u8,
+}
+
+impl Notice {
+    /// AttributeID.
+    pub const ID: u16 = 0x0002;
+    /// Bytes of the layout.
+    pub const LEN: usize = 64;
+
+    /// Type: fatal.
+    pub const FATAL: u8 = 0;
+    /// Type: urgent.
+    pub const URGENT: u8 = 1;
+    /// Type: security.
+    pub const SECURITY: u8 = 2;
+    /// Type: subnet management.
+    pub const SUBNET_MANAGEMENT: u8 = 3;
+    /// Type: info.
+    pub const INFO: u8 = 4;
+    /// ProducerType of a host.
+    pub const PRODUCER_HOST: u32 = 1;
+    /// ProducerType of a router.
+    pub const PRODUCER_ROUTER: u32 = 3;
+
+    /// Trap 128: an HR went down or up.
+    pub const TRAP_PORT_STATE: u16 = 128;
+    /// Trap 129: a port's drops crossed the threshold.
+    pub const TRAP_DROPS: u16 = 129;
+    /// Trap 256: bad M_Key.
+    pub const TRAP_BAD_MKEY: u16 = 256;
+    /// Trap 1024: a neighbour HR is down.
+    pub const TRAP_HR_DOWN: u16 = 1024;
+
+    /// `"fatal"`, `"urgent"`, `"security"`, `"subnet management"`, `"info"`.
+    pub const fn type_name(&self) -> Option<&'static str> {
+        Some(match self.notice_type {
+            Self::FATAL => "fatal",
+            Self::URGENT => "urgent",
+            Self::SECURITY => "security",
+            Self::SUBNET_MANAGEMENT => "subnet management",
+            Self::INFO => "info",
+            _ => return None,
+        })
+    }
+
+    /// `"host"`, `"router"`, or `None`.
+    pub const fn producer_name(&self) -> Option<&'static str> {
+        match self.producer_type {
+            Self::PRODUCER_HOST => Some("host"),
+            Self::PRODUCER_ROUTER => Some("router"),
+            _ => None,
+        }
+    }
+
+    /// The trap's meaning for the four generic traps mwrouter sends.
+    pub const fn trap_name(&self) -> Option<&'static str> {
+        if !self.is_generic {
+            return None;
+        }
+        Some(match self.trap_number {
+            Self::TRAP_PORT_STATE => "HR down or up",
+            Self::TRAP_DROPS => "drops above the threshold",
+            Self::TRAP_BAD_MKEY => "bad M_Key",
+            Self::TRAP_HR_DOWN => "neighbour HR down",
+            _ => return None,
+        })
+    }
+
+    /// A generic trap from a router (ProducerType 3; set `producer_type`
+    /// to [`Notice::PRODUCER_HOST`] on a host), toggle and count 0.
+    fn generic(issuer: Address, notice_type: u8, trap_number: u16) -> Notice {
+        Notice {
+            is_generic: true,
+            notice_type,
+            producer_type: Self::PRODUCER_ROUTER,
+            trap_number,
+            issuer,
+            ..Notice::default()
+        }
+    }
+
+    /// Trap 128 (subnet management): an HR went down or up. DataDetails
+    /// 0: port, 1: state, 2-3: HR address.
+    pub fn port_state(issuer: Address, port: u8, state: u8, hr: Address) -> Notice {
+        let mut n = Self::generic(issuer, Self::SUBNET_MANAGEMENT, Self::TRAP_PORT_STATE);
+        n.details[0] = port;
+        n.details[1] = state;
+        put16(&mut n.details, 2, hr.0);
+        n
+    }
+
+    /// Trap 128's details, when this is a generic trap 128.
+    pub fn port_state_details(&self) -> Option<PortStateChange> {
+        (self.is_generic && self.trap_number == Self::TRAP_PORT_STATE).then(|| PortStateChange {
+            port: self.details[0],
+            state: self.details[1],
+            hr: Address(be16(&self.details, 2)),
+        })
+    }
+
+    /// Trap 129 (info): a port's drops crossed the threshold. DataDetails
+    /// 0: port, 1: 0, 2-9: drops in the last interval.
+    pub fn drops(issuer: Address, port: u8, drops: u64) -> Notice {
+        let mut n = Self::generic(issuer, Self::INFO, Self::TRAP_DROPS);
+        n.details[0] = port;
+        put64(&mut n.details, 2, drops);
+        n
+    }
+
+    /// Trap 129's details, when this is a generic trap 129.
+    pub fn drops_details(&self) -> Option<PortDrops> {
+        (self.is_generic && self.trap_number == Self::TRAP_DROPS).then(|| PortDrops {
+            port: self.details[0],
+            drops: be64(&self.details, 2),
+        })
+    }
+
+    /// Trap 256 (security): bad M_Key. DataDetails 0-1: requester, 2:
+    /// method, 3: class, 4-5: attribute, 6-9: modifier, 10-17: the key.
+    pub fn bad_mkey(
+        issuer: Address,
+        requester: Address,
+        method: Method,
+        class: MgmtClass,
+        attribute: u16,
+        modifier: u32,
+        key: u64,
+    ) -> Notice {
+        let mut n = Self::generic(issuer, Self::SECURITY, Self::TRAP_BAD_MKEY);
+        put16(&mut n.details, 0, requester.0);
+        n.details[2] = method.0;
+        n.details[3] = class.0;
+        put16(&mut n.details, 4, attribute);
+        put32(&mut n.details, 6, modifier);
+        put64(&mut n.details, 10, key);
+        n
+    }
+
+    /// Trap 256's details, when this is a generic trap 256.
+    pub fn bad_mkey_details(&self) -> Option<BadMkey> {
+        let d = &self.details;
+        (self.is_generic && self.trap_number == Self::TRAP_BAD_MKEY).then(|| BadMkey {
+            requester: Address(be16(d, 0)),
+            method: Method(d[2]),
+            class: MgmtClass(d[3]),
+            attribute: be16(d, 4),
+            modifier: be32(d, 6),
+            key: be64(d, 10),
+        })
+    }
+
+    /// Trap 1024 (subnet management): a neighbour HR is down. DataDetails
+    /// 0-1: the HR, 2: the port that saw it.
+    pub fn hr_down(issuer: Address, hr: Address, port: u8) -> Notice {
+        let mut n = Self::generic(issuer, Self::SUBNET_MANAGEMENT, Self::TRAP_HR_DOWN);
+        put16(&mut n.details, 0, hr.0);
+        n.details[2] = port;
+        n
+    }
+
+    /// Trap 1024's details, when this is a generic trap 1024.
+    pub fn hr_down_details(&self) -> Option<HrDown> {
+        (self.is_generic && self.trap_number == Self::TRAP_HR_DOWN).then(|| HrDown {
+            hr: Address(be16(&self.details, 0)),
+            port: self.details[2],
+        })
+    }
+
+    /// Reads the attribute area (at least 64 bytes).
+    pub fn parse(area: &[u8]) -> Result<Self> {
+        need(area, Self::LEN, "notice")?;
+        let g = area[field::GENERIC_TYPE];
+        let tc = be16(area, field::TOGGLE_COUNT);
+        let mut details = [0u8; DETAILS_LEN];
+        details.copy_from_slice(&area[field::DETAILS..field::DETAILS + DETAILS_LEN]);
+        Ok(Notice {
+            is_generic: g & 0x80 != 0,
+            notice_type: g & 0x7F,
+            producer_type: be24(area, field::PRODUCER_TYPE),
+            trap_number: be16(area, field::TRAP_NUMBER),
+            issuer: Address(be16(area, field::ISSUER)),
+            toggle: tc & 0x8000 != 0,
+            count: tc & 0x7FFF,
+            details,
+        })
+    }
+
+    /// Writes the attribute into `area` (at least 64 bytes), zeroing the
+    /// rest. Refuses a Type above 7 bits, a ProducerType above 24 bits and
+    /// a NoticeCount above 15 bits.
+    pub fn emit(&self, area: &mut [u8]) -> Result<()> {
+        if self.notice_type > 0x7F {
+            return Err(Error::new(
+                ErrorKind::BadValue("Type above 7 bits"),
+                "notice.type",
+                field::GENERIC_TYPE,
+            ));
+        }
+        if self.producer_type > 0x00FF_FFFF {
+            return Err(Error::new(
+                ErrorKind::BadValue("ProducerType above 24 bits"),
+                "notice.producer_type",
+                field::PRODUCER_TYPE,
+            ));
+        }
+        if self.count > 0x7FFF {
+            return Err(Error::new(
+                ErrorKind::BadValue("NoticeCount above 15 bits"),
+                "notice.count",
+                field::TOGGLE_COUNT,
+            ));
+        }
+        prepare(area, Self::LEN, "notice")?;
+        area[field::GENERIC_TYPE] = if self.is_generic { 0x80 } else { 0 } | self.notice_type;
+        put24(area, field::PRODUCER_TYPE, self.producer_type);
+        put16(area, field::TRAP_NUMBER, self.trap_number);
+        put16(area, field::ISSUER, self.issuer.0);
+        put16(
+            area,
+            field::TOGGLE_COUNT,
+            if self.toggle { 0x8000 } else { 0 } | self.count,
+        );
+        area[field::DETAILS..field::DETAILS + DETAILS_LEN].copy_from_slice(&self.details);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_details_round_trip() {
+        let a = Address(0x0111);
+        let n = Notice::port_state(a, 2, 1, Address(0x0115));
+        assert_eq!(
+            n.port_state_details(),
+            Some(PortStateChange {
+                port: 2,
+                state: 1,
+                hr: Address(0x0115)
+            })
+        );
+        assert_eq!(n.drops_details(), None);
+        assert_eq!(n.notice_type, Notice::SUBNET_MANAGEMENT);
+        let n = Notice::drops(a, 3, 1 << 40);
+        assert_eq!(n.drops_details().unwrap().drops, 1 << 40);
+        assert_eq!(n.notice_type, Notice::INFO);
+        let n = Notice::bad_mkey(a, Address(0x0101), Method::SET, MgmtClass::SUBN, 0x15, 2, 9);
+        let d = n.bad_mkey_details().unwrap();
+        assert_eq!(
+            (d.method, d.class, d.attribute, d.modifier, d.key),
+            (Method::SET, MgmtClass::SUBN, 0x15, 2, 9)
+        );
+        assert_eq!(n.notice_type, Notice::SECURITY);
+        let n = Notice::hr_down(a, Address(0x0122), 1);
+        assert_eq!(
+            n.hr_down_details(),
+            Some(HrDown {
+                hr: Address(0x0122),
+                port: 1
+            })
+        );
+        let mut area = [0xAAu8; 64];
+        n.emit(&mut area).unwrap();
+        assert_eq!(Notice::parse(&area).unwrap(), n);
+    }
+}

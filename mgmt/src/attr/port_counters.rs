@@ -1,0 +1,191 @@
+//! PortCounters (0x0012, Perf): one port's forwarding counters; a Set
+//! clears them (docs/management.md "PortCounters"). The counters are the
+//! dataplane's per-port counters in the admin stats' order, then the drops
+//! by `rrp::DropReason`.
+
+use rrp::DropReason;
+
+use crate::attr::{need, prepare};
+use crate::bytes::{be64, put64};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Byte offsets of PortCounters.
+pub mod field {
+    /// PortSelect.
+    pub const PORT_SELECT: usize = 0;
+    /// CounterCount N.
+    pub const COUNTER_COUNT: usize = 1;
+    /// The first counter; counter i is at `COUNTERS + 8 * i`.
+    pub const COUNTERS: usize = 8;
+}
+
+/// PortCounters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PortCounters {
+    /// PortSelect.
+    pub port_select: u8,
+    /// The counters, in [`PortCounters::NAMES`] order (21 today; a newer
+    /// agent may send more, an older one fewer).
+    pub counters: Vec<u64>,
+}
+
+impl PortCounters {
+    /// AttributeID.
+    pub const ID: u16 = 0x0012;
+    /// The counters' names in wire order: the admin stats' slot names.
+    pub const NAMES: [&'static str; 21] = [
+        "received",
+        "rx_errors",
+        "forwarded",
+        "punted",
+        "transmitted",
+        "injected",
+        "inject_failed",
+        "notices",
+        "notices_dropped",
+        "dropped.truncated",
+        "dropped.bad-version",
+        "dropped.bad-header",
+        "dropped.bad-l2rh",
+        "dropped.too-many-l2rh",
+        "dropped.no-route",
+        "dropped.loop",
+        "dropped.mtu",
+        "dropped.tx-full",
+        "dropped.punt-full",
+        "dropped.punt-rate",
+        "dropped.encap",
+    ];
+    /// Counters today.
+    pub const COUNT: usize = Self::NAMES.len();
+    /// Index of the first drop counter.
+    pub const FIRST_DROP: usize = 9;
+    /// The most counters a 192-byte Perf attribute area holds.
+    pub const MAX_COUNTERS: usize = (192 - field::COUNTERS) / 8;
+
+    /// Counters `i`, when carried.
+    pub fn counter(&self, i: usize) -> Option<u64> {
+        self.counters.get(i).copied()
+    }
+    /// The counter named `name` (one of [`PortCounters::NAMES`]), when carried.
+    pub fn by_name(&self, name: &str) -> Option<u64> {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .and_then(|i| self.counter(i))
+    }
+    /// The name of counter `i`, when known.
+    pub fn name(i: usize) -> Option<&'static str> {
+        Self::NAMES.get(i).copied()
+    }
+    /// Packets received.
+    pub fn received(&self) -> Option<u64> {
+        self.counter(0)
+    }
+    /// Received packets flagged with a receive error.
+    pub fn rx_errors(&self) -> Option<u64> {
+        self.counter(1)
+    }
+    /// Received packets transmitted on some port.
+    pub fn forwarded(&self) -> Option<u64> {
+        self.counter(2)
+    }
+    /// Received packets handed to the control plane.
+    pub fn punted(&self) -> Option<u64> {
+        self.counter(3)
+    }
+    /// Packets transmitted on this port.
+    pub fn transmitted(&self) -> Option<u64> {
+        self.counter(4)
+    }
+    /// Packets the control plane injected on this port.
+    pub fn injected(&self) -> Option<u64> {
+        self.counter(5)
+    }
+    /// Injections this port could not send.
+    pub fn inject_failed(&self) -> Option<u64> {
+        self.counter(6)
+    }
+    /// Notices queued for the control plane.
+    pub fn notices(&self) -> Option<u64> {
+        self.counter(7)
+    }
+    /// Notices not queued.
+    pub fn notices_dropped(&self) -> Option<u64> {
+        self.counter(8)
+    }
+    /// Drops of reason `r`.
+    pub fn dropped(&self, r: DropReason) -> Option<u64> {
+        self.counter(Self::FIRST_DROP + r as usize)
+    }
+
+    /// Reads the attribute area: PortSelect, N, then N counters.
+    pub fn parse(area: &[u8]) -> Result<Self> {
+        need(area, field::COUNTERS, "port_counters")?;
+        let n = area[field::COUNTER_COUNT] as usize;
+        let len = field::COUNTERS + 8 * n;
+        if area.len() < len {
+            return Err(Error::truncated(
+                "port_counters.counters",
+                field::COUNTERS,
+                8 * n,
+                area.len() - field::COUNTERS,
+            ));
+        }
+        Ok(PortCounters {
+            port_select: area[field::PORT_SELECT],
+            counters: (0..n)
+                .map(|i| be64(area, field::COUNTERS + 8 * i))
+                .collect(),
+        })
+    }
+
+    /// Writes the attribute into `area`, zeroing the rest. Refuses more
+    /// counters than the area holds (or than N can count).
+    pub fn emit(&self, area: &mut [u8]) -> Result<()> {
+        let n = self.counters.len();
+        if n > u8::MAX as usize {
+            return Err(Error::new(
+                ErrorKind::BadValue("more than 255 counters"),
+                "port_counters.counter_count",
+                field::COUNTER_COUNT,
+            ));
+        }
+        prepare(area, field::COUNTERS + 8 * n, "port_counters")?;
+        area[field::PORT_SELECT] = self.port_select;
+        area[field::COUNTER_COUNT] = n as u8;
+        for (i, c) in self.counters.iter().enumerate() {
+            put64(area, field::COUNTERS + 8 * i, *c);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_drop_reasons() {
+        assert_eq!(PortCounters::MAX_COUNTERS, 23);
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(
+                PortCounters::NAMES[PortCounters::FIRST_DROP + i],
+                format!("dropped.{}", r.name())
+            );
+        }
+        assert_eq!(
+            PortCounters::FIRST_DROP + DropReason::COUNT,
+            PortCounters::COUNT
+        );
+        let p = PortCounters {
+            port_select: 1,
+            counters: (0..21).collect(),
+        };
+        assert_eq!(p.dropped(DropReason::Encap), Some(20));
+        assert_eq!(p.by_name("punted"), Some(3));
+        assert_eq!(p.notices_dropped(), Some(8));
+        assert_eq!(p.by_name("nope"), None);
+    }
+}

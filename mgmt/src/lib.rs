@@ -1,0 +1,29 @@
+//! MessageWay in-band management without I/O (docs/management.md).
+//!
+//! Management packets are EEP packets of packet type 0x0006 whose data
+//! block is one 256-byte management datagram (MAD), InfiniBand's format with
+//! InfiniBand's terms mapped onto MessageWay. This crate holds, like `rrp`,
+//! the formats and no I/O:
+//!
+//! - [`wire`]: the MAD's zero-copy view ([`wire::Mad`]) and owned form
+//!   ([`wire::MadRepr`]), classes, methods and status, the directed-route
+//!   path areas, and the EEP packet around a MAD;
+//! - [`attr`]: every attribute layout of docs/management.md "Attributes",
+//!   each an owned struct with `parse` and `emit`;
+//! - [`error`]: typed errors that name the field and its byte offset;
+//! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
+//!   stable corpus replay.
+//!
+//! Only this crate (and `rrp::wire` for the EEP packet) knows a MAD's byte
+//! offsets (docs/architecture.md "Wire").
+
+pub mod attr;
+pub mod error;
+pub mod fuzzing;
+pub mod wire;
+
+mod bytes;
+#[cfg(feature = "serde")]
+mod serde_util;
+
+pub use error::{Error, ErrorKind, Result};
