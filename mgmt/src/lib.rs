@@ -3,7 +3,8 @@
 //! Management packets are EEP packets of packet type 0x0006 whose data
 //! block is one 256-byte management datagram (MAD), InfiniBand's format with
 //! InfiniBand's terms mapped onto MessageWay. This crate holds, like `rrp`,
-//! the formats and no I/O:
+//! the formats and the protocol engines and no I/O: hosts feed packets and
+//! the time in and carry out what comes back:
 //!
 //! - [`wire`]: the MAD's zero-copy view ([`wire::Mad`]) and owned form
 //!   ([`wire::MadRepr`]), classes, methods and status, the directed-route
@@ -11,13 +12,18 @@
 //! - [`attr`]: every attribute layout of docs/management.md "Attributes",
 //!   each an owned struct with `parse` and `emit`;
 //! - [`error`]: typed errors that name the field and its byte offset;
+//! - [`agent`]: the agent a router or host runs: attributes, Sets,
+//!   M_Key, traps, relaying directed routes, the response cache;
+//! - [`client`]: the asking side: transactions, TIDs, retries, time-outs;
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!
 //! Only this crate (and `rrp::wire` for the EEP packet) knows a MAD's byte
 //! offsets (docs/architecture.md "Wire").
 
+pub mod agent;
 pub mod attr;
+pub mod client;
 pub mod error;
 pub mod fuzzing;
 pub mod wire;

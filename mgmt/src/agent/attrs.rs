@@ -1,0 +1,277 @@
+//! The attributes an agent serves (docs/management.md "Attributes"): Get
+//! reads them from [`Managed`] and the agent's own state; Set checks every
+//! field first and then applies what changed, through [`Managed`], so that
+//! a Set is all or nothing.
+
+use rrp::router::Next;
+use rrp::{Address, PortId};
+
+use crate::attr::{
+    ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, NodeDescription, NodeInfo,
+    PortCounters, PortInfo, RouteEntry, SmInfo, lrt_block,
+};
+use crate::wire::{MadRepr, MgmtClass, Status};
+
+use super::{Agent, AgentEvent, Incoming, Managed, NodeType, Time};
+
+/// ClassPortInfo's capability bits: traps, directed routes, M_Key.
+const CAPABILITIES: u16 = 0b111;
+/// What ClassPortInfo says the agent's answers take at most, in ms.
+const RESP_TIME_MS: u32 = 100;
+
+type Res<T> = Result<T, Status>;
+
+fn emit<A>(class: MgmtClass, a: &A, f: impl Fn(&A, &mut [u8]) -> crate::Result<()>) -> Res<Vec<u8>> {
+    let mut data = vec![0u8; class.attribute_len()];
+    f(a, &mut data).map_err(|_| Status::INVALID_VALUE)?;
+    Ok(data)
+}
+
+/// The port a modifier names, if the node has it.
+fn port_arg<M: Managed + ?Sized>(m: &M, modifier: u32) -> Res<PortId> {
+    let p = PortId::new(modifier as usize);
+    if modifier as usize >= m.ports() {
+        return Err(Status::INVALID_VALUE);
+    }
+    Ok(p)
+}
+
+impl Agent {
+    /// The attribute a request names, as its answer's attribute area.
+    pub(super) fn get<M: Managed + ?Sized>(
+        &self,
+        m: &M,
+        req: &MadRepr,
+        in_port: PortId,
+        show_key: bool,
+    ) -> Res<Vec<u8>> {
+        let class = req.class;
+        let smp = class.is_smp();
+        match req.attribute {
+            ClassPortInfo::ID => emit(
+                class,
+                &ClassPortInfo {
+                    base_version: 1,
+                    class_version: 1,
+                    capability_mask: CAPABILITIES,
+                    resp_time_value: RESP_TIME_MS,
+                    trap_address: self.cfg.manager,
+                },
+                ClassPortInfo::emit,
+            ),
+            NodeDescription::ID if smp => emit(
+                class,
+                &NodeDescription(self.cfg.description.clone()),
+                NodeDescription::emit,
+            ),
+            NodeInfo::ID if smp => {
+                let addr = m.port(in_port).map_or(Address::UNSPECIFIED, |f| f.address);
+                let id = self.cfg.identity;
+                emit(
+                    class,
+                    &NodeInfo {
+                        base_version: 1,
+                        class_version: 1,
+                        node_type: self.cfg.node_type as u8,
+                        num_ports: m.ports() as u8,
+                        system_image_identity: id,
+                        node_identity: id,
+                        port_identity: id.wrapping_add(in_port.index() as u64 + 1),
+                        partition_cap: 0,
+                        implementation_level: u16::from(self.cfg.level),
+                        revision: self.cfg.version,
+                        local_port_num: in_port.index() as u8,
+                        vendor_id: 0,
+                        local_port_address: addr,
+                    },
+                    NodeInfo::emit,
+                )
+            }
+            PortInfo::ID if smp => {
+                let p = port_arg(m, req.modifier)?;
+                let f = m.port(p).ok_or(Status::INVALID_VALUE)?;
+                emit(
+                    class,
+                    &PortInfo {
+                        mkey: if show_key { self.mkey.key } else { 0 },
+                        address: f.address,
+                        san_id: f.san_id,
+                        manager_address: self.cfg.manager,
+                        mkey_lease_period: self.mkey.lease_s,
+                        mtu: f.mtu,
+                        cost: f.cost,
+                        local_port_num: p.index() as u8,
+                        port_state: if f.up {
+                            PortInfo::ACTIVE
+                        } else {
+                            PortInfo::DOWN
+                        },
+                        mkey_protect_bits: self.mkey.protect,
+                        link_kind: f.link_kind,
+                        mkey_violations: self.mkey.violations,
+                        lrt_entries: f.lrt_entries,
+                        buddies: f.buddies,
+                        native: f.native,
+                    },
+                    PortInfo::emit,
+                )
+            }
+            SmInfo::ID if smp => emit(
+                class,
+                &SmInfo {
+                    identity: self.cfg.identity,
+                    sm_key: 0,
+                    act_count: 0,
+                    priority: 0,
+                    sm_state: 0,
+                },
+                SmInfo::emit,
+            ),
+            RouteEntry::ID if smp && self.cfg.node_type == NodeType::Router => {
+                let (port, dst) =
+                    RouteEntry::modifier_parts(req.modifier).ok_or(Status::INVALID_VALUE)?;
+                let p = port_arg(m, u32::from(port))?;
+                let e = m.route(p, dst);
+                let mut r = RouteEntry::default();
+                if let Some(e) = e {
+                    r.q = e.q;
+                    r.first_hr = e.redirect.unwrap_or(Address::UNSPECIFIED);
+                    r.mtu = e.mtu;
+                    match e.next {
+                        Next::Local => r.kind = RouteEntry::LOCAL,
+                        Next::Forward { port, native } => {
+                            r.kind = RouteEntry::FORWARD;
+                            r.egress_port = port.index() as u8;
+                            r.egress_address = m.port(port).map_or(Address::UNSPECIFIED, |f| f.address);
+                            r.native = native;
+                        }
+                    }
+                }
+                emit(class, &r, RouteEntry::emit)
+            }
+            FibBlock::ID if smp && self.cfg.node_type == NodeType::Router => {
+                let (port, block) =
+                    FibBlock::modifier_parts(req.modifier).ok_or(Status::INVALID_VALUE)?;
+                let p = port_arg(m, u32::from(port))?;
+                let first = FibBlock::first_address(block).ok_or(Status::INVALID_VALUE)?;
+                let mut b = FibBlock::default();
+                for (i, slot) in b.entries.iter_mut().enumerate() {
+                    let dst = Address(first.0 + i as u16);
+                    if let Some(e) = m.route(p, dst) {
+                        *slot = match e.next {
+                            Next::Local => FibBlockEntry {
+                                kind: RouteEntry::LOCAL,
+                                egress_port: p.index() as u8,
+                                q: e.q,
+                            },
+                            Next::Forward { port, .. } => FibBlockEntry {
+                                kind: RouteEntry::FORWARD,
+                                egress_port: port.index() as u8,
+                                q: e.q,
+                            },
+                        };
+                    }
+                }
+                emit(class, &b, FibBlock::emit)
+            }
+            LrtBlock::ID if smp => {
+                let (port, block) =
+                    LrtBlock::modifier_parts(req.modifier).ok_or(Status::INVALID_VALUE)?;
+                let p = port_arg(m, u32::from(port))?;
+                let all = m.lrt(p);
+                let from = block as usize * lrt_block::ENTRIES;
+                let entries = all
+                    .iter()
+                    .skip(from)
+                    .take(lrt_block::ENTRIES)
+                    .map(|e| LrtBlockEntry {
+                        address: e.address,
+                        flags: if e.router { LrtBlockEntry::ROUTER } else { 0 }
+                            | if e.is_static { LrtBlockEntry::STATIC } else { 0 },
+                        keepalives_missed: e.missed,
+                    })
+                    .collect();
+                emit(
+                    class,
+                    &LrtBlock {
+                        total: all.len().min(usize::from(u16::MAX)) as u16,
+                        entries,
+                    },
+                    LrtBlock::emit,
+                )
+            }
+            PortCounters::ID if class == MgmtClass::PERF => {
+                let p = port_arg(m, req.modifier)?;
+                let counters = m.counters(p).ok_or(Status::INVALID_VALUE)?;
+                emit(
+                    class,
+                    &PortCounters {
+                        port_select: p.index() as u8,
+                        counters,
+                    },
+                    PortCounters::emit,
+                )
+            }
+            _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
+        }
+    }
+
+    /// Applies a Set: every field is checked before anything changes.
+    pub(super) fn set<M: Managed + ?Sized>(
+        &mut self,
+        _now: Time,
+        m: &mut M,
+        req: &MadRepr,
+        input: &Incoming<'_>,
+    ) -> Res<()> {
+        let smp = req.class.is_smp();
+        match req.attribute {
+            NodeDescription::ID if smp => {
+                let d = NodeDescription::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
+                self.cfg.description = d.0.clone();
+                m.set_name(&d.0);
+            }
+            PortInfo::ID if smp => {
+                let p = port_arg(m, req.modifier)?;
+                let cur = m.port(p).ok_or(Status::INVALID_VALUE)?;
+                let new = PortInfo::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
+                let up = match new.port_state {
+                    PortInfo::ACTIVE => true,
+                    PortInfo::DOWN => false,
+                    _ => return Err(Status::INVALID_VALUE),
+                };
+                if new.mkey_protect_bits > 3
+                    || new.cost == 0
+                    || (new.mtu != 0 && new.mtu < 64)
+                    || !(new.manager_address == Address::UNSPECIFIED
+                        || new.manager_address.is_node())
+                {
+                    return Err(Status::INVALID_VALUE);
+                }
+                if new.mtu != cur.mtu {
+                    m.set_mtu(p, new.mtu)?;
+                }
+                if new.cost != cur.cost {
+                    m.set_cost(p, new.cost)?;
+                }
+                if up != cur.up {
+                    m.set_port_up(p, up)?;
+                }
+                self.cfg.manager = new.manager_address;
+                self.set_mkey(new.mkey, new.mkey_protect_bits, new.mkey_lease_period);
+            }
+            PortCounters::ID if req.class == MgmtClass::PERF => {
+                let p = port_arg(m, req.modifier)?;
+                m.clear_counters(p)?;
+            }
+            _ => return Err(Status::METHOD_ATTR_UNSUPPORTED),
+        }
+        self.stats.sets += 1;
+        self.event(AgentEvent::Set {
+            attribute: req.attribute,
+            modifier: req.modifier,
+            from: input.src,
+        });
+        Ok(())
+    }
+}

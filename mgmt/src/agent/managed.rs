@@ -1,0 +1,88 @@
+//! What the agent manages: the facts it reports and the changes it makes,
+//! provided by its host (mwrouterd's control thread, an mwlab host). Every
+//! change goes through the same path as the host's own administration
+//! (docs/management.md "Agent"): a port taken down by a Set is down as if
+//! `mwctl port N down` had been run.
+
+use rrp::router::FibEntry;
+use rrp::{Address, NativeAddr, PortId};
+
+use crate::wire::Status;
+
+/// The kind of node the agent runs in (NodeInfo's NodeType).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeType {
+    /// A host (InfiniBand: channel adapter).
+    Host = 1,
+    /// A router.
+    Router = 3,
+}
+
+/// One port (HR) as the agent reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortFacts {
+    /// The port's MessageWay address (0 for a host without one).
+    pub address: Address,
+    /// The SAN it is on.
+    pub san_id: Address,
+    /// MTU in bytes (0: unlimited).
+    pub mtu: u32,
+    /// The SAN's cost.
+    pub cost: u16,
+    /// Whether it is up.
+    pub up: bool,
+    /// 0 memory, 1 UDP, 2 Ethernet.
+    pub link_kind: u8,
+    /// Its native address.
+    pub native: NativeAddr,
+    /// Entries in its LRT.
+    pub lrt_entries: u16,
+    /// Buddies (routers) among them.
+    pub buddies: u16,
+}
+
+/// One LRT entry as `LrtBlock` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LrtItem {
+    /// Its address.
+    pub address: Address,
+    /// A router HR (a buddy).
+    pub router: bool,
+    /// A static entry.
+    pub is_static: bool,
+    /// Keepalives missed.
+    pub missed: u8,
+}
+
+/// The node an agent manages.
+pub trait Managed {
+    /// Number of ports (HRs; 1 for a host).
+    fn ports(&self) -> usize;
+
+    /// A port's facts, `None` for a port the node does not have.
+    fn port(&self, port: PortId) -> Option<PortFacts>;
+
+    /// A port's counters in `PortCounters` order (docs/management.md).
+    fn counters(&self, port: PortId) -> Option<Vec<u64>>;
+
+    /// The FIB entry of `dst` on ingress `port` (routers; `None` otherwise).
+    fn route(&self, port: PortId, dst: Address) -> Option<FibEntry>;
+
+    /// A port's LRT in address order (routers; empty otherwise).
+    fn lrt(&self, port: PortId) -> Vec<LrtItem>;
+
+    /// Takes a port down or up.
+    fn set_port_up(&mut self, port: PortId, up: bool) -> Result<(), Status>;
+
+    /// Changes a port's MTU.
+    fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), Status>;
+
+    /// Changes a port's SAN cost.
+    fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), Status>;
+
+    /// Clears a port's counters (what reads them afterwards starts from 0).
+    fn clear_counters(&mut self, port: PortId) -> Result<(), Status>;
+
+    /// The node's name changed (NodeDescription).
+    fn set_name(&mut self, name: &str);
+}

@@ -1,0 +1,806 @@
+//! The management agent of a router or host (docs/management.md "Agent"),
+//! sans-IO like the RRP engine: its host hands it every management packet
+//! for this node (and every directed-route MAD passing through) with the
+//! port and native address it came from, calls its timers, and sends what
+//! it outputs.
+//!
+//! - [`mkey`]: the management key, its protect bits and lease;
+//! - [`cache`]: responses kept to answer a retransmitted request again;
+//! - [`traps`]: traps to the manager, repeated until repressed;
+//! - [`managed`]: what the agent manages, provided by its host;
+//! - `attrs`: the attributes: Get and Set.
+
+mod attrs;
+pub mod cache;
+pub mod managed;
+pub mod mkey;
+pub mod traps;
+
+use std::collections::VecDeque;
+
+use rrp::{Address, NativeAddr, PortId};
+
+use crate::attr::{Notice, PortCounters, PortInfo};
+use crate::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, Method, PathHop, Status};
+
+pub use managed::{LrtItem, Managed, NodeType, PortFacts};
+pub use mkey::{Check, MKey};
+
+/// Time in milliseconds since an arbitrary epoch (the host's clock).
+pub type Time = u64;
+
+/// Status of a Set refused for a missing or wrong M_Key at protect 0 or 1
+/// (class-specific upper byte of the Subn classes; docs/management.md).
+pub const STATUS_MKEY: Status = Status(0x0100);
+
+/// An agent's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// Router or host.
+    pub node_type: NodeType,
+    /// Implementation level 1-4 (A-D).
+    pub level: u8,
+    /// The node identity (64 bits that survive restarts).
+    pub identity: u64,
+    /// Software version: major << 16 | minor << 8 | patch.
+    pub version: u32,
+    /// The node's name (NodeDescription).
+    pub description: String,
+    /// The management key, its protect bits, its lease in seconds.
+    pub mkey: u64,
+    /// Protect bits 0-3.
+    pub protect: u8,
+    /// Lease period in seconds (0: never runs out).
+    pub lease_s: u16,
+    /// Where traps go (0: nowhere).
+    pub manager: Address,
+    /// Traps per second at most.
+    pub traps_per_s: u32,
+    /// Interval between repeats of an unrepressed trap.
+    pub trap_resend_ms: Time,
+    /// Sends of one trap at most.
+    pub trap_max_sends: u32,
+    /// How long responses are kept for duplicates.
+    pub cache_ms: Time,
+    /// How many responses are kept.
+    pub cache_entries: usize,
+    /// Drops per port within `threshold_ms` that raise trap 129 (0: never).
+    pub drop_threshold: u64,
+    /// The interval of that check.
+    pub threshold_ms: Time,
+}
+
+impl AgentConfig {
+    /// A configuration with the defaults of docs/management.md.
+    pub fn new(node_type: NodeType, identity: u64, description: &str) -> AgentConfig {
+        AgentConfig {
+            node_type,
+            level: 4,
+            identity,
+            version: 0,
+            description: description.to_string(),
+            mkey: 0,
+            protect: 0,
+            lease_s: 0,
+            manager: Address::UNSPECIFIED,
+            traps_per_s: 10,
+            trap_resend_ms: 1_000,
+            trap_max_sends: 8,
+            cache_ms: 10_000,
+            cache_entries: 256,
+            drop_threshold: 0,
+            threshold_ms: 10_000,
+        }
+    }
+}
+
+/// Counters of an agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentStats {
+    /// Management packets handed to the agent.
+    pub received: u64,
+    /// Requests answered (cached answers included).
+    pub answered: u64,
+    /// Answers given again from the cache.
+    pub cache_hits: u64,
+    /// MADs that did not parse.
+    pub malformed: u64,
+    /// Requests of a class this agent does not serve (answered "bad version").
+    pub bad_class: u64,
+    /// SubnAdm requests (the SAN manager's), dropped.
+    pub not_manager: u64,
+    /// Sets applied.
+    pub sets: u64,
+    /// Requests refused or left unanswered for the M_Key.
+    pub mkey_refused: u64,
+    /// Directed-route MADs relayed on.
+    pub relayed: u64,
+    /// Directed-route MADs dropped: a path that does not fit this node.
+    pub bad_path: u64,
+    /// Responses handed to the client.
+    pub to_client: u64,
+    /// Traps sent (first sends).
+    pub traps_sent: u64,
+    /// Traps sent again.
+    pub traps_resent: u64,
+    /// Traps repressed by the manager.
+    pub traps_repressed: u64,
+    /// Traps given up without a TrapRepress.
+    pub traps_unanswered: u64,
+    /// Traps not sent: rate limit.
+    pub traps_suppressed: u64,
+    /// Traps not sent: no manager configured.
+    pub traps_no_manager: u64,
+    /// Traps and Reports received (this node plays the manager).
+    pub notices_received: u64,
+}
+
+/// A management packet for the agent.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    /// The port it arrived on.
+    pub port: PortId,
+    /// The native address it came from.
+    pub native: NativeAddr,
+    /// Its EEP source address.
+    pub src: Address,
+    /// Its EEP destination address.
+    pub dst: Address,
+    /// The MAD (the packet's data block).
+    pub mad: &'a [u8],
+}
+
+/// What the agent asks its host to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Send `mad` in an EEP packet with destination `dst` (source: the
+    /// port's own address) out of `port` to `native`.
+    Send {
+        /// Egress port.
+        port: PortId,
+        /// Native destination.
+        native: NativeAddr,
+        /// EEP destination address.
+        dst: Address,
+        /// The MAD.
+        mad: Box<[u8; MAD_LEN]>,
+    },
+    /// Send `mad` to `dst` by the host's routes (traps to the manager).
+    Route {
+        /// EEP destination address.
+        dst: Address,
+        /// The MAD.
+        mad: Box<[u8; MAD_LEN]>,
+    },
+    /// A response for this node's client.
+    ToClient {
+        /// The EEP source of the packet that brought it.
+        from: Address,
+        /// The MAD.
+        mad: Box<[u8; MAD_LEN]>,
+    },
+    /// Something worth a log line.
+    Event(AgentEvent),
+}
+
+/// Events of an agent, for its host's log (the key itself never appears).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentEvent {
+    /// A request failed the M_Key check.
+    MKeyViolation {
+        /// The requester's address.
+        from: Address,
+        /// Its class.
+        class: MgmtClass,
+        /// Its method.
+        method: Method,
+        /// Its attribute.
+        attribute: u16,
+    },
+    /// The lease ran out: protect bits dropped to 0.
+    LeaseExpired,
+    /// A Set was applied.
+    Set {
+        /// The attribute.
+        attribute: u16,
+        /// Its modifier.
+        modifier: u32,
+        /// The requester.
+        from: Address,
+    },
+    /// A trap went to the manager.
+    TrapSent {
+        /// Its number.
+        number: u16,
+        /// The manager.
+        to: Address,
+    },
+    /// A trap was given up without TrapRepress.
+    TrapUnanswered {
+        /// Its number.
+        number: u16,
+    },
+    /// A Trap or Report arrived (this node plays the manager).
+    NoticeReceived {
+        /// The issuer.
+        from: Address,
+        /// The notice.
+        notice: Notice,
+    },
+    /// A MAD that does not parse.
+    Malformed {
+        /// The port.
+        port: PortId,
+        /// Why.
+        error: crate::Error,
+    },
+}
+
+impl std::fmt::Display for AgentEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentEvent::MKeyViolation {
+                from,
+                class,
+                method,
+                attribute,
+            } => write!(
+                f,
+                "M_Key violation: {} {} attribute {attribute:#06x} from {from}",
+                class.name().unwrap_or("class"),
+                method.name().unwrap_or("method")
+            ),
+            AgentEvent::LeaseExpired => write!(f, "M_Key lease ran out: protect bits now 0"),
+            AgentEvent::Set {
+                attribute,
+                modifier,
+                from,
+            } => write!(
+                f,
+                "Set of attribute {attribute:#06x} modifier {modifier:#x} by {from} applied"
+            ),
+            AgentEvent::TrapSent { number, to } => write!(f, "trap {number} sent to {to}"),
+            AgentEvent::TrapUnanswered { number } => {
+                write!(f, "trap {number} given up: no TrapRepress")
+            }
+            AgentEvent::NoticeReceived { from, notice } => {
+                write!(f, "notice from {from}: trap {}", notice.trap_number)
+            }
+            AgentEvent::Malformed { port, error } => {
+                write!(f, "malformed management packet on port {port}: {error}")
+            }
+        }
+    }
+}
+
+/// The agent.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    cfg: AgentConfig,
+    mkey: MKey,
+    cache: cache::Cache,
+    traps: traps::Traps,
+    stats: AgentStats,
+    outputs: VecDeque<Output>,
+    /// Notices received (this node plays the manager), newest last.
+    notices: VecDeque<(Time, Address, Notice)>,
+    next_tid: u64,
+    /// Drops per port at the last threshold check.
+    drops_seen: Vec<u64>,
+    next_threshold: Time,
+    /// The node's port addresses, refreshed from [`Managed`] at each packet.
+    ports: Vec<Address>,
+}
+
+/// Notices kept.
+const NOTICES_KEPT: usize = 64;
+
+impl Agent {
+    /// An agent for `cfg`, starting at `now`.
+    pub fn new(cfg: AgentConfig, now: Time) -> Agent {
+        Agent {
+            mkey: MKey::new(cfg.mkey, cfg.protect, cfg.lease_s),
+            cache: cache::Cache::new(cfg.cache_entries, cfg.cache_ms),
+            traps: traps::Traps::new(cfg.traps_per_s, cfg.trap_resend_ms, cfg.trap_max_sends),
+            stats: AgentStats::default(),
+            outputs: VecDeque::new(),
+            notices: VecDeque::new(),
+            // Traps' TIDs: the identity in the high half keeps them apart
+            // from other issuers'; the low half counts.
+            next_tid: (cfg.identity << 32) | 1,
+            drops_seen: Vec::new(),
+            next_threshold: now + cfg.threshold_ms,
+            ports: Vec::new(),
+            cfg,
+        }
+    }
+
+    /// The configuration (as changed by Sets).
+    pub fn config(&self) -> &AgentConfig {
+        &self.cfg
+    }
+
+    /// The management key's state.
+    pub fn mkey(&self) -> &MKey {
+        &self.mkey
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &AgentStats {
+        &self.stats
+    }
+
+    /// The notices received, oldest first (time, issuer, notice).
+    pub fn notices(&self) -> impl Iterator<Item = &(Time, Address, Notice)> {
+        self.notices.iter()
+    }
+
+    /// The next output, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// Sets the key, protect bits and lease (configuration reload).
+    pub fn set_mkey(&mut self, key: u64, protect: u8, lease_s: u16) {
+        self.cfg.mkey = key;
+        self.cfg.protect = protect.min(3);
+        self.cfg.lease_s = lease_s;
+        self.mkey.key = key;
+        self.mkey.protect = protect.min(3);
+        self.mkey.lease_s = lease_s;
+    }
+
+    /// Sets where traps go.
+    pub fn set_manager(&mut self, manager: Address) {
+        self.cfg.manager = manager;
+    }
+
+    fn event(&mut self, e: AgentEvent) {
+        self.outputs.push_back(Output::Event(e));
+    }
+
+    /// A management packet for this node (or a directed-route MAD passing
+    /// through it).
+    pub fn handle<M: Managed + ?Sized>(&mut self, now: Time, managed: &mut M, input: Incoming<'_>) {
+        self.stats.received += 1;
+        self.refresh_ports(managed);
+        let parsed = Mad::new_checked(input.mad).and_then(|m| MadRepr::parse(&m));
+        let req = match parsed {
+            Ok(r) => r,
+            Err(error) => {
+                self.stats.malformed += 1;
+                self.event(AgentEvent::Malformed {
+                    port: input.port,
+                    error,
+                });
+                return;
+            }
+        };
+        if req.response {
+            return self.response(input, req);
+        }
+        if let Some(dr) = &req.dr {
+            if dr.returning {
+                // A request method with D set: not a valid directed route.
+                self.stats.bad_path += 1;
+                return;
+            }
+            if let Some(r) = self.dr_arrived(&input, req) {
+                self.request(now, managed, &input, r);
+            }
+            return;
+        }
+        self.request(now, managed, &input, req);
+    }
+
+    /// A response: for the client here, or passing back along a directed route.
+    fn response(&mut self, input: Incoming<'_>, mut r: MadRepr) {
+        if let Some(dr) = &mut r.dr {
+            if dr.hop_pointer > 0 && dr.returning {
+                let q = dr.hop_pointer as usize;
+                let Some(back) = dr.ret.get(q - 1).cloned() else {
+                    self.stats.bad_path += 1;
+                    return;
+                };
+                dr.hop_pointer -= 1;
+                return self.relay(input.port, back, &r);
+            }
+        }
+        self.stats.to_client += 1;
+        if let Ok(mad) = r.to_bytes() {
+            self.outputs.push_back(Output::ToClient {
+                from: input.src,
+                mad: Box::new(mad),
+            });
+        }
+    }
+
+    /// Sends a directed-route MAD one hop on, by `hop` (an HR of this node).
+    fn relay(&mut self, _in_port: PortId, hop: PathHop, r: &MadRepr) {
+        // The hop names this node's HR by address; 0 means its only port.
+        let port = match self.port_of(hop.hr) {
+            Some(p) => p,
+            None => {
+                self.stats.bad_path += 1;
+                return;
+            }
+        };
+        let Ok(mad) = r.to_bytes() else {
+            self.stats.bad_path += 1;
+            return;
+        };
+        self.stats.relayed += 1;
+        self.outputs.push_back(Output::Send {
+            port,
+            native: hop.native,
+            dst: Address::HEY_YOU,
+            mad: Box::new(mad),
+        });
+    }
+
+    fn refresh_ports<M: Managed + ?Sized>(&mut self, managed: &M) {
+        self.ports.clear();
+        for p in (0..managed.ports()).map(PortId::new) {
+            let a = managed.port(p).map_or(Address::UNSPECIFIED, |f| f.address);
+            self.ports.push(a);
+        }
+    }
+
+    /// The port of this node's HR `hr` (0: its only port).
+    fn port_of(&self, hr: Address) -> Option<PortId> {
+        self.ports
+            .iter()
+            .position(|a| *a == hr || (hr == Address::UNSPECIFIED && self.ports.len() == 1))
+            .map(PortId::new)
+    }
+}
+
+impl Agent {
+    /// A directed-route request arrived at position HopPointer: notes where
+    /// it came from, then relays it on (`None`) or, at the target, hands it
+    /// back to be answered.
+    fn dr_arrived(&mut self, input: &Incoming<'_>, mut r: MadRepr) -> Option<MadRepr> {
+        let me = self
+            .ports
+            .get(input.port.index())
+            .copied()
+            .unwrap_or(Address::UNSPECIFIED);
+        let dr = r.dr.as_mut().expect("a directed route");
+        let p = dr.hop_pointer as usize;
+        if p == 0 || p > dr.hop_count as usize || dr.ret.len() < p - 1 {
+            self.stats.bad_path += 1;
+            return None;
+        }
+        dr.ret.truncate(p - 1);
+        dr.ret.push(PathHop {
+            hr: me,
+            native: input.native,
+        });
+        if p < dr.hop_count as usize {
+            let Some(next) = dr.initial.get(p).cloned() else {
+                self.stats.bad_path += 1;
+                return None;
+            };
+            dr.hop_pointer += 1;
+            self.relay(input.port, next, &r);
+            return None;
+        }
+        Some(r)
+    }
+
+    /// A request or message for this node.
+    fn request<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &mut M,
+        input: &Incoming<'_>,
+        req: MadRepr,
+    ) {
+        match req.method {
+            Method::TRAP_REPRESS => {
+                if let Some(n) = self.traps.repress(req.tid) {
+                    self.stats.traps_repressed += 1;
+                    let _ = n;
+                }
+                return;
+            }
+            Method::TRAP | Method::REPORT => {
+                self.stats.notices_received += 1;
+                if let Ok(notice) = Notice::parse(&req.data) {
+                    if self.notices.len() >= NOTICES_KEPT {
+                        self.notices.pop_front();
+                    }
+                    self.notices.push_back((now, input.src, notice.clone()));
+                    self.event(AgentEvent::NoticeReceived {
+                        from: input.src,
+                        notice,
+                    });
+                }
+                // TrapRepress (a message, same TID) for a Trap; ReportResp
+                // for a Report.
+                let mut ans = req.response(Status::OK);
+                if req.method == Method::TRAP {
+                    ans.response = false;
+                    ans.method = Method::TRAP_REPRESS;
+                }
+                return self.reply(input, &req, ans);
+            }
+            Method::SEND => return,
+            _ => {}
+        }
+        if req.class == MgmtClass::SUBN_ADM {
+            self.stats.not_manager += 1;
+            return;
+        }
+        let served = matches!(
+            req.class,
+            MgmtClass::SUBN | MgmtClass::SUBN_DR | MgmtClass::PERF | MgmtClass::VENDOR_TRACE
+        );
+        if !served || req.class_version != 1 {
+            self.stats.bad_class += 1;
+            return self.reply(input, &req, req.response(Status::BAD_VERSION));
+        }
+        if !matches!(req.method, Method::GET | Method::SET) {
+            return self.reply(input, &req, req.response(Status::METHOD_UNSUPPORTED));
+        }
+        let key = cache::Key {
+            port: input.port,
+            native: input.native,
+            src: input.src,
+            class: req.class,
+            tid: req.tid,
+        };
+        if let Some(cached) = self.cache.get(now, &key).copied() {
+            self.stats.cache_hits += 1;
+            self.stats.answered += 1;
+            if let Ok(ans) = Mad::new_checked(&cached[..]).and_then(|m| MadRepr::parse(&m)) {
+                self.send_reply(input, &ans);
+            }
+            return;
+        }
+        let set = req.method == Method::SET;
+        // The M_Key guards every Subn request, and Sets of the other
+        // classes (a Perf Set clears counters); a Perf or vendor Get is
+        // answered to anyone, as InfiniBand's PMA does.
+        let guarded = set || req.class.is_smp();
+        let check = if guarded {
+            self.mkey.check(now, req.mkey, set)
+        } else {
+            Check::Allow { show_key: false }
+        };
+        let show_key = match check {
+            Check::Allow { show_key } => show_key,
+            verdict => {
+                self.stats.mkey_refused += 1;
+                self.violation(now, input, &req);
+                if verdict == Check::Silent {
+                    return;
+                }
+                // A Set without the key at protect 0 or 1: the attribute
+                // as it stands, and the M_Key status.
+                let ans = match self.get(managed, &req, input.port, false) {
+                    Ok(data) => MadRepr {
+                        data,
+                        ..req.response(STATUS_MKEY)
+                    },
+                    Err(st) => req.response(st),
+                };
+                return self.answer(now, input, key, &req, ans);
+            }
+        };
+        let result = if set {
+            self.set(now, managed, &req, input)
+                .and_then(|()| self.get(managed, &req, input.port, show_key))
+        } else {
+            self.get(managed, &req, input.port, show_key)
+        };
+        let ans = match result {
+            Ok(data) => MadRepr {
+                data,
+                ..req.response(Status::OK)
+            },
+            Err(st) => req.response(st),
+        };
+        self.answer(now, input, key, &req, ans);
+    }
+
+    /// Answers a Get or Set, and keeps the answer for duplicates.
+    fn answer(&mut self, now: Time, input: &Incoming<'_>, key: cache::Key, req: &MadRepr, ans: MadRepr) {
+        self.stats.answered += 1;
+        let ans = Self::routed_back(req, ans);
+        if let Ok(bytes) = ans.to_bytes() {
+            self.cache.put(now, key, &bytes);
+        }
+        self.send_reply(input, &ans);
+    }
+
+    /// Sends an answer (not cached: Trap, Report).
+    fn reply(&mut self, input: &Incoming<'_>, req: &MadRepr, ans: MadRepr) {
+        let ans = Self::routed_back(req, ans);
+        self.send_reply(input, &ans);
+    }
+
+    /// A directed-route answer turns back: D set, HopPointer one less.
+    fn routed_back(req: &MadRepr, mut ans: MadRepr) -> MadRepr {
+        if let (Some(dr), Some(rd)) = (&mut ans.dr, &req.dr) {
+            dr.returning = true;
+            dr.hop_pointer = rd.hop_pointer.saturating_sub(1);
+            dr.ret = rd.ret.clone();
+        }
+        ans
+    }
+
+    /// Sends an answer back the way the request came: out of the port it
+    /// arrived on to the native address it came from (a directed route's
+    /// ReturnPath starts there too), to the requester's address (Hey-You on
+    /// a directed route).
+    fn send_reply(&mut self, input: &Incoming<'_>, ans: &MadRepr) {
+        let Ok(mad) = ans.to_bytes() else { return };
+        let dst = if ans.dr.is_some() {
+            Address::HEY_YOU
+        } else {
+            input.src
+        };
+        self.outputs.push_back(Output::Send {
+            port: input.port,
+            native: input.native,
+            dst,
+            mad: Box::new(mad),
+        });
+    }
+
+    /// A failed M_Key check: logged, and trap 256 to the manager.
+    fn violation(&mut self, now: Time, input: &Incoming<'_>, req: &MadRepr) {
+        self.event(AgentEvent::MKeyViolation {
+            from: input.src,
+            class: req.class,
+            method: req.method,
+            attribute: req.attribute,
+        });
+        let issuer = self.issuer(input.port);
+        let n = Notice::bad_mkey(
+            issuer,
+            input.src,
+            req.method,
+            req.class,
+            req.attribute,
+            req.modifier,
+            req.mkey,
+        );
+        self.trap(now, n);
+    }
+
+    /// This node's address as a notice's issuer: the port's.
+    fn issuer(&self, port: PortId) -> Address {
+        self.ports
+            .get(port.index())
+            .copied()
+            .filter(|a| *a != Address::UNSPECIFIED)
+            .or_else(|| self.ports.iter().copied().find(|a| *a != Address::UNSPECIFIED))
+            .unwrap_or(Address::UNSPECIFIED)
+    }
+
+    /// Sends a notice to the manager as Trap(Notice), repeated until
+    /// repressed.
+    pub fn trap(&mut self, now: Time, notice: Notice) {
+        let to = self.cfg.manager;
+        if to == Address::UNSPECIFIED {
+            self.stats.traps_no_manager += 1;
+            return;
+        }
+        if !self.traps.allow(now) {
+            self.stats.traps_suppressed += 1;
+            return;
+        }
+        let tid = self.next_tid;
+        self.next_tid = self.next_tid.wrapping_add(1);
+        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        if notice.emit(&mut data).is_err() {
+            return;
+        }
+        let mad = MadRepr {
+            class: MgmtClass::SUBN,
+            class_version: 1,
+            response: false,
+            method: Method::TRAP,
+            status: Status::OK,
+            tid,
+            attribute: Notice::ID,
+            modifier: 0,
+            mkey: 0,
+            data,
+            dr: None,
+        };
+        let Ok(bytes) = mad.to_bytes() else { return };
+        let number = notice.trap_number;
+        if let Some(old) = self.traps.sent(now, tid, number, &bytes) {
+            self.stats.traps_unanswered += 1;
+            self.event(AgentEvent::TrapUnanswered { number: old });
+        }
+        self.stats.traps_sent += 1;
+        self.event(AgentEvent::TrapSent { number, to });
+        self.outputs.push_back(Output::Route {
+            dst: to,
+            mad: Box::new(bytes),
+        });
+    }
+
+    /// A port went down or up (trap 128).
+    pub fn port_changed<M: Managed + ?Sized>(&mut self, now: Time, managed: &M, port: PortId, up: bool) {
+        self.refresh_ports(managed);
+        let hr = self.ports.get(port.index()).copied().unwrap_or_default();
+        let n = Notice::port_state(
+            self.issuer(port),
+            port.index() as u8,
+            if up { PortInfo::ACTIVE } else { PortInfo::DOWN },
+            hr,
+        );
+        self.trap(now, n);
+    }
+
+    /// A neighbour HR is down (trap 1024).
+    pub fn hr_down<M: Managed + ?Sized>(&mut self, now: Time, managed: &M, hr: Address, port: PortId) {
+        self.refresh_ports(managed);
+        let n = Notice::hr_down(self.issuer(port), hr, port.index() as u8);
+        self.trap(now, n);
+    }
+
+    /// When [`Agent::on_timer`] wants to run next.
+    pub fn next_timer(&self) -> Time {
+        let mut t = Time::MAX;
+        if let Some(x) = self.traps.next_timer() {
+            t = t.min(x);
+        }
+        if let Some(x) = self.mkey.lease_until {
+            t = t.min(x);
+        }
+        if self.cfg.drop_threshold > 0 {
+            t = t.min(self.next_threshold);
+        }
+        t
+    }
+
+    /// Runs what is due: trap repeats, the lease, the drop threshold.
+    pub fn on_timer<M: Managed + ?Sized>(&mut self, now: Time, managed: &M) {
+        self.refresh_ports(managed);
+        for d in self.traps.due(now) {
+            match d {
+                traps::Due::Send(mad) => {
+                    self.stats.traps_resent += 1;
+                    self.outputs.push_back(Output::Route {
+                        dst: self.cfg.manager,
+                        mad,
+                    });
+                }
+                traps::Due::GaveUp(number) => {
+                    self.stats.traps_unanswered += 1;
+                    self.event(AgentEvent::TrapUnanswered { number });
+                }
+            }
+        }
+        if self.mkey.on_timer(now) {
+            self.cfg.protect = 0;
+            self.event(AgentEvent::LeaseExpired);
+        }
+        if self.cfg.drop_threshold > 0 && now >= self.next_threshold {
+            self.next_threshold = now + self.cfg.threshold_ms;
+            self.check_drops(now, managed);
+        }
+    }
+
+    /// Trap 129 for each port whose drops since the last check reach the
+    /// threshold.
+    fn check_drops<M: Managed + ?Sized>(&mut self, now: Time, managed: &M) {
+        let n = managed.ports();
+        self.drops_seen.resize(n, u64::MAX);
+        for p in (0..n).map(PortId::new) {
+            let Some(c) = managed.counters(p) else { continue };
+            let drops: u64 = c.iter().skip(PortCounters::FIRST_DROP).sum();
+            let before = std::mem::replace(&mut self.drops_seen[p.index()], drops);
+            if before != u64::MAX && drops.saturating_sub(before) >= self.cfg.drop_threshold {
+                let notice = Notice::drops(self.issuer(p), p.index() as u8, drops - before);
+                self.trap(now, notice);
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Traps (docs/management.md "Traps"): an agent tells the manager of an
+//! event with Trap(Notice), and repeats it until the manager answers with
+//! TrapRepress of the same TID (UD management is unreliable), at most a
+//! configured number of times. Traps are rate-limited (a flapping port or a
+//! stream of bad keys cannot flood the manager); what is suppressed is
+//! counted.
+
+use std::collections::VecDeque;
+
+use crate::agent::Time;
+use crate::wire::MAD_LEN;
+
+/// A trap waiting for its TrapRepress.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// Its TID.
+    pub tid: u64,
+    /// Its number (for logs).
+    pub number: u16,
+    /// The MAD, sent again as it is.
+    pub mad: Box<[u8; MAD_LEN]>,
+    /// Times sent.
+    pub sends: u32,
+    /// When it is sent again.
+    pub next: Time,
+}
+
+/// The traps in flight and the rate limit.
+#[derive(Debug, Clone)]
+pub struct Traps {
+    /// Waiting for TrapRepress, oldest first.
+    pub pending: VecDeque<Pending>,
+    /// Tokens of the rate limit and when they were last refilled.
+    tokens: u32,
+    refilled: Time,
+    /// Traps allowed per second.
+    pub per_s: u32,
+    /// Interval between repeats.
+    pub resend_ms: Time,
+    /// Sends of one trap at most.
+    pub max_sends: u32,
+    /// At most this many traps wait for TrapRepress; older ones are given up.
+    pub max_pending: usize,
+}
+
+/// What [`Traps::due`] asks the agent to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Due {
+    /// Send this MAD (again).
+    Send(Box<[u8; MAD_LEN]>),
+    /// This trap was sent its last time without a TrapRepress.
+    GaveUp(u16),
+}
+
+impl Traps {
+    /// Traps at `per_s` per second, repeated every `resend_ms` up to
+    /// `max_sends` times.
+    pub fn new(per_s: u32, resend_ms: Time, max_sends: u32) -> Traps {
+        Traps {
+            pending: VecDeque::new(),
+            tokens: per_s,
+            refilled: 0,
+            per_s,
+            resend_ms,
+            max_sends: max_sends.max(1),
+            max_pending: 64,
+        }
+    }
+
+    /// Whether a new trap may go out now (takes a token).
+    pub fn allow(&mut self, now: Time) -> bool {
+        let elapsed = now.saturating_sub(self.refilled);
+        if elapsed >= 1000 {
+            self.tokens = self.per_s;
+            self.refilled = now;
+        }
+        if self.tokens == 0 {
+            return false;
+        }
+        self.tokens -= 1;
+        true
+    }
+
+    /// A new trap sent now; returns the trap given up to make room, if any.
+    pub fn sent(&mut self, now: Time, tid: u64, number: u16, mad: &[u8; MAD_LEN]) -> Option<u16> {
+        let dropped = (self.pending.len() >= self.max_pending)
+            .then(|| self.pending.pop_front().map(|p| p.number))
+            .flatten();
+        self.pending.push_back(Pending {
+            tid,
+            number,
+            mad: Box::new(*mad),
+            sends: 1,
+            next: now + self.resend_ms,
+        });
+        dropped
+    }
+
+    /// TrapRepress for `tid`: returns the trap's number if it was pending.
+    pub fn repress(&mut self, tid: u64) -> Option<u16> {
+        let i = self.pending.iter().position(|p| p.tid == tid)?;
+        self.pending.remove(i).map(|p| p.number)
+    }
+
+    /// What is due at `now`: repeats, and traps given up.
+    pub fn due(&mut self, now: Time) -> Vec<Due> {
+        let mut out = Vec::new();
+        let max = self.max_sends;
+        let resend = self.resend_ms;
+        self.pending.retain_mut(|p| {
+            if p.next > now {
+                return true;
+            }
+            if p.sends >= max {
+                out.push(Due::GaveUp(p.number));
+                return false;
+            }
+            p.sends += 1;
+            p.next = now + resend;
+            out.push(Due::Send(p.mad.clone()));
+            true
+        });
+        out
+    }
+
+    /// When the next repeat is due.
+    pub fn next_timer(&self) -> Option<Time> {
+        self.pending.iter().map(|p| p.next).min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_until_repressed_or_given_up() {
+        let mut t = Traps::new(10, 1_000, 3);
+        assert!(t.allow(0));
+        t.sent(0, 7, 128, &[1; MAD_LEN]);
+        assert_eq!(t.next_timer(), Some(1_000));
+        assert!(t.due(999).is_empty());
+        assert_eq!(t.due(1_000), vec![Due::Send(Box::new([1; MAD_LEN]))]);
+        assert_eq!(t.due(2_000).len(), 1);
+        // Sent three times: given up at the next due time.
+        assert_eq!(t.due(3_000), vec![Due::GaveUp(128)]);
+        assert!(t.pending.is_empty());
+        // A repressed trap is not repeated.
+        t.sent(4_000, 8, 256, &[2; MAD_LEN]);
+        assert_eq!(t.repress(9), None);
+        assert_eq!(t.repress(8), Some(256));
+        assert!(t.due(10_000).is_empty());
+    }
+
+    #[test]
+    fn rate_limited_per_second() {
+        let mut t = Traps::new(2, 1_000, 3);
+        assert!(t.allow(0));
+        assert!(t.allow(10));
+        assert!(!t.allow(20));
+        assert!(t.allow(1_020));
+    }
+
+    #[test]
+    fn bounded_in_flight() {
+        let mut t = Traps::new(1_000, 1_000, 3);
+        t.max_pending = 2;
+        assert_eq!(t.sent(0, 1, 128, &[0; MAD_LEN]), None);
+        assert_eq!(t.sent(0, 2, 129, &[0; MAD_LEN]), None);
+        assert_eq!(t.sent(0, 3, 256, &[0; MAD_LEN]), Some(128));
+        assert_eq!(t.pending.len(), 2);
+    }
+}

@@ -1,0 +1,748 @@
+//! The agent and the client together on a small network of fake nodes
+//! (docs/management.md "Agent", "Client"): a host R, routers A and B, and
+//! a manager M, linked R.0 - A.0, A.1 - B.0, B.1 - M.0.
+//!
+//! Packets are delivered by a tiny harness: a `Send` goes to the node at
+//! the other end of the egress port's link, a `Route` (L3) straight to the
+//! node owning the destination address.
+
+use std::collections::VecDeque;
+
+use mgmt::agent::{
+    Agent, AgentConfig, Incoming, LrtItem, Managed, NodeType, Output, PortFacts, STATUS_MKEY,
+};
+use mgmt::attr::{NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block, LrtBlock};
+use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
+use mgmt::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, Method, PathHop, Status};
+use rrp::router::FibEntry;
+use rrp::{Address, NativeAddr, PortId};
+
+const KEY: u64 = 0x0123_4567_89AB_CDEF;
+
+#[derive(Debug, Default)]
+struct Fake {
+    ports: Vec<PortFacts>,
+    counters: Vec<Vec<u64>>,
+    name: String,
+    /// Calls of the change methods, in order.
+    changes: Vec<String>,
+}
+
+impl Managed for Fake {
+    fn ports(&self) -> usize {
+        self.ports.len()
+    }
+    fn port(&self, port: PortId) -> Option<PortFacts> {
+        self.ports.get(port.index()).cloned()
+    }
+    fn counters(&self, port: PortId) -> Option<Vec<u64>> {
+        self.counters.get(port.index()).cloned()
+    }
+    fn route(&self, _port: PortId, _dst: Address) -> Option<FibEntry> {
+        None
+    }
+    fn lrt(&self, port: PortId) -> Vec<LrtItem> {
+        // Port p knows 20 + p addresses, every third a router.
+        (0..20 + port.index() as u16)
+            .map(|i| LrtItem {
+                address: Address(0x0200 + i),
+                router: i % 3 == 0,
+                is_static: i == 1,
+                missed: (i % 4) as u8,
+            })
+            .collect()
+    }
+    fn set_port_up(&mut self, port: PortId, up: bool) -> Result<(), Status> {
+        self.ports[port.index()].up = up;
+        self.changes.push(format!("port {} up {up}", port.index()));
+        Ok(())
+    }
+    fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), Status> {
+        self.ports[port.index()].mtu = mtu;
+        self.changes.push(format!("port {} mtu {mtu}", port.index()));
+        Ok(())
+    }
+    fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), Status> {
+        self.ports[port.index()].cost = cost;
+        self.changes.push(format!("port {} cost {cost}", port.index()));
+        Ok(())
+    }
+    fn clear_counters(&mut self, port: PortId) -> Result<(), Status> {
+        self.counters[port.index()].iter_mut().for_each(|c| *c = 0);
+        self.changes.push(format!("port {} clear", port.index()));
+        Ok(())
+    }
+    fn set_name(&mut self, name: &str) {
+        self.name = name.to_string();
+        self.changes.push(format!("name {name}"));
+    }
+}
+
+fn native(node: u8, port: u8) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, node, port])
+}
+
+fn port(node: u8, port: u8, address: u16) -> PortFacts {
+    PortFacts {
+        address: Address(address),
+        san_id: Address(address & 0xFF00),
+        mtu: 1500,
+        cost: 1,
+        up: true,
+        link_kind: 2,
+        native: native(node, port),
+        lrt_entries: 20 + u16::from(port),
+        buddies: 7,
+    }
+}
+
+struct Node {
+    fake: Fake,
+    agent: Agent,
+    client: Client,
+}
+
+/// Where a packet was seen going, for assertions on paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hop {
+    from: usize,
+    to: usize,
+    dst: Address,
+}
+
+struct Net {
+    nodes: Vec<Node>,
+    /// (node, port) <-> (node, port).
+    links: Vec<((usize, usize), (usize, usize))>,
+    now: u64,
+    queue: VecDeque<(usize, Incoming<'static>)>,
+    hops: Vec<Hop>,
+    done: Vec<(u64, Result<mgmt::client::Answer, Failure>)>,
+    /// Drop every packet to this node (to test time-outs).
+    black_hole: Option<usize>,
+}
+
+const R: usize = 0;
+const A: usize = 1;
+const B: usize = 2;
+const M: usize = 3;
+
+fn net(protect: u8) -> Net {
+    let ids = [0x10u64, 0xA0, 0xB0, 0x40];
+    let specs: [(NodeType, &[u16]); 4] = [
+        (NodeType::Host, &[0x0101]),
+        (NodeType::Router, &[0x0140, 0x0240]),
+        (NodeType::Router, &[0x0241, 0x0341]),
+        (NodeType::Host, &[0x0301]),
+    ];
+    let nodes = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, addrs))| {
+            let ports: Vec<PortFacts> = addrs
+                .iter()
+                .enumerate()
+                .map(|(p, a)| port(i as u8, p as u8, *a))
+                .collect();
+            let counters = ports
+                .iter()
+                .enumerate()
+                .map(|(p, _)| (0..PortCounters::COUNT as u64).map(|c| c + 100 * p as u64).collect())
+                .collect();
+            let mut cfg = AgentConfig::new(*ty, ids[i], &format!("node {i}"));
+            if i != M {
+                cfg.manager = Address(0x0301);
+                cfg.mkey = KEY;
+                cfg.protect = protect;
+            }
+            Node {
+                fake: Fake {
+                    ports,
+                    counters,
+                    name: format!("node {i}"),
+                    changes: Vec::new(),
+                },
+                agent: Agent::new(cfg, 0),
+                client: Client::new(0x5000 + i as u32),
+            }
+        })
+        .collect();
+    Net {
+        nodes,
+        links: vec![((R, 0), (A, 0)), ((A, 1), (B, 0)), ((B, 1), (M, 0))],
+        now: 0,
+        queue: VecDeque::new(),
+        hops: Vec::new(),
+        done: Vec::new(),
+        black_hole: None,
+    }
+}
+
+fn leak(mad: Box<[u8; MAD_LEN]>) -> &'static [u8] {
+    Box::leak(mad)
+}
+
+impl Net {
+    fn peer(&self, node: usize, port: usize) -> (usize, usize) {
+        for (a, b) in &self.links {
+            if *a == (node, port) {
+                return *b;
+            }
+            if *b == (node, port) {
+                return *a;
+            }
+        }
+        panic!("node {node} port {port} has no link");
+    }
+
+    fn owner(&self, dst: Address) -> (usize, usize) {
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(p) = n.fake.ports.iter().position(|f| f.address == dst) {
+                return (i, p);
+            }
+        }
+        panic!("nobody has {dst}");
+    }
+
+    /// A packet from `from` (port `fport`) to the node at the other end.
+    fn deliver(&mut self, from: usize, fport: usize, to: (usize, usize), dst: Address, mad: &'static [u8]) {
+        let src = self.nodes[from].fake.ports[fport].address;
+        let native = self.nodes[from].fake.ports[fport].native;
+        self.hops.push(Hop { from, to: to.0, dst });
+        if self.black_hole == Some(to.0) {
+            return;
+        }
+        self.queue.push_back((
+            to.0,
+            Incoming {
+                port: PortId::new(to.1),
+                native,
+                src,
+                dst,
+                mad,
+            },
+        ));
+    }
+
+    fn drain(&mut self, i: usize) {
+        while let Some(o) = self.nodes[i].agent.poll_output() {
+            match o {
+                Output::Send { port, native, dst, mad } if dst == Address::HEY_YOU => {
+                    let to = self.peer(i, port.index());
+                    assert_eq!(self.nodes[to.0].fake.ports[to.1].native, native, "native of the peer");
+                    self.deliver(i, port.index(), to, dst, leak(mad));
+                }
+                // An L3 answer goes to the previous hop, which routes it:
+                // the harness takes it straight to its destination.
+                Output::Send { port, dst, mad, .. } => {
+                    let to = self.owner(dst);
+                    self.deliver(i, port.index(), to, dst, leak(mad));
+                }
+                Output::Route { dst, mad } => {
+                    let to = self.owner(dst);
+                    self.deliver(i, 0, to, dst, leak(mad));
+                }
+                Output::ToClient { from, mad } => {
+                    let now = self.now;
+                    self.nodes[i].client.on_response(now, from, &mad[..]);
+                }
+                Output::Event(_) => {}
+            }
+        }
+        for o in self.nodes[i].client.take_outputs() {
+            match o {
+                ClientOutput::Route { dst, mad } => {
+                    let to = self.owner(dst);
+                    self.deliver(i, 0, to, dst, leak(mad));
+                }
+                ClientOutput::Send { port, native, mad } => {
+                    let to = self.peer(i, port.index());
+                    assert_eq!(self.nodes[to.0].fake.ports[to.1].native, native);
+                    self.deliver(i, port.index(), to, Address::HEY_YOU, leak(mad));
+                }
+                ClientOutput::Done { id, result } => self.done.push((id, result)),
+            }
+        }
+    }
+
+    /// Delivers until nothing moves.
+    fn run(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.drain(i);
+        }
+        while let Some((i, input)) = self.queue.pop_front() {
+            let now = self.now;
+            let n = &mut self.nodes[i];
+            n.agent.handle(now, &mut n.fake, input);
+            self.drain(i);
+        }
+    }
+
+    /// Advances the clock to `t`, running timers on the way.
+    fn advance(&mut self, t: u64) {
+        loop {
+            let next = self
+                .nodes
+                .iter()
+                .map(|n| n.agent.next_timer().min(n.client.next_timer()))
+                .min()
+                .unwrap_or(u64::MAX);
+            if next > t {
+                break;
+            }
+            self.now = self.now.max(next);
+            for i in 0..self.nodes.len() {
+                let now = self.now;
+                let n = &mut self.nodes[i];
+                n.agent.on_timer(now, &n.fake);
+                n.client.on_timer(now);
+                self.drain(i);
+            }
+            self.run();
+        }
+        self.now = t;
+    }
+
+    fn ask(&mut self, from: usize, req: Request) -> Result<mgmt::client::Answer, Failure> {
+        let id = self.done.len() as u64 + 1000;
+        let now = self.now;
+        self.nodes[from].client.start(now, id, req);
+        self.run();
+        if !self.done.iter().any(|(i, _)| *i == id) {
+            self.advance(self.now + 60_000);
+        }
+        let at = self.done.iter().position(|(i, _)| *i == id).expect("finished");
+        self.done.remove(at).1
+    }
+}
+
+fn get(target: Target, class: MgmtClass, attribute: u16, modifier: u32) -> Request {
+    Request {
+        target,
+        class,
+        method: Method::GET,
+        attribute,
+        modifier,
+        mkey: 0,
+        data: Vec::new(),
+        timeout_ms: 200,
+        retries: 2,
+    }
+}
+
+fn to(a: u16) -> Target {
+    Target::Address(Address(a))
+}
+
+/// R's directed route to B: out of R.0 to A.0, out of A.1 to B.0.
+fn dr_to_b() -> Target {
+    Target::Directed {
+        port: PortId::new(0),
+        path: vec![
+            PathHop {
+                hr: Address(0x0101),
+                native: native(A as u8, 0),
+            },
+            PathHop {
+                hr: Address(0x0240),
+                native: native(B as u8, 0),
+            },
+        ],
+    }
+}
+
+fn port_info(a: &mgmt::client::Answer) -> PortInfo {
+    PortInfo::parse(&a.mad.data).expect("PortInfo")
+}
+
+#[test]
+fn nodeinfo_by_address_and_by_directed_route() {
+    let mut n = net(0);
+    let a = n
+        .ask(R, get(to(0x0241), MgmtClass::SUBN, NodeInfo::ID, 0))
+        .expect("answered");
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(a.mad.method, Method::GET_RESP);
+    assert_eq!(a.from, Address(0x0241));
+    let info = NodeInfo::parse(&a.mad.data).unwrap();
+    assert_eq!(info.node_identity, 0xB0);
+    assert_eq!(info.node_type, NodeInfo::ROUTER);
+    assert_eq!(info.num_ports, 2);
+    assert_eq!(info.local_port_num, 0);
+    assert_eq!(info.local_port_address, Address(0x0241));
+
+    n.hops.clear();
+    let a = n
+        .ask(R, get(dr_to_b(), MgmtClass::SUBN_DR, NodeInfo::ID, 0))
+        .expect("answered");
+    assert_eq!(NodeInfo::parse(&a.mad.data).unwrap().node_identity, 0xB0);
+    // Hop by hop, Hey-You each time: R -> A -> B -> A -> R.
+    let path: Vec<(usize, usize)> = n.hops.iter().map(|h| (h.from, h.to)).collect();
+    assert_eq!(path, [(R, A), (A, B), (B, A), (A, R)]);
+    assert!(n.hops.iter().all(|h| h.dst == Address::HEY_YOU));
+    let dr = a.mad.dr.as_ref().unwrap();
+    assert!(dr.returning);
+    assert_eq!(dr.hop_pointer, 0);
+    assert_eq!(dr.hop_count, 2);
+    // The ReturnPath: A's HR it arrived on and R's native; B's and A's.
+    assert_eq!(
+        dr.ret,
+        [
+            PathHop {
+                hr: Address(0x0140),
+                native: native(R as u8, 0)
+            },
+            PathHop {
+                hr: Address(0x0241),
+                native: native(A as u8, 1)
+            },
+        ]
+    );
+    assert_eq!(n.nodes[A].agent.stats().relayed, 2);
+    assert_eq!(n.nodes[B].agent.stats().answered, 2);
+}
+
+#[test]
+fn a_directed_route_that_does_not_fit_is_dropped_and_counted() {
+    let mut n = net(0);
+    let Target::Directed { port, mut path } = dr_to_b() else { unreachable!() };
+    // A has no HR 0x0999 to leave by.
+    path[1].hr = Address(0x0999);
+    let r = n.ask(R, get(Target::Directed { port, path }, MgmtClass::SUBN_DR, NodeInfo::ID, 0));
+    assert_eq!(r, Err(Failure::Timeout { tries: 3 }));
+    assert_eq!(n.nodes[A].agent.stats().bad_path, 3);
+    assert_eq!(n.nodes[B].agent.stats().received, 0);
+}
+
+#[test]
+fn every_attribute_of_a_router() {
+    let mut n = net(0);
+    let d = n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeDescription::ID, 0)).unwrap();
+    assert_eq!(NodeDescription::parse(&d.mad.data).unwrap().0, "node 1");
+
+    let p = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    let p = port_info(&p);
+    assert_eq!(p.address, Address(0x0240));
+    assert_eq!(p.local_port_num, 1);
+    assert_eq!(p.port_state, PortInfo::ACTIVE);
+    assert_eq!(p.mtu, 1500);
+    assert_eq!(p.lrt_entries, 21);
+    assert_eq!(p.manager_address, Address(0x0301));
+    assert_eq!(p.native, native(A as u8, 1));
+
+    let c = n.ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 1)).unwrap();
+    let c = PortCounters::parse(&c.mad.data).unwrap();
+    assert_eq!(c.port_select, 1);
+    assert_eq!(c.counters, (0..PortCounters::COUNT as u64).map(|i| i + 100).collect::<Vec<_>>());
+
+    // LrtBlock: port 1 has 21 entries, block 1 holds the last 6.
+    let l = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, LrtBlock::ID, LrtBlock::modifier(1, 1)))
+        .unwrap();
+    let l = LrtBlock::parse(&l.mad.data).unwrap();
+    assert_eq!(l.total, 21);
+    assert_eq!(l.entries.len(), 21 - lrt_block::ENTRIES);
+    assert_eq!(l.entries[0].address, Address(0x0200 + 15));
+    assert!(l.entries[0].is_router());
+
+    // A port the box does not have; an attribute it does not serve.
+    let bad = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 9)).unwrap();
+    assert_eq!(bad.mad.status, Status::INVALID_VALUE);
+    let bad = n.ask(R, get(to(0x0140), MgmtClass::SUBN, 0x7777, 0)).unwrap();
+    assert_eq!(bad.mad.status, Status::METHOD_ATTR_UNSUPPORTED);
+    // A class nobody serves here: bad version.
+    let bad = n.ask(R, get(to(0x0140), MgmtClass(0x09), PortInfo::ID, 0)).unwrap();
+    assert_eq!(bad.mad.status, Status::BAD_VERSION);
+    assert_eq!(n.nodes[A].agent.stats().bad_class, 1);
+}
+
+fn set_port(n: &mut Net, key: u64, f: impl Fn(&mut PortInfo)) -> Result<mgmt::client::Answer, Failure> {
+    let cur = n
+        .ask(
+            R,
+            Request {
+                mkey: key,
+                ..get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)
+            },
+        )
+        .unwrap();
+    let mut p = port_info(&cur);
+    f(&mut p);
+    let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
+    p.emit(&mut data).unwrap();
+    n.ask(
+        R,
+        Request {
+            method: Method::SET,
+            mkey: key,
+            data,
+            ..get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)
+        },
+    )
+}
+
+#[test]
+fn a_set_with_the_key_changes_the_port_and_answers_what_it_is_now() {
+    let mut n = net(1);
+    let a = set_port(&mut n, KEY, |p| {
+        p.port_state = PortInfo::DOWN;
+        p.cost = 5;
+    })
+    .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    let p = port_info(&a);
+    assert_eq!(p.port_state, PortInfo::DOWN);
+    assert_eq!(p.cost, 5);
+    // With the right key the key is shown.
+    assert_eq!(p.mkey, KEY);
+    assert_eq!(n.nodes[A].fake.changes, ["port 1 cost 5", "port 1 up false"]);
+    assert_eq!(n.nodes[A].agent.stats().sets, 1);
+
+    // A bad value changes nothing.
+    let a = set_port(&mut n, KEY, |p| {
+        p.cost = 9;
+        p.port_state = 7;
+    })
+    .unwrap();
+    assert_eq!(a.mad.status, Status::INVALID_VALUE);
+    assert_eq!(n.nodes[A].fake.changes.len(), 2);
+}
+
+#[test]
+fn mkey_protect_1_hides_the_key_and_refuses_sets_with_a_trap() {
+    let mut n = net(1);
+    let a = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(port_info(&a).mkey, 0, "protect 1 hides the key from a Get without it");
+    assert_eq!(port_info(&a).mkey_protect_bits, 1);
+
+    let a = set_port(&mut n, 0xBAD, |p| p.port_state = PortInfo::DOWN).unwrap();
+    assert_eq!(a.mad.status, STATUS_MKEY);
+    assert_eq!(port_info(&a).port_state, PortInfo::ACTIVE, "not applied");
+    assert!(n.nodes[A].fake.changes.is_empty());
+    assert_eq!(n.nodes[A].agent.mkey().violations, 1);
+    assert_eq!(n.nodes[A].agent.stats().mkey_refused, 1);
+    // Trap 256 reached the manager, which repressed it.
+    let notices: Vec<_> = n.nodes[M].agent.notices().cloned().collect();
+    assert_eq!(notices.len(), 1);
+    let (_, issuer, notice) = &notices[0];
+    assert_eq!(*issuer, Address(0x0140));
+    let bad = notice.bad_mkey_details().expect("trap 256");
+    assert_eq!(bad.requester, Address(0x0101));
+    assert_eq!(bad.key, 0xBAD);
+    assert_eq!(bad.attribute, PortInfo::ID);
+    assert_eq!(n.nodes[A].agent.stats().traps_repressed, 1);
+    // Nothing is sent again once repressed.
+    n.hops.clear();
+    n.advance(n.now + 20_000);
+    assert!(n.hops.is_empty(), "{:?}", n.hops);
+}
+
+#[test]
+fn mkey_protect_2_answers_nothing_without_the_key() {
+    let mut n = net(2);
+    let r = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1));
+    assert_eq!(r, Err(Failure::Timeout { tries: 3 }));
+    assert_eq!(n.nodes[A].agent.mkey().violations, 3);
+    // With the key: answered.
+    let a = n
+        .ask(
+            R,
+            Request {
+                mkey: KEY,
+                ..get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)
+            },
+        )
+        .unwrap();
+    assert_eq!(port_info(&a).mkey, KEY);
+    // A Perf Get is not guarded by the M_Key; a Perf Set is.
+    assert!(n.ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 0)).is_ok());
+    let clear = Request {
+        method: Method::SET,
+        ..get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 0)
+    };
+    assert_eq!(n.ask(R, clear), Err(Failure::Timeout { tries: 3 }));
+    assert!(n.nodes[A].fake.changes.is_empty());
+}
+
+#[test]
+fn a_lease_runs_out_and_protection_drops() {
+    let mut n = net(2);
+    let a = set_port(&mut n, KEY, |p| p.mkey_lease_period = 5);
+    assert_eq!(a.unwrap().mad.status, Status::OK);
+    assert_eq!(n.nodes[A].agent.mkey().lease_s, 5);
+    // A Get without the key: not answered, and the lease starts.
+    let get_info = MadRepr::new(MgmtClass::SUBN, Method::GET, 9, NodeInfo::ID, 0);
+    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new(get_info.to_bytes().unwrap())));
+    let answered = n.nodes[A].agent.stats().answered;
+    n.run();
+    assert_eq!(n.nodes[A].agent.stats().answered, answered);
+    assert!(n.nodes[A].agent.mkey().lease_until.is_some());
+    n.advance(n.now + 4_000);
+    assert_eq!(n.nodes[A].agent.mkey().protect, 2);
+    n.advance(n.now + 6_000);
+    assert_eq!(n.nodes[A].agent.mkey().protect, 0);
+    assert!(n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0)).is_ok());
+}
+
+#[test]
+fn a_retried_set_is_applied_once_and_answered_again() {
+    let mut n = net(0);
+    let cur = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    let mut p = port_info(&cur);
+    p.cost = 3;
+    let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
+    p.emit(&mut data).unwrap();
+    let mut set = MadRepr::new(MgmtClass::SUBN, Method::SET, 77, PortInfo::ID, 1);
+    set.data = data;
+    set.mkey = KEY;
+    let bytes: &'static [u8] = leak(Box::new(set.to_bytes().unwrap()));
+    for _ in 0..2 {
+        n.deliver(R, 0, (A, 0), Address(0x0140), bytes);
+        n.run();
+    }
+    assert_eq!(n.nodes[A].fake.changes, ["port 1 cost 3"]);
+    assert_eq!(n.nodes[A].agent.stats().cache_hits, 1);
+    assert_eq!(n.nodes[A].agent.stats().answered, 3);
+    // Both answers reached R; the client had no such TID: unmatched.
+    assert_eq!(n.nodes[R].client.stats().unmatched, 2);
+}
+
+#[test]
+fn port_events_trap_the_manager_until_repressed() {
+    let mut n = net(0);
+    let a = &mut n.nodes[A];
+    a.agent.port_changed(0, &a.fake, PortId::new(1), false);
+    n.black_hole = Some(M);
+    n.run();
+    n.advance(2_500);
+    // Sent, then sent again twice (every second) while the manager is away.
+    assert_eq!(n.nodes[A].agent.stats().traps_sent, 1);
+    assert_eq!(n.nodes[A].agent.stats().traps_resent, 2);
+    n.black_hole = None;
+    n.advance(3_500);
+    assert_eq!(n.nodes[A].agent.stats().traps_repressed, 1);
+    let (_, _, notice) = n.nodes[M].agent.notices().next().cloned().unwrap();
+    let d = notice.port_state_details().unwrap();
+    assert_eq!((d.port, d.state, d.hr), (1, PortInfo::DOWN, Address(0x0240)));
+    assert_eq!(notice.trap_number, Notice::TRAP_PORT_STATE);
+}
+
+#[test]
+fn traps_are_given_up_and_rate_limited() {
+    let mut n = net(0);
+    n.black_hole = Some(M);
+    for _ in 0..15 {
+        let a = &mut n.nodes[A];
+        a.agent.hr_down(0, &a.fake, Address(0x0241), PortId::new(1));
+    }
+    n.run();
+    let s = n.nodes[A].agent.stats().clone();
+    assert_eq!(s.traps_sent, 10, "10 per second");
+    assert_eq!(s.traps_suppressed, 5);
+    n.advance(60_000);
+    let s = n.nodes[A].agent.stats().clone();
+    assert_eq!(s.traps_unanswered, 10);
+    assert_eq!(s.traps_resent, 70, "8 sends each");
+}
+
+#[test]
+fn drops_past_the_threshold_trap_129() {
+    let mut n = net(0);
+    let mut cfg = n.nodes[A].agent.config().clone();
+    cfg.drop_threshold = 50;
+    n.nodes[A].agent = Agent::new(cfg, 0);
+    n.advance(10_000);
+    // First check: a baseline, no trap.
+    assert_eq!(n.nodes[A].agent.stats().traps_sent, 0);
+    let first_drop = PortCounters::FIRST_DROP;
+    n.nodes[A].fake.counters[1][first_drop] += 60;
+    n.nodes[A].fake.counters[0][first_drop] += 10;
+    n.advance(20_000);
+    assert_eq!(n.nodes[A].agent.stats().traps_sent, 1);
+    let (_, _, notice) = n.nodes[M].agent.notices().next().cloned().unwrap();
+    let d = notice.drops_details().unwrap();
+    assert_eq!((d.port, d.drops), (1, 60));
+}
+
+#[test]
+fn malformed_and_unserved_requests_are_counted() {
+    let mut n = net(0);
+    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new([0xEE; MAD_LEN])));
+    n.deliver(R, 0, (A, 0), Address(0x0140), &[1, 2, 3]);
+    let adm = MadRepr::new(MgmtClass::SUBN_ADM, Method::GET, 5, 0x0011, 0);
+    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new(adm.to_bytes().unwrap())));
+    n.run();
+    let s = n.nodes[A].agent.stats();
+    assert_eq!(s.malformed, 2);
+    assert_eq!(s.not_manager, 1);
+    assert_eq!(s.answered, 0);
+    // And the agent still answers.
+    assert!(n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0)).is_ok());
+}
+
+#[test]
+fn set_node_description_and_clear_counters() {
+    let mut n = net(0);
+    let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
+    NodeDescription("edge-7".into()).emit(&mut data).unwrap();
+    let a = n
+        .ask(
+            R,
+            Request {
+                method: Method::SET,
+                mkey: KEY,
+                data,
+                ..get(to(0x0241), MgmtClass::SUBN, NodeDescription::ID, 0)
+            },
+        )
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(n.nodes[B].fake.name, "edge-7");
+    let a = n
+        .ask(
+            R,
+            Request {
+                method: Method::SET,
+                mkey: KEY,
+                ..get(to(0x0241), MgmtClass::PERF, PortCounters::ID, 1)
+            },
+        )
+        .unwrap();
+    assert!(PortCounters::parse(&a.mad.data).unwrap().counters.iter().all(|c| *c == 0));
+    assert_eq!(n.nodes[B].fake.changes, ["name edge-7", "port 1 clear"]);
+}
+
+#[test]
+fn the_client_times_out_and_ignores_strays() {
+    let mut n = net(0);
+    n.black_hole = Some(A);
+    let r = n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0));
+    assert_eq!(r, Err(Failure::Timeout { tries: 3 }));
+    let s = n.nodes[R].client.stats();
+    assert_eq!((s.requests, s.sent, s.timeouts), (1, 3, 1));
+    // A request that cannot be built fails at once.
+    let mut c = Client::new(1);
+    let path = vec![PathHop::default(); 9];
+    c.start(
+        0,
+        1,
+        get(
+            Target::Directed {
+                port: PortId::new(0),
+                path,
+            },
+            MgmtClass::SUBN_DR,
+            NodeInfo::ID,
+            0,
+        ),
+    );
+    assert!(matches!(
+        c.take_outputs().as_slice(),
+        [ClientOutput::Done { result: Err(Failure::Bad(_)), .. }]
+    ));
+    // Garbage for the client is counted.
+    c.on_response(0, Address(1), &[0; 3]);
+    assert_eq!(c.stats().unmatched, 1);
+    let _ = Mad::new_checked(&[0u8; 3][..]).unwrap_err();
+}
