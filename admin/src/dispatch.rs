@@ -13,13 +13,16 @@ use rrp::wire::Capability;
 use rrp::{CapabilityCode, DropReason, LinkKind, NativeAddr, PortId};
 use serde_json::{Value, json};
 
+use mgmt::client::Request as MgmtRequest;
+
+use crate::mad::{self, MadQuery, MadResult};
 use crate::proto::{
     AdminError, CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, Command,
     LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat,
 };
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
-use crate::view::{CounterRow, PortRow, PrometheusText, Stats, VersionInfo, View};
+use crate::view::{CounterRow, ManagementInfo, PortRow, PrometheusText, Stats, VersionInfo, View};
 
 /// pcap link type of captured packets: raw MessageWay packets
 /// (LINKTYPE_USER0), as the forwarding path sees them.
@@ -61,8 +64,9 @@ pub trait Backend: Send + Sync + 'static {
     /// The Prometheus exposition of the counters (never cleared).
     fn prometheus(&self) -> String;
 
-    /// The configuration in use, as TOML.
-    fn config_toml(&self) -> String;
+    /// The configuration in use, as TOML; `secrets`: with the management
+    /// key (for admin peers; others get it left out).
+    fn config_toml(&self, secrets: bool) -> String;
 
     /// The log level in use.
     fn log_level(&self) -> LogLevel;
@@ -73,6 +77,23 @@ pub trait Backend: Send + Sync + 'static {
     /// Re-reads the configuration and applies what can change while
     /// running: the changes applied, or why nothing was.
     fn reload(&self) -> Result<Vec<String>, String>;
+
+    /// Sends a management request with the box's management client and
+    /// waits for its answer (at most `budget`). Boxes without in-band
+    /// management answer `unsupported`.
+    fn mad(&self, request: MgmtRequest, budget: Duration) -> Result<MadResult, AdminError> {
+        let _ = (request, budget);
+        Err(AdminError::unsupported(
+            "this box has no in-band management",
+        ))
+    }
+
+    /// `show management`.
+    fn management(&self) -> Result<ManagementInfo, AdminError> {
+        Err(AdminError::unsupported(
+            "this box has no in-band management",
+        ))
+    }
 
     /// Starts the capture `req` on port `p`: packets until the source is
     /// dropped.
@@ -140,13 +161,13 @@ impl<B: Backend> Dispatcher<B> {
             .with_engine(move |r, _| f(&View::new(r, &kinds)))?
     }
 
-    fn show(&self, s: Show) -> Result<Value, AdminError> {
+    fn show(&self, s: Show, admin: bool) -> Result<Value, AdminError> {
         match s {
             Show::Router {} => {
                 let (version, up) = (self.backend.router_version(), self.backend.uptime_s());
                 self.view(move |v| to_json(v.router_info(&version, up)))
             }
-            Show::Config {} => Ok(json!({"toml": self.backend.config_toml()})),
+            Show::Config {} => Ok(json!({"toml": self.backend.config_toml(admin)})),
             Show::Hrs {} => self.view(|v| to_json(v.hrs())),
             Show::Ports {} => {
                 let snap = self.backend.counters();
@@ -188,7 +209,16 @@ impl<B: Backend> Dispatcher<B> {
                 to_json(rows)
             }
             Show::Route { dst, port } => self.view(move |v| to_json(v.route(dst, port)?)),
+            Show::Management {} => to_json(self.backend.management()?),
         }
+    }
+
+    /// `mad`: one MAD ([`mad::execute`]) with the box's client.
+    fn mad(&self, q: &MadQuery) -> Result<Value, AdminError> {
+        let hrs = self.view(|v| Ok(v.hr_addrs()))?;
+        to_json(mad::execute(q, &hrs, |r, budget| {
+            self.backend.mad(r, budget)
+        })?)
     }
 
     fn route(&self, op: RouteOp) -> Result<Value, AdminError> {
@@ -250,9 +280,10 @@ fn to_json<T: serde::Serialize>(v: T) -> Result<Value, AdminError> {
 }
 
 impl<B: Backend> Handler for Dispatcher<B> {
-    fn handle(&self, cmd: &Command, _privilege: Privilege) -> Result<Value, AdminError> {
+    fn handle(&self, cmd: &Command, privilege: Privilege) -> Result<Value, AdminError> {
         match cmd {
-            Command::Show(s) => self.show(s.clone()),
+            Command::Show(s) => self.show(s.clone(), privilege == Privilege::Admin),
+            Command::Mad(q) => self.mad(q),
             Command::Port { port, state } => {
                 let (port, state) = (*port, *state);
                 let kinds = self.backend.link_kinds();

@@ -9,6 +9,7 @@
 //!   capture items) and the protocol's limits;
 //! - [`view`]: the shapes of the answers, and their construction from the
 //!   RRP engine;
+//! - [`mad`]: the `mad` command: in-band management requests and answers;
 //! - [`dispatch`]: the one place where commands are answered, over the
 //!   [`dispatch::Backend`] a box provides;
 //! - [`sample`]: a sample box behind the same dispatcher (tests, docs);
@@ -20,6 +21,7 @@
 
 pub mod client;
 pub mod dispatch;
+pub mod mad;
 pub mod policy;
 pub mod proto;
 pub mod sample;

@@ -172,6 +172,10 @@ pub enum Show {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         port: Option<PortSpec>,
     },
+    /// The in-band management agent: identity, M_Key state (never the
+    /// key), counters, the notices received
+    /// ([`crate::view::ManagementInfo`]).
+    Management {},
 }
 
 impl Show {
@@ -189,6 +193,7 @@ impl Show {
             Show::Neighbors { .. } => "neighbors",
             Show::Counters { .. } => "counters",
             Show::Route { .. } => "route",
+            Show::Management {} => "management",
         }
     }
 }
@@ -340,6 +345,9 @@ pub enum Command {
     },
     /// The daemon's and the protocol's versions (read-only).
     Version {},
+    /// Sends one management datagram to a node and answers with its
+    /// response (admin; [`crate::mad`]).
+    Mad(crate::mad::MadQuery),
 }
 
 fn is_false(b: &bool) -> bool {
@@ -372,7 +380,7 @@ impl Privilege {
 
 impl Command {
     /// Every `cmd` name, in documentation order.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "show",
         "port",
         "route",
@@ -382,6 +390,7 @@ impl Command {
         "capture",
         "stats",
         "version",
+        "mad",
     ];
 
     /// The command's `cmd` name.
@@ -396,6 +405,7 @@ impl Command {
             Command::Capture { .. } => "capture",
             Command::Stats { .. } => "stats",
             Command::Version {} => "version",
+            Command::Mad(_) => "mad",
         }
     }
 
@@ -409,7 +419,8 @@ impl Command {
             | Command::Clear(_)
             | Command::LogLevel { .. }
             | Command::Reload {}
-            | Command::Capture { .. } => true,
+            | Command::Capture { .. }
+            | Command::Mad(_) => true,
         }
     }
 

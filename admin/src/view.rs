@@ -39,6 +39,49 @@ pub struct RouterInfo {
     pub rts_kept: usize,
 }
 
+/// `show management`: the box's in-band management agent
+/// (docs/management.md). The key itself never appears.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagementInfo {
+    /// The node identity, hex (`0x...`).
+    pub identity: String,
+    /// NodeDescription.
+    pub description: String,
+    /// Where traps go (none: nowhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager: Option<Address>,
+    /// Whether an M_Key is set.
+    pub mkey_set: bool,
+    /// M_Key protect bits, 0-3.
+    pub protect: u8,
+    /// M_Key lease period in seconds (0: never runs out).
+    pub lease_s: u16,
+    /// Milliseconds left on a running lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_left_ms: Option<u64>,
+    /// Failed M_Key checks.
+    pub violations: u16,
+    /// The agent's counters by name.
+    pub agent: BTreeMap<String, u64>,
+    /// The client's (`mwctl mad`) counters by name.
+    pub client: BTreeMap<String, u64>,
+    /// Notices received (traps to this box as a manager), oldest first.
+    pub notices: Vec<NoticeRow>,
+}
+
+/// A notice `show management` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoticeRow {
+    /// Milliseconds since it arrived.
+    pub age_ms: u64,
+    /// Its issuer.
+    pub issuer: Address,
+    /// The trap number.
+    pub trap: u16,
+    /// What it says.
+    pub summary: String,
+}
+
 /// A row of `show hrs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HrRow {

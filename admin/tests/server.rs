@@ -166,6 +166,23 @@ fn every_command() -> Vec<Command> {
             format: StatsFormat::Prometheus,
         },
         Command::Version {},
+        Command::Show(Show::Management {}),
+        Command::Mad(admin::mad::MadQuery {
+            dst: Some(Address(0x0116)),
+            attribute: "port_info".into(),
+            modifier: 1,
+            mkey: Some("0x1234".into()),
+            ..Default::default()
+        }),
+        Command::Mad(admin::mad::MadQuery {
+            dst: Some(Address(0x0115)),
+            method: admin::mad::MadMethod::Set,
+            attribute: "port_info".into(),
+            set: [("cost".to_string(), serde_json::json!(5))].into(),
+            timeout_ms: Some(200),
+            retries: Some(1),
+            ..Default::default()
+        }),
     ]
 }
 
@@ -189,6 +206,24 @@ fn every_command_round_trips_through_json() {
         Command::NAMES.len(),
         "every command is covered"
     );
+}
+
+#[test]
+fn a_directed_route_query_round_trips() {
+    let cmd = Command::Mad(admin::mad::MadQuery {
+        dr: vec![admin::mad::DrHop {
+            hr: Address(0x0101),
+            native: "02:00:00:00:00:02".into(),
+        }],
+        method: admin::mad::MadMethod::Set,
+        attribute: "port_info".into(),
+        set: [("cost".to_string(), serde_json::json!(5))].into(),
+        timeout_ms: Some(200),
+        retries: Some(1),
+        ..Default::default()
+    });
+    let req = Request::new(Some(1), cmd);
+    assert_eq!(Request::parse(req.to_line().trim_end().as_bytes()), Ok(req));
 }
 
 #[test]
@@ -258,6 +293,7 @@ fn privileges_of_commands() {
                 | Command::LogLevel { .. }
                 | Command::Reload {}
                 | Command::Capture { .. }
+                | Command::Mad(_)
         );
         assert_eq!(cmd.needs_admin(), admin, "{cmd:?}");
         assert_eq!(
@@ -341,6 +377,17 @@ fn every_command_is_served() {
                 format: StatsFormat::Prometheus,
             } => serde_json::from_value::<PrometheusText>(v).map(drop),
             Command::Version {} => serde_json::from_value::<VersionInfo>(v).map(drop),
+            Command::Show(Show::Management {}) => {
+                serde_json::from_value::<admin::view::ManagementInfo>(v).map(drop)
+            }
+            Command::Mad(q) => serde_json::from_value::<admin::mad::MadAnswer>(v).map(|a| {
+                assert!(a.ok(), "{a:?}");
+                let f = a.fields.expect("PortInfo's fields");
+                assert_eq!(f["local_port_num"], q.modifier);
+                if !q.set.is_empty() {
+                    assert_eq!(f["cost"], 5, "the Set is applied and read back");
+                }
+            }),
             _ => Ok(()),
         };
         typed.unwrap_or_else(|e| panic!("{cmd:?}: {e}"));

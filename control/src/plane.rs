@@ -17,7 +17,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables, patched};
+use mgmt::agent::AgentConfig;
+use mgmt::client::Request;
+use rrp::LinkKind;
+use rrp::kind::PacketType;
 use rrp::router::{Event, Output, RouteTables, Router, Time, with_destination};
+use std::sync::mpsc::SyncSender;
+
+use crate::management::{Management, Reply, Send as MgmtSend};
+use crate::stats::Counters;
 use rrp::wire::packet::Packet;
 use rrp::{Address, NativeAddr, PortId};
 
@@ -117,6 +125,8 @@ pub struct ControlPlane {
     /// Engine events not yet taken by [`ControlPlane::take_events`].
     events: Vec<(Time, Event)>,
     next_worker: usize,
+    /// In-band management (docs/management.md), once enabled.
+    mgmt: Option<Management>,
 }
 
 /// Events kept for readers before the oldest are dropped.
@@ -140,7 +150,75 @@ impl ControlPlane {
             stats: Arc::new(PlaneStats::default()),
             events: Vec::new(),
             next_worker: 0,
+            mgmt: None,
         }
+    }
+
+    /// Starts in-band management: the agent answers management packets for
+    /// this box, the client serves `mwctl mad`; `counters` are shared with
+    /// the admin socket.
+    pub fn enable_management(
+        &mut self,
+        cfg: AgentConfig,
+        counters: Counters,
+        kinds: Vec<LinkKind>,
+    ) {
+        let now = self.now();
+        self.mgmt = Some(Management::new(cfg, now, counters, kinds));
+    }
+
+    /// The management agent and client, if enabled.
+    pub fn management(&self) -> Option<&Management> {
+        self.mgmt.as_ref()
+    }
+
+    /// The management agent and client, to reconfigure them.
+    pub fn management_mut(&mut self) -> Option<&mut Management> {
+        self.mgmt.as_mut()
+    }
+
+    /// Sends a management request; its answer (or time-out) goes to `reply`.
+    /// Refused (`false`) when management is not enabled.
+    pub fn mad_start(&mut self, request: Request, reply: SyncSender<Reply>) -> bool {
+        let now = self.now();
+        let Some(m) = self.mgmt.as_mut() else {
+            return false;
+        };
+        let sends = m.start(now, &mut self.engine, &self.stats, request, reply);
+        self.send_all(sends);
+        self.drain(now);
+        true
+    }
+
+    fn send_all(&mut self, sends: Vec<MgmtSend>) {
+        for s in sends {
+            self.inject(s.port, s.native, s.packet);
+        }
+    }
+
+    /// A punted management packet: to the agent.
+    fn management_packet(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: NativeAddr,
+        view: &Packet<&[u8]>,
+    ) {
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let h = view.header();
+        let sends = m.handle(
+            now,
+            &mut self.engine,
+            &self.stats,
+            port,
+            native,
+            h.src(),
+            h.dst(),
+            view.data(),
+        );
+        self.send_all(sends);
     }
 
     /// Milliseconds since the plane started: the engine's clock.
@@ -199,6 +277,9 @@ impl ControlPlane {
                 // The worker located the packet: its layout comes along, so
                 // the engine reads it without walking it again.
                 match Packet::with_layout(&p.data[..], p.layout) {
+                    Ok(view) if view.header().packet_type() == PacketType::MANAGEMENT => {
+                        self.management_packet(now, p.in_port, p.native_src, &view)
+                    }
                     Ok(view) => self
                         .engine
                         .handle_packet(now, p.in_port, &p.native_src, &view),
@@ -218,6 +299,13 @@ impl ControlPlane {
         }
         if now >= self.engine.next_timer() {
             self.engine.on_timer(now);
+            self.drain(now);
+        }
+        if let Some(m) = self.mgmt.as_mut()
+            && now >= m.next_timer()
+        {
+            let sends = m.on_timer(now, &mut self.engine, &self.stats);
+            self.send_all(sends);
             self.drain(now);
         }
         self.publisher.reclaim();
@@ -243,6 +331,7 @@ impl ControlPlane {
     }
 
     fn drain(&mut self, now: Time) {
+        let mut node_down: Option<(Address, PortId)> = None;
         while let Some(o) = self.engine.poll_output() {
             match o {
                 Output::Send {
@@ -269,6 +358,30 @@ impl ControlPlane {
                     self.stats.fib_version.store(v, Ordering::Relaxed);
                 }
                 Output::Event(e) => {
+                    // Management traps for what the operator's manager
+                    // must hear of (docs/management.md "Traps").
+                    if let Some(m) = self.mgmt.as_mut() {
+                        let sends = match &e {
+                            Event::Port { port, up } => {
+                                m.port_changed(now, &mut self.engine, &self.stats, *port, *up)
+                            }
+                            // A buddy detected down here (the engine says
+                            // which port lost it just before); an HR of
+                            // this box going down is trap 128's.
+                            Event::HrDown { hr, from: None, .. } => match node_down {
+                                Some((node, port)) if node == *hr => {
+                                    m.hr_down(now, &mut self.engine, &self.stats, *hr, port)
+                                }
+                                _ => Vec::new(),
+                            },
+                            _ => Vec::new(),
+                        };
+                        self.send_all(sends);
+                    }
+                    node_down = match &e {
+                        Event::NodeDown { port, node } => Some((*node, *port)),
+                        _ => None,
+                    };
                     if self.events.len() >= EVENTS_KEPT {
                         self.events.remove(0);
                     }
@@ -300,7 +413,12 @@ impl ControlPlane {
                         continue;
                     }
                     let now = self.now();
-                    let until_timer = self.engine.next_timer().saturating_sub(now);
+                    let next = self
+                        .mgmt
+                        .as_ref()
+                        .map_or(Time::MAX, Management::next_timer)
+                        .min(self.engine.next_timer());
+                    let until_timer = next.saturating_sub(now);
                     let pause = tick.min(Duration::from_millis(until_timer.max(1)));
                     thread::sleep(pause);
                 }

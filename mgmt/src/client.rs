@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::Time;
-use crate::wire::{DrRoute, MAD_LEN, Mad, MadRepr, MgmtClass, Method, PathHop, Status};
+use crate::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +140,19 @@ pub struct ClientStats {
     pub timeouts: u64,
     /// Responses that matched no outstanding request.
     pub unmatched: u64,
+}
+
+impl ClientStats {
+    /// Every counter with its name, in declaration order.
+    pub fn fields(&self) -> [(&'static str, u64); 5] {
+        [
+            ("requests", self.requests),
+            ("sent", self.sent),
+            ("answered", self.answered),
+            ("timeouts", self.timeouts),
+            ("unmatched", self.unmatched),
+        ]
+    }
 }
 
 /// The client.
@@ -310,6 +323,10 @@ impl Client {
 
     /// When [`Client::on_timer`] wants to run next.
     pub fn next_timer(&self) -> Time {
-        self.pending.values().map(|p| p.next).min().unwrap_or(Time::MAX)
+        self.pending
+            .values()
+            .map(|p| p.next)
+            .min()
+            .unwrap_or(Time::MAX)
     }
 }

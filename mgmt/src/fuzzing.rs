@@ -104,3 +104,100 @@ pub fn mad(data: &[u8]) {
     }
     every_attribute(data);
 }
+
+/// A two-port router for the agent's fuzz body.
+struct Toy {
+    up: [bool; 2],
+}
+
+impl crate::agent::Managed for Toy {
+    fn ports(&self) -> usize {
+        2
+    }
+    fn port(&self, port: rrp::PortId) -> Option<crate::agent::PortFacts> {
+        let i = port.index();
+        (i < 2).then(|| crate::agent::PortFacts {
+            address: rrp::Address(0x0140 + i as u16),
+            san_id: rrp::Address(0x0100),
+            mtu: 1500,
+            cost: 1,
+            up: self.up[i],
+            link_kind: 2,
+            native: rrp::NativeAddr::mac([2, 0, 0, 0, 0, i as u8]),
+            lrt_entries: 3,
+            buddies: 1,
+        })
+    }
+    fn counters(&self, port: rrp::PortId) -> Option<Vec<u64>> {
+        (port.index() < 2).then(|| vec![7; PortCounters::COUNT])
+    }
+    fn route(&self, _: rrp::PortId, _: rrp::Address) -> Option<rrp::router::FibEntry> {
+        None
+    }
+    fn lrt(&self, _: rrp::PortId) -> Vec<crate::agent::LrtItem> {
+        Vec::new()
+    }
+    fn set_port_up(&mut self, port: rrp::PortId, up: bool) -> Result<(), crate::wire::Status> {
+        self.up[port.index()] = up;
+        Ok(())
+    }
+    fn set_mtu(&mut self, _: rrp::PortId, _: u32) -> Result<(), crate::wire::Status> {
+        Ok(())
+    }
+    fn set_cost(&mut self, _: rrp::PortId, _: u16) -> Result<(), crate::wire::Status> {
+        Ok(())
+    }
+    fn clear_counters(&mut self, _: rrp::PortId) -> Result<(), crate::wire::Status> {
+        Ok(())
+    }
+    fn set_name(&mut self, _: &str) {}
+}
+
+/// The agent's body: the input, cut into MADs of 256 bytes (a short last
+/// one included), is handed to a router's agent with a key at the protect
+/// level of the first byte. Nothing panics, every packet is counted, and
+/// every MAD the agent sends parses.
+pub fn agent(data: &[u8]) {
+    use crate::agent::{Agent, AgentConfig, Incoming, NodeType, Output};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let mut cfg = AgentConfig::new(NodeType::Router, 0xA0, "fuzz");
+    cfg.mkey = 0x5EC2E7;
+    cfg.protect = first & 3;
+    cfg.lease_s = 1;
+    cfg.manager = rrp::Address(0x0301);
+    cfg.drop_threshold = 1;
+    let mut a = Agent::new(cfg, 0);
+    let mut toy = Toy { up: [true; 2] };
+    let mut now = 0;
+    for (i, mad) in rest.chunks(MAD_LEN).enumerate() {
+        now += 700;
+        a.handle(
+            now,
+            &mut toy,
+            Incoming {
+                port: rrp::PortId::new(i % 3),
+                native: rrp::NativeAddr::mac([2, 0, 0, 0, 9, 9]),
+                src: rrp::Address(0x0101),
+                dst: rrp::Address(0x0140),
+                mad,
+            },
+        );
+        a.on_timer(now, &toy);
+        while let Some(o) = a.poll_output() {
+            match o {
+                Output::Send { mad, .. }
+                | Output::Route { mad, .. }
+                | Output::ToClient { mad, .. } => {
+                    let v = Mad::new_checked(&mad[..]).expect("an output MAD views");
+                    MadRepr::parse(&v).expect("an output MAD parses");
+                }
+                Output::Event(e) => {
+                    let _ = e.to_string();
+                }
+            }
+        }
+        assert_eq!(a.stats().received, i as u64 + 1);
+    }
+}

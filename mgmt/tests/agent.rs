@@ -11,9 +11,9 @@ use std::collections::VecDeque;
 use mgmt::agent::{
     Agent, AgentConfig, Incoming, LrtItem, Managed, NodeType, Output, PortFacts, STATUS_MKEY,
 };
-use mgmt::attr::{NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block, LrtBlock};
+use mgmt::attr::{LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block};
 use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
-use mgmt::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, Method, PathHop, Status};
+use mgmt::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
@@ -59,12 +59,14 @@ impl Managed for Fake {
     }
     fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), Status> {
         self.ports[port.index()].mtu = mtu;
-        self.changes.push(format!("port {} mtu {mtu}", port.index()));
+        self.changes
+            .push(format!("port {} mtu {mtu}", port.index()));
         Ok(())
     }
     fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), Status> {
         self.ports[port.index()].cost = cost;
-        self.changes.push(format!("port {} cost {cost}", port.index()));
+        self.changes
+            .push(format!("port {} cost {cost}", port.index()));
         Ok(())
     }
     fn clear_counters(&mut self, port: PortId) -> Result<(), Status> {
@@ -147,7 +149,11 @@ fn net(protect: u8) -> Net {
             let counters = ports
                 .iter()
                 .enumerate()
-                .map(|(p, _)| (0..PortCounters::COUNT as u64).map(|c| c + 100 * p as u64).collect())
+                .map(|(p, _)| {
+                    (0..PortCounters::COUNT as u64)
+                        .map(|c| c + 100 * p as u64)
+                        .collect()
+                })
                 .collect();
             let mut cfg = AgentConfig::new(*ty, ids[i], &format!("node {i}"));
             if i != M {
@@ -205,10 +211,21 @@ impl Net {
     }
 
     /// A packet from `from` (port `fport`) to the node at the other end.
-    fn deliver(&mut self, from: usize, fport: usize, to: (usize, usize), dst: Address, mad: &'static [u8]) {
+    fn deliver(
+        &mut self,
+        from: usize,
+        fport: usize,
+        to: (usize, usize),
+        dst: Address,
+        mad: &'static [u8],
+    ) {
         let src = self.nodes[from].fake.ports[fport].address;
         let native = self.nodes[from].fake.ports[fport].native;
-        self.hops.push(Hop { from, to: to.0, dst });
+        self.hops.push(Hop {
+            from,
+            to: to.0,
+            dst,
+        });
         if self.black_hole == Some(to.0) {
             return;
         }
@@ -227,9 +244,17 @@ impl Net {
     fn drain(&mut self, i: usize) {
         while let Some(o) = self.nodes[i].agent.poll_output() {
             match o {
-                Output::Send { port, native, dst, mad } if dst == Address::HEY_YOU => {
+                Output::Send {
+                    port,
+                    native,
+                    dst,
+                    mad,
+                } if dst == Address::HEY_YOU => {
                     let to = self.peer(i, port.index());
-                    assert_eq!(self.nodes[to.0].fake.ports[to.1].native, native, "native of the peer");
+                    assert_eq!(
+                        self.nodes[to.0].fake.ports[to.1].native, native,
+                        "native of the peer"
+                    );
                     self.deliver(i, port.index(), to, dst, leak(mad));
                 }
                 // An L3 answer goes to the previous hop, which routes it:
@@ -311,7 +336,11 @@ impl Net {
         if !self.done.iter().any(|(i, _)| *i == id) {
             self.advance(self.now + 60_000);
         }
-        let at = self.done.iter().position(|(i, _)| *i == id).expect("finished");
+        let at = self
+            .done
+            .iter()
+            .position(|(i, _)| *i == id)
+            .expect("finished");
         self.done.remove(at).1
     }
 }
@@ -405,10 +434,20 @@ fn nodeinfo_by_address_and_by_directed_route() {
 #[test]
 fn a_directed_route_that_does_not_fit_is_dropped_and_counted() {
     let mut n = net(0);
-    let Target::Directed { port, mut path } = dr_to_b() else { unreachable!() };
+    let Target::Directed { port, mut path } = dr_to_b() else {
+        unreachable!()
+    };
     // A has no HR 0x0999 to leave by.
     path[1].hr = Address(0x0999);
-    let r = n.ask(R, get(Target::Directed { port, path }, MgmtClass::SUBN_DR, NodeInfo::ID, 0));
+    let r = n.ask(
+        R,
+        get(
+            Target::Directed { port, path },
+            MgmtClass::SUBN_DR,
+            NodeInfo::ID,
+            0,
+        ),
+    );
     assert_eq!(r, Err(Failure::Timeout { tries: 3 }));
     assert_eq!(n.nodes[A].agent.stats().bad_path, 3);
     assert_eq!(n.nodes[B].agent.stats().received, 0);
@@ -417,10 +456,14 @@ fn a_directed_route_that_does_not_fit_is_dropped_and_counted() {
 #[test]
 fn every_attribute_of_a_router() {
     let mut n = net(0);
-    let d = n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeDescription::ID, 0)).unwrap();
+    let d = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, NodeDescription::ID, 0))
+        .unwrap();
     assert_eq!(NodeDescription::parse(&d.mad.data).unwrap().0, "node 1");
 
-    let p = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    let p = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1))
+        .unwrap();
     let p = port_info(&p);
     assert_eq!(p.address, Address(0x0240));
     assert_eq!(p.local_port_num, 1);
@@ -430,14 +473,29 @@ fn every_attribute_of_a_router() {
     assert_eq!(p.manager_address, Address(0x0301));
     assert_eq!(p.native, native(A as u8, 1));
 
-    let c = n.ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 1)).unwrap();
+    let c = n
+        .ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 1))
+        .unwrap();
     let c = PortCounters::parse(&c.mad.data).unwrap();
     assert_eq!(c.port_select, 1);
-    assert_eq!(c.counters, (0..PortCounters::COUNT as u64).map(|i| i + 100).collect::<Vec<_>>());
+    assert_eq!(
+        c.counters,
+        (0..PortCounters::COUNT as u64)
+            .map(|i| i + 100)
+            .collect::<Vec<_>>()
+    );
 
     // LrtBlock: port 1 has 21 entries, block 1 holds the last 6.
     let l = n
-        .ask(R, get(to(0x0140), MgmtClass::SUBN, LrtBlock::ID, LrtBlock::modifier(1, 1)))
+        .ask(
+            R,
+            get(
+                to(0x0140),
+                MgmtClass::SUBN,
+                LrtBlock::ID,
+                LrtBlock::modifier(1, 1),
+            ),
+        )
         .unwrap();
     let l = LrtBlock::parse(&l.mad.data).unwrap();
     assert_eq!(l.total, 21);
@@ -446,17 +504,27 @@ fn every_attribute_of_a_router() {
     assert!(l.entries[0].is_router());
 
     // A port the box does not have; an attribute it does not serve.
-    let bad = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 9)).unwrap();
+    let bad = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 9))
+        .unwrap();
     assert_eq!(bad.mad.status, Status::INVALID_VALUE);
-    let bad = n.ask(R, get(to(0x0140), MgmtClass::SUBN, 0x7777, 0)).unwrap();
+    let bad = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, 0x7777, 0))
+        .unwrap();
     assert_eq!(bad.mad.status, Status::METHOD_ATTR_UNSUPPORTED);
     // A class nobody serves here: bad version.
-    let bad = n.ask(R, get(to(0x0140), MgmtClass(0x09), PortInfo::ID, 0)).unwrap();
+    let bad = n
+        .ask(R, get(to(0x0140), MgmtClass(0x09), PortInfo::ID, 0))
+        .unwrap();
     assert_eq!(bad.mad.status, Status::BAD_VERSION);
     assert_eq!(n.nodes[A].agent.stats().bad_class, 1);
 }
 
-fn set_port(n: &mut Net, key: u64, f: impl Fn(&mut PortInfo)) -> Result<mgmt::client::Answer, Failure> {
+fn set_port(
+    n: &mut Net,
+    key: u64,
+    f: impl Fn(&mut PortInfo),
+) -> Result<mgmt::client::Answer, Failure> {
     let cur = n
         .ask(
             R,
@@ -495,7 +563,10 @@ fn a_set_with_the_key_changes_the_port_and_answers_what_it_is_now() {
     assert_eq!(p.cost, 5);
     // With the right key the key is shown.
     assert_eq!(p.mkey, KEY);
-    assert_eq!(n.nodes[A].fake.changes, ["port 1 cost 5", "port 1 up false"]);
+    assert_eq!(
+        n.nodes[A].fake.changes,
+        ["port 1 cost 5", "port 1 up false"]
+    );
     assert_eq!(n.nodes[A].agent.stats().sets, 1);
 
     // A bad value changes nothing.
@@ -511,9 +582,15 @@ fn a_set_with_the_key_changes_the_port_and_answers_what_it_is_now() {
 #[test]
 fn mkey_protect_1_hides_the_key_and_refuses_sets_with_a_trap() {
     let mut n = net(1);
-    let a = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1))
+        .unwrap();
     assert_eq!(a.mad.status, Status::OK);
-    assert_eq!(port_info(&a).mkey, 0, "protect 1 hides the key from a Get without it");
+    assert_eq!(
+        port_info(&a).mkey,
+        0,
+        "protect 1 hides the key from a Get without it"
+    );
     assert_eq!(port_info(&a).mkey_protect_bits, 1);
 
     let a = set_port(&mut n, 0xBAD, |p| p.port_state = PortInfo::DOWN).unwrap();
@@ -556,7 +633,10 @@ fn mkey_protect_2_answers_nothing_without_the_key() {
         .unwrap();
     assert_eq!(port_info(&a).mkey, KEY);
     // A Perf Get is not guarded by the M_Key; a Perf Set is.
-    assert!(n.ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 0)).is_ok());
+    assert!(
+        n.ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 0))
+            .is_ok()
+    );
     let clear = Request {
         method: Method::SET,
         ..get(to(0x0140), MgmtClass::PERF, PortCounters::ID, 0)
@@ -573,7 +653,13 @@ fn a_lease_runs_out_and_protection_drops() {
     assert_eq!(n.nodes[A].agent.mkey().lease_s, 5);
     // A Get without the key: not answered, and the lease starts.
     let get_info = MadRepr::new(MgmtClass::SUBN, Method::GET, 9, NodeInfo::ID, 0);
-    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new(get_info.to_bytes().unwrap())));
+    n.deliver(
+        R,
+        0,
+        (A, 0),
+        Address(0x0140),
+        leak(Box::new(get_info.to_bytes().unwrap())),
+    );
     let answered = n.nodes[A].agent.stats().answered;
     n.run();
     assert_eq!(n.nodes[A].agent.stats().answered, answered);
@@ -582,13 +668,18 @@ fn a_lease_runs_out_and_protection_drops() {
     assert_eq!(n.nodes[A].agent.mkey().protect, 2);
     n.advance(n.now + 6_000);
     assert_eq!(n.nodes[A].agent.mkey().protect, 0);
-    assert!(n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0)).is_ok());
+    assert!(
+        n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0))
+            .is_ok()
+    );
 }
 
 #[test]
 fn a_retried_set_is_applied_once_and_answered_again() {
     let mut n = net(0);
-    let cur = n.ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1)).unwrap();
+    let cur = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 1))
+        .unwrap();
     let mut p = port_info(&cur);
     p.cost = 3;
     let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
@@ -624,7 +715,10 @@ fn port_events_trap_the_manager_until_repressed() {
     assert_eq!(n.nodes[A].agent.stats().traps_repressed, 1);
     let (_, _, notice) = n.nodes[M].agent.notices().next().cloned().unwrap();
     let d = notice.port_state_details().unwrap();
-    assert_eq!((d.port, d.state, d.hr), (1, PortInfo::DOWN, Address(0x0240)));
+    assert_eq!(
+        (d.port, d.state, d.hr),
+        (1, PortInfo::DOWN, Address(0x0240))
+    );
     assert_eq!(notice.trap_number, Notice::TRAP_PORT_STATE);
 }
 
@@ -668,17 +762,32 @@ fn drops_past_the_threshold_trap_129() {
 #[test]
 fn malformed_and_unserved_requests_are_counted() {
     let mut n = net(0);
-    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new([0xEE; MAD_LEN])));
+    n.deliver(
+        R,
+        0,
+        (A, 0),
+        Address(0x0140),
+        leak(Box::new([0xEE; MAD_LEN])),
+    );
     n.deliver(R, 0, (A, 0), Address(0x0140), &[1, 2, 3]);
     let adm = MadRepr::new(MgmtClass::SUBN_ADM, Method::GET, 5, 0x0011, 0);
-    n.deliver(R, 0, (A, 0), Address(0x0140), leak(Box::new(adm.to_bytes().unwrap())));
+    n.deliver(
+        R,
+        0,
+        (A, 0),
+        Address(0x0140),
+        leak(Box::new(adm.to_bytes().unwrap())),
+    );
     n.run();
     let s = n.nodes[A].agent.stats();
     assert_eq!(s.malformed, 2);
     assert_eq!(s.not_manager, 1);
     assert_eq!(s.answered, 0);
     // And the agent still answers.
-    assert!(n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0)).is_ok());
+    assert!(
+        n.ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0))
+            .is_ok()
+    );
 }
 
 #[test]
@@ -709,7 +818,13 @@ fn set_node_description_and_clear_counters() {
             },
         )
         .unwrap();
-    assert!(PortCounters::parse(&a.mad.data).unwrap().counters.iter().all(|c| *c == 0));
+    assert!(
+        PortCounters::parse(&a.mad.data)
+            .unwrap()
+            .counters
+            .iter()
+            .all(|c| *c == 0)
+    );
     assert_eq!(n.nodes[B].fake.changes, ["name edge-7", "port 1 clear"]);
 }
 
@@ -739,7 +854,10 @@ fn the_client_times_out_and_ignores_strays() {
     );
     assert!(matches!(
         c.take_outputs().as_slice(),
-        [ClientOutput::Done { result: Err(Failure::Bad(_)), .. }]
+        [ClientOutput::Done {
+            result: Err(Failure::Bad(_)),
+            ..
+        }]
     ));
     // Garbage for the client is counted.
     c.on_response(0, Address(1), &[0; 3]);

@@ -1,6 +1,6 @@
-//! Replays the checked-in fuzz corpus through `mgmt::fuzzing::mad`, so that
-//! the stable test suite runs the same checks as the cargo-fuzz target
-//! `mad`, crash reproducers included. Every directory of `fuzz/corpus/` is
+//! Replays the checked-in fuzz corpus through `mgmt::fuzzing::mad` and
+//! `mgmt::fuzzing::agent`, so that the stable test suite runs the same checks
+//! as the cargo-fuzz targets `mad` and `mgmt_agent`, crash reproducers included. Every directory of `fuzz/corpus/` is
 //! replayed (the other targets' inputs are packets and records: more
 //! arbitrary bytes for the MAD parsers); `fuzz/corpus/mad/` must exist and
 //! hold the seeds.
@@ -91,16 +91,46 @@ fn replay_corpus() {
             let data = fs::read(&path).expect("readable corpus file");
             files += 1;
             if catch_unwind(AssertUnwindSafe(|| fuzzing::mad(&data))).is_err() {
-                failures.push(path.display().to_string());
+                failures.push(format!("mad: {}", path.display()));
+            }
+            if catch_unwind(AssertUnwindSafe(|| fuzzing::agent(&data))).is_err() {
+                failures.push(format!("agent: {}", path.display()));
             }
         }
     }
     assert!(
         failures.is_empty(),
-        "mgmt::fuzzing::mad failed on {} of {files} inputs:\n{}",
+        "mgmt::fuzzing failed on {} of {files} inputs:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The agent's seeds: each vector behind each protect level, and all the
+/// vectors in a row behind protect 1 and 2.
+fn agent_seeds() -> Vec<(String, Vec<u8>)> {
+    let vectors = seeds();
+    let mut out = Vec::new();
+    for (name, bytes) in vectors.iter().filter(|(n, _)| n.starts_with("vector-")) {
+        for protect in 0..4u8 {
+            let mut b = vec![protect];
+            b.extend_from_slice(bytes);
+            out.push((format!("{name}-protect{protect}"), b));
+        }
+    }
+    for protect in [1u8, 2] {
+        let mut b = vec![protect];
+        for (_, bytes) in vectors.iter().filter(|(n, _)| n.starts_with("vector-")) {
+            let mut mad = bytes.clone();
+            // The EEP-packet vector is not a bare MAD: its last 256 bytes are.
+            if mad.len() > 256 {
+                mad.drain(..mad.len() - 256);
+            }
+            b.extend_from_slice(&mad);
+        }
+        out.push((format!("all-vectors-protect{protect}"), b));
+    }
+    out
 }
 
 /// The seed files on disk are what `seeds()` makes: the vectors and the
@@ -117,14 +147,29 @@ fn seeds_are_on_disk() {
         });
         assert!(on_disk == bytes, "{name} differs from its source");
     }
+    let dir = corpus_root().join("mgmt_agent");
+    for (name, bytes) in agent_seeds() {
+        fuzzing::agent(&bytes);
+        let on_disk = fs::read(dir.join(&name)).unwrap_or_else(|e| {
+            panic!(
+                "{name}: {e}; run `cargo test -p mgmt --test fuzz_corpus -- --ignored write_seed_corpus`"
+            )
+        });
+        assert!(on_disk == bytes, "{name} differs from its source");
+    }
 }
 
 #[test]
-#[ignore = "writes fuzz/corpus/mad/; run by hand when the vectors change"]
+#[ignore = "writes fuzz/corpus/mad/ and mgmt_agent/; run by hand when the vectors change"]
 fn write_seed_corpus() {
     let dir = corpus_root().join("mad");
     fs::create_dir_all(&dir).expect("create corpus directory");
     for (name, bytes) in seeds() {
+        fs::write(dir.join(name), bytes).expect("write seed");
+    }
+    let dir = corpus_root().join("mgmt_agent");
+    fs::create_dir_all(&dir).expect("create corpus directory");
+    for (name, bytes) in agent_seeds() {
         fs::write(dir.join(name), bytes).expect("write seed");
     }
 }

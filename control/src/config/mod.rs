@@ -706,6 +706,22 @@ impl Config {
         emit::render(&emit::tables(self))
     }
 
+    /// As [`Config::to_toml`] without the management key: `mkey` is left
+    /// out and a comment says whether one is set (what `show config` gives
+    /// a read-only peer).
+    pub fn to_toml_redacted(&self) -> String {
+        let mut t = emit::tables(self);
+        for table in t.iter_mut().filter(|t| t.path == "management") {
+            table.entries.retain(|(k, _)| *k != "mkey");
+        }
+        let note = if self.management.mkey == 0 {
+            "# management.mkey: none set"
+        } else {
+            "# management.mkey: set, shown to admin peers only"
+        };
+        format!("{note}\n{}", emit::render(&t))
+    }
+
     /// What a reload from `self` (running) to `new` changes, or why it is
     /// refused: one message per key that cannot change while running.
     pub fn diff_for_reload(&self, new: &Config) -> Result<ReloadPlan, Vec<String>> {

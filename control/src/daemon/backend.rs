@@ -8,9 +8,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use admin::dispatch::{Backend, CaptureNext, CaptureSource};
+use admin::mad::MadResult;
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
 use admin::stats::{Snapshot, prometheus};
+use admin::view::ManagementInfo;
 use dataplane::{CaptureControl, CaptureWhat};
+use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
 
@@ -100,8 +103,15 @@ impl DaemonBackend {
         let rates = new.rates.error_rates();
         let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
+        let agent = plan
+            .management
+            .is_some()
+            .then(|| crate::management::agent_config(&new));
         self.plane
             .call(CALL, move |cp| -> Result<(), String> {
+                if let (Some(a), Some(m)) = (agent, cp.management_mut()) {
+                    m.agent_mut().reconfigure(a);
+                }
                 cp.engine_mut()
                     .set_tunables(timers, limits, rates)
                     .map_err(|e| e.to_string())?;
@@ -129,8 +139,6 @@ impl DaemonBackend {
         if let Some(l) = plan.log {
             self.log.set_level(l.level);
         }
-        // `[management]` (plan.management) needs nothing here: the agent
-        // takes its settings from the configuration kept below.
         *cfg = new;
         Ok(plan.changes)
     }
@@ -185,8 +193,13 @@ impl Backend for DaemonBackend {
         prometheus(&self.snapshot())
     }
 
-    fn config_toml(&self) -> String {
-        self.cfg.lock().unwrap_or_else(|e| e.into_inner()).to_toml()
+    fn config_toml(&self, secrets: bool) -> String {
+        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        if secrets {
+            cfg.to_toml()
+        } else {
+            cfg.to_toml_redacted()
+        }
     }
 
     fn log_level(&self) -> LogLevel {
@@ -199,6 +212,29 @@ impl Backend for DaemonBackend {
 
     fn reload(&self) -> Result<Vec<String>, String> {
         DaemonBackend::reload(self)
+    }
+
+    fn mad(&self, request: MgmtRequest, budget: Duration) -> Result<MadResult, AdminError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let started = self
+            .plane
+            .call(CALL, move |cp| cp.mad_start(request, tx))
+            .map_err(plane_err)?;
+        if !started {
+            return Err(AdminError::unsupported("in-band management is not running"));
+        }
+        rx.recv_timeout(budget)
+            .map_err(|_| AdminError::failed("the management client did not finish in time"))
+    }
+
+    fn management(&self) -> Result<ManagementInfo, AdminError> {
+        self.plane
+            .call(CALL, |cp| {
+                let now = cp.now();
+                cp.management().map(|m| m.info(now))
+            })
+            .map_err(plane_err)?
+            .ok_or_else(|| AdminError::unsupported("in-band management is not running"))
     }
 
     fn capture(

@@ -270,11 +270,24 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     }
     let writer = StatsWriter::create(&stats_file, cfg.hrs.len())
         .map_err(|e| DaemonError::Run(format!("{}: {e}", stats_file.display())))?;
+    // One set of counters (and one clear baseline) for the admin socket and
+    // the management agent's PortCounters.
+    let counters = Counters::new(running.blocks.clone());
+    {
+        let agent = crate::management::agent_config(&cfg);
+        let (c, k) = (counters.clone(), kinds.clone());
+        running
+            .plane
+            .call(Duration::from_secs(5), move |cp| {
+                cp.enable_management(agent, c, k)
+            })
+            .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
+    }
     let backend = Arc::new(DaemonBackend::new(
         cfg.clone(),
         args.config.clone(),
         running.plane.clone(),
-        Counters::new(running.blocks.clone()),
+        counters,
         running.capture.clone(),
         kinds,
         start,

@@ -21,7 +21,11 @@ const RESP_TIME_MS: u32 = 100;
 
 type Res<T> = Result<T, Status>;
 
-fn emit<A>(class: MgmtClass, a: &A, f: impl Fn(&A, &mut [u8]) -> crate::Result<()>) -> Res<Vec<u8>> {
+fn emit<A>(
+    class: MgmtClass,
+    a: &A,
+    f: impl Fn(&A, &mut [u8]) -> crate::Result<()>,
+) -> Res<Vec<u8>> {
     let mut data = vec![0u8; class.attribute_len()];
     f(a, &mut data).map_err(|_| Status::INVALID_VALUE)?;
     Ok(data)
@@ -142,7 +146,8 @@ impl Agent {
                         Next::Forward { port, native } => {
                             r.kind = RouteEntry::FORWARD;
                             r.egress_port = port.index() as u8;
-                            r.egress_address = m.port(port).map_or(Address::UNSPECIFIED, |f| f.address);
+                            r.egress_address =
+                                m.port(port).map_or(Address::UNSPECIFIED, |f| f.address);
                             r.native = native;
                         }
                     }
@@ -187,7 +192,11 @@ impl Agent {
                     .map(|e| LrtBlockEntry {
                         address: e.address,
                         flags: if e.router { LrtBlockEntry::ROUTER } else { 0 }
-                            | if e.is_static { LrtBlockEntry::STATIC } else { 0 },
+                            | if e.is_static {
+                                LrtBlockEntry::STATIC
+                            } else {
+                                0
+                            },
                         keepalives_missed: e.missed,
                     })
                     .collect();

@@ -8,12 +8,14 @@
 //! - [`cache`]: responses kept to answer a retransmitted request again;
 //! - [`traps`]: traps to the manager, repeated until repressed;
 //! - [`managed`]: what the agent manages, provided by its host;
+//! - [`router`]: a router's RRP engine as a managed node;
 //! - `attrs`: the attributes: Get and Set.
 
 mod attrs;
 pub mod cache;
 pub mod managed;
 pub mod mkey;
+pub mod router;
 pub mod traps;
 
 use std::collections::VecDeque;
@@ -21,7 +23,7 @@ use std::collections::VecDeque;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{Notice, PortCounters, PortInfo};
-use crate::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, Method, PathHop, Status};
+use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
 pub use mkey::{Check, MKey};
@@ -133,6 +135,32 @@ pub struct AgentStats {
     pub traps_no_manager: u64,
     /// Traps and Reports received (this node plays the manager).
     pub notices_received: u64,
+}
+
+impl AgentStats {
+    /// Every counter with its name, in declaration order.
+    pub fn fields(&self) -> [(&'static str, u64); 18] {
+        [
+            ("received", self.received),
+            ("answered", self.answered),
+            ("cache_hits", self.cache_hits),
+            ("malformed", self.malformed),
+            ("bad_class", self.bad_class),
+            ("not_manager", self.not_manager),
+            ("sets", self.sets),
+            ("mkey_refused", self.mkey_refused),
+            ("relayed", self.relayed),
+            ("bad_path", self.bad_path),
+            ("to_client", self.to_client),
+            ("traps_sent", self.traps_sent),
+            ("traps_resent", self.traps_resent),
+            ("traps_repressed", self.traps_repressed),
+            ("traps_unanswered", self.traps_unanswered),
+            ("traps_suppressed", self.traps_suppressed),
+            ("traps_no_manager", self.traps_no_manager),
+            ("notices_received", self.notices_received),
+        ]
+    }
 }
 
 /// A management packet for the agent.
@@ -355,6 +383,26 @@ impl Agent {
         self.cfg.manager = manager;
     }
 
+    /// Applies a new configuration (a reload): identity, description,
+    /// manager, trap and threshold settings; the key, protect bits and lease
+    /// when they changed (a running lease stops then). Counters, the
+    /// response cache and traps in flight are kept.
+    pub fn reconfigure(&mut self, new: AgentConfig) {
+        if (new.mkey, new.protect, new.lease_s)
+            != (self.cfg.mkey, self.cfg.protect, self.cfg.lease_s)
+        {
+            self.mkey.lease_until = None;
+            self.set_mkey(new.mkey, new.protect, new.lease_s);
+        }
+        self.traps.per_s = new.traps_per_s;
+        self.traps.resend_ms = new.trap_resend_ms;
+        self.traps.max_sends = new.trap_max_sends.max(1);
+        self.cfg = AgentConfig {
+            protect: self.cfg.protect,
+            ..new
+        };
+    }
+
     fn event(&mut self, e: AgentEvent) {
         self.outputs.push_back(Output::Event(e));
     }
@@ -395,16 +443,17 @@ impl Agent {
 
     /// A response: for the client here, or passing back along a directed route.
     fn response(&mut self, input: Incoming<'_>, mut r: MadRepr) {
-        if let Some(dr) = &mut r.dr {
-            if dr.hop_pointer > 0 && dr.returning {
-                let q = dr.hop_pointer as usize;
-                let Some(back) = dr.ret.get(q - 1).cloned() else {
-                    self.stats.bad_path += 1;
-                    return;
-                };
-                dr.hop_pointer -= 1;
-                return self.relay(input.port, back, &r);
-            }
+        if let Some(dr) = &mut r.dr
+            && dr.hop_pointer > 0
+            && dr.returning
+        {
+            let q = dr.hop_pointer as usize;
+            let Some(back) = dr.ret.get(q - 1).cloned() else {
+                self.stats.bad_path += 1;
+                return;
+            };
+            dr.hop_pointer -= 1;
+            return self.relay(input.port, back, &r);
         }
         self.stats.to_client += 1;
         if let Ok(mad) = r.to_bytes() {
@@ -605,7 +654,14 @@ impl Agent {
     }
 
     /// Answers a Get or Set, and keeps the answer for duplicates.
-    fn answer(&mut self, now: Time, input: &Incoming<'_>, key: cache::Key, req: &MadRepr, ans: MadRepr) {
+    fn answer(
+        &mut self,
+        now: Time,
+        input: &Incoming<'_>,
+        key: cache::Key,
+        req: &MadRepr,
+        ans: MadRepr,
+    ) {
         self.stats.answered += 1;
         let ans = Self::routed_back(req, ans);
         if let Ok(bytes) = ans.to_bytes() {
@@ -676,7 +732,12 @@ impl Agent {
             .get(port.index())
             .copied()
             .filter(|a| *a != Address::UNSPECIFIED)
-            .or_else(|| self.ports.iter().copied().find(|a| *a != Address::UNSPECIFIED))
+            .or_else(|| {
+                self.ports
+                    .iter()
+                    .copied()
+                    .find(|a| *a != Address::UNSPECIFIED)
+            })
             .unwrap_or(Address::UNSPECIFIED)
     }
 
@@ -726,7 +787,13 @@ impl Agent {
     }
 
     /// A port went down or up (trap 128).
-    pub fn port_changed<M: Managed + ?Sized>(&mut self, now: Time, managed: &M, port: PortId, up: bool) {
+    pub fn port_changed<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        port: PortId,
+        up: bool,
+    ) {
         self.refresh_ports(managed);
         let hr = self.ports.get(port.index()).copied().unwrap_or_default();
         let n = Notice::port_state(
@@ -739,7 +806,13 @@ impl Agent {
     }
 
     /// A neighbour HR is down (trap 1024).
-    pub fn hr_down<M: Managed + ?Sized>(&mut self, now: Time, managed: &M, hr: Address, port: PortId) {
+    pub fn hr_down<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        hr: Address,
+        port: PortId,
+    ) {
         self.refresh_ports(managed);
         let n = Notice::hr_down(self.issuer(port), hr, port.index() as u8);
         self.trap(now, n);
@@ -794,7 +867,9 @@ impl Agent {
         let n = managed.ports();
         self.drops_seen.resize(n, u64::MAX);
         for p in (0..n).map(PortId::new) {
-            let Some(c) = managed.counters(p) else { continue };
+            let Some(c) = managed.counters(p) else {
+                continue;
+            };
             let drops: u64 = c.iter().skip(PortCounters::FIRST_DROP).sum();
             let before = std::mem::replace(&mut self.drops_seen[p.index()], drops);
             if before != u64::MAX && drops.saturating_sub(before) >= self.cfg.drop_threshold {

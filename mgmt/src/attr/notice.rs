@@ -181,6 +181,33 @@ impl Notice {
         })
     }
 
+    /// One line saying what the notice reports (`HR 0x0240 (port 1)
+    /// down`, `bad M_Key 0x...: Set of 0x0015 from 0x0101`), for logs and
+    /// `show management`; the key given is not shown.
+    pub fn summary(&self) -> String {
+        let state = |s: u8| match s {
+            1 => "down".to_string(),
+            4 => "up".to_string(),
+            s => format!("state {s}"),
+        };
+        if let Some(d) = self.port_state_details() {
+            format!("HR {} (port {}) {}", d.hr, d.port, state(d.state))
+        } else if let Some(d) = self.drops_details() {
+            format!("port {}: {} drops in one interval", d.port, d.drops)
+        } else if let Some(d) = self.bad_mkey_details() {
+            format!(
+                "bad M_Key: {} {} of attribute {:#06x} from {}",
+                d.class, d.method, d.attribute, d.requester
+            )
+        } else if let Some(d) = self.hr_down_details() {
+            format!("neighbour HR {} on port {} down", d.hr, d.port)
+        } else if self.is_generic {
+            format!("trap {}", self.trap_number)
+        } else {
+            format!("vendor notice {}", self.trap_number)
+        }
+    }
+
     /// A generic trap from a router (ProducerType 3; set `producer_type`
     /// to [`Notice::PRODUCER_HOST`] on a host), toggle and count 0.
     fn generic(issuer: Address, notice_type: u8, trap_number: u16) -> Notice {

@@ -114,6 +114,12 @@ pub enum Cmd {
     },
     /// The daemon's version and protocol version.
     Version,
+    /// In-band management: send one MAD to a node and print its answer
+    /// (admin; docs/management.md).
+    Mad(crate::mad::MadArgs),
+    /// In-band management: read a node's identity, ports, counters, LRT or
+    /// a route, as tables (admin; docs/management.md).
+    Query(crate::mad::QueryArgs),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -182,6 +188,8 @@ pub enum ShowCmd {
         #[arg(short, long)]
         port: Option<PortSpec>,
     },
+    /// The in-band management agent: M_Key state, counters, notices.
+    Management,
 }
 
 /// `route` operations.
@@ -281,6 +289,7 @@ impl Cmd {
                 ShowCmd::Fib { port } => Show::Fib { port: *port },
                 ShowCmd::Neighbors { port } => Show::Neighbors { port: *port },
                 ShowCmd::Counters { port } => Show::Counters { port: *port },
+                ShowCmd::Management => Show::Management {},
             }),
             Cmd::Port { port, state } => Command::Port {
                 port: *port,
@@ -341,7 +350,8 @@ impl Cmd {
                 },
             },
             Cmd::Version => Command::Version {},
-            Cmd::Completions { .. } | Cmd::Man => return None,
+            Cmd::Mad(m) => Command::Mad(m.query().ok()?),
+            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) => return None,
         })
     }
 }

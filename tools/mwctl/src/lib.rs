@@ -5,6 +5,7 @@
 //! refused or failed the request, 2 usage, 3 the daemon cannot be reached.
 
 pub mod cli;
+pub mod mad;
 pub mod table;
 
 use std::collections::BTreeMap;
@@ -61,6 +62,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let _ = writeln!(err, "mwctl: {m}");
             EXIT_USAGE
         }
+        Err(Fail::Status) => EXIT_FAILED,
         Err(Fail::Ctl(e)) => {
             if cli.json
                 && let ClientError::Daemon(d) = &e
@@ -87,6 +89,8 @@ pub fn exit_code(e: &ClientError) -> i32 {
 enum Fail {
     Usage(String),
     Ctl(ClientError),
+    /// The answer is printed and says the request failed (a MAD's status).
+    Status,
 }
 
 impl From<ClientError> for Fail {
@@ -148,6 +152,35 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             let interval = seconds("--interval", *interval)?
                 .ok_or_else(|| Fail::Usage("--interval must be positive".into()))?;
             watch(cli, interval, *count, timeout, out)
+        }
+        Cmd::Mad(m) => {
+            let q = m.query().map_err(Fail::Usage)?;
+            let mut c = Client::connect(&cli.socket, mad::answer_timeout(&q, timeout))?;
+            let (a, v) = mad::ask(&mut c, &q)?;
+            let text = if cli.json {
+                format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+            } else {
+                mad::render_answer(&a)
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))?;
+            if a.ok() { Ok(()) } else { Err(Fail::Status) }
+        }
+        Cmd::Query(q) => {
+            let probe = admin::mad::MadQuery {
+                timeout_ms: q.opts.mad_timeout,
+                retries: q.opts.retries,
+                ..Default::default()
+            };
+            let mut c = Client::connect(&cli.socket, mad::answer_timeout(&probe, timeout))?;
+            let (v, text) = mad::query(&mut c, q)?;
+            let text = if cli.json {
+                format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+            } else {
+                text
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))
         }
         other => {
             let cmd = other.command().expect("a daemon command");

@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use admin::mad::MadAnswer;
 use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
-use admin::view::{CounterRow, RouteLookup, Stats};
+use admin::view::{CounterRow, ManagementInfo, RouteLookup, Stats};
 use serde_json::{Map, Value};
 
 /// A table: headers, rows of cells, right-aligned columns.
@@ -214,6 +215,14 @@ pub fn render(cmd: &Command, v: &Value) -> String {
                 Ok(l) => route_lookup(&l),
                 Err(_) => generic(v, &[]),
             },
+            Show::Management {} => match serde_json::from_value::<ManagementInfo>(v.clone()) {
+                Ok(m) => management(&m),
+                Err(_) => generic(v, &[]),
+            },
+        },
+        Command::Mad(_) => match serde_json::from_value::<MadAnswer>(v.clone()) {
+            Ok(a) => crate::mad::render_answer(&a),
+            Err(_) => generic(v, &[]),
         },
         Command::Stats {
             format: StatsFormat::Prometheus,
@@ -481,6 +490,64 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
         }
     }
     s
+}
+
+/// `show management`: the agent's state, its counters (those not 0), the
+/// notices received.
+pub fn management(m: &ManagementInfo) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "identity     {}", m.identity);
+    let _ = writeln!(out, "description  {}", m.description);
+    let _ = writeln!(
+        out,
+        "manager      {}",
+        m.manager
+            .map_or_else(|| "- (no traps)".to_string(), |a| a.to_string())
+    );
+    let lease = match (m.lease_s, m.lease_left_ms) {
+        (0, _) => "never runs out".to_string(),
+        (s, None) => format!("{s} s"),
+        (s, Some(left)) => format!("{s} s, running: {} s left", left.div_ceil(1000)),
+    };
+    let _ = writeln!(
+        out,
+        "M_Key        {}, protect {}, lease {lease}, violations {}",
+        if m.mkey_set { "set" } else { "none" },
+        m.protect,
+        m.violations
+    );
+    for (title, c) in [("agent", &m.agent), ("client", &m.client)] {
+        let busy: Vec<String> = c
+            .iter()
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{title:12} {}",
+            if busy.is_empty() {
+                "-".to_string()
+            } else {
+                busy.join(" ")
+            }
+        );
+    }
+    if m.notices.is_empty() {
+        out.push_str("\nno notices received\n");
+    } else {
+        let mut t = Table::new(&["age_s", "issuer", "trap", "summary"]);
+        t.right[0] = true;
+        for n in &m.notices {
+            t.row(vec![
+                (n.age_ms / 1000).to_string(),
+                n.issuer.to_string(),
+                n.trap.to_string(),
+                n.summary.clone(),
+            ]);
+        }
+        let _ = write!(out, "\nnotices received:\n{}", t.render());
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,117 @@
+//! A router's RRP engine as the agent manages it ([`RouterNode`]): ports,
+//! LRTs and FIB entries read from the [`Router`], changes made through the
+//! same engine calls as the admin socket's (`mwctl port N down` is
+//! `Router::port_down`), counters from the host's dataplane.
+
+use rrp::router::{FibEntry, Router};
+use rrp::{Address, LinkKind, PortId};
+
+use crate::attr::{PortCounters, PortInfo};
+use crate::wire::Status;
+
+use super::{LrtItem, Managed, PortFacts, Time};
+
+/// Where a router's port counters come from (the dataplane's, less what
+/// the admin cleared), in `PortCounters` order.
+pub trait CounterSource {
+    /// Port `port`'s counters, `None` for a port the box does not have.
+    fn counters(&self, port: PortId) -> Option<Vec<u64>>;
+    /// Clears port `port`'s counters (what reads them afterwards starts
+    /// from 0, as after `mwctl clear counters`).
+    fn clear(&self, port: PortId);
+}
+
+/// A router for the agent: its engine at `now`, its ports' link kinds, its
+/// counters.
+pub struct RouterNode<'a, C: CounterSource + ?Sized> {
+    /// The engine.
+    pub router: &'a mut Router,
+    /// The engine's clock.
+    pub now: Time,
+    /// Each port's link kind.
+    pub kinds: &'a [LinkKind],
+    /// The counters.
+    pub counters: &'a C,
+}
+
+impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
+    fn ports(&self) -> usize {
+        self.router.config().hrs.len()
+    }
+
+    fn port(&self, port: PortId) -> Option<PortFacts> {
+        let h = self.router.config().hrs.get(port)?;
+        let lrt = self.router.lrt(port);
+        let clamp = |n: usize| n.min(usize::from(u16::MAX)) as u16;
+        Some(PortFacts {
+            address: h.address,
+            san_id: h.san_id,
+            mtu: h.mtu,
+            cost: h.cost,
+            up: self.router.port_is_up(port),
+            link_kind: self
+                .kinds
+                .get(port.index())
+                .map_or(PortInfo::LINK_MEMORY, |k| PortInfo::link_kind_of(*k)),
+            native: h.native,
+            lrt_entries: clamp(lrt.len()),
+            buddies: clamp(lrt.values().filter(|e| e.router).count()),
+        })
+    }
+
+    fn counters(&self, port: PortId) -> Option<Vec<u64>> {
+        if port.index() >= self.ports() {
+            return None;
+        }
+        let mut c = self.counters.counters(port)?;
+        c.resize(PortCounters::COUNT, 0);
+        Some(c)
+    }
+
+    fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {
+        self.router.fib().lookup(port, dst)
+    }
+
+    fn lrt(&self, port: PortId) -> Vec<LrtItem> {
+        self.router
+            .lrt(port)
+            .values()
+            .map(|e| LrtItem {
+                address: e.info.address,
+                router: e.router,
+                is_static: e.is_static,
+                missed: e.missed.min(255) as u8,
+            })
+            .collect()
+    }
+
+    fn set_port_up(&mut self, port: PortId, up: bool) -> Result<(), Status> {
+        if up {
+            self.router.port_up(self.now, port);
+        } else {
+            self.router.port_down(self.now, port);
+        }
+        Ok(())
+    }
+
+    fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), Status> {
+        self.router
+            .set_mtu(port, mtu)
+            .map_err(|_| Status::INVALID_VALUE)
+    }
+
+    fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), Status> {
+        self.router
+            .set_cost(port, cost)
+            .map_err(|_| Status::INVALID_VALUE)
+    }
+
+    fn clear_counters(&mut self, port: PortId) -> Result<(), Status> {
+        self.counters.clear(port);
+        Ok(())
+    }
+
+    fn set_name(&mut self, name: &str) {
+        self.router.set_name(name);
+    }
+}
