@@ -66,6 +66,29 @@ impl CounterSource for BoxCounters<'_> {
     }
 }
 
+/// Runs `f` on the box as the agent sees it: the engine and the counters.
+fn with_node<R>(
+    counters: &Counters,
+    kinds: &[LinkKind],
+    router: &mut Router,
+    plane: &PlaneStats,
+    now: Time,
+    f: impl FnOnce(&mut RouterNode<'_, BoxCounters<'_>>) -> R,
+) -> R {
+    let stats = router.stats().clone();
+    let c = BoxCounters {
+        counters,
+        router: &stats,
+        plane,
+    };
+    f(&mut RouterNode {
+        router,
+        now,
+        kinds,
+        counters: &c,
+    })
+}
+
 /// The agent's settings from a configuration: `[management]`, the node
 /// identity and description, this build's version.
 pub fn agent_config(cfg: &Config) -> AgentConfig {
@@ -186,22 +209,10 @@ impl Management {
         dst: Address,
         mad: &[u8],
     ) -> Vec<Send> {
-        {
-            let stats = router.stats().clone();
-            let c = BoxCounters {
-                counters: &self.counters,
-                router: &stats,
-                plane,
-            };
-            let mut v = RouterNode {
-                router: &mut *router,
-                now,
-                kinds: &self.kinds,
-                counters: &c,
-            };
+        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             self.agent.handle(
                 now,
-                &mut v,
+                v,
                 Incoming {
                     port,
                     native,
@@ -210,27 +221,15 @@ impl Management {
                     mad,
                 },
             );
-        }
+        });
         self.drain(now, router, plane)
     }
 
     /// Timers: trap repeats, the lease, thresholds, client retries.
     pub fn on_timer(&mut self, now: Time, router: &mut Router, plane: &PlaneStats) -> Vec<Send> {
-        {
-            let stats = router.stats().clone();
-            let c = BoxCounters {
-                counters: &self.counters,
-                router: &stats,
-                plane,
-            };
-            let v = RouterNode {
-                router: &mut *router,
-                now,
-                kinds: &self.kinds,
-                counters: &c,
-            };
-            self.agent.on_timer(now, &v);
-        }
+        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            self.agent.on_timer(now, v);
+        });
         self.client.on_timer(now);
         self.drain(now, router, plane)
     }
@@ -244,21 +243,9 @@ impl Management {
         port: PortId,
         up: bool,
     ) -> Vec<Send> {
-        {
-            let stats = router.stats().clone();
-            let c = BoxCounters {
-                counters: &self.counters,
-                router: &stats,
-                plane,
-            };
-            let v = RouterNode {
-                router: &mut *router,
-                now,
-                kinds: &self.kinds,
-                counters: &c,
-            };
-            self.agent.port_changed(now, &v, port, up);
-        }
+        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            self.agent.port_changed(now, v, port, up);
+        });
         self.drain(now, router, plane)
     }
 
@@ -271,21 +258,9 @@ impl Management {
         hr: Address,
         port: PortId,
     ) -> Vec<Send> {
-        {
-            let stats = router.stats().clone();
-            let c = BoxCounters {
-                counters: &self.counters,
-                router: &stats,
-                plane,
-            };
-            let v = RouterNode {
-                router: &mut *router,
-                now,
-                kinds: &self.kinds,
-                counters: &c,
-            };
-            self.agent.hr_down(now, &v, hr, port);
-        }
+        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            self.agent.hr_down(now, v, hr, port);
+        });
         self.drain(now, router, plane)
     }
 
@@ -379,29 +354,19 @@ impl Management {
         if let Some(p) = hrs.iter().position(|a| *a == dst) {
             // This box: its agent answers (the answer, addressed to this
             // box too, comes back to the client in `drain`).
-            let stats = router.stats().clone();
-            let c = BoxCounters {
-                counters: &self.counters,
-                router: &stats,
-                plane,
-            };
-            let mut v = RouterNode {
-                router: &mut *router,
-                now,
-                kinds: &self.kinds,
-                counters: &c,
-            };
-            self.agent.handle(
-                now,
-                &mut v,
-                Incoming {
-                    port: PortId::new(p),
-                    native: NativeAddr::NONE,
-                    src: dst,
-                    dst,
-                    mad: &mad[..],
-                },
-            );
+            with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+                self.agent.handle(
+                    now,
+                    v,
+                    Incoming {
+                        port: PortId::new(p),
+                        native: NativeAddr::NONE,
+                        src: dst,
+                        dst,
+                        mad: &mad[..],
+                    },
+                )
+            });
             return;
         }
         let fib = router.fib();

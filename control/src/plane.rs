@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dataplane::{ControlChannels, FibPublisher, Injection, from_route_tables, patched};
+use dataplane::{ControlChannels, FibPublisher, FibSet, Injection, from_route_tables, patched};
 use mgmt::agent::AgentConfig;
 use mgmt::client::Request;
 use rrp::LinkKind;
@@ -349,10 +349,11 @@ impl ControlPlane {
                     // the workers use; built whole when the engine cannot
                     // say (the first time, or after very many changes).
                     let tables = self.engine.fib();
-                    let fib = match self.engine.take_fib_changes() {
+                    let mut fib = match self.engine.take_fib_changes() {
                         Some(c) => patched(&self.publisher.current(), &tables, &c),
                         None => from_route_tables(&tables, &self.hrs),
                     };
+                    fib.set_port_mtus(self.engine.config().hrs.iter().map(|h| h.mtu));
                     self.publisher.publish(fib);
                     self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
                     self.stats.fib_version.store(v, Ordering::Relaxed);
@@ -389,6 +390,21 @@ impl ControlPlane {
                 }
             }
         }
+        self.publish_mtus();
+    }
+
+    /// Publishes the ports' MTUs to the workers when they changed (by a
+    /// management Set or a reload) without any route changing with them.
+    fn publish_mtus(&mut self) {
+        let current = self.publisher.current();
+        let want = self.engine.config().hrs.iter().map(|h| h.mtu);
+        if current.port_mtus().iter().copied().eq(want.clone()) {
+            return;
+        }
+        let mut fib = FibSet::clone(&current);
+        fib.set_port_mtus(want);
+        self.publisher.publish(fib);
+        self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Runs the plane on a new thread named `mw-control` until stopped. The

@@ -406,7 +406,11 @@ impl Engine {
         if native_len > MAX_NATIVE_LEN {
             return Verdict::drop(DropReason::BadL2rh);
         }
-        let mtu = self.mtus[eport.index()];
+        // The MTU the control plane publishes (changed at run time by
+        // management), else the configured one.
+        let mtu = fib
+            .port_mtu(eport)
+            .unwrap_or_else(|| self.mtus[eport.index()]);
         if mtu != 0 && end - strip > mtu as usize {
             buf.trim(end);
             return Verdict::Drop {

@@ -54,6 +54,10 @@ fn empty_table() -> Table {
 pub struct FibSet {
     tables: PerPort<Table>,
     nexthops: Vec<NextHop>,
+    /// The MTU of each port's SAN (0: unlimited), for packets sent by
+    /// source route; empty until the control plane sets them
+    /// ([`FibSet::set_port_mtus`]), and the engine's configured MTUs apply.
+    port_mtus: PerPort<u32>,
     /// Publication number (set by the publisher).
     pub version: u64,
 }
@@ -81,8 +85,29 @@ impl FibSet {
         FibSet {
             tables,
             nexthops: vec![filler, filler],
+            port_mtus: PerPort::default(),
             version: 0,
         }
+    }
+
+    /// Sets the MTU of each port's SAN (0: unlimited), in port order: what
+    /// a packet sent by source route out of that port may measure. The
+    /// control plane sets them from its configuration on every publication,
+    /// so that an MTU changed at run time (by management) applies to L2
+    /// forwarding too; L3 next hops carry their own.
+    pub fn set_port_mtus(&mut self, mtus: impl IntoIterator<Item = u32>) {
+        self.port_mtus = PerPort::new(mtus.into_iter().collect());
+    }
+
+    /// The MTU of `port`'s SAN, when the control plane has set them.
+    #[inline]
+    pub fn port_mtu(&self, port: PortId) -> Option<u32> {
+        self.port_mtus.get(port).copied()
+    }
+
+    /// The MTUs set by [`FibSet::set_port_mtus`] (empty before).
+    pub fn port_mtus(&self) -> &[u32] {
+        &self.port_mtus
     }
 
     /// Number of ingress FIBs.
@@ -175,6 +200,7 @@ impl FibSet {
         PortFib {
             table: self.tables.get(in_port).map_or(&NO_ROUTES, |t| t),
             nexthops: &self.nexthops,
+            port_mtus: &self.port_mtus,
         }
     }
 
@@ -205,6 +231,7 @@ static NO_ROUTES: [u16; 65536] = [NH_NONE; 65536];
 pub struct PortFib<'f> {
     table: &'f [u16; 65536],
     nexthops: &'f [NextHop],
+    port_mtus: &'f [u32],
 }
 
 impl<'f> PortFib<'f> {
@@ -218,6 +245,13 @@ impl<'f> PortFib<'f> {
     #[inline(always)]
     pub fn nexthop(&self, i: u16) -> &'f NextHop {
         &self.nexthops[i as usize]
+    }
+
+    /// The MTU of egress `port`'s SAN, when the control plane has set them
+    /// ([`FibSet::set_port_mtus`]).
+    #[inline(always)]
+    pub fn port_mtu(&self, port: PortId) -> Option<u32> {
+        self.port_mtus.get(port.index()).copied()
     }
 }
 

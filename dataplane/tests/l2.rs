@@ -252,3 +252,19 @@ fn the_fib_does_not_matter_on_l2() {
     p.header.dst = HRS[0];
     assert_eq!(rig.one(0, &bytes(&p)).forwarded().0, 1);
 }
+
+#[test]
+fn the_published_port_mtu_overrides_the_configured_one() {
+    // Configured 1500 on port 1, published 72 (a management Set of the
+    // MTU): the control plane's value applies to source routes.
+    let mtu = 16 + 16 + 32 + 8;
+    let mut rig = Rig::new(Opts::default(), |f| f.set_port_mtus([1500, mtu, 0]));
+    let first = hop(HRS[1], &mac(station(1, 1)));
+    let fits = l2(first.clone(), vec![other_l2rh(14, 9)], 32);
+    assert_eq!(rig.one(0, &bytes(&fits)).forwarded().0, 1);
+    let over = l2(first, vec![other_l2rh(14, 9)], 33);
+    assert_eq!(rig.one(0, &bytes(&over)).dropped(), DropReason::Mtu);
+    let n = rig.notices();
+    assert_eq!((n.len(), n[0].mtu), (1, mtu));
+    rig.assert_balanced();
+}

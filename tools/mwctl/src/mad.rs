@@ -14,7 +14,7 @@ use admin::mad::{DrHop, MadAnswer, MadMethod, MadQuery};
 use admin::proto::Command;
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
-use mgmt::attr::{LrtBlock, NodeInfo, PortCounters, PortInfo, RouteEntry, lrt_block};
+use mgmt::attr::{FibBlock, LrtBlock, NodeInfo, PortCounters, PortInfo, RouteEntry, lrt_block};
 use rrp::Address;
 use serde_json::Value;
 
@@ -29,14 +29,19 @@ pub enum MethodArg {
     Set,
 }
 
-/// How MADs are sent: key, waits, tries.
+/// How MADs are sent: path, key, waits, tries.
 #[derive(Debug, Clone, Args)]
 pub struct MadOptions {
+    /// Go by directed route instead of by address: the hops from this box,
+    /// each HR/NATIVE (the HR the MAD leaves by, the next box's native
+    /// address), as infiniband-diags' -D.
+    #[arg(long, value_name = "HOP,HOP,...")]
+    pub dr: Option<String>,
     /// The M_Key to give (hex with 0x, or decimal).
     #[arg(short = 'k', long, value_name = "KEY")]
     pub mkey: Option<String>,
     /// Milliseconds to wait for each try (default 1000).
-    #[arg(long = "mad-timeout", value_name = "MS")]
+    #[arg(short = 't', long = "mad-timeout", value_name = "MS")]
     pub mad_timeout: Option<u64>,
     /// Tries after the first (default 2).
     #[arg(short = 'r', long, value_name = "N")]
@@ -45,21 +50,21 @@ pub struct MadOptions {
 
 /// `mwctl mad`.
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Examples:
+  mwctl mad 0x0110 get node_info
+  mwctl mad 0x0110 get port_info -m 1
+  mwctl mad 0x0110 set port_info -m 1 port_state=down -k 0x1234
+  mwctl mad --dr 0x0101/127.0.0.1:7001 get node_info")]
 pub struct MadArgs {
-    /// get or set.
-    pub method: MethodArg,
-    /// The attribute: node_info, node_description, port_info,
-    /// port_counters (counters), sm_info, class_port_info, route_entry,
-    /// fib_block, lrt_block, or a number (0x0015).
-    pub attribute: String,
-    /// The node: its address (0x0241), or a directed route from this box,
-    /// `dr:HR/NATIVE,HR/NATIVE,...` (each hop: the HR it leaves by, the next
-    /// node's native address).
-    pub target: String,
-    /// For set: the fields to change, FIELD=VALUE (port_state=down,
-    /// cost=5, mtu=0x400).
-    #[arg(value_name = "FIELD=VALUE")]
-    pub fields: Vec<String>,
+    /// `[ADDR] get|set ATTRIBUTE [FIELD=VALUE ...]`: the node's address
+    /// (none with --dr); get or set; the attribute (node_info,
+    /// node_description, port_info, port_counters or counters, sm_info,
+    /// class_port_info, route_entry, fib_block, lrt_block, or a number such
+    /// as 0x0015); for set, the fields to change (port_state=down, cost=5,
+    /// mtu=0x400).
+    #[arg(value_name = "WORDS", required = true)]
+    pub words: Vec<String>,
     /// The attribute modifier (the port for port_info and port_counters;
     /// port << 16 | address or block for route_entry, fib_block, lrt_block).
     #[arg(short = 'm', long, value_name = "N", value_parser = parse_u32)]
@@ -69,9 +74,9 @@ pub struct MadArgs {
     #[arg(long)]
     pub class: Option<String>,
     /// For set: the whole attribute area as hex instead of fields.
-    #[arg(long, value_name = "HEX", conflicts_with = "fields")]
+    #[arg(long, value_name = "HEX")]
     pub data: Option<String>,
-    /// Key, waits, tries.
+    /// Path, key, waits, tries.
     #[command(flatten)]
     pub opts: MadOptions,
 }
@@ -79,12 +84,17 @@ pub struct MadArgs {
 /// What `mwctl query` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum QueryWhat {
-    /// NodeInfo and NodeDescription.
-    Node,
-    /// PortInfo of every port (or of --port).
-    Ports,
-    /// PortCounters of every port (or of --port).
+    /// NodeInfo and NodeDescription (smpquery nodeinfo, nodedesc).
+    #[value(alias = "node")]
+    Nodeinfo,
+    /// PortInfo of every port, or of --port (smpquery portinfo).
+    #[value(alias = "ports")]
+    Portinfo,
+    /// PortCounters of every port, or of --port (perfquery).
     Counters,
+    /// The FIB of --port (default 0) over --from..--to, by FibBlock: the
+    /// entries that route somewhere.
+    Routes,
     /// The LRT of --port (default 0), by LrtBlock.
     Lrt,
     /// The route to --dst from every ingress port (or --port), by RouteEntry.
@@ -93,20 +103,79 @@ pub enum QueryWhat {
 
 /// `mwctl query`.
 #[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Examples:
+  mwctl query 0x0110 nodeinfo
+  mwctl query 0x0110 portinfo
+  mwctl query 0x0110 counters -p 1
+  mwctl query 0x0110 routes -p 0 --from 0x0100 --to 0x01ff
+  mwctl query --dr 0x0101/127.0.0.1:7001 nodeinfo")]
 pub struct QueryArgs {
-    /// What to read.
-    pub what: QueryWhat,
-    /// The node: its address, or `dr:HR/NATIVE,...`.
-    pub target: String,
+    /// `[ADDR] WHAT`: the node's address (none with --dr) and what to read:
+    /// nodeinfo, portinfo, counters, routes, lrt, route.
+    #[arg(value_name = "WORDS", required = true)]
+    pub words: Vec<String>,
     /// Only this port of the node.
     #[arg(short, long, value_name = "N")]
     pub port: Option<u8>,
     /// For route: the destination.
-    #[arg(long, value_name = "ADDR", required_if_eq("what", "route"))]
+    #[arg(long, value_name = "ADDR")]
     pub dst: Option<Address>,
-    /// Key, waits, tries.
+    /// For routes: the first address (default 0x0040).
+    #[arg(long, value_name = "ADDR")]
+    pub from: Option<Address>,
+    /// For routes: the last address (default 0xfffd).
+    #[arg(long, value_name = "ADDR")]
+    pub to: Option<Address>,
+    /// Path, key, waits, tries.
     #[command(flatten)]
     pub opts: MadOptions,
+}
+
+/// The words of `mad` and `query` parsed: the address if given, the rest.
+fn split_address<'a>(
+    words: &'a [String],
+    opts: &MadOptions,
+    starts: &[&str],
+) -> Result<(Option<Address>, &'a [String]), String> {
+    let first = words.first().map(String::as_str).unwrap_or_default();
+    let addressed = !starts.iter().any(|w| w.eq_ignore_ascii_case(first));
+    match (addressed, &opts.dr) {
+        (true, Some(_)) => Err(format!(
+            "{first:?}: no address with --dr (the route names the node)"
+        )),
+        (true, None) => {
+            let a = first
+                .parse::<Address>()
+                .map_err(|e| format!("address {first:?}: {e}"))?;
+            Ok((Some(a), &words[1..]))
+        }
+        (false, Some(_)) => Ok((None, words)),
+        (false, None) => Err("which node? give its address, or --dr HOP,HOP,...".into()),
+    }
+}
+
+impl QueryArgs {
+    /// The node's address (None with --dr) and what to read.
+    pub fn target(&self) -> Result<(Option<Address>, QueryWhat), String> {
+        let names: Vec<String> = QueryWhat::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .flat_map(|p| {
+                p.get_name_and_aliases()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (dst, rest) = split_address(&self.words, &self.opts, &names)?;
+        let [what] = rest else {
+            return Err(format!("one of {} after the address", names.join(", ")));
+        };
+        let what = QueryWhat::from_str(what, true)
+            .map_err(|_| format!("{what:?}: one of {}", names.join(", ")))?;
+        Ok((dst, what))
+    }
 }
 
 fn parse_u32(s: &str) -> Result<u32, String> {
@@ -115,14 +184,8 @@ fn parse_u32(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("not a 32-bit number: {s}"))
 }
 
-/// A target: an address, or `dr:` and hops.
-pub fn parse_target(s: &str) -> Result<(Option<Address>, Vec<DrHop>), String> {
-    let Some(hops) = s.strip_prefix("dr:") else {
-        let a = s
-            .parse::<Address>()
-            .map_err(|e| format!("target {s:?}: {e} (an address, or dr:HR/NATIVE,...)"))?;
-        return Ok((Some(a), Vec::new()));
-    };
+/// A directed route: `HR/NATIVE,HR/NATIVE,...`.
+pub fn parse_hops(hops: &str) -> Result<Vec<DrHop>, String> {
     let mut out = Vec::new();
     for (i, h) in hops.split(',').enumerate() {
         let (hr, native) = h
@@ -136,7 +199,7 @@ pub fn parse_target(s: &str) -> Result<(Option<Address>, Vec<DrHop>), String> {
             native: native.to_string(),
         });
     }
-    Ok((None, out))
+    Ok(out)
 }
 
 /// FIELD=VALUE pairs: a value that reads as JSON (a number, true, a
@@ -154,36 +217,47 @@ pub fn parse_fields(fields: &[String]) -> Result<BTreeMap<String, Value>, String
 }
 
 impl MadOptions {
-    fn apply(&self, q: &mut MadQuery) {
+    fn apply(&self, q: &mut MadQuery) -> Result<(), String> {
+        if let Some(h) = &self.dr {
+            q.dr = parse_hops(h)?;
+        }
         q.mkey.clone_from(&self.mkey);
         q.timeout_ms = self.mad_timeout;
         q.retries = self.retries;
+        Ok(())
     }
 }
 
 impl MadArgs {
     /// The protocol command.
     pub fn query(&self) -> Result<MadQuery, String> {
-        let (dst, dr) = parse_target(&self.target)?;
-        let set = parse_fields(&self.fields)?;
-        if self.method == MethodArg::Get && (!set.is_empty() || self.data.is_some()) {
+        let (dst, rest) = split_address(&self.words, &self.opts, &["get", "set"])?;
+        let [method, attribute, fields @ ..] = rest else {
+            return Err("get|set and an attribute after the address".into());
+        };
+        let method =
+            MethodArg::from_str(method, true).map_err(|_| format!("{method:?}: get or set"))?;
+        let set = parse_fields(fields)?;
+        if method == MethodArg::Get && (!set.is_empty() || self.data.is_some()) {
             return Err("fields and --data go with set".into());
+        }
+        if !set.is_empty() && self.data.is_some() {
+            return Err("fields or --data, not both".into());
         }
         let mut q = MadQuery {
             dst,
-            dr,
             class: self.class.clone(),
-            method: match self.method {
+            method: match method {
                 MethodArg::Get => MadMethod::Get,
                 MethodArg::Set => MadMethod::Set,
             },
-            attribute: self.attribute.clone(),
+            attribute: attribute.clone(),
             modifier: self.modifier.unwrap_or(0),
             set,
             data: self.data.clone(),
             ..MadQuery::default()
         };
-        self.opts.apply(&mut q);
+        self.opts.apply(&mut q)?;
         Ok(q)
     }
 }
@@ -309,13 +383,12 @@ fn fields(a: &MadAnswer) -> Value {
 
 /// Runs `mwctl query`: the answers' fields (for `--json`) and the text.
 pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), ClientError> {
-    let (dst, dr) = parse_target(&args.target).map_err(ClientError::Other)?;
+    let (dst, what) = args.target().map_err(ClientError::Other)?;
     let mut base = MadQuery {
         dst,
-        dr,
         ..MadQuery::default()
     };
-    args.opts.apply(&mut base);
+    args.opts.apply(&mut base).map_err(ClientError::Other)?;
     let ports = |c: &mut Client| -> Result<Vec<u8>, ClientError> {
         if let Some(p) = args.port {
             return Ok(vec![p]);
@@ -324,8 +397,8 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
         let n = fields(&ok(a)?)["num_ports"].as_u64().unwrap_or(1);
         Ok((0..n.min(255) as u8).collect())
     };
-    match args.what {
-        QueryWhat::Node => {
+    match what {
+        QueryWhat::Nodeinfo => {
             let (info, _) = ask(c, &get(&base, NodeInfo::ID, 0))?;
             let info = ok(info)?;
             let (desc, _) = ask(c, &get(&base, mgmt::attr::NodeDescription::ID, 0))?;
@@ -341,7 +414,7 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                 text,
             ))
         }
-        QueryWhat::Ports => {
+        QueryWhat::Portinfo => {
             let mut rows = Vec::new();
             for p in ports(c)? {
                 let (a, _) = ask(c, &get(&base, PortInfo::ID, u32::from(p)))?;
@@ -453,6 +526,56 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
             }
             Ok((Value::Array(rows), text))
         }
+        QueryWhat::Routes => {
+            let p = args.port.unwrap_or(0);
+            let from = args.from.unwrap_or(Address(0x0040));
+            let to = args.to.unwrap_or(Address(0x7fff));
+            if from > to {
+                return Err(ClientError::Other(format!(
+                    "--from {from} is past --to {to}"
+                )));
+            }
+            let (first, _) = FibBlock::block_of(from);
+            let (last, _) = FibBlock::block_of(to);
+            let mut rows = Vec::new();
+            let mut t = Table::new(&["destination", "kind", "egress", "q"]);
+            for block in first..=last {
+                let (a, _) = ask(c, &get(&base, FibBlock::ID, FibBlock::modifier(p, block)))?;
+                let f = fields(&ok(a)?);
+                let Some(base_addr) = FibBlock::first_address(block) else {
+                    break;
+                };
+                for (i, e) in f["entries"].as_array().into_iter().flatten().enumerate() {
+                    let dst = Address(base_addr.0 + i as u16);
+                    let kind = e["kind"].as_u64().unwrap_or(0);
+                    if dst < from || dst > to || kind == u64::from(RouteEntry::NONE) {
+                        continue;
+                    }
+                    let kind_text = mgmt::attr::route_entry::kind_name(kind as u8)
+                        .map_or_else(|| kind.to_string(), str::to_string);
+                    t.row(vec![
+                        dst.to_string(),
+                        kind_text,
+                        cell(&e["egress_port"]),
+                        cell(&e["q"]),
+                    ]);
+                    rows.push(serde_json::json!({
+                        "destination": dst,
+                        "kind": kind,
+                        "egress_port": e["egress_port"],
+                        "q": e["q"],
+                    }));
+                }
+            }
+            Ok((
+                Value::Array(rows),
+                format!(
+                    "port {p}: {} destinations routed in {from}..{to}\n{}",
+                    t.rows.len(),
+                    t.render()
+                ),
+            ))
+        }
         QueryWhat::Lrt => {
             let p = args.port.unwrap_or(0);
             let mut entries = Vec::new();
@@ -534,19 +657,107 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[derive(clap::Parser)]
+    struct T {
+        #[command(subcommand)]
+        cmd: Sub,
+    }
+
+    #[derive(clap::Subcommand)]
+    enum Sub {
+        Mad(MadArgs),
+        Query(QueryArgs),
+    }
+
+    fn mad(args: &[&str]) -> Result<MadQuery, String> {
+        use clap::Parser;
+        let t = T::try_parse_from(["t", "mad"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let Sub::Mad(m) = t.cmd else { unreachable!() };
+        m.query()
+    }
+
+    fn query(args: &[&str]) -> Result<(Option<Address>, QueryWhat, QueryArgs), String> {
+        use clap::Parser;
+        let t = T::try_parse_from(["t", "query"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let Sub::Query(q) = t.cmd else { unreachable!() };
+        let (a, w) = q.target()?;
+        Ok((a, w, q))
+    }
+
     #[test]
-    fn targets() {
-        assert_eq!(
-            parse_target("0x0241").unwrap(),
-            (Some(Address(0x0241)), vec![])
+    fn mad_words() {
+        let q = mad(&[
+            "0x0241",
+            "get",
+            "port_info",
+            "-m",
+            "1",
+            "-t",
+            "300",
+            "-r",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(q.dst, Some(Address(0x0241)));
+        assert_eq!(q.method, MadMethod::Get);
+        assert_eq!(q.attribute, "port_info");
+        assert_eq!(q.modifier, 1);
+        assert_eq!(q.timeout_ms, Some(300));
+        assert_eq!(q.retries, Some(4));
+        let q = mad(&[
+            "0x0241",
+            "set",
+            "port_info",
+            "port_state=down",
+            "--mkey",
+            "0x12",
+        ])
+        .unwrap();
+        assert_eq!(q.method, MadMethod::Set);
+        assert_eq!(q.set["port_state"], json!("down"));
+        assert_eq!(q.mkey.as_deref(), Some("0x12"));
+        let q = mad(&[
+            "get",
+            "node_info",
+            "--dr",
+            "0x0101/127.0.0.1:7000,0x0240/02:00:00:00:00:02",
+        ])
+        .unwrap();
+        assert_eq!(q.dst, None);
+        assert_eq!(q.dr.len(), 2);
+        assert_eq!(q.dr[1].hr, Address(0x0240));
+        assert_eq!(q.dr[1].native, "02:00:00:00:00:02");
+        // Refused: no node, both, get with fields, a bad hop, a bad method.
+        assert!(
+            mad(&["get", "node_info"])
+                .unwrap_err()
+                .contains("which node")
         );
-        let (d, hops) = parse_target("dr:0x0101/02:00:00:00:00:02,0x0240/127.0.0.1:7000").unwrap();
-        assert_eq!(d, None);
-        assert_eq!(hops.len(), 2);
-        assert_eq!(hops[1].hr, Address(0x0240));
-        assert_eq!(hops[1].native, "127.0.0.1:7000");
-        assert!(parse_target("dr:0x0101").is_err());
-        assert!(parse_target("nowhere").is_err());
+        assert!(mad(&["0x0241", "get", "node_info", "--dr", "0x0101/a"]).is_err());
+        assert!(mad(&["0x0241", "get", "port_info", "cost=3"]).is_err());
+        assert!(mad(&["get", "node_info", "--dr", "0x0101"]).is_err());
+        assert!(mad(&["0x0241", "put", "node_info"]).is_err());
+        assert!(mad(&["nowhere", "get", "node_info"]).is_err());
+    }
+
+    #[test]
+    fn query_words() {
+        let (a, w, q) = query(&["0x0110", "portinfo", "-p", "2"]).unwrap();
+        assert_eq!(
+            (a, w, q.port),
+            (Some(Address(0x0110)), QueryWhat::Portinfo, Some(2))
+        );
+        let (a, w, _) = query(&["counters", "--dr", "0x0101/127.0.0.1:7000"]).unwrap();
+        assert_eq!((a, w), (None, QueryWhat::Counters));
+        let (_, w, q) = query(&["0x0110", "routes", "--from", "0x0100", "--to", "0x01ff"]).unwrap();
+        assert_eq!(w, QueryWhat::Routes);
+        assert_eq!(
+            (q.from, q.to),
+            (Some(Address(0x0100)), Some(Address(0x01ff)))
+        );
+        assert_eq!(query(&["0x0110", "node"]).unwrap().1, QueryWhat::Nodeinfo);
+        assert!(query(&["0x0110", "everything"]).is_err());
+        assert!(query(&["nodeinfo"]).is_err());
     }
 
     #[test]

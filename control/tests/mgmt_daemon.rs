@@ -1,0 +1,323 @@
+//! End to end: in-band management between two mwrouterd processes on
+//! loopback UDP, driven with `mwctl mad` and `mwctl query` on one of them:
+//! Gets by address, by directed route and of the box itself; Sets with and
+//! without the management key, applied as `mwctl` changes are and shown by
+//! `mwctl show`; the refused Set counted and trapped to the manager.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn mwrouterd() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
+}
+
+/// A box with two HRs: `a` on the shared SAN 0x0601 (UDP `bind`, the
+/// other box at `peer`), `b` alone on its own SAN (UDP `lonely`).
+fn config(
+    dir: &Path,
+    name: &str,
+    a: (u16, u16),
+    b: (u16, u16),
+    [bind, peer, lonely]: [u16; 3],
+    management: &str,
+) -> String {
+    format!(
+        r#"[router]
+name = "{name}"
+
+[timers]
+sweep_ms = 200
+keepalive_ms = 200
+keepalive_misses = 5
+advertise_ms = 20
+fib_ms = 10
+
+[admin]
+socket = "{sock}"
+
+[management]
+{management}
+
+[[hr]]
+address = {:#06x}
+san_id = {:#06x}
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{bind}"
+members = ["127.0.0.1:{peer}"]
+
+[[hr]]
+address = {:#06x}
+san_id = {:#06x}
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{lonely}"
+members = []
+"#,
+        a.0,
+        a.1,
+        b.0,
+        b.1,
+        sock = dir.join(format!("{name}.sock")).display()
+    )
+}
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(dir: &Path, name: &str, text: &str) -> (Daemon, PathBuf) {
+    let cfg = dir.join(format!("{name}.toml"));
+    std::fs::write(&cfg, text).unwrap();
+    let d = Daemon(
+        Command::new(mwrouterd())
+            .arg("--config")
+            .arg(&cfg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let sock = dir.join(format!("{name}.sock"));
+    wait_for(&format!("{name}'s admin socket"), 10, || sock.exists());
+    (d, sock)
+}
+
+fn mwctl(sock: &Path, args: &[&str]) -> (i32, String) {
+    let mut all = vec![
+        "mwctl".to_string(),
+        "--socket".into(),
+        sock.display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    (
+        code,
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&err)
+        ),
+    )
+}
+
+fn json(sock: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend(args);
+    let (code, out) = mwctl(sock, &all);
+    assert_eq!(code, 0, "mwctl {args:?}: {out}");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Prints what it says when the test fails (drops while panicking).
+struct Dump(Box<dyn Fn() -> String>);
+
+impl Drop for Dump {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("{}", (self.0)());
+        }
+    }
+}
+
+#[test]
+fn one_box_manages_another_in_band() {
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb] = ports::udp::free_loopback_ports(4)
+        .expect("free ports")
+        .try_into()
+        .unwrap();
+    // A is the manager (traps go to its HR 0x0511); B is protected by a
+    // key at level 1 (Gets answered, the key reads as 0; Sets need it).
+    let (_a, sa) = start(
+        dir.path(),
+        "a",
+        &config(
+            dir.path(),
+            "a",
+            (0x0511, 0x0601),
+            (0x0512, 0x0602),
+            [pa, pb, la],
+            "",
+        ),
+    );
+    let (_b, sb) = start(
+        dir.path(),
+        "b",
+        &config(
+            dir.path(),
+            "b",
+            (0x0521, 0x0601),
+            (0x0522, 0x0603),
+            [pb, pa, lb],
+            "mkey = 0x4242\nprotect = 1\nmanager = 0x0511",
+        ),
+    );
+
+    // The box itself, by its own address.
+    let me = json(&sa, &["mad", "0x0511", "get", "node_info"]);
+    assert_eq!(me["status"], 0, "{me}");
+    assert_eq!(me["fields"]["num_ports"], 2, "{me}");
+
+    // B by address, once A has a route to it.
+    wait_for("a route from a to b", 15, || {
+        mwctl(
+            &sa,
+            &["mad", "0x0522", "get", "node_info", "-t", "200", "-r", "0"],
+        )
+        .0 == 0
+    });
+    let info = json(&sa, &["mad", "0x0522", "get", "node_info"]);
+    assert_eq!(info["fields"]["node_type"], 3, "a router: {info}");
+    let desc = json(&sa, &["query", "0x0521", "nodeinfo"]);
+    assert_eq!(desc["node_description"], "b", "{desc}");
+    let ports = json(&sa, &["query", "0x0521", "portinfo"]);
+    let addrs: Vec<&Value> = ports
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["address"])
+        .collect();
+    assert_eq!(addrs.len(), 2, "{ports}");
+    assert_eq!(
+        ports[0]["mkey"], 0,
+        "level 1: the key reads as 0 without it"
+    );
+    let counters = json(&sa, &["query", "0x0521", "counters", "-p", "0"]);
+    assert!(
+        counters[0]["counters"]["received"].as_u64().unwrap() > 0,
+        "{counters}"
+    );
+    let routes = json(
+        &sa,
+        &[
+            "query", "0x0521", "routes", "--from", "0x0500", "--to", "0x052f",
+        ],
+    );
+    assert!(
+        routes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["destination"] == "0x0512" && r["kind"] == 2),
+        "B routes to A's other HR: {routes}"
+    );
+
+    // B by directed route: out of A's HR 0x0511 to B's UDP port.
+    let hop = format!("0x0511/127.0.0.1:{pb}");
+    let dr = json(&sa, &["mad", "--dr", &hop, "get", "node_description"]);
+    assert_eq!(dr["fields"], "b", "{dr}");
+
+    // A Set with the wrong key: refused (status 0x0100), counted, trapped.
+    let (code, out) = mwctl(
+        &sa,
+        &[
+            "mad",
+            "0x0521",
+            "set",
+            "port_info",
+            "-m",
+            "1",
+            "cost=7",
+            "-k",
+            "0x4141",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("0x0100"), "{out}");
+    let mb = json(&sb, &["show", "management"]);
+    assert_eq!(mb["violations"], 1, "{mb}");
+    let (sa2, sb2) = (sa.clone(), sb.clone());
+    let _dump = Dump(Box::new(move || {
+        format!(
+            "a: {}\nb: {}",
+            json(&sa2, &["show", "management"]),
+            json(&sb2, &["show", "management"])
+        )
+    }));
+    wait_for("trap 256 at the manager", 10, || {
+        let m = json(&sa, &["show", "management"]);
+        m["notices"].as_array().is_some_and(|n| {
+            n.iter()
+                .any(|n| n["trap"] == 256 && n["issuer"] == "0x0521")
+        })
+    });
+    let hrs = json(&sb, &["show", "hrs"]);
+    assert_eq!(hrs[1]["cost"], 1, "unchanged: {hrs}");
+
+    // With the key: applied, and shown by mwctl on B.
+    let (code, out) = mwctl(
+        &sa,
+        &[
+            "mad",
+            "0x0521",
+            "set",
+            "port_info",
+            "-m",
+            "1",
+            "cost=7",
+            "mtu=1200",
+            "-k",
+            "0x4242",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let hrs = json(&sb, &["show", "hrs"]);
+    assert_eq!(
+        (&hrs[1]["cost"], &hrs[1]["mtu"]),
+        (&7.into(), &1200.into()),
+        "{hrs}"
+    );
+
+    // Port down by MAD: B's HR 0x0522 goes down and A loses its route.
+    let (code, out) = mwctl(
+        &sa,
+        &[
+            "mad",
+            "0x0521",
+            "set",
+            "port_info",
+            "-m",
+            "1",
+            "port_state=down",
+            "-k",
+            "0x4242",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let hrs = json(&sb, &["show", "hrs"]);
+    assert_eq!(hrs[1]["up"], false, "{hrs}");
+    wait_for("a's route to 0x0522 gone", 15, || {
+        mwctl(
+            &sa,
+            &["mad", "0x0522", "get", "node_info", "-t", "200", "-r", "0"],
+        )
+        .0 != 0
+    });
+
+    // Both boxes count what they did.
+    let ma = json(&sa, &["show", "management"]);
+    assert!(ma["client"]["answered"].as_u64().unwrap() >= 8, "{ma}");
+    let mb = json(&sb, &["show", "management"]);
+    assert!(mb["agent"]["answered"].as_u64().unwrap() >= 8, "{mb}");
+    assert!(mb["agent"]["sets"].as_u64().unwrap() >= 2, "{mb}");
+}
