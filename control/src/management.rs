@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::sync::mpsc::SyncSender;
 
 use mgmt::agent::router::{CounterSource, RouterNode};
-use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType, Output};
-use mgmt::client::{Answer, Client, ClientOutput, Failure, Request};
-use mgmt::wire::MAD_LEN;
-use rrp::router::{Next, Router, RouterStats, Time};
+use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType};
+use mgmt::client::{Answer, Client, Failure, Request};
+use mgmt::station::{Outcome, Station};
+use rrp::router::{Router, RouterStats, Time};
 use rrp::{Address, LinkKind, NativeAddr, PortId};
 
 use admin::view::{ManagementInfo, NoticeRow};
@@ -26,10 +26,8 @@ pub type Reply = Result<Answer, Failure>;
 
 /// The agent and client of a box, and the requests waiting for answers.
 pub struct Management {
-    agent: Agent,
-    client: Client,
+    station: Station,
     waiters: HashMap<u64, SyncSender<Reply>>,
-    next_id: u64,
     counters: Counters,
     kinds: Vec<LinkKind>,
 }
@@ -125,12 +123,9 @@ impl Management {
         counters: Counters,
         kinds: Vec<LinkKind>,
     ) -> Management {
-        let prefix = (cfg.identity as u32) ^ ((cfg.identity >> 32) as u32) ^ (now as u32);
         Management {
-            agent: Agent::new(cfg, now),
-            client: Client::new(prefix),
+            station: Station::new(cfg, now),
             waiters: HashMap::new(),
-            next_id: 1,
             counters,
             kinds,
         }
@@ -138,61 +133,27 @@ impl Management {
 
     /// The agent (its state and counters).
     pub fn agent(&self) -> &Agent {
-        &self.agent
+        self.station.agent()
     }
 
     /// The agent, to apply a configuration reload.
     pub fn agent_mut(&mut self) -> &mut Agent {
-        &mut self.agent
+        self.station.agent_mut()
     }
 
     /// The client's counters.
     pub fn client(&self) -> &Client {
-        &self.client
+        self.station.client()
     }
 
     /// What `show management` shows, at `now`.
     pub fn info(&self, now: Time) -> ManagementInfo {
-        let a = &self.agent;
-        let cfg = a.config();
-        let k = a.mkey();
-        ManagementInfo {
-            identity: format!("{:#018x}", cfg.identity),
-            description: cfg.description.clone(),
-            manager: (cfg.manager != Address::UNSPECIFIED).then_some(cfg.manager),
-            mkey_set: k.key != 0,
-            protect: k.protect,
-            lease_s: k.lease_s,
-            lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
-            violations: k.violations,
-            agent: a
-                .stats()
-                .fields()
-                .iter()
-                .map(|(n, v)| (n.to_string(), *v))
-                .collect(),
-            client: self
-                .client
-                .stats()
-                .fields()
-                .iter()
-                .map(|(n, v)| (n.to_string(), *v))
-                .collect(),
-            notices: a
-                .notices()
-                .map(|(t, issuer, n)| NoticeRow {
-                    age_ms: now.saturating_sub(*t),
-                    issuer: *issuer,
-                    trap: n.trap_number,
-                    summary: n.summary(),
-                })
-                .collect(),
-        }
+        management_info(&self.station, now)
     }
 
     /// When the agent or the client wants its timer.
     pub fn next_timer(&self) -> Time {
-        self.agent.next_timer().min(self.client.next_timer())
+        self.station.next_timer()
     }
 
     /// A management packet arrived on `port` from `native` (EEP `src` ->
@@ -209,29 +170,27 @@ impl Management {
         dst: Address,
         mad: &[u8],
     ) -> Vec<Send> {
-        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
-            self.agent.handle(
-                now,
-                v,
-                Incoming {
-                    port,
-                    native,
-                    src,
-                    dst,
-                    mad,
-                },
-            );
+        let input = Incoming {
+            port,
+            native,
+            src,
+            dst,
+            mad,
+        };
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.handle(now, v, input)
         });
-        self.drain(now, router, plane)
+        self.carry_out(o)
     }
 
     /// Timers: trap repeats, the lease, thresholds, client retries.
     pub fn on_timer(&mut self, now: Time, router: &mut Router, plane: &PlaneStats) -> Vec<Send> {
-        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
-            self.agent.on_timer(now, v);
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.on_timer(now, v)
         });
-        self.client.on_timer(now);
-        self.drain(now, router, plane)
+        self.carry_out(o)
     }
 
     /// An HR went down or up: trap 128.
@@ -243,10 +202,11 @@ impl Management {
         port: PortId,
         up: bool,
     ) -> Vec<Send> {
-        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
-            self.agent.port_changed(now, v, port, up);
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.port_changed(now, v, port, up)
         });
-        self.drain(now, router, plane)
+        self.carry_out(o)
     }
 
     /// A neighbour HR on `port`'s SAN stopped answering: trap 1024.
@@ -258,10 +218,11 @@ impl Management {
         hr: Address,
         port: PortId,
     ) -> Vec<Send> {
-        with_node(&self.counters, &self.kinds, router, plane, now, |v| {
-            self.agent.hr_down(now, v, hr, port);
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.hr_down(now, v, hr, port)
         });
-        self.drain(now, router, plane)
+        self.carry_out(o)
     }
 
     /// Starts an admin request; its answer goes to `reply`.
@@ -273,137 +234,81 @@ impl Management {
         request: Request,
         reply: SyncSender<Reply>,
     ) -> Vec<Send> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let st = &mut self.station;
+        let (id, o) = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.start(now, v, request)
+        });
         self.waiters.insert(id, reply);
-        self.client.start(now, id, request);
-        self.drain(now, router, plane)
+        self.carry_out(o)
     }
 
-    /// Carries out the agent's and the client's outputs: packets to send,
-    /// answers to waiters, log lines. Local deliveries (a request for this
-    /// box itself, the answer to it) loop back here.
-    fn drain(&mut self, now: Time, router: &mut Router, plane: &PlaneStats) -> Vec<Send> {
-        let mut out = Vec::new();
-        let hrs: Vec<Address> = router.config().hrs.iter().map(|h| h.address).collect();
-        // Bounded: local deliveries produce a finite chain of answers.
-        for _ in 0..64 {
-            let mut progressed = false;
-            while let Some(o) = self.agent.poll_output() {
-                progressed = true;
-                match o {
-                    Output::Send {
-                        port,
-                        native,
-                        dst,
-                        mad,
-                    } => {
-                        if hrs.contains(&dst) && native.is_empty() {
-                            // An answer to this box's own request.
-                            self.client.on_response(now, dst, &mad[..]);
-                            continue;
-                        }
-                        let src = hrs.get(port.index()).copied().unwrap_or_default();
-                        push(&mut out, port, native, dst, src, &mad);
-                    }
-                    Output::Route { dst, mad } => {
-                        self.route(now, router, plane, &hrs, dst, &mad, &mut out)
-                    }
-                    Output::ToClient { from, mad } => self.client.on_response(now, from, &mad[..]),
-                    Output::Event(e) => tracing::info!(target: "mwrouter::mgmt", "{e}"),
-                }
-            }
-            for o in self.client.take_outputs() {
-                progressed = true;
-                match o {
-                    ClientOutput::Route { dst, mad } => {
-                        self.route(now, router, plane, &hrs, dst, &mad, &mut out)
-                    }
-                    ClientOutput::Send { port, native, mad } => {
-                        let src = hrs.get(port.index()).copied().unwrap_or_default();
-                        push(&mut out, port, native, Address::HEY_YOU, src, &mad);
-                    }
-                    ClientOutput::Done { id, result } => {
-                        if let Some(w) = self.waiters.remove(&id) {
-                            let _ = w.try_send(result);
-                        }
-                    }
-                }
-            }
-            if !progressed {
-                break;
+    /// The packets of an outcome in their EEP packets; answers to their
+    /// waiters; events to the log.
+    fn carry_out(&mut self, o: Outcome) -> Vec<Send> {
+        for e in &o.events {
+            tracing::info!(target: "mwrouter::mgmt", "{e}");
+        }
+        for (id, result) in o.done {
+            if let Some(w) = self.waiters.remove(&id) {
+                let _ = w.try_send(result);
             }
         }
-        out
-    }
-
-    /// Sends `mad` to `dst` by this box's routes: out of the port of the
-    /// cheapest route any HR has, from that port's address. A MAD for this
-    /// box itself is handed to its agent.
-    #[allow(clippy::too_many_arguments)]
-    fn route(
-        &mut self,
-        now: Time,
-        router: &mut Router,
-        plane: &PlaneStats,
-        hrs: &[Address],
-        dst: Address,
-        mad: &[u8; MAD_LEN],
-        out: &mut Vec<Send>,
-    ) {
-        if let Some(p) = hrs.iter().position(|a| *a == dst) {
-            // This box: its agent answers (the answer, addressed to this
-            // box too, comes back to the client in `drain`).
-            with_node(&self.counters, &self.kinds, router, plane, now, |v| {
-                self.agent.handle(
-                    now,
-                    v,
-                    Incoming {
-                        port: PortId::new(p),
-                        native: NativeAddr::NONE,
-                        src: dst,
-                        dst,
-                        mad: &mad[..],
-                    },
-                )
-            });
-            return;
-        }
-        let fib = router.fib();
-        let best = (0..hrs.len())
-            .filter_map(|t| fib.lookup(PortId::new(t), dst))
-            .filter_map(|e| match e.next {
-                Next::Forward { port, native } => Some((e.q, port, native)),
-                Next::Local => None,
+        o.packets
+            .into_iter()
+            .filter_map(|p| match p.bytes() {
+                Ok(packet) => Some(Send {
+                    port: p.port,
+                    native: p.native,
+                    packet,
+                }),
+                Err(e) => {
+                    // A destination no packet can carry (below 0x0040: it
+                    // would read as a source route); the agent and the
+                    // client never make one.
+                    tracing::warn!(target: "mwrouter::mgmt", "management packet to {} not sent: {e}", p.dst);
+                    None
+                }
             })
-            .min_by_key(|(q, port, _)| (*q, port.index()));
-        if let Some((_, port, native)) = best {
-            let src = hrs.get(port.index()).copied().unwrap_or_default();
-            push(out, port, native, dst, src, mad);
-        }
+            .collect()
     }
 }
 
-/// A MAD in its EEP packet, to send out of `port` to `native`. A
-/// destination no packet can carry (below 0x0040: it would read as a source
-/// route) is not sent; the agent and the client never make one.
-fn push(
-    out: &mut Vec<Send>,
-    port: PortId,
-    native: NativeAddr,
-    dst: Address,
-    src: Address,
-    mad: &[u8; MAD_LEN],
-) {
-    match mgmt::wire::mad_packet(dst, src, mad) {
-        Ok(packet) => out.push(Send {
-            port,
-            native,
-            packet,
-        }),
-        Err(e) => {
-            tracing::warn!(target: "mwrouter::mgmt", "management packet to {dst} not sent: {e}")
-        }
+/// What `show management` shows of a station, at `now`.
+pub fn management_info(station: &Station, now: Time) -> ManagementInfo {
+    let a = station.agent();
+    let cfg = a.config();
+    let k = a.mkey();
+    ManagementInfo {
+        identity: format!("{:#018x}", cfg.identity),
+        description: cfg.description.clone(),
+        manager: (cfg.manager != Address::UNSPECIFIED).then_some(cfg.manager),
+        mkey_set: k.key != 0,
+        protect: k.protect,
+        lease_s: k.lease_s,
+        lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
+        violations: k.violations,
+        agent: a
+            .stats()
+            .fields()
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+        client: station
+            .client()
+            .stats()
+            .fields()
+            .iter()
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+        notices: a
+            .notices()
+            .map(|(t, issuer, n)| NoticeRow {
+                age_ms: now.saturating_sub(*t),
+                issuer: *issuer,
+                trap: n.trap_number,
+                summary: n.summary(),
+            })
+            .collect(),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod attr;
 pub mod client;
 pub mod error;
 pub mod fuzzing;
+pub mod station;
 pub mod wire;
 
 mod bytes;

@@ -3,13 +3,14 @@
 //! same engine calls as the admin socket's (`mwctl port N down` is
 //! `Router::port_down`), counters from the host's dataplane.
 
-use rrp::router::{FibEntry, Router};
-use rrp::{Address, LinkKind, PortId};
+use rrp::router::{FibEntry, Next, Router};
+use rrp::{Address, LinkKind, NativeAddr, PortId};
 
 use crate::attr::{PortCounters, PortInfo};
 use crate::wire::Status;
 
 use super::{LrtItem, Managed, PortFacts, Time};
+use crate::station::Carrier;
 
 /// Where a router's port counters come from (the dataplane's, less what
 /// the admin cleared), in `PortCounters` order.
@@ -113,5 +114,28 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
 
     fn set_name(&mut self, name: &str) {
         self.router.set_name(name);
+    }
+}
+
+impl<C: CounterSource + ?Sized> Carrier for RouterNode<'_, C> {
+    fn addresses(&self) -> Vec<Address> {
+        self.router.config().hrs.iter().map(|h| h.address).collect()
+    }
+
+    /// The cheapest route any HR has to `dst`, ties to the lower port: a
+    /// MAD the box sends itself may leave by any HR.
+    fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)> {
+        let fib = self.router.fib();
+        self.router
+            .config()
+            .hrs
+            .ids()
+            .filter_map(|t| fib.lookup(t, dst))
+            .filter_map(|e| match e.next {
+                Next::Forward { port, native } => Some((e.q, port, native)),
+                Next::Local => None,
+            })
+            .min_by_key(|(q, port, _)| (*q, port.index()))
+            .map(|(_, port, native)| (port, native))
     }
 }

@@ -1,0 +1,272 @@
+//! A node's management station: its agent and its client together, and
+//! the plumbing between them that every node needs the same way
+//! (docs/management.md "The station"): a request for the node itself is
+//! answered by its own agent without leaving it, answers addressed to the
+//! node reach its client, packets for other nodes go out of the port the
+//! node's routes give. Sans-IO like the agent and the client: mwrouterd's
+//! control thread and mwlab's hosts feed it packets, requests and time, and
+//! send the [`Packet`]s it returns.
+
+use rrp::{Address, NativeAddr, PortId};
+
+use crate::agent::{Agent, AgentConfig, AgentEvent, Incoming, Managed, Output};
+use crate::client::{Answer, Client, ClientOutput, Failure, Request};
+use crate::wire::MAD_LEN;
+
+/// Time in milliseconds, as the agent and the client count it.
+pub type Time = u64;
+
+/// How many rounds of local deliveries one call carries out at most: a
+/// request to the node itself is one request and one answer, so a handful
+/// suffice; the bound keeps a fault from looping.
+const LOCAL_ROUNDS: usize = 64;
+
+/// A node as the station sends for it: the managed node, its addresses,
+/// its routes.
+pub trait Carrier: Managed {
+    /// The node's own addresses, one per port in port order (a host's one
+    /// address; a router's HRs).
+    fn addresses(&self) -> Vec<Address>;
+
+    /// The port and next hop's native address of a packet for `dst`, by
+    /// the node's routes; `None` when it has none.
+    fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)>;
+}
+
+/// A management packet to send: the MAD, from `src` to `dst`, out of
+/// `port` to `native`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet {
+    /// Egress port.
+    pub port: PortId,
+    /// The next hop's native address.
+    pub native: NativeAddr,
+    /// EEP destination.
+    pub dst: Address,
+    /// EEP source: the egress port's address.
+    pub src: Address,
+    /// The MAD.
+    pub mad: Box<[u8; MAD_LEN]>,
+}
+
+impl Packet {
+    /// The whole MessageWay packet (EEP header, the MAD, trailer); an
+    /// error for a destination no packet can carry.
+    pub fn bytes(&self) -> crate::Result<Vec<u8>> {
+        crate::wire::mad_packet(self.dst, self.src, &self.mad)
+    }
+}
+
+/// What one call produced: packets to send, requests finished, the agent's
+/// events (for the log).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Packets to send.
+    pub packets: Vec<Packet>,
+    /// Requests finished: the id given to [`Station::start`] and the
+    /// result.
+    pub done: Vec<(u64, Result<Answer, Failure>)>,
+    /// What the agent reports.
+    pub events: Vec<AgentEvent>,
+    /// Packets that had no route (counted, not sent).
+    pub unroutable: u64,
+}
+
+/// The agent and the client of one node.
+pub struct Station {
+    agent: Agent,
+    client: Client,
+    next_id: u64,
+}
+
+impl Station {
+    /// The station of a node configured by `cfg`, at `now`. The client's
+    /// transaction IDs start from a prefix of the node's identity and the
+    /// time, so that two runs of a node do not reuse them.
+    pub fn new(cfg: AgentConfig, now: Time) -> Station {
+        let prefix = (cfg.identity as u32) ^ ((cfg.identity >> 32) as u32) ^ (now as u32);
+        Station {
+            agent: Agent::new(cfg, now),
+            client: Client::new(prefix),
+            next_id: 1,
+        }
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The agent, to change its settings.
+    pub fn agent_mut(&mut self) -> &mut Agent {
+        &mut self.agent
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// When the agent or the client wants its timer.
+    pub fn next_timer(&self) -> Time {
+        self.agent.next_timer().min(self.client.next_timer())
+    }
+
+    /// A management packet arrived for this node (or passing through it
+    /// by directed route).
+    pub fn handle<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        input: Incoming<'_>,
+    ) -> Outcome {
+        self.agent.handle(now, node, input);
+        self.drain(now, node)
+    }
+
+    /// Timers: trap repeats, the lease, thresholds, the client's retries.
+    pub fn on_timer<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut N) -> Outcome {
+        self.agent.on_timer(now, node);
+        self.client.on_timer(now);
+        self.drain(now, node)
+    }
+
+    /// A port went down or up (trap 128).
+    pub fn port_changed<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        port: PortId,
+        up: bool,
+    ) -> Outcome {
+        self.agent.port_changed(now, node, port, up);
+        self.drain(now, node)
+    }
+
+    /// A neighbour HR on `port`'s SAN stopped answering (trap 1024).
+    pub fn hr_down<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        hr: Address,
+        port: PortId,
+    ) -> Outcome {
+        self.agent.hr_down(now, node, hr, port);
+        self.drain(now, node)
+    }
+
+    /// Starts a request of the node's own (an operator's); its result comes
+    /// back in an [`Outcome`]'s `done` under the id returned.
+    pub fn start<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        request: Request,
+    ) -> (u64, Outcome) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.client.start(now, id, request);
+        (id, self.drain(now, node))
+    }
+
+    /// Carries out the agent's and the client's outputs until neither has
+    /// more: local deliveries loop back here, the rest become packets.
+    fn drain<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut N) -> Outcome {
+        let mut out = Outcome::default();
+        let own = node.addresses();
+        for _ in 0..LOCAL_ROUNDS {
+            let mut progressed = false;
+            while let Some(o) = self.agent.poll_output() {
+                progressed = true;
+                match o {
+                    Output::Send {
+                        port,
+                        native,
+                        dst,
+                        mad,
+                    } => {
+                        if own.contains(&dst) && native.is_empty() {
+                            // The answer to this node's own request.
+                            self.client.on_response(now, dst, &mad[..]);
+                            continue;
+                        }
+                        let src = own.get(port.index()).copied().unwrap_or_default();
+                        out.packets.push(Packet {
+                            port,
+                            native,
+                            dst,
+                            src,
+                            mad,
+                        });
+                    }
+                    Output::Route { dst, mad } => self.route(now, node, &own, dst, mad, &mut out),
+                    Output::ToClient { from, mad } => self.client.on_response(now, from, &mad[..]),
+                    Output::Event(e) => out.events.push(e),
+                }
+            }
+            for o in self.client.take_outputs() {
+                progressed = true;
+                match o {
+                    ClientOutput::Route { dst, mad } => {
+                        self.route(now, node, &own, dst, mad, &mut out)
+                    }
+                    ClientOutput::Send { port, native, mad } => {
+                        // The first hop of a directed route: to whoever is
+                        // at `native` (Hey-You), from the egress port.
+                        let src = own.get(port.index()).copied().unwrap_or_default();
+                        out.packets.push(Packet {
+                            port,
+                            native,
+                            dst: Address::HEY_YOU,
+                            src,
+                            mad,
+                        });
+                    }
+                    ClientOutput::Done { id, result } => out.done.push((id, result)),
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Sends `mad` to `dst` by the node's routes; a MAD for the node itself
+    /// goes to its own agent (whose answer, addressed to the node too,
+    /// reaches the client in [`Station::drain`]).
+    fn route<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        own: &[Address],
+        dst: Address,
+        mad: Box<[u8; MAD_LEN]>,
+        out: &mut Outcome,
+    ) {
+        if let Some(p) = own.iter().position(|a| *a == dst) {
+            self.agent.handle(
+                now,
+                node,
+                Incoming {
+                    port: PortId::new(p),
+                    native: NativeAddr::NONE,
+                    src: dst,
+                    dst,
+                    mad: &mad[..],
+                },
+            );
+            return;
+        }
+        match node.next_hop(dst) {
+            Some((port, native)) => out.packets.push(Packet {
+                port,
+                native,
+                dst,
+                src: own.get(port.index()).copied().unwrap_or_default(),
+                mad,
+            }),
+            None => out.unroutable += 1,
+        }
+    }
+}
