@@ -20,14 +20,15 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use mgmt::agent::router::{CounterSource, RouterNode};
-use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType, Output};
-use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
+use mgmt::agent::{AgentConfig, NodeType};
+use mgmt::client::{Failure, Request, Target};
+use mgmt::station::Station;
 
 use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher};
 use crate::mad::MadResult;
 use crate::proto::{AdminError, CaptureRequest, LogLevel};
 use crate::stats::{PORT_COUNTERS, PORT_FIELDS, PlaneStatsSnapshot, Snapshot, prometheus};
-use crate::view::{ManagementInfo, NoticeRow};
+use crate::view::ManagementInfo;
 
 /// The sample box.
 pub struct SampleBox {
@@ -38,8 +39,7 @@ struct State {
     router: Router,
     /// Its management agent and client: a MAD to one of the box's own
     /// addresses is answered (there is no network behind the sample).
-    agent: Agent,
-    client: Client,
+    station: Station,
     counters: Vec<[u64; PORT_FIELDS]>,
     log_level: LogLevel,
     reloads: u64,
@@ -147,11 +147,10 @@ impl SampleBox {
         SampleBox {
             state: Mutex::new(State {
                 router,
-                agent: Agent::new(
+                station: Station::new(
                     AgentConfig::new(NodeType::Router, 0x5A3B_1E00_0000_0115, "sample"),
                     1_000_000,
                 ),
-                client: Client::new(0x5A3B),
                 counters: vec![c0, c1],
                 log_level: LogLevel::Info,
                 reloads: 0,
@@ -270,86 +269,32 @@ impl Backend for SampleBox {
         let now = st.now;
         let tries = request.retries + 1;
         let own = match request.target {
-            Target::Address(a) => st.router.config().hrs.iter().position(|h| h.address == a),
-            Target::Directed { .. } => None,
+            Target::Address(a) => st.router.config().hrs.iter().any(|h| h.address == a),
+            Target::Directed { .. } => false,
         };
-        let Some(port) = own else {
+        if !own {
             // Nothing is behind the sample box.
             return Ok(Err(Failure::Timeout { tries }));
         };
-        let me = st.router.config().hrs[PortId::new(port)].address;
-        st.client.start(now, 1, request);
         let counters = SampleCounters(RefCell::new(&mut st.counters));
         let kinds = vec![LinkKind::Ethernet; 2];
-        for _ in 0..4 {
-            for o in st.client.take_outputs() {
-                match o {
-                    ClientOutput::Route { mad, .. } | ClientOutput::Send { mad, .. } => {
-                        let mut node = RouterNode {
-                            router: &mut st.router,
-                            now,
-                            kinds: &kinds,
-                            counters: &counters,
-                        };
-                        st.agent.handle(
-                            now,
-                            &mut node,
-                            Incoming {
-                                port: PortId::new(port),
-                                native: NativeAddr::NONE,
-                                src: me,
-                                dst: me,
-                                mad: &mad[..],
-                            },
-                        );
-                    }
-                    ClientOutput::Done { result, .. } => return Ok(result),
-                }
-            }
-            while let Some(o) = st.agent.poll_output() {
-                if let Output::Send { mad, .. } = o {
-                    st.client.on_response(now, me, &mad[..]);
-                }
-            }
+        let mut node = RouterNode {
+            router: &mut st.router,
+            now,
+            kinds: &kinds,
+            counters: &counters,
+        };
+        // The station answers a request to the box itself on its own.
+        let (id, o) = st.station.start(now, &mut node, request);
+        if let Some((_, result)) = o.done.into_iter().find(|(i, _)| *i == id) {
+            return Ok(result);
         }
         Ok(Err(Failure::Timeout { tries }))
     }
 
     fn management(&self) -> Result<ManagementInfo, AdminError> {
         let st = self.lock();
-        let a = &st.agent;
-        Ok(ManagementInfo {
-            identity: format!("{:#018x}", a.config().identity),
-            description: a.config().description.clone(),
-            manager: None,
-            mkey_set: a.mkey().key != 0,
-            protect: a.mkey().protect,
-            lease_s: a.mkey().lease_s,
-            lease_left_ms: None,
-            violations: a.mkey().violations,
-            agent: a
-                .stats()
-                .fields()
-                .iter()
-                .map(|(n, v)| (n.to_string(), *v))
-                .collect(),
-            client: st
-                .client
-                .stats()
-                .fields()
-                .iter()
-                .map(|(n, v)| (n.to_string(), *v))
-                .collect(),
-            notices: a
-                .notices()
-                .map(|(t, issuer, n)| NoticeRow {
-                    age_ms: st.now.saturating_sub(*t),
-                    issuer: *issuer,
-                    trap: n.trap_number,
-                    summary: n.summary(),
-                })
-                .collect(),
-        })
+        Ok(ManagementInfo::of(&st.station, st.now))
     }
 
     fn capture(

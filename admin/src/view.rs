@@ -69,6 +69,38 @@ pub struct ManagementInfo {
     pub notices: Vec<NoticeRow>,
 }
 
+impl ManagementInfo {
+    /// What `show management` shows of a node's management station at
+    /// `now`.
+    pub fn of(station: &mgmt::station::Station, now: u64) -> ManagementInfo {
+        let a = station.agent();
+        let cfg = a.config();
+        let k = a.mkey();
+        let named = |f: &[(&str, u64)]| f.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        ManagementInfo {
+            identity: format!("{:#018x}", cfg.identity),
+            description: cfg.description.clone(),
+            manager: (cfg.manager != Address::UNSPECIFIED).then_some(cfg.manager),
+            mkey_set: k.key != 0,
+            protect: k.protect,
+            lease_s: k.lease_s,
+            lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
+            violations: k.violations,
+            agent: named(&a.stats().fields()),
+            client: named(&station.client().stats().fields()),
+            notices: a
+                .notices()
+                .map(|(t, issuer, n)| NoticeRow {
+                    age_ms: now.saturating_sub(*t),
+                    issuer: *issuer,
+                    trap: n.trap_number,
+                    summary: n.summary(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A notice `show management` lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoticeRow {

@@ -15,7 +15,7 @@ use mgmt::station::{Outcome, Station};
 use rrp::router::{Router, RouterStats, Time};
 use rrp::{Address, LinkKind, NativeAddr, PortId};
 
-use admin::view::{ManagementInfo, NoticeRow};
+use admin::view::ManagementInfo;
 
 use crate::PlaneStats;
 use crate::config::Config;
@@ -148,7 +148,7 @@ impl Management {
 
     /// What `show management` shows, at `now`.
     pub fn info(&self, now: Time) -> ManagementInfo {
-        management_info(&self.station, now)
+        ManagementInfo::of(&self.station, now)
     }
 
     /// When the agent or the client wants its timer.
@@ -270,45 +270,6 @@ impl Management {
                 }
             })
             .collect()
-    }
-}
-
-/// What `show management` shows of a station, at `now`.
-pub fn management_info(station: &Station, now: Time) -> ManagementInfo {
-    let a = station.agent();
-    let cfg = a.config();
-    let k = a.mkey();
-    ManagementInfo {
-        identity: format!("{:#018x}", cfg.identity),
-        description: cfg.description.clone(),
-        manager: (cfg.manager != Address::UNSPECIFIED).then_some(cfg.manager),
-        mkey_set: k.key != 0,
-        protect: k.protect,
-        lease_s: k.lease_s,
-        lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
-        violations: k.violations,
-        agent: a
-            .stats()
-            .fields()
-            .iter()
-            .map(|(n, v)| (n.to_string(), *v))
-            .collect(),
-        client: station
-            .client()
-            .stats()
-            .fields()
-            .iter()
-            .map(|(n, v)| (n.to_string(), *v))
-            .collect(),
-        notices: a
-            .notices()
-            .map(|(t, issuer, n)| NoticeRow {
-                age_ms: now.saturating_sub(*t),
-                issuer: *issuer,
-                trap: n.trap_number,
-                summary: n.summary(),
-            })
-            .collect(),
     }
 }
 
