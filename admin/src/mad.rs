@@ -31,7 +31,7 @@ pub const MAX_TIMEOUT_MS: u64 = 10_000;
 pub const MAX_RETRIES: u32 = 10;
 
 /// Status of a Set refused for the M_Key (protect 0 or 1); the same value
-/// as the agent's (docs/management.md "M_Key").
+/// as the agent's (docs/management.md "Management key").
 pub const STATUS_MKEY: Status = mgmt::agent::STATUS_MKEY;
 
 /// What a box's management client made of a request: the answer, or why

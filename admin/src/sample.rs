@@ -150,6 +150,7 @@ impl SampleBox {
                 station: Station::new(
                     AgentConfig::new(NodeType::Router, 0x5A3B_1E00_0000_0115, "sample"),
                     1_000_000,
+                    0x5A3B,
                 ),
                 counters: vec![c0, c1],
                 log_level: LogLevel::Info,

@@ -124,7 +124,7 @@ impl Management {
         kinds: Vec<LinkKind>,
     ) -> Management {
         Management {
-            station: Station::new(cfg, now),
+            station: Station::new(cfg, now, mgmt::station::wall_clock_seed()),
             waiters: HashMap::new(),
             counters,
             kinds,

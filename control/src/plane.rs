@@ -360,7 +360,7 @@ impl ControlPlane {
                 }
                 Output::Event(e) => {
                     // Management traps for what the operator's manager
-                    // must hear of (docs/management.md "Traps").
+                    // must hear of (docs/management.md "Traps and notices").
                     if let Some(m) = self.mgmt.as_mut() {
                         let sends = match &e {
                             Event::Port { port, up } => {

@@ -1,4 +1,4 @@
-//! The management client (docs/management.md "Client"): requests with
+//! The management client (docs/management.md "The client"): requests with
 //! transaction IDs, matched answers, retries and time-outs, sans-IO.
 //!
 //! InfiniBand's TID rules: a response carries its request's TID; a

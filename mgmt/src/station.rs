@@ -21,6 +21,15 @@ pub type Time = u64;
 /// suffice; the bound keeps a fault from looping.
 const LOCAL_ROUNDS: usize = 64;
 
+/// A seed for [`Station::new`] from the wall clock: what differs between
+/// two runs of a node.
+pub fn wall_clock_seed() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (t.as_secs() as u32) ^ t.subsec_nanos().rotate_left(16)
+}
+
 /// A node as the station sends for it: the managed node, its addresses,
 /// its routes.
 pub trait Carrier: Managed {
@@ -81,10 +90,12 @@ pub struct Station {
 
 impl Station {
     /// The station of a node configured by `cfg`, at `now`. The client's
-    /// transaction IDs start from a prefix of the node's identity and the
-    /// time, so that two runs of a node do not reuse them.
-    pub fn new(cfg: AgentConfig, now: Time) -> Station {
-        let prefix = (cfg.identity as u32) ^ ((cfg.identity >> 32) as u32) ^ (now as u32);
+    /// transaction IDs start from a prefix of the node's identity and
+    /// `seed`, which the caller draws so that two runs of a node do not
+    /// reuse them (the wall clock at start: `now` is the node's own clock,
+    /// which may start from 0 on every run).
+    pub fn new(cfg: AgentConfig, now: Time, seed: u32) -> Station {
+        let prefix = (cfg.identity as u32) ^ ((cfg.identity >> 32) as u32) ^ seed;
         Station {
             agent: Agent::new(cfg, now),
             client: Client::new(prefix),

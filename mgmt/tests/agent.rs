@@ -1,5 +1,5 @@
 //! The agent and the client together on a small network of fake nodes
-//! (docs/management.md "Agent", "Client"): a host R, routers A and B, and
+//! (docs/management.md "The agent", "Client"): a host R, routers A and B, and
 //! a manager M, linked R.0 - A.0, A.1 - B.0, B.1 - M.0.
 //!
 //! Packets are delivered by a tiny harness: a `Send` goes to the node at

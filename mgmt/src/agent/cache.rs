@@ -1,5 +1,5 @@
 //! The agent's response cache (InfiniBand's TID rules, docs/management.md
-//! "Transactions"): a requester retransmits a request it got no answer to
+//! "Response cache"): a requester retransmits a request it got no answer to
 //! with the same TID; the agent answers such a duplicate with the response
 //! it gave, instead of executing a Set twice.
 

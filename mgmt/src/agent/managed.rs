@@ -1,7 +1,7 @@
 //! What the agent manages: the facts it reports and the changes it makes,
 //! provided by its host (mwrouterd's control thread, an mwlab host). Every
 //! change goes through the same path as the host's own administration
-//! (docs/management.md "Agent"): a port taken down by a Set is down as if
+//! (docs/management.md "The agent"): a port taken down by a Set is down as if
 //! `mwctl port N down` had been run.
 
 use rrp::router::FibEntry;

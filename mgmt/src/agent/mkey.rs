@@ -1,5 +1,5 @@
 //! The management key (M_Key) of a box, as InfiniBand's PortInfo defines it
-//! (docs/management.md "M_Key"): a 64-bit key, protect bits 0-3, a lease.
+//! (docs/management.md "Management key"): a 64-bit key, protect bits 0-3, a lease.
 //!
 //! | protect | Get without the key | Set without the key |
 //! | ---: | --- | --- |

@@ -1,4 +1,4 @@
-//! The management agent of a router or host (docs/management.md "Agent"),
+//! The management agent of a router or host (docs/management.md "The agent"),
 //! sans-IO like the RRP engine: its host hands it every management packet
 //! for this node (and every directed-route MAD passing through) with the
 //! port and native address it came from, calls its timers, and sends what
@@ -743,7 +743,9 @@ impl Agent {
 
     /// Sends a notice to the manager as Trap(Notice), repeated until
     /// repressed.
-    pub fn trap(&mut self, now: Time, notice: Notice) {
+    pub fn trap(&mut self, now: Time, mut notice: Notice) {
+        // The producer is what this node is (1 host, 3 router).
+        notice.producer_type = self.cfg.node_type as u32;
         let to = self.cfg.manager;
         if to == Address::UNSPECIFIED {
             self.stats.traps_no_manager += 1;

@@ -1,4 +1,4 @@
-//! Traps (docs/management.md "Traps"): an agent tells the manager of an
+//! Traps (docs/management.md "Traps and notices"): an agent tells the manager of an
 //! event with Trap(Notice), and repeats it until the manager answers with
 //! TrapRepress of the same TID (UD management is unreliable), at most a
 //! configured number of times. Traps are rate-limited (a flapping port or a

@@ -15,7 +15,7 @@ use admin::proto::Command;
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
 use mgmt::attr::{FibBlock, LrtBlock, NodeInfo, PortCounters, PortInfo, RouteEntry, lrt_block};
-use rrp::Address;
+use rrp::{Address, LinkKind};
 use serde_json::Value;
 
 use crate::table::{Table, cell};
@@ -124,7 +124,8 @@ pub struct QueryArgs {
     /// For routes: the first address (default 0x0040).
     #[arg(long, value_name = "ADDR")]
     pub from: Option<Address>,
-    /// For routes: the last address (default 0xfffd).
+    /// For routes: the last address (default 0x7fff, the last physical
+    /// one).
     #[arg(long, value_name = "ADDR")]
     pub to: Option<Address>,
     /// Path, key, waits, tries.
@@ -440,11 +441,23 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                     Some(s) if s == u64::from(PortInfo::DOWN) => "down".to_string(),
                     _ => cell(&r["port_state"]),
                 };
-                let link = match r["link_kind"].as_u64() {
-                    Some(0) => "memory".to_string(),
-                    Some(1) => "udp".to_string(),
-                    Some(2) => "ethernet".to_string(),
-                    _ => cell(&r["link_kind"]),
+                let kind = match r["link_kind"].as_u64() {
+                    Some(0) => Some(LinkKind::Memory),
+                    Some(1) => Some(LinkKind::Udp),
+                    Some(2) => Some(LinkKind::Ethernet),
+                    _ => None,
+                };
+                let link = match kind {
+                    Some(LinkKind::Memory) => "memory".to_string(),
+                    Some(LinkKind::Udp) => "udp".to_string(),
+                    Some(LinkKind::Ethernet) => "ethernet".to_string(),
+                    None => cell(&r["link_kind"]),
+                };
+                // The native address as its link writes it (an endpoint on UDP).
+                let native = match (kind, r["native"].as_str()) {
+                    (Some(k), Some(text)) => rrp::NativeAddr::parse(text)
+                        .map_or_else(|_| text.to_string(), |n| n.on(k).to_string()),
+                    _ => cell(&r["native"]),
                 };
                 t.row(vec![
                     cell(&r["local_port_num"]),
@@ -454,7 +467,7 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                     cell(&r["mtu"]),
                     cell(&r["cost"]),
                     link,
-                    cell(&r["native"]),
+                    native,
                     cell(&r["lrt_entries"]),
                     cell(&r["buddies"]),
                     cell(&r["mkey_protect_bits"]),

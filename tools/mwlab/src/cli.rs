@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::demo;
 use crate::lab::{self, Binaries, Lab, alive, load_state};
-use crate::plan::{LabTimers, NetnsBackend, Plan, Wiring};
+use crate::plan::{LabManagement, LabTimers, NetnsBackend, Plan, Wiring};
 
 /// mwlab: a whole MessageWay on one machine — mwrouterd and host processes
 /// on loopback UDP, wired as a topology file says (the format mwsim reads).
@@ -48,6 +48,22 @@ pub enum Cmd {
         /// with --features dpdk).
         #[arg(long, requires = "netns")]
         dpdk: bool,
+        /// In-band management: keys, protection and the manager.
+        #[command(flatten)]
+        management: ManagementArgs,
+    },
+    /// Run mwctl against a router or host of a running lab: a router's
+    /// admin socket, or a host's (which answers `mad`, `query` and `show
+    /// management`: in-band management from that host).
+    Mwctl {
+        /// The lab's directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The router or host (its name in the topology: ad, H0).
+        name: String,
+        /// mwctl's arguments (`query 0x0110 nodeinfo`, `show routes`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
     },
     /// Show a running lab: processes, routes, host counters.
     Status {
@@ -100,6 +116,42 @@ pub enum Cmd {
     },
 }
 
+/// `mwlab up`'s management settings (docs/mwlab.md "Management").
+#[derive(Debug, Clone, clap::Args)]
+pub struct ManagementArgs {
+    /// The M_Key of every router and host (hex with 0x, or decimal).
+    #[arg(long, value_name = "KEY", value_parser = parse_key, default_value = "0")]
+    pub mkey: u64,
+    /// The M_Key protect bits, 0-3.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub protect: u8,
+    /// The M_Key lease in seconds (0: never runs out).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub lease: u16,
+    /// The host traps go to (default: the topology's first host).
+    #[arg(long, value_name = "HOST")]
+    pub manager: Option<String>,
+}
+
+fn parse_key(s: &str) -> Result<u64, String> {
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    v.map_err(|e| format!("{s:?}: {e}"))
+}
+
+impl ManagementArgs {
+    fn settings(&self) -> LabManagement {
+        LabManagement {
+            mkey: self.mkey,
+            protect: self.protect,
+            lease_s: self.lease,
+            manager: self.manager.clone(),
+        }
+    }
+}
+
 /// The Appendix B topology, built in so that `mwlab demo` needs no file.
 pub const APPENDIX_B: &str = include_str!("../../../examples/appendix-b.toml");
 
@@ -140,6 +192,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             wait,
             netns,
             dpdk,
+            management,
         } => {
             let topo = read_topology(&topology)?;
             let dir = dir.unwrap_or_else(default_dir);
@@ -155,6 +208,8 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             let mut plan =
                 Plan::new(topo, &dir, LabTimers::default(), wiring(netns)?).map_err(|e| (2, e))?;
             plan.backend = backend(dpdk)?;
+            plan.set_management(management.settings())
+                .map_err(|e| (2, e))?;
             let bins = Binaries::current().map_err(|e| (1, e))?;
             let mut lab = Lab::up(plan, &bins).map_err(|e| (1, e))?;
             lab.stop_on_drop = false;
@@ -213,6 +268,30 @@ fn run(args: Args) -> Result<(), (i32, String)> {
                 }
             }
             Ok(())
+        }
+        Cmd::Mwctl { dir, name, args } => {
+            let dir = dir.unwrap_or_else(default_dir);
+            let st = load_state(&dir).map_err(|e| (2, e))?;
+            let sock = st.plan.admin_socket(&name).ok_or_else(|| {
+                (
+                    2,
+                    format!(
+                        "{name}: no router or host of that name in the lab in {}",
+                        dir.display()
+                    ),
+                )
+            })?;
+            let mut all = vec![
+                "mwctl".to_string(),
+                "--socket".into(),
+                sock.display().to_string(),
+            ];
+            all.extend(args);
+            let code = mwctl::main_with(all, &mut std::io::stdout(), &mut std::io::stderr());
+            match code {
+                0 => Ok(()),
+                c => std::process::exit(c),
+            }
         }
         Cmd::Down { dir } => {
             let dir = dir.unwrap_or_else(default_dir);

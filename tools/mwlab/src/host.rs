@@ -64,8 +64,10 @@
 //!   default HR instead), `redirect_renewals` (RRP#6 sent to the default HR to
 //!   renew a redirect still in use, [`REDIRECT_TTL`]), `busy` (sends still running);
 //! - `datagrams` (packets received: datagrams or frames) = `probes` + the sum of `control` (RRP/ERR messages by name,
-//!   `"RRP#7"`, `"ERR UNK"`, ...) + `other` (non-probe data) + `malformed`:
-//!   every datagram is counted exactly once;
+//!   `"RRP#7"`, `"ERR UNK"`, ...) + `management` (PT 0x0006, to the
+//!   management thread; `management_ignored` of them on a host without
+//!   management) + `other` (non-probe data) + `malformed`: every datagram is
+//!   counted exactly once;
 //! - `received`: per source, `received`, `unique`, `duplicated`,
 //!   `reordered`, `late` ([`mwgen::receiver`]'s definitions), `lost_hint`
 //!   (gaps between the least and greatest sequence number seen), `streams`
@@ -119,6 +121,10 @@ use rrp::{LinkKind, NativeAddr};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::host_mgmt::{self, HostManagement, HostSide};
+use mgmt::agent::PortFacts;
+use mgmt::attr::{PortCounters, PortInfo};
+
 /// How long the receive loop and the control threads block before they look
 /// at the stop flags again.
 const POLL: Duration = Duration::from_millis(50);
@@ -162,6 +168,10 @@ pub struct HostSpec {
     pub default_hr: Option<u16>,
     /// The UNIX stream socket it listens on for control requests.
     pub control: PathBuf,
+    /// In-band management: the agent and client run, and the admin socket
+    /// is served, when set.
+    #[serde(default)]
+    pub management: Option<HostManagement>,
 }
 
 /// Where a host sits: its link to its SAN. In a spec file (JSON):
@@ -205,6 +215,8 @@ struct HostSpecText {
     hrs: Vec<(u16, String)>,
     default_hr: Option<u16>,
     control: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    management: Option<HostManagement>,
 }
 
 impl From<HostSpec> for HostSpecText {
@@ -219,6 +231,7 @@ impl From<HostSpec> for HostSpecText {
             hrs,
             default_hr,
             control,
+            management,
         } = s;
         let kind = link.kind();
         HostSpecText {
@@ -232,6 +245,7 @@ impl From<HostSpec> for HostSpecText {
                 .collect(),
             default_hr,
             control,
+            management,
         }
     }
 }
@@ -488,6 +502,11 @@ struct RxTraffic {
     rrp7_answered: u64,
     /// RRP#4s answered with RRP#5 (also in `control`).
     rrp4_answered: u64,
+    /// Management packets (PT 0x0006), handed to the management thread.
+    management: u64,
+    /// Management packets of a host without management (also in
+    /// `management`).
+    management_ignored: u64,
     /// Well-formed packets that are neither probes nor RRP/ERR.
     other: u64,
     /// Datagrams that are not MessageWay packets, or control packets whose
@@ -879,12 +898,17 @@ struct Host<'a> {
     answered: Condvar,
     /// Set by a `quit` request.
     quit: AtomicBool,
+    /// The management thread's inbox, when the host runs management.
+    mgmt: Option<std::sync::mpsc::Sender<host_mgmt::Input>>,
 }
 
 type Reply = Result<Value, String>;
 
 impl<'a> Host<'a> {
-    fn new(spec: &'a HostSpec) -> Result<Host<'a>, String> {
+    fn new(
+        spec: &'a HostSpec,
+        mgmt: Option<std::sync::mpsc::Sender<host_mgmt::Input>>,
+    ) -> Result<Host<'a>, String> {
         let level = spec.validate()?;
         let me = Address(spec.address);
         let link = Link::open(spec)?;
@@ -917,6 +941,7 @@ impl<'a> Host<'a> {
             }),
             answered: Condvar::new(),
             quit: AtomicBool::new(false),
+            mgmt,
         })
     }
 
@@ -960,6 +985,22 @@ impl<'a> Host<'a> {
         };
         let hdr = Header::new_unchecked(&pkt[layout.header_offset..]);
         let (dst, pt, te, src) = (hdr.dst(), hdr.packet_type(), hdr.type_ext(), hdr.src());
+        if pt == PacketType::MANAGEMENT {
+            st.rx.management += 1;
+            drop(st);
+            let mad = pkt[layout.data_offset()..layout.trailer_offset()].to_vec();
+            let input = host_mgmt::Input::Packet {
+                native: from,
+                src,
+                dst,
+                mad,
+            };
+            if self.mgmt.as_ref().is_none_or(|m| m.send(input).is_err()) {
+                // No management here: counted, not answered.
+                self.lock().rx.management_ignored += 1;
+            }
+            return;
+        }
         match probe::read(pkt) {
             Received::Probe(p) => {
                 st.rx.probe(src, dst, p, pkt, now);
@@ -1399,6 +1440,8 @@ impl<'a> Host<'a> {
             "redirect_renewals": st.tx.redirect_renewals,
             "busy": st.busy,
             "datagrams": rx.datagrams,
+            "management": rx.management,
+            "management_ignored": rx.management_ignored,
             "probes": rx.probes,
             "received": rx.by_source(),
             "ei": rx.ei(),
@@ -1554,12 +1597,92 @@ impl Drop for RemoveOnDrop<'_> {
     }
 }
 
+impl HostSide for Host<'_> {
+    fn address(&self) -> Address {
+        self.me
+    }
+
+    fn port(&self) -> PortFacts {
+        let m = self.spec.management.as_ref();
+        PortFacts {
+            address: self.me,
+            san_id: Address(m.map_or(0, |m| m.san_id)),
+            mtu: m.map_or(0, |m| m.mtu),
+            cost: 0,
+            up: true,
+            link_kind: PortInfo::link_kind_of(self.link.kind()),
+            native: self.link.native(),
+            lrt_entries: 0,
+            buddies: self.spec.hrs.len().min(usize::from(u16::MAX)) as u16,
+        }
+    }
+
+    /// The host's traffic in the router's slots: `received` all datagrams,
+    /// `rx_errors` the socket's receive errors, `punted` the RRP/ERR and
+    /// management packets (what a router hands its control plane),
+    /// `transmitted` probes and replies sent, `inject_failed` sends the
+    /// link refused, `dropped.bad-header` the malformed ones.
+    fn counters(&self) -> Vec<u64> {
+        let st = self.lock();
+        let mut c = vec![0u64; PortCounters::COUNT];
+        let mut put = |name: &str, v: u64| {
+            if let Some(i) = PortCounters::NAMES.iter().position(|n| *n == name) {
+                c[i] = v;
+            }
+        };
+        let control: u64 = st.rx.control.values().sum();
+        let sent: u64 = st.tx.sent.values().sum();
+        put("received", st.rx.datagrams);
+        put("rx_errors", st.rx.recv_errors);
+        put("punted", control + st.rx.management);
+        put(
+            "transmitted",
+            sent + st.rx.rrp7_answered + st.rx.rrp4_answered,
+        );
+        put("inject_failed", st.tx.send_errors + st.rx.reply_errors);
+        put("dropped.bad-header", st.rx.malformed);
+        c
+    }
+
+    fn clear_counters(&self) {
+        let mut st = self.lock();
+        st.rx = RxTraffic::default();
+        st.tx = TxTraffic::default();
+    }
+
+    fn first_hop(&self, dst: Address) -> Option<NativeAddr> {
+        let mut st = self.lock();
+        Host::first_hop(self, &mut st, dst)
+    }
+
+    fn send(&self, packet: &[u8], to: &NativeAddr) -> bool {
+        self.link.send(packet, to).is_ok()
+    }
+}
+
 /// Runs the host until `stop` is set or a `quit` request comes; removes the
 /// control socket on the way out. The link (UDP socket, AF_PACKET port) is
 /// open before the control socket appears, so that a control socket means a
 /// host ready to receive.
 pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
-    let host = Host::new(spec)?;
+    let (mgmt_tx, mgmt_rx) = std::sync::mpsc::channel();
+    let host = Host::new(spec, spec.management.as_ref().map(|_| mgmt_tx.clone()))?;
+    // The admin socket, served while the host runs (its handle removes it).
+    let _admin = match &spec.management {
+        Some(m) => {
+            let handler = host_mgmt::AdminHandler::new(mgmt_tx, Address(spec.address));
+            let server = admin::server::serve(
+                admin::server::ServerConfig::new(&m.admin),
+                std::sync::Arc::new(handler),
+            )
+            .map_err(|e| format!("{}: admin socket {}: {e}", spec.name, m.admin.display()))?;
+            Some(server)
+        }
+        None => {
+            drop(mgmt_tx);
+            None
+        }
+    };
     let path = spec.control.as_path();
     if path.exists() {
         // A socket left by an earlier run of this host.
@@ -1574,6 +1697,15 @@ pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
     let host = &host;
     thread::scope(|scope| {
         scope.spawn(|| host.receive_loop(stop));
+        if let Some(m) = &spec.management {
+            let level = match host.level {
+                Level::A => 1,
+                Level::B => 2,
+                Level::C => 3,
+            };
+            let cfg = m.agent_config(&spec.name, host.me, level);
+            scope.spawn(move || host_mgmt::run(host, cfg, &mgmt_rx, &|| host.stopping(stop)));
+        }
         while !host.stopping(stop) {
             match listener.accept() {
                 Ok((conn, _)) => {

@@ -24,6 +24,7 @@ use mwsim::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostLink, HostSpec};
+use crate::host_mgmt::HostManagement;
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
 /// and notices a dead router in under one (docs/configuration.md "[timers]").
@@ -129,6 +130,24 @@ pub struct Plan {
     /// The routers' port backend in a netns lab.
     #[serde(default)]
     pub backend: NetnsBackend,
+    /// In-band management of the routers and hosts.
+    #[serde(default)]
+    pub management: LabManagement,
+}
+
+/// In-band management in a lab (docs/mwlab.md "Management"): every router
+/// and host runs an agent; traps go to the manager host; every box has the
+/// same management key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LabManagement {
+    /// The M_Key of every router and host (0: none).
+    pub mkey: u64,
+    /// Its protect bits, 0-3.
+    pub protect: u8,
+    /// Its lease in seconds (0: never runs out).
+    pub lease_s: u16,
+    /// The host traps go to; none: the first host of the topology.
+    pub manager: Option<String>,
 }
 
 /// The routers' port backend in a netns lab.
@@ -253,6 +272,7 @@ impl Plan {
                     hrs: hrs_of_san(&h.san),
                     default_hr: h.hr,
                     control: dir.join(format!("{}.ctl", h.name)),
+                    management: None,
                 },
                 san: h.san.clone(),
                 spec_file: dir.join(format!("{}.host.json", h.name)),
@@ -268,7 +288,79 @@ impl Plan {
             timers,
             wiring,
             backend: NetnsBackend::AfPacket,
-        })
+            management: LabManagement::default(),
+        }
+        .with_management(LabManagement::default()))
+    }
+
+    /// The plan with management settings `m`: the hosts' specs and the
+    /// routers' `[management]` follow them. Fails for a manager that is no
+    /// host of the lab.
+    pub fn set_management(&mut self, m: LabManagement) -> Result<(), String> {
+        if let Some(name) = &m.manager
+            && !self.hosts.iter().any(|h| &h.spec.name == name)
+        {
+            return Err(format!("--manager {name}: no host of that name in the lab"));
+        }
+        if m.protect > 3 {
+            return Err(format!("--protect {}: 0 to 3", m.protect));
+        }
+        self.apply_management(m);
+        Ok(())
+    }
+
+    fn with_management(mut self, m: LabManagement) -> Plan {
+        self.apply_management(m);
+        self
+    }
+
+    fn apply_management(&mut self, m: LabManagement) {
+        let manager = self.manager_address_of(&m);
+        let sans = &self.topology.sans;
+        for h in &mut self.hosts {
+            let san = sans.iter().find(|x| x.name == h.san);
+            h.spec.management = Some(HostManagement {
+                admin: self.dir.join(format!("{}.sock", h.spec.name)),
+                identity: None,
+                mkey: m.mkey,
+                protect: m.protect,
+                lease_s: m.lease_s,
+                manager,
+                san_id: san.map_or(0, |x| x.id),
+                mtu: san.map_or(0, |x| lab_mtu(x.mtu)),
+            });
+        }
+        self.management = m;
+    }
+
+    /// The address traps go to: the named host's, or the first host's.
+    fn manager_address_of(&self, m: &LabManagement) -> Option<u16> {
+        let host = match &m.manager {
+            Some(name) => self.hosts.iter().find(|h| &h.spec.name == name),
+            None => self.hosts.first(),
+        };
+        host.map(|h| h.spec.address)
+    }
+
+    /// The host traps go to.
+    pub fn manager(&self) -> Option<&HostPlan> {
+        let a = self.manager_address_of(&self.management)?;
+        self.hosts.iter().find(|h| h.spec.address == a)
+    }
+
+    /// The admin socket of the router or host named `name`.
+    pub fn admin_socket(&self, name: &str) -> Option<&Path> {
+        self.routers
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.socket.as_path())
+            .or_else(|| {
+                self.hosts
+                    .iter()
+                    .find(|h| h.spec.name == name)
+                    .and_then(|h| h.spec.management.as_ref())
+                    .map(|m| m.admin.as_path())
+            })
     }
 
     /// The native addresses of every member of SAN `san` (HRs and hosts).
@@ -316,7 +408,8 @@ impl Plan {
              [workers]\ncount = 1\nidle = \"adaptive\"\nidle_sleep_us = 2000\nspins = 16\n\n\
              [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
              hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
-             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n{dpdk}",
+             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n\n\
+             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\n{manager}{dpdk}",
             t.sweep_ms,
             t.keepalive_ms,
             t.keepalive_misses,
@@ -329,6 +422,12 @@ impl Plan {
             dir = self.dir.display(),
             cost = spec.cost,
             sock = r.socket.display(),
+            mkey = self.management.mkey,
+            protect = self.management.protect,
+            lease = self.management.lease_s,
+            manager = self
+                .manager_address_of(&self.management)
+                .map_or(String::new(), |a| format!("manager = {a:#06x}\n")),
             dpdk = if self.dpdk_routers() {
                 "\n[dpdk]\neal_args = [\"--no-huge\", \"-m\", \"256\", \"--no-pci\", \"--no-shconf\", \"--no-telemetry\", \"--log-level=warning\"]\n"
             } else {

@@ -94,6 +94,7 @@ impl Running {
             hrs,
             default_hr,
             control: dir.path().join(format!("{name}.sock")),
+            management: None,
         };
         let bind = spec
             .native()
@@ -620,6 +621,7 @@ fn a_bad_spec_is_refused() {
         hrs: vec![],
         default_hr: None,
         control: dir.path().join("x.sock"),
+        management: None,
     };
     let stop = AtomicBool::new(false);
     assert!(run(&spec, &stop).is_err());

@@ -1,0 +1,232 @@
+//! In-band management across a whole lab (docs/mwlab.md "Management"):
+//! from host H0 of Appendix B, with mwctl on H0's admin socket, read
+//! NodeInfo, NodeDescription, PortInfo and PortCounters of all seven
+//! routers by address; a Set with the wrong key is refused, counted and
+//! trapped to H0 (the manager); with the key, ad's port on SAN A goes down
+//! by MAD and H0's traffic to H8 goes around ad, then comes back.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mwlab::demo;
+use mwlab::lab::{Binaries, Lab};
+use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
+use mwsim::topology::Topology;
+use serde_json::Value;
+
+const KEY: &str = "0x5a5a17";
+
+fn lab() -> (Lab, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
+    )
+    .unwrap();
+    let mut plan = Plan::new(
+        Topology::from_toml(&text).unwrap(),
+        &tmp.path().join("lab"),
+        LabTimers::default(),
+        Wiring::Udp,
+    )
+    .unwrap();
+    plan.set_management(LabManagement {
+        mkey: 0x5a5a17,
+        protect: 1,
+        lease_s: 0,
+        manager: None,
+    })
+    .unwrap();
+    assert!(
+        plan.set_management(LabManagement {
+            manager: Some("nobody".into()),
+            ..LabManagement::default()
+        })
+        .is_err()
+    );
+    let bins = Binaries {
+        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
+    };
+    let lab = Lab::up(plan, &bins).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    (lab, tmp)
+}
+
+/// mwctl on `sock` with `--json`: the exit code and the answer.
+fn mwctl(sock: &Path, args: &[&str]) -> (i32, Value, String) {
+    let mut all: Vec<String> = ["mwctl", "--socket", &sock.display().to_string(), "--json"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    let v = serde_json::from_slice(&out).unwrap_or(Value::Null);
+    (code, v, String::from_utf8_lossy(&err).into_owned())
+}
+
+fn ok(sock: &Path, args: &[&str]) -> Value {
+    let (code, v, err) = mwctl(sock, args);
+    assert_eq!(code, 0, "mwctl {args:?}: {err} {v}");
+    v
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn hex(a: u16) -> String {
+    format!("{a:#06x}")
+}
+
+#[test]
+fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
+    let (lab, _tmp) = lab();
+    let h0 = lab.plan.admin_socket("H0").unwrap().to_path_buf();
+
+    // Every router, by the address of its first HR.
+    for r in &lab.plan.routers {
+        let a = hex(r.hrs[0].0);
+        let info = ok(&h0, &["mad", &a, "get", "node_info", "-r", "3"]);
+        assert_eq!(info["fields"]["node_type"], 3, "{}: {info}", r.name);
+        assert_eq!(
+            info["fields"]["num_ports"],
+            r.hrs.len(),
+            "{}: {info}",
+            r.name
+        );
+        let node = ok(&h0, &["query", &a, "nodeinfo", "-r", "3"]);
+        assert_eq!(node["node_description"], r.name.as_str(), "{node}");
+        let ports = ok(&h0, &["query", &a, "portinfo", "-r", "3"]);
+        let addrs: Vec<&str> = ports
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["address"].as_str().unwrap())
+            .collect();
+        let want: Vec<String> = r.hrs.iter().map(|h| hex(h.0)).collect();
+        assert_eq!(addrs, want, "{}: {ports}", r.name);
+        for p in ports.as_array().unwrap() {
+            assert_eq!(p["mkey"], 0, "protect 1: the key reads as 0 ({p})");
+            assert_eq!(p["mkey_protect_bits"], 1, "{p}");
+            assert_eq!(p["port_state"], 4, "active: {p}");
+        }
+        let counters = ok(&h0, &["query", &a, "counters", "-r", "3"]);
+        for c in counters.as_array().unwrap() {
+            assert!(
+                c["counters"]["received"].as_u64().unwrap() > 0,
+                "{}: {c}",
+                r.name
+            );
+        }
+    }
+    // H0 itself, and another host.
+    let me = ok(&h0, &["mad", "0x0100", "get", "node_info"]);
+    assert_eq!(me["fields"]["node_type"], 1, "{me}");
+    let h8 = ok(&h0, &["query", "0x0108", "portinfo", "-r", "3"]);
+    assert_eq!(h8[0]["address"], "0x0108", "{h8}");
+
+    // A Set with the wrong key: refused with status 0x0100, counted at ad,
+    // trapped to H0 (issued by the HR the request came in by: 0x0119 on A).
+    let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
+    let (code, v, err) = mwctl(
+        &h0,
+        &[
+            "mad",
+            "0x011a",
+            "set",
+            "port_info",
+            "-m",
+            "0",
+            "port_state=down",
+            "-k",
+            "0x1",
+        ],
+    );
+    assert_eq!(code, 1, "{v} {err}");
+    assert_eq!(v["status"], 0x0100, "{v}");
+    let m = ok(&ad.socket, &["show", "management"]);
+    assert_eq!(m["violations"], 1, "{m}");
+    wait_for("trap 256 at H0", 10, || {
+        let m = ok(&h0, &["show", "management"]);
+        m["notices"].as_array().is_some_and(|n| {
+            n.iter()
+                .any(|n| n["trap"] == 256 && n["issuer"] == "0x0119")
+        })
+    });
+    let hrs = ok(&ad.socket, &["show", "hrs"]);
+    assert_eq!(hrs[0]["up"], true, "unchanged: {hrs}");
+
+    // With the key: ad's port on SAN A down by MAD (sent to its D-side HR),
+    // and H0 -> H8 goes around ad.
+    ok(
+        &h0,
+        &[
+            "mad",
+            "0x011a",
+            "set",
+            "port_info",
+            "-m",
+            "0",
+            "port_state=down",
+            "-k",
+            KEY,
+            "-r",
+            "3",
+        ],
+    );
+    let hrs = ok(&ad.socket, &["show", "hrs"]);
+    assert_eq!(hrs[0]["up"], false, "{hrs}");
+    wait_for("H0 -> H8 around ad", 15, || {
+        let f = mwlab::lab::fibs(&lab.plan, &[]);
+        let p = demo::walk(&lab.plan, &f, "H0", "H8");
+        p.complete && !p.routers.contains(&"ad".to_string())
+    });
+    // H0 was redirected to ad for H8 when it asked H8 above; a host forgets
+    // a redirect no router repeats within its lifetime.
+    std::thread::sleep(mwlab::host::REDIRECT_TTL * 2);
+    let flows = demo::traffic(&lab.plan, &[("H0".into(), "H8".into())], 100, 2000).unwrap();
+    assert_eq!(flows[0].lost, 0, "{flows:?}");
+    // The port change was trapped too (128, from ad).
+    wait_for("trap 128 at H0", 10, || {
+        let m = ok(&h0, &["show", "management"]);
+        m["notices"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["trap"] == 128))
+    });
+
+    // Up again by MAD: the simulator's routes come back.
+    ok(
+        &h0,
+        &[
+            "mad",
+            "0x011a",
+            "set",
+            "port_info",
+            "-m",
+            "0",
+            "port_state=up",
+            "-k",
+            KEY,
+            "-r",
+            "3",
+        ],
+    );
+    wait_for("the simulator's routes again", 30, || {
+        let f = mwlab::lab::fibs(&lab.plan, &[]);
+        demo::compare_with_sim(&lab.plan, &f)
+            .map(|d| d.is_empty())
+            .unwrap_or(false)
+    });
+    lab.down().unwrap();
+}
