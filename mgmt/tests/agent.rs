@@ -508,6 +508,18 @@ fn every_attribute_of_a_router() {
         .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, 9))
         .unwrap();
     assert_eq!(bad.mad.status, Status::INVALID_VALUE);
+    // Modifiers past any port number (found by fuzzing: they once panicked
+    // making the port), in both classes that take a port.
+    for m in [0x1_0000, u32::MAX] {
+        let bad = n
+            .ask(R, get(to(0x0140), MgmtClass::SUBN, PortInfo::ID, m))
+            .unwrap();
+        assert_eq!(bad.mad.status, Status::INVALID_VALUE, "modifier {m:#x}");
+        let bad = n
+            .ask(R, get(to(0x0140), MgmtClass::PERF, PortCounters::ID, m))
+            .unwrap();
+        assert_eq!(bad.mad.status, Status::INVALID_VALUE, "modifier {m:#x}");
+    }
     let bad = n
         .ask(R, get(to(0x0140), MgmtClass::SUBN, 0x7777, 0))
         .unwrap();

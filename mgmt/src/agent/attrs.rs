@@ -32,12 +32,14 @@ fn emit<A>(
 }
 
 /// The port a modifier names, if the node has it.
+/// The port a modifier names, if the node has it (any 32-bit modifier: the
+/// check comes before the port is made, which a number above 65535 cannot
+/// be).
 fn port_arg<M: Managed + ?Sized>(m: &M, modifier: u32) -> Res<PortId> {
-    let p = PortId::new(modifier as usize);
-    if modifier as usize >= m.ports() {
-        return Err(Status::INVALID_VALUE);
+    match usize::try_from(modifier) {
+        Ok(i) if i < m.ports() => Ok(PortId::new(i)),
+        _ => Err(Status::INVALID_VALUE),
     }
-    Ok(p)
 }
 
 impl Agent {
