@@ -19,7 +19,7 @@ use rrp::{Address, NativeAddr, PortId};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::proto::AdminError;
+use crate::proto::{AdminError, AdminErrorCode};
 
 /// How long one try waits by default, in ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
@@ -158,7 +158,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 18] = [
+const NAMES: [(&str, u16); 20] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -177,6 +177,9 @@ const NAMES: [(&str, u16); 18] = [
     ("route_entry", attr::RouteEntry::ID),
     ("fib_block", attr::FibBlock::ID),
     ("lrt_block", attr::LrtBlock::ID),
+    // The vendor class's (the path tracer's); its class goes with it.
+    ("source_route", attr::SourceRoute::ID),
+    ("sourceroute", attr::SourceRoute::ID),
 ];
 
 /// The AttributeID a name or number gives.
@@ -236,6 +239,13 @@ impl MadQuery {
             Some(c) => class_of(c).ok_or_else(|| bad(format!("unknown class {c:?}")))?,
             None if !self.dr.is_empty() => MgmtClass::SUBN_DR,
             None if id == PortCounters::ID => MgmtClass::PERF,
+            None if matches!(
+                self.attribute.trim().to_ascii_lowercase().as_str(),
+                "source_route" | "sourceroute"
+            ) =>
+            {
+                MgmtClass::VENDOR_TRACE
+            }
             None => MgmtClass::SUBN,
         };
         if self.dr.is_empty() == class.is_directed_route() {
@@ -306,9 +316,9 @@ impl MadQuery {
             return Err(bad(format!("retries: at most {MAX_RETRIES}")));
         }
         match self.method {
-            MadMethod::Get if !self.set.is_empty() || self.data.is_some() => {
-                Err(bad("set and data go with method set"))
-            }
+            // A Get may carry its attribute area (data): the path tracer's
+            // SourceRoute says what it expects in it.
+            MadMethod::Get if !self.set.is_empty() => Err(bad("set goes with method set")),
             MadMethod::Set if !self.set.is_empty() && self.data.is_some() => Err(bad(
                 "a Set takes set (fields) or data (the whole area), not both",
             )),
@@ -425,16 +435,19 @@ pub fn execute(
     let ask = |method: Method, data: Vec<u8>| -> Result<Answer, AdminError> {
         match send(q.request(egress, method, data)?, budget)? {
             Ok(a) => Ok(a),
-            Err(Failure::Timeout { tries }) => Err(AdminError::failed(format!(
-                "no answer from {} after {tries} tr{}",
-                q.target_text(),
-                if tries == 1 { "y" } else { "ies" }
-            ))),
+            Err(Failure::Timeout { tries }) => Err(AdminError::new(
+                AdminErrorCode::NoAnswer,
+                format!(
+                    "no answer from {} after {tries} tr{}",
+                    q.target_text(),
+                    if tries == 1 { "y" } else { "ies" }
+                ),
+            )),
             Err(Failure::Bad(why)) => Err(bad(why)),
         }
     };
     let ans = match q.method {
-        MadMethod::Get => ask(Method::GET, Vec::new())?,
+        MadMethod::Get => ask(Method::GET, q.data_area(class)?.unwrap_or_default())?,
         MadMethod::Set => {
             let data = match q.data_area(class)? {
                 Some(d) => d,

@@ -654,6 +654,8 @@ pub enum AdminErrorCode {
     Busy,
     /// The daemon does not implement this (yet, or for this port).
     Unsupported,
+    /// An in-band request (`mad`) got no answer after every try.
+    NoAnswer,
     /// A code this client does not know (a newer daemon).
     #[serde(other)]
     Other,
@@ -674,6 +676,7 @@ impl AdminErrorCode {
             AdminErrorCode::Timeout => "timeout",
             AdminErrorCode::Busy => "busy",
             AdminErrorCode::Unsupported => "unsupported",
+            AdminErrorCode::NoAnswer => "no_answer",
             AdminErrorCode::Other => "other",
         }
     }

@@ -295,7 +295,8 @@ impl Backend for SampleBox {
 
     fn management(&self) -> Result<ManagementInfo, AdminError> {
         let st = self.lock();
-        Ok(ManagementInfo::of(&st.station, st.now))
+        let own = st.router.config().hrs.iter().map(|h| h.address).collect();
+        Ok(ManagementInfo::of(&st.station, st.now, own))
     }
 
     fn capture(

@@ -67,12 +67,20 @@ pub struct ManagementInfo {
     pub client: BTreeMap<String, u64>,
     /// Notices received (traps to this box as a manager), oldest first.
     pub notices: Vec<NoticeRow>,
+    /// The node's own addresses, one per port in port order (a host's one
+    /// address, a router's HRs): where a trace from it starts.
+    #[serde(default)]
+    pub addresses: Vec<Address>,
 }
 
 impl ManagementInfo {
     /// What `show management` shows of a node's management station at
     /// `now`.
-    pub fn of(station: &mgmt::station::Station, now: u64) -> ManagementInfo {
+    pub fn of(
+        station: &mgmt::station::Station,
+        now: u64,
+        addresses: Vec<Address>,
+    ) -> ManagementInfo {
         let a = station.agent();
         let cfg = a.config();
         let k = a.mkey();
@@ -97,6 +105,7 @@ impl ManagementInfo {
                     summary: n.summary(),
                 })
                 .collect(),
+            addresses,
         }
     }
 }

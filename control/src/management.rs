@@ -102,6 +102,7 @@ pub fn agent_config(cfg: &Config) -> AgentConfig {
     a.lease_s = m.lease_s;
     a.manager = m.manager.unwrap_or(Address::UNSPECIFIED);
     a.traps_per_s = m.traps_per_s;
+    a.tracer = m.tracer;
     a.drop_threshold = m.drop_threshold;
     a
 }
@@ -146,9 +147,10 @@ impl Management {
         self.station.client()
     }
 
-    /// What `show management` shows, at `now`.
-    pub fn info(&self, now: Time) -> ManagementInfo {
-        ManagementInfo::of(&self.station, now)
+    /// What `show management` shows, at `now`; `addresses` are the box's
+    /// HRs in port order.
+    pub fn info(&self, now: Time, addresses: Vec<Address>) -> ManagementInfo {
+        ManagementInfo::of(&self.station, now, addresses)
     }
 
     /// When the agent or the client wants its timer.

@@ -1128,6 +1128,7 @@ fn round_trip_variants() {
         manager: Some(Address(0x7fff)),
         drop_threshold: i64::MAX as u64,
         traps_per_s: u32::MAX,
+        tracer: false,
     };
     round_trip(&c);
 }
@@ -1333,6 +1334,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 manager: m.5.map(Address),
                 drop_threshold: m.6,
                 traps_per_s: m.7,
+                tracer: m.2 % 2 == 0,
             };
             let _ = n;
             c
@@ -1401,6 +1403,7 @@ traps_per_s = 5"#);
             manager: Some(Address(0x0120)),
             drop_threshold: 1000,
             traps_per_s: 5,
+            tracer: true,
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -1991,6 +1994,7 @@ fn reload_management_is_live() {
         manager: Some(Address(0x0120)),
         drop_threshold: 100,
         traps_per_s: 2,
+        tracer: true,
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));

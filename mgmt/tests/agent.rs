@@ -876,3 +876,52 @@ fn the_client_times_out_and_ignores_strays() {
     assert_eq!(c.stats().unmatched, 1);
     let _ = Mad::new_checked(&[0u8; 3][..]).unwrap_err();
 }
+
+#[test]
+fn source_route_says_which_hr_the_request_arrived_on() {
+    use mgmt::attr::SourceRoute;
+    let mut n = net(0);
+    let ask = |n: &mut Net, expected: &[u16], hop: u8| {
+        let mut r = SourceRoute::request(&expected.iter().map(|a| Address(*a)).collect::<Vec<_>>());
+        r.hop_count = hop;
+        let mut area = vec![0u8; MgmtClass::VENDOR_TRACE.attribute_len()];
+        r.emit(&mut area).unwrap();
+        let a = n
+            .ask(
+                R,
+                Request {
+                    data: area,
+                    ..get(to(0x0140), MgmtClass::VENDOR_TRACE, SourceRoute::ID, 0)
+                },
+            )
+            .unwrap();
+        (a.mad.status, SourceRoute::parse(&a.mad.data).ok())
+    };
+    // R's requests reach A on its HR 0x0140 (port 0).
+    let (st, r) = ask(&mut n, &[0x0140], 1);
+    assert_eq!(st, Status::OK);
+    let r = r.unwrap();
+    assert_eq!((r.actual_address, r.actual_port), (Address(0x0140), 0));
+    // Expecting the other HR: status 7, and where it did arrive.
+    let (st, r) = ask(&mut n, &[0x0240], 1);
+    assert_eq!(st, Status::INVALID_VALUE);
+    assert_eq!(r.unwrap().actual_address, Address(0x0140));
+    // A hop count outside the vector: status 7.
+    for hop in [0, 2, 65] {
+        assert_eq!(
+            ask(&mut n, &[0x0140], hop).0,
+            Status::INVALID_VALUE,
+            "hop {hop}"
+        );
+    }
+    // The tracer's agent off: the class is not served (status 0x0004), so
+    // the tracer skips the hop.
+    let mut c = n.nodes[A].agent.config().clone();
+    c.tracer = false;
+    n.nodes[A].agent.reconfigure(c);
+    assert_eq!(ask(&mut n, &[0x0140], 1).0, Status::BAD_VERSION);
+    let cpi = n
+        .ask(R, get(to(0x0140), MgmtClass::VENDOR_TRACE, 0x0001, 0))
+        .unwrap();
+    assert_eq!(cpi.mad.status, Status::BAD_VERSION);
+}

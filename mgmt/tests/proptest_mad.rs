@@ -13,7 +13,7 @@ use proptest::sample::Index;
 
 use mgmt::attr::{
     Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, NodeDescription,
-    NodeInfo, Notice, PortCounters, PortInfo, RouteEntry, SmInfo,
+    NodeInfo, Notice, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -284,8 +284,9 @@ mod strategy {
             address(),
             any::<u32>(),
             native(),
+            address(),
         )
-            .prop_map(|(k, p, e, q, f, m, n)| RouteEntry {
+            .prop_map(|(k, p, e, q, f, m, n, x)| RouteEntry {
                 kind: k,
                 egress_port: p,
                 egress_address: e,
@@ -293,6 +294,22 @@ mod strategy {
                 first_hr: f,
                 mtu: m,
                 native: n,
+                next_address: x,
+            })
+    }
+
+    pub fn source_route() -> impl Strategy<Value = SourceRoute> {
+        (
+            any::<u8>(),
+            any::<u8>(),
+            address(),
+            vec(1u16.., 0..=mgmt::attr::source_route::MAX_HOPS),
+        )
+            .prop_map(|(p, h, a, v)| SourceRoute {
+                actual_port: p,
+                hop_count: h,
+                actual_address: a,
+                expected: v.into_iter().map(Address).collect(),
             })
     }
 
@@ -342,6 +359,7 @@ mod strategy {
             (smp.clone(), route_entry()).prop_map(|(c, a)| (c, Attribute::RouteEntry(a))),
             (smp.clone(), fib_block()).prop_map(|(c, a)| (c, Attribute::FibBlock(a))),
             (smp, lrt_block()).prop_map(|(c, a)| (c, Attribute::LrtBlock(a))),
+            source_route().prop_map(|a| (MgmtClass::VENDOR_TRACE, Attribute::SourceRoute(a))),
         ]
     }
 }

@@ -168,6 +168,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     }
     t.put("drop_threshold", m.drop_threshold.to_string());
     t.put("traps_per_s", m.traps_per_s.to_string());
+    t.put("tracer", m.tracer.to_string());
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

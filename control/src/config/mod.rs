@@ -359,6 +359,8 @@ pub struct ManagementSection {
     pub drop_threshold: u64,
     /// Traps sent per second at most (>= 1).
     pub traps_per_s: u32,
+    /// Whether the path tracer's agent (vendor class 0x30) answers.
+    pub tracer: bool,
 }
 
 impl Default for ManagementSection {
@@ -372,6 +374,7 @@ impl Default for ManagementSection {
             manager: None,
             drop_threshold: 0,
             traps_per_s: DEFAULT_TRAPS_PER_S,
+            tracer: true,
         }
     }
 }
@@ -394,6 +397,7 @@ impl fmt::Debug for ManagementSection {
             .field("manager", &self.manager)
             .field("drop_threshold", &self.drop_threshold)
             .field("traps_per_s", &self.traps_per_s)
+            .field("tracer", &self.tracer)
             .finish()
     }
 }

@@ -57,6 +57,7 @@ struct RawManagement {
     manager: Option<u16>,
     drop_threshold: u64,
     traps_per_s: u32,
+    tracer: bool,
 }
 
 impl Default for RawManagement {
@@ -71,6 +72,7 @@ impl Default for RawManagement {
             manager: m.manager.map(|a| a.0),
             drop_threshold: m.drop_threshold,
             traps_per_s: m.traps_per_s,
+            tracer: m.tracer,
         }
     }
 }
@@ -86,6 +88,7 @@ impl From<RawManagement> for ManagementSection {
             manager: m.manager.map(Address),
             drop_threshold: m.drop_threshold,
             traps_per_s: m.traps_per_s,
+            tracer: m.tracer,
         }
     }
 }

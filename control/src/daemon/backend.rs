@@ -231,7 +231,8 @@ impl Backend for DaemonBackend {
         self.plane
             .call(CALL, |cp| {
                 let now = cp.now();
-                cp.management().map(|m| m.info(now))
+                let own = cp.engine().config().hrs.iter().map(|h| h.address).collect();
+                cp.management().map(|m| m.info(now, own))
             })
             .map_err(plane_err)?
             .ok_or_else(|| AdminError::unsupported("in-band management is not running"))

@@ -133,7 +133,8 @@ impl Agent {
                 },
                 SmInfo::emit,
             ),
-            RouteEntry::ID if smp && self.cfg.node_type == NodeType::Router => {
+            // A host answers too: its route is its first hop.
+            RouteEntry::ID if smp => {
                 let (port, dst) =
                     RouteEntry::modifier_parts(req.modifier).ok_or(Status::INVALID_VALUE)?;
                 let p = port_arg(m, u32::from(port))?;
@@ -150,6 +151,8 @@ impl Agent {
                             r.egress_port = port.index() as u8;
                             r.egress_address =
                                 m.port(port).map_or(Address::UNSPECIFIED, |f| f.address);
+                            r.next_address =
+                                m.address_of(port, &native).unwrap_or(Address::UNSPECIFIED);
                             r.native = native;
                         }
                     }

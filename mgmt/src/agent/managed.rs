@@ -71,6 +71,14 @@ pub trait Managed {
     /// A port's LRT in address order (routers; empty otherwise).
     fn lrt(&self, port: PortId) -> Vec<LrtItem>;
 
+    /// The address of the node at native address `native` on `port`'s SAN,
+    /// as this node knows it (a router's LRT, a host's neighbours): what
+    /// RouteEntry reports as the next hop's address. `None` when unknown.
+    fn address_of(&self, port: PortId, native: &NativeAddr) -> Option<Address> {
+        let _ = (port, native);
+        None
+    }
+
     /// Takes a port down or up.
     fn set_port_up(&mut self, port: PortId, up: bool) -> Result<(), Status>;
 

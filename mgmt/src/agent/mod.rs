@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{Notice, PortCounters, PortInfo};
+use crate::attr::{Notice, PortCounters, PortInfo, SourceRoute};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
@@ -68,6 +68,8 @@ pub struct AgentConfig {
     pub cache_entries: usize,
     /// Drops per port within `threshold_ms` that raise trap 129 (0: never).
     pub drop_threshold: u64,
+    /// Whether the path tracer's class (0x30) is served.
+    pub tracer: bool,
     /// The interval of that check.
     pub threshold_ms: Time,
 }
@@ -91,6 +93,7 @@ impl AgentConfig {
             cache_ms: 10_000,
             cache_entries: 256,
             drop_threshold: 0,
+            tracer: true,
             threshold_ms: 10_000,
         }
     }
@@ -581,10 +584,13 @@ impl Agent {
             self.stats.not_manager += 1;
             return;
         }
-        let served = matches!(
-            req.class,
-            MgmtClass::SUBN | MgmtClass::SUBN_DR | MgmtClass::PERF | MgmtClass::VENDOR_TRACE
-        );
+        // The path tracer's class only where it is enabled: elsewhere the
+        // tracer sees a node without it and skips the hop.
+        let served = match req.class {
+            MgmtClass::SUBN | MgmtClass::SUBN_DR | MgmtClass::PERF => true,
+            MgmtClass::VENDOR_TRACE => self.cfg.tracer,
+            _ => false,
+        };
         if !served || req.class_version != 1 {
             self.stats.bad_class += 1;
             return self.reply(input, &req, req.response(Status::BAD_VERSION));
@@ -637,6 +643,10 @@ impl Agent {
                 return self.answer(now, input, key, &req, ans);
             }
         };
+        if req.class == MgmtClass::VENDOR_TRACE && req.attribute == SourceRoute::ID {
+            let ans = self.source_route(managed, &req, input.port);
+            return self.answer(now, input, key, &req, ans);
+        }
         let result = if set {
             self.set(now, managed, &req, input)
                 .and_then(|()| self.get(managed, &req, input.port, show_key))
@@ -651,6 +661,41 @@ impl Agent {
             Err(st) => req.response(st),
         };
         self.answer(now, input, key, &req, ans);
+    }
+
+    /// VendorGet(SourceRoute): whether the request arrived on the HR the
+    /// tracer expects at its current hop (status 7 when not, or when the
+    /// hop is not in the vector); either way the answer says the HR it
+    /// arrived on (docs/management.md "SourceRoute").
+    fn source_route<M: Managed + ?Sized>(
+        &self,
+        managed: &M,
+        req: &MadRepr,
+        in_port: PortId,
+    ) -> MadRepr {
+        if req.method != Method::GET {
+            return req.response(Status::METHOD_ATTR_UNSUPPORTED);
+        }
+        let Ok(mut r) = SourceRoute::parse(&req.data) else {
+            return req.response(Status::INVALID_VALUE);
+        };
+        let actual = managed
+            .port(in_port)
+            .map_or(Address::UNSPECIFIED, |p| p.address);
+        r.actual_port = in_port.index().min(usize::from(u8::MAX)) as u8;
+        r.actual_address = actual;
+        let status = match r.expected_here() {
+            Some(e) if e == actual => Status::OK,
+            _ => Status::INVALID_VALUE,
+        };
+        let mut data = vec![0u8; req.class.attribute_len()];
+        if r.emit(&mut data).is_err() {
+            return req.response(Status::INVALID_VALUE);
+        }
+        MadRepr {
+            data,
+            ..req.response(status)
+        }
     }
 
     /// Answers a Get or Set, and keeps the answer for duplicates.

@@ -115,6 +115,21 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
     fn set_name(&mut self, name: &str) {
         self.router.set_name(name);
     }
+
+    /// From the LRT: a router HR before a node when both have that native
+    /// address (a router's HR is the next hop of a route through it), then
+    /// the lower address.
+    fn address_of(&self, port: PortId, native: &NativeAddr) -> Option<Address> {
+        if !self.router.config().hrs.has(port) {
+            return None;
+        }
+        self.router
+            .lrt(port)
+            .iter()
+            .filter(|(_, e)| e.native == *native)
+            .min_by_key(|(a, e)| (!e.router, **a))
+            .map(|(a, _)| *a)
+    }
 }
 
 impl<C: CounterSource + ?Sized> Carrier for RouterNode<'_, C> {

@@ -3,7 +3,7 @@
 
 use crate::attr::{
     ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo,
-    RouteEntry, SmInfo, name,
+    RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -32,6 +32,8 @@ pub enum Attribute {
     FibBlock(FibBlock),
     /// LrtBlock (0xFF12).
     LrtBlock(LrtBlock),
+    /// SourceRoute (0x0010, vendor class 0x30).
+    SourceRoute(SourceRoute),
 }
 
 impl Attribute {
@@ -40,6 +42,9 @@ impl Attribute {
     pub fn parse(class: MgmtClass, id: u16, area: &[u8]) -> Result<Option<Attribute>> {
         if name(class, id).is_none() {
             return Ok(None);
+        }
+        if class.0 == MgmtClass::VENDOR_TRACE.0 && id == SourceRoute::ID {
+            return Ok(Some(Attribute::SourceRoute(SourceRoute::parse(area)?)));
         }
         Ok(Some(match id {
             ClassPortInfo::ID => Attribute::ClassPortInfo(ClassPortInfo::parse(area)?),
@@ -69,6 +74,7 @@ impl Attribute {
             Attribute::RouteEntry(_) => RouteEntry::ID,
             Attribute::FibBlock(_) => FibBlock::ID,
             Attribute::LrtBlock(_) => LrtBlock::ID,
+            Attribute::SourceRoute(_) => SourceRoute::ID,
         }
     }
 
@@ -85,6 +91,7 @@ impl Attribute {
             Attribute::RouteEntry(a) => a.emit(area),
             Attribute::FibBlock(a) => a.emit(area),
             Attribute::LrtBlock(a) => a.emit(area),
+            Attribute::SourceRoute(a) => a.emit(area),
         }
     }
 }

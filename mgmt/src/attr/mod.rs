@@ -15,6 +15,7 @@ pub mod port_counters;
 pub mod port_info;
 pub mod route_entry;
 pub mod sm_info;
+pub mod source_route;
 
 pub use attribute::Attribute;
 pub use class_port_info::ClassPortInfo;
@@ -27,6 +28,7 @@ pub use port_counters::PortCounters;
 pub use port_info::PortInfo;
 pub use route_entry::RouteEntry;
 pub use sm_info::SmInfo;
+pub use source_route::SourceRoute;
 
 use rrp::NativeAddr;
 use rrp::native::MAX_NATIVE_LEN;
@@ -40,6 +42,13 @@ use crate::wire::MgmtClass;
 pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
     if id == ClassPortInfo::ID {
         return Some("ClassPortInfo");
+    }
+    if class.0 == MgmtClass::VENDOR_TRACE.0 {
+        return if id == SourceRoute::ID {
+            Some("SourceRoute")
+        } else {
+            None
+        };
     }
     if class.0 == MgmtClass::PERF.0 {
         return if id == PortCounters::ID {
@@ -127,5 +136,7 @@ mod tests {
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 1), Some("ClassPortInfo"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0011), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
+        assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));
+        assert_eq!(name(MgmtClass::SUBN, 0x0010), Some("NodeDescription"));
     }
 }

@@ -24,6 +24,9 @@ pub mod field {
     pub const MTU: usize = 8;
     /// Native address length; the address follows (18 bytes).
     pub const NATIVE_LEN: usize = 12;
+    /// NextAddress: the next hop's MessageWay address (0: unknown, or
+    /// not forwarded).
+    pub const NEXT_ADDRESS: usize = 31;
 }
 
 /// RouteEntry.
@@ -45,6 +48,9 @@ pub struct RouteEntry {
     /// Native address of the next hop.
     #[cfg_attr(feature = "serde", serde(with = "crate::serde_util::native"))]
     pub native: NativeAddr,
+    /// NextAddress: the address of the node at `native` (the next router's
+    /// HR, or the destination), as this box knows it; 0 when unknown.
+    pub next_address: Address,
 }
 
 impl RouteEntry {
@@ -90,6 +96,7 @@ impl RouteEntry {
             first_hr: Address(be16(area, field::FIRST_HR)),
             mtu: be32(area, field::MTU),
             native: native_at(area, field::NATIVE_LEN, "route_entry.native_len")?,
+            next_address: Address(be16(area, field::NEXT_ADDRESS)),
         })
     }
 
@@ -103,6 +110,7 @@ impl RouteEntry {
         put16(area, field::FIRST_HR, self.first_hr.0);
         put32(area, field::MTU, self.mtu);
         put_native(area, field::NATIVE_LEN, &self.native);
+        put16(area, field::NEXT_ADDRESS, self.next_address.0);
         Ok(())
     }
 }

@@ -120,6 +120,11 @@ pub enum Cmd {
     /// In-band management: read a node's identity, ports, counters, LRT or
     /// a route, as tables (admin; docs/management.md).
     Query(crate::mad::QueryArgs),
+    /// Trace and validate the path to a destination hop by hop, as
+    /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
+    /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
+    /// unreachable.
+    Trace(crate::trace::TraceArgs),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -351,7 +356,7 @@ impl Cmd {
             },
             Cmd::Version => Command::Version {},
             Cmd::Mad(m) => Command::Mad(m.query().ok()?),
-            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) => return None,
+            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) | Cmd::Trace(_) => return None,
         })
     }
 }

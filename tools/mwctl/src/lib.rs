@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod mad;
 pub mod table;
+pub mod trace;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -63,6 +64,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             EXIT_USAGE
         }
         Err(Fail::Status) => EXIT_FAILED,
+        Err(Fail::Exit(code)) => code,
         Err(Fail::Ctl(e)) => {
             if cli.json
                 && let ClientError::Daemon(d) = &e
@@ -91,6 +93,8 @@ enum Fail {
     Ctl(ClientError),
     /// The answer is printed and says the request failed (a MAD's status).
     Status,
+    /// The answer is printed; exit with this status (a trace's).
+    Exit(i32),
 }
 
 impl From<ClientError> for Fail {
@@ -165,6 +169,20 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             out.write_all(text.as_bytes())
                 .map_err(|e| local("writing the output", e))?;
             if a.ok() { Ok(()) } else { Err(Fail::Status) }
+        }
+        Cmd::Trace(t) => {
+            let probe = admin::mad::MadQuery {
+                timeout_ms: Some(t.timeout_ms),
+                retries: Some(t.retries),
+                ..Default::default()
+            };
+            let mut c = Client::connect(&cli.socket, mad::answer_timeout(&probe, timeout))?;
+            match trace::run(&mut c, t, cli.json, out) {
+                Ok(0) => Ok(()),
+                Ok(code) => Err(Fail::Exit(code)),
+                Err(trace::Miss::Fatal(e)) => Err(Fail::Ctl(e)),
+                Err(trace::Miss::NoAnswer(why)) => Err(Fail::Ctl(ClientError::Other(why))),
+            }
         }
         Cmd::Query(q) => {
             let probe = admin::mad::MadQuery {

@@ -73,7 +73,8 @@ pub struct MadArgs {
     /// perf for counters, subn_dr on a directed route, subn otherwise.
     #[arg(long)]
     pub class: Option<String>,
-    /// For set: the whole attribute area as hex instead of fields.
+    /// The whole attribute area as hex: for set instead of fields, for get
+    /// when the attribute says what is asked (source_route).
     #[arg(long, value_name = "HEX")]
     pub data: Option<String>,
     /// Path, key, waits, tries.
@@ -239,8 +240,8 @@ impl MadArgs {
         let method =
             MethodArg::from_str(method, true).map_err(|_| format!("{method:?}: get or set"))?;
         let set = parse_fields(fields)?;
-        if method == MethodArg::Get && (!set.is_empty() || self.data.is_some()) {
-            return Err("fields and --data go with set".into());
+        if method == MethodArg::Get && !set.is_empty() {
+            return Err("fields go with set".into());
         }
         if !set.is_empty() && self.data.is_some() {
             return Err("fields or --data, not both".into());

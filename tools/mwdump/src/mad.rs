@@ -4,7 +4,7 @@
 
 use mgmt::attr::{
     Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortInfo, RouteEntry, SmInfo,
+    PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::wire::mad::field::{ATTR_DATA, INITIAL_PATH, RETURN_PATH};
 use mgmt::wire::{Mad, MadRepr, Method, PathHop, mad_in};
@@ -167,6 +167,7 @@ pub fn fields(a: &Attribute) -> Fields {
         Attribute::RouteEntry(r) => route_entry(&mut b, r),
         Attribute::FibBlock(f) => fib_block(&mut b, f),
         Attribute::LrtBlock(l) => lrt_block(&mut b, l),
+        Attribute::SourceRoute(r) => source_route(&mut b, r),
     }
     b.done()
 }
@@ -356,6 +357,19 @@ fn route_entry(b: &mut B, r: &RouteEntry) {
     b.addr("first_hr", r.first_hr);
     b.named("mtu", r.mtu, Some("bytes"));
     b.native(&r.native);
+    b.addr("next_address", r.next_address);
+}
+
+fn source_route(b: &mut B, r: &SourceRoute) {
+    b.num("actual_port", r.actual_port);
+    b.num("hop_count", r.hop_count);
+    b.addr("actual_address", r.actual_address);
+    let hops: Vec<String> = r.expected.iter().map(|a| a.to_string()).collect();
+    b.push(
+        "expected",
+        FieldValue::Text(hops.join(",")),
+        Some(hops.join(" ")),
+    );
 }
 
 fn fib_block(b: &mut B, f: &FibBlock) {

@@ -131,6 +131,9 @@ pub struct ManagementArgs {
     /// The host traps go to (default: the topology's first host).
     #[arg(long, value_name = "HOST")]
     pub manager: Option<String>,
+    /// A router or host whose path-tracer agent is off (repeat for more).
+    #[arg(long, value_name = "NAME")]
+    pub no_tracer: Vec<String>,
 }
 
 fn parse_key(s: &str) -> Result<u64, String> {
@@ -148,6 +151,7 @@ impl ManagementArgs {
             protect: self.protect,
             lease_s: self.lease,
             manager: self.manager.clone(),
+            no_tracer: self.no_tracer.clone(),
         }
     }
 }

@@ -53,6 +53,7 @@
 //! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
 //! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
+//! | `{"cmd":"impair","rx_loss":P}` | drops each datagram received with probability P (a lossy link; 0 ends it), counted as `rx_lost` and not in `datagrams` |
 //! | `{"cmd":"quit"}` | stops the host |
 //!
 //! `stats` answers, besides `name`, `address`, `level`, `default_hr` and
@@ -659,6 +660,14 @@ struct State {
     tx: TxTraffic,
     /// Sends running in the background.
     busy: u64,
+    /// Loss injected on the link's receive side (`impair`): the
+    /// probability that a datagram is dropped before it is looked at.
+    rx_loss: f64,
+    /// The generator behind `rx_loss` (xorshift64*).
+    rx_loss_rng: u64,
+    /// Datagrams dropped by `rx_loss` (not in `datagrams`: lost on the
+    /// link).
+    rx_lost: u64,
     /// When each redirect was last received: a redirect older than
     /// [`REDIRECT_TTL`] is forgotten, so that a host stops sending to an HR
     /// that has died.
@@ -666,6 +675,19 @@ struct State {
     /// When the host last asked its default HR (RRP#6) to renew a redirect
     /// it still uses.
     renewal_at: BTreeMap<Address, Instant>,
+}
+
+impl State {
+    /// Whether the next datagram is lost to `rx_loss`.
+    fn lose(&mut self) -> bool {
+        let mut x = self.rx_loss_rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rx_loss_rng = x;
+        let r = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
+        r < self.rx_loss
+    }
 }
 
 /// How long a redirect (RRP#3) is followed without being repeated: hosts age
@@ -936,6 +958,9 @@ impl<'a> Host<'a> {
                 rx: RxTraffic::default(),
                 tx: TxTraffic::default(),
                 busy: 0,
+                rx_loss: 0.0,
+                rx_loss_rng: now_ns() | 1,
+                rx_lost: 0,
                 redirect_at: BTreeMap::new(),
                 renewal_at: BTreeMap::new(),
             }),
@@ -978,6 +1003,10 @@ impl<'a> Host<'a> {
     fn on_datagram(&self, pkt: &[u8], from: NativeAddr) {
         let now = now_ns();
         let mut st = self.lock();
+        if st.rx_loss > 0.0 && st.lose() {
+            st.rx_lost += 1;
+            return;
+        }
         st.rx.datagrams += 1;
         let Ok(layout) = locate(pkt, MAX_L2RHS) else {
             st.rx.malformed += 1;
@@ -1440,6 +1469,7 @@ impl<'a> Host<'a> {
             "redirect_renewals": st.tx.redirect_renewals,
             "busy": st.busy,
             "datagrams": rx.datagrams,
+            "rx_lost": st.rx_lost,
             "management": rx.management,
             "management_ignored": rx.management_ignored,
             "probes": rx.probes,
@@ -1459,6 +1489,18 @@ impl<'a> Host<'a> {
             "routes_from": st.routes_from.iter().map(|(d, h)| (hex(*d), hex(*h))).collect::<BTreeMap<_, _>>(),
             "neighbours": st.neighbours.iter().map(|(a, e)| (hex(*a), self.link.text(e))).collect::<BTreeMap<_, _>>(),
         })
+    }
+
+    /// `{"cmd":"impair","rx_loss":P}`: drops each received datagram with
+    /// probability P (0 to 1; 0 ends it), as a lossy link would.
+    fn cmd_impair(&self, req: &Value) -> Reply {
+        let p = req
+            .get("rx_loss")
+            .and_then(Value::as_f64)
+            .filter(|p| (0.0..=1.0).contains(p))
+            .ok_or("rx_loss: a probability from 0 to 1")?;
+        self.lock().rx_loss = p;
+        Ok(json!({"rx_loss": p}))
     }
 
     fn cmd_reset(&self, req: &Value) -> Reply {
@@ -1489,6 +1531,7 @@ impl<'a> Host<'a> {
                 Some("route") => self.cmd_route(&req),
                 Some("which_hr") => self.cmd_which_hr(&req),
                 Some("reset") => self.cmd_reset(&req),
+                Some("impair") => self.cmd_impair(&req),
                 Some("quit") => {
                     self.quit.store(true, Ordering::Relaxed);
                     Ok(json!({}))
@@ -1657,6 +1700,14 @@ impl HostSide for Host<'_> {
 
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool {
         self.link.send(packet, to).is_ok()
+    }
+
+    fn neighbour(&self, native: &NativeAddr) -> Option<Address> {
+        let st = self.lock();
+        st.neighbours
+            .iter()
+            .find(|(_, n)| *n == native)
+            .map(|(a, _)| *a)
     }
 }
 

@@ -22,7 +22,7 @@ use mgmt::agent::{AgentConfig, Incoming, LrtItem, Managed, NodeType, PortFacts};
 use mgmt::client::Request;
 use mgmt::station::{Carrier, Outcome, Station};
 use mgmt::wire::Status;
-use rrp::router::FibEntry;
+use rrp::router::{FibEntry, Next};
 use rrp::{Address, NativeAddr, PortId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,6 +58,13 @@ pub struct HostManagement {
     /// The SAN's MTU (PortInfo's MTU; 0: unlimited).
     #[serde(default)]
     pub mtu: u32,
+    /// Whether the path tracer's agent runs (docs/mwtrace.md).
+    #[serde(default = "yes")]
+    pub tracer: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl HostManagement {
@@ -72,6 +79,7 @@ impl HostManagement {
         a.protect = self.protect;
         a.lease_s = self.lease_s;
         a.manager = self.manager.map_or(Address::UNSPECIFIED, Address);
+        a.tracer = self.tracer;
         a
     }
 }
@@ -126,6 +134,9 @@ pub trait HostSide {
     fn clear_counters(&self);
     /// The native address an L3 packet to `dst` goes to first.
     fn first_hop(&self, dst: Address) -> Option<NativeAddr>;
+    /// The address of the neighbour at `native` (an HR of the SAN, or a
+    /// node that said who it is).
+    fn neighbour(&self, native: &NativeAddr) -> Option<Address>;
     /// Sends one packet to `to`; false when the link refused it.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool;
 }
@@ -147,8 +158,33 @@ impl<H: HostSide + ?Sized> Managed for HostNode<'_, H> {
         (port.index() == 0).then(|| self.0.counters())
     }
 
-    fn route(&self, _port: PortId, _dst: Address) -> Option<FibEntry> {
-        None
+    /// A host's route is its first hop: the HR a redirect named, else its
+    /// default HR (or the node itself, for its own address).
+    fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {
+        if port.index() != 0 {
+            return None;
+        }
+        let next = if dst == self.0.address() {
+            Next::Local
+        } else {
+            Next::Forward {
+                port,
+                native: self.0.first_hop(dst)?,
+            }
+        };
+        Some(FibEntry {
+            dst,
+            next,
+            q: 0,
+            mtu: self.0.port().mtu,
+            redirect: None,
+        })
+    }
+
+    fn address_of(&self, port: PortId, native: &NativeAddr) -> Option<Address> {
+        (port.index() == 0)
+            .then(|| self.0.neighbour(native))
+            .flatten()
     }
 
     fn lrt(&self, _port: PortId) -> Vec<LrtItem> {
@@ -229,7 +265,7 @@ pub fn run<H: HostSide + ?Sized>(
                 o
             }
             Ok(Input::Info { reply }) => {
-                let _ = reply.try_send(ManagementInfo::of(&station, now()));
+                let _ = reply.try_send(ManagementInfo::of(&station, now(), vec![host.address()]));
                 Outcome::default()
             }
             Err(RecvTimeoutError::Timeout) => Outcome::default(),

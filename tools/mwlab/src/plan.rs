@@ -148,6 +148,9 @@ pub struct LabManagement {
     pub lease_s: u16,
     /// The host traps go to; none: the first host of the topology.
     pub manager: Option<String>,
+    /// Routers and hosts whose path-tracer agent is off (docs/mwtrace.md).
+    #[serde(default)]
+    pub no_tracer: Vec<String>,
 }
 
 /// The routers' port backend in a netns lab.
@@ -305,6 +308,15 @@ impl Plan {
         if m.protect > 3 {
             return Err(format!("--protect {}: 0 to 3", m.protect));
         }
+        for name in &m.no_tracer {
+            let known = self.routers.iter().any(|r| &r.name == name)
+                || self.hosts.iter().any(|h| &h.spec.name == name);
+            if !known {
+                return Err(format!(
+                    "--no-tracer {name}: no router or host of that name"
+                ));
+            }
+        }
         self.apply_management(m);
         Ok(())
     }
@@ -328,6 +340,7 @@ impl Plan {
                 manager,
                 san_id: san.map_or(0, |x| x.id),
                 mtu: san.map_or(0, |x| lab_mtu(x.mtu)),
+                tracer: !m.no_tracer.contains(&h.spec.name),
             });
         }
         self.management = m;
@@ -409,7 +422,7 @@ impl Plan {
              [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
              hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
              [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n\n\
-             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\n{manager}{dpdk}",
+             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\ntracer = {tracer}\n{manager}{dpdk}",
             t.sweep_ms,
             t.keepalive_ms,
             t.keepalive_misses,
@@ -425,6 +438,7 @@ impl Plan {
             mkey = self.management.mkey,
             protect = self.management.protect,
             lease = self.management.lease_s,
+            tracer = !self.management.no_tracer.contains(&r.name),
             manager = self
                 .manager_address_of(&self.management)
                 .map_or(String::new(), |a| format!("manager = {a:#06x}\n")),

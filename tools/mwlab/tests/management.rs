@@ -34,6 +34,7 @@ fn lab() -> (Lab, tempfile::TempDir) {
         protect: 1,
         lease_s: 0,
         manager: None,
+        no_tracer: Vec::new(),
     })
     .unwrap();
     assert!(
