@@ -271,7 +271,7 @@ impl Backend for SampleBox {
         let tries = request.retries + 1;
         let own = match request.target {
             Target::Address(a) => st.router.config().hrs.iter().any(|h| h.address == a),
-            Target::Directed { .. } => false,
+            Target::Directed { .. } | Target::SourceRouted { .. } => false,
         };
         if !own {
             // Nothing is behind the sample box.

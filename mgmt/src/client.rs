@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::Time;
@@ -27,6 +28,18 @@ pub enum Target {
         port: PortId,
         /// The hops.
         path: Vec<PathHop>,
+    },
+    /// Along an L2 source route (the path tracer's L2 mode): to the router
+    /// at `via` as a packet for it would go, then one L2RH per hop; EEP
+    /// destination `dst` (Hey-You: whoever is at the end takes it).
+    SourceRouted {
+        /// The first router's HR (on this node's SAN, or reached by the
+        /// routes).
+        via: Address,
+        /// The router hops after it.
+        hops: Vec<RouterHop>,
+        /// EEP destination.
+        dst: Address,
     },
 }
 
@@ -70,6 +83,18 @@ pub enum ClientOutput {
         port: PortId,
         /// Native destination.
         native: NativeAddr,
+        /// The MAD.
+        mad: Box<[u8; MAD_LEN]>,
+    },
+    /// Send `mad` along an L2 source route: to the router at `via` by the
+    /// routes' first hop, led by one L2RH per hop, EEP destination `dst`.
+    SourceRoute {
+        /// The first router's HR.
+        via: Address,
+        /// The router hops after it.
+        hops: Vec<RouterHop>,
+        /// EEP destination.
+        dst: Address,
         /// The MAD.
         mad: Box<[u8; MAD_LEN]>,
     },
@@ -208,7 +233,7 @@ impl Client {
         self.stats.requests += 1;
         let tid = self.tid(request.class);
         let dr = match &request.target {
-            Target::Address(_) => None,
+            Target::Address(_) | Target::SourceRouted { .. } => None,
             Target::Directed { path, .. } => Some(DrRoute::outbound(path.clone())),
         };
         let data = if request.data.is_empty() {
@@ -306,6 +331,12 @@ impl Client {
                 Target::Directed { port, path } => ClientOutput::Send {
                     port: *port,
                     native: path.first().map_or(NativeAddr::NONE, |h| h.native),
+                    mad: p.mad.clone(),
+                },
+                Target::SourceRouted { via, hops, dst } => ClientOutput::SourceRoute {
+                    via: *via,
+                    hops: hops.clone(),
+                    dst: *dst,
                     mad: p.mad.clone(),
                 },
             };

@@ -7,6 +7,7 @@
 //! control thread and mwlab's hosts feed it packets, requests and time, and
 //! send the [`Packet`]s it returns.
 
+use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{Agent, AgentConfig, AgentEvent, Incoming, Managed, Output};
@@ -40,6 +41,13 @@ pub trait Carrier: Managed {
     /// The port and next hop's native address of a packet for `dst`, by
     /// the node's routes; `None` when it has none.
     fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)>;
+
+    /// The port and native address of `address` when it is a neighbour
+    /// (on a SAN the node is on): where an L2 source route from this node
+    /// starts. By default, the next hop to it.
+    fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
+        self.next_hop(address)
+    }
 }
 
 /// A management packet to send: the MAD, from `src` to `dst`, out of
@@ -56,13 +64,16 @@ pub struct Packet {
     pub src: Address,
     /// The MAD.
     pub mad: Box<[u8; MAD_LEN]>,
+    /// The L2 source route it follows from the next hop on (one L2RH
+    /// each; empty for every packet but the path tracer's L2 requests).
+    pub l2: Vec<RouterHop>,
 }
 
 impl Packet {
-    /// The whole MessageWay packet (EEP header, the MAD, trailer); an
-    /// error for a destination no packet can carry.
+    /// The whole MessageWay packet (its L2RHs, EEP header, the MAD,
+    /// trailer); an error for a destination no packet can carry.
     pub fn bytes(&self) -> crate::Result<Vec<u8>> {
-        crate::wire::mad_packet(self.dst, self.src, &self.mad)
+        crate::wire::routed_mad_packet(&self.l2, self.dst, self.src, &self.mad)
     }
 }
 
@@ -208,6 +219,7 @@ impl Station {
                             dst,
                             src,
                             mad,
+                            l2: Vec::new(),
                         });
                     }
                     Output::Route { dst, mad } => self.route(now, node, &own, dst, mad, &mut out),
@@ -231,8 +243,26 @@ impl Station {
                             dst: Address::HEY_YOU,
                             src,
                             mad,
+                            l2: Vec::new(),
                         });
                     }
+                    ClientOutput::SourceRoute {
+                        via,
+                        hops,
+                        dst,
+                        mad,
+                    } => match node.neighbour(via) {
+                        // Straight to the first router, on its SAN.
+                        Some((port, native)) => out.packets.push(Packet {
+                            port,
+                            native,
+                            dst,
+                            src: own.get(port.index()).copied().unwrap_or_default(),
+                            mad,
+                            l2: hops,
+                        }),
+                        None => out.unroutable += 1,
+                    },
                     ClientOutput::Done { id, result } => out.done.push((id, result)),
                 }
             }
@@ -276,6 +306,7 @@ impl Station {
                 dst,
                 src: own.get(port.index()).copied().unwrap_or_default(),
                 mad,
+                l2: Vec::new(),
             }),
             None => out.unroutable += 1,
         }

@@ -286,6 +286,10 @@ impl Net {
                     self.deliver(i, port.index(), to, Address::HEY_YOU, leak(mad));
                 }
                 ClientOutput::Done { id, result } => self.done.push((id, result)),
+                // Carried by the lab's dataplane (tools/mwlab/tests/trace.rs).
+                ClientOutput::SourceRoute { .. } => {
+                    panic!("the fake network carries no L2 source routes")
+                }
             }
         }
     }

@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 use mgmt::attr::{
-    Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, NodeDescription,
-    NodeInfo, Notice, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour,
+    NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -358,8 +358,15 @@ mod strategy {
             (smp.clone(), sm_info()).prop_map(|(c, a)| (c, Attribute::SmInfo(a))),
             (smp.clone(), route_entry()).prop_map(|(c, a)| (c, Attribute::RouteEntry(a))),
             (smp.clone(), fib_block()).prop_map(|(c, a)| (c, Attribute::FibBlock(a))),
-            (smp, lrt_block()).prop_map(|(c, a)| (c, Attribute::LrtBlock(a))),
+            (smp.clone(), lrt_block()).prop_map(|(c, a)| (c, Attribute::LrtBlock(a))),
             source_route().prop_map(|a| (MgmtClass::VENDOR_TRACE, Attribute::SourceRoute(a))),
+            (smp, address(), native()).prop_map(|(c, a, n)| (
+                c,
+                Attribute::Neighbour(Neighbour {
+                    address: a,
+                    native: n
+                })
+            )),
         ]
     }
 }

@@ -7,8 +7,8 @@ use rrp::router::Next;
 use rrp::{Address, PortId};
 
 use crate::attr::{
-    ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, NodeDescription, NodeInfo,
-    PortCounters, PortInfo, RouteEntry, SmInfo, lrt_block,
+    ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour, NodeDescription,
+    NodeInfo, PortCounters, PortInfo, RouteEntry, SmInfo, lrt_block,
 };
 use crate::wire::{MadRepr, MgmtClass, Status};
 
@@ -158,6 +158,23 @@ impl Agent {
                     }
                 }
                 emit(class, &r, RouteEntry::emit)
+            }
+            // Who is at a native address on the SAN of the HR the modifier
+            // names.
+            Neighbour::ID if smp => {
+                let asked = Neighbour::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
+                let hr = u16::try_from(req.modifier).map_err(|_| Status::INVALID_VALUE)?;
+                let port = (0..m.ports())
+                    .map(PortId::new)
+                    .find(|p| m.port(*p).is_some_and(|f| f.address.0 == hr))
+                    .ok_or(Status::INVALID_VALUE)?;
+                let n = Neighbour {
+                    address: m
+                        .address_of(port, &asked.native)
+                        .unwrap_or(Address::UNSPECIFIED),
+                    native: asked.native,
+                };
+                emit(class, &n, Neighbour::emit)
             }
             FibBlock::ID if smp && self.cfg.node_type == NodeType::Router => {
                 let (port, block) =

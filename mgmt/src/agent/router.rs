@@ -153,4 +153,14 @@ impl<C: CounterSource + ?Sized> Carrier for RouterNode<'_, C> {
             .min_by_key(|(q, port, _)| (*q, port.index()))
             .map(|(_, port, native)| (port, native))
     }
+
+    /// From the LRTs: the first port whose SAN has `address` as a member.
+    fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
+        self.router
+            .config()
+            .hrs
+            .ids()
+            .find_map(|p| self.router.lrt(p).get(&address).map(|e| (p, e.native)))
+            .or_else(|| self.next_hop(address))
+    }
 }

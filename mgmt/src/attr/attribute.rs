@@ -2,8 +2,8 @@
 //! for code that handles MADs of every attribute (decoders, fuzzing).
 
 use crate::attr::{
-    ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo,
-    RouteEntry, SmInfo, SourceRoute, name,
+    ClassPortInfo, FibBlock, LrtBlock, Neighbour, NodeDescription, NodeInfo, Notice, PortCounters,
+    PortInfo, RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -34,6 +34,8 @@ pub enum Attribute {
     LrtBlock(LrtBlock),
     /// SourceRoute (0x0010, vendor class 0x30).
     SourceRoute(SourceRoute),
+    /// Neighbour (0xFF13).
+    Neighbour(Neighbour),
 }
 
 impl Attribute {
@@ -57,6 +59,7 @@ impl Attribute {
             RouteEntry::ID => Attribute::RouteEntry(RouteEntry::parse(area)?),
             FibBlock::ID => Attribute::FibBlock(FibBlock::parse(area)?),
             LrtBlock::ID => Attribute::LrtBlock(LrtBlock::parse(area)?),
+            Neighbour::ID => Attribute::Neighbour(Neighbour::parse(area)?),
             _ => return Ok(None),
         }))
     }
@@ -75,6 +78,7 @@ impl Attribute {
             Attribute::FibBlock(_) => FibBlock::ID,
             Attribute::LrtBlock(_) => LrtBlock::ID,
             Attribute::SourceRoute(_) => SourceRoute::ID,
+            Attribute::Neighbour(_) => Neighbour::ID,
         }
     }
 
@@ -92,6 +96,7 @@ impl Attribute {
             Attribute::FibBlock(a) => a.emit(area),
             Attribute::LrtBlock(a) => a.emit(area),
             Attribute::SourceRoute(a) => a.emit(area),
+            Attribute::Neighbour(a) => a.emit(area),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod attribute;
 pub mod class_port_info;
 pub mod fib_block;
 pub mod lrt_block;
+pub mod neighbour;
 pub mod node_description;
 pub mod node_info;
 pub mod notice;
@@ -21,6 +22,7 @@ pub use attribute::Attribute;
 pub use class_port_info::ClassPortInfo;
 pub use fib_block::{FibBlock, FibBlockEntry};
 pub use lrt_block::{LrtBlock, LrtBlockEntry};
+pub use neighbour::Neighbour;
 pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
 pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange};
@@ -69,6 +71,7 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
         RouteEntry::ID => "RouteEntry",
         FibBlock::ID => "FibBlock",
         LrtBlock::ID => "LrtBlock",
+        Neighbour::ID => "Neighbour",
         _ => return None,
     })
 }

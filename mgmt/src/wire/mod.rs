@@ -10,5 +10,5 @@ pub mod path;
 
 pub use class::{Method, MgmtClass, Status};
 pub use mad::{BASE_HEADER_LEN, DrRoute, MAD_LEN, Mad, MadRepr};
-pub use packet::{mad_in, mad_packet};
+pub use packet::{mad_in, mad_packet, routed_mad_packet};
 pub use path::{PathHop, emit_path, parse_path, parse_written_path, path_capacity};

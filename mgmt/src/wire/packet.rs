@@ -1,8 +1,9 @@
 //! The EEP packet around a MAD (docs/management.md "The packet"): PT 0x0006,
-//! TE 0, a data block of exactly one 256-byte MAD (DL 32 words, PL 0), no
-//! L2RH, EI 0 when sent. The packet itself is `rrp::wire`'s.
+//! TE 0, a data block of exactly one 256-byte MAD (DL 32 words, PL 0), EI 0
+//! when sent; no L2RH, except for a request the path tracer sends along an
+//! L2 source route. The packet itself is `rrp::wire`'s.
 
-use rrp::wire::{HeaderRepr, Packet, PacketRepr};
+use rrp::wire::{HeaderRepr, Packet, PacketRepr, RouterHop};
 use rrp::{Address, PacketType};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -13,8 +14,19 @@ use crate::wire::mad::{MAD_LEN, Mad};
 /// Fails (field `"eep.dst"`, offset 0) for a destination below 0x0040,
 /// which would read back as an L2RH length.
 pub fn mad_packet(dst: Address, src: Address, mad: &[u8; MAD_LEN]) -> Result<Vec<u8>> {
+    routed_mad_packet(&[], dst, src, mad)
+}
+
+/// The same, led by one L2RH per router hop (an L2 source route; none: the
+/// packet of [`mad_packet`]).
+pub fn routed_mad_packet(
+    hops: &[RouterHop],
+    dst: Address,
+    src: Address,
+    mad: &[u8; MAD_LEN],
+) -> Result<Vec<u8>> {
     let p = PacketRepr {
-        l2rhs: Vec::new(),
+        l2rhs: hops.iter().map(RouterHop::to_l2rh).collect(),
         header: HeaderRepr {
             dst,
             src,

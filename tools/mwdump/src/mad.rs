@@ -168,6 +168,10 @@ pub fn fields(a: &Attribute) -> Fields {
         Attribute::FibBlock(f) => fib_block(&mut b, f),
         Attribute::LrtBlock(l) => lrt_block(&mut b, l),
         Attribute::SourceRoute(r) => source_route(&mut b, r),
+        Attribute::Neighbour(n) => {
+            b.addr("address", n.address);
+            b.native(&n.native);
+        }
     }
     b.done()
 }

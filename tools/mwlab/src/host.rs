@@ -1702,6 +1702,10 @@ impl HostSide for Host<'_> {
         self.link.send(packet, to).is_ok()
     }
 
+    fn native_of(&self, address: Address) -> Option<NativeAddr> {
+        self.lock().neighbours.get(&address).copied()
+    }
+
     fn neighbour(&self, native: &NativeAddr) -> Option<Address> {
         let st = self.lock();
         st.neighbours

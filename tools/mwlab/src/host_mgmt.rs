@@ -137,6 +137,8 @@ pub trait HostSide {
     /// The address of the neighbour at `native` (an HR of the SAN, or a
     /// node that said who it is).
     fn neighbour(&self, native: &NativeAddr) -> Option<Address>;
+    /// The native address of neighbour `address`.
+    fn native_of(&self, address: Address) -> Option<NativeAddr>;
     /// Sends one packet to `to`; false when the link refused it.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool;
 }
@@ -223,6 +225,10 @@ impl<H: HostSide + ?Sized> Carrier for HostNode<'_, H> {
 
     fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)> {
         self.0.first_hop(dst).map(|n| (PortId::new(0), n))
+    }
+
+    fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
+        self.0.native_of(address).map(|n| (PortId::new(0), n))
     }
 }
 
