@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use mgmt::client::{Answer, Failure, Request, Target};
 use mgmt::wire::{Method, MgmtClass, PathHop, Status};
+use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -29,6 +30,8 @@ pub const DEFAULT_RETRIES: u32 = 2;
 pub const MAX_TIMEOUT_MS: u64 = 10_000;
 /// The most retries.
 pub const MAX_RETRIES: u32 = 10;
+/// Router hops of a source route at most (the L2RHs a packet may carry).
+pub const MAX_ROUTE_HOPS: usize = rrp::limits::MAX_L2RHS;
 
 /// Status of a Set refused for the M_Key (protect 0 or 1); the same value
 /// as the agent's (docs/management.md "Management key").
@@ -72,6 +75,15 @@ pub struct MadQuery {
     /// leaves by one of this box's HRs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dr: Vec<DrHop>,
+    /// Along an L2 source route: the first router's HR (a neighbour of this
+    /// box), then `route`'s hops; `dst` is then the EEP destination
+    /// (default Hey-You: whoever is at the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Address>,
+    /// The router hops after `via`, `EGRESS@NATIVE` each (as RRP#2 routes
+    /// are printed: `0x011a@127.0.0.1:4001`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub route: Vec<String>,
     /// The class: `subn`, `subn_dr`, `perf`, `trace`, or a number; by
     /// default `perf` for PortCounters, `subn_dr` with `dr`, else `subn`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,7 +170,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 20] = [
+const NAMES: [(&str, u16); 21] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -177,6 +189,7 @@ const NAMES: [(&str, u16); 20] = [
     ("route_entry", attr::RouteEntry::ID),
     ("fib_block", attr::FibBlock::ID),
     ("lrt_block", attr::LrtBlock::ID),
+    ("neighbour", attr::Neighbour::ID),
     // The vendor class's (the path tracer's); its class goes with it.
     ("source_route", attr::SourceRoute::ID),
     ("sourceroute", attr::SourceRoute::ID),
@@ -192,6 +205,7 @@ pub fn attribute_id(name: &str) -> Option<u16> {
         "routeentry" => Some(attr::RouteEntry::ID),
         "fibblock" => Some(attr::FibBlock::ID),
         "lrtblock" => Some(attr::LrtBlock::ID),
+        "neighbor" => Some(attr::Neighbour::ID),
         _ => parse_number(&n).and_then(|v| u16::try_from(v).ok()),
     }
 }
@@ -288,6 +302,18 @@ impl MadQuery {
 
     /// Checks the shape of the query: a target, limits, a Set's contents.
     pub fn check(&self) -> Result<(), AdminError> {
+        if self.via.is_some() || !self.route.is_empty() {
+            if self.via.is_none() || !self.dr.is_empty() {
+                return Err(bad(
+                    "a source route takes via (and route), not dr; dst is then optional",
+                ));
+            }
+            self.route_hops()?;
+            if self.dst.is_some_and(|d| !d.is_valid_destination()) {
+                return Err(bad("dst: not an address a packet can carry"));
+            }
+            return self.check_rest();
+        }
         match (self.dst, self.dr.is_empty()) {
             (None, true) => return Err(bad("mad needs dst (an address) or dr (a directed route)")),
             (Some(_), false) => return Err(bad("mad takes dst or dr, not both")),
@@ -296,6 +322,11 @@ impl MadQuery {
             }
             _ => {}
         }
+        self.check_rest()
+    }
+
+    /// The checks every target shares: limits, class, key, a Set's contents.
+    fn check_rest(&self) -> Result<(), AdminError> {
         if self.dr.len() > mgmt::wire::path::MAX_HOPS {
             return Err(bad(format!(
                 "dr: {} hops, at most {}",
@@ -340,13 +371,20 @@ impl MadQuery {
         method: Method,
         data: Vec<u8>,
     ) -> Result<Request, AdminError> {
-        let target = match (self.dst, egress) {
-            (Some(d), _) => Target::Address(d),
-            (None, Some(port)) => Target::Directed {
+        let target = match (self.via, self.dst, egress) {
+            (Some(via), dst, _) => Target::SourceRouted {
+                via,
+                hops: self.route_hops()?,
+                dst: dst.unwrap_or(Address::HEY_YOU),
+            },
+            (None, Some(d), _) => Target::Address(d),
+            (None, None, Some(port)) => Target::Directed {
                 port,
                 path: self.hops()?,
             },
-            (None, None) => return Err(bad("a directed route needs the port it leaves by")),
+            (None, None, None) => {
+                return Err(bad("a directed route needs the port it leaves by"));
+            }
         };
         Ok(Request {
             target,
@@ -375,8 +413,42 @@ impl MadQuery {
             })
     }
 
+    /// The router hops of `route`.
+    pub fn route_hops(&self) -> Result<Vec<RouterHop>, AdminError> {
+        if self.route.len() > MAX_ROUTE_HOPS {
+            return Err(bad(format!("route: at most {MAX_ROUTE_HOPS} hops")));
+        }
+        self.route
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let (egress, native) = h.split_once('@').ok_or_else(|| {
+                    bad(format!(
+                        "route[{i}] {h:?}: EGRESS@NATIVE (0x011a@127.0.0.1:4001)"
+                    ))
+                })?;
+                let egress = egress
+                    .parse::<Address>()
+                    .map_err(|e| bad(format!("route[{i}]: egress {egress:?}: {e}")))?;
+                let native = NativeAddr::parse(native)
+                    .ok()
+                    .filter(|n| !n.is_empty())
+                    .ok_or_else(|| bad(format!("route[{i}]: not a native address: {native:?}")))?;
+                Ok(RouterHop::new(egress, native))
+            })
+            .collect()
+    }
+
     /// The target as an answer shows it.
     pub fn target_text(&self) -> String {
+        if let Some(via) = self.via {
+            return format!(
+                "{} via {via}{}{}",
+                self.dst.unwrap_or(Address::HEY_YOU),
+                if self.route.is_empty() { "" } else { " " },
+                self.route.join(" ")
+            );
+        }
         match self.dst {
             Some(d) => d.to_string(),
             None => {

@@ -59,9 +59,11 @@ pub struct TraceArgs {
     /// The destination's address (0x0108).
     #[arg(value_name = "DEST_ADDRESS", required_unless_present = "route")]
     pub dst: Option<Address>,
-    /// Trace this path of routers instead: their ingress HRs in order, the
-    /// last one or the destination last (0x0119,0x0121,0x0108).
-    #[arg(long, value_name = "HR,HR,...", conflicts_with = "dst")]
+    /// Trace this L2 source route instead: the first router's HR (a
+    /// neighbour of the source), then its router hops, EGRESS@NATIVE each
+    /// (as RRP#2 routes print: 0x0119,0x011a@127.0.0.1:4001); the requests
+    /// travel along it with L2RHs.
+    #[arg(long, value_name = "VIA,HOP,...", conflicts_with = "dst")]
     pub route: Option<String>,
     /// Print the whole path: per hop the node, the HR expected and the HR
     /// the request arrived on, the round trip.
@@ -208,6 +210,14 @@ impl Ask for Client {
     }
 }
 
+/// Where a request goes: by address, or along an L2 source route (to
+/// whoever is at its end).
+#[derive(Debug, Clone)]
+enum At {
+    Address(Address),
+    L2 { via: Address, hops: Vec<String> },
+}
+
 /// The walk's requests, with the trace's waits and tries.
 struct Walker<'a, A: Ask + ?Sized> {
     ask: &'a mut A,
@@ -224,8 +234,25 @@ impl<A: Ask + ?Sized> Walker<'_, A> {
         modifier: u32,
         data: Option<String>,
     ) -> Result<MadAnswer, Miss> {
+        self.get_at(&At::Address(dst), class, attribute, modifier, data)
+    }
+
+    fn get_at(
+        &mut self,
+        at: &At,
+        class: &str,
+        attribute: &str,
+        modifier: u32,
+        data: Option<String>,
+    ) -> Result<MadAnswer, Miss> {
+        let (dst, via, route) = match at {
+            At::Address(a) => (Some(*a), None, Vec::new()),
+            At::L2 { via, hops } => (None, Some(*via), hops.clone()),
+        };
         self.ask.ask(&MadQuery {
-            dst: Some(dst),
+            dst,
+            via,
+            route,
             class: Some(class.into()),
             method: MadMethod::Get,
             attribute: attribute.into(),
@@ -239,7 +266,11 @@ impl<A: Ask + ?Sized> Walker<'_, A> {
 
     /// The node's name, `?` when it does not say.
     fn name(&mut self, at: Address) -> String {
-        match self.get(at, "subn", "node_description", 0, None) {
+        self.name_at(&At::Address(at))
+    }
+
+    fn name_at(&mut self, at: &At) -> String {
+        match self.get_at(at, "subn", "node_description", 0, None) {
             Ok(a) if a.ok() => a
                 .fields
                 .as_ref()
@@ -342,19 +373,16 @@ fn source_route_hex(expected: &[Address]) -> String {
         .collect()
 }
 
-/// Traces the path from the node `ask` speaks for to `dst` (or along
-/// `route`, the ingress HRs in order).
+/// Traces the path from the node `ask` speaks for to `dst`, as its packets
+/// go.
 pub fn trace<A: Ask + ?Sized>(
     ask: &mut A,
     dst: Option<Address>,
-    route: Option<&[Address]>,
     args: &TraceArgs,
 ) -> Result<Trace, Miss> {
     let own = ask.management()?.addresses;
     let source = own.first().copied().unwrap_or(Address::UNSPECIFIED);
-    let destination = dst
-        .or_else(|| route.and_then(|r| r.last().copied()))
-        .unwrap_or(Address::UNSPECIFIED);
+    let destination = dst.unwrap_or(Address::UNSPECIFIED);
     let mut w = Walker {
         ask,
         timeout_ms: args.timeout_ms,
@@ -370,35 +398,28 @@ pub fn trace<A: Ask + ?Sized>(
         reverse_note: None,
     };
     let mut fail: Option<String> = None;
-    // The first hop: the route's first HR, or the source's own route.
-    let mut next = match route {
-        Some(r) => r.first().copied().unwrap_or(Address::UNSPECIFIED),
-        None if own.contains(&destination) => {
-            t.summary = format!("{destination} is the source itself");
-            return Ok(t);
-        }
-        None => {
-            let e = w.first(&own, destination)?;
-            if e.kind != RouteEntry::FORWARD || e.next == Address::UNSPECIFIED {
-                t.outcome = Outcome::Unreachable;
-                t.summary =
-                    format!("unreachable: the source {source} has no route to {destination}");
-                return Ok(t);
-            }
-            // The first HR answer: the HR the source sends to names the
-            // best first HR from the source's position (RRP#6, or the
-            // redirect its first packet draws), which a packet then takes.
-            let mut first = e.next;
-            if let Ok(Some(p)) = w.port_index(first)
-                && let Ok(r) = w.route(first, p, destination)
-                && r.first_hr != Address::UNSPECIFIED
-                && r.first_hr != first
-            {
-                first = r.first_hr;
-            }
-            first
-        }
-    };
+    // The first hop: the source's own route.
+    if own.contains(&destination) {
+        t.summary = format!("{destination} is the source itself");
+        return Ok(t);
+    }
+    let e = w.first(&own, destination)?;
+    if e.kind != RouteEntry::FORWARD || e.next == Address::UNSPECIFIED {
+        t.outcome = Outcome::Unreachable;
+        t.summary = format!("unreachable: the source {source} has no route to {destination}");
+        return Ok(t);
+    }
+    // The first HR answer: the HR the source sends to names the best first
+    // HR from the source's position (RRP#6, or the redirect its first
+    // packet draws), which a packet then takes.
+    let mut next = e.next;
+    if let Ok(Some(p)) = w.port_index(next)
+        && let Ok(r) = w.route(next, p, destination)
+        && r.first_hr != Address::UNSPECIFIED
+        && r.first_hr != next
+    {
+        next = r.first_hr;
+    }
     let mut expected: Vec<Address> = Vec::new();
     loop {
         let k = expected.len() + 1;
@@ -487,16 +508,6 @@ pub fn trace<A: Ask + ?Sized>(
         if next == destination {
             break;
         }
-        if let Some(r) = route {
-            // Along the given route: the next HR it names.
-            match r.get(k) {
-                Some(a) => {
-                    next = *a;
-                    continue;
-                }
-                None => break,
-            }
-        }
         // The next hop from this hop's FIB, for a packet that came in by
         // the HR expected here.
         let port = match ingress {
@@ -562,7 +573,7 @@ pub fn trace<A: Ask + ?Sized>(
             )
         }
     };
-    if args.both && route.is_none() {
+    if args.both {
         reverse(&mut w, &mut t);
     }
     Ok(t)
@@ -650,7 +661,11 @@ pub fn render(t: &Trace, verbose: bool) -> String {
             table.row(vec![
                 h.hop.to_string(),
                 h.node.clone(),
-                h.expected.to_string(),
+                if h.expected == Address::UNSPECIFIED {
+                    "?".to_string()
+                } else {
+                    h.expected.to_string()
+                },
                 h.actual.map_or("-".into(), |a| match h.actual_port {
                     Some(p) => format!("{a} (port {p})"),
                     None => a.to_string(),
@@ -701,21 +716,196 @@ fn shape(t: &Trace) -> Shape {
         .collect()
 }
 
-/// Parses `--route`: HR addresses, comma-separated.
-pub fn parse_route(s: &str) -> Result<Vec<Address>, String> {
-    let v: Result<Vec<Address>, String> = s
-        .split(',')
-        .map(|h| {
-            h.trim()
-                .parse::<Address>()
-                .map_err(|e| format!("--route: {h:?}: {e}"))
-        })
-        .collect();
-    let v = v?;
-    if v.is_empty() || v.len() > MAX_HOPS {
-        return Err(format!("--route: 1 to {MAX_HOPS} hops"));
+/// Parses `--route`: the first router's HR, then `EGRESS@NATIVE` hops.
+pub fn parse_route(s: &str) -> Result<(Address, Vec<String>), String> {
+    let mut parts = s.split(',').map(str::trim);
+    let via = parts
+        .next()
+        .unwrap_or_default()
+        .parse::<Address>()
+        .map_err(|e| format!("--route: the first router's HR: {e}"))?;
+    let hops: Vec<String> = parts.map(str::to_string).collect();
+    if hops.len() > admin::mad::MAX_ROUTE_HOPS {
+        return Err(format!(
+            "--route: at most {} hops after the first router",
+            admin::mad::MAX_ROUTE_HOPS
+        ));
     }
-    Ok(v)
+    for h in &hops {
+        let ok = h.split_once('@').is_some_and(|(e, n)| {
+            e.parse::<Address>().is_ok() && rrp::NativeAddr::parse(n).is_ok()
+        });
+        if !ok {
+            return Err(format!(
+                "--route: hop {h:?}: EGRESS@NATIVE (0x011a@127.0.0.1:4001)"
+            ));
+        }
+    }
+    Ok((via, hops))
+}
+
+/// Traces an L2 source route (`--route`): hop 1 is the router at `via`,
+/// hop k + 1 whoever is at the native address of the route's hop k. Each
+/// request travels along the route's first hops (L2RHs) to Hey-You, so the
+/// node at the end takes it; the HR expected there is the one the previous
+/// router believes is at that native address (its Neighbour attribute).
+pub fn trace_l2<A: Ask + ?Sized>(
+    ask: &mut A,
+    via: Address,
+    hops: &[String],
+    args: &TraceArgs,
+) -> Result<Trace, Miss> {
+    let own = ask.management()?.addresses;
+    let source = own.first().copied().unwrap_or(Address::UNSPECIFIED);
+    let mut w = Walker {
+        ask,
+        timeout_ms: args.timeout_ms,
+        retries: args.retries,
+    };
+    let mut t = Trace {
+        source,
+        destination: Address::UNSPECIFIED,
+        outcome: Outcome::Validated,
+        summary: String::new(),
+        hops: Vec::new(),
+        reverse: None,
+        reverse_note: None,
+    };
+    let mut fail: Option<String> = None;
+    let mut expected: Vec<Address> = Vec::new();
+    // Each hop's address as it answered (else as expected).
+    let mut reached: Vec<Address> = Vec::new();
+    for k in 1..=hops.len() + 1 {
+        let at = At::L2 {
+            via,
+            hops: hops[..k - 1].to_vec(),
+        };
+        // The HR expected at hop k: `via`, then who the previous router
+        // believes is at the native address its hop sends to.
+        let e = if k == 1 {
+            via
+        } else {
+            let (egress, native) = hops[k - 2].split_once('@').unwrap_or_default();
+            let egress: Address = egress.parse().unwrap_or(Address::UNSPECIFIED);
+            let n = rrp::NativeAddr::parse(native).unwrap_or(rrp::NativeAddr::NONE);
+            let mut area = vec![0u8; 64];
+            let _ = mgmt::attr::Neighbour {
+                address: Address::UNSPECIFIED,
+                native: n,
+            }
+            .emit(&mut area);
+            let hex: String = area.iter().map(|b| format!("{b:02x}")).collect();
+            // The previous router, by the HR it said it was reached on.
+            let prev = reached[k - 2];
+            match w.get(prev, "subn", "neighbour", u32::from(egress.0), Some(hex)) {
+                Ok(a) if a.ok() => a
+                    .fields
+                    .as_ref()
+                    .map_or(Address::UNSPECIFIED, |f| address_field(&f["address"])),
+                Ok(_) => Address::UNSPECIFIED,
+                Err(Miss::NoAnswer(why)) => {
+                    t.outcome = Outcome::Unreachable;
+                    fail.get_or_insert(format!("hop {} ({prev}): {why}", k - 1));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        expected.push(e);
+        let mut hop = Hop {
+            hop: k,
+            node: String::from("?"),
+            expected: e,
+            actual: None,
+            actual_port: None,
+            status: "ok",
+            rtt_ms: None,
+            tries: 0,
+        };
+        let cpi = match w.get_at(&at, "trace", "class_port_info", 0, None) {
+            Ok(a) => a,
+            Err(Miss::NoAnswer(why)) => {
+                hop.status = "no_answer";
+                t.hops.push(hop);
+                t.outcome = Outcome::Unreachable;
+                fail.get_or_insert(format!("hop {k}: {why}"));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        hop.tries = cpi.tries;
+        hop.rtt_ms = Some(cpi.rtt_ms);
+        if cpi.ok() {
+            match w.get_at(
+                &at,
+                "trace",
+                "source_route",
+                0,
+                Some(source_route_hex(&expected)),
+            ) {
+                Ok(a) => {
+                    hop.tries = a.tries;
+                    hop.rtt_ms = Some(a.rtt_ms);
+                    let f = a.fields.clone().unwrap_or(Value::Null);
+                    hop.actual = Some(address_field(&f["actual_address"]));
+                    hop.actual_port = f["actual_port"].as_u64().map(|p| p as u8);
+                    if !a.ok() {
+                        hop.status = "mismatch";
+                        if t.outcome == Outcome::Validated {
+                            t.outcome = Outcome::Mismatch;
+                        }
+                    }
+                }
+                Err(Miss::NoAnswer(why)) => {
+                    hop.status = "no_answer";
+                    t.hops.push(hop);
+                    t.outcome = Outcome::Unreachable;
+                    fail.get_or_insert(format!("hop {k}: {why}"));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            hop.status = "no_agent";
+        }
+        hop.node = w.name_at(&at);
+        if hop.status == "mismatch" {
+            fail.get_or_insert(format!(
+                "mismatch at hop {k} ({}): arrived on {}, expected {}",
+                hop.node,
+                hop.actual.map_or("?".into(), |a| a.to_string()),
+                if e == Address::UNSPECIFIED {
+                    "a node the previous router does not know".to_string()
+                } else {
+                    e.to_string()
+                }
+            ));
+        }
+        t.destination = hop
+            .actual
+            .filter(|a| *a != Address::UNSPECIFIED)
+            .unwrap_or(e);
+        reached.push(t.destination);
+        if t.destination == Address::UNSPECIFIED {
+            // Neither the previous router nor the hop itself says who it is:
+            // the route cannot be followed further.
+            t.hops.push(hop);
+            t.outcome = Outcome::Unreachable;
+            fail.get_or_insert(format!("hop {k}: no node there says who it is"));
+            break;
+        }
+        t.hops.push(hop);
+    }
+    t.summary = match &fail {
+        Some(f) => format!("{}: {f}", outcome_word(t.outcome)),
+        None => format!(
+            "validated: the source route from {source} via {via} in {} hop{} ({})",
+            t.hops.len(),
+            if t.hops.len() == 1 { "" } else { "s" },
+            hops_text(&t.hops)
+        ),
+    };
+    Ok(t)
 }
 
 /// Runs a trace (or, with `--watch`, traces until `count` or for ever),
@@ -731,6 +921,10 @@ pub fn run<A: Ask + ?Sized>(
         Some(r) => Some(parse_route(r).map_err(|e| Miss::Fatal(ClientError::Other(e)))?),
         None => None,
     };
+    let once = |ask: &mut A| match &route {
+        Some((via, hops)) => trace_l2(ask, *via, hops, args),
+        None => trace(ask, args.dst, args),
+    };
     let print = |t: &Trace, out: &mut dyn std::io::Write| {
         let text = if json {
             format!("{}\n", serde_json::to_string_pretty(t).unwrap_or_default())
@@ -740,7 +934,7 @@ pub fn run<A: Ask + ?Sized>(
         let _ = out.write_all(text.as_bytes());
     };
     let Some(every) = args.watch else {
-        let t = trace(ask, args.dst, route.as_deref(), args)?;
+        let t = once(ask)?;
         print(&t, out);
         return Ok(t.outcome.exit_code());
     };
@@ -758,7 +952,7 @@ pub fn run<A: Ask + ?Sized>(
     let mut n = 0u64;
     loop {
         let started = Instant::now();
-        let t = trace(ask, args.dst, route.as_deref(), args)?;
+        let t = once(ask)?;
         code = t.outcome.exit_code();
         let s = shape(&t);
         if last.as_ref() != Some(&s) {
@@ -783,12 +977,19 @@ mod tests {
 
     #[test]
     fn routes_parse() {
-        assert_eq!(
-            parse_route("0x0119,0x0121, 0x0108").unwrap(),
-            vec![Address(0x0119), Address(0x0121), Address(0x0108)]
-        );
+        let (via, hops) =
+            parse_route("0x0119, 0x011a@127.0.0.1:4001,0x0122@02:00:00:00:01:08").unwrap();
+        assert_eq!(via, Address(0x0119));
+        assert_eq!(hops, ["0x011a@127.0.0.1:4001", "0x0122@02:00:00:00:01:08"]);
+        assert_eq!(parse_route("0x0119").unwrap().1.len(), 0);
         assert!(parse_route("0x0119,x").is_err());
-        assert!(parse_route(&vec!["0x0100"; 65].join(",")).is_err());
+        assert!(parse_route("0x0119,0x011a@nowhere").is_err());
+        assert!(parse_route("x").is_err());
+        let long = std::iter::once("0x0119".to_string())
+            .chain(std::iter::repeat_n("0x011a@127.0.0.1:4001".to_string(), 40))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(parse_route(&long).is_err());
     }
 
     #[test]

@@ -158,6 +158,47 @@ fn h0_to_h8_is_validated_and_again_after_ad_dies() {
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "bad arguments: {o:?}");
 
+    // The same path as an L2 source route: via ad, then ad's hop to de and
+    // de's to H8, the requests carried by L2RHs.
+    let ep = |a: u16| lab.plan.endpoints[&a].0.clone();
+    let route = format!("0x0119,0x011a@{},0x0122@{}", ep(0x0121), ep(0x0108));
+    let (code, t) = trace(&lab, &["--route", &route]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(
+        hops(&t),
+        vec![
+            hop("ad", "0x0119", "0x0119", "ok"),
+            hop("de", "0x0121", "0x0121", "ok"),
+            hop("H8", "0x0108", "0x0108", "ok"),
+        ],
+        "{t}"
+    );
+    // ad believes de's HR 0x0121 is at the native address of de's other HR
+    // (a static entry: a swapped cable): a route through that address
+    // arrives on 0x0122, status 7 at hop 2 exactly.
+    let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
+    mwlab::lab::mwctl(
+        &ad.socket,
+        &[
+            "route",
+            "add",
+            "--port",
+            "1",
+            "--native",
+            &ep(0x0122),
+            "--router",
+            "0x0121",
+        ],
+    )
+    .unwrap();
+    let swapped = format!("0x0119,0x011a@{},0x0122@{}", ep(0x0122), ep(0x0108));
+    let (code, t) = trace(&lab, &["--route", &swapped]);
+    assert_eq!(code, 1, "{t}");
+    let h = hops(&t);
+    assert_eq!(h[1], hop("de", "0x0121", "0x0122", "mismatch"), "{t}");
+    assert_eq!(h[2].3, "ok", "{t}");
+    mwlab::lab::mwctl(&ad.socket, &["route", "del", "--port", "1", "0x0121"]).unwrap();
+
     // ad dies: H0's traffic to H8 goes another way, validated too.
     lab.kill_router("ad").unwrap();
     let mut last = Value::Null;
