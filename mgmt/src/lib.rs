@@ -26,6 +26,7 @@ pub mod attr;
 pub mod client;
 pub mod error;
 pub mod fuzzing;
+pub mod manager;
 pub mod station;
 pub mod wire;
 

@@ -1,0 +1,644 @@
+//! The SAN manager (docs/manager.md), sans-IO: InfiniBand's subnet manager
+//! state machine for one SAN, driven by explicit time. Its node hands it the
+//! SAN's members (addresses to ask), the answers to the requests it
+//! outputs, and the SMInfo Gets and Sets other managers send it; it outputs
+//! management requests (SMInfo Get and Set, by address) and events.
+//!
+//! - **Discovering**: asks every member for its SMInfo, in rounds. A master
+//!   found: Standby, polling it. A manager that outranks this one (higher
+//!   priority, then lower identity) found: Standby, polling it until it is
+//!   master. Nothing better in two rounds in a row: Master. Two rounds, so
+//!   that a lost answer does not make a second master.
+//! - **Standby**: polls its master's SMInfo every `poll_ms`; after
+//!   `poll_misses` polls in a row without an answer, or when the polled
+//!   manager is neither master nor about to be, Discovering again. HANDOVER
+//!   from the master: Master.
+//! - **Master**: sweeps every `sweep_ms` (ActCount counts them): an SMInfo
+//!   Get to every member. A standby that outranks it: the master stops
+//!   being master first (it reports Standby from then on), then sends
+//!   HANDOVER; the answer to that Set is the acknowledgement, and it stays
+//!   standby polling the new master; no answer: Discovering. Another master
+//!   that outranks it: Discovering. So there is never a moment when two
+//!   managers say they are master because of a handover.
+//! - **Not-active**: after DISABLE, until DISCOVER.
+//!
+//! Control Sets must carry the SAN's SM key when the manager has one; the
+//! SM key is shown in SMInfo only to a requester that gives it.
+
+pub mod state;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use rrp::Address;
+
+use crate::attr::SmInfo;
+use crate::client::{Answer, Failure, Request, Target};
+use crate::wire::{Method, MgmtClass, Status};
+
+pub use state::{Control, SmState, outranks};
+
+/// Time in milliseconds.
+pub type Time = u64;
+
+/// A manager's settings (docs/manager.md "Timers and counts").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManagerConfig {
+    /// 0-15: the higher wins the election.
+    pub priority: u8,
+    /// The node identity (NodeInfo's): the tie-break, the lower wins.
+    pub identity: u64,
+    /// The SAN's SM key (0: none): control Sets must carry it.
+    pub sm_key: u64,
+    /// Between two polls of the master by a standby.
+    pub poll_ms: Time,
+    /// Polls in a row without an answer before a standby rediscovers.
+    pub poll_misses: u32,
+    /// Between two sweeps of a master.
+    pub sweep_ms: Time,
+    /// Between two discovery rounds.
+    pub discover_ms: Time,
+    /// Wait per try of a request.
+    pub timeout_ms: Time,
+    /// Tries after the first of a request.
+    pub retries: u32,
+}
+
+impl ManagerConfig {
+    /// The defaults of docs/manager.md for a manager of `priority` on a
+    /// node of `identity`.
+    pub fn new(priority: u8, identity: u64) -> ManagerConfig {
+        ManagerConfig {
+            priority: priority.min(15),
+            identity,
+            sm_key: 0,
+            poll_ms: 1_000,
+            poll_misses: 3,
+            sweep_ms: 1_000,
+            discover_ms: 200,
+            timeout_ms: 100,
+            retries: 2,
+        }
+    }
+}
+
+/// What the manager asks its node to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManagerOutput {
+    /// Send this request; its answer goes to [`Manager::on_answer`] with
+    /// `id`.
+    Request {
+        /// The manager's handle.
+        id: u64,
+        /// The request.
+        request: Request,
+    },
+    /// Something to log (every transition once, with the reason).
+    Event(ManagerEvent),
+}
+
+/// What a manager reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManagerEvent {
+    /// A transition, and why.
+    State {
+        /// From.
+        from: SmState,
+        /// To.
+        to: SmState,
+        /// Why.
+        why: String,
+    },
+    /// A control Set refused (no SM key, or not valid in this state).
+    ControlRefused {
+        /// From whom.
+        from: Address,
+        /// What.
+        control: Control,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+impl fmt::Display for ManagerEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManagerEvent::State { from, to, why } => write!(f, "manager {from} -> {to}: {why}"),
+            ManagerEvent::ControlRefused { from, control, why } => {
+                write!(f, "manager: {} from {from} refused: {why}", control.name())
+            }
+        }
+    }
+}
+
+/// Counters of a manager.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagerStats {
+    /// Transitions.
+    pub transitions: u64,
+    /// Discovery rounds.
+    pub rounds: u64,
+    /// Sweeps as master.
+    pub sweeps: u64,
+    /// Polls of the master sent.
+    pub polls: u64,
+    /// Polls without an answer.
+    pub polls_missed: u64,
+    /// Requests sent (SMInfo Gets and Sets).
+    pub requests: u64,
+    /// Handovers given.
+    pub handovers_given: u64,
+    /// Handovers taken.
+    pub handovers_taken: u64,
+    /// Control Sets refused.
+    pub controls_refused: u64,
+}
+
+impl ManagerStats {
+    /// Every counter with its name.
+    pub fn fields(&self) -> [(&'static str, u64); 9] {
+        [
+            ("transitions", self.transitions),
+            ("rounds", self.rounds),
+            ("sweeps", self.sweeps),
+            ("polls", self.polls),
+            ("polls_missed", self.polls_missed),
+            ("requests", self.requests),
+            ("handovers_given", self.handovers_given),
+            ("handovers_taken", self.handovers_taken),
+            ("controls_refused", self.controls_refused),
+        ]
+    }
+}
+
+/// A manager another one answered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// Its state.
+    pub state: SmState,
+    /// Its priority.
+    pub priority: u8,
+    /// Its identity.
+    pub identity: u64,
+    /// When it last answered.
+    pub seen: Time,
+}
+
+impl Peer {
+    fn rank(&self) -> (u8, u64) {
+        (self.priority, self.identity)
+    }
+}
+
+/// What an outstanding request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// SMInfo of a member, in discovery round `round` or a sweep.
+    Probe { member: Address, round: u64 },
+    /// A standby's poll of its master.
+    Poll { master: Address },
+    /// HANDOVER to a standby.
+    Handover { to: Address },
+}
+
+/// One SAN's manager.
+pub struct Manager {
+    cfg: ManagerConfig,
+    state: SmState,
+    act_count: u32,
+    members: Vec<Address>,
+    peers: BTreeMap<Address, Peer>,
+    /// The master a standby polls (or the manager it waits for).
+    master: Option<Address>,
+    missed: u32,
+    /// Discovery or sweep round, and the probes of it still out.
+    round: u64,
+    out_in_round: usize,
+    /// Rounds in a row that found nothing better (Discovering).
+    clean_rounds: u32,
+    next_at: Time,
+    pending: BTreeMap<u64, Purpose>,
+    next_id: u64,
+    outputs: VecDeque<ManagerOutput>,
+    stats: ManagerStats,
+}
+
+impl Manager {
+    /// A manager configured by `cfg`, starting at `now` in Discovering.
+    pub fn new(cfg: ManagerConfig, now: Time) -> Manager {
+        let mut m = Manager {
+            cfg,
+            state: SmState::Discovering,
+            act_count: 0,
+            members: Vec::new(),
+            peers: BTreeMap::new(),
+            master: None,
+            missed: 0,
+            round: 0,
+            out_in_round: 0,
+            clean_rounds: 0,
+            next_at: now,
+            pending: BTreeMap::new(),
+            next_id: 1,
+            outputs: VecDeque::new(),
+            stats: ManagerStats::default(),
+        };
+        m.event(ManagerEvent::State {
+            from: SmState::NotActive,
+            to: SmState::Discovering,
+            why: "started".into(),
+        });
+        m
+    }
+
+    /// Its state.
+    pub fn state(&self) -> SmState {
+        self.state
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &ManagerConfig {
+        &self.cfg
+    }
+
+    /// Its counters.
+    pub fn stats(&self) -> &ManagerStats {
+        &self.stats
+    }
+
+    /// The master it polls (Standby), or itself (Master).
+    pub fn master(&self) -> Option<Address> {
+        self.master
+    }
+
+    /// The managers it has heard of, by address.
+    pub fn peers(&self) -> &BTreeMap<Address, Peer> {
+        &self.peers
+    }
+
+    /// The next output.
+    pub fn poll_output(&mut self) -> Option<ManagerOutput> {
+        self.outputs.pop_front()
+    }
+
+    /// The SAN's members to ask (its node's LRT or neighbours, without the
+    /// node itself).
+    pub fn set_members(&mut self, members: Vec<Address>) {
+        self.members = members;
+        self.members.sort_unstable();
+        self.members.dedup();
+    }
+
+    /// SMInfo as this manager answers a Get: the SM key only to a
+    /// requester that gave it.
+    pub fn sm_info(&self, asked_key: u64) -> SmInfo {
+        SmInfo {
+            identity: self.cfg.identity,
+            sm_key: if self.cfg.sm_key == 0 || asked_key == self.cfg.sm_key {
+                self.cfg.sm_key
+            } else {
+                0
+            },
+            act_count: self.act_count,
+            priority: self.cfg.priority,
+            sm_state: self.state as u8,
+        }
+    }
+
+    /// An SMInfo Set from manager `from`: a control (the modifier) with the
+    /// requester's SMInfo. Answers this manager's SMInfo, or a status.
+    pub fn on_control(
+        &mut self,
+        now: Time,
+        from: Address,
+        modifier: u32,
+        info: &SmInfo,
+    ) -> Result<SmInfo, Status> {
+        let Some(control) = Control::from_modifier(modifier) else {
+            return Err(Status::INVALID_VALUE);
+        };
+        if self.cfg.sm_key != 0 && info.sm_key != self.cfg.sm_key {
+            return Err(self.refuse(from, control, "no SM key"));
+        }
+        match control {
+            Control::Handover => match self.state {
+                SmState::Standby | SmState::Discovering => {
+                    self.stats.handovers_taken += 1;
+                    self.become_master(now, format!("HANDOVER from {from}"));
+                }
+                SmState::Master => {}
+                SmState::NotActive => return Err(self.refuse(from, control, "not active")),
+            },
+            Control::Acknowledge => {}
+            Control::Disable => {
+                self.set_state(now, SmState::NotActive, format!("DISABLE from {from}"))
+            }
+            Control::Standby => {
+                if self.state == SmState::Master {
+                    self.master = Some(from);
+                    self.missed = 0;
+                    self.set_state(now, SmState::Standby, format!("STANDBY from {from}"));
+                }
+            }
+            Control::Discover => {
+                if self.state == SmState::NotActive {
+                    self.start_discovery(now, format!("DISCOVER from {from}"));
+                }
+            }
+        }
+        Ok(self.sm_info(info.sm_key))
+    }
+
+    fn refuse(&mut self, from: Address, control: Control, why: &'static str) -> Status {
+        self.stats.controls_refused += 1;
+        self.event(ManagerEvent::ControlRefused { from, control, why });
+        Status::INVALID_VALUE
+    }
+
+    /// When [`Manager::on_timer`] wants to run.
+    pub fn next_timer(&self) -> Time {
+        match self.state {
+            SmState::NotActive => Time::MAX,
+            // A round still out waits for its answers.
+            _ if self.out_in_round > 0 => Time::MAX,
+            _ => self.next_at,
+        }
+    }
+
+    /// Timers: discovery rounds, polls, sweeps.
+    pub fn on_timer(&mut self, now: Time) {
+        if now < self.next_timer() {
+            return;
+        }
+        match self.state {
+            SmState::NotActive => {}
+            SmState::Discovering | SmState::Master => self.probe_round(now),
+            SmState::Standby => self.poll(now),
+        }
+    }
+
+    /// The answer to request `id`.
+    pub fn on_answer(&mut self, now: Time, id: u64, result: Result<Answer, Failure>) {
+        let Some(purpose) = self.pending.remove(&id) else {
+            return;
+        };
+        let info = match &result {
+            Ok(a) if a.mad.status == Status::OK => SmInfo::parse(&a.mad.data).ok(),
+            _ => None,
+        };
+        match purpose {
+            Purpose::Probe { member, round } => {
+                if let Some(i) = &info
+                    && let Some(state) = SmState::from_u8(i.sm_state)
+                {
+                    self.peers.insert(
+                        member,
+                        Peer {
+                            state,
+                            priority: i.priority,
+                            identity: i.identity,
+                            seen: now,
+                        },
+                    );
+                } else if result.is_ok() {
+                    // It answered, but runs no manager.
+                    self.peers.remove(&member);
+                }
+                if round == self.round {
+                    self.out_in_round = self.out_in_round.saturating_sub(1);
+                    if self.out_in_round == 0 {
+                        self.round_done(now);
+                    }
+                }
+            }
+            Purpose::Poll { master } => {
+                if self.state != SmState::Standby || self.master != Some(master) {
+                    return;
+                }
+                match info.and_then(|i| SmState::from_u8(i.sm_state).map(|s| (i, s))) {
+                    Some((i, s)) => {
+                        self.missed = 0;
+                        self.peers.insert(
+                            master,
+                            Peer {
+                                state: s,
+                                priority: i.priority,
+                                identity: i.identity,
+                                seen: now,
+                            },
+                        );
+                        if !matches!(s, SmState::Master | SmState::Discovering) {
+                            self.start_discovery(
+                                now,
+                                format!("{master} polled is {s}, not master"),
+                            );
+                        }
+                    }
+                    None => {
+                        self.missed += 1;
+                        self.stats.polls_missed += 1;
+                        if self.missed >= self.cfg.poll_misses {
+                            self.peers.remove(&master);
+                            self.start_discovery(
+                                now,
+                                format!("master {master} missed {} polls", self.missed),
+                            );
+                        }
+                    }
+                }
+            }
+            Purpose::Handover { to } => {
+                if info.is_some() {
+                    // The acknowledgement: stay standby under the new master.
+                    self.master = Some(to);
+                    self.missed = 0;
+                    self.next_at = now + self.cfg.poll_ms;
+                } else {
+                    self.start_discovery(now, format!("HANDOVER to {to} not acknowledged"));
+                }
+            }
+        }
+    }
+
+    fn probe_round(&mut self, now: Time) {
+        self.round += 1;
+        if self.state == SmState::Master {
+            self.stats.sweeps += 1;
+            self.act_count = self.act_count.wrapping_add(1);
+        } else {
+            self.stats.rounds += 1;
+        }
+        let members = self.members.clone();
+        self.out_in_round = members.len();
+        for m in members {
+            self.request(
+                m,
+                Method::GET,
+                0,
+                Purpose::Probe {
+                    member: m,
+                    round: self.round,
+                },
+            );
+        }
+        if self.out_in_round == 0 {
+            self.round_done(now);
+        }
+    }
+
+    /// A round's probes are all answered or given up.
+    fn round_done(&mut self, now: Time) {
+        let me = (self.cfg.priority, self.cfg.identity);
+        // Peers that did not answer this round are gone.
+        let seen_by = now.saturating_sub(self.round_span());
+        self.peers.retain(|_, p| p.seen >= seen_by);
+        let best_master = self
+            .peers
+            .iter()
+            .filter(|(_, p)| p.state == SmState::Master)
+            .max_by(|a, b| rank_order(a.1, b.1))
+            .map(|(a, p)| (*a, *p));
+        let best_other = self
+            .peers
+            .iter()
+            .filter(|(_, p)| matches!(p.state, SmState::Discovering | SmState::Standby))
+            .max_by(|a, b| rank_order(a.1, b.1))
+            .map(|(a, p)| (*a, *p));
+        match self.state {
+            SmState::Discovering => {
+                if let Some((a, _)) = best_master {
+                    self.follow(now, a, format!("found master {a}"));
+                } else if let Some((a, p)) = best_other
+                    && outranks(p.rank(), me)
+                {
+                    self.follow(now, a, format!("{a} outranks this manager"));
+                } else {
+                    self.clean_rounds += 1;
+                    if self.clean_rounds >= 2 {
+                        self.become_master(now, "no master and none better".into());
+                    } else {
+                        self.next_at = now + self.cfg.discover_ms;
+                    }
+                }
+            }
+            SmState::Master => {
+                if let Some((a, p)) = best_master
+                    && outranks(p.rank(), me)
+                {
+                    self.start_discovery(now, format!("master {a} outranks this one"));
+                } else if let Some((a, p)) = best_other
+                    && p.state == SmState::Standby
+                    && outranks(p.rank(), me)
+                {
+                    // Stop being master first, then hand over.
+                    self.stats.handovers_given += 1;
+                    self.master = Some(a);
+                    self.set_state(now, SmState::Standby, format!("handing over to {a}"));
+                    self.request(
+                        a,
+                        Method::SET,
+                        Control::Handover as u32,
+                        Purpose::Handover { to: a },
+                    );
+                    self.next_at = Time::MAX;
+                } else {
+                    self.next_at = now + self.cfg.sweep_ms;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// How far back a peer's answer counts for the round just done.
+    fn round_span(&self) -> Time {
+        self.cfg.timeout_ms * Time::from(self.cfg.retries + 1)
+            + self.cfg.sweep_ms.max(self.cfg.discover_ms)
+    }
+
+    fn follow(&mut self, now: Time, master: Address, why: String) {
+        self.master = Some(master);
+        self.missed = 0;
+        self.next_at = now;
+        self.set_state(now, SmState::Standby, why);
+    }
+
+    fn become_master(&mut self, now: Time, why: String) {
+        self.master = None;
+        self.next_at = now + self.cfg.sweep_ms;
+        self.set_state(now, SmState::Master, why);
+    }
+
+    fn start_discovery(&mut self, now: Time, why: String) {
+        self.master = None;
+        self.clean_rounds = 0;
+        self.out_in_round = 0;
+        self.next_at = now;
+        self.set_state(now, SmState::Discovering, why);
+    }
+
+    fn poll(&mut self, now: Time) {
+        let Some(master) = self.master else {
+            self.start_discovery(now, "no master to poll".into());
+            return;
+        };
+        self.stats.polls += 1;
+        self.request(master, Method::GET, 0, Purpose::Poll { master });
+        self.next_at = now + self.cfg.poll_ms;
+    }
+
+    fn request(&mut self, to: Address, method: Method, modifier: u32, purpose: Purpose) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.stats.requests += 1;
+        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        // The requester's own SMInfo, with the SM key it knows.
+        let mine = SmInfo {
+            sm_key: self.cfg.sm_key,
+            ..self.sm_info(self.cfg.sm_key)
+        };
+        let _ = mine.emit(&mut data);
+        self.pending.insert(id, purpose);
+        self.outputs.push_back(ManagerOutput::Request {
+            id,
+            request: Request {
+                target: Target::Address(to),
+                class: MgmtClass::SUBN,
+                method,
+                attribute: SmInfo::ID,
+                modifier,
+                mkey: 0,
+                data,
+                timeout_ms: self.cfg.timeout_ms,
+                retries: self.cfg.retries,
+            },
+        });
+    }
+
+    fn set_state(&mut self, _now: Time, to: SmState, why: String) {
+        if self.state == to {
+            return;
+        }
+        let from = self.state;
+        self.state = to;
+        self.stats.transitions += 1;
+        if to != SmState::Discovering {
+            self.clean_rounds = 0;
+        }
+        self.event(ManagerEvent::State { from, to, why });
+    }
+
+    fn event(&mut self, e: ManagerEvent) {
+        self.outputs.push_back(ManagerOutput::Event(e));
+    }
+}
+
+/// Orders peers by rank: the one that outranks is greater.
+fn rank_order(a: &Peer, b: &Peer) -> std::cmp::Ordering {
+    if outranks(a.rank(), b.rank()) {
+        std::cmp::Ordering::Greater
+    } else if outranks(b.rank(), a.rank()) {
+        std::cmp::Ordering::Less
+    } else {
+        std::cmp::Ordering::Equal
+    }
+}
