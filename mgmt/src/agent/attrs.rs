@@ -122,17 +122,13 @@ impl Agent {
                     PortInfo::emit,
                 )
             }
-            SmInfo::ID if smp => emit(
-                class,
-                &SmInfo {
-                    identity: self.cfg.identity,
-                    sm_key: 0,
-                    act_count: 0,
-                    priority: 0,
-                    sm_state: 0,
-                },
-                SmInfo::emit,
-            ),
+            SmInfo::ID if smp => {
+                let asked = SmInfo::parse(&req.data).map_or(0, |i| i.sm_key);
+                let info = m
+                    .sm_info(in_port, asked)
+                    .ok_or(Status::METHOD_ATTR_UNSUPPORTED)?;
+                emit(class, &info, SmInfo::emit)
+            }
             // A host answers too: its route is its first hop.
             RouteEntry::ID if smp => {
                 let (port, dst) =
@@ -257,6 +253,11 @@ impl Agent {
     ) -> Res<()> {
         let smp = req.class.is_smp();
         match req.attribute {
+            SmInfo::ID if smp => {
+                let info = SmInfo::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
+                m.sm_control(input.port, input.src, req.modifier, &info)
+                    .ok_or(Status::METHOD_ATTR_UNSUPPORTED)??;
+            }
             NodeDescription::ID if smp => {
                 let d = NodeDescription::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
                 self.cfg.description = d.0.clone();

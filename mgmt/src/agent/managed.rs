@@ -7,6 +7,7 @@
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
+use crate::attr::SmInfo;
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -93,4 +94,25 @@ pub trait Managed {
 
     /// The node's name changed (NodeDescription).
     fn set_name(&mut self, name: &str);
+
+    /// SMInfo of the SAN manager on `port`'s SAN that this node runs, as a
+    /// Get from a requester giving SM key `asked_key` reads it; `None`:
+    /// no manager there (docs/manager.md).
+    fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
+        let _ = (port, asked_key);
+        None
+    }
+
+    /// An SMInfo Set (a manager's control) for the manager on `port`'s SAN,
+    /// from `from`; `None`: no manager there.
+    fn sm_control(
+        &mut self,
+        port: PortId,
+        from: Address,
+        modifier: u32,
+        info: &SmInfo,
+    ) -> Option<Result<SmInfo, Status>> {
+        let _ = (port, from, modifier, info);
+        None
+    }
 }

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{Notice, PortCounters, PortInfo, SourceRoute};
+use crate::attr::{Notice, PortCounters, PortInfo, SmInfo, SourceRoute};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
@@ -617,7 +617,9 @@ impl Agent {
         // The M_Key guards every Subn request, and Sets of the other
         // classes (a Perf Set clears counters); a Perf or vendor Get is
         // answered to anyone, as InfiniBand's PMA does.
-        let guarded = set || req.class.is_smp();
+        // SMInfo is the managers' own: the SM key guards its controls
+        // (docs/manager.md), as InfiniBand's SM_Key does, not the M_Key.
+        let guarded = (set || req.class.is_smp()) && req.attribute != SmInfo::ID;
         let check = if guarded {
             self.mkey.check(now, req.mkey, set)
         } else {

@@ -154,6 +154,14 @@ impl<C: CounterSource + ?Sized> Carrier for RouterNode<'_, C> {
             .map(|(_, port, native)| (port, native))
     }
 
+    /// The LRT of `port`: every node and router HR heard on its SAN.
+    fn members(&self, port: PortId) -> Vec<Address> {
+        if !self.router.config().hrs.has(port) {
+            return Vec::new();
+        }
+        self.router.lrt(port).keys().copied().collect()
+    }
+
     /// From the LRTs: the first port whose SAN has `address` as a member.
     fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
         self.router

@@ -1702,6 +1702,10 @@ impl HostSide for Host<'_> {
         self.link.send(packet, to).is_ok()
     }
 
+    fn neighbours(&self) -> Vec<Address> {
+        self.lock().neighbours.keys().copied().collect()
+    }
+
     fn native_of(&self, address: Address) -> Option<NativeAddr> {
         self.lock().neighbours.get(&address).copied()
     }

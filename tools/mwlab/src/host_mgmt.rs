@@ -139,6 +139,9 @@ pub trait HostSide {
     fn neighbour(&self, native: &NativeAddr) -> Option<Address>;
     /// The native address of neighbour `address`.
     fn native_of(&self, address: Address) -> Option<NativeAddr>;
+    /// The neighbours' addresses (the SAN's HRs, and nodes that said who
+    /// they are).
+    fn neighbours(&self) -> Vec<Address>;
     /// Sends one packet to `to`; false when the link refused it.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool;
 }
@@ -229,6 +232,14 @@ impl<H: HostSide + ?Sized> Carrier for HostNode<'_, H> {
 
     fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
         self.0.native_of(address).map(|n| (PortId::new(0), n))
+    }
+
+    fn members(&self, port: PortId) -> Vec<Address> {
+        if port.index() == 0 {
+            self.0.neighbours()
+        } else {
+            Vec::new()
+        }
     }
 }
 

@@ -7,8 +7,15 @@
 //! control thread and mwlab's hosts feed it packets, requests and time, and
 //! send the [`Packet`]s it returns.
 
+mod managing;
+
+use std::collections::HashMap;
+
 use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
+
+use crate::manager::{Manager, ManagerConfig, ManagerEvent, ManagerOutput};
+use managing::Managing;
 
 use crate::agent::{Agent, AgentConfig, AgentEvent, Incoming, Managed, Output};
 use crate::client::{Answer, Client, ClientOutput, Failure, Request};
@@ -47,6 +54,13 @@ pub trait Carrier: Managed {
     /// starts. By default, the next hop to it.
     fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
         self.next_hop(address)
+    }
+
+    /// The members of `port`'s SAN this node knows (its LRT, a host's
+    /// neighbours), without itself: whom a SAN manager on that port asks.
+    fn members(&self, port: PortId) -> Vec<Address> {
+        let _ = port;
+        Vec::new()
     }
 }
 
@@ -88,15 +102,22 @@ pub struct Outcome {
     pub done: Vec<(u64, Result<Answer, Failure>)>,
     /// What the agent reports.
     pub events: Vec<AgentEvent>,
+    /// What the SAN managers report, by port.
+    pub manager_events: Vec<(PortId, ManagerEvent)>,
     /// Packets that had no route (counted, not sent).
     pub unroutable: u64,
 }
 
-/// The agent and the client of one node.
+/// The agent, the client and the SAN managers of one node.
 pub struct Station {
     agent: Agent,
     client: Client,
     next_id: u64,
+    /// The SAN managers the node runs, by port (at most one per port).
+    managers: Vec<(PortId, Manager)>,
+    /// The client's requests that are managers': station id -> (manager
+    /// index, the manager's id).
+    manager_ids: HashMap<u64, (usize, u64)>,
 }
 
 impl Station {
@@ -111,7 +132,28 @@ impl Station {
             agent: Agent::new(cfg, now),
             client: Client::new(prefix),
             next_id: 1,
+            managers: Vec::new(),
+            manager_ids: HashMap::new(),
         }
+    }
+
+    /// Runs a SAN manager on `port`'s SAN from `now` (replacing one there).
+    pub fn add_manager(&mut self, port: PortId, cfg: ManagerConfig, now: Time) {
+        self.managers.retain(|(p, _)| *p != port);
+        self.managers.push((port, Manager::new(cfg, now)));
+        // Answers to requests of the managers as they were go nowhere.
+        self.manager_ids.clear();
+    }
+
+    /// Stops the manager on `port`'s SAN.
+    pub fn remove_manager(&mut self, port: PortId) {
+        self.managers.retain(|(p, _)| *p != port);
+        self.manager_ids.clear();
+    }
+
+    /// The SAN managers, by port.
+    pub fn managers(&self) -> &[(PortId, Manager)] {
+        &self.managers
     }
 
     /// The agent.
@@ -131,7 +173,32 @@ impl Station {
 
     /// When the agent or the client wants its timer.
     pub fn next_timer(&self) -> Time {
-        self.agent.next_timer().min(self.client.next_timer())
+        self.managers.iter().map(|(_, m)| m.next_timer()).fold(
+            self.agent.next_timer().min(self.client.next_timer()),
+            Time::min,
+        )
+    }
+
+    /// Runs `f` on the agent and the client with the node and its
+    /// managers, then carries out what they output.
+    fn with<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        f: impl FnOnce(&mut Agent, &mut Client, &mut Managing<'_, N>),
+    ) -> Outcome {
+        let mut managers = std::mem::take(&mut self.managers);
+        let out = {
+            let mut m = Managing {
+                node,
+                managers: &mut managers,
+                now,
+            };
+            f(&mut self.agent, &mut self.client, &mut m);
+            self.drain(now, &mut m)
+        };
+        self.managers = managers;
+        out
     }
 
     /// A management packet arrived for this node (or passing through it
@@ -142,15 +209,22 @@ impl Station {
         node: &mut N,
         input: Incoming<'_>,
     ) -> Outcome {
-        self.agent.handle(now, node, input);
-        self.drain(now, node)
+        self.with(now, node, |a, _, m| a.handle(now, m, input))
     }
 
     /// Timers: trap repeats, the lease, thresholds, the client's retries.
     pub fn on_timer<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut N) -> Outcome {
-        self.agent.on_timer(now, node);
-        self.client.on_timer(now);
-        self.drain(now, node)
+        self.with(now, node, |a, c, m| {
+            a.on_timer(now, m);
+            c.on_timer(now);
+            for i in 0..m.managers.len() {
+                let port = m.managers[i].0;
+                let members = m.node.members(port);
+                let mgr = &mut m.managers[i].1;
+                mgr.set_members(members);
+                mgr.on_timer(now);
+            }
+        })
     }
 
     /// A port went down or up (trap 128).
@@ -161,8 +235,7 @@ impl Station {
         port: PortId,
         up: bool,
     ) -> Outcome {
-        self.agent.port_changed(now, node, port, up);
-        self.drain(now, node)
+        self.with(now, node, |a, _, m| a.port_changed(now, m, port, up))
     }
 
     /// A neighbour HR on `port`'s SAN stopped answering (trap 1024).
@@ -173,8 +246,7 @@ impl Station {
         hr: Address,
         port: PortId,
     ) -> Outcome {
-        self.agent.hr_down(now, node, hr, port);
-        self.drain(now, node)
+        self.with(now, node, |a, _, m| a.hr_down(now, m, hr, port))
     }
 
     /// Starts a request of the node's own (an operator's); its result comes
@@ -187,17 +259,32 @@ impl Station {
     ) -> (u64, Outcome) {
         let id = self.next_id;
         self.next_id += 1;
-        self.client.start(now, id, request);
-        (id, self.drain(now, node))
+        let out = self.with(now, node, |_, c, _| c.start(now, id, request));
+        (id, out)
     }
 
     /// Carries out the agent's and the client's outputs until neither has
     /// more: local deliveries loop back here, the rest become packets.
-    fn drain<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut N) -> Outcome {
+    fn drain<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut Managing<'_, N>) -> Outcome {
         let mut out = Outcome::default();
         let own = node.addresses();
         for _ in 0..LOCAL_ROUNDS {
             let mut progressed = false;
+            for i in 0..node.managers.len() {
+                let port = node.managers[i].0;
+                while let Some(o) = node.managers[i].1.poll_output() {
+                    progressed = true;
+                    match o {
+                        ManagerOutput::Request { id, request } => {
+                            let sid = self.next_id;
+                            self.next_id += 1;
+                            self.manager_ids.insert(sid, (i, id));
+                            self.client.start(now, sid, request);
+                        }
+                        ManagerOutput::Event(e) => out.manager_events.push((port, e)),
+                    }
+                }
+            }
             while let Some(o) = self.agent.poll_output() {
                 progressed = true;
                 match o {
@@ -263,7 +350,14 @@ impl Station {
                         }),
                         None => out.unroutable += 1,
                     },
-                    ClientOutput::Done { id, result } => out.done.push((id, result)),
+                    ClientOutput::Done { id, result } => match self.manager_ids.remove(&id) {
+                        Some((i, mid)) => {
+                            if let Some((_, m)) = node.managers.get_mut(i) {
+                                m.on_answer(now, mid, result);
+                            }
+                        }
+                        None => out.done.push((id, result)),
+                    },
                 }
             }
             if !progressed {
@@ -279,7 +373,7 @@ impl Station {
     fn route<N: Carrier + ?Sized>(
         &mut self,
         now: Time,
-        node: &mut N,
+        node: &mut Managing<'_, N>,
         own: &[Address],
         dst: Address,
         mad: Box<[u8; MAD_LEN]>,

@@ -1,0 +1,104 @@
+//! A node together with the SAN managers it runs: what the agent and the
+//! station see, so that SMInfo Gets and Sets reach the manager of the HR
+//! they arrive on (docs/manager.md), and everything else the node.
+
+use rrp::router::FibEntry;
+use rrp::{Address, NativeAddr, PortId};
+
+use crate::agent::{LrtItem, Managed, PortFacts};
+use crate::attr::SmInfo;
+use crate::manager::Manager;
+use crate::station::{Carrier, Time};
+use crate::wire::Status;
+
+/// The node `node` with its managers, at `now`.
+pub(super) struct Managing<'a, N: ?Sized> {
+    pub node: &'a mut N,
+    pub managers: &'a mut [(PortId, Manager)],
+    pub now: Time,
+}
+
+impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
+    fn ports(&self) -> usize {
+        self.node.ports()
+    }
+
+    fn port(&self, port: PortId) -> Option<PortFacts> {
+        self.node.port(port)
+    }
+
+    fn counters(&self, port: PortId) -> Option<Vec<u64>> {
+        self.node.counters(port)
+    }
+
+    fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {
+        self.node.route(port, dst)
+    }
+
+    fn lrt(&self, port: PortId) -> Vec<LrtItem> {
+        self.node.lrt(port)
+    }
+
+    fn set_port_up(&mut self, port: PortId, up: bool) -> Result<(), Status> {
+        self.node.set_port_up(port, up)
+    }
+
+    fn set_mtu(&mut self, port: PortId, mtu: u32) -> Result<(), Status> {
+        self.node.set_mtu(port, mtu)
+    }
+
+    fn set_cost(&mut self, port: PortId, cost: u16) -> Result<(), Status> {
+        self.node.set_cost(port, cost)
+    }
+
+    fn clear_counters(&mut self, port: PortId) -> Result<(), Status> {
+        self.node.clear_counters(port)
+    }
+
+    fn set_name(&mut self, name: &str) {
+        self.node.set_name(name);
+    }
+
+    fn address_of(&self, port: PortId, native: &NativeAddr) -> Option<Address> {
+        self.node.address_of(port, native)
+    }
+
+    fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
+        self.managers
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, m)| m.sm_info(asked_key))
+    }
+
+    fn sm_control(
+        &mut self,
+        port: PortId,
+        from: Address,
+        modifier: u32,
+        info: &SmInfo,
+    ) -> Option<Result<SmInfo, Status>> {
+        let now = self.now;
+        self.managers
+            .iter_mut()
+            .find(|(p, _)| *p == port)
+            .map(|(_, m)| m.on_control(now, from, modifier, info))
+    }
+}
+
+impl<N: Carrier + ?Sized> Carrier for Managing<'_, N> {
+    fn addresses(&self) -> Vec<Address> {
+        self.node.addresses()
+    }
+
+    fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)> {
+        self.node.next_hop(dst)
+    }
+
+    fn neighbour(&self, address: Address) -> Option<(PortId, NativeAddr)> {
+        self.node.neighbour(address)
+    }
+
+    fn members(&self, port: PortId) -> Vec<Address> {
+        self.node.members(port)
+    }
+}

@@ -1,0 +1,209 @@
+//! Stations (agent, client, SAN managers) of three hosts on one SAN, their
+//! packets carried by address: the managers elect through the agents'
+//! SMInfo (Gets answered by the manager of the HR they arrive on, Sets
+//! exempt from the M_Key), and an operator's request still reaches its
+//! waiter among the managers' answers.
+
+use mgmt::agent::{AgentConfig, LrtItem, Managed, NodeType, PortFacts};
+use mgmt::client::{Request, Target};
+use mgmt::manager::{ManagerConfig, SmState};
+use mgmt::station::{Carrier, Packet, Station};
+use mgmt::wire::{Method, MgmtClass, Status};
+use rrp::router::FibEntry;
+use rrp::wire::Packet as EepPacket;
+use rrp::{Address, NativeAddr, PortId};
+
+/// A host with one port on the SAN of every other.
+struct Host {
+    me: Address,
+    others: Vec<Address>,
+}
+
+impl Managed for Host {
+    fn ports(&self) -> usize {
+        1
+    }
+    fn port(&self, port: PortId) -> Option<PortFacts> {
+        (port.index() == 0).then(|| PortFacts {
+            address: self.me,
+            san_id: Address(0x0201),
+            mtu: 1500,
+            cost: 1,
+            up: true,
+            link_kind: 1,
+            native: NativeAddr::NONE,
+            lrt_entries: 0,
+            buddies: 0,
+        })
+    }
+    fn counters(&self, _port: PortId) -> Option<Vec<u64>> {
+        None
+    }
+    fn route(&self, _port: PortId, _dst: Address) -> Option<FibEntry> {
+        None
+    }
+    fn lrt(&self, _port: PortId) -> Vec<LrtItem> {
+        Vec::new()
+    }
+    fn set_port_up(&mut self, _port: PortId, _up: bool) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn set_mtu(&mut self, _port: PortId, _mtu: u32) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn set_cost(&mut self, _port: PortId, _cost: u16) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn clear_counters(&mut self, _port: PortId) -> Result<(), Status> {
+        Ok(())
+    }
+    fn set_name(&mut self, _name: &str) {}
+}
+
+impl Carrier for Host {
+    fn addresses(&self) -> Vec<Address> {
+        vec![self.me]
+    }
+    fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)> {
+        self.others
+            .contains(&dst)
+            .then(|| (PortId::new(0), NativeAddr::NONE))
+    }
+    fn members(&self, _port: PortId) -> Vec<Address> {
+        self.others.clone()
+    }
+}
+
+struct Net {
+    now: u64,
+    hosts: Vec<Host>,
+    stations: Vec<Station>,
+    /// (to, from, the MAD).
+    queue: Vec<(Address, Address, Vec<u8>)>,
+    done: Vec<(usize, u64, bool)>,
+}
+
+impl Net {
+    fn new(managers: &[(u16, Option<(u8, u64)>)]) -> Net {
+        let all: Vec<Address> = managers.iter().map(|(a, _)| Address(*a)).collect();
+        let mut n = Net {
+            now: 0,
+            hosts: Vec::new(),
+            stations: Vec::new(),
+            queue: Vec::new(),
+            done: Vec::new(),
+        };
+        for (a, m) in managers {
+            let me = Address(*a);
+            let mut cfg = AgentConfig::new(NodeType::Host, u64::from(*a), "h");
+            // A key at protect 1: SMInfo Sets must pass without it.
+            cfg.mkey = 0x99;
+            cfg.protect = 1;
+            let mut st = Station::new(cfg, 0, u32::from(*a));
+            if let Some((prio, id)) = m {
+                st.add_manager(PortId::new(0), ManagerConfig::new(*prio, *id), 0);
+            }
+            n.hosts.push(Host {
+                me,
+                others: all.iter().copied().filter(|x| *x != me).collect(),
+            });
+            n.stations.push(st);
+        }
+        n
+    }
+
+    fn take(&mut self, i: usize, out: mgmt::station::Outcome) {
+        for p in out.packets {
+            self.queue.push((p.dst, p.src, mad_of(&p)));
+        }
+        for (id, r) in out.done {
+            self.done.push((i, id, r.is_ok()));
+        }
+    }
+
+    fn run_until(&mut self, t: u64) {
+        while self.now < t {
+            self.now += 1;
+            let now = self.now;
+            for (to, from, mad) in std::mem::take(&mut self.queue) {
+                let Some(i) = self.hosts.iter().position(|h| h.me == to) else {
+                    continue;
+                };
+                let out = self.stations[i].handle(
+                    now,
+                    &mut self.hosts[i],
+                    mgmt::agent::Incoming {
+                        port: PortId::new(0),
+                        native: NativeAddr::NONE,
+                        src: from,
+                        dst: to,
+                        mad: &mad,
+                    },
+                );
+                self.take(i, out);
+            }
+            for i in 0..self.stations.len() {
+                let out = self.stations[i].on_timer(now, &mut self.hosts[i]);
+                self.take(i, out);
+            }
+        }
+    }
+
+    fn state(&self, i: usize) -> Option<SmState> {
+        self.stations[i].managers().first().map(|(_, m)| m.state())
+    }
+}
+
+/// The MAD a packet carries.
+fn mad_of(p: &Packet) -> Vec<u8> {
+    let bytes = p.bytes().unwrap();
+    let pkt = EepPacket::new_checked(&bytes[..], usize::MAX).unwrap();
+    mgmt::wire::mad_in(&pkt).unwrap().as_bytes().to_vec()
+}
+
+#[test]
+fn managers_elect_through_their_stations_and_operators_still_get_answers() {
+    // 0x0101 runs no manager; 0x0102 and 0x0103 do, priority 7 both: the
+    // lower identity (0x20, on 0x0103) wins.
+    let mut n = Net::new(&[
+        (0x0101, None),
+        (0x0102, Some((7, 0x30))),
+        (0x0103, Some((7, 0x20))),
+    ]);
+    n.run_until(3_000);
+    assert_eq!(n.state(0), None);
+    assert_eq!(n.state(1), Some(SmState::Standby));
+    assert_eq!(n.state(2), Some(SmState::Master));
+    assert_eq!(
+        n.stations[1].managers()[0].1.master(),
+        Some(Address(0x0103))
+    );
+    // An operator's Get of SMInfo on the master's node, from the node
+    // without a manager: answered, and handed to that operator.
+    let (id, out) = n.stations[0].start(
+        n.now,
+        &mut n.hosts[0],
+        Request {
+            target: Target::Address(Address(0x0103)),
+            class: MgmtClass::SUBN,
+            method: Method::GET,
+            attribute: mgmt::attr::SmInfo::ID,
+            modifier: 0,
+            mkey: 0,
+            data: Vec::new(),
+            timeout_ms: 100,
+            retries: 1,
+        },
+    );
+    n.take(0, out);
+    n.run_until(n.now + 50);
+    assert!(n.done.contains(&(0, id, true)), "{:?}", n.done);
+    // The node without a manager answers SMInfo 0x000C: the managers know
+    // it runs none.
+    assert!(
+        !n.stations[2].managers()[0]
+            .1
+            .peers()
+            .contains_key(&Address(0x0101))
+    );
+}
