@@ -24,7 +24,7 @@ impl Managed for Host {
         1
     }
     fn port(&self, port: PortId) -> Option<PortFacts> {
-        (port.index() == 0).then(|| PortFacts {
+        (port.index() == 0).then_some(PortFacts {
             address: self.me,
             san_id: Address(0x0201),
             mtu: 1500,
