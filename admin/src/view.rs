@@ -71,6 +71,31 @@ pub struct ManagementInfo {
     /// address, a router's HRs): where a trace from it starts.
     #[serde(default)]
     pub addresses: Vec<Address>,
+    /// The SAN managers the node runs (docs/manager.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub managers: Vec<ManagerRow>,
+}
+
+/// A SAN manager `show management` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagerRow {
+    /// The port (HR) whose SAN it manages.
+    pub port: PortId,
+    /// That HR's address.
+    pub hr: Address,
+    /// `discovering`, `standby`, `master`, `not-active`.
+    pub state: String,
+    /// Its priority.
+    pub priority: u8,
+    /// The master it polls (standby), when it knows one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<Address>,
+    /// Sweeps as master (SMInfo's ActCount).
+    pub act_count: u32,
+    /// The other managers it has heard of: address, state, priority.
+    pub peers: Vec<(Address, String, u8)>,
+    /// Its counters by name.
+    pub counters: BTreeMap<String, u64>,
 }
 
 impl ManagementInfo {
@@ -103,6 +128,24 @@ impl ManagementInfo {
                     issuer: *issuer,
                     trap: n.trap_number,
                     summary: n.summary(),
+                })
+                .collect(),
+            managers: station
+                .managers()
+                .iter()
+                .map(|(p, m)| ManagerRow {
+                    port: *p,
+                    hr: addresses.get(p.index()).copied().unwrap_or_default(),
+                    state: m.state().name().to_string(),
+                    priority: m.config().priority,
+                    master: m.master(),
+                    act_count: m.sm_info(0).act_count,
+                    peers: m
+                        .peers()
+                        .iter()
+                        .map(|(a, q)| (*a, q.state.name().to_string(), q.priority))
+                        .collect(),
+                    counters: named(&m.stats().fields()),
                 })
                 .collect(),
             addresses,

@@ -11,6 +11,7 @@ use std::sync::mpsc::SyncSender;
 use mgmt::agent::router::{CounterSource, RouterNode};
 use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType};
 use mgmt::client::{Answer, Client, Failure, Request};
+use mgmt::manager::ManagerConfig;
 use mgmt::station::{Outcome, Station};
 use rrp::router::{Router, RouterStats, Time};
 use rrp::{Address, LinkKind, NativeAddr, PortId};
@@ -107,6 +108,26 @@ pub fn agent_config(cfg: &Config) -> AgentConfig {
     a
 }
 
+/// The SAN managers a configuration asks for: on each HR of
+/// `management.manager_hrs` (every HR when empty), with
+/// `management.manager_priority`; none without a priority.
+pub fn manager_configs(cfg: &Config) -> Vec<(PortId, ManagerConfig)> {
+    let m = &cfg.management;
+    let Some(priority) = m.manager_priority else {
+        return Vec::new();
+    };
+    cfg.hrs
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| m.manager_hrs.is_empty() || m.manager_hrs.contains(&h.address))
+        .map(|(i, _)| {
+            let mut c = ManagerConfig::new(priority, cfg.node_identity());
+            c.sm_key = m.sm_key;
+            (PortId::new(i), c)
+        })
+        .collect()
+}
+
 /// `major.minor.patch` as NodeInfo's revision: major << 16 | minor << 8 | patch.
 pub fn version_code(v: &str) -> u32 {
     let mut parts = v.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
@@ -140,6 +161,27 @@ impl Management {
     /// The agent, to apply a configuration reload.
     pub fn agent_mut(&mut self) -> &mut Agent {
         self.station.agent_mut()
+    }
+
+    /// Runs exactly these SAN managers from `now` (a manager whose port and
+    /// settings stay keeps its state).
+    pub fn set_managers(&mut self, now: Time, managers: Vec<(PortId, ManagerConfig)>) {
+        let running: Vec<(PortId, ManagerConfig)> = self
+            .station
+            .managers()
+            .iter()
+            .map(|(p, m)| (*p, m.config().clone()))
+            .collect();
+        for (p, _) in &running {
+            if !managers.iter().any(|(q, _)| q == p) {
+                self.station.remove_manager(*p);
+            }
+        }
+        for (p, c) in managers {
+            if !running.contains(&(p, c.clone())) {
+                self.station.add_manager(p, c, now);
+            }
+        }
     }
 
     /// The client's counters.
@@ -249,6 +291,9 @@ impl Management {
     fn carry_out(&mut self, o: Outcome) -> Vec<Send> {
         for e in &o.events {
             tracing::info!(target: "mwrouter::mgmt", "{e}");
+        }
+        for (port, e) in &o.manager_events {
+            tracing::info!(target: "mwrouter::manager", "port {port}: {e}");
         }
         for (id, result) in o.done {
             if let Some(w) = self.waiters.remove(&id) {

@@ -167,6 +167,14 @@ impl ControlPlane {
         self.mgmt = Some(Management::new(cfg, now, counters, kinds));
     }
 
+    /// Runs these SAN managers (docs/manager.md).
+    pub fn set_managers(&mut self, managers: Vec<(PortId, mgmt::manager::ManagerConfig)>) {
+        let now = self.now();
+        if let Some(m) = self.mgmt.as_mut() {
+            m.set_managers(now, managers);
+        }
+    }
+
     /// The management agent and client, if enabled.
     pub fn management(&self) -> Option<&Management> {
         self.mgmt.as_ref()

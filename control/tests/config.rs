@@ -1129,6 +1129,9 @@ fn round_trip_variants() {
         drop_threshold: i64::MAX as u64,
         traps_per_s: u32::MAX,
         tracer: false,
+        manager_priority: None,
+        manager_hrs: Vec::new(),
+        sm_key: 0,
     };
     round_trip(&c);
 }
@@ -1335,6 +1338,9 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 drop_threshold: m.6,
                 traps_per_s: m.7,
                 tracer: m.2 % 2 == 0,
+                manager_priority: (m.2 % 3 == 0).then_some((m.2 % 16) as u8),
+                manager_hrs: Vec::new(),
+                sm_key: m.2 ^ 0x55,
             };
             let _ = n;
             c
@@ -1404,6 +1410,9 @@ traps_per_s = 5"#);
             drop_threshold: 1000,
             traps_per_s: 5,
             tracer: true,
+            manager_priority: None,
+            manager_hrs: Vec::new(),
+            sm_key: 0,
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -1995,6 +2004,9 @@ fn reload_management_is_live() {
         drop_threshold: 100,
         traps_per_s: 2,
         tracer: true,
+        manager_priority: None,
+        manager_hrs: Vec::new(),
+        sm_key: 0,
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));

@@ -169,6 +169,12 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("drop_threshold", m.drop_threshold.to_string());
     t.put("traps_per_s", m.traps_per_s.to_string());
     t.put("tracer", m.tracer.to_string());
+    if let Some(p) = m.manager_priority {
+        t.put("manager_priority", p.to_string());
+    }
+    let hrs: Vec<String> = m.manager_hrs.iter().map(|a| hex16(*a)).collect();
+    t.put("manager_hrs", format!("[{}]", hrs.join(", ")));
+    t.put("sm_key", hex64(m.sm_key));
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

@@ -361,6 +361,13 @@ pub struct ManagementSection {
     pub traps_per_s: u32,
     /// Whether the path tracer's agent (vendor class 0x30) answers.
     pub tracer: bool,
+    /// The priority (0-15) of the SAN manager this box runs on its HRs
+    /// (docs/manager.md); none: no manager.
+    pub manager_priority: Option<u8>,
+    /// The HRs whose SANs the manager runs on; empty: every HR.
+    pub manager_hrs: Vec<Address>,
+    /// The SANs' SM key (0: none): a secret, as `mkey`.
+    pub sm_key: u64,
 }
 
 impl Default for ManagementSection {
@@ -375,6 +382,9 @@ impl Default for ManagementSection {
             drop_threshold: 0,
             traps_per_s: DEFAULT_TRAPS_PER_S,
             tracer: true,
+            manager_priority: None,
+            manager_hrs: Vec::new(),
+            sm_key: 0,
         }
     }
 }
@@ -398,6 +408,9 @@ impl fmt::Debug for ManagementSection {
             .field("drop_threshold", &self.drop_threshold)
             .field("traps_per_s", &self.traps_per_s)
             .field("tracer", &self.tracer)
+            .field("manager_priority", &self.manager_priority)
+            .field("manager_hrs", &self.manager_hrs)
+            .field("sm_key", &Secret(self.sm_key))
             .finish()
     }
 }
@@ -716,7 +729,9 @@ impl Config {
     pub fn to_toml_redacted(&self) -> String {
         let mut t = emit::tables(self);
         for table in t.iter_mut().filter(|t| t.path == "management") {
-            table.entries.retain(|(k, _)| *k != "mkey");
+            table
+                .entries
+                .retain(|(k, _)| *k != "mkey" && *k != "sm_key");
         }
         let note = if self.management.mkey == 0 {
             "# management.mkey: none set"

@@ -58,6 +58,9 @@ struct RawManagement {
     drop_threshold: u64,
     traps_per_s: u32,
     tracer: bool,
+    manager_priority: Option<u8>,
+    manager_hrs: Vec<u16>,
+    sm_key: Wide,
 }
 
 impl Default for RawManagement {
@@ -73,6 +76,9 @@ impl Default for RawManagement {
             drop_threshold: m.drop_threshold,
             traps_per_s: m.traps_per_s,
             tracer: m.tracer,
+            manager_priority: m.manager_priority,
+            manager_hrs: m.manager_hrs.iter().map(|a| a.0).collect(),
+            sm_key: Wide(m.sm_key),
         }
     }
 }
@@ -89,6 +95,9 @@ impl From<RawManagement> for ManagementSection {
             drop_threshold: m.drop_threshold,
             traps_per_s: m.traps_per_s,
             tracer: m.tracer,
+            manager_priority: m.manager_priority,
+            manager_hrs: m.manager_hrs.into_iter().map(Address).collect(),
+            sm_key: m.sm_key.0,
         }
     }
 }

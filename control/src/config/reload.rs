@@ -9,7 +9,7 @@ use rrp::router::{Limits, StaticNode, Timers};
 use super::{Config, LogSection, ManagementSection, RatesSection, emit};
 
 /// The key whose value a change line never shows.
-const SECRET_KEY: &str = "management.mkey";
+const SECRET_KEYS: [&str; 2] = ["management.mkey", "management.sm_key"];
 
 /// The changes a reload applies: each field is `Some` (or listed) only when
 /// it changed. Anything else that changed refuses the reload.
@@ -91,7 +91,7 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
             refused.push(format!(
                 "{key}: cannot change while running; restart mwrouterd"
             ));
-        } else if key == SECRET_KEY {
+        } else if SECRET_KEYS.contains(&key) {
             plan.changes
                 .push(format!("{key}: changed (the value is not shown)"));
         } else if !is_static_key(key) {

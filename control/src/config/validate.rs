@@ -401,6 +401,22 @@ fn management(c: &Config, e: &mut Errs) {
             "must be >= 1 (leave manager out for no traps)",
         );
     }
+    if let Some(p) = m.manager_priority
+        && p > 15
+    {
+        e.push(
+            "management.manager_priority",
+            format!("{p} is not a manager priority (0-15)"),
+        );
+    }
+    for a in &m.manager_hrs {
+        if !c.hrs.iter().any(|h| h.address == *a) {
+            e.push(
+                "management.manager_hrs",
+                format!("{a} is not an HR of this box"),
+            );
+        }
+    }
 }
 
 pub(super) fn is_pci_address(s: &str) -> bool {

@@ -103,14 +103,19 @@ impl DaemonBackend {
         let rates = new.rates.error_rates();
         let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
-        let agent = plan
-            .management
-            .is_some()
-            .then(|| crate::management::agent_config(&new));
+        let agent = plan.management.is_some().then(|| {
+            (
+                crate::management::agent_config(&new),
+                crate::management::manager_configs(&new),
+            )
+        });
         self.plane
             .call(CALL, move |cp| -> Result<(), String> {
-                if let (Some(a), Some(m)) = (agent, cp.management_mut()) {
-                    m.agent_mut().reconfigure(a);
+                if let Some((a, managers)) = agent {
+                    if let Some(m) = cp.management_mut() {
+                        m.agent_mut().reconfigure(a);
+                    }
+                    cp.set_managers(managers);
                 }
                 cp.engine_mut()
                     .set_tunables(timers, limits, rates)

@@ -275,11 +275,13 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     let counters = Counters::new(running.blocks.clone());
     {
         let agent = crate::management::agent_config(&cfg);
+        let managers = crate::management::manager_configs(&cfg);
         let (c, k) = (counters.clone(), kinds.clone());
         running
             .plane
             .call(Duration::from_secs(5), move |cp| {
-                cp.enable_management(agent, c, k)
+                cp.enable_management(agent, c, k);
+                cp.set_managers(managers);
             })
             .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
     }

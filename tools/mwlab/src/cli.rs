@@ -134,6 +134,16 @@ pub struct ManagementArgs {
     /// A router or host whose path-tracer agent is off (repeat for more).
     #[arg(long, value_name = "NAME")]
     pub no_tracer: Vec<String>,
+    /// A router or host that runs a SAN manager, with its priority 0-15
+    /// (repeat for more; a router runs one on each HR).
+    #[arg(long = "sm", value_name = "NAME=PRIORITY", value_parser = parse_sm)]
+    pub managers: Vec<(String, u8)>,
+}
+
+fn parse_sm(s: &str) -> Result<(String, u8), String> {
+    let (n, p) = s.split_once('=').ok_or("NAME=PRIORITY (H0=7)")?;
+    let p: u8 = p.parse().map_err(|e| format!("priority {p:?}: {e}"))?;
+    Ok((n.to_string(), p))
 }
 
 fn parse_key(s: &str) -> Result<u64, String> {
@@ -152,6 +162,7 @@ impl ManagementArgs {
             lease_s: self.lease,
             manager: self.manager.clone(),
             no_tracer: self.no_tracer.clone(),
+            managers: self.managers.clone(),
         }
     }
 }

@@ -1763,7 +1763,10 @@ pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
                 Level::C => 3,
             };
             let cfg = m.agent_config(&spec.name, host.me, level);
-            scope.spawn(move || host_mgmt::run(host, cfg, &mgmt_rx, &|| host.stopping(stop)));
+            let manager = m.manager_priority.map(|p| (p, m.sm_key));
+            scope.spawn(move || {
+                host_mgmt::run(host, cfg, manager, &mgmt_rx, &|| host.stopping(stop))
+            });
         }
         while !host.stopping(stop) {
             match listener.accept() {

@@ -20,6 +20,7 @@ use admin::server::Handler;
 use admin::view::ManagementInfo;
 use mgmt::agent::{AgentConfig, Incoming, LrtItem, Managed, NodeType, PortFacts};
 use mgmt::client::Request;
+use mgmt::manager::ManagerConfig;
 use mgmt::station::{Carrier, Outcome, Station};
 use mgmt::wire::Status;
 use rrp::router::{FibEntry, Next};
@@ -61,6 +62,13 @@ pub struct HostManagement {
     /// Whether the path tracer's agent runs (docs/mwtrace.md).
     #[serde(default = "yes")]
     pub tracer: bool,
+    /// The priority of the SAN manager the host runs (docs/manager.md);
+    /// none: no manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager_priority: Option<u8>,
+    /// The SAN's SM key (0: none).
+    #[serde(default)]
+    pub sm_key: u64,
 }
 
 fn yes() -> bool {
@@ -248,12 +256,19 @@ impl<H: HostSide + ?Sized> Carrier for HostNode<'_, H> {
 pub fn run<H: HostSide + ?Sized>(
     host: &H,
     cfg: AgentConfig,
+    manager: Option<(u8, u64)>,
     inbox: &Receiver<Input>,
     stopping: &dyn Fn() -> bool,
 ) {
     let t0 = Instant::now();
     let now = || t0.elapsed().as_millis() as u64;
+    let identity = cfg.identity;
     let mut station = Station::new(cfg, now(), mgmt::station::wall_clock_seed());
+    if let Some(p) = manager {
+        let mut c = ManagerConfig::new(p.0, identity);
+        c.sm_key = p.1;
+        station.add_manager(PortId::new(0), c, now());
+    }
     let mut waiters: HashMap<u64, SyncSender<MadResult>> = HashMap::new();
     while !stopping() {
         let due = station.next_timer().saturating_sub(now());
@@ -305,6 +320,9 @@ fn carry_out<H: HostSide + ?Sized>(
 ) {
     for e in &o.events {
         eprintln!("mgmt: {e}");
+    }
+    for (_, e) in &o.manager_events {
+        eprintln!("{e}");
     }
     for (id, result) in o.done {
         if let Some(w) = waiters.remove(&id) {

@@ -151,6 +151,10 @@ pub struct LabManagement {
     /// Routers and hosts whose path-tracer agent is off (docs/mwtrace.md).
     #[serde(default)]
     pub no_tracer: Vec<String>,
+    /// Routers and hosts that run a SAN manager, with its priority
+    /// (docs/manager.md): a router on each of its HRs.
+    #[serde(default)]
+    pub managers: Vec<(String, u8)>,
 }
 
 /// The routers' port backend in a netns lab.
@@ -308,6 +312,13 @@ impl Plan {
         if m.protect > 3 {
             return Err(format!("--protect {}: 0 to 3", m.protect));
         }
+        for (name, p) in &m.managers {
+            let known = self.routers.iter().any(|r| &r.name == name)
+                || self.hosts.iter().any(|h| &h.spec.name == name);
+            if !known || *p > 15 {
+                return Err(format!("--sm {name}={p}: a router or host, priority 0-15"));
+            }
+        }
         for name in &m.no_tracer {
             let known = self.routers.iter().any(|r| &r.name == name)
                 || self.hosts.iter().any(|h| &h.spec.name == name);
@@ -341,6 +352,12 @@ impl Plan {
                 san_id: san.map_or(0, |x| x.id),
                 mtu: san.map_or(0, |x| lab_mtu(x.mtu)),
                 tracer: !m.no_tracer.contains(&h.spec.name),
+                manager_priority: m
+                    .managers
+                    .iter()
+                    .find(|(n, _)| *n == h.spec.name)
+                    .map(|(_, p)| *p),
+                sm_key: 0,
             });
         }
         self.management = m;
@@ -422,7 +439,7 @@ impl Plan {
              [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
              hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
              [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n\n\
-             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\ntracer = {tracer}\n{manager}{dpdk}",
+             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\ntracer = {tracer}\n{manager}{sm}{dpdk}",
             t.sweep_ms,
             t.keepalive_ms,
             t.keepalive_misses,
@@ -439,6 +456,12 @@ impl Plan {
             protect = self.management.protect,
             lease = self.management.lease_s,
             tracer = !self.management.no_tracer.contains(&r.name),
+            sm = self
+                .management
+                .managers
+                .iter()
+                .find(|(n, _)| *n == r.name)
+                .map_or(String::new(), |(_, p)| format!("manager_priority = {p}\n")),
             manager = self
                 .manager_address_of(&self.management)
                 .map_or(String::new(), |a| format!("manager = {a:#06x}\n")),

@@ -35,6 +35,7 @@ fn lab() -> (Lab, tempfile::TempDir) {
         lease_s: 0,
         manager: None,
         no_tracer: Vec::new(),
+        managers: Vec::new(),
     })
     .unwrap();
     assert!(
