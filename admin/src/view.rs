@@ -96,6 +96,30 @@ pub struct ManagerRow {
     pub peers: Vec<(Address, String, u8)>,
     /// Its counters by name.
     pub counters: BTreeMap<String, u64>,
+    /// The SAN's members as its sweeps found them (a master's; empty
+    /// otherwise).
+    #[serde(default)]
+    pub members: Vec<MemberRow>,
+}
+
+/// A member of a SAN in a master manager's database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberRow {
+    /// Its address.
+    pub address: Address,
+    /// NodeDescription.
+    pub name: String,
+    /// `host` or `router`.
+    pub node_type: String,
+    /// Its node identity, hex.
+    pub identity: String,
+    /// Implementation level 1-4 (A-D).
+    pub level: u16,
+    /// NumPorts.
+    pub num_ports: u8,
+    /// The state of the manager it runs, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager: Option<String>,
 }
 
 impl ManagementInfo {
@@ -146,6 +170,23 @@ impl ManagementInfo {
                         .map(|(a, q)| (*a, q.state.name().to_string(), q.priority))
                         .collect(),
                     counters: named(&m.stats().fields()),
+                    members: m
+                        .database()
+                        .values()
+                        .map(|d| MemberRow {
+                            address: d.address,
+                            name: d.name.clone(),
+                            node_type: match d.node_type {
+                                1 => "host".into(),
+                                3 => "router".into(),
+                                t => t.to_string(),
+                            },
+                            identity: format!("{:#018x}", d.identity),
+                            level: d.level,
+                            num_ports: d.num_ports,
+                            manager: d.manager.map(|s| s.name().to_string()),
+                        })
+                        .collect(),
                 })
                 .collect(),
             addresses,

@@ -169,6 +169,13 @@ impl San {
             self.drain(to);
             return;
         }
+        if r.attribute != SmInfo::ID {
+            // This SAN's nodes answer SMInfo only.
+            let resp = r.response(Status::METHOD_ATTR_UNSUPPORTED);
+            let bytes = Box::new(resp.to_bytes().unwrap());
+            self.send(from, to, bytes);
+            return;
+        }
         let info = SmInfo::parse(&r.data).unwrap_or_default();
         let answer = match r.method {
             Method::GET => Ok(self.nodes[to].manager.sm_info(info.sm_key)),

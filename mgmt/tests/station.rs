@@ -178,6 +178,21 @@ fn managers_elect_through_their_stations_and_operators_still_get_answers() {
         n.stations[1].managers()[0].1.master(),
         Some(Address(0x0103))
     );
+    // The master's sweeps know the SAN's members: their NodeInfo and
+    // NodeDescription, and which run a manager.
+    let db = n.stations[2].managers()[0].1.database();
+    assert_eq!(db.len(), 2, "{db:?}");
+    let m1 = &db[&Address(0x0101)];
+    assert_eq!(
+        (m1.identity, m1.node_type, m1.name.as_str()),
+        (0x0101, 1, "h")
+    );
+    assert_eq!(m1.manager, None);
+    assert_eq!(db[&Address(0x0102)].manager, Some(SmState::Standby));
+    assert!(
+        n.stations[1].managers()[0].1.database().is_empty(),
+        "standbys keep none"
+    );
     // An operator's Get of SMInfo on the master's node, from the node
     // without a manager: answered, and handed to that operator.
     let (id, out) = n.stations[0].start(

@@ -32,7 +32,7 @@ use std::fmt;
 
 use rrp::Address;
 
-use crate::attr::SmInfo;
+use crate::attr::{NodeDescription, NodeInfo, SmInfo};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, Status};
 
@@ -62,6 +62,9 @@ pub struct ManagerConfig {
     pub timeout_ms: Time,
     /// Tries after the first of a request.
     pub retries: u32,
+    /// A heavy sweep (every member's NodeInfo and NodeDescription again)
+    /// every this many sweeps; the others ask only new members.
+    pub heavy_every: u64,
 }
 
 impl ManagerConfig {
@@ -78,6 +81,7 @@ impl ManagerConfig {
             discover_ms: 200,
             timeout_ms: 100,
             retries: 2,
+            heavy_every: 10,
         }
     }
 }
@@ -150,13 +154,15 @@ pub struct ManagerStats {
     pub handovers_given: u64,
     /// Handovers taken.
     pub handovers_taken: u64,
+    /// Heavy sweeps.
+    pub heavy_sweeps: u64,
     /// Control Sets refused.
     pub controls_refused: u64,
 }
 
 impl ManagerStats {
     /// Every counter with its name.
-    pub fn fields(&self) -> [(&'static str, u64); 9] {
+    pub fn fields(&self) -> [(&'static str, u64); 10] {
         [
             ("transitions", self.transitions),
             ("rounds", self.rounds),
@@ -166,6 +172,7 @@ impl ManagerStats {
             ("requests", self.requests),
             ("handovers_given", self.handovers_given),
             ("handovers_taken", self.handovers_taken),
+            ("heavy_sweeps", self.heavy_sweeps),
             ("controls_refused", self.controls_refused),
         ]
     }
@@ -199,6 +206,32 @@ enum Purpose {
     Poll { master: Address },
     /// HANDOVER to a standby.
     Handover { to: Address },
+    /// A member's NodeInfo (a master's sweep).
+    NodeInfo { member: Address },
+    /// A member's NodeDescription (a master's sweep).
+    Description { member: Address },
+}
+
+/// A member of the SAN as the master's sweeps know it (docs/manager.md
+/// "The SAN database").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Its address on the SAN.
+    pub address: Address,
+    /// NodeInfo's NodeIdentity.
+    pub identity: u64,
+    /// NodeInfo's NodeType (1 host, 3 router).
+    pub node_type: u8,
+    /// NodeInfo's implementation level (1-4: A-D).
+    pub level: u16,
+    /// NodeInfo's NumPorts.
+    pub num_ports: u8,
+    /// NodeDescription.
+    pub name: String,
+    /// The state of the manager it runs, if it runs one.
+    pub manager: Option<SmState>,
+    /// When it last answered.
+    pub seen: Time,
 }
 
 /// One SAN's manager.
@@ -221,6 +254,10 @@ pub struct Manager {
     next_id: u64,
     outputs: VecDeque<ManagerOutput>,
     stats: ManagerStats,
+    /// The SAN's members (master).
+    database: BTreeMap<Address, Member>,
+    /// The next sweep is heavy.
+    heavy: bool,
 }
 
 impl Manager {
@@ -242,6 +279,8 @@ impl Manager {
             next_id: 1,
             outputs: VecDeque::new(),
             stats: ManagerStats::default(),
+            database: BTreeMap::new(),
+            heavy: true,
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,
@@ -274,6 +313,17 @@ impl Manager {
     /// The managers it has heard of, by address.
     pub fn peers(&self) -> &BTreeMap<Address, Peer> {
         &self.peers
+    }
+
+    /// The SAN's members as its sweeps found them (master; empty
+    /// otherwise).
+    pub fn database(&self) -> &BTreeMap<Address, Member> {
+        &self.database
+    }
+
+    /// Makes the next sweep heavy (a trap said the SAN changed).
+    pub fn heavy_sweep(&mut self) {
+        self.heavy = true;
     }
 
     /// The next output.
@@ -404,6 +454,19 @@ impl Manager {
                     // It answered, but runs no manager.
                     self.peers.remove(&member);
                 }
+                if self.state == SmState::Master {
+                    match (&result, self.database.get_mut(&member)) {
+                        (Ok(_), Some(m)) => {
+                            m.seen = now;
+                            m.manager = info.as_ref().and_then(|i| SmState::from_u8(i.sm_state));
+                        }
+                        // Gone from the SAN: out of the database.
+                        (Err(_), Some(_)) => {
+                            self.database.remove(&member);
+                        }
+                        _ => {}
+                    }
+                }
                 if round == self.round {
                     self.out_in_round = self.out_in_round.saturating_sub(1);
                     if self.out_in_round == 0 {
@@ -447,6 +510,39 @@ impl Manager {
                     }
                 }
             }
+            Purpose::NodeInfo { member } => {
+                let ni = match &result {
+                    Ok(a) if a.mad.status == Status::OK => NodeInfo::parse(&a.mad.data).ok(),
+                    _ => None,
+                };
+                if let Some(n) = ni {
+                    let manager = self.peers.get(&member).map(|p| p.state);
+                    let e = self.database.entry(member).or_insert_with(|| Member {
+                        address: member,
+                        identity: 0,
+                        node_type: 0,
+                        level: 0,
+                        num_ports: 0,
+                        name: String::new(),
+                        manager,
+                        seen: now,
+                    });
+                    e.identity = n.node_identity;
+                    e.node_type = n.node_type;
+                    e.level = n.implementation_level;
+                    e.num_ports = n.num_ports;
+                    e.seen = now;
+                }
+            }
+            Purpose::Description { member } => {
+                if let Ok(a) = &result
+                    && a.mad.status == Status::OK
+                    && let Ok(d) = NodeDescription::parse(&a.mad.data)
+                    && let Some(e) = self.database.get_mut(&member)
+                {
+                    e.name = d.0;
+                }
+            }
             Purpose::Handover { to } => {
                 if info.is_some() {
                     // The acknowledgement: stay standby under the new master.
@@ -470,6 +566,14 @@ impl Manager {
         }
         let members = self.members.clone();
         self.out_in_round = members.len();
+        let heavy = self.state == SmState::Master
+            && (self.heavy || self.stats.sweeps % self.cfg.heavy_every.max(1) == 1);
+        if heavy {
+            self.stats.heavy_sweeps += 1;
+            self.heavy = false;
+        }
+        // Members gone from the node's list are gone from the database.
+        self.database.retain(|a, _| members.contains(a));
         for m in members {
             self.request(
                 m,
@@ -480,6 +584,10 @@ impl Manager {
                     round: self.round,
                 },
             );
+            if self.state == SmState::Master && (heavy || !self.database.contains_key(&m)) {
+                self.get(m, NodeInfo::ID, Purpose::NodeInfo { member: m });
+                self.get(m, NodeDescription::ID, Purpose::Description { member: m });
+            }
         }
         if self.out_in_round == 0 {
             self.round_done(now);
@@ -586,17 +694,35 @@ impl Manager {
         self.next_at = now + self.cfg.poll_ms;
     }
 
+    /// An SMInfo Get or Set carrying this manager's SMInfo (with the SM
+    /// key it knows).
     fn request(&mut self, to: Address, method: Method, modifier: u32, purpose: Purpose) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.stats.requests += 1;
         let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
-        // The requester's own SMInfo, with the SM key it knows.
         let mine = SmInfo {
             sm_key: self.cfg.sm_key,
             ..self.sm_info(self.cfg.sm_key)
         };
         let _ = mine.emit(&mut data);
+        self.send(to, method, SmInfo::ID, modifier, data, purpose);
+    }
+
+    /// A Get of another attribute.
+    fn get(&mut self, to: Address, attribute: u16, purpose: Purpose) {
+        self.send(to, Method::GET, attribute, 0, Vec::new(), purpose);
+    }
+
+    fn send(
+        &mut self,
+        to: Address,
+        method: Method,
+        attribute: u16,
+        modifier: u32,
+        data: Vec<u8>,
+        purpose: Purpose,
+    ) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.stats.requests += 1;
         self.pending.insert(id, purpose);
         self.outputs.push_back(ManagerOutput::Request {
             id,
@@ -604,7 +730,7 @@ impl Manager {
                 target: Target::Address(to),
                 class: MgmtClass::SUBN,
                 method,
-                attribute: SmInfo::ID,
+                attribute,
                 modifier,
                 mkey: 0,
                 data,
@@ -621,6 +747,10 @@ impl Manager {
         let from = self.state;
         self.state = to;
         self.stats.transitions += 1;
+        if to != SmState::Master {
+            self.database.clear();
+            self.heavy = true;
+        }
         if to != SmState::Discovering {
             self.clean_rounds = 0;
         }

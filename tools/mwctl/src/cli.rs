@@ -120,6 +120,10 @@ pub enum Cmd {
     /// In-band management: read a node's identity, ports, counters, LRT or
     /// a route, as tables (admin; docs/management.md).
     Query(crate::mad::QueryArgs),
+    /// The SAN managers this box runs and the members their sweeps found
+    /// (docs/manager.md).
+    #[command(subcommand)]
+    San(crate::san::SanCmd),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -356,6 +360,7 @@ impl Cmd {
             },
             Cmd::Version => Command::Version {},
             Cmd::Mad(m) => Command::Mad(m.query().ok()?),
+            Cmd::San(_) => Command::Show(Show::Management {}),
             Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) | Cmd::Trace(_) => return None,
         })
     }

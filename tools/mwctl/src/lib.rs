@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod mad;
+pub mod san;
 pub mod table;
 pub mod trace;
 
@@ -169,6 +170,23 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             out.write_all(text.as_bytes())
                 .map_err(|e| local("writing the output", e))?;
             if a.ok() { Ok(()) } else { Err(Fail::Status) }
+        }
+        Cmd::San(sc) => {
+            let mut c = Client::connect(&cli.socket, timeout)?;
+            let v = c.request(Command::Show(admin::proto::Show::Management {}))?;
+            let info: admin::view::ManagementInfo = serde_json::from_value(v)
+                .map_err(|e| ClientError::Other(format!("malformed show management: {e}")))?;
+            let (json, text) = san::render(sc, &info);
+            let text = if cli.json {
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&json).unwrap_or_default()
+                )
+            } else {
+                text
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))
         }
         Cmd::Trace(t) => {
             let probe = admin::mad::MadQuery {
