@@ -68,11 +68,29 @@ struct San {
 
 impl San {
     fn new(managers: &[(u16, u8, u64)], links: Links, seed: u64) -> San {
+        San::keyed(
+            &managers
+                .iter()
+                .map(|&(a, p, i)| (a, p, i, 0))
+                .collect::<Vec<_>>(),
+            links,
+            seed,
+        )
+    }
+
+    /// Managers (address, priority, identity, SM key).
+    fn keyed(managers: &[(u16, u8, u64, u64)], links: Links, seed: u64) -> San {
         let nodes: Vec<Node> = managers
             .iter()
-            .map(|&(a, prio, id)| Node {
+            .map(|&(a, prio, id, key)| Node {
                 address: Address(a),
-                manager: Manager::new(cfg(prio, id), 0),
+                manager: Manager::new(
+                    ManagerConfig {
+                        sm_key: key,
+                        ..cfg(prio, id)
+                    },
+                    0,
+                ),
                 client: Client::new(u32::from(a)),
                 up: true,
             })
@@ -287,6 +305,9 @@ fn cfg(prio: u8, id: u64) -> ManagerConfig {
     ManagerConfig::new(prio, id)
 }
 
+/// The SM key of the tests' protected SANs.
+const KEY: u64 = 0x5EC2E7;
+
 /// The bound of an election from cold: two discovery rounds, each waiting
 /// at most every try of its probes, and the rounds' spacing.
 fn election_bound(c: &ManagerConfig) -> u64 {
@@ -441,4 +462,59 @@ fn control_needs_the_sm_key_and_sm_info_hides_it() {
         .unwrap();
     assert_eq!(req.target, Target::Address(Address(0x0102)));
     assert_eq!(SmInfo::parse(&req.data).unwrap().sm_key, 0xABCD);
+}
+
+#[test]
+fn a_manager_without_the_sm_key_takes_nothing_over() {
+    // Two managers with the SAN's key (priorities 5 and 3), and a rogue
+    // with priority 15 and no key.
+    let mut san = San::keyed(
+        &[
+            (0x0101, 5, 0x10, KEY),
+            (0x0102, 3, 0x20, KEY),
+            (0x0103, 15, 0x01, 0),
+        ],
+        CLEAN,
+        3,
+    );
+    san.run_until(5_000);
+    // The keyed manager that ranks best is master: the rogue outranks it
+    // but gets no handover, and its control Sets are refused.
+    assert!(
+        san.masters().contains(&Address(0x0101)),
+        "{:?}",
+        san.masters()
+    );
+    assert_eq!(san.state_of(0x0102), SmState::Standby);
+    assert_eq!(san.nodes[0].manager.stats().handovers_given, 0);
+    let rogue = SmInfo {
+        sm_key: 0,
+        ..SmInfo::default()
+    };
+    let now = san.now;
+    assert!(
+        san.nodes[0]
+            .manager
+            .on_control(now, Address(0x0103), Control::Disable as u32, &rogue)
+            .is_err()
+    );
+    // The keyed master dies: the keyed standby takes over, not the rogue's
+    // say.
+    san.kill(0x0101);
+    san.run_until(san.now + 10_000);
+    assert_eq!(san.state_of(0x0102), SmState::Master);
+    // A keyed manager that outranks the master is handed over to.
+    san.restart(0x0101, 5, 0x10);
+    let i = san.index(Address(0x0101)).unwrap();
+    san.nodes[i].manager = Manager::new(
+        ManagerConfig {
+            sm_key: KEY,
+            ..cfg(5, 0x10)
+        },
+        san.now,
+    );
+    san.set_members();
+    san.run_until(san.now + 10_000);
+    assert_eq!(san.state_of(0x0101), SmState::Master);
+    assert_eq!(san.state_of(0x0102), SmState::Standby);
 }

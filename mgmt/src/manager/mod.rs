@@ -189,6 +189,9 @@ pub struct Peer {
     pub identity: u64,
     /// When it last answered.
     pub seen: Time,
+    /// Whether it knows the SAN's SM key (its SMInfo showed this manager's
+    /// key when asked with it; always, when the SAN has none).
+    pub trusted: bool,
 }
 
 impl Peer {
@@ -441,6 +444,7 @@ impl Manager {
                 if let Some(i) = &info
                     && let Some(state) = SmState::from_u8(i.sm_state)
                 {
+                    let trusted = self.cfg.sm_key == 0 || i.sm_key == self.cfg.sm_key;
                     self.peers.insert(
                         member,
                         Peer {
@@ -448,6 +452,7 @@ impl Manager {
                             priority: i.priority,
                             identity: i.identity,
                             seen: now,
+                            trusted,
                         },
                     );
                 } else if result.is_ok() {
@@ -481,6 +486,7 @@ impl Manager {
                 match info.and_then(|i| SmState::from_u8(i.sm_state).map(|s| (i, s))) {
                     Some((i, s)) => {
                         self.missed = 0;
+                        let trusted = self.cfg.sm_key == 0 || i.sm_key == self.cfg.sm_key;
                         self.peers.insert(
                             master,
                             Peer {
@@ -488,6 +494,7 @@ impl Manager {
                                 priority: i.priority,
                                 identity: i.identity,
                                 seen: now,
+                                trusted,
                             },
                         );
                         if !matches!(s, SmState::Master | SmState::Discovering) {
@@ -600,16 +607,19 @@ impl Manager {
         // Peers that did not answer this round are gone.
         let seen_by = now.saturating_sub(self.round_span());
         self.peers.retain(|_, p| p.seen >= seen_by);
+        // Masters that do not know the SM key are not followed: a rogue
+        // manager neither makes this one standby nor takes a handover.
         let best_master = self
             .peers
             .iter()
-            .filter(|(_, p)| p.state == SmState::Master)
+            .filter(|(_, p)| p.state == SmState::Master && p.trusted)
             .max_by(|a, b| rank_order(a.1, b.1))
             .map(|(a, p)| (*a, *p));
         let best_other = self
             .peers
             .iter()
             .filter(|(_, p)| matches!(p.state, SmState::Discovering | SmState::Standby))
+            .filter(|(_, p)| p.trusted)
             .max_by(|a, b| rank_order(a.1, b.1))
             .map(|(a, p)| (*a, *p));
         match self.state {
@@ -638,7 +648,9 @@ impl Manager {
                     && p.state == SmState::Standby
                     && outranks(p.rank(), me)
                 {
-                    // Stop being master first, then hand over.
+                    // Stop being master first, then hand over: only to a
+                    // manager that knows the SM key, so that a rogue one
+                    // cannot take a protected SAN over.
                     self.stats.handovers_given += 1;
                     self.master = Some(a);
                     self.set_state(now, SmState::Standby, format!("handing over to {a}"));
