@@ -222,3 +222,41 @@ fn managers_elect_through_their_stations_and_operators_still_get_answers() {
             .contains_key(&Address(0x0101))
     );
 }
+
+#[test]
+fn the_master_gives_every_agent_the_sans_m_key_once_a_lease_lets_it() {
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None), (0x0103, Some((7, 0x20)))]);
+    // 0x0101 has no key; 0x0102 has another one at protect 1 with a lease
+    // of 2 s (its old manager is gone).
+    n.stations[0].agent_mut().set_mkey(0, 0, 0);
+    n.stations[1].agent_mut().set_mkey(0x77, 1, 2);
+    let mut c = ManagerConfig::new(7, 0x20);
+    c.mkey = 0x42;
+    c.mkey_protect = 1;
+    c.mkey_lease_s = 60;
+    c.heavy_every = 2;
+    n.stations[2].add_manager(PortId::new(0), c, 0);
+    n.run_until(1_500);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.state(), SmState::Master);
+    // The keyless agent has the SAN's key, and traps go to the master.
+    assert_eq!(n.stations[0].agent().mkey().key, 0x42);
+    assert_eq!(n.stations[0].agent().mkey().protect, 1);
+    assert_eq!(n.stations[0].agent().config().manager, Address(0x0103));
+    // The other refused (its key hidden at protect 1); the refusal started
+    // its lease.
+    assert_eq!(n.stations[1].agent().mkey().key, 0x77);
+    assert!(master.stats().keys_refused >= 1, "{:?}", master.stats());
+    assert!(!master.database()[&Address(0x0102)].keyed);
+    // The lease runs out: protect 0 shows the key, the next heavy sweep
+    // uses it to give the SAN's.
+    n.run_until(6_000);
+    assert_eq!(n.stations[1].agent().mkey().key, 0x42);
+    let master = &n.stations[2].managers()[0].1;
+    assert!(
+        master.database().values().all(|m| m.keyed),
+        "{:?}",
+        master.database()
+    );
+    assert!(master.stats().keys_given >= 2);
+}

@@ -32,7 +32,7 @@ use std::fmt;
 
 use rrp::Address;
 
-use crate::attr::{NodeDescription, NodeInfo, SmInfo};
+use crate::attr::{NodeDescription, NodeInfo, PortInfo, SmInfo};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, Status};
 
@@ -65,6 +65,13 @@ pub struct ManagerConfig {
     /// A heavy sweep (every member's NodeInfo and NodeDescription again)
     /// every this many sweeps; the others ask only new members.
     pub heavy_every: u64,
+    /// The M_Key a master gives every member's agent, with its protect
+    /// bits and lease (0: the master leaves the agents' keys alone).
+    pub mkey: u64,
+    /// Protect bits of that key, 0-3.
+    pub mkey_protect: u8,
+    /// Lease of that key in seconds (0: never runs out).
+    pub mkey_lease_s: u16,
 }
 
 impl ManagerConfig {
@@ -82,6 +89,9 @@ impl ManagerConfig {
             timeout_ms: 100,
             retries: 2,
             heavy_every: 10,
+            mkey: 0,
+            mkey_protect: 0,
+            mkey_lease_s: 0,
         }
     }
 }
@@ -156,13 +166,17 @@ pub struct ManagerStats {
     pub handovers_taken: u64,
     /// Heavy sweeps.
     pub heavy_sweeps: u64,
+    /// Agents given the SAN's M_Key.
+    pub keys_given: u64,
+    /// Agents that refused it.
+    pub keys_refused: u64,
     /// Control Sets refused.
     pub controls_refused: u64,
 }
 
 impl ManagerStats {
     /// Every counter with its name.
-    pub fn fields(&self) -> [(&'static str, u64); 10] {
+    pub fn fields(&self) -> [(&'static str, u64); 12] {
         [
             ("transitions", self.transitions),
             ("rounds", self.rounds),
@@ -173,6 +187,8 @@ impl ManagerStats {
             ("handovers_given", self.handovers_given),
             ("handovers_taken", self.handovers_taken),
             ("heavy_sweeps", self.heavy_sweeps),
+            ("keys_given", self.keys_given),
+            ("keys_refused", self.keys_refused),
             ("controls_refused", self.controls_refused),
         ]
     }
@@ -213,6 +229,10 @@ enum Purpose {
     NodeInfo { member: Address },
     /// A member's NodeDescription (a master's sweep).
     Description { member: Address },
+    /// A member's PortInfo, read to give it the SAN's M_Key.
+    KeyRead { member: Address },
+    /// The PortInfo Set giving it.
+    KeySet { member: Address },
 }
 
 /// A member of the SAN as the master's sweeps know it (docs/manager.md
@@ -235,11 +255,19 @@ pub struct Member {
     pub manager: Option<SmState>,
     /// When it last answered.
     pub seen: Time,
+    /// Its agent has the SAN's M_Key (always, when the master gives none).
+    pub keyed: bool,
+    /// Its agent refused the key (another key it would not show): tried
+    /// again on the next heavy sweep.
+    pub key_refused: bool,
 }
 
 /// One SAN's manager.
 pub struct Manager {
     cfg: ManagerConfig,
+    /// The address of the HR (or node) it runs on: where traps go once it
+    /// has set the agents' manager address.
+    address: Address,
     state: SmState,
     act_count: u32,
     members: Vec<Address>,
@@ -268,6 +296,7 @@ impl Manager {
     pub fn new(cfg: ManagerConfig, now: Time) -> Manager {
         let mut m = Manager {
             cfg,
+            address: Address::UNSPECIFIED,
             state: SmState::Discovering,
             act_count: 0,
             members: Vec::new(),
@@ -332,6 +361,11 @@ impl Manager {
     /// The next output.
     pub fn poll_output(&mut self) -> Option<ManagerOutput> {
         self.outputs.pop_front()
+    }
+
+    /// The address it runs at (its HR's, a host's).
+    pub fn set_address(&mut self, address: Address) {
+        self.address = address;
     }
 
     /// The SAN's members to ask (its node's LRT or neighbours, without the
@@ -533,12 +567,61 @@ impl Manager {
                         name: String::new(),
                         manager,
                         seen: now,
+                        keyed: false,
+                        key_refused: false,
                     });
                     e.identity = n.node_identity;
                     e.node_type = n.node_type;
                     e.level = n.implementation_level;
                     e.num_ports = n.num_ports;
                     e.seen = now;
+                    if self.cfg.mkey == 0 {
+                        e.keyed = true;
+                    } else if !e.keyed && self.state == SmState::Master {
+                        self.get(member, PortInfo::ID, Purpose::KeyRead { member });
+                    }
+                }
+            }
+            Purpose::KeyRead { member } => {
+                let pi = match &result {
+                    Ok(a) if a.mad.status == Status::OK => PortInfo::parse(&a.mad.data).ok(),
+                    _ => None,
+                };
+                if let Some(mut p) = pi
+                    && self.state == SmState::Master
+                {
+                    // The key to give with the Set: the agent's own when it
+                    // showed it (protect 0, or this master's key already),
+                    // else this master's (refused if the agent has another).
+                    let given = if p.mkey != 0 { p.mkey } else { self.cfg.mkey };
+                    p.mkey = self.cfg.mkey;
+                    p.mkey_protect_bits = self.cfg.mkey_protect;
+                    p.mkey_lease_period = self.cfg.mkey_lease_s;
+                    p.manager_address = self.address;
+                    let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+                    if p.emit(&mut data).is_ok() {
+                        self.send_keyed(
+                            member,
+                            Method::SET,
+                            PortInfo::ID,
+                            0,
+                            data,
+                            given,
+                            Purpose::KeySet { member },
+                        );
+                    }
+                }
+            }
+            Purpose::KeySet { member } => {
+                let ok = matches!(&result, Ok(a) if a.mad.status == Status::OK);
+                if let Some(e) = self.database.get_mut(&member) {
+                    e.keyed = ok;
+                    e.key_refused = !ok && result.is_ok();
+                }
+                if ok {
+                    self.stats.keys_given += 1;
+                } else if result.is_ok() {
+                    self.stats.keys_refused += 1;
                 }
             }
             Purpose::Description { member } => {
@@ -732,6 +815,23 @@ impl Manager {
         data: Vec<u8>,
         purpose: Purpose,
     ) {
+        // The SAN's M_Key on every request: it also stops a lease that a
+        // violation started.
+        let key = self.cfg.mkey;
+        self.send_keyed(to, method, attribute, modifier, data, key, purpose);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send_keyed(
+        &mut self,
+        to: Address,
+        method: Method,
+        attribute: u16,
+        modifier: u32,
+        data: Vec<u8>,
+        mkey: u64,
+        purpose: Purpose,
+    ) {
         let id = self.next_id;
         self.next_id += 1;
         self.stats.requests += 1;
@@ -744,7 +844,7 @@ impl Manager {
                 method,
                 attribute,
                 modifier,
-                mkey: 0,
+                mkey,
                 data,
                 timeout_ms: self.cfg.timeout_ms,
                 retries: self.cfg.retries,

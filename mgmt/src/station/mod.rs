@@ -220,8 +220,12 @@ impl Station {
             for i in 0..m.managers.len() {
                 let port = m.managers[i].0;
                 let members = m.node.members(port);
+                let own = m.node.addresses().get(port.index()).copied();
                 let mgr = &mut m.managers[i].1;
                 mgr.set_members(members);
+                if let Some(a) = own {
+                    mgr.set_address(a);
+                }
                 mgr.on_timer(now);
             }
         })
