@@ -123,6 +123,10 @@ pub fn manager_configs(cfg: &Config) -> Vec<(PortId, ManagerConfig)> {
         .map(|(i, _)| {
             let mut c = ManagerConfig::new(priority, cfg.node_identity());
             c.sm_key = m.sm_key;
+            // As master, it gives the box's own M_Key to the SAN's agents.
+            c.mkey = m.mkey;
+            c.mkey_protect = m.protect;
+            c.mkey_lease_s = m.lease_s;
             (PortId::new(i), c)
         })
         .collect()

@@ -264,9 +264,17 @@ pub fn run<H: HostSide + ?Sized>(
     let now = || t0.elapsed().as_millis() as u64;
     let identity = cfg.identity;
     let mut station = Station::new(cfg, now(), mgmt::station::wall_clock_seed());
+    let (mkey, protect, lease) = {
+        let k = station.agent().mkey();
+        (k.key, k.protect, k.lease_s)
+    };
     if let Some(p) = manager {
         let mut c = ManagerConfig::new(p.0, identity);
         c.sm_key = p.1;
+        // As master, it gives the host's own M_Key to the SAN's agents.
+        c.mkey = mkey;
+        c.mkey_protect = protect;
+        c.mkey_lease_s = lease;
         station.add_manager(PortId::new(0), c, now());
     }
     let mut waiters: HashMap<u64, SyncSender<MadResult>> = HashMap::new();
