@@ -170,7 +170,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 21] = [
+const NAMES: [(&str, u16); 23] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -190,6 +190,9 @@ const NAMES: [(&str, u16); 21] = [
     ("fib_block", attr::FibBlock::ID),
     ("lrt_block", attr::LrtBlock::ID),
     ("neighbour", attr::Neighbour::ID),
+    // SubnAdm's (the SAN manager's); its class goes with it.
+    ("node_record", attr::NodeRecord::ID),
+    ("noderecord", attr::NodeRecord::ID),
     // The vendor class's (the path tracer's); its class goes with it.
     ("source_route", attr::SourceRoute::ID),
     ("sourceroute", attr::SourceRoute::ID),
@@ -259,6 +262,13 @@ impl MadQuery {
             ) =>
             {
                 MgmtClass::VENDOR_TRACE
+            }
+            None if matches!(
+                self.attribute.trim().to_ascii_lowercase().as_str(),
+                "node_record" | "noderecord"
+            ) =>
+            {
+                MgmtClass::SUBN_ADM
             }
             None => MgmtClass::SUBN,
         };

@@ -13,7 +13,8 @@ use proptest::sample::Index;
 
 use mgmt::attr::{
     Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour,
-    NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    NodeDescription, NodeInfo, NodeRecord, Notice, PortCounters, PortInfo, RouteEntry, SmInfo,
+    SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -360,6 +361,23 @@ mod strategy {
             (smp.clone(), fib_block()).prop_map(|(c, a)| (c, Attribute::FibBlock(a))),
             (smp.clone(), lrt_block()).prop_map(|(c, a)| (c, Attribute::LrtBlock(a))),
             source_route().prop_map(|a| (MgmtClass::VENDOR_TRACE, Attribute::SourceRoute(a))),
+            (
+                any::<(u16, u16, u64, u8, u8, u8, u8)>(),
+                "[a-zA-Z0-9 ]{0,64}"
+            )
+                .prop_map(|((t, a, i, ty, l, p, m), d)| (
+                    MgmtClass::SUBN_ADM,
+                    Attribute::NodeRecord(NodeRecord {
+                        total: t,
+                        address: Address(a),
+                        identity: i,
+                        node_type: ty,
+                        level: l,
+                        num_ports: p,
+                        manager: m,
+                        description: d,
+                    })
+                )),
             (smp, address(), native()).prop_map(|(c, a, n)| (
                 c,
                 Attribute::Neighbour(Neighbour {

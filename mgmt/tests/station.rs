@@ -81,6 +81,7 @@ struct Net {
     /// (to, from, the MAD).
     queue: Vec<(Address, Address, Vec<u8>)>,
     done: Vec<(usize, u64, bool)>,
+    answers: std::collections::HashMap<u64, mgmt::client::Answer>,
 }
 
 impl Net {
@@ -92,6 +93,7 @@ impl Net {
             stations: Vec::new(),
             queue: Vec::new(),
             done: Vec::new(),
+            answers: std::collections::HashMap::new(),
         };
         for (a, m) in managers {
             let me = Address(*a);
@@ -118,6 +120,9 @@ impl Net {
         }
         for (id, r) in out.done {
             self.done.push((i, id, r.is_ok()));
+            if let Ok(a) = r {
+                self.answers.insert(id, a);
+            }
         }
     }
 

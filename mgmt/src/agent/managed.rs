@@ -7,7 +7,7 @@
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::SmInfo;
+use crate::attr::{NodeRecord, SmInfo};
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -100,6 +100,13 @@ pub trait Managed {
     /// no manager there (docs/manager.md).
     fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
         let _ = (port, asked_key);
+        None
+    }
+
+    /// A SubnAdm NodeRecord Get (modifier: index, or `BY_ADDRESS | address`)
+    /// for the master manager of `port`'s SAN; `None`: no master here.
+    fn sa_record(&self, port: PortId, modifier: u32) -> Option<Result<NodeRecord, Status>> {
+        let _ = (port, modifier);
         None
     }
 

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{Notice, PortCounters, PortInfo, SmInfo, SourceRoute};
+use crate::attr::{NodeRecord, Notice, PortCounters, PortInfo, SmInfo, SourceRoute};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
@@ -581,8 +581,31 @@ impl Agent {
             _ => {}
         }
         if req.class == MgmtClass::SUBN_ADM {
-            self.stats.not_manager += 1;
-            return;
+            // Answered by the master manager of the SAN it arrived on, from
+            // its database (docs/manager.md "SubnAdm"); elsewhere dropped.
+            let answer = match (req.method, req.attribute) {
+                (Method::GET, NodeRecord::ID) => managed.sa_record(input.port, req.modifier),
+                _ => None,
+            };
+            let Some(result) = answer else {
+                self.stats.not_manager += 1;
+                return;
+            };
+            let ans = match result {
+                Ok(r) => {
+                    let mut data = vec![0u8; req.class.attribute_len()];
+                    match r.emit(&mut data) {
+                        Ok(()) => MadRepr {
+                            data,
+                            ..req.response(Status::OK)
+                        },
+                        Err(_) => req.response(Status::INVALID_VALUE),
+                    }
+                }
+                Err(st) => req.response(st),
+            };
+            self.stats.answered += 1;
+            return self.reply(input, &req, ans);
         }
         // The path tracer's class only where it is enabled: elsewhere the
         // tracer sees a node without it and skips the hop.

@@ -2,8 +2,8 @@
 //! for code that handles MADs of every attribute (decoders, fuzzing).
 
 use crate::attr::{
-    ClassPortInfo, FibBlock, LrtBlock, Neighbour, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortInfo, RouteEntry, SmInfo, SourceRoute, name,
+    ClassPortInfo, FibBlock, LrtBlock, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice,
+    PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -36,6 +36,8 @@ pub enum Attribute {
     SourceRoute(SourceRoute),
     /// Neighbour (0xFF13).
     Neighbour(Neighbour),
+    /// NodeRecord (0x0011, SubnAdm).
+    NodeRecord(NodeRecord),
 }
 
 impl Attribute {
@@ -44,6 +46,9 @@ impl Attribute {
     pub fn parse(class: MgmtClass, id: u16, area: &[u8]) -> Result<Option<Attribute>> {
         if name(class, id).is_none() {
             return Ok(None);
+        }
+        if class.0 == MgmtClass::SUBN_ADM.0 && id == NodeRecord::ID {
+            return Ok(Some(Attribute::NodeRecord(NodeRecord::parse(area)?)));
         }
         if class.0 == MgmtClass::VENDOR_TRACE.0 && id == SourceRoute::ID {
             return Ok(Some(Attribute::SourceRoute(SourceRoute::parse(area)?)));
@@ -79,6 +84,7 @@ impl Attribute {
             Attribute::LrtBlock(_) => LrtBlock::ID,
             Attribute::SourceRoute(_) => SourceRoute::ID,
             Attribute::Neighbour(_) => Neighbour::ID,
+            Attribute::NodeRecord(_) => NodeRecord::ID,
         }
     }
 
@@ -97,6 +103,7 @@ impl Attribute {
             Attribute::LrtBlock(a) => a.emit(area),
             Attribute::SourceRoute(a) => a.emit(area),
             Attribute::Neighbour(a) => a.emit(area),
+            Attribute::NodeRecord(a) => a.emit(area),
         }
     }
 }

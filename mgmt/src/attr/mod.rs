@@ -11,6 +11,7 @@ pub mod lrt_block;
 pub mod neighbour;
 pub mod node_description;
 pub mod node_info;
+pub mod node_record;
 pub mod notice;
 pub mod port_counters;
 pub mod port_info;
@@ -25,6 +26,7 @@ pub use lrt_block::{LrtBlock, LrtBlockEntry};
 pub use neighbour::Neighbour;
 pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
+pub use node_record::NodeRecord;
 pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange};
 pub use port_counters::PortCounters;
 pub use port_info::PortInfo;
@@ -44,6 +46,13 @@ use crate::wire::MgmtClass;
 pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
     if id == ClassPortInfo::ID {
         return Some("ClassPortInfo");
+    }
+    if class.0 == MgmtClass::SUBN_ADM.0 {
+        return if id == NodeRecord::ID {
+            Some("NodeRecord")
+        } else {
+            None
+        };
     }
     if class.0 == MgmtClass::VENDOR_TRACE.0 {
         return if id == SourceRoute::ID {

@@ -32,7 +32,7 @@ use std::fmt;
 
 use rrp::Address;
 
-use crate::attr::{NodeDescription, NodeInfo, PortInfo, SmInfo};
+use crate::attr::{NodeDescription, NodeInfo, NodeRecord, PortInfo, SmInfo, node_record};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, Status};
 
@@ -351,6 +351,32 @@ impl Manager {
     /// otherwise).
     pub fn database(&self) -> &BTreeMap<Address, Member> {
         &self.database
+    }
+
+    /// A NodeRecord of the database (SubnAdm): by index in address order,
+    /// or `BY_ADDRESS | address`; status 7 past the end or for an unknown
+    /// address.
+    pub fn node_record(&self, modifier: u32) -> Result<NodeRecord, Status> {
+        let m = if modifier & node_record::BY_ADDRESS != 0 {
+            let a = u16::try_from(modifier & !node_record::BY_ADDRESS)
+                .map_err(|_| Status::INVALID_VALUE)?;
+            self.database.get(&Address(a))
+        } else {
+            usize::try_from(modifier)
+                .ok()
+                .and_then(|i| self.database.values().nth(i))
+        }
+        .ok_or(Status::INVALID_VALUE)?;
+        Ok(NodeRecord {
+            total: self.database.len().min(usize::from(u16::MAX)) as u16,
+            address: m.address,
+            identity: m.identity,
+            node_type: m.node_type,
+            level: m.level.min(255) as u8,
+            num_ports: m.num_ports,
+            manager: m.manager.map_or(node_record::NO_MANAGER, |s| s as u8),
+            description: m.name.clone(),
+        })
     }
 
     /// Makes the next sweep heavy (a trap said the SAN changed).

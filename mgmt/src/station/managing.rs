@@ -6,7 +6,7 @@ use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
-use crate::attr::SmInfo;
+use crate::attr::{NodeRecord, SmInfo};
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
 use crate::wire::Status;
@@ -68,6 +68,13 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
             .iter()
             .find(|(p, _)| *p == port)
             .map(|(_, m)| m.sm_info(asked_key))
+    }
+
+    fn sa_record(&self, port: PortId, modifier: u32) -> Option<Result<NodeRecord, Status>> {
+        self.managers
+            .iter()
+            .find(|(p, m)| *p == port && m.state() == crate::manager::SmState::Master)
+            .map(|(_, m)| m.node_record(modifier))
     }
 
     fn sm_control(

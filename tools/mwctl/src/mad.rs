@@ -100,6 +100,9 @@ pub enum QueryWhat {
     Lrt,
     /// The route to --dst from every ingress port (or --port), by RouteEntry.
     Route,
+    /// The SAN's members, from its master manager's database (SubnAdm
+    /// NodeRecords; ADDR: the master's HR), as saquery does.
+    Members,
 }
 
 /// `mwctl query`.
@@ -588,6 +591,60 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                     t.rows.len(),
                     t.render()
                 ),
+            ))
+        }
+        QueryWhat::Members => {
+            let mut rows = Vec::new();
+            let mut t = Table::new(&[
+                "address", "name", "type", "identity", "level", "ports", "manager",
+            ]);
+            let mut i = 0u32;
+            loop {
+                let q = MadQuery {
+                    class: Some("subn_adm".into()),
+                    ..get(&base, mgmt::attr::NodeRecord::ID, i)
+                };
+                let (a, _) = ask(c, &q)?;
+                if !a.ok() {
+                    if i == 0 {
+                        ok(a)?;
+                    }
+                    break;
+                }
+                let f = fields(&a);
+                let total = f["total"].as_u64().unwrap_or(0);
+                let manager = match f["manager"].as_u64() {
+                    Some(m) if m == u64::from(mgmt::attr::node_record::NO_MANAGER) => {
+                        "-".to_string()
+                    }
+                    Some(m) => mgmt::manager::SmState::from_u8(m as u8)
+                        .map_or_else(|| m.to_string(), |s| s.name().to_string()),
+                    None => "-".into(),
+                };
+                t.row(vec![
+                    cell(&f["address"]),
+                    cell(&f["description"]),
+                    match f["node_type"].as_u64() {
+                        Some(1) => "host".into(),
+                        Some(3) => "router".into(),
+                        _ => cell(&f["node_type"]),
+                    },
+                    f["identity"]
+                        .as_u64()
+                        .map_or_else(|| cell(&f["identity"]), |x| format!("{x:#018x}")),
+                    cell(&f["level"]),
+                    cell(&f["num_ports"]),
+                    manager,
+                ]);
+                rows.push(f);
+                i += 1;
+                if u64::from(i) >= total || i > 65_535 {
+                    break;
+                }
+            }
+            Ok((
+                Value::Array(rows),
+                format!("{} members\n{}", t.rows.len(), t.render()),
             ))
         }
         QueryWhat::Lrt => {

@@ -168,6 +168,20 @@ pub fn fields(a: &Attribute) -> Fields {
         Attribute::FibBlock(f) => fib_block(&mut b, f),
         Attribute::LrtBlock(l) => lrt_block(&mut b, l),
         Attribute::SourceRoute(r) => source_route(&mut b, r),
+        Attribute::NodeRecord(r) => {
+            b.num("total", r.total);
+            b.addr("address", r.address);
+            b.u64_hex("identity", "identity_hex", r.identity);
+            b.num("node_type", r.node_type);
+            b.num("level", r.level);
+            b.num("num_ports", r.num_ports);
+            b.num("manager", r.manager);
+            b.push(
+                "description",
+                FieldValue::Text(r.description.clone()),
+                Some(format!("{:?}", r.description)),
+            );
+        }
         Attribute::Neighbour(n) => {
             b.addr("address", n.address);
             b.native(&n.native);
