@@ -146,7 +146,8 @@ mod tests {
         assert_eq!(name(MgmtClass::PERF, 0x0011), None);
         assert_eq!(name(MgmtClass::SUBN, 0x0012), None);
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 1), Some("ClassPortInfo"));
-        assert_eq!(name(MgmtClass::SUBN_ADM, 0x0011), None);
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0x0011), Some("NodeRecord"));
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0x0015), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));
         assert_eq!(name(MgmtClass::SUBN, 0x0010), Some("NodeDescription"));
