@@ -169,7 +169,7 @@ fn one_box_manages_another_in_band() {
             (0x0521, 0x0601),
             (0x0522, 0x0603),
             [pb, pa, lb],
-            "mkey = 0x4242\nprotect = 1\nmanager = 0x0511",
+            "mkey = 0x4242\nprotect = 1\nmanager = 0x0511\nmanager_priority = 5\nmanager_hrs = [0x0521]",
         ),
     );
 
@@ -263,6 +263,17 @@ fn one_box_manages_another_in_band() {
     });
     let hrs = json(&sb, &["show", "hrs"]);
     assert_eq!(hrs[1]["cost"], 1, "unchanged: {hrs}");
+    // B's management in Prometheus: the violation, and its SAN manager on
+    // 0x0521 (alone there: master).
+    wait_for("B's manager master", 10, || {
+        let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+        text.contains("mwrouter_san_manager_state{hr=\"0x0521\"} 3")
+    });
+    let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+    assert!(
+        text.contains("mwrouter_mgmt_mkey_violations_total 1"),
+        "{text}"
+    );
 
     // With the key: applied, and shown by mwctl on B.
     let (code, out) = mwctl(

@@ -846,6 +846,76 @@ fn sample_snapshot() -> Snapshot {
     s
 }
 
+/// `show management` of a box with managers on two HRs.
+fn sample_management() -> admin::view::ManagementInfo {
+    let row = |port: u16, hr: u16, state: &str, members: usize| admin::view::ManagerRow {
+        port: PortId(port),
+        hr: rrp::Address(hr),
+        state: state.into(),
+        priority: 7,
+        master: None,
+        act_count: 3,
+        peers: Vec::new(),
+        counters: [("transitions".to_string(), 2u64)].into_iter().collect(),
+        members: (0..members)
+            .map(|i| admin::view::MemberRow {
+                address: rrp::Address(0x0100 + i as u16),
+                name: format!("H{i}"),
+                node_type: "host".into(),
+                identity: format!("{:#018x}", i),
+                level: 3,
+                num_ports: 1,
+                manager: None,
+            })
+            .collect(),
+    };
+    admin::view::ManagementInfo {
+        identity: "0x0000000000000001".into(),
+        description: "r".into(),
+        manager: None,
+        mkey_set: true,
+        protect: 1,
+        lease_s: 0,
+        lease_left_ms: None,
+        violations: 4,
+        agent: BTreeMap::new(),
+        client: BTreeMap::new(),
+        notices: Vec::new(),
+        addresses: vec![rrp::Address(0x0115), rrp::Address(0x0116)],
+        managers: vec![row(0, 0x0115, "master", 2), row(1, 0x0116, "standby", 0)],
+    }
+}
+
+#[test]
+fn management_families_are_valid_and_documented() {
+    let text = format!(
+        "{}{}",
+        prometheus(&sample_snapshot()),
+        stats::management_exposition(&sample_management())
+    );
+    let x = check_exposition(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let ran = promtool(&text);
+    eprintln!("promtool ran: {ran}");
+    for line in [
+        "mwrouter_mgmt_mkey_violations_total 4",
+        "mwrouter_san_manager_state{hr=\"0x0115\"} 3",
+        "mwrouter_san_manager_state{hr=\"0x0116\"} 2",
+        "mwrouter_san_manager_members{hr=\"0x0115\"} 2",
+        "mwrouter_san_manager_transitions_total{hr=\"0x0116\"} 2",
+    ] {
+        assert!(text.contains(line), "{line} missing:\n{text}");
+    }
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/stats.md"))
+            .unwrap();
+    for f in x.families.keys() {
+        assert!(
+            doc.contains(f.as_str()),
+            "docs/stats.md: metric {f} missing"
+        );
+    }
+}
+
 #[test]
 fn prometheus_text_is_valid() {
     let s = sample_snapshot();

@@ -163,3 +163,62 @@ mod tests {
         assert_eq!(seconds(1_500_000_001), "1.500000001");
     }
 }
+
+/// The in-band management families (docs/stats.md "Management"): the
+/// agent's M_Key violations and the SAN managers' state, members and
+/// transitions, from `show management`. Appended to [`prometheus`] by a box
+/// that runs management.
+pub fn management_exposition(m: &crate::view::ManagementInfo) -> String {
+    let mut out = String::new();
+    let name = "mwrouter_mgmt_mkey_violations_total";
+    family(
+        &mut out,
+        name,
+        "counter",
+        "Management requests that failed the M_Key check (M_KeyViolations).",
+    );
+    sample(&mut out, name, &[], m.violations);
+    if m.managers.is_empty() {
+        return out;
+    }
+    let rows: Vec<(String, &crate::view::ManagerRow)> =
+        m.managers.iter().map(|r| (r.hr.to_string(), r)).collect();
+    let name = "mwrouter_san_manager_state";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "The SAN manager's state on an HR: 0 not active, 1 discovering, 2 standby, 3 master.",
+    );
+    for (hr, r) in &rows {
+        let v = match r.state.as_str() {
+            "discovering" => 1,
+            "standby" => 2,
+            "master" => 3,
+            _ => 0,
+        };
+        sample(&mut out, name, &[("hr", hr)], v);
+    }
+    let name = "mwrouter_san_manager_members";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "Members in the SAN manager's database (a master's; 0 otherwise).",
+    );
+    for (hr, r) in &rows {
+        sample(&mut out, name, &[("hr", hr)], r.members.len());
+    }
+    let name = "mwrouter_san_manager_transitions_total";
+    family(
+        &mut out,
+        name,
+        "counter",
+        "State transitions of the SAN manager.",
+    );
+    for (hr, r) in &rows {
+        let v = r.counters.get("transitions").copied().unwrap_or(0);
+        sample(&mut out, name, &[("hr", hr)], v);
+    }
+    out
+}

@@ -195,7 +195,11 @@ impl Backend for DaemonBackend {
     }
 
     fn prometheus(&self) -> String {
-        prometheus(&self.snapshot())
+        let mut text = prometheus(&self.snapshot());
+        if let Ok(m) = self.management() {
+            text.push_str(&admin::stats::management_exposition(&m));
+        }
+        text
     }
 
     fn config_toml(&self, secrets: bool) -> String {
