@@ -152,18 +152,6 @@ pub fn prometheus(s: &Snapshot) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes() {
-        assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
-        assert_eq!(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
-        assert_eq!(seconds(1_500_000_001), "1.500000001");
-    }
-}
-
 /// The in-band management families (docs/stats.md "Management"): the
 /// agent's M_Key violations and the SAN managers' state, members and
 /// transitions, from `show management`. Appended to [`prometheus`] by a box
@@ -221,4 +209,16 @@ pub fn management_exposition(m: &crate::view::ManagementInfo) -> String {
         sample(&mut out, name, &[("hr", hr)], v);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        assert_eq!(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
+        assert_eq!(seconds(1_500_000_001), "1.500000001");
+    }
 }
