@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use admin::view::ManagementInfo;
+use admin::view::{ManagementInfo, ManagerRow};
 use clap::Subcommand;
 use serde_json::Value;
 
@@ -86,37 +86,43 @@ pub fn render(cmd: &SanCmd, m: &ManagementInfo) -> (Value, String) {
             (Value::Array(rows), out)
         }
         SanCmd::Managers => {
-            let mut t = Table::new(&[
-                "port",
-                "hr",
-                "state",
-                "priority",
-                "master",
-                "act_count",
-                "peers",
-            ]);
-            for r in &m.managers {
-                let peers: Vec<String> = r
-                    .peers
-                    .iter()
-                    .map(|(a, s, p)| format!("{a} {s} {p}"))
-                    .collect();
-                t.row(vec![
-                    r.port.to_string(),
-                    r.hr.to_string(),
-                    r.state.clone(),
-                    r.priority.to_string(),
-                    r.master.map_or("-".into(), |a| a.to_string()),
-                    r.act_count.to_string(),
-                    if peers.is_empty() {
-                        "-".into()
-                    } else {
-                        peers.join(", ")
-                    },
-                ]);
-            }
-            out.push_str(&t.render());
+            out.push_str(&managers_table(&m.managers));
             (serde_json::to_value(&m.managers).unwrap_or_default(), out)
         }
     }
+}
+
+/// The managers as a table: port, HR, state, priority, master, ActCount,
+/// the managers heard of (also in `show management`).
+pub fn managers_table(rows: &[ManagerRow]) -> String {
+    let mut t = Table::new(&[
+        "port",
+        "hr",
+        "state",
+        "priority",
+        "master",
+        "act_count",
+        "peers",
+    ]);
+    for r in rows {
+        let peers: Vec<String> = r
+            .peers
+            .iter()
+            .map(|(a, s, p)| format!("{a} {s} {p}"))
+            .collect();
+        t.row(vec![
+            r.port.to_string(),
+            r.hr.to_string(),
+            r.state.clone(),
+            r.priority.to_string(),
+            r.master.map_or("-".into(), |a| a.to_string()),
+            r.act_count.to_string(),
+            if peers.is_empty() {
+                "-".into()
+            } else {
+                peers.join(", ")
+            },
+        ]);
+    }
+    t.render()
 }

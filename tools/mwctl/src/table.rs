@@ -533,37 +533,8 @@ pub fn management(m: &ManagementInfo) -> String {
         );
     }
     if !m.managers.is_empty() {
-        let mut t = Table::new(&[
-            "port",
-            "hr",
-            "state",
-            "priority",
-            "master",
-            "act_count",
-            "peers",
-        ]);
-        for r in &m.managers {
-            let peers: Vec<String> = r
-                .peers
-                .iter()
-                .map(|(a, s, p)| format!("{a} {s} {p}"))
-                .collect();
-            t.row(vec![
-                r.port.to_string(),
-                r.hr.to_string(),
-                r.state.clone(),
-                r.priority.to_string(),
-                r.master.map_or("-".into(), |a| a.to_string()),
-                r.act_count.to_string(),
-                if peers.is_empty() {
-                    "-".into()
-                } else {
-                    peers.join(", ")
-                },
-            ]);
-        }
         out.push_str("\nSAN managers:\n");
-        out.push_str(&t.render());
+        out.push_str(&crate::san::managers_table(&m.managers));
     }
     if m.notices.is_empty() {
         out.push_str("\nno notices received\n");

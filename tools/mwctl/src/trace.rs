@@ -264,6 +264,55 @@ impl<A: Ask + ?Sized> Walker<'_, A> {
         })
     }
 
+    /// Checks hop `expected.len()` at `at`: VendorGet(ClassPortInfo) says
+    /// whether it runs the tracer's agent (`no_agent` when not), then
+    /// VendorGet(SourceRoute) with the HRs expected so far (`ok` or
+    /// `mismatch`, and the HR it arrived on). `Err` inside: no answer, why.
+    fn check_hop(
+        &mut self,
+        at: &At,
+        expected: &[Address],
+        hop: &mut Hop,
+    ) -> Result<Result<(), String>, Miss> {
+        let cpi = match self.get_at(at, "trace", "class_port_info", 0, None) {
+            Ok(a) => a,
+            Err(Miss::NoAnswer(why)) => {
+                hop.status = "no_answer";
+                return Ok(Err(why));
+            }
+            Err(e) => return Err(e),
+        };
+        hop.tries = cpi.tries;
+        hop.rtt_ms = Some(cpi.rtt_ms);
+        if !cpi.ok() {
+            hop.status = "no_agent";
+            return Ok(Ok(()));
+        }
+        let a = match self.get_at(
+            at,
+            "trace",
+            "source_route",
+            0,
+            Some(source_route_hex(expected)),
+        ) {
+            Ok(a) => a,
+            Err(Miss::NoAnswer(why)) => {
+                hop.status = "no_answer";
+                return Ok(Err(why));
+            }
+            Err(e) => return Err(e),
+        };
+        hop.tries = a.tries;
+        hop.rtt_ms = Some(a.rtt_ms);
+        let f = a.fields.clone().unwrap_or(Value::Null);
+        hop.actual = Some(address_field(&f["actual_address"]));
+        hop.actual_port = f["actual_port"].as_u64().map(|p| p as u8);
+        if !a.ok() {
+            hop.status = "mismatch";
+        }
+        Ok(Ok(()))
+    }
+
     /// The node's name, `?` when it does not say.
     fn name(&mut self, at: Address) -> String {
         self.name_at(&At::Address(at))
@@ -447,53 +496,15 @@ pub fn trace<A: Ask + ?Sized>(
             rtt_ms: None,
             tries: 0,
         };
-        // Does the hop run the tracer's agent?
-        let cpi = match w.get(next, "trace", "class_port_info", 0, None) {
-            Ok(a) => a,
-            Err(Miss::NoAnswer(why)) => {
-                hop.status = "no_answer";
-                t.hops.push(hop);
-                t.outcome = Outcome::Unreachable;
-                fail.get_or_insert(format!("hop {k} ({next}): {why}"));
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        hop.tries = cpi.tries;
-        hop.rtt_ms = Some(cpi.rtt_ms);
-        if cpi.ok() {
-            match w.get(
-                next,
-                "trace",
-                "source_route",
-                0,
-                Some(source_route_hex(&expected)),
-            ) {
-                Ok(a) => {
-                    hop.tries = a.tries;
-                    hop.rtt_ms = Some(a.rtt_ms);
-                    let f = a.fields.clone().unwrap_or(Value::Null);
-                    let actual = address_field(&f["actual_address"]);
-                    hop.actual = Some(actual);
-                    hop.actual_port = f["actual_port"].as_u64().map(|p| p as u8);
-                    if !a.ok() {
-                        hop.status = "mismatch";
-                        if t.outcome == Outcome::Validated {
-                            t.outcome = Outcome::Mismatch;
-                        }
-                    }
-                }
-                Err(Miss::NoAnswer(why)) => {
-                    hop.status = "no_answer";
-                    t.hops.push(hop);
-                    t.outcome = Outcome::Unreachable;
-                    fail.get_or_insert(format!("hop {k} ({next}): {why}"));
-                    break;
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            hop.status = "no_agent";
+        // Does the hop run the tracer's agent, and where did it arrive?
+        if let Err(why) = w.check_hop(&At::Address(next), &expected, &mut hop)? {
+            t.hops.push(hop);
+            t.outcome = Outcome::Unreachable;
+            fail.get_or_insert(format!("hop {k} ({next}): {why}"));
+            break;
+        }
+        if hop.status == "mismatch" && t.outcome == Outcome::Validated {
+            t.outcome = Outcome::Mismatch;
         }
         hop.node = w.name(next);
         if hop.status == "mismatch" {
@@ -822,51 +833,14 @@ pub fn trace_l2<A: Ask + ?Sized>(
             rtt_ms: None,
             tries: 0,
         };
-        let cpi = match w.get_at(&at, "trace", "class_port_info", 0, None) {
-            Ok(a) => a,
-            Err(Miss::NoAnswer(why)) => {
-                hop.status = "no_answer";
-                t.hops.push(hop);
-                t.outcome = Outcome::Unreachable;
-                fail.get_or_insert(format!("hop {k}: {why}"));
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        hop.tries = cpi.tries;
-        hop.rtt_ms = Some(cpi.rtt_ms);
-        if cpi.ok() {
-            match w.get_at(
-                &at,
-                "trace",
-                "source_route",
-                0,
-                Some(source_route_hex(&expected)),
-            ) {
-                Ok(a) => {
-                    hop.tries = a.tries;
-                    hop.rtt_ms = Some(a.rtt_ms);
-                    let f = a.fields.clone().unwrap_or(Value::Null);
-                    hop.actual = Some(address_field(&f["actual_address"]));
-                    hop.actual_port = f["actual_port"].as_u64().map(|p| p as u8);
-                    if !a.ok() {
-                        hop.status = "mismatch";
-                        if t.outcome == Outcome::Validated {
-                            t.outcome = Outcome::Mismatch;
-                        }
-                    }
-                }
-                Err(Miss::NoAnswer(why)) => {
-                    hop.status = "no_answer";
-                    t.hops.push(hop);
-                    t.outcome = Outcome::Unreachable;
-                    fail.get_or_insert(format!("hop {k}: {why}"));
-                    break;
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            hop.status = "no_agent";
+        if let Err(why) = w.check_hop(&at, &expected, &mut hop)? {
+            t.hops.push(hop);
+            t.outcome = Outcome::Unreachable;
+            fail.get_or_insert(format!("hop {k}: {why}"));
+            break;
+        }
+        if hop.status == "mismatch" && t.outcome == Outcome::Validated {
+            t.outcome = Outcome::Mismatch;
         }
         hop.node = w.name_at(&at);
         if hop.status == "mismatch" {

@@ -535,6 +535,53 @@ mod tests {
     const TOPO: &str = include_str!("../../../examples/appendix-b.toml");
 
     #[test]
+    fn management_settings_naming_no_one_are_refused() {
+        let mut p = Plan::new(
+            Topology::from_toml(TOPO).unwrap(),
+            &std::env::temp_dir().join("mwlab-plan-test-mgmt"),
+            LabTimers::default(),
+            Wiring::Udp,
+        )
+        .unwrap();
+        assert!(
+            p.set_management(LabManagement {
+                manager: Some("nobody".into()),
+                ..LabManagement::default()
+            })
+            .is_err()
+        );
+        assert!(
+            p.set_management(LabManagement {
+                managers: vec![("ad".into(), 16)],
+                ..LabManagement::default()
+            })
+            .is_err()
+        );
+        assert!(
+            p.set_management(LabManagement {
+                no_tracer: vec!["nobody".into()],
+                ..LabManagement::default()
+            })
+            .is_err()
+        );
+        p.set_management(LabManagement {
+            managers: vec![("ad".into(), 7), ("H0".into(), 3)],
+            ..LabManagement::default()
+        })
+        .unwrap();
+        assert!(p.router_config(2).contains("manager_priority = 7"));
+        assert_eq!(
+            p.hosts[0]
+                .spec
+                .management
+                .as_ref()
+                .unwrap()
+                .manager_priority,
+            Some(3)
+        );
+    }
+
+    #[test]
     fn appendix_b_plans_and_every_config_loads() {
         let dir = std::env::temp_dir().join("mwlab-plan-test");
         let p = Plan::new(

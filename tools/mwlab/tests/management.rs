@@ -5,59 +5,27 @@
 //! trapped to H0 (the manager); with the key, ad's port on SAN A goes down
 //! by MAD and H0's traffic to H8 goes around ad, then comes back.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mwlab::demo;
-use mwlab::lab::{Binaries, Lab};
-use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
-use mwsim::topology::Topology;
+use mwlab::lab::Lab;
+use mwlab::plan::{LabManagement, LabTimers};
 use serde_json::Value;
 
 const KEY: &str = "0x5a5a17";
 
 fn lab() -> (Lab, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
-    )
-    .unwrap();
-    let mut plan = Plan::new(
-        Topology::from_toml(&text).unwrap(),
-        &tmp.path().join("lab"),
-        LabTimers::default(),
-        Wiring::Udp,
-    )
-    .unwrap();
-    plan.set_management(LabManagement {
-        mkey: 0x5a5a17,
-        protect: 1,
-        lease_s: 0,
-        manager: None,
-        no_tracer: Vec::new(),
-        managers: Vec::new(),
-    })
-    .unwrap();
-    assert!(
-        plan.set_management(LabManagement {
-            manager: Some("nobody".into()),
+    common::appendix_b(
+        LabManagement {
+            mkey: 0x5a5a17,
+            protect: 1,
             ..LabManagement::default()
-        })
-        .is_err()
-    );
-    let bins = Binaries {
-        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
+        },
+        LabTimers::default(),
     )
-    .unwrap();
-    (lab, tmp)
 }
 
 /// mwctl on `sock` with `--json`: the exit code and the answer.

@@ -4,13 +4,12 @@
 //! standby; the master killed, the other 7 takes over within the bound of
 //! the defaults (polls x misses + an election).
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
-use mwlab::lab::{Binaries, Lab, mwctl};
-use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
-use mwsim::topology::Topology;
+use mwlab::lab::{Lab, mwctl};
+use mwlab::plan::{LabManagement, LabTimers};
 use serde_json::Value;
 
 /// SAN D's HR of each router.
@@ -68,38 +67,13 @@ fn wait_settled(lab: &Lab, alive: &[&str], secs: u64) -> (String, Duration) {
 
 #[test]
 fn three_managers_on_san_d_elect_and_fail_over() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
-    )
-    .unwrap();
-    let mut plan = Plan::new(
-        Topology::from_toml(&text).unwrap(),
-        &tmp.path().join("lab"),
-        LabTimers::default(),
-        Wiring::Udp,
-    )
-    .unwrap();
-    plan.set_management(LabManagement {
-        managers: vec![("bd1".into(), 3), ("bd2".into(), 7), ("cd".into(), 7)],
-        ..LabManagement::default()
-    })
-    .unwrap();
-    let mut lab = Lab::up(
-        plan,
-        &Binaries {
-            mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
+    let (mut lab, _tmp) = common::appendix_b(
+        LabManagement {
+            managers: vec![("bd1".into(), 3), ("bd2".into(), 7), ("cd".into(), 7)],
+            ..LabManagement::default()
         },
-    )
-    .unwrap();
-    demo::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
+        LabTimers::default(),
+    );
     let all = ["bd1", "bd2", "cd"];
     let (master, t) = wait_settled(&lab, &all, 20);
     let (_, id_bd2) = on_d(&lab, "bd2");

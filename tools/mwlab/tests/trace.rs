@@ -6,43 +6,17 @@
 //! at exactly that hop with status 7; a stopped router timing out with
 //! exit status 2.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
-use mwlab::lab::{Binaries, Lab, host_client};
-use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
-use mwsim::topology::Topology;
+use mwlab::lab::{Lab, host_client};
+use mwlab::plan::{LabManagement, LabTimers};
 use serde_json::{Value, json};
 
 fn lab(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
-    )
-    .unwrap();
-    let mut plan = Plan::new(
-        Topology::from_toml(&text).unwrap(),
-        &tmp.path().join("lab"),
-        timers,
-        Wiring::Udp,
-    )
-    .unwrap();
-    plan.set_management(m).unwrap();
-    let bins = Binaries {
-        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    (lab, tmp)
+    common::appendix_b(m, timers)
 }
 
 /// `mwctl --json trace ARGS` on H0's admin socket: the exit status and the

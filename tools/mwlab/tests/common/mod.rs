@@ -1,0 +1,41 @@
+//! What the lab tests with management share: an Appendix B lab with given
+//! management settings and timers, up and converged.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mwlab::demo;
+use mwlab::lab::{Binaries, Lab};
+use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
+use mwsim::topology::Topology;
+
+/// Appendix B on loopback UDP in a fresh directory, with management `m`
+/// and `timers`, converged. Fails (panics) on settings the plan refuses.
+pub fn appendix_b(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
+    )
+    .unwrap();
+    let mut plan = Plan::new(
+        Topology::from_toml(&text).unwrap(),
+        &tmp.path().join("lab"),
+        timers,
+        Wiring::Udp,
+    )
+    .unwrap();
+    plan.set_management(m).unwrap();
+    let bins = Binaries {
+        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
+    };
+    let lab = Lab::up(plan, &bins).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    (lab, tmp)
+}
