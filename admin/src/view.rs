@@ -144,7 +144,11 @@ impl ManagementInfo {
             lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
             violations: k.violations,
             agent: named(&a.stats().fields()),
-            client: named(&station.client().stats().fields()),
+            client: {
+                let mut c: BTreeMap<String, u64> = named(&station.client().stats().fields());
+                c.insert("unroutable".into(), station.unroutable());
+                c
+            },
             notices: a
                 .notices()
                 .map(|(t, issuer, n)| NoticeRow {

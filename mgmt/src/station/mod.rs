@@ -118,6 +118,8 @@ pub struct Station {
     /// The client's requests that are managers': station id -> (manager
     /// index, the manager's id).
     manager_ids: HashMap<u64, (usize, u64)>,
+    /// Packets not sent for want of a route, since the start.
+    unroutable: u64,
 }
 
 impl Station {
@@ -134,6 +136,7 @@ impl Station {
             next_id: 1,
             managers: Vec::new(),
             manager_ids: HashMap::new(),
+            unroutable: 0,
         }
     }
 
@@ -169,6 +172,12 @@ impl Station {
     /// The client.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// Management packets not sent because the node had no route to their
+    /// destination (requests then time out; traps are repeated).
+    pub fn unroutable(&self) -> u64 {
+        self.unroutable
     }
 
     /// When the agent or the client wants its timer.
@@ -368,6 +377,7 @@ impl Station {
                 break;
             }
         }
+        self.unroutable += out.unroutable;
         out
     }
 
