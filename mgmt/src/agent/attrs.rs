@@ -275,6 +275,7 @@ impl Agent {
                 if new.mkey_protect_bits > 3
                     || new.cost == 0
                     || (new.mtu != 0 && new.mtu < 64)
+                    || (new.address != cur.address && !new.address.is_node())
                     || !(new.manager_address == Address::UNSPECIFIED
                         || new.manager_address.is_node())
                 {
@@ -288,6 +289,9 @@ impl Agent {
                 }
                 if up != cur.up {
                     m.set_port_up(p, up)?;
+                }
+                if new.address != cur.address {
+                    m.set_address(p, new.address)?;
                 }
                 self.cfg.manager = new.manager_address;
                 self.set_mkey(new.mkey, new.mkey_protect_bits, new.mkey_lease_period);

@@ -110,6 +110,20 @@ pub trait Managed {
         None
     }
 
+    /// A PortInfo Set gave `port` the address `address` (a SAN manager's
+    /// address assignment, docs/manager.md); by default refused: a
+    /// router's HR addresses are its configuration's.
+    fn set_address(&mut self, port: PortId, address: Address) -> Result<(), Status> {
+        let _ = (port, address);
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+
+    /// A node without an address announced itself on `port`'s SAN (trap
+    /// 1025 from `native`): for the SAN manager this node runs there.
+    fn unaddressed(&mut self, port: PortId, native: NativeAddr, identity: u64) {
+        let _ = (port, native, identity);
+    }
+
     /// An SMInfo Set (a manager's control) for the manager on `port`'s SAN,
     /// from `from`; `None`: no manager there.
     fn sm_control(

@@ -72,6 +72,9 @@ pub struct AgentConfig {
     pub tracer: bool,
     /// The interval of that check.
     pub threshold_ms: Time,
+    /// Between two announcements (trap 1025) of a port without an
+    /// address, until a SAN manager gives it one.
+    pub announce_ms: Time,
 }
 
 impl AgentConfig {
@@ -95,6 +98,7 @@ impl AgentConfig {
             drop_threshold: 0,
             tracer: true,
             threshold_ms: 10_000,
+            announce_ms: 1_000,
         }
     }
 }
@@ -138,11 +142,15 @@ pub struct AgentStats {
     pub traps_no_manager: u64,
     /// Traps and Reports received (this node plays the manager).
     pub notices_received: u64,
+    /// Announcements sent: trap 1025, a port without an address.
+    pub announcements: u64,
+    /// Announcements of other nodes heard (handed to a SAN manager here).
+    pub announcements_heard: u64,
 }
 
 impl AgentStats {
     /// Every counter with its name, in declaration order.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 20] {
         [
             ("received", self.received),
             ("answered", self.answered),
@@ -162,6 +170,8 @@ impl AgentStats {
             ("traps_suppressed", self.traps_suppressed),
             ("traps_no_manager", self.traps_no_manager),
             ("notices_received", self.notices_received),
+            ("announcements", self.announcements),
+            ("announcements_heard", self.announcements_heard),
         ]
     }
 }
@@ -321,6 +331,8 @@ pub struct Agent {
     next_threshold: Time,
     /// The node's port addresses, refreshed from [`Managed`] at each packet.
     ports: Vec<Address>,
+    /// When a port without an address next announces itself.
+    next_announce: Time,
 }
 
 /// Notices kept.
@@ -342,6 +354,7 @@ impl Agent {
             drops_seen: Vec::new(),
             next_threshold: now + cfg.threshold_ms,
             ports: Vec::new(),
+            next_announce: now,
             cfg,
         }
     }
@@ -557,6 +570,17 @@ impl Agent {
                 return;
             }
             Method::TRAP | Method::REPORT => {
+                if let Ok(notice) = Notice::parse(&req.data)
+                    && let Some(d) = notice.no_address_details()
+                    && input.src == Address::UNSPECIFIED
+                {
+                    // A node without an address: for the SAN manager here.
+                    // No TrapRepress (it has no address to send one to): it
+                    // repeats until a manager gives it one.
+                    self.stats.announcements_heard += 1;
+                    managed.unaddressed(input.port, input.native, d.identity);
+                    return;
+                }
                 self.stats.notices_received += 1;
                 if let Ok(notice) = Notice::parse(&req.data) {
                     if self.notices.len() >= NOTICES_KEPT {
@@ -902,7 +926,54 @@ impl Agent {
         if self.cfg.drop_threshold > 0 {
             t = t.min(self.next_threshold);
         }
+        if self.unaddressed() {
+            t = t.min(self.next_announce);
+        }
         t
+    }
+
+    /// Whether a port has no address (or the ports are not known yet).
+    fn unaddressed(&self) -> bool {
+        self.ports.is_empty() || self.ports.contains(&Address::UNSPECIFIED)
+    }
+
+    /// Trap 1025 out of every port without an address, to every member of
+    /// its SAN (docs/manager.md "Address assignment").
+    fn announce(&mut self) {
+        for p in 0..self.ports.len() {
+            if self.ports[p] != Address::UNSPECIFIED {
+                continue;
+            }
+            let mut notice = Notice::no_address(self.cfg.identity, p as u8);
+            notice.producer_type = self.cfg.node_type as u32;
+            let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+            if notice.emit(&mut data).is_err() {
+                continue;
+            }
+            let tid = self.next_tid;
+            self.next_tid = self.next_tid.wrapping_add(1);
+            let mad = MadRepr {
+                class: MgmtClass::SUBN,
+                class_version: 1,
+                response: false,
+                method: Method::TRAP,
+                status: Status::OK,
+                tid,
+                attribute: Notice::ID,
+                modifier: 0,
+                mkey: 0,
+                data,
+                dr: None,
+            };
+            let Ok(bytes) = mad.to_bytes() else { continue };
+            self.stats.announcements += 1;
+            self.outputs.push_back(Output::Send {
+                port: PortId::new(p),
+                native: NativeAddr::NONE,
+                dst: Address::BROADCAST,
+                mad: Box::new(bytes),
+            });
+        }
     }
 
     /// Runs what is due: trap repeats, the lease, the drop threshold.
@@ -926,6 +997,10 @@ impl Agent {
         if self.mkey.on_timer(now) {
             self.cfg.protect = 0;
             self.event(AgentEvent::LeaseExpired);
+        }
+        if self.unaddressed() && now >= self.next_announce {
+            self.next_announce = now + self.cfg.announce_ms.max(1);
+            self.announce();
         }
         if self.cfg.drop_threshold > 0 && now >= self.next_threshold {
             self.next_threshold = now + self.cfg.threshold_ms;

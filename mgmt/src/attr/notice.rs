@@ -116,6 +116,17 @@ pub struct HrDown {
     pub port: u8,
 }
 
+/// Trap 1025: a node without an address asks its SAN's manager for one
+/// (docs/manager.md "Address assignment").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct NoAddress {
+    /// The node's identity (NodeInfo's).
+    pub identity: u64,
+    /// Its port without an address.
+    pub port: u8,
+}
+
 impl Notice {
     /// AttributeID.
     pub const ID: u16 = 0x0002;
@@ -145,6 +156,8 @@ impl Notice {
     pub const TRAP_BAD_MKEY: u16 = 256;
     /// Trap 1024: a neighbour HR is down.
     pub const TRAP_HR_DOWN: u16 = 1024;
+    /// Trap 1025: a node without an address.
+    pub const TRAP_NO_ADDRESS: u16 = 1025;
 
     /// `"fatal"`, `"urgent"`, `"security"`, `"subnet management"`, `"info"`.
     pub const fn type_name(&self) -> Option<&'static str> {
@@ -177,6 +190,7 @@ impl Notice {
             Self::TRAP_DROPS => "drops above the threshold",
             Self::TRAP_BAD_MKEY => "bad M_Key",
             Self::TRAP_HR_DOWN => "neighbour HR down",
+            Self::TRAP_NO_ADDRESS => "node without an address",
             _ => return None,
         })
     }
@@ -201,6 +215,8 @@ impl Notice {
             )
         } else if let Some(d) = self.hr_down_details() {
             format!("neighbour HR {} on port {} down", d.hr, d.port)
+        } else if let Some(d) = self.no_address_details() {
+            format!("node {:#018x} (port {}) has no address", d.identity, d.port)
         } else if self.is_generic {
             format!("trap {}", self.trap_number)
         } else {
@@ -305,6 +321,28 @@ impl Notice {
         (self.is_generic && self.trap_number == Self::TRAP_HR_DOWN).then(|| HrDown {
             hr: Address(be16(&self.details, 0)),
             port: self.details[2],
+        })
+    }
+
+    /// Trap 1025 (subnet management): a node without an address, sent to
+    /// every member of its SAN from address 0x0000 until a manager gives it
+    /// one. DataDetails 0-7: the node's identity, 8: its port.
+    pub fn no_address(identity: u64, port: u8) -> Notice {
+        let mut n = Self::generic(
+            Address::UNSPECIFIED,
+            Self::SUBNET_MANAGEMENT,
+            Self::TRAP_NO_ADDRESS,
+        );
+        put64(&mut n.details, 0, identity);
+        n.details[8] = port;
+        n
+    }
+
+    /// Trap 1025's details, when this is a generic trap 1025.
+    pub fn no_address_details(&self) -> Option<NoAddress> {
+        (self.is_generic && self.trap_number == Self::TRAP_NO_ADDRESS).then(|| NoAddress {
+            identity: be64(&self.details, 0),
+            port: self.details[8],
         })
     }
 

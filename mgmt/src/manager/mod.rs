@@ -25,12 +25,13 @@
 //! Control Sets must carry the SAN's SM key when the manager has one; the
 //! SM key is shown in SMInfo only to a requester that gives it.
 
+mod assign;
 pub mod state;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use rrp::Address;
+use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{NodeDescription, NodeInfo, NodeRecord, PortInfo, SmInfo, node_record};
 use crate::client::{Answer, Failure, Request, Target};
@@ -72,6 +73,9 @@ pub struct ManagerConfig {
     pub mkey_protect: u8,
     /// Lease of that key in seconds (0: never runs out).
     pub mkey_lease_s: u16,
+    /// The addresses a master gives nodes that start without one, first
+    /// and last (none: it gives none).
+    pub pool: Option<(Address, Address)>,
 }
 
 impl ManagerConfig {
@@ -92,6 +96,7 @@ impl ManagerConfig {
             mkey: 0,
             mkey_protect: 0,
             mkey_lease_s: 0,
+            pool: None,
         }
     }
 }
@@ -123,6 +128,30 @@ pub enum ManagerEvent {
         /// Why.
         why: String,
     },
+    /// A node without an address was given one (`again`: the one it had
+    /// before).
+    AddressAssigned {
+        /// Its identity.
+        identity: u64,
+        /// The address.
+        address: Address,
+        /// Where it is on the SAN.
+        native: NativeAddr,
+        /// The address it had before.
+        again: bool,
+    },
+    /// Two identities answered at one address within two sweeps.
+    DuplicateAddress {
+        /// The address.
+        address: Address,
+        /// The identity seen before, the one seen now.
+        identities: [u64; 2],
+    },
+    /// A node without an address got none: the pool is used up.
+    PoolExhausted {
+        /// Its identity.
+        identity: u64,
+    },
     /// A control Set refused (no SM key, or not valid in this state).
     ControlRefused {
         /// From whom.
@@ -138,6 +167,28 @@ impl fmt::Display for ManagerEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ManagerEvent::State { from, to, why } => write!(f, "manager {from} -> {to}: {why}"),
+            ManagerEvent::AddressAssigned {
+                identity,
+                address,
+                native,
+                again,
+            } => write!(
+                f,
+                "manager: {address} given to node {identity:#018x} at {native}{}",
+                if *again { " (its address before)" } else { "" }
+            ),
+            ManagerEvent::DuplicateAddress {
+                address,
+                identities,
+            } => write!(
+                f,
+                "manager: duplicate address {address}: nodes {:#018x} and {:#018x} answer at it",
+                identities[0], identities[1]
+            ),
+            ManagerEvent::PoolExhausted { identity } => write!(
+                f,
+                "manager: no address left in the pool for node {identity:#018x}"
+            ),
             ManagerEvent::ControlRefused { from, control, why } => {
                 write!(f, "manager: {} from {from} refused: {why}", control.name())
             }
@@ -172,11 +223,23 @@ pub struct ManagerStats {
     pub keys_refused: u64,
     /// Control Sets refused.
     pub controls_refused: u64,
+    /// Announcements of nodes without an address heard as master.
+    pub announcements: u64,
+    /// Addresses given.
+    pub addresses_assigned: u64,
+    /// Address Sets that failed (no answer, or refused).
+    pub assign_failed: u64,
+    /// Nodes left without an address: the pool used up.
+    pub pool_exhausted: u64,
+    /// Duplicate addresses found.
+    pub duplicates: u64,
+    /// Records copied from the master (a standby's).
+    pub synced: u64,
 }
 
 impl ManagerStats {
     /// Every counter with its name.
-    pub fn fields(&self) -> [(&'static str, u64); 12] {
+    pub fn fields(&self) -> [(&'static str, u64); 18] {
         [
             ("transitions", self.transitions),
             ("rounds", self.rounds),
@@ -190,6 +253,12 @@ impl ManagerStats {
             ("keys_given", self.keys_given),
             ("keys_refused", self.keys_refused),
             ("controls_refused", self.controls_refused),
+            ("announcements", self.announcements),
+            ("addresses_assigned", self.addresses_assigned),
+            ("assign_failed", self.assign_failed),
+            ("pool_exhausted", self.pool_exhausted),
+            ("duplicates", self.duplicates),
+            ("synced", self.synced),
         ]
     }
 }
@@ -233,6 +302,22 @@ enum Purpose {
     KeyRead { member: Address },
     /// The PortInfo Set giving it.
     KeySet { member: Address },
+    /// A node without an address, by directed route: its NodeInfo.
+    AssignInfo { native: NativeAddr },
+    /// Its PortInfo, read to give it `address`.
+    AssignRead {
+        native: NativeAddr,
+        identity: u64,
+        address: Address,
+    },
+    /// The PortInfo Set giving it.
+    AssignSet {
+        native: NativeAddr,
+        identity: u64,
+        address: Address,
+    },
+    /// A standby's copy of its master's database: NodeRecord `index`.
+    Sync { master: Address, index: u16 },
 }
 
 /// A member of the SAN as the master's sweeps know it (docs/manager.md
@@ -289,6 +374,14 @@ pub struct Manager {
     database: BTreeMap<Address, Member>,
     /// The next sweep is heavy.
     heavy: bool,
+    /// The port of the SAN it manages (directed routes leave by it).
+    port: PortId,
+    /// Identity -> address: given, swept, copied from the master; kept
+    /// across state changes (docs/manager.md "Address assignment").
+    assigned: BTreeMap<u64, Address>,
+    /// Nodes without an address being given one: native -> (identity, the
+    /// address chosen, 0 before).
+    assigning: BTreeMap<NativeAddr, (u64, Address)>,
 }
 
 impl Manager {
@@ -313,6 +406,9 @@ impl Manager {
             stats: ManagerStats::default(),
             database: BTreeMap::new(),
             heavy: true,
+            port: PortId::new(0),
+            assigned: BTreeMap::new(),
+            assigning: BTreeMap::new(),
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,
@@ -392,6 +488,11 @@ impl Manager {
     /// The address it runs at (its HR's, a host's).
     pub fn set_address(&mut self, address: Address) {
         self.address = address;
+    }
+
+    /// The port of its SAN on its node.
+    pub fn set_port(&mut self, port: PortId) {
+        self.port = port;
     }
 
     /// The SAN's members to ask (its node's LRT or neighbours, without the
@@ -557,6 +658,13 @@ impl Manager {
                                 trusted,
                             },
                         );
+                        let syncing = self
+                            .pending
+                            .values()
+                            .any(|p| matches!(p, Purpose::Sync { .. }));
+                        if s == SmState::Master && !syncing {
+                            self.sync_from(master, 0);
+                        }
                         if !matches!(s, SmState::Master | SmState::Discovering) {
                             self.start_discovery(
                                 now,
@@ -583,6 +691,11 @@ impl Manager {
                     _ => None,
                 };
                 if let Some(n) = ni {
+                    let (before, seen) = self
+                        .database
+                        .get(&member)
+                        .map_or((0, 0), |m| (m.identity, m.seen));
+                    self.note_identity(now, member, n.node_identity, before, seen);
                     let manager = self.peers.get(&member).map(|p| p.state);
                     let e = self.database.entry(member).or_insert_with(|| Member {
                         address: member,
@@ -659,6 +772,18 @@ impl Manager {
                     e.name = d.0;
                 }
             }
+            Purpose::AssignInfo { native } => self.on_assign_info(native, &result),
+            Purpose::AssignRead {
+                native,
+                identity,
+                address,
+            } => self.on_assign_read(native, identity, address, &result),
+            Purpose::AssignSet {
+                native,
+                identity,
+                address,
+            } => self.on_assign_set(native, identity, address, &result),
+            Purpose::Sync { master, index } => self.on_sync(master, index, &result),
             Purpose::Handover { to } => {
                 if info.is_some() {
                     // The acknowledgement: stay standby under the new master.
@@ -683,7 +808,12 @@ impl Manager {
         let members = self.members.clone();
         self.out_in_round = members.len();
         let heavy = self.state == SmState::Master
-            && (self.heavy || self.stats.sweeps % self.cfg.heavy_every.max(1) == 1);
+            && (self.heavy
+                || self
+                    .stats
+                    .sweeps
+                    .saturating_sub(1)
+                    .is_multiple_of(self.cfg.heavy_every.max(1)));
         if heavy {
             self.stats.heavy_sweeps += 1;
             self.heavy = false;
@@ -858,24 +988,28 @@ impl Manager {
         mkey: u64,
         purpose: Purpose,
     ) {
+        let request = Request {
+            target: Target::Address(to),
+            class: MgmtClass::SUBN,
+            method,
+            attribute,
+            modifier,
+            mkey,
+            data,
+            timeout_ms: self.cfg.timeout_ms,
+            retries: self.cfg.retries,
+        };
+        self.start(request, purpose);
+    }
+
+    /// Outputs `request` for `purpose`.
+    fn start(&mut self, request: Request, purpose: Purpose) {
         let id = self.next_id;
         self.next_id += 1;
         self.stats.requests += 1;
         self.pending.insert(id, purpose);
-        self.outputs.push_back(ManagerOutput::Request {
-            id,
-            request: Request {
-                target: Target::Address(to),
-                class: MgmtClass::SUBN,
-                method,
-                attribute,
-                modifier,
-                mkey,
-                data,
-                timeout_ms: self.cfg.timeout_ms,
-                retries: self.cfg.retries,
-            },
-        });
+        self.outputs
+            .push_back(ManagerOutput::Request { id, request });
     }
 
     fn set_state(&mut self, _now: Time, to: SmState, why: String) {

@@ -63,6 +63,17 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
         self.node.address_of(port, native)
     }
 
+    fn set_address(&mut self, port: PortId, address: Address) -> Result<(), Status> {
+        self.node.set_address(port, address)
+    }
+
+    fn unaddressed(&mut self, port: PortId, native: NativeAddr, identity: u64) {
+        let now = self.now;
+        if let Some((_, m)) = self.managers.iter_mut().find(|(p, _)| *p == port) {
+            m.on_unaddressed(now, native, identity);
+        }
+    }
+
     fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
         self.managers
             .iter()

@@ -143,7 +143,9 @@ impl Station {
     /// Runs a SAN manager on `port`'s SAN from `now` (replacing one there).
     pub fn add_manager(&mut self, port: PortId, cfg: ManagerConfig, now: Time) {
         self.managers.retain(|(p, _)| *p != port);
-        self.managers.push((port, Manager::new(cfg, now)));
+        let mut m = Manager::new(cfg, now);
+        m.set_port(port);
+        self.managers.push((port, m));
         // Answers to requests of the managers as they were go nowhere.
         self.manager_ids.clear();
     }

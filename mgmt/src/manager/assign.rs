@@ -1,0 +1,285 @@
+//! Address assignment (docs/manager.md "Address assignment"): a node that
+//! starts without an address announces itself to its SAN (trap 1025 from
+//! 0x0000); the master reads its NodeInfo and PortInfo by directed route
+//! (to its native address: it has no other) and sets PortInfo's address,
+//! from its pool, the same one for the same identity every time. The
+//! identity -> address map survives the node's restarts (the master keeps
+//! it) and a change of master (standbys copy the master's NodeRecords at
+//! every poll); an address another identity answers at is never given, and
+//! two identities answering at one address are reported.
+
+use rrp::{Address, NativeAddr};
+
+use crate::attr::{NodeInfo, NodeRecord, PortInfo};
+use crate::client::{Answer, Failure, Request, Target};
+use crate::wire::{Method, MgmtClass, PathHop, Status};
+
+use super::{Manager, ManagerEvent, Purpose, SmState, Time};
+
+impl Manager {
+    /// The identity -> address map: addresses given, found by sweeps, and
+    /// copied from the master (a standby's).
+    pub fn assignments(&self) -> &std::collections::BTreeMap<u64, Address> {
+        &self.assigned
+    }
+
+    /// A node without an address announced itself at `native` (trap
+    /// 1025): the master gives it one when it has a pool.
+    pub fn on_unaddressed(&mut self, _now: Time, native: NativeAddr, identity: u64) {
+        if self.state != SmState::Master || self.cfg.pool.is_none() || native.is_empty() {
+            return;
+        }
+        self.stats.announcements += 1;
+        if self.assigning.contains_key(&native) {
+            return;
+        }
+        self.assigning
+            .insert(native, (identity, Address::UNSPECIFIED));
+        self.directed(
+            native,
+            Method::GET,
+            NodeInfo::ID,
+            Vec::new(),
+            self.cfg.mkey,
+            Purpose::AssignInfo { native },
+        );
+    }
+
+    /// Whether `a` is held by a node other than `identity`: a member
+    /// answering at it, another identity's assignment, one being given,
+    /// this manager's own.
+    fn held_by_other(&self, a: Address, identity: u64) -> bool {
+        if a == self.address {
+            return true;
+        }
+        if let Some(m) = self.database.get(&a) {
+            return m.identity != identity;
+        }
+        if self.assigned.iter().any(|(i, x)| *x == a && *i != identity)
+            || self
+                .assigning
+                .values()
+                .any(|(i, x)| *x == a && *i != identity)
+        {
+            return true;
+        }
+        // A member not swept yet: held, unless the address is this
+        // identity's (a node that restarted before its old entry aged out).
+        self.members.contains(&a) && self.assigned.get(&identity) != Some(&a)
+    }
+
+    /// The address for `identity`: the one it had, unless another node
+    /// holds it now; else the pool's lowest free one.
+    fn choose(&self, identity: u64) -> Option<Address> {
+        if let Some(a) = self.assigned.get(&identity)
+            && !self.held_by_other(*a, identity)
+        {
+            return Some(*a);
+        }
+        let (first, last) = self.cfg.pool?;
+        (first.0..=last.0)
+            .map(Address)
+            .filter(|a| a.is_node())
+            .find(|a| !self.held_by_other(*a, identity) && !self.assigned.values().any(|x| x == a))
+    }
+
+    /// A request by directed route to `native` on this manager's SAN.
+    pub(super) fn directed(
+        &mut self,
+        native: NativeAddr,
+        method: Method,
+        attribute: u16,
+        data: Vec<u8>,
+        mkey: u64,
+        purpose: Purpose,
+    ) {
+        let request = Request {
+            target: Target::Directed {
+                port: self.port,
+                path: vec![PathHop::new(self.address, native)],
+            },
+            class: MgmtClass::SUBN_DR,
+            method,
+            attribute,
+            modifier: 0,
+            mkey,
+            data,
+            timeout_ms: self.cfg.timeout_ms,
+            retries: self.cfg.retries,
+        };
+        self.start(request, purpose);
+    }
+
+    /// NodeInfo of a node without an address: its identity, then its
+    /// PortInfo.
+    pub(super) fn on_assign_info(&mut self, native: NativeAddr, result: &Result<Answer, Failure>) {
+        let ni = match result {
+            Ok(a) if a.mad.status == Status::OK => NodeInfo::parse(&a.mad.data).ok(),
+            _ => None,
+        };
+        let Some(n) = ni.filter(|_| self.state == SmState::Master) else {
+            self.assigning.remove(&native);
+            return;
+        };
+        let Some(address) = self.choose(n.node_identity) else {
+            self.assigning.remove(&native);
+            self.stats.pool_exhausted += 1;
+            self.event(ManagerEvent::PoolExhausted {
+                identity: n.node_identity,
+            });
+            return;
+        };
+        self.assigning.insert(native, (n.node_identity, address));
+        self.directed(
+            native,
+            Method::GET,
+            PortInfo::ID,
+            Vec::new(),
+            self.cfg.mkey,
+            Purpose::AssignRead {
+                native,
+                identity: n.node_identity,
+                address,
+            },
+        );
+    }
+
+    /// Its PortInfo: the Set giving it `address` (with the SAN's M_Key,
+    /// when the master gives one, and this manager as where traps go).
+    pub(super) fn on_assign_read(
+        &mut self,
+        native: NativeAddr,
+        identity: u64,
+        address: Address,
+        result: &Result<Answer, Failure>,
+    ) {
+        let pi = match result {
+            Ok(a) if a.mad.status == Status::OK => PortInfo::parse(&a.mad.data).ok(),
+            _ => None,
+        };
+        let Some(mut p) = pi.filter(|_| self.state == SmState::Master) else {
+            self.assigning.remove(&native);
+            return;
+        };
+        let given = if p.mkey != 0 { p.mkey } else { self.cfg.mkey };
+        if self.cfg.mkey != 0 {
+            p.mkey = self.cfg.mkey;
+            p.mkey_protect_bits = self.cfg.mkey_protect;
+            p.mkey_lease_period = self.cfg.mkey_lease_s;
+        }
+        p.address = address;
+        p.manager_address = self.address;
+        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        if p.emit(&mut data).is_err() {
+            self.assigning.remove(&native);
+            return;
+        }
+        self.directed(
+            native,
+            Method::SET,
+            PortInfo::ID,
+            data,
+            given,
+            Purpose::AssignSet {
+                native,
+                identity,
+                address,
+            },
+        );
+    }
+
+    /// The Set's answer: the address is the node's.
+    pub(super) fn on_assign_set(
+        &mut self,
+        native: NativeAddr,
+        identity: u64,
+        address: Address,
+        result: &Result<Answer, Failure>,
+    ) {
+        self.assigning.remove(&native);
+        let ok = matches!(result, Ok(a) if a.mad.status == Status::OK);
+        if !ok {
+            self.stats.assign_failed += 1;
+            return;
+        }
+        let again = self.assigned.get(&identity) == Some(&address);
+        self.assigned.insert(identity, address);
+        self.stats.addresses_assigned += 1;
+        self.event(ManagerEvent::AddressAssigned {
+            identity,
+            address,
+            native,
+            again,
+        });
+    }
+
+    /// A member's NodeInfo in a sweep: its identity is the one at that
+    /// address from now on; a different identity there while the first
+    /// still answered within two sweeps is a duplicate.
+    pub(super) fn note_identity(
+        &mut self,
+        now: Time,
+        member: Address,
+        identity: u64,
+        before: u64,
+        seen: Time,
+    ) {
+        if identity == 0 {
+            return;
+        }
+        if before != 0
+            && before != identity
+            && now.saturating_sub(seen) <= 2 * self.cfg.sweep_ms + self.cfg.timeout_ms
+        {
+            self.stats.duplicates += 1;
+            self.event(ManagerEvent::DuplicateAddress {
+                address: member,
+                identities: [before, identity],
+            });
+        }
+        // The address is this identity's; an address another identity had
+        // before stays that one's (it may come back).
+        self.assigned.insert(identity, member);
+    }
+
+    /// A standby copies its master's database: NodeRecord `index`.
+    pub(super) fn sync_from(&mut self, master: Address, index: u16) {
+        let request = Request {
+            target: Target::Address(master),
+            class: MgmtClass::SUBN_ADM,
+            method: Method::GET,
+            attribute: NodeRecord::ID,
+            modifier: u32::from(index),
+            mkey: 0,
+            data: Vec::new(),
+            timeout_ms: self.cfg.timeout_ms,
+            retries: self.cfg.retries,
+        };
+        self.start(request, Purpose::Sync { master, index });
+    }
+
+    /// A NodeRecord of the master: its identity and address kept; the next
+    /// one asked until the last.
+    pub(super) fn on_sync(
+        &mut self,
+        master: Address,
+        index: u16,
+        result: &Result<Answer, Failure>,
+    ) {
+        let rec = match result {
+            Ok(a) if a.mad.status == Status::OK => NodeRecord::parse(&a.mad.data).ok(),
+            _ => None,
+        };
+        let Some(r) = rec else { return };
+        if self.state != SmState::Standby || self.master != Some(master) {
+            return;
+        }
+        if r.identity != 0 && r.address.is_node() {
+            self.stats.synced += 1;
+            self.assigned.insert(r.identity, r.address);
+        }
+        if index.saturating_add(1) < r.total {
+            self.sync_from(master, index + 1);
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! Address assignment through real stations on one simulated SAN
+//! (docs/manager.md "Address assignment"): nodes that start without an
+//! address announce themselves (trap 1025 to every member), the master
+//! gives them one from its pool by directed route to their native address,
+//! the same one over their restarts and over a change of master (standbys
+//! copy the master's NodeRecords), never one another node answers at; two
+//! identities at one address are reported.
+
+use std::collections::BTreeMap;
+
+use mgmt::agent::{AgentConfig, Incoming, LrtItem, Managed, NodeType, PortFacts};
+use mgmt::manager::{ManagerConfig, ManagerEvent, SmState};
+use mgmt::station::{Carrier, Outcome, Packet, Station};
+use mgmt::wire::Status;
+use rrp::router::FibEntry;
+use rrp::wire::Packet as EepPacket;
+use rrp::{Address, NativeAddr, PortId};
+
+const POOL: (Address, Address) = (Address(0x0180), Address(0x0183));
+
+/// A node of the SAN: its native and (possibly no) address; what it knows
+/// of the others (an LRT: address -> native) is the net's.
+struct Node {
+    native: NativeAddr,
+    me: Address,
+    lrt: BTreeMap<Address, NativeAddr>,
+}
+
+impl Managed for Node {
+    fn ports(&self) -> usize {
+        1
+    }
+    fn port(&self, port: PortId) -> Option<PortFacts> {
+        (port.index() == 0).then_some(PortFacts {
+            address: self.me,
+            san_id: Address(0x0201),
+            mtu: 1500,
+            cost: 1,
+            up: true,
+            link_kind: 1,
+            native: self.native,
+            lrt_entries: 0,
+            buddies: 0,
+        })
+    }
+    fn counters(&self, _port: PortId) -> Option<Vec<u64>> {
+        None
+    }
+    fn route(&self, _port: PortId, _dst: Address) -> Option<FibEntry> {
+        None
+    }
+    fn lrt(&self, _port: PortId) -> Vec<LrtItem> {
+        Vec::new()
+    }
+    fn set_port_up(&mut self, _port: PortId, _up: bool) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn set_mtu(&mut self, _port: PortId, _mtu: u32) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn set_cost(&mut self, _port: PortId, _cost: u16) -> Result<(), Status> {
+        Err(Status::METHOD_ATTR_UNSUPPORTED)
+    }
+    fn clear_counters(&mut self, _port: PortId) -> Result<(), Status> {
+        Ok(())
+    }
+    fn set_name(&mut self, _name: &str) {}
+    fn set_address(&mut self, _port: PortId, address: Address) -> Result<(), Status> {
+        self.me = address;
+        Ok(())
+    }
+}
+
+impl Carrier for Node {
+    fn addresses(&self) -> Vec<Address> {
+        vec![self.me]
+    }
+    fn next_hop(&self, dst: Address) -> Option<(PortId, NativeAddr)> {
+        self.lrt.get(&dst).map(|n| (PortId::new(0), *n))
+    }
+    fn members(&self, _port: PortId) -> Vec<Address> {
+        self.lrt.keys().copied().filter(|a| *a != self.me).collect()
+    }
+}
+
+fn native(i: usize) -> NativeAddr {
+    NativeAddr::mac([2, 0, 0, 0, 0, i as u8])
+}
+
+/// (to native or every member, from native, EEP src, EEP dst, the MAD).
+type InFlight = (NativeAddr, NativeAddr, Address, Address, Vec<u8>);
+
+struct Net {
+    now: u64,
+    nodes: Vec<Node>,
+    stations: Vec<Station>,
+    up: Vec<bool>,
+    queue: Vec<InFlight>,
+    events: Vec<(usize, ManagerEvent)>,
+    /// LRT entries the test sets (a router's view of a duplicate).
+    pinned: BTreeMap<Address, NativeAddr>,
+}
+
+impl Net {
+    /// Nodes `(address or 0, manager priority)`; identities are 0x10 + i.
+    fn new(spec: &[(u16, Option<u8>)]) -> Net {
+        let mut n = Net {
+            now: 0,
+            nodes: Vec::new(),
+            stations: Vec::new(),
+            up: Vec::new(),
+            queue: Vec::new(),
+            events: Vec::new(),
+            pinned: BTreeMap::new(),
+        };
+        for (i, (a, prio)) in spec.iter().enumerate() {
+            n.nodes.push(Node {
+                native: native(i),
+                me: Address(*a),
+                lrt: BTreeMap::new(),
+            });
+            n.stations.push(Self::station(i, *prio, 0));
+            n.up.push(true);
+        }
+        n.learn();
+        n
+    }
+
+    fn station(i: usize, prio: Option<u8>, now: u64) -> Station {
+        let mut st = Station::new(
+            AgentConfig::new(NodeType::Host, 0x10 + i as u64, "n"),
+            now,
+            7,
+        );
+        if let Some(p) = prio {
+            let mut c = ManagerConfig::new(p, 0x10 + i as u64);
+            c.pool = Some(POOL);
+            st.add_manager(PortId::new(0), c, now);
+        }
+        st
+    }
+
+    /// Every node's LRT: the addressed nodes that are up (what RRP#7
+    /// sweeps would find).
+    fn learn(&mut self) {
+        let mut lrt: BTreeMap<Address, NativeAddr> = self
+            .nodes
+            .iter()
+            .zip(&self.up)
+            .filter(|(n, up)| **up && n.me.is_node())
+            .map(|(n, _)| (n.me, n.native))
+            .collect();
+        lrt.extend(self.pinned.iter().map(|(a, n)| (*a, *n)));
+        for n in &mut self.nodes {
+            n.lrt = lrt.clone();
+        }
+    }
+
+    fn take(&mut self, i: usize, out: Outcome) {
+        for p in &out.packets {
+            self.queue
+                .push((p.native, self.nodes[i].native, p.src, p.dst, mad_of(p)));
+        }
+        for (_, e) in out.manager_events {
+            self.events.push((i, e));
+        }
+    }
+
+    fn deliver(&mut self, i: usize, from: NativeAddr, src: Address, dst: Address, mad: &[u8]) {
+        let out = self.stations[i].handle(
+            self.now,
+            &mut self.nodes[i],
+            Incoming {
+                port: PortId::new(0),
+                native: from,
+                src,
+                dst,
+                mad,
+            },
+        );
+        self.take(i, out);
+    }
+
+    fn run_until(&mut self, t: u64) {
+        while self.now < t {
+            self.now += 1;
+            for (to, from, src, dst, mad) in std::mem::take(&mut self.queue) {
+                let sender = self.nodes.iter().position(|n| n.native == from);
+                for i in 0..self.nodes.len() {
+                    let hit = if to.is_empty() {
+                        Some(i) != sender
+                    } else {
+                        self.nodes[i].native == to
+                    };
+                    if hit && self.up[i] {
+                        self.deliver(i, from, src, dst, &mad);
+                    }
+                }
+            }
+            for i in 0..self.stations.len() {
+                if self.up[i] {
+                    let out = self.stations[i].on_timer(self.now, &mut self.nodes[i]);
+                    self.take(i, out);
+                }
+            }
+            if self.now.is_multiple_of(100) {
+                self.learn();
+            }
+        }
+    }
+
+    /// Node `i` starts again without an address.
+    fn restart(&mut self, i: usize, prio: Option<u8>) {
+        self.nodes[i].me = Address::UNSPECIFIED;
+        self.stations[i] = Self::station(i, prio, self.now);
+        self.up[i] = true;
+    }
+
+    fn state(&self, i: usize) -> Option<SmState> {
+        self.stations[i].managers().first().map(|(_, m)| m.state())
+    }
+}
+
+fn mad_of(p: &Packet) -> Vec<u8> {
+    let bytes = p.bytes().unwrap();
+    let pkt = EepPacket::new_checked(&bytes[..], usize::MAX).unwrap();
+    mgmt::wire::mad_in(&pkt).unwrap().as_bytes().to_vec()
+}
+
+#[test]
+fn nodes_without_an_address_get_one_and_keep_it_over_restarts_and_a_new_master() {
+    // Managers on 0x0110 (7, identity 0x10: master) and 0x0111 (7,
+    // identity 0x11: standby); 0x0180 (the pool's first) is taken by a
+    // node configured with it; two nodes start without an address.
+    let mut n = Net::new(&[
+        (0x0110, Some(7)),
+        (0x0111, Some(7)),
+        (0x0180, None),
+        (0, None),
+        (0, None),
+    ]);
+    n.run_until(3_000);
+    assert_eq!(n.state(0), Some(SmState::Master));
+    assert_eq!(n.state(1), Some(SmState::Standby));
+    let (a3, a4) = (n.nodes[3].me, n.nodes[4].me);
+    assert!(a3.is_node() && a4.is_node(), "{a3} {a4}");
+    assert_ne!(a3, a4);
+    for a in [a3, a4] {
+        assert!(
+            (0x0181..=0x0183).contains(&a.0),
+            "{a}: from the pool, not 0x0180"
+        );
+    }
+    let master = &n.stations[0].managers()[0].1;
+    assert_eq!(master.stats().addresses_assigned, 2, "{:?}", master.stats());
+    // Announcements stop once a node has its address.
+    let sent = n.stations[3].agent().stats().announcements;
+    n.run_until(5_000);
+    assert_eq!(n.stations[3].agent().stats().announcements, sent);
+    // The standby has the master's map.
+    let standby = &n.stations[1].managers()[0].1;
+    assert_eq!(standby.assignments().get(&0x13), Some(&a3));
+    assert_eq!(standby.assignments().get(&0x14), Some(&a4));
+
+    // Node 3 restarts without its address: the same one again.
+    n.restart(3, None);
+    n.run_until(7_000);
+    assert_eq!(n.nodes[3].me, a3);
+    assert!(n.events.iter().any(|(i, e)| *i == 0
+        && matches!(e, ManagerEvent::AddressAssigned { address, again: true, .. } if *address == a3)));
+
+    // The master dies; the standby takes over; node 4 restarts: the same
+    // address from the new master.
+    n.up[0] = false;
+    n.learn();
+    n.run_until(12_000);
+    assert_eq!(n.state(1), Some(SmState::Master));
+    n.restart(4, None);
+    n.run_until(15_000);
+    assert_eq!(n.nodes[4].me, a4);
+    let m1 = &n.stations[1].managers()[0].1;
+    assert!(m1.stats().addresses_assigned >= 1, "{:?}", m1.stats());
+}
+
+#[test]
+fn an_exhausted_pool_is_reported_and_nothing_is_given_twice() {
+    // A pool of four with one taken: three of four address-less nodes get
+    // one, the fourth is reported.
+    let mut n = Net::new(&[
+        (0x0110, Some(7)),
+        (0x0180, None),
+        (0, None),
+        (0, None),
+        (0, None),
+        (0, None),
+    ]);
+    n.run_until(5_000);
+    let mut given: Vec<u16> = n.nodes[2..]
+        .iter()
+        .map(|x| x.me.0)
+        .filter(|a| *a != 0)
+        .collect();
+    given.sort_unstable();
+    assert_eq!(given, vec![0x0181, 0x0182, 0x0183]);
+    let m = &n.stations[0].managers()[0].1;
+    assert!(m.stats().pool_exhausted >= 1, "{:?}", m.stats());
+    assert!(
+        n.events
+            .iter()
+            .any(|(_, e)| matches!(e, ManagerEvent::PoolExhausted { .. }))
+    );
+}
+
+#[test]
+fn two_identities_at_one_address_are_reported() {
+    // Nodes 1 and 2 both configured at 0x0150; the SAN's LRT flips between
+    // them (as a router's does when both answer its sweeps).
+    let mut n = Net::new(&[(0x0110, Some(7)), (0x0150, None), (0x0150, None)]);
+    // Identities are read by heavy sweeps: every sweep here.
+    let mut c = ManagerConfig::new(7, 0x10);
+    c.heavy_every = 1;
+    n.stations[0].add_manager(PortId::new(0), c, 0);
+    let mut which = 1;
+    for t in (700..8_000).step_by(700) {
+        n.run_until(t);
+        which = 3 - which;
+        let nat = n.nodes[which].native;
+        n.pinned.insert(Address(0x0150), nat);
+    }
+    let m = &n.stations[0].managers()[0].1;
+    assert!(m.stats().duplicates >= 1, "{:?}", m.stats());
+    assert!(n.events.iter().any(|(_, e)| matches!(
+        e,
+        ManagerEvent::DuplicateAddress { address, .. } if *address == Address(0x0150)
+    )));
+}
