@@ -127,6 +127,11 @@ pub fn manager_configs(cfg: &Config) -> Vec<(PortId, ManagerConfig)> {
             c.mkey = m.mkey;
             c.mkey_protect = m.protect;
             c.mkey_lease_s = m.lease_s;
+            c.pool = m
+                .address_pools
+                .iter()
+                .find(|p| p.hr == cfg.hrs[i].address)
+                .map(|p| (p.first, p.last));
             (PortId::new(i), c)
         })
         .collect()

@@ -1131,6 +1131,7 @@ fn round_trip_variants() {
         tracer: false,
         manager_priority: None,
         manager_hrs: Vec::new(),
+        address_pools: Vec::new(),
         sm_key: 0,
     };
     round_trip(&c);
@@ -1340,6 +1341,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 tracer: m.2 % 2 == 0,
                 manager_priority: (m.2 % 3 == 0).then_some((m.2 % 16) as u8),
                 manager_hrs: Vec::new(),
+                address_pools: Vec::new(),
                 sm_key: m.2 ^ 0x55,
             };
             let _ = n;
@@ -1412,6 +1414,7 @@ traps_per_s = 5"#);
             tracer: true,
             manager_priority: None,
             manager_hrs: Vec::new(),
+            address_pools: Vec::new(),
             sm_key: 0,
         }
     );
@@ -2006,6 +2009,7 @@ fn reload_management_is_live() {
         tracer: true,
         manager_priority: None,
         manager_hrs: Vec::new(),
+        address_pools: Vec::new(),
         sm_key: 0,
     };
     let plan = old.diff_for_reload(&all).unwrap();

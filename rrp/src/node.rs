@@ -95,6 +95,12 @@ impl Node {
         &self.cfg
     }
 
+    /// Gives the node its address (a SAN manager's assignment, for a node
+    /// that started without one).
+    pub fn set_address(&mut self, address: Address) {
+        self.cfg.address = address;
+    }
+
     /// What this node reports about itself.
     pub fn info(&self) -> NodeInfo {
         NodeInfo {

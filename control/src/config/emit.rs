@@ -175,6 +175,19 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     let hrs: Vec<String> = m.manager_hrs.iter().map(|a| hex16(*a)).collect();
     t.put("manager_hrs", format!("[{}]", hrs.join(", ")));
     t.put("sm_key", hex64(m.sm_key));
+    let pools: Vec<String> = m
+        .address_pools
+        .iter()
+        .map(|p| {
+            format!(
+                "{{ hr = {}, first = {}, last = {} }}",
+                hex16(p.hr),
+                hex16(p.first),
+                hex16(p.last)
+            )
+        })
+        .collect();
+    t.put("address_pools", format!("[{}]", pools.join(", ")));
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

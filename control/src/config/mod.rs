@@ -368,6 +368,21 @@ pub struct ManagementSection {
     pub manager_hrs: Vec<Address>,
     /// The SANs' SM key (0: none): a secret, as `mkey`.
     pub sm_key: u64,
+    /// The addresses the manager on an HR's SAN gives nodes that start
+    /// without one (docs/manager.md "Address assignment").
+    pub address_pools: Vec<AddressPool>,
+}
+
+/// A SAN manager's address pool: on HR `hr`'s SAN, `first` to `last`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddressPool {
+    /// The HR whose SAN it is.
+    pub hr: Address,
+    /// The first address given.
+    pub first: Address,
+    /// The last.
+    pub last: Address,
 }
 
 impl Default for ManagementSection {
@@ -385,6 +400,7 @@ impl Default for ManagementSection {
             manager_priority: None,
             manager_hrs: Vec::new(),
             sm_key: 0,
+            address_pools: Vec::new(),
         }
     }
 }
@@ -411,6 +427,7 @@ impl fmt::Debug for ManagementSection {
             .field("manager_priority", &self.manager_priority)
             .field("manager_hrs", &self.manager_hrs)
             .field("sm_key", &Secret(self.sm_key))
+            .field("address_pools", &self.address_pools)
             .finish()
     }
 }

@@ -61,6 +61,16 @@ struct RawManagement {
     manager_priority: Option<u8>,
     manager_hrs: Vec<u16>,
     sm_key: Wide,
+    address_pools: Vec<RawPool>,
+}
+
+/// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPool {
+    hr: u16,
+    first: u16,
+    last: u16,
 }
 
 impl Default for RawManagement {
@@ -79,6 +89,15 @@ impl Default for RawManagement {
             manager_priority: m.manager_priority,
             manager_hrs: m.manager_hrs.iter().map(|a| a.0).collect(),
             sm_key: Wide(m.sm_key),
+            address_pools: m
+                .address_pools
+                .iter()
+                .map(|p| RawPool {
+                    hr: p.hr.0,
+                    first: p.first.0,
+                    last: p.last.0,
+                })
+                .collect(),
         }
     }
 }
@@ -98,6 +117,15 @@ impl From<RawManagement> for ManagementSection {
             manager_priority: m.manager_priority,
             manager_hrs: m.manager_hrs.into_iter().map(Address).collect(),
             sm_key: m.sm_key.0,
+            address_pools: m
+                .address_pools
+                .into_iter()
+                .map(|p| super::AddressPool {
+                    hr: Address(p.hr),
+                    first: Address(p.first),
+                    last: Address(p.last),
+                })
+                .collect(),
         }
     }
 }

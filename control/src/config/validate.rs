@@ -417,6 +417,48 @@ fn management(c: &Config, e: &mut Errs) {
             );
         }
     }
+    for (i, p) in m.address_pools.iter().enumerate() {
+        let runs = m.manager_priority.is_some()
+            && c.hrs.iter().any(|h| h.address == p.hr)
+            && (m.manager_hrs.is_empty() || m.manager_hrs.contains(&p.hr));
+        if !runs {
+            e.push(
+                "management.address_pools",
+                format!("{}: no SAN manager runs on that HR of this box", p.hr),
+            );
+        }
+        if !p.first.is_node() || !p.last.is_node() || p.first > p.last {
+            e.push(
+                "management.address_pools",
+                format!(
+                    "{}-{}: not node addresses first to last (0x0040-0x7FFF)",
+                    p.first, p.last
+                ),
+            );
+        }
+        if let Some(h) = c
+            .hrs
+            .iter()
+            .find(|h| (p.first..=p.last).contains(&h.address))
+        {
+            e.push(
+                "management.address_pools",
+                format!("{}-{} holds HR {}", p.first, p.last, h.address),
+            );
+        }
+        if m.address_pools[..i]
+            .iter()
+            .any(|q| q.hr == p.hr || (p.first <= q.last && q.first <= p.last))
+        {
+            e.push(
+                "management.address_pools",
+                format!(
+                    "{}: a second pool for the HR, or one that overlaps another",
+                    p.hr
+                ),
+            );
+        }
+    }
 }
 
 pub(super) fn is_pci_address(s: &str) -> bool {

@@ -273,7 +273,7 @@ impl Agent {
                     _ => return Err(Status::INVALID_VALUE),
                 };
                 if new.mkey_protect_bits > 3
-                    || new.cost == 0
+                    || (new.cost == 0 && new.cost != cur.cost)
                     || (new.mtu != 0 && new.mtu < 64)
                     || (new.address != cur.address && !new.address.is_node())
                     || !(new.manager_address == Address::UNSPECIFIED

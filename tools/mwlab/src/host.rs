@@ -103,7 +103,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::{self, Scope};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -335,9 +335,18 @@ impl HostSpec {
                 }
             ));
         }
-        if !Address(self.address).is_node() {
+        if self.address == 0 {
+            // No address: it gets one from its SAN's manager, which its
+            // management asks for and RRP#7 sweeps then find.
+            if self.management.is_none() || level == Level::A {
+                return Err(format!(
+                    "{}: a host without an address needs management and level B or C",
+                    self.name
+                ));
+            }
+        } else if !Address(self.address).is_node() {
             return Err(format!(
-                "{}: {} is not a node address (0x0040-0x7fff)",
+                "{}: {} is not a node address (0x0040-0x7fff; 0: none, given by the SAN's manager)",
                 self.name,
                 Address(self.address)
             ));
@@ -910,7 +919,8 @@ impl Link {
 struct Host<'a> {
     spec: &'a HostSpec,
     level: Level,
-    me: Address,
+    /// Its address: the spec's, or 0 until its SAN's manager gives one.
+    me: AtomicU16,
     default_hr: Option<Address>,
     /// The stream tag of every probe this host sends.
     tag: u16,
@@ -945,7 +955,7 @@ impl<'a> Host<'a> {
         Ok(Host {
             spec,
             level,
-            me,
+            me: AtomicU16::new(me.0),
             default_hr: spec.default_hr(),
             tag,
             link,
@@ -968,6 +978,11 @@ impl<'a> Host<'a> {
             quit: AtomicBool::new(false),
             mgmt,
         })
+    }
+
+    /// Its address now.
+    fn me(&self) -> Address {
+        Address(self.me.load(Ordering::Relaxed))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -1193,7 +1208,7 @@ impl<'a> Host<'a> {
             return Err(format!("size: at most {} bytes", mwgen::profile::MAX_FRAME));
         }
         let profile = Profile {
-            src: self.me,
+            src: self.me(),
             dsts: vec![dst],
             sizes: Sizes::Fixed(size),
             priority: 0,
@@ -1453,7 +1468,7 @@ impl<'a> Host<'a> {
             .collect();
         json!({
             "name": self.spec.name,
-            "address": hex(self.me),
+            "address": hex(self.me()),
             "level": format!("{:?}", self.level),
             "link": match self.link { Link::Udp(_) => "udp", Link::AfPacket { .. } => "af_packet" },
             "bind": match &self.spec.link {
@@ -1642,13 +1657,30 @@ impl Drop for RemoveOnDrop<'_> {
 
 impl HostSide for Host<'_> {
     fn address(&self) -> Address {
-        self.me
+        self.me()
+    }
+
+    /// The address its SAN's manager gave: RRP answers carry it from now
+    /// on, and an RRP#7 to each of its HRs has them ask who it is.
+    fn set_address(&self, address: Address) {
+        self.me.store(address.0, Ordering::Relaxed);
+        let mut st = self.lock();
+        st.node.set_address(address);
+        drop(st);
+        for (hr, n) in &self.spec.hrs {
+            if let Ok(bytes) = Message::WhoAreYou
+                .to_packet(Address(*hr), address)
+                .and_then(|p| p.to_bytes())
+            {
+                let _ = self.link.send(&bytes, n);
+            }
+        }
     }
 
     fn port(&self) -> PortFacts {
         let m = self.spec.management.as_ref();
         PortFacts {
-            address: self.me,
+            address: self.me(),
             san_id: Address(m.map_or(0, |m| m.san_id)),
             mtu: m.map_or(0, |m| m.mtu),
             cost: 0,
@@ -1698,7 +1730,12 @@ impl HostSide for Host<'_> {
         Host::first_hop(self, &mut st, dst)
     }
 
+    /// An empty `to` is every member of the SAN: each neighbour.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool {
+        if to.is_empty() {
+            let all: BTreeSet<NativeAddr> = self.lock().neighbours.values().copied().collect();
+            return all.iter().all(|n| self.link.send(packet, n).is_ok());
+        }
         self.link.send(packet, to).is_ok()
     }
 
@@ -1762,8 +1799,8 @@ pub fn run(spec: &HostSpec, stop: &AtomicBool) -> Result<(), String> {
                 Level::B => 2,
                 Level::C => 3,
             };
-            let cfg = m.agent_config(&spec.name, host.me, level);
-            let manager = m.manager_priority.map(|p| (p, m.sm_key));
+            let cfg = m.agent_config(&spec.name, host.me(), level);
+            let manager = m.manager_priority.map(|p| (p, m.sm_key, m.pool));
             scope.spawn(move || {
                 host_mgmt::run(host, cfg, manager, &mgmt_rx, &|| host.stopping(stop))
             });

@@ -69,6 +69,10 @@ pub struct HostManagement {
     /// The SAN's SM key (0: none).
     #[serde(default)]
     pub sm_key: u64,
+    /// The addresses its manager gives nodes without one, first and last
+    /// (docs/manager.md "Address assignment").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<[u16; 2]>,
 }
 
 fn yes() -> bool {
@@ -150,7 +154,10 @@ pub trait HostSide {
     /// The neighbours' addresses (the SAN's HRs, and nodes that said who
     /// they are).
     fn neighbours(&self) -> Vec<Address>;
-    /// Sends one packet to `to`; false when the link refused it.
+    /// Takes the address its SAN's manager gave.
+    fn set_address(&self, address: Address);
+    /// Sends one packet to `to` (empty: every member of the SAN); false
+    /// when the link refused it.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool;
 }
 
@@ -227,6 +234,16 @@ impl<H: HostSide + ?Sized> Managed for HostNode<'_, H> {
     fn set_name(&mut self, _name: &str) {
         // The agent keeps the description; the host's RRP name is its spec's.
     }
+
+    /// A SAN manager's assignment (docs/manager.md "Address
+    /// assignment"): the host's only port takes it.
+    fn set_address(&mut self, port: PortId, address: Address) -> Result<(), Status> {
+        if port.index() != 0 {
+            return Err(Status::INVALID_VALUE);
+        }
+        self.0.set_address(address);
+        Ok(())
+    }
 }
 
 impl<H: HostSide + ?Sized> Carrier for HostNode<'_, H> {
@@ -256,7 +273,7 @@ impl<H: HostSide + ?Sized> Carrier for HostNode<'_, H> {
 pub fn run<H: HostSide + ?Sized>(
     host: &H,
     cfg: AgentConfig,
-    manager: Option<(u8, u64)>,
+    manager: Option<(u8, u64, Option<[u16; 2]>)>,
     inbox: &Receiver<Input>,
     stopping: &dyn Fn() -> bool,
 ) {
@@ -271,6 +288,7 @@ pub fn run<H: HostSide + ?Sized>(
     if let Some(p) = manager {
         let mut c = ManagerConfig::new(p.0, identity);
         c.sm_key = p.1;
+        c.pool = p.2.map(|[a, b]| (Address(a), Address(b)));
         // As master, it gives the host's own M_Key to the SAN's agents.
         c.mkey = mkey;
         c.mkey_protect = protect;

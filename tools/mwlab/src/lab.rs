@@ -221,6 +221,51 @@ impl Lab {
         Ok(())
     }
 
+    /// Kills host `name` (SIGKILL) and starts it again from its spec (a
+    /// host without an address starts without one again); returns when its
+    /// control socket answers. Its log goes on in `NAME.restarted.log`.
+    pub fn restart_host(&mut self, name: &str, bins: &Binaries) -> Result<(), String> {
+        let i = self
+            .procs
+            .iter()
+            .position(|p| p.role == "host" && p.name == name)
+            .ok_or_else(|| format!("no host {name}"))?;
+        let h = self
+            .plan
+            .hosts
+            .iter()
+            .find(|h| h.spec.name == name)
+            .cloned()
+            .ok_or_else(|| format!("no host {name}"))?;
+        if let Some(c) = self.children[i].as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        } else {
+            signal(self.procs[i].pid, rustix::process::Signal::KILL);
+        }
+        let _ = std::fs::remove_file(&h.spec.control);
+        let log = self.plan.dir.join(format!("{name}.restarted.log"));
+        let child = spawn(
+            in_netns(h.netns.as_deref(), &bins.mwlab)
+                .arg("host")
+                .arg("--spec")
+                .arg(&h.spec_file),
+            &log,
+        )?;
+        let pid = child.id();
+        self.procs[i].pid = pid;
+        self.procs[i].log = log;
+        self.children[i] = Some(child);
+        self.save()?;
+        wait_for(&format!("host {name}"), Duration::from_secs(20), || {
+            h.spec.control.exists() || !alive(pid)
+        })?;
+        if !alive(pid) {
+            return Err(format!("host {name} exited: {}", tail(&self.procs[i].log)));
+        }
+        Ok(())
+    }
+
     /// Stops every process (SIGTERM, then SIGKILL after 3 s) and removes the
     /// lab's directory.
     pub fn down(mut self) -> Result<(), String> {

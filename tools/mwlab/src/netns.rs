@@ -134,7 +134,7 @@ pub fn build(plan: &Plan) -> Result<Made, String> {
             ip(&["netns", "add", ns])?;
             made.namespaces.push(ns.to_string());
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
-            let mac = &plan.endpoints[&h.spec.address].0;
+            let mac = &plan.endpoints[&h.address].0;
             veth(ns, HOST_IFACE, &outer_name(run, k), mac, &bridge_of(&h.san))?;
             k += 1;
         }

@@ -87,6 +87,10 @@ pub struct RouterPlan {
 pub struct HostPlan {
     /// What the host process runs.
     pub spec: HostSpec,
+    /// Its address in the topology: the lab's key for its native address
+    /// (a host without an address, `auto_address`, starts with 0 in its
+    /// spec and gets one from its SAN's manager).
+    pub address: u16,
     /// Its SAN, by name.
     pub san: String,
     /// Where its spec is written.
@@ -264,9 +268,10 @@ impl Plan {
             .iter()
             .zip(host_natives)
             .map(|(h, nat)| HostPlan {
+                address: h.address,
                 spec: HostSpec {
                     name: h.name.clone(),
-                    address: h.address,
+                    address: if h.auto_address { 0 } else { h.address },
                     level: h.level.clone(),
                     link: match &wiring {
                         Wiring::Udp => HostLink::Udp {
@@ -340,8 +345,20 @@ impl Plan {
     fn apply_management(&mut self, m: LabManagement) {
         let manager = self.manager_address_of(&m);
         let sans = &self.topology.sans;
+        let topo_hosts = &self.topology.hosts;
         for h in &mut self.hosts {
             let san = sans.iter().find(|x| x.name == h.san);
+            let priority = m
+                .managers
+                .iter()
+                .find(|(n, _)| *n == h.spec.name)
+                .map(|(_, p)| *p)
+                .or_else(|| {
+                    topo_hosts
+                        .iter()
+                        .find(|t| t.name == h.spec.name)
+                        .and_then(|t| t.manager_priority)
+                });
             h.spec.management = Some(HostManagement {
                 admin: self.dir.join(format!("{}.sock", h.spec.name)),
                 identity: None,
@@ -352,12 +369,9 @@ impl Plan {
                 san_id: san.map_or(0, |x| x.id),
                 mtu: san.map_or(0, |x| lab_mtu(x.mtu)),
                 tracer: !m.no_tracer.contains(&h.spec.name),
-                manager_priority: m
-                    .managers
-                    .iter()
-                    .find(|(n, _)| *n == h.spec.name)
-                    .map(|(_, p)| *p),
+                manager_priority: priority,
                 sm_key: 0,
+                pool: san.and_then(|x| x.pool),
             });
         }
         self.management = m;
@@ -369,7 +383,7 @@ impl Plan {
             Some(name) => self.hosts.iter().find(|h| &h.spec.name == name),
             None => self.hosts.first(),
         };
-        host.map(|h| h.spec.address)
+        host.map(|h| h.spec.address).filter(|a| *a != 0)
     }
 
     /// The host traps go to.
@@ -405,7 +419,7 @@ impl Plan {
                 self.hosts
                     .iter()
                     .filter(|h| h.san == san)
-                    .map(|h| self.endpoints[&h.spec.address].0.clone()),
+                    .map(|h| self.endpoints[&h.address].0.clone()),
             )
             .collect();
         v.sort();
@@ -424,6 +438,18 @@ impl Plan {
     /// Whether the routers use DPDK (a netns lab with [`NetnsBackend::Dpdk`]).
     pub fn dpdk_routers(&self) -> bool {
         matches!(self.wiring, Wiring::Netns { .. }) && self.backend == NetnsBackend::Dpdk
+    }
+
+    /// The priority of the SAN manager router `i` runs: `--sm`'s, else
+    /// its topology's.
+    pub fn router_manager(&self, i: usize) -> Option<u8> {
+        let name = &self.routers[i].name;
+        self.management
+            .managers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| *p)
+            .or(self.topology.routers[i].manager_priority)
     }
 
     /// The mwrouterd configuration of router `i`.
@@ -456,12 +482,24 @@ impl Plan {
             protect = self.management.protect,
             lease = self.management.lease_s,
             tracer = !self.management.no_tracer.contains(&r.name),
-            sm = self
-                .management
-                .managers
-                .iter()
-                .find(|(n, _)| *n == r.name)
-                .map_or(String::new(), |(_, p)| format!("manager_priority = {p}\n")),
+            sm = self.router_manager(i).map_or(String::new(), |p| {
+                let pools: Vec<String> = r
+                    .hrs
+                    .iter()
+                    .zip(&r.sans)
+                    .filter_map(|((a, _), san)| {
+                        let sp = self.topology.sans.iter().find(|x| &x.name == san)?;
+                        let [first, last] = sp.pool?;
+                        Some(format!(
+                            "{{ hr = {a:#06x}, first = {first:#06x}, last = {last:#06x} }}"
+                        ))
+                    })
+                    .collect();
+                format!(
+                    "manager_priority = {p}\naddress_pools = [{}]\n",
+                    pools.join(", ")
+                )
+            }),
             manager = self
                 .manager_address_of(&self.management)
                 .map_or(String::new(), |a| format!("manager = {a:#06x}\n")),
@@ -515,7 +553,7 @@ impl Plan {
                 }
             }
             for h in self.hosts.iter().filter(|h| &h.san == san) {
-                if h.spec.level != "C" {
+                if h.spec.level != "C" && h.spec.address != 0 {
                     let _ = write!(
                         s,
                         "[[hr.static]]\naddress = {:#06x}\nnative = \"{}\"\nname = \"{}\"\n",

@@ -41,6 +41,10 @@ pub struct SanSpec {
     /// Cost of crossing it.
     #[serde(default = "one")]
     pub cost: u16,
+    /// The addresses its SAN manager gives nodes that start without one,
+    /// first and last (mwlab, docs/manager.md); none: it gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<[u16; 2]>,
 }
 
 /// One HR of a router.
@@ -62,6 +66,10 @@ pub struct RouterSpec {
     pub cost: u16,
     /// Its HRs, in port order.
     pub hrs: Vec<HrSpec>,
+    /// The priority (0-15) of the SAN manager it runs on every HR (mwlab,
+    /// docs/manager.md); none: no manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager_priority: Option<u8>,
 }
 
 /// A capability of a host.
@@ -95,6 +103,15 @@ pub struct HostSpec {
     /// The name it reports in RRP#5 (default: `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
+    /// The priority (0-15) of the SAN manager it runs (mwlab); none: no
+    /// manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager_priority: Option<u8>,
+    /// It starts without an address and gets one from its SAN's manager
+    /// (mwlab, docs/manager.md "Address assignment"); `address` is then the
+    /// one mwsim gives it, and the one mwlab's plan names it by.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_address: bool,
 }
 
 /// A whole MessageWay.
@@ -200,6 +217,47 @@ impl Topology {
                 return Err(format!("host {}: level must be A, B or C", h.name));
             }
             claim(h.address, &format!("host {}", h.name))?;
+            if h.manager_priority.is_some_and(|p| p > 15) {
+                return Err(format!("host {}: manager_priority is 0-15", h.name));
+            }
+            if h.auto_address && h.level == "A" {
+                return Err(format!(
+                    "host {}: a host without an address must answer RRP#7 (level B or C)",
+                    h.name
+                ));
+            }
+        }
+        for r in &self.routers {
+            if r.manager_priority.is_some_and(|p| p > 15) {
+                return Err(format!("router {}: manager_priority is 0-15", r.name));
+            }
+        }
+        // Pools: node addresses, apart, and no address of the topology
+        // inside but those of hosts that start without one.
+        let fixed: BTreeSet<u16> = addrs
+            .iter()
+            .copied()
+            .filter(|a| !self.hosts.iter().any(|h| h.auto_address && h.address == *a))
+            .collect();
+        let pools: Vec<(&str, [u16; 2])> = self
+            .sans
+            .iter()
+            .filter_map(|s| s.pool.map(|p| (s.name.as_str(), p)))
+            .collect();
+        for (i, (san, [first, last])) in pools.iter().enumerate() {
+            if !Address(*first).is_node() || !Address(*last).is_node() || first > last {
+                return Err(format!(
+                    "san {san}: pool 0x{first:04x}-0x{last:04x} is not node addresses first to last"
+                ));
+            }
+            if let Some(a) = fixed.range(*first..=*last).next() {
+                return Err(format!(
+                    "san {san}: pool holds address 0x{a:04x} of the topology"
+                ));
+            }
+            if pools[..i].iter().any(|(_, [f, l])| first <= l && f <= last) {
+                return Err(format!("san {san}: pool overlaps another SAN's"));
+            }
         }
         Ok(())
     }
@@ -239,6 +297,7 @@ impl Topology {
                 id: alloc(),
                 mtu: 1500,
                 cost: 1 + rng.below(10) as u16,
+                pool: None,
             });
         }
         // A spanning tree first (router i joins SAN i+1 to an earlier SAN),
@@ -277,6 +336,7 @@ impl Topology {
                         address: alloc(),
                     })
                     .collect(),
+                manager_priority: None,
             });
         }
         for i in 0..sans {
@@ -292,6 +352,8 @@ impl Topology {
                         params: vec![],
                     }],
                     node_name: None,
+                    manager_priority: None,
+                    auto_address: false,
                 });
             }
         }

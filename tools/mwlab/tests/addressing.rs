@@ -1,0 +1,198 @@
+//! SAN managers on every SAN and hosts without an address, in a lab of real
+//! processes (examples/appendix-b-managed.toml, docs/manager.md "Address
+//! assignment"): every SAN elects one master; H1, H3, H5, H7 and H9 start
+//! without an address, get one from their SAN's pool and are reachable
+//! from H0; H7 restarted gets the same address again, and again after SAN
+//! D's master is killed and a standby took over.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mwlab::demo;
+use mwlab::lab::{Binaries, Lab, host_client, mwctl};
+use mwlab::plan::{LabTimers, Plan, Wiring};
+use mwsim::topology::Topology;
+use serde_json::{Value, json};
+
+const AUTO: [&str; 5] = ["H1", "H3", "H5", "H7", "H9"];
+
+fn stats(lab: &Lab, host: &str) -> Value {
+    let mut c = host_client(&lab.plan, host).unwrap();
+    c.request(&json!({"cmd": "stats"})).unwrap()
+}
+
+fn address_of(lab: &Lab, host: &str) -> u16 {
+    let s = stats(lab, host);
+    let a = s["address"].as_str().unwrap();
+    u16::from_str_radix(a.trim_start_matches("0x"), 16).unwrap()
+}
+
+/// Waits until `host` has an address; returns it.
+fn wait_address(lab: &Lab, host: &str, within: Duration) -> (u16, Duration) {
+    let t0 = Instant::now();
+    loop {
+        let a = address_of(lab, host);
+        if a != 0 {
+            return (a, t0.elapsed());
+        }
+        assert!(
+            t0.elapsed() < within,
+            "{host}: no address within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The state of each manager on SAN `san`: (router, state).
+fn managers_on(lab: &Lab, san: &str) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for r in lab
+        .plan
+        .routers
+        .iter()
+        .filter(|r| r.sans.iter().any(|s| s == san))
+    {
+        if !lab.router_alive(&r.name) {
+            continue;
+        }
+        let hr = r.sans.iter().position(|s| s == san).unwrap();
+        let hr = format!("{:#06x}", r.hrs[hr].0);
+        let m = mwctl(&r.socket, &["show", "management"]).unwrap();
+        for row in m["managers"].as_array().unwrap() {
+            if row["hr"] == hr.as_str() {
+                v.push((r.name.clone(), row["state"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    v
+}
+
+fn master_of(lab: &Lab, san: &str) -> Option<String> {
+    let v = managers_on(lab, san);
+    let masters: Vec<&(String, String)> = v.iter().filter(|(_, s)| s == "master").collect();
+    (masters.len() == 1 && v.iter().all(|(_, s)| s == "master" || s == "standby"))
+        .then(|| masters[0].0.clone())
+}
+
+fn wait_master(lab: &Lab, san: &str, within: Duration) -> String {
+    let t0 = Instant::now();
+    loop {
+        if let Some(m) = master_of(lab, san) {
+            return m;
+        }
+        assert!(
+            t0.elapsed() < within,
+            "SAN {san}: no single master: {:?}",
+            managers_on(lab, san)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Probes from H0 to `host` until 5 arrive (the routes to a new address
+/// take an advertisement to spread).
+fn wait_reachable(lab: &Lab, host: &str, address: u16, within: Duration) -> Duration {
+    let t0 = Instant::now();
+    let mut h0 = host_client(&lab.plan, "H0").unwrap();
+    loop {
+        h0.request(
+            &json!({"cmd": "send", "dst": address, "count": 5, "rate_pps": 0, "wait": true}),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let s = stats(lab, host);
+        if s["received"]["0x0100"]["unique"].as_u64().unwrap_or(0) >= 5 {
+            return t0.elapsed();
+        }
+        assert!(
+            t0.elapsed() < within,
+            "{host} at {address:#06x}: unreachable from H0 within {within:?}: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b-managed.toml"),
+    )
+    .unwrap();
+    let topo = Topology::from_toml(&text).unwrap();
+    let plan = Plan::new(
+        topo.clone(),
+        &tmp.path().join("lab"),
+        LabTimers::default(),
+        Wiring::Udp,
+    )
+    .unwrap();
+    let bins = Binaries {
+        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
+    };
+    let mut lab = Lab::up(plan, &bins).unwrap();
+    demo::converge(
+        &lab.plan,
+        &[],
+        Duration::from_millis(500),
+        Duration::from_secs(60),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    for san in ["A", "B", "C", "D", "E"] {
+        let m = wait_master(&lab, san, Duration::from_secs(20));
+        eprintln!("SAN {san}: master {m}");
+    }
+    let pool_of = |host: &str| {
+        let h = topo.hosts.iter().find(|h| h.name == host).unwrap();
+        topo.sans
+            .iter()
+            .find(|s| s.name == h.san)
+            .unwrap()
+            .pool
+            .unwrap()
+    };
+    let mut given = Vec::new();
+    for host in AUTO {
+        let (a, t) = wait_address(&lab, host, Duration::from_secs(20));
+        let [first, last] = pool_of(host);
+        assert!(
+            (first..=last).contains(&a),
+            "{host}: {a:#06x} not from its pool"
+        );
+        let r = wait_reachable(&lab, host, a, Duration::from_secs(30));
+        eprintln!(
+            "{host}: {a:#06x} (address after {} ms), reachable from H0 {} ms later",
+            t.as_millis(),
+            r.as_millis()
+        );
+        given.push(a);
+    }
+
+    // H7 restarts without its address: the same one again.
+    let h7 = given[3];
+    lab.restart_host("H7", &bins).unwrap();
+    let (a, t) = wait_address(&lab, "H7", Duration::from_secs(20));
+    assert_eq!(a, h7, "H7 after its restart");
+    eprintln!("H7 restarted: {a:#06x} again after {} ms", t.as_millis());
+
+    // SAN D's master dies; a standby takes over and gives H7, restarted
+    // again, the same address: the standbys had the master's map.
+    let old = wait_master(&lab, "D", Duration::from_secs(5));
+    lab.kill_router(&old).unwrap();
+    let t0 = Instant::now();
+    let new = wait_master(&lab, "D", Duration::from_secs(20));
+    assert_ne!(new, old);
+    eprintln!(
+        "SAN D: {old} killed, {new} master after {} ms",
+        t0.elapsed().as_millis()
+    );
+    lab.restart_host("H7", &bins).unwrap();
+    let (a, t) = wait_address(&lab, "H7", Duration::from_secs(20));
+    assert_eq!(a, h7, "H7 from the new master");
+    eprintln!(
+        "H7 restarted under {new}: {a:#06x} again after {} ms",
+        t.as_millis()
+    );
+    lab.down().unwrap();
+}
