@@ -1590,6 +1590,42 @@ fn management_errors() {
         "NUL",
         "description =",
     );
+    // Address pools: on an HR that runs a manager, node addresses first
+    // to last, no HR inside, apart.
+    let pool = |p: &str| m(&format!("manager_priority = 5\naddress_pools = [{p}]"));
+    Config::from_toml(&pool("{ hr = 0x0101, first = 0x0180, last = 0x018f }")).unwrap();
+    at(
+        &m("address_pools = [{ hr = 0x0101, first = 0x0180, last = 0x018f }]"),
+        "management.address_pools",
+        "no SAN manager runs",
+        "address_pools =",
+    );
+    at(
+        &pool("{ hr = 0x0101, first = 0x0190, last = 0x0180 }"),
+        "management.address_pools",
+        "first to last",
+        "address_pools =",
+    );
+    at(
+        &pool("{ hr = 0x0101, first = 0x0100, last = 0x010f }"),
+        "management.address_pools",
+        "holds HR 0x0101",
+        "address_pools =",
+    );
+    at(
+        &pool(
+            "{ hr = 0x0101, first = 0x0180, last = 0x018f }, { hr = 0x0102, first = 0x0188, last = 0x0198 }",
+        ),
+        "management.address_pools",
+        "overlaps",
+        "address_pools =",
+    );
+    at(
+        &pool("{ hr = 0x0101, first = 0x0180 }"),
+        "management.address_pools[0].last",
+        "missing",
+        "address_pools =",
+    );
     at(
         &m("traps_per_s = 0"),
         "management.traps_per_s",

@@ -265,3 +265,20 @@ fn the_master_gives_every_agent_the_sans_m_key_once_a_lease_lets_it() {
     );
     assert!(master.stats().keys_given >= 2);
 }
+
+#[test]
+fn a_trap_that_the_san_changed_makes_the_master_sweep_heavily() {
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None), (0x0103, Some((7, 0x20)))]);
+    n.run_until(3_000);
+    let heavy = |n: &Net| n.stations[2].managers()[0].1.stats().heavy_sweeps;
+    assert_eq!(n.state(2), Some(SmState::Master));
+    assert_eq!(heavy(&n), 1, "the first sweep");
+    n.run_until(5_000);
+    assert_eq!(heavy(&n), 1, "light sweeps in between");
+    // 0x0101's HR goes down: trap 128 to the master's node.
+    n.stations[0].agent_mut().set_manager(Address(0x0103));
+    let out = n.stations[0].port_changed(n.now, &mut n.hosts[0], PortId::new(0), false);
+    n.take(0, out);
+    n.run_until(6_500);
+    assert_eq!(heavy(&n), 2, "the sweep after the trap");
+}

@@ -124,6 +124,12 @@ pub trait Managed {
         let _ = (port, native, identity);
     }
 
+    /// A trap reached this node (it plays the manager): a SAN manager it
+    /// runs sweeps heavily next (docs/manager.md "The SAN database").
+    fn notice(&mut self, port: PortId, notice: &crate::attr::Notice) {
+        let _ = (port, notice);
+    }
+
     /// An SMInfo Set (a manager's control) for the manager on `port`'s SAN,
     /// from `from`; `None`: no manager there.
     fn sm_control(

@@ -587,6 +587,9 @@ impl Agent {
                         self.notices.pop_front();
                     }
                     self.notices.push_back((now, input.src, notice.clone()));
+                    if req.method == Method::TRAP {
+                        managed.notice(input.port, &notice);
+                    }
                     self.event(AgentEvent::NoticeReceived {
                         from: input.src,
                         notice,

@@ -74,6 +74,22 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
         }
     }
 
+    /// Traps that say the SAN changed (an HR down or up, a neighbour HR
+    /// down) make every master here sweep heavily next.
+    fn notice(&mut self, _port: PortId, notice: &crate::attr::Notice) {
+        use crate::attr::Notice;
+        if matches!(
+            notice.trap_number,
+            Notice::TRAP_PORT_STATE | Notice::TRAP_HR_DOWN
+        ) {
+            for (_, m) in self.managers.iter_mut() {
+                if m.state() == crate::manager::SmState::Master {
+                    m.heavy_sweep();
+                }
+            }
+        }
+    }
+
     fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
         self.managers
             .iter()
