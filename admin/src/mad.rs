@@ -170,7 +170,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 23] = [
+const NAMES: [(&str, u16); 25] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -193,6 +193,8 @@ const NAMES: [(&str, u16); 23] = [
     // SubnAdm's (the SAN manager's); its class goes with it.
     ("node_record", attr::NodeRecord::ID),
     ("noderecord", attr::NodeRecord::ID),
+    ("path_record", attr::PathRecord::ID),
+    ("pathrecord", attr::PathRecord::ID),
     // The vendor class's (the path tracer's); its class goes with it.
     ("source_route", attr::SourceRoute::ID),
     ("sourceroute", attr::SourceRoute::ID),
@@ -265,7 +267,7 @@ impl MadQuery {
             }
             None if matches!(
                 self.attribute.trim().to_ascii_lowercase().as_str(),
-                "node_record" | "noderecord"
+                "node_record" | "noderecord" | "path_record" | "pathrecord"
             ) =>
             {
                 MgmtClass::SUBN_ADM

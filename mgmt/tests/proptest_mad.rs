@@ -13,8 +13,8 @@ use proptest::sample::Index;
 
 use mgmt::attr::{
     Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour,
-    NodeDescription, NodeInfo, NodeRecord, Notice, PortCounters, PortInfo, RouteEntry, SmInfo,
-    SourceRoute,
+    NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, RouteEntry,
+    SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -378,6 +378,20 @@ mod strategy {
                         description: d,
                     })
                 )),
+            (any::<(u16, u16, u8, u16, u16, u32)>(), native()).prop_map(
+                |((d, s, k, f, q, m), n)| (
+                    MgmtClass::SUBN_ADM,
+                    Attribute::PathRecord(PathRecord {
+                        destination: Address(d),
+                        source: Address(s),
+                        kind: k,
+                        first_hr: Address(f),
+                        q,
+                        mtu: m,
+                        native: n,
+                    })
+                )
+            ),
             (smp, address(), native()).prop_map(|(c, a, n)| (
                 c,
                 Attribute::Neighbour(Neighbour {

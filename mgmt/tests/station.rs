@@ -282,3 +282,183 @@ fn a_trap_that_the_san_changed_makes_the_master_sweep_heavily() {
     n.run_until(6_500);
     assert_eq!(heavy(&n), 2, "the sweep after the trap");
 }
+
+impl Net {
+    /// A SubnAdm Get from station `from` to `to`, run to its answer.
+    fn subn_adm(
+        &mut self,
+        from: usize,
+        to: u16,
+        attribute: u16,
+        modifier: u32,
+        data: Vec<u8>,
+    ) -> Option<mgmt::client::Answer> {
+        let (id, out) = self.stations[from].start(
+            self.now,
+            &mut self.hosts[from],
+            Request {
+                target: Target::Address(Address(to)),
+                class: MgmtClass::SUBN_ADM,
+                method: Method::GET,
+                attribute,
+                modifier,
+                mkey: 0,
+                data,
+                timeout_ms: 50,
+                retries: 0,
+            },
+        );
+        self.take(from, out);
+        self.run_until(self.now + 120);
+        self.answers.remove(&id)
+    }
+}
+
+#[test]
+fn the_master_answers_node_records_by_component_and_paths_on_its_san() {
+    use mgmt::attr::node_record::{self, component};
+    use mgmt::attr::{NodeRecord, PathRecord};
+    let mut n = Net::new(&[
+        (0x0101, None),
+        (0x0102, Some((3, 0x30))),
+        (0x0103, Some((7, 0x20))),
+    ]);
+    n.run_until(3_000);
+    assert_eq!(n.state(2), Some(SmState::Master));
+    let area = |f: &dyn Fn(&mut [u8])| {
+        let mut a = vec![0u8; 192];
+        f(&mut a);
+        a
+    };
+    // Every member, the master's own node among them: mask 0; past the
+    // end: no records.
+    let all = area(&|_| {});
+    let first = n
+        .subn_adm(
+            0,
+            0x0103,
+            NodeRecord::ID,
+            node_record::query(0, 0),
+            all.clone(),
+        )
+        .expect("answered");
+    assert_eq!(first.mad.status, Status::OK);
+    let r = NodeRecord::parse(&first.mad.data).unwrap();
+    assert_eq!((r.total, r.address), (3, Address(0x0101)));
+    let own = n
+        .subn_adm(
+            0,
+            0x0103,
+            NodeRecord::ID,
+            node_record::query(0, 2),
+            all.clone(),
+        )
+        .expect("answered");
+    let r = NodeRecord::parse(&own.mad.data).unwrap();
+    assert_eq!(
+        (r.address, r.identity, r.manager),
+        (Address(0x0103), 0x0103, SmState::Master as u8)
+    );
+    let end = n
+        .subn_adm(0, 0x0103, NodeRecord::ID, node_record::query(0, 3), all)
+        .expect("answered");
+    assert_eq!(end.mad.status, Status::SA_NO_RECORDS);
+    // By identity: the one member that has it.
+    let t = area(&|a| {
+        NodeRecord {
+            identity: 0x0102,
+            ..NodeRecord::default()
+        }
+        .emit(a)
+        .unwrap()
+    });
+    let a = n
+        .subn_adm(
+            0,
+            0x0103,
+            NodeRecord::ID,
+            node_record::query(component::IDENTITY, 0),
+            t,
+        )
+        .expect("answered");
+    let r = NodeRecord::parse(&a.mad.data).unwrap();
+    assert_eq!((r.total, r.address), (1, Address(0x0102)));
+    // By name and type: all three are hosts named "h"; by a name nobody
+    // has: no records.
+    let t = area(&|a| {
+        NodeRecord {
+            node_type: 1,
+            description: "h".into(),
+            ..NodeRecord::default()
+        }
+        .emit(a)
+        .unwrap()
+    });
+    let mask = component::NODE_TYPE | component::DESCRIPTION;
+    let a = n
+        .subn_adm(0, 0x0103, NodeRecord::ID, node_record::query(mask, 1), t)
+        .expect("answered");
+    let r = NodeRecord::parse(&a.mad.data).unwrap();
+    assert_eq!((r.total, r.address), (3, Address(0x0102)));
+    let t = area(&|a| {
+        NodeRecord {
+            description: "nobody".into(),
+            ..NodeRecord::default()
+        }
+        .emit(a)
+        .unwrap()
+    });
+    let a = n
+        .subn_adm(
+            0,
+            0x0103,
+            NodeRecord::ID,
+            node_record::query(component::DESCRIPTION, 0),
+            t,
+        )
+        .expect("answered");
+    assert_eq!(a.mad.status, Status::SA_NO_RECORDS);
+    // A mask bit that is no component: status 7.
+    let a = n
+        .subn_adm(0, 0x0103, NodeRecord::ID, 0x4000_0000, vec![0; 192])
+        .expect("answered");
+    assert_eq!(a.mad.status, Status::INVALID_VALUE);
+    // The path to a member: on the SAN, straight to it, the SAN's cost and
+    // MTU; to an address the master does not know: no records.
+    let q = area(&|a| {
+        PathRecord::request(Address(0x0102), Address(0))
+            .emit(a)
+            .unwrap()
+    });
+    let a = n
+        .subn_adm(0, 0x0103, PathRecord::ID, 0, q)
+        .expect("answered");
+    let p = PathRecord::parse(&a.mad.data).unwrap();
+    assert_eq!(
+        (p.kind, p.first_hr, p.q, p.mtu, p.source),
+        (
+            PathRecord::ON_SAN,
+            Address(0x0102),
+            1,
+            1500,
+            Address(0x0101)
+        )
+    );
+    let q = area(&|a| {
+        PathRecord::request(Address(0x0777), Address(0))
+            .emit(a)
+            .unwrap()
+    });
+    let a = n
+        .subn_adm(0, 0x0103, PathRecord::ID, 0, q)
+        .expect("answered");
+    assert_eq!(a.mad.status, Status::SA_NO_RECORDS);
+    // The standby answers no SubnAdm: the request goes unanswered.
+    let q = area(&|a| {
+        PathRecord::request(Address(0x0101), Address(0))
+            .emit(a)
+            .unwrap()
+    });
+    assert!(n.subn_adm(0, 0x0102, PathRecord::ID, 0, q).is_none());
+    assert!(n.stations[1].agent().stats().not_manager >= 1);
+}

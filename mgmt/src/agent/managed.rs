@@ -7,7 +7,7 @@
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{NodeRecord, SmInfo};
+use crate::attr::{NodeRecord, PathRecord, SmInfo};
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -103,10 +103,37 @@ pub trait Managed {
         None
     }
 
-    /// A SubnAdm NodeRecord Get (modifier: index, or `BY_ADDRESS | address`)
-    /// for the master manager of `port`'s SAN; `None`: no master here.
-    fn sa_record(&self, port: PortId, modifier: u32) -> Option<Result<NodeRecord, Status>> {
-        let _ = (port, modifier);
+    /// A SubnAdm NodeRecord Get (modifier: `mask << 16 | index` with the
+    /// request's `template`, or `BY_ADDRESS | address`) for the master
+    /// manager of `port`'s SAN; `None`: no master here.
+    fn sa_record(
+        &self,
+        port: PortId,
+        modifier: u32,
+        template: &NodeRecord,
+    ) -> Option<Result<NodeRecord, Status>> {
+        let _ = (port, modifier, template);
+        None
+    }
+
+    /// A SubnAdm PathRecord Get from `requester` for the master manager of
+    /// `port`'s SAN; `None`: no master here.
+    fn sa_path(
+        &self,
+        port: PortId,
+        requester: Address,
+        query: &PathRecord,
+    ) -> Option<Result<PathRecord, Status>> {
+        let _ = (port, requester, query);
+        None
+    }
+
+    /// How a node on `port`'s SAN reaches `dst`, as this node's routes say
+    /// (a router: the best first HR from the node's position, the Q the
+    /// node pays and the path's MTU; docs/manager.md "SubnAdm"): the
+    /// answer of a PathRecord. `None`: unknown.
+    fn path(&self, port: PortId, dst: Address) -> Option<PathRecord> {
+        let _ = (port, dst);
         None
     }
 

@@ -22,7 +22,9 @@ use std::collections::VecDeque;
 
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{NodeRecord, Notice, PortCounters, PortInfo, SmInfo, SourceRoute};
+use crate::attr::{
+    Attribute, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, SmInfo, SourceRoute,
+};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
@@ -611,7 +613,18 @@ impl Agent {
             // Answered by the master manager of the SAN it arrived on, from
             // its database (docs/manager.md "SubnAdm"); elsewhere dropped.
             let answer = match (req.method, req.attribute) {
-                (Method::GET, NodeRecord::ID) => managed.sa_record(input.port, req.modifier),
+                (Method::GET, NodeRecord::ID) => match NodeRecord::parse(&req.data) {
+                    Ok(t) => managed
+                        .sa_record(input.port, req.modifier, &t)
+                        .map(|r| r.map(Attribute::NodeRecord)),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
+                (Method::GET, PathRecord::ID) => match PathRecord::parse(&req.data) {
+                    Ok(q) => managed
+                        .sa_path(input.port, input.src, &q)
+                        .map(|r| r.map(Attribute::PathRecord)),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
                 _ => None,
             };
             let Some(result) = answer else {

@@ -6,7 +6,7 @@
 use rrp::router::{FibEntry, Next, Router};
 use rrp::{Address, LinkKind, NativeAddr, PortId};
 
-use crate::attr::{PortCounters, PortInfo};
+use crate::attr::{PathRecord, PortCounters, PortInfo};
 use crate::wire::Status;
 
 use super::{LrtItem, Managed, PortFacts, Time};
@@ -71,6 +71,38 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
 
     fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {
         self.router.fib().lookup(port, dst)
+    }
+
+    /// RRP#6's first HR and the best of RRP#2's routes, as a node on
+    /// `port`'s SAN is answered (docs/spec-notes.md 52).
+    fn path(&self, port: PortId, dst: Address) -> Option<PathRecord> {
+        let hrs = &self.router.config().hrs;
+        let here = hrs.get(port)?;
+        let first_hr = self.router.which_hr(port, dst)?;
+        let best = self.router.routes_for_node(port, dst).into_iter().next();
+        let native = if first_hr == here.address {
+            here.native
+        } else {
+            self.router
+                .lrt(port)
+                .get(&first_hr)
+                .map(|e| e.native)
+                .unwrap_or_default()
+        };
+        let on_san = first_hr == dst || self.router.lrt(port).contains_key(&dst);
+        Some(PathRecord {
+            destination: dst,
+            source: Address::UNSPECIFIED,
+            kind: if on_san {
+                PathRecord::ON_SAN
+            } else {
+                PathRecord::ROUTED
+            },
+            first_hr,
+            q: best.as_ref().map_or(0, |r| r.q),
+            mtu: best.map_or(here.mtu, |r| r.mtu),
+            native,
+        })
     }
 
     fn lrt(&self, port: PortId) -> Vec<LrtItem> {

@@ -3,7 +3,7 @@
 
 use crate::attr::{
     ClassPortInfo, FibBlock, LrtBlock, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice,
-    PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
+    PathRecord, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -38,6 +38,8 @@ pub enum Attribute {
     Neighbour(Neighbour),
     /// NodeRecord (0x0011, SubnAdm).
     NodeRecord(NodeRecord),
+    /// PathRecord (0x0035, SubnAdm).
+    PathRecord(PathRecord),
 }
 
 impl Attribute {
@@ -47,8 +49,12 @@ impl Attribute {
         if name(class, id).is_none() {
             return Ok(None);
         }
-        if class.0 == MgmtClass::SUBN_ADM.0 && id == NodeRecord::ID {
-            return Ok(Some(Attribute::NodeRecord(NodeRecord::parse(area)?)));
+        if class.0 == MgmtClass::SUBN_ADM.0 {
+            match id {
+                NodeRecord::ID => return Ok(Some(Attribute::NodeRecord(NodeRecord::parse(area)?))),
+                PathRecord::ID => return Ok(Some(Attribute::PathRecord(PathRecord::parse(area)?))),
+                _ => {}
+            }
         }
         if class.0 == MgmtClass::VENDOR_TRACE.0 && id == SourceRoute::ID {
             return Ok(Some(Attribute::SourceRoute(SourceRoute::parse(area)?)));
@@ -85,6 +91,7 @@ impl Attribute {
             Attribute::SourceRoute(_) => SourceRoute::ID,
             Attribute::Neighbour(_) => Neighbour::ID,
             Attribute::NodeRecord(_) => NodeRecord::ID,
+            Attribute::PathRecord(_) => PathRecord::ID,
         }
     }
 
@@ -104,6 +111,7 @@ impl Attribute {
             Attribute::SourceRoute(a) => a.emit(area),
             Attribute::Neighbour(a) => a.emit(area),
             Attribute::NodeRecord(a) => a.emit(area),
+            Attribute::PathRecord(a) => a.emit(area),
         }
     }
 }

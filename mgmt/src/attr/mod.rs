@@ -13,6 +13,7 @@ pub mod node_description;
 pub mod node_info;
 pub mod node_record;
 pub mod notice;
+pub mod path_record;
 pub mod port_counters;
 pub mod port_info;
 pub mod route_entry;
@@ -28,6 +29,7 @@ pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
 pub use node_record::NodeRecord;
 pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange};
+pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
 pub use port_info::PortInfo;
 pub use route_entry::RouteEntry;
@@ -48,10 +50,10 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
         return Some("ClassPortInfo");
     }
     if class.0 == MgmtClass::SUBN_ADM.0 {
-        return if id == NodeRecord::ID {
-            Some("NodeRecord")
-        } else {
-            None
+        return match id {
+            NodeRecord::ID => Some("NodeRecord"),
+            PathRecord::ID => Some("PathRecord"),
+            _ => None,
         };
     }
     if class.0 == MgmtClass::VENDOR_TRACE.0 {
@@ -147,6 +149,7 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN, 0x0012), None);
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 1), Some("ClassPortInfo"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0011), Some("NodeRecord"));
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0x0035), Some("PathRecord"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0015), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));

@@ -1,8 +1,11 @@
 //! NodeRecord (0x0011, SubnAdm): one member of a SAN as its master
 //! manager's database holds it (docs/manager.md "SubnAdm"), so that a node
 //! asks the manager instead of every HR. InfiniBand's SA NodeRecord, one
-//! record per Get: the modifier is the record's index (0, 1, ...), or
-//! `0x8000_0000 | address` for the member at that address.
+//! record per Get. A request carries a template record and, as InfiniBand's
+//! SA header does, a component mask that says which of its fields must
+//! match (here in the modifier: `mask << 16 | index`, [`query`]); the answer
+//! is the `index`th matching record, with `total` the number of matches.
+//! `0x8000_0000 | address` asks for the member at that address.
 
 use rrp::Address;
 
@@ -32,6 +35,44 @@ pub mod field {
 
 /// The modifier asking for the member at an address.
 pub const BY_ADDRESS: u32 = 0x8000_0000;
+
+/// Component mask bits of a NodeRecord query (bits 16-30 of the modifier):
+/// which fields of the request's template a record must match.
+pub mod component {
+    /// The address.
+    pub const ADDRESS: u16 = 0x0001;
+    /// The node identity.
+    pub const IDENTITY: u16 = 0x0002;
+    /// NodeType (a capability: host or router).
+    pub const NODE_TYPE: u16 = 0x0004;
+    /// Implementation level (a capability: level A-D).
+    pub const LEVEL: u16 = 0x0008;
+    /// NodeDescription (the node's name).
+    pub const DESCRIPTION: u16 = 0x0010;
+    /// The state of the manager it runs.
+    pub const MANAGER: u16 = 0x0020;
+    /// Every bit a query may use.
+    pub const ALL: u16 = 0x003F;
+}
+
+/// The modifier of a NodeRecord query: the `index`th record whose fields
+/// under `mask` ([`component`]) equal the template's.
+pub const fn query(mask: u16, index: u16) -> u32 {
+    ((mask as u32 & component::ALL as u32) << 16) | index as u32
+}
+
+/// A modifier read back: `(mask, index)`; `None` for a mask bit that is not
+/// a component (the Get is refused, status 7).
+pub const fn split_query(modifier: u32) -> Option<(u16, u16)> {
+    if modifier & BY_ADDRESS != 0 {
+        return Some((component::ADDRESS, 0));
+    }
+    let mask = (modifier >> 16) as u16;
+    if mask & !component::ALL != 0 {
+        return None;
+    }
+    Some((mask, modifier as u16))
+}
 /// [`NodeRecord::manager`] when the member runs no manager.
 pub const NO_MANAGER: u8 = 0xFF;
 
@@ -62,6 +103,17 @@ impl NodeRecord {
     pub const ID: u16 = 0x0011;
     /// Bytes of the layout.
     pub const LEN: usize = field::DESCRIPTION + 64;
+
+    /// Whether this record matches `template` in every component of `mask`.
+    pub fn matches(&self, template: &NodeRecord, mask: u16) -> bool {
+        let on = |bit: u16| mask & bit != 0;
+        (!on(component::ADDRESS) || self.address == template.address)
+            && (!on(component::IDENTITY) || self.identity == template.identity)
+            && (!on(component::NODE_TYPE) || self.node_type == template.node_type)
+            && (!on(component::LEVEL) || self.level == template.level)
+            && (!on(component::DESCRIPTION) || self.description == template.description)
+            && (!on(component::MANAGER) || self.manager == template.manager)
+    }
 
     /// Reads the attribute area (at least 80 bytes).
     pub fn parse(area: &[u8]) -> Result<Self> {
@@ -138,5 +190,34 @@ mod tests {
         assert_eq!(NodeRecord::parse(&area).unwrap(), r);
         area[16] = 0xFF;
         assert!(NodeRecord::parse(&area).is_err());
+    }
+
+    #[test]
+    fn queries() {
+        assert_eq!(query(component::DESCRIPTION, 2), 0x0010_0002);
+        assert_eq!(split_query(0x0010_0002), Some((component::DESCRIPTION, 2)));
+        assert_eq!(
+            split_query(BY_ADDRESS | 0x0121),
+            Some((component::ADDRESS, 0))
+        );
+        assert_eq!(split_query(0x0040_0000), None);
+        assert_eq!(split_query(7), Some((0, 7)));
+        let r = NodeRecord {
+            address: Address(0x0121),
+            identity: 9,
+            node_type: 3,
+            level: 4,
+            description: "de".into(),
+            ..NodeRecord::default()
+        };
+        let t = NodeRecord {
+            node_type: 3,
+            description: "de".into(),
+            ..NodeRecord::default()
+        };
+        assert!(r.matches(&t, 0));
+        assert!(r.matches(&t, component::NODE_TYPE | component::DESCRIPTION));
+        assert!(!r.matches(&t, component::NODE_TYPE | component::IDENTITY));
+        assert!(!r.matches(&t, component::LEVEL));
     }
 }

@@ -382,6 +382,8 @@ pub struct Manager {
     /// Nodes without an address being given one: native -> (identity, the
     /// address chosen, 0 before).
     assigning: BTreeMap<NativeAddr, (u64, Address)>,
+    /// The node it runs on, as SubnAdm lists it among the members.
+    own: Option<NodeRecord>,
 }
 
 impl Manager {
@@ -409,6 +411,7 @@ impl Manager {
             port: PortId::new(0),
             assigned: BTreeMap::new(),
             assigning: BTreeMap::new(),
+            own: None,
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,
@@ -449,22 +452,55 @@ impl Manager {
         &self.database
     }
 
-    /// A NodeRecord of the database (SubnAdm): by index in address order,
-    /// or `BY_ADDRESS | address`; status 7 past the end or for an unknown
-    /// address.
-    pub fn node_record(&self, modifier: u32) -> Result<NodeRecord, Status> {
-        let m = if modifier & node_record::BY_ADDRESS != 0 {
+    /// A NodeRecord of the database and the manager's own node (SubnAdm):
+    /// the `index`th, in address order, of the members that match `template` in the components of the
+    /// modifier's mask (`node_record::query`), or `BY_ADDRESS | address`;
+    /// `total` is the number of matches. Status 7 for a mask bit that is no
+    /// component, SA's 0x0200 (no records) past the last match.
+    pub fn node_record(&self, modifier: u32, template: &NodeRecord) -> Result<NodeRecord, Status> {
+        let (mask, index, template) = if modifier & node_record::BY_ADDRESS != 0 {
             let a = u16::try_from(modifier & !node_record::BY_ADDRESS)
                 .map_err(|_| Status::INVALID_VALUE)?;
-            self.database.get(&Address(a))
+            let t = NodeRecord {
+                address: Address(a),
+                ..NodeRecord::default()
+            };
+            (
+                node_record::component::ADDRESS,
+                0,
+                std::borrow::Cow::Owned(t),
+            )
         } else {
-            usize::try_from(modifier)
-                .ok()
-                .and_then(|i| self.database.values().nth(i))
-        }
-        .ok_or(Status::INVALID_VALUE)?;
-        Ok(NodeRecord {
-            total: self.database.len().min(usize::from(u16::MAX)) as u16,
+            let (mask, index) = node_record::split_query(modifier).ok_or(Status::INVALID_VALUE)?;
+            (mask, index, std::borrow::Cow::Borrowed(template))
+        };
+        let total = |n: usize| n.min(usize::from(u16::MAX)) as u16;
+        let own = self.own.clone().map(|mut r| {
+            r.address = self.address;
+            r.manager = self.state as u8;
+            r
+        });
+        let mut matching: Vec<NodeRecord> = self
+            .database
+            .values()
+            .map(Self::record_of)
+            .chain(own)
+            .filter(|r| r.matches(&template, mask))
+            .collect();
+        matching.sort_by_key(|r| r.address);
+        let n = total(matching.len());
+        let mut r = matching
+            .into_iter()
+            .nth(usize::from(index))
+            .ok_or(Status::SA_NO_RECORDS)?;
+        r.total = n;
+        Ok(r)
+    }
+
+    /// A member as a NodeRecord (`total` left 0).
+    fn record_of(m: &Member) -> NodeRecord {
+        NodeRecord {
+            total: 0,
             address: m.address,
             identity: m.identity,
             node_type: m.node_type,
@@ -472,7 +508,14 @@ impl Manager {
             num_ports: m.num_ports,
             manager: m.manager.map_or(node_record::NO_MANAGER, |s| s as u8),
             description: m.name.clone(),
-        })
+        }
+    }
+
+    /// The node it runs on, as its NodeInfo and NodeDescription say (the
+    /// address and manager state are the manager's own): SubnAdm lists it
+    /// among the SAN's members, as InfiniBand's SA lists the SM's node.
+    pub fn set_own(&mut self, own: NodeRecord) {
+        self.own = Some(own);
     }
 
     /// Makes the next sweep heavy (a trap said the SAN changed).

@@ -6,7 +6,7 @@ use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
-use crate::attr::{NodeRecord, SmInfo};
+use crate::attr::{NodeRecord, PathRecord, SmInfo};
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
 use crate::wire::Status;
@@ -16,6 +16,16 @@ pub(super) struct Managing<'a, N: ?Sized> {
     pub node: &'a mut N,
     pub managers: &'a mut [(PortId, Manager)],
     pub now: Time,
+}
+
+impl<N: ?Sized> Managing<'_, N> {
+    /// The manager on `port` when it is its SAN's master.
+    fn master(&self, port: PortId) -> Option<&Manager> {
+        self.managers
+            .iter()
+            .find(|(p, m)| *p == port && m.state() == crate::manager::SmState::Master)
+            .map(|(_, m)| m)
+    }
 }
 
 impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
@@ -97,11 +107,59 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
             .map(|(_, m)| m.sm_info(asked_key))
     }
 
-    fn sa_record(&self, port: PortId, modifier: u32) -> Option<Result<NodeRecord, Status>> {
-        self.managers
-            .iter()
-            .find(|(p, m)| *p == port && m.state() == crate::manager::SmState::Master)
-            .map(|(_, m)| m.node_record(modifier))
+    fn sa_record(
+        &self,
+        port: PortId,
+        modifier: u32,
+        template: &NodeRecord,
+    ) -> Option<Result<NodeRecord, Status>> {
+        self.master(port).map(|m| m.node_record(modifier, template))
+    }
+
+    /// A member of the master's database is reached on the SAN itself (Q
+    /// the SAN's cost, MTU the SAN's); anything else as the node's routes
+    /// say; SA's "no records" when neither knows the destination.
+    fn sa_path(
+        &self,
+        port: PortId,
+        requester: Address,
+        query: &PathRecord,
+    ) -> Option<Result<PathRecord, Status>> {
+        let m = self.master(port)?;
+        let dst = query.destination;
+        let source = if query.source == Address::UNSPECIFIED {
+            requester
+        } else {
+            query.source
+        };
+        if !dst.is_node() {
+            return Some(Err(Status::INVALID_VALUE));
+        }
+        let answer = if m.database().contains_key(&dst) {
+            self.node.port(port).map(|f| PathRecord {
+                destination: dst,
+                source,
+                kind: PathRecord::ON_SAN,
+                first_hr: dst,
+                q: f.cost,
+                mtu: f.mtu,
+                native: self
+                    .node
+                    .neighbour(dst)
+                    .filter(|(p, _)| *p == port)
+                    .map(|(_, n)| n)
+                    .unwrap_or_default(),
+            })
+        } else {
+            self.node
+                .path(port, dst)
+                .map(|p| PathRecord { source, ..p })
+        };
+        Some(answer.ok_or(Status::SA_NO_RECORDS))
+    }
+
+    fn path(&self, port: PortId, dst: Address) -> Option<PathRecord> {
+        self.node.path(port, dst)
     }
 
     fn sm_control(

@@ -228,6 +228,15 @@ impl Station {
         self.with(now, node, |a, c, m| {
             a.on_timer(now, m);
             c.on_timer(now);
+            let cfg = a.config();
+            let me = crate::attr::NodeRecord {
+                identity: cfg.identity,
+                node_type: cfg.node_type as u8,
+                level: cfg.level,
+                num_ports: m.node.ports().min(255) as u8,
+                description: cfg.description.clone(),
+                ..crate::attr::NodeRecord::default()
+            };
             for i in 0..m.managers.len() {
                 let port = m.managers[i].0;
                 let members = m.node.members(port);
@@ -237,6 +246,7 @@ impl Station {
                 if let Some(a) = own {
                     mgr.set_address(a);
                 }
+                mgr.set_own(me.clone());
                 mgr.on_timer(now);
             }
         })

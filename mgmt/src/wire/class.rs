@@ -169,6 +169,9 @@ impl Status {
     pub const METHOD_ATTR_UNSUPPORTED: Status = Status(0x000C);
     /// An invalid value in the attribute or the modifier.
     pub const INVALID_VALUE: Status = Status(0x001C);
+    /// SubnAdm: no record matches the query (InfiniBand's SA
+    /// ERR_NO_RECORDS, in the class-specific upper byte).
+    pub const SA_NO_RECORDS: Status = Status(0x0200);
 
     /// Whether the status is success.
     pub const fn is_ok(self) -> bool {

@@ -15,6 +15,7 @@ use admin::proto::Command;
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
 use mgmt::attr::{FibBlock, LrtBlock, NodeInfo, PortCounters, PortInfo, RouteEntry, lrt_block};
+use mgmt::wire::MgmtClass;
 use rrp::{Address, LinkKind};
 use serde_json::Value;
 
@@ -101,8 +102,12 @@ pub enum QueryWhat {
     /// The route to --dst from every ingress port (or --port), by RouteEntry.
     Route,
     /// The SAN's members, from its master manager's database (SubnAdm
-    /// NodeRecords; ADDR: the master's HR), as saquery does.
+    /// NodeRecords; ADDR: the master's HR), as saquery does; only those
+    /// with --name, --identity, --type, --level when given.
     Members,
+    /// How a member of the SAN reaches --dst, from its master manager
+    /// (SubnAdm PathRecord; ADDR: the master's HR): the first HR, Q, MTU.
+    Path,
 }
 
 /// `mwctl query`.
@@ -122,9 +127,21 @@ pub struct QueryArgs {
     /// Only this port of the node.
     #[arg(short, long, value_name = "N")]
     pub port: Option<u8>,
-    /// For route: the destination.
+    /// For route and path: the destination.
     #[arg(long, value_name = "ADDR")]
     pub dst: Option<Address>,
+    /// For members: only the member with this name (NodeDescription).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// For members: only the member with this node identity.
+    #[arg(long, value_name = "ID", value_parser = parse_u64)]
+    pub identity: Option<u64>,
+    /// For members: only hosts or only routers.
+    #[arg(long = "type", value_name = "host|router", value_parser = parse_node_type)]
+    pub node_type: Option<u8>,
+    /// For members: only this implementation level (1-4, or A-D).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_level)]
+    pub level: Option<u8>,
     /// For routes: the first address (default 0x0040).
     #[arg(long, value_name = "ADDR")]
     pub from: Option<Address>,
@@ -181,6 +198,61 @@ impl QueryArgs {
             .map_err(|_| format!("{what:?}: one of {}", names.join(", ")))?;
         Ok((dst, what))
     }
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    admin::mad::parse_number(s).ok_or_else(|| format!("not a 64-bit number: {s}"))
+}
+
+fn parse_node_type(s: &str) -> Result<u8, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "host" => Ok(NodeInfo::HOST),
+        "router" => Ok(NodeInfo::ROUTER),
+        _ => Err(format!("{s:?}: host or router")),
+    }
+}
+
+fn parse_level(s: &str) -> Result<u8, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "A" | "1" => Ok(1),
+        "B" | "2" => Ok(2),
+        "C" | "3" => Ok(3),
+        "D" | "4" => Ok(4),
+        _ => Err(format!("{s:?}: a level, A-D or 1-4")),
+    }
+}
+
+impl QueryArgs {
+    /// The NodeRecord template and component mask of `members`' filters.
+    pub fn member_filter(&self) -> (mgmt::attr::NodeRecord, u16) {
+        use mgmt::attr::node_record::component;
+        let mut t = mgmt::attr::NodeRecord::default();
+        let mut mask = 0;
+        if let Some(n) = &self.name {
+            t.description = n.clone();
+            mask |= component::DESCRIPTION;
+        }
+        if let Some(i) = self.identity {
+            t.identity = i;
+            mask |= component::IDENTITY;
+        }
+        if let Some(k) = self.node_type {
+            t.node_type = k;
+            mask |= component::NODE_TYPE;
+        }
+        if let Some(l) = self.level {
+            t.level = l;
+            mask |= component::LEVEL;
+        }
+        (t, mask)
+    }
+}
+
+/// An attribute area as the hex text `MadQuery::data` takes.
+fn hex_area(emit: impl FnOnce(&mut [u8]) -> mgmt::Result<()>) -> Result<String, ClientError> {
+    let mut area = vec![0u8; MgmtClass::SUBN_ADM.attribute_len()];
+    emit(&mut area).map_err(|e| ClientError::Other(e.to_string()))?;
+    Ok(area.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn parse_u32(s: &str) -> Result<u32, String> {
@@ -598,15 +670,22 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
             let mut t = Table::new(&[
                 "address", "name", "type", "identity", "level", "ports", "manager",
             ]);
-            let mut i = 0u32;
+            let (template, mask) = args.member_filter();
+            let data = hex_area(|a| template.emit(a))?;
+            let mut i = 0u16;
             loop {
                 let q = MadQuery {
                     class: Some("subn_adm".into()),
-                    ..get(&base, mgmt::attr::NodeRecord::ID, i)
+                    data: Some(data.clone()),
+                    ..get(
+                        &base,
+                        mgmt::attr::NodeRecord::ID,
+                        mgmt::attr::node_record::query(mask, i),
+                    )
                 };
                 let (a, _) = ask(c, &q)?;
                 if !a.ok() {
-                    if i == 0 {
+                    if i == 0 && a.status != mgmt::wire::Status::SA_NO_RECORDS.0 {
                         ok(a)?;
                     }
                     break;
@@ -637,8 +716,8 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                     manager,
                 ]);
                 rows.push(f);
-                i += 1;
-                if u64::from(i) >= total || i > 65_535 {
+                i = i.saturating_add(1);
+                if u64::from(i) >= total || i == u16::MAX {
                     break;
                 }
             }
@@ -646,6 +725,37 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
                 Value::Array(rows),
                 format!("{} members\n{}", t.rows.len(), t.render()),
             ))
+        }
+        QueryWhat::Path => {
+            let dst = args
+                .dst
+                .ok_or_else(|| ClientError::Other("path needs --dst".into()))?;
+            let data = hex_area(|a| mgmt::attr::PathRecord::request(dst, Address(0)).emit(a))?;
+            let q = MadQuery {
+                class: Some("subn_adm".into()),
+                data: Some(data),
+                ..get(&base, mgmt::attr::PathRecord::ID, 0)
+            };
+            let (a, _) = ask(c, &q)?;
+            if a.status == mgmt::wire::Status::SA_NO_RECORDS.0 {
+                return Err(ClientError::Other(format!(
+                    "{}: the SAN's manager knows no path to {dst}",
+                    a.from
+                )));
+            }
+            let f = fields(&ok(a)?);
+            let kind = f["kind"]
+                .as_u64()
+                .and_then(|k| mgmt::attr::path_record::kind_name(k as u8))
+                .unwrap_or("?");
+            let text = format!(
+                "path to {dst}: {kind}, first hr {} at {}, q {}, mtu {}\n",
+                cell(&f["first_hr"]),
+                cell(&f["native"]),
+                cell(&f["q"]),
+                cell(&f["mtu"]),
+            );
+            Ok((f, text))
         }
         QueryWhat::Lrt => {
             let p = args.port.unwrap_or(0);

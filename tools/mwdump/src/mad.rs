@@ -186,6 +186,15 @@ pub fn fields(a: &Attribute) -> Fields {
             b.addr("address", n.address);
             b.native(&n.native);
         }
+        Attribute::PathRecord(p) => {
+            b.addr("destination", p.destination);
+            b.addr("source", p.source);
+            b.named("kind", p.kind, mgmt::attr::path_record::kind_name(p.kind));
+            b.addr("first_hr", p.first_hr);
+            b.num("q", p.q);
+            b.named("mtu", p.mtu, Some("bytes"));
+            b.native(&p.native);
+        }
     }
     b.done()
 }

@@ -169,6 +169,38 @@ fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
         given.push(a);
     }
 
+    // SubnAdm from H0: SAN A's master finds H1 by name, and gives the
+    // path to H8 (SAN E) as a node of SAN A pays it: a first HR of SAN A
+    // and the Q of the route through it.
+    let master_a = wait_master(&lab, "A", Duration::from_secs(5));
+    let r = lab
+        .plan
+        .routers
+        .iter()
+        .find(|r| r.name == master_a)
+        .unwrap();
+    let hr_a = format!(
+        "{:#06x}",
+        r.hrs[r.sans.iter().position(|s| s == "A").unwrap()].0
+    );
+    let h0 = lab.plan.admin_socket("H0").unwrap().to_path_buf();
+    let v = mwctl(&h0, &["query", &hr_a, "members", "--name", "H1"]).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0]["address"], format!("{:#06x}", given[0]), "{v}");
+    let v = mwctl(&h0, &["query", &hr_a, "members", "--type", "router"]).unwrap();
+    assert_eq!(
+        v.as_array().unwrap().len(),
+        3,
+        "SAN A's three router HRs: {v}"
+    );
+    let v = mwctl(&h0, &["query", &hr_a, "path", "--dst", "0x0108"]).unwrap();
+    assert_eq!(v["kind"], 2, "{v}");
+    assert_eq!(v["first_hr"], "0x0119", "ad's A-side HR: {v}");
+    // ADE from a node of A, unit costs: A, ad, D, de, E.
+    assert_eq!(v["q"], 5, "{v}");
+    eprintln!("SubnAdm PathRecord H0 -> H8 from {master_a}: {v}");
+
     // H7 restarts without its address: the same one again.
     let h7 = given[3];
     lab.restart_host("H7", &bins).unwrap();
