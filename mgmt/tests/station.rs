@@ -82,6 +82,8 @@ struct Net {
     queue: Vec<(Address, Address, Vec<u8>)>,
     done: Vec<(usize, u64, bool)>,
     answers: std::collections::HashMap<u64, mgmt::client::Answer>,
+    /// Stations stopped (killed): nothing reaches them, their timers stop.
+    dead: Vec<bool>,
 }
 
 impl Net {
@@ -94,6 +96,7 @@ impl Net {
             queue: Vec::new(),
             done: Vec::new(),
             answers: std::collections::HashMap::new(),
+            dead: vec![false; managers.len()],
         };
         for (a, m) in managers {
             let me = Address(*a);
@@ -134,6 +137,9 @@ impl Net {
                 let Some(i) = self.hosts.iter().position(|h| h.me == to) else {
                     continue;
                 };
+                if self.dead[i] {
+                    continue;
+                }
                 let out = self.stations[i].handle(
                     now,
                     &mut self.hosts[i],
@@ -148,6 +154,9 @@ impl Net {
                 self.take(i, out);
             }
             for i in 0..self.stations.len() {
+                if self.dead[i] {
+                    continue;
+                }
                 let out = self.stations[i].on_timer(now, &mut self.hosts[i]);
                 self.take(i, out);
             }
@@ -461,4 +470,73 @@ fn the_master_answers_node_records_by_component_and_paths_on_its_san() {
     });
     assert!(n.subn_adm(0, 0x0102, PathRecord::ID, 0, q).is_none());
     assert!(n.stations[1].agent().stats().not_manager >= 1);
+}
+
+/// A master keyed with `0x42` dies; the standby takes over the agents' key:
+/// at once when it has the same M_Key (it gives the key it knows), only
+/// after the agents' lease when it does not (a rogue, or a new manager that
+/// was never told the key).
+fn take_over_after_the_master_dies(standby_mkey: u64) -> (u64, u64) {
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None), (0x0103, None)]);
+    for i in 0..3 {
+        n.stations[i].agent_mut().set_mkey(0, 0, 0);
+    }
+    let keyed = |prio: u8, id: u64, key: u64| {
+        let mut c = ManagerConfig::new(prio, id);
+        c.mkey = key;
+        c.mkey_protect = 1;
+        c.mkey_lease_s = 3;
+        c.heavy_every = 1;
+        c
+    };
+    n.stations[2].add_manager(PortId::new(0), keyed(7, 0x20, 0x42), 0);
+    n.stations[1].add_manager(PortId::new(0), keyed(3, 0x30, standby_mkey), 0);
+    n.run_until(3_000);
+    assert_eq!(n.state(2), Some(SmState::Master));
+    assert_eq!(n.stations[0].agent().mkey().key, 0x42);
+    assert_eq!(n.stations[0].agent().config().manager, Address(0x0103));
+    n.dead[2] = true;
+    let died = n.now;
+    // Failover, then the first sweep that gives 0x0101 the new master's key
+    // (and itself as the manager).
+    let mut master_at = None;
+    while n.now < died + 20_000 {
+        let t = n.now + 10;
+        n.run_until(t);
+        if master_at.is_none() && n.state(1) == Some(SmState::Master) {
+            master_at = Some(n.now - died);
+        }
+        if n.stations[0].agent().config().manager == Address(0x0102) {
+            break;
+        }
+    }
+    let master_at = master_at.expect("the standby became master");
+    eprintln!("standby M_Key {standby_mkey:#x}: master after {master_at} ms");
+    assert_eq!(
+        n.stations[0].agent().config().manager,
+        Address(0x0102),
+        "the new master never took over the agent"
+    );
+    assert_eq!(n.stations[0].agent().mkey().key, standby_mkey);
+    eprintln!("the agent taken over after {} ms", n.now - died);
+    (master_at, n.now - died)
+}
+
+#[test]
+fn a_standby_that_knows_the_key_takes_the_agents_over_at_once() {
+    let (master, agents) = take_over_after_the_master_dies(0x42);
+    // Within a sweep of becoming master: no lease to wait out.
+    assert!(agents < master + 1_500, "{master} ms, agents {agents} ms");
+}
+
+#[test]
+fn a_manager_without_the_key_takes_the_agents_over_only_after_the_lease() {
+    let (master, agents) = take_over_after_the_master_dies(0x55);
+    // Refused (protect 1, the key hidden) until 3 s after the first
+    // refusal started the lease.
+    assert!(agents >= master + 3_000, "{master} ms, agents {agents} ms");
+    assert!(
+        agents < master + 3_000 + 2_500,
+        "{master} ms, agents {agents} ms"
+    );
 }
