@@ -1133,6 +1133,15 @@ fn round_trip_variants() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
+        manager_timers: control::config::ManagerTimers {
+            poll_ms: 600_000,
+            poll_misses: 1,
+            sweep_ms: 10,
+            discover_ms: 77,
+            timeout_ms: 1,
+            retries: 10,
+            heavy_every: 1,
+        },
     };
     round_trip(&c);
 }
@@ -1343,6 +1352,10 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 manager_hrs: Vec::new(),
                 address_pools: Vec::new(),
                 sm_key: m.2 ^ 0x55,
+                manager_timers: control::config::ManagerTimers {
+                    poll_ms: 10 + m.2 % 1000,
+                    ..Default::default()
+                },
             };
             let _ = n;
             c
@@ -1416,6 +1429,7 @@ traps_per_s = 5"#);
             manager_hrs: Vec::new(),
             address_pools: Vec::new(),
             sm_key: 0,
+            manager_timers: Default::default(),
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -1625,6 +1639,33 @@ fn management_errors() {
         "management.address_pools[0].last",
         "missing",
         "address_pools =",
+    );
+    // Manager timers: within bounds, and applied to every manager.
+    let timers = |t: &str| m(&format!("manager_priority = 5\nmanager_timers = {{ {t} }}"));
+    let c = Config::from_toml(&timers("poll_ms = 300, poll_misses = 2, heavy_every = 3")).unwrap();
+    let mc = control::management::manager_configs(&c);
+    assert!(!mc.is_empty());
+    for (_, x) in &mc {
+        assert_eq!((x.poll_ms, x.poll_misses, x.heavy_every), (300, 2, 3));
+        assert_eq!(x.sweep_ms, mgmt::manager::ManagerConfig::new(0, 0).sweep_ms);
+    }
+    at(
+        &timers("poll_ms = 0"),
+        "management.manager_timers.poll_ms",
+        "outside 10..=600000",
+        "manager_timers =",
+    );
+    at(
+        &timers("retries = 11"),
+        "management.manager_timers.retries",
+        "outside",
+        "manager_timers =",
+    );
+    at(
+        &timers("sweep = 5"),
+        "management.manager_timers.sweep",
+        "unknown key",
+        "manager_timers =",
     );
     at(
         &m("traps_per_s = 0"),
@@ -2047,6 +2088,15 @@ fn reload_management_is_live() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
+        manager_timers: control::config::ManagerTimers {
+            poll_ms: 600_000,
+            poll_misses: 1,
+            sweep_ms: 10,
+            discover_ms: 77,
+            timeout_ms: 1,
+            retries: 10,
+            heavy_every: 1,
+        },
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));
@@ -2058,6 +2108,7 @@ fn reload_management_is_live() {
             "management.lease_s: 0 -> 60",
             "management.drop_threshold: 0 -> 100",
             "management.traps_per_s: 10 -> 2",
+            "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1 }",
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",
             "management.manager: (unset) -> 0x0120",
@@ -2065,7 +2116,7 @@ fn reload_management_is_live() {
     );
     let back = all.diff_for_reload(&old).unwrap();
     assert_eq!(back.management, Some(old.management.clone()));
-    assert_eq!(back.changes.len(), 8, "{:?}", back.changes);
+    assert_eq!(back.changes.len(), 9, "{:?}", back.changes);
     // With a change that is refused, the whole reload is.
     let mut r = new.clone();
     r.workers.count = 2;

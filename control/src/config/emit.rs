@@ -188,6 +188,20 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         })
         .collect();
     t.put("address_pools", format!("[{}]", pools.join(", ")));
+    let mt = &m.manager_timers;
+    t.put(
+        "manager_timers",
+        format!(
+            "{{ poll_ms = {}, poll_misses = {}, sweep_ms = {}, discover_ms = {}, timeout_ms = {}, retries = {}, heavy_every = {} }}",
+            mt.poll_ms,
+            mt.poll_misses,
+            mt.sweep_ms,
+            mt.discover_ms,
+            mt.timeout_ms,
+            mt.retries,
+            mt.heavy_every
+        ),
+    );
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

@@ -62,6 +62,7 @@ struct RawManagement {
     manager_hrs: Vec<u16>,
     sm_key: Wide,
     address_pools: Vec<RawPool>,
+    manager_timers: super::ManagerTimers,
 }
 
 /// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
@@ -98,6 +99,7 @@ impl Default for RawManagement {
                     last: p.last.0,
                 })
                 .collect(),
+            manager_timers: m.manager_timers,
         }
     }
 }
@@ -126,6 +128,7 @@ impl From<RawManagement> for ManagementSection {
                     last: Address(p.last),
                 })
                 .collect(),
+            manager_timers: m.manager_timers,
         }
     }
 }

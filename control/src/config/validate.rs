@@ -409,6 +409,23 @@ fn management(c: &Config, e: &mut Errs) {
             format!("{p} is not a manager priority (0-15)"),
         );
     }
+    let mt = &m.manager_timers;
+    for (key, v, min, max) in [
+        ("poll_ms", mt.poll_ms, 10, 600_000),
+        ("poll_misses", u64::from(mt.poll_misses), 1, 100),
+        ("sweep_ms", mt.sweep_ms, 10, 600_000),
+        ("discover_ms", mt.discover_ms, 10, 600_000),
+        ("timeout_ms", mt.timeout_ms, 1, 60_000),
+        ("retries", u64::from(mt.retries), 0, 10),
+        ("heavy_every", mt.heavy_every, 1, 1_000_000),
+    ] {
+        if !(min..=max).contains(&v) {
+            e.push(
+                format!("management.manager_timers.{key}"),
+                format!("{v} is outside {min}..={max}"),
+            );
+        }
+    }
     for a in &m.manager_hrs {
         if !c.hrs.iter().any(|h| h.address == *a) {
             e.push(
