@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dataplane::{ControlChannels, FibPublisher, FibSet, Injection, from_route_tables, patched};
+use dataplane::{
+    ControlChannels, FibPublisher, FibSet, Injection, McastFib, from_route_tables, patched,
+};
 use mgmt::agent::AgentConfig;
 use mgmt::client::Request;
 use rrp::LinkKind;
@@ -357,14 +359,29 @@ impl ControlPlane {
                     // the workers use; built whole when the engine cannot
                     // say (the first time, or after very many changes).
                     let tables = self.engine.fib();
+                    let current = self.publisher.current();
                     let mut fib = match self.engine.take_fib_changes() {
-                        Some(c) => patched(&self.publisher.current(), &tables, &c),
-                        None => from_route_tables(&tables, &self.hrs),
+                        Some(c) => patched(&current, &tables, &c),
+                        None => {
+                            let mut f = from_route_tables(&tables, &self.hrs);
+                            f.set_mcast(current.mcast_arc());
+                            f
+                        }
                     };
                     fib.set_port_mtus(self.engine.config().hrs.iter().map(|h| h.mtu));
                     self.publisher.publish(fib);
                     self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
                     self.stats.fib_version.store(v, Ordering::Relaxed);
+                }
+                Output::McastChanged(_) => {
+                    // The group state changed: the same FIBs with the new
+                    // multicast table (docs/multicast.md).
+                    let current = self.publisher.current();
+                    let m = McastFib::following(&self.engine.mcast(), current.mcast());
+                    let mut fib = (*current).clone();
+                    fib.set_mcast(Arc::new(m));
+                    self.publisher.publish(fib);
+                    self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
                 }
                 Output::Event(e) => {
                     // Management traps for what the operator's manager

@@ -244,19 +244,19 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 21 + 29 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 29 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 1); // version
+    assert_eq!(slot(1), 2); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (21, 29, 7));
-    // Port 1's `received` and its last drop reason (encap).
-    assert_eq!(slot(16 + 21), 2000);
-    assert_eq!(slot(16 + 21 + 20), 2000 + 100 + 11);
+    assert_eq!((slot(6), slot(7), slot(8)), (23, 29, 7));
+    // Port 1's `received` and its last drop reason (mcast-pruned).
+    assert_eq!(slot(16 + 23), 2000);
+    assert_eq!(slot(16 + 23 + 22), 2000 + 100 + 13);
     // Router: received first; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 21;
+    let router = 16 + 2 * 23;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19 + 3), 20);
     assert_eq!(slot(router + 29 + 6), 37);
@@ -336,9 +336,9 @@ fn wrong_port_count_and_bad_files_are_refused() {
 
     // Another layout version.
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[8..16].copy_from_slice(&2u64.to_le_bytes());
+    bytes[8..16].copy_from_slice(&3u64.to_le_bytes());
     std::fs::write(&other, &bytes).unwrap();
-    assert!(matches!(StatsReader::open(&other), Err(Error::Version(2))));
+    assert!(matches!(StatsReader::open(&other), Err(Error::Version(3))));
     // Another number of port fields.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[48..56].copy_from_slice(&20u64.to_le_bytes());

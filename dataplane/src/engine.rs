@@ -34,7 +34,10 @@ use rrp::{Address, DropReason, NativeAddr, PortId};
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::counters::PortCounters;
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
+use crate::mcast::{MCAST_SLOTS, McastCount, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
+use rrp::router::PortMask;
+use rrp::router::mcast::bit;
 
 /// The most ports (= HRs) one box has.
 pub const MAX_PORTS: usize = 16;
@@ -83,6 +86,17 @@ pub enum Decision<'f> {
         /// plane (which may send a redirect).
         redirect: Option<Notice>,
     },
+    /// A group packet: transmit a copy on each port of `ports`, to every
+    /// member of that port's SAN (docs/multicast.md).
+    Replicate {
+        /// The egress ports (never empty).
+        ports: PortMask,
+        /// Ports it was too large for (dropped there only), and the notice
+        /// for the control plane when there are any.
+        too_big: PortMask,
+        /// The notice of the first branch it was too large for.
+        notice: Option<Notice>,
+    },
     /// Hand to the control plane as a packet for HR `hr_port`.
     Punt {
         /// Protocol or other traffic.
@@ -119,6 +133,15 @@ fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> NativeAddr
     native
 }
 
+/// Where a group packet goes, as the burst loop hands it on.
+#[derive(Debug, Clone, Copy)]
+struct McastOut {
+    mask: PortMask,
+    too_big: PortMask,
+    slot: u16,
+    tx_cap: Option<PortId>,
+}
+
 /// The native next hop as the burst loop holds it: borrowed from the FIB,
 /// or still in the packet's L2RH.
 #[derive(Clone, Copy)]
@@ -137,6 +160,13 @@ enum Verdict<'f> {
     /// L2: on `port` to the native in the leading L2RH (EI shifted, padding
     /// trimmed, L2RH still in front).
     Source { port: PortId, native: SourceNative },
+    /// As [`Decision::Replicate`] (EI shifted, padding trimmed).
+    Mcast {
+        ports: PortMask,
+        too_big: PortMask,
+        notice: Option<DropNotice<'f>>,
+        slot: u16,
+    },
     /// As [`Decision::Punt`].
     Punt {
         class: PuntClass,
@@ -198,6 +228,10 @@ pub struct Engine {
     inject_bad_port: u64,
     chan: WorkerChannels,
     tap: Option<CaptureTap>,
+    /// Per-group counters, by the multicast table's counter slot.
+    mcast: Box<[McastCount]>,
+    /// Group packets counted in no slot (more groups than slots).
+    mcast_unslotted: McastCount,
 }
 
 impl Engine {
@@ -213,6 +247,28 @@ impl Engine {
             inject_bad_port: 0,
             chan,
             tap: None,
+            mcast: vec![McastCount::default(); MCAST_SLOTS].into_boxed_slice(),
+            mcast_unslotted: McastCount::default(),
+        }
+    }
+
+    /// Per-group counters, by counter slot (the multicast table says which
+    /// group has which slot).
+    pub fn mcast_counters(&self) -> &[McastCount] {
+        &self.mcast
+    }
+
+    /// Counters of the group packets whose group has no counter slot.
+    pub fn mcast_unslotted(&self) -> &McastCount {
+        &self.mcast_unslotted
+    }
+
+    /// The counters of slot `slot` (the unslotted ones for [`crate::mcast::NO_SLOT`]).
+    #[inline(always)]
+    fn mcast_count(&mut self, slot: u16) -> &mut McastCount {
+        match self.mcast.get_mut(usize::from(slot)) {
+            Some(c) => c,
+            None => &mut self.mcast_unslotted,
         }
     }
 
@@ -297,6 +353,16 @@ impl Engine {
                 l2: true,
                 redirect: None,
             },
+            Verdict::Mcast {
+                ports,
+                too_big,
+                notice,
+                ..
+            } => Decision::Replicate {
+                ports,
+                too_big,
+                notice: notice.map(|n| drop_notice(in_port, n, buf)),
+            },
             Verdict::Punt {
                 class,
                 hr_port,
@@ -334,7 +400,12 @@ impl Engine {
         if lay.l2rh_count == 0 {
             // L3: look the destination up in the ingress HR's FIB.
             let h = Header::new_unchecked(d);
-            let idx = fib.lookup(h.dst().0);
+            let dst = h.dst().0;
+            if (Address::FIRST_LOGICAL.0..=Address::LAST_LOGICAL.0).contains(&dst) {
+                let src = h.src().0;
+                return self.mcast_verdict(fib, in_port, err, buf, end, dst, src);
+            }
+            let idx = fib.lookup(dst);
             if idx == NH_NONE {
                 buf.trim(end);
                 return Verdict::Drop {
@@ -435,6 +506,77 @@ impl Engine {
         }
     }
 
+    /// The decision for a group packet (docs/multicast.md): the reverse-path
+    /// check and the branches from the multicast table, then the MTU of
+    /// each branch as transmitted; EI is shifted once for every copy.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn mcast_verdict<'f, B: PacketBuf>(
+        &self,
+        fib: PortFib<'f>,
+        in_port: PortId,
+        err: bool,
+        buf: &mut B,
+        end: usize,
+        dst: u16,
+        src: u16,
+    ) -> Verdict<'f> {
+        let m = fib.mcast();
+        let mut ports = match m.decide(dst, src, in_port, &buf.native_src()) {
+            McastVerdict::Forward(p) => p,
+            McastVerdict::Rpf => return Verdict::drop(DropReason::McastRpf),
+            McastVerdict::Conflict => {
+                return Verdict::Drop {
+                    reason: DropReason::McastRpf,
+                    notice: Some(DropNotice {
+                        kind: NoticeKind::McastConflict,
+                        egress: in_port,
+                        mtu: 0,
+                        next_hop: None,
+                        header_offset: 0,
+                    }),
+                };
+            }
+            McastVerdict::Pruned => return Verdict::drop(DropReason::McastPruned),
+        };
+        let mut too_big: PortMask = 0;
+        let mut notice = None;
+        let mut rest = ports;
+        while rest != 0 {
+            let p = PortId(rest.trailing_zeros() as u16);
+            rest &= rest - 1;
+            let mtu = fib
+                .port_mtu(p)
+                .or_else(|| self.mtus.get(p.index()).copied())
+                .unwrap_or(0);
+            if mtu != 0 && end > mtu as usize {
+                too_big |= bit(p);
+                notice.get_or_insert(DropNotice {
+                    kind: NoticeKind::Mtu,
+                    egress: p,
+                    mtu,
+                    next_hop: None,
+                    header_offset: 0,
+                });
+            }
+        }
+        ports &= !too_big;
+        buf.trim(end);
+        if ports == 0 {
+            return Verdict::Drop {
+                reason: DropReason::Mtu,
+                notice,
+            };
+        }
+        update_ei(buf.data_mut(), end, err);
+        Verdict::Mcast {
+            ports,
+            too_big,
+            notice,
+            slot: m.slot(dst),
+        }
+    }
+
     /// Processes a burst received on `in_port`: decides each packet, queues
     /// punts and notices, stages forwarded packets per egress port and
     /// transmits them. `stage` has one empty burst per port; `rx` is emptied.
@@ -467,6 +609,9 @@ impl Engine {
         let ip = in_port.index();
         let mut c = self.counters[ip];
         c.received += n;
+        // Which staged packets are multicast replicas (bit i: stage[p][i]):
+        // their transmission counts as copies, not as forwarded packets.
+        let mut replicas = [0u32; MAX_PORTS];
         for mut buf in rx.drain(..) {
             let err = buf.rx_error();
             c.rx_errors += err as u64;
@@ -479,6 +624,25 @@ impl Engine {
                     (nh.port, Hop::Route(&nh.native), false)
                 }
                 Verdict::Source { port, native } => (port, Hop::Source(native), true),
+                Verdict::Mcast {
+                    ports: mask,
+                    too_big,
+                    notice,
+                    slot,
+                } => {
+                    if let Some(dn) = notice {
+                        let n = drop_notice(in_port, dn, &buf);
+                        self.notify(&mut c, now_ns, n);
+                    }
+                    let out = McastOut {
+                        mask,
+                        too_big,
+                        slot,
+                        tx_cap,
+                    };
+                    self.replicate(&mut c, now_ns, ip, buf, out, ports, stage, &mut replicas);
+                    continue;
+                }
                 Verdict::Punt {
                     class,
                     hr_port,
@@ -525,20 +689,99 @@ impl Engine {
             if out.is_empty() {
                 continue;
             }
-            let sent = ports[p].tx_burst(out) as u64;
-            self.counters[ip].forwarded += sent;
-            self.counters[p].transmitted += sent;
-            let unsent = out.len() as u64;
-            if unsent > 0 {
-                self.counters[ip].dropped[DropReason::TxFull as usize] += unsent;
-                for b in out.drain(..) {
+            let reps = replicas.get(p).copied().unwrap_or(0);
+            let sent = ports[p].tx_burst(out);
+            let sent_mask = if sent >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << sent) - 1
+            };
+            let sent_reps = u64::from((reps & sent_mask).count_ones());
+            self.counters[ip].forwarded += sent as u64 - sent_reps;
+            self.counters[p].transmitted += sent as u64;
+            if out.is_empty() {
+                continue;
+            }
+            for (i, b) in out.drain(..).enumerate() {
+                if reps & (1u32 << ((sent + i) & 31)) != 0 {
+                    self.mcast_unslotted.copy_failed += 1;
+                } else {
+                    self.counters[ip].dropped[DropReason::TxFull as usize] += 1;
                     if drops {
                         self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
                     }
-                    ports[p].recycle(b);
                 }
+                ports[p].recycle(b);
             }
         }
+    }
+
+    /// Stages a group packet on every port of `out.mask` (docs/multicast.md):
+    /// a replica from the egress port for each but the last, which takes the
+    /// received buffer itself; each to every member of that port's SAN.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn replicate<P: Port>(
+        &mut self,
+        c: &mut PortCounters,
+        now_ns: u64,
+        ip: usize,
+        mut buf: P::Buf,
+        out: McastOut,
+        ports: &mut [P],
+        stage: &mut [Burst<P::Buf>],
+        replicas: &mut [u32; MAX_PORTS],
+    ) {
+        // Only ports this worker has (the table is the control plane's).
+        let mask = out.mask & ((1u64 << ports.len().min(32)) - 1) as u32;
+        if mask == 0 {
+            c.dropped[DropReason::Encap as usize] += 1;
+            ports[ip].recycle(buf);
+            return;
+        }
+        let last = 31 - mask.leading_zeros() as usize;
+        let mut rest = mask & !(1u32 << last);
+        let mut copies = 0u64;
+        let mut failed = 0u64;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let Some(port) = ports.get_mut(p) else {
+                failed += 1;
+                continue;
+            };
+            let Some(mut r) = port.replicate(&buf) else {
+                failed += 1;
+                continue;
+            };
+            if out.tx_cap == Some(PortId(p as u16)) {
+                self.capture(now_ns, PortId(p as u16), None, r.data());
+            }
+            if port.encap(&mut r, &NativeAddr::NONE) {
+                replicas[p] |= 1u32 << (stage[p].len() & 31);
+                stage[p].push(r);
+                copies += 1;
+            } else {
+                failed += 1;
+                port.recycle(r);
+            }
+        }
+        if out.tx_cap == Some(PortId(last as u16)) {
+            self.capture(now_ns, PortId(last as u16), None, buf.data());
+        }
+        if ports[last].encap(&mut buf, &NativeAddr::NONE) {
+            stage[last].push(buf);
+            copies += 1;
+        } else {
+            c.dropped[DropReason::Encap as usize] += 1;
+            ports[ip].recycle(buf);
+        }
+        let m = self.mcast_count(out.slot);
+        m.packets += 1;
+        m.copies += copies;
+        m.copy_failed += failed;
+        m.branch_mtu += u64::from(out.too_big.count_ones());
     }
 
     /// Queues a notice for the control plane (off the per-packet fast path).

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use rrp::{Address, NativeAddr, PerPort, PortId};
 
+use crate::mcast::McastFib;
+
 /// FIB index: no route.
 pub const NH_NONE: u16 = 0;
 /// FIB index: the destination is this box (punt).
@@ -58,6 +60,9 @@ pub struct FibSet {
     /// source route; empty until the control plane sets them
     /// ([`FibSet::set_port_mtus`]), and the engine's configured MTUs apply.
     port_mtus: PerPort<u32>,
+    /// The multicast table (docs/multicast.md), shared by the sets that
+    /// patch one another.
+    mcast: Arc<McastFib>,
     /// Publication number (set by the publisher).
     pub version: u64,
 }
@@ -86,6 +91,7 @@ impl FibSet {
             tables,
             nexthops: vec![filler, filler],
             port_mtus: PerPort::default(),
+            mcast: Arc::default(),
             version: 0,
         }
     }
@@ -97,6 +103,22 @@ impl FibSet {
     /// forwarding too; L3 next hops carry their own.
     pub fn set_port_mtus(&mut self, mtus: impl IntoIterator<Item = u32>) {
         self.port_mtus = PerPort::new(mtus.into_iter().collect());
+    }
+
+    /// Sets the multicast table (the control plane's, flattened).
+    pub fn set_mcast(&mut self, m: Arc<McastFib>) {
+        self.mcast = m;
+    }
+
+    /// The multicast table.
+    #[inline(always)]
+    pub fn mcast(&self) -> &McastFib {
+        &self.mcast
+    }
+
+    /// The multicast table, shared (to carry it into a set built anew).
+    pub fn mcast_arc(&self) -> Arc<McastFib> {
+        self.mcast.clone()
     }
 
     /// The MTU of `port`'s SAN, when the control plane has set them.
@@ -201,6 +223,7 @@ impl FibSet {
             table: self.tables.get(in_port).map_or(&NO_ROUTES, |t| t),
             nexthops: &self.nexthops,
             port_mtus: &self.port_mtus,
+            mcast: &self.mcast,
         }
     }
 
@@ -232,6 +255,7 @@ pub struct PortFib<'f> {
     table: &'f [u16; 65536],
     nexthops: &'f [NextHop],
     port_mtus: &'f [u32],
+    mcast: &'f McastFib,
 }
 
 impl<'f> PortFib<'f> {
@@ -252,6 +276,12 @@ impl<'f> PortFib<'f> {
     #[inline(always)]
     pub fn port_mtu(&self, port: PortId) -> Option<u32> {
         self.port_mtus.get(port.index()).copied()
+    }
+
+    /// The multicast table.
+    #[inline(always)]
+    pub fn mcast(&self) -> &'f McastFib {
+        self.mcast
     }
 }
 

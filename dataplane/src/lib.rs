@@ -15,6 +15,7 @@ pub mod capture;
 pub mod counters;
 pub mod engine;
 pub mod fib;
+pub mod mcast;
 pub mod punt;
 pub mod worker;
 
@@ -22,5 +23,6 @@ pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rin
 pub use counters::{PortCounters, StatsBlock};
 pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables, patched};
+pub use mcast::{McastFib, McastVerdict};
 pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};
 pub use worker::{IdlePolicy, Worker};

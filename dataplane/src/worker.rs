@@ -109,6 +109,12 @@ impl<P: Port> Worker<P> {
         self.engine.counters()
     }
 
+    /// The worker's per-group counters, by counter slot, and those of the
+    /// groups without a slot (docs/multicast.md "Counters").
+    pub fn mcast_counters(&self) -> (&[crate::mcast::McastCount], &crate::mcast::McastCount) {
+        (self.engine.mcast_counters(), self.engine.mcast_unslotted())
+    }
+
     /// Injections dropped because they named a port this box does not have.
     pub fn inject_bad_port(&self) -> u64 {
         self.engine.inject_bad_port()

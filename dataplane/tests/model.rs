@@ -155,6 +155,15 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
     let packet = &b[..total];
     let p = PacketRepr::parse(packet).expect("located");
     if lay.l2rh_count == 0 {
+        // A group destination: the world has no multicast table, so no
+        // source is known (the multicast path has its own tests,
+        // dataplane/tests/mcast.rs).
+        if p.header.dst.is_logical() {
+            return Expect::Drop {
+                reasons: vec![DropReason::McastRpf],
+                notice: None,
+            };
+        }
         return match w.lookup(in_port, p.header.dst.0) {
             Route::Local => Expect::Punt {
                 class: class_of(p.header.packet_type),

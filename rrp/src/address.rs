@@ -33,6 +33,8 @@ impl Address {
     pub const LAST_NODE: Address = Address(0x7FFF);
     /// The first logical address.
     pub const FIRST_LOGICAL: Address = Address(0x8000);
+    /// The last logical address.
+    pub const LAST_LOGICAL: Address = Address(0xFFFD);
     /// "Hey-You!" (Part-1; the RRP#7 example's 0x7FFF is a slip, see docs/spec-notes.md).
     pub const HEY_YOU: Address = Address(0xFFFE);
     /// Broadcast.

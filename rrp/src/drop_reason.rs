@@ -36,11 +36,17 @@ pub enum DropReason {
     PuntRate,
     /// The egress port could not add its native header (no headroom).
     Encap,
+    /// A group packet that failed the reverse-path check: not on the
+    /// upstream HR for its source, not from the member that may put it on
+    /// that SAN, or from a source the box does not know (docs/multicast.md).
+    McastRpf,
+    /// A group packet with no branch to a member SAN from this box.
+    McastPruned,
 }
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 14;
 
     /// All reasons, in counter order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -56,6 +62,8 @@ impl DropReason {
         DropReason::PuntFull,
         DropReason::PuntRate,
         DropReason::Encap,
+        DropReason::McastRpf,
+        DropReason::McastPruned,
     ];
 
     /// The reason's name in counters, logs and captures.
@@ -73,6 +81,8 @@ impl DropReason {
             DropReason::PuntFull => "punt-full",
             DropReason::PuntRate => "punt-rate",
             DropReason::Encap => "encap",
+            DropReason::McastRpf => "mcast-rpf",
+            DropReason::McastPruned => "mcast-pruned",
         }
     }
 }

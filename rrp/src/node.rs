@@ -14,6 +14,9 @@ use crate::wire::message::{InfoQuery, Message, NodeInfo};
 use crate::wire::packet::PacketRepr;
 use crate::wire::record::{Capability, SourceRoute};
 
+/// The most groups one node listens to: what its R4 carries.
+pub const MAX_GROUPS: usize = 64;
+
 /// Node implementation levels (Part-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
@@ -99,6 +102,46 @@ impl Node {
     /// that started without one).
     pub fn set_address(&mut self, address: Address) {
         self.cfg.address = address;
+    }
+
+    /// Listens to group `g` (a logical address) from now on: R4 of its
+    /// RRP#5 answers lists it (docs/multicast.md). False when `g` is not
+    /// logical, already listened to, or the node listens to
+    /// [`MAX_GROUPS`] groups already.
+    pub fn join(&mut self, g: Address) -> bool {
+        let l = self.cfg.logical.get_or_insert_with(Vec::new);
+        if !g.is_logical() || l.contains(&g) || l.len() >= MAX_GROUPS {
+            return false;
+        }
+        l.push(g);
+        l.sort_unstable();
+        true
+    }
+
+    /// Stops listening to group `g`; false when it did not.
+    pub fn leave(&mut self, g: Address) -> bool {
+        let Some(l) = self.cfg.logical.as_mut() else {
+            return false;
+        };
+        let before = l.len();
+        l.retain(|x| *x != g);
+        let left = l.len() != before;
+        if l.is_empty() {
+            self.cfg.logical = None;
+        }
+        left
+    }
+
+    /// Whether it listens to group `g`.
+    pub fn listens(&self, g: Address) -> bool {
+        self.cfg.logical.as_ref().is_some_and(|l| l.contains(&g))
+    }
+
+    /// RRP#5 about itself to every member of its SAN (destination
+    /// broadcast), sent after a join or a leave so that the HRs of its SAN
+    /// update their LRTs at once rather than at their next keepalive.
+    pub fn announce(&self) -> Vec<u8> {
+        self.packet(Address::BROADCAST, &Message::Info(vec![self.info()]))
     }
 
     /// What this node reports about itself.
@@ -190,6 +233,33 @@ pub fn is_control(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joins_and_leaves_show_in_its_info() {
+        let mut n = node(Level::C);
+        assert!(n.join(Address(0x8002)));
+        assert!(n.join(Address(0x8001)));
+        assert!(!n.join(Address(0x8001)), "twice");
+        assert!(!n.join(Address(0x0105)), "not logical");
+        assert!(!n.join(Address::HEY_YOU), "not logical");
+        assert_eq!(
+            n.info().logical,
+            Some(vec![Address(0x8001), Address(0x8002)])
+        );
+        assert!(n.listens(Address(0x8001)));
+        let a = n.announce();
+        let (_, m) = Message::parse_packet(&a).unwrap();
+        assert_eq!(Header::new_unchecked(&a[..]).dst(), Address::BROADCAST);
+        assert_eq!(m, Message::Info(vec![n.info()]));
+        assert!(n.leave(Address(0x8001)));
+        assert!(!n.leave(Address(0x8001)));
+        assert!(n.leave(Address(0x8002)));
+        assert_eq!(n.info().logical, None);
+        for g in 0..MAX_GROUPS as u16 {
+            assert!(n.join(Address(0x9000 + g)));
+        }
+        assert!(!n.join(Address(0xA000)), "bounded");
+    }
 
     fn node(level: Level) -> Node {
         Node::new(NodeConfig {

@@ -582,3 +582,114 @@ fn cost_mtu_and_name_change_at_run_time() {
     let sent = drain(&mut r);
     assert!(sent.iter().any(|o| matches!(o, Output::Send { .. })));
 }
+
+#[test]
+fn group_state_follows_r4_and_a_conflict_asks_the_router_for_its_rts() {
+    let mut r = router(1500);
+    with_buddy(&mut r);
+    // A host on SAN0 listens to 0x8001 (its RRP#5, as after a join).
+    let host = NodeInfo {
+        address: Address(0x0411),
+        logical: Some(vec![Address(0x8001)]),
+        ..Default::default()
+    };
+    r.handle_bytes(
+        2,
+        PortId(0),
+        &nat(0x11),
+        &packet(
+            &Message::Info(vec![host.clone()]),
+            Address::BROADCAST,
+            host.address,
+            0,
+        ),
+    );
+    // A SAN behind the buddy, whose RT says a node there listens too.
+    let mut t = rt(0x0405, 1, vec![0x0431], 1);
+    t.nodes[0].info.logical = Some(vec![Address(0x8001), Address(0x8002)]);
+    r.handle_bytes(
+        3,
+        PortId(0),
+        &nat(0x30),
+        &packet(&Message::RouteTable(t), HR0, BUDDY, 0),
+    );
+    r.on_timer(100);
+    let outs = drain(&mut r);
+    assert!(outs.iter().any(|o| matches!(o, Output::McastChanged(_))));
+    let m = r.mcast();
+    let g = m.group(Address(0x8001)).expect("members known");
+    assert_eq!(g.member_sans, vec![SAN0, Address(0x0405)]);
+    // SAN0 is attached to port 0; SAN 0x0405 is reached through port 0
+    // too (the buddy): one branch, port 0.
+    assert_eq!((g.branches, g.local), (0b01, 0b01));
+    assert!(m.group(Address(0x8002)).is_some());
+    // From the host on SAN0 (its own SAN): accepted on port 0, forwarded
+    // onto SAN1 (this box is SAN1's only router, its designated forwarder)
+    // only if SAN1 leads to members: it does not.
+    assert_eq!(
+        m.decide(Address(0x8001), host.address, PortId(0), &nat(0x11)),
+        Err(rrp::router::McastRefusal::NoBranch)
+    );
+    let s = m.source(host.address).unwrap();
+    assert_eq!((s.up, s.from, s.df), (PortId(0), None, 0b10));
+    // From the node behind the buddy: accepted on port 0 only from it.
+    let far = Address(0x1000);
+    assert_eq!(m.source(far).unwrap().from, Some(nat(0x30)));
+    assert_eq!(
+        m.decide(Address(0x8001), far, PortId(0), &nat(0x11)),
+        Err(rrp::router::McastRefusal::NotUpstream)
+    );
+    // A conflict notice about the buddy: it is asked for its RTs, once
+    // within two seconds.
+    let mut n = Notice::new(
+        NoticeKind::McastConflict,
+        PortId(0),
+        PortId(0),
+        nat(0x30),
+        &packet(&Message::WhoAreYou, Address(0x8001), far, 0),
+        0,
+    );
+    n.mtu = 0;
+    r.handle_notice(200, &n);
+    r.handle_notice(300, &n);
+    let asks = |outs: &[Output]| {
+        outs.iter()
+            .filter(|o| match o {
+                Output::Send { packet, .. } => matches!(
+                    Message::parse_packet(packet).map(|(_, m)| m),
+                    Ok(Message::RtRequest)
+                ),
+                _ => false,
+            })
+            .count()
+    };
+    assert_eq!(asks(&drain(&mut r)), 1);
+    r.handle_notice(2_300, &n);
+    assert_eq!(asks(&drain(&mut r)), 1);
+    // From a station that is no router: nothing to ask.
+    n.native_src = nat(0x11);
+    r.handle_notice(5_000, &n);
+    assert_eq!(asks(&drain(&mut r)), 0);
+    // The host leaves: the group has no member on SAN0 any more.
+    let left = NodeInfo {
+        logical: None,
+        ..host.clone()
+    };
+    r.handle_bytes(
+        6_000,
+        PortId(0),
+        &nat(0x11),
+        &packet(
+            &Message::Info(vec![left]),
+            Address::BROADCAST,
+            host.address,
+            0,
+        ),
+    );
+    r.on_timer(6_100);
+    drain(&mut r);
+    assert_eq!(
+        r.mcast().group(Address(0x8001)).unwrap().member_sans,
+        vec![Address(0x0405)]
+    );
+}

@@ -48,7 +48,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 /// Slots of the header (8 bytes each); the unused ones are zero.
 pub const HEADER_SLOTS: usize = 16;

@@ -87,6 +87,27 @@ pub trait Port: Send {
     /// when the pool is exhausted.
     fn alloc(&mut self) -> Option<Self::Buf>;
 
+    /// A copy of `buf`'s packet to transmit on this port (multicast
+    /// replication, docs/multicast.md): the same bytes, in a buffer that
+    /// [`Port::encap`] and [`Port::tx_burst`] take like any other. By
+    /// default a buffer of this port's pool with the bytes copied; a
+    /// backend that can share the payload (DPDK: an indirect mbuf behind a
+    /// header mbuf) does so instead. `None`: no buffer left.
+    #[inline]
+    fn replicate(&mut self, buf: &Self::Buf) -> Option<Self::Buf> {
+        let mut b = self.alloc()?;
+        match b.append(buf.len()) {
+            Some(d) => {
+                d.copy_from_slice(buf.data());
+                Some(b)
+            }
+            None => {
+                self.recycle(b);
+                None
+            }
+        }
+    }
+
     /// This port's own native address on its SAN.
     fn native_addr(&self) -> NativeAddr;
 

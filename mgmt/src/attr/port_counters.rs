@@ -25,8 +25,8 @@ pub mod field {
 pub struct PortCounters {
     /// PortSelect.
     pub port_select: u8,
-    /// The counters, in [`PortCounters::NAMES`] order (21 today; a newer
-    /// agent may send more, an older one fewer).
+    /// The counters, in [`PortCounters::NAMES`] order (23 today, as many
+    /// as the attribute holds; an older agent may send fewer).
     pub counters: Vec<u64>,
 }
 
@@ -34,7 +34,7 @@ impl PortCounters {
     /// AttributeID.
     pub const ID: u16 = 0x0012;
     /// The counters' names in wire order: the admin stats' slot names.
-    pub const NAMES: [&'static str; 21] = [
+    pub const NAMES: [&'static str; 23] = [
         "received",
         "rx_errors",
         "forwarded",
@@ -56,6 +56,8 @@ impl PortCounters {
         "dropped.punt-full",
         "dropped.punt-rate",
         "dropped.encap",
+        "dropped.mcast-rpf",
+        "dropped.mcast-pruned",
     ];
     /// Counters today.
     pub const COUNT: usize = Self::NAMES.len();
@@ -181,7 +183,7 @@ mod tests {
         );
         let p = PortCounters {
             port_select: 1,
-            counters: (0..21).collect(),
+            counters: (0..23).collect(),
         };
         assert_eq!(p.dropped(DropReason::Encap), Some(20));
         assert_eq!(p.by_name("punted"), Some(3));

@@ -13,6 +13,13 @@ use super::engine::*;
 use super::rt::*;
 
 impl Router {
+    /// HRs whose RTs are refused at `now` (tombstones not yet expired):
+    /// while there are any, RTs through them are missing and the box may
+    /// still change its routes when they lapse.
+    pub fn tombstones(&self, now: Time) -> usize {
+        self.tombstones.values().filter(|t| **t > now).count()
+    }
+
     pub(super) fn tombstoned(&self, now: Time, a: Address) -> bool {
         self.tombstones.get(&a).is_some_and(|t| *t > now)
     }

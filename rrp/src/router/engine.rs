@@ -86,6 +86,8 @@ pub enum Output {
     },
     /// New FIBs are ready ([`Router::fib`]).
     FibChanged(u64),
+    /// New multicast forwarding state is ready ([`Router::mcast`]).
+    McastChanged(u64),
     /// Something worth a log line.
     Event(Event),
 }
@@ -143,6 +145,9 @@ pub struct Router {
     pub(super) hrs: PerPort<HrState>,
     pub(super) outputs: VecDeque<Output>,
     pub(super) tombstones: BTreeMap<Address, Time>,
+    /// Buddies whose RTs a tombstone refused: asked for them again (RRP#8)
+    /// when the tombstones expire.
+    pub(super) refused_tombstoned: BTreeSet<(PortId, Address)>,
     pub(super) next_refresh: Time,
     pub(super) next_expiry: Time,
     pub(super) next_adv: Time,
@@ -154,6 +159,13 @@ pub struct Router {
     /// Node lists and RT bodies held once (shared with other engines when
     /// made by [`Router::with_interner`]).
     pub(super) interner: Arc<Interner>,
+    /// Multicast forwarding state, recomputed with the FIBs.
+    pub(super) mcast: Arc<super::mcast::McastTables>,
+    /// An RT, LRT or port changed since the multicast state was computed.
+    pub(super) mcast_dirty: bool,
+    /// When the box last asked a router for its RTs because of a group
+    /// packet that conflicted with its view: (port, router) -> time.
+    pub(super) mcast_asked: BTreeMap<(PortId, Address), Time>,
 }
 
 /// The engine moves to the control thread.
@@ -233,12 +245,16 @@ impl Router {
             hrs,
             outputs: VecDeque::new(),
             tombstones: BTreeMap::new(),
+            refused_tombstoned: BTreeSet::new(),
             fib_at: now,
             fib: Arc::new(RouteTables::new(cfg_ports)),
             fibs: FibState::new(),
             stats: RouterStats::default(),
             limiter,
             interner,
+            mcast: Arc::default(),
+            mcast_dirty: true,
+            mcast_asked: BTreeMap::new(),
         };
         for p in r.hrs.ids() {
             r.lrt_changed(p);

@@ -52,6 +52,10 @@ impl Router {
         if !self.hrs.has(n.in_port) {
             return;
         }
+        if n.kind == NoticeKind::McastConflict {
+            self.mcast_conflict(now, n.in_port, &n.native_src);
+            return;
+        }
         let Some(h) = n.header() else {
             return;
         };
@@ -67,6 +71,7 @@ impl Router {
         let port = n.in_port;
         let msg = match n.kind {
             NoticeKind::NoRoute => Message::Unknown { addr: dst },
+            NoticeKind::McastConflict => return,
             NoticeKind::Redirect => {
                 // Only to a node of this HR's SAN, and naming the best first
                 // HR as that node sees it (docs/spec-notes.md 52).
@@ -102,6 +107,7 @@ impl Router {
             NoticeKind::NoRoute => self.stats.err_unk_sent += 1,
             NoticeKind::Redirect => self.stats.redirects_sent += 1,
             NoticeKind::Mtu => self.stats.err_general_sent += 1,
+            NoticeKind::McastConflict => {}
         }
         self.send_reply(port, &n.native_src, src, port, &msg);
     }

@@ -101,6 +101,14 @@ pub enum Event {
         /// Up or down.
         up: bool,
     },
+    /// A group packet from a router conflicted with this box's view of
+    /// who forwards onto that SAN; the box asked it for its RTs.
+    McastConflict {
+        /// The port.
+        port: PortId,
+        /// The router HR asked.
+        router: Address,
+    },
 }
 
 impl fmt::Display for Event {
@@ -135,6 +143,10 @@ impl fmt::Display for Event {
             Event::Port { port, up } => {
                 write!(f, "port {port} {}", if *up { "up" } else { "down" })
             }
+            Event::McastConflict { port, router } => write!(
+                f,
+                "port {port}: group packets from {router} conflict with this box's routes: RTs asked again"
+            ),
         }
     }
 }

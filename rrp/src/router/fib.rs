@@ -550,10 +550,12 @@ impl Router {
     /// Marks SAN `san`'s destinations for recomputation.
     pub(super) fn fib_san_changed(&mut self, san: Address) {
         self.fibs.sans.insert(san);
+        self.mcast_dirty = true;
     }
 
     /// Marks every row for recomputation.
     pub(super) fn fib_all_changed(&mut self) {
         self.fibs.all = true;
+        self.mcast_dirty = true;
     }
 }

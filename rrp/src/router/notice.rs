@@ -24,6 +24,11 @@ pub enum NoticeKind {
     Mtu,
     /// Forwarded back onto the SAN it came from: the engine may answer with RRP#3.
     Redirect,
+    /// A group packet from a router that the box does not take as the
+    /// designated forwarder of that SAN (or on a SAN the box forwards onto
+    /// itself): the two disagree about the RTs, and the engine asks that
+    /// router for its RTs again (docs/multicast.md "Repair").
+    McastConflict,
 }
 
 /// A notice: the first bytes of a packet and what happened to it.

@@ -388,6 +388,9 @@ impl Router {
             .chain([&sa])
             .any(|a| self.tombstoned(now, *a))
         {
+            // Asked again for its RTs once the tombstone is gone, so that a
+            // route refused now does not wait for the next refresh.
+            self.refused_tombstoned.insert((port, sa));
             return refuse(self, RtRefusal::Tombstone, san);
         }
         let Ok(csr) = Route::from_l2rhs(&rt.csr.route) else {

@@ -52,6 +52,9 @@ pub struct NodeList {
     index: Box<[(Address, u32)]>,
     /// The node records (R1, R2, R3s, R4, R5 of each node), in order.
     encoded: Box<[u8]>,
+    /// Whether a node lists a logical address (R4): multicast state is
+    /// computed only when some list does.
+    has_logical: bool,
 }
 
 impl NodeList {
@@ -82,10 +85,14 @@ impl NodeList {
             .map(|(i, n)| (n.info.address, i as u32))
             .collect();
         index.sort_unstable();
+        let has_logical = entries
+            .iter()
+            .any(|n| n.info.logical.as_ref().is_some_and(|l| !l.is_empty()));
         NodeList {
             entries,
             index: index.into(),
             encoded: encoded.into(),
+            has_logical,
         }
     }
 
@@ -106,6 +113,11 @@ impl NodeList {
     /// The listed addresses, sorted.
     pub fn addresses(&self) -> impl Iterator<Item = Address> + '_ {
         self.index.iter().map(|(a, _)| *a)
+    }
+
+    /// Whether a node of the list listens to a logical address (R4).
+    pub fn has_logical(&self) -> bool {
+        self.has_logical
     }
 
     /// The node records, as RRP#9 carries them.

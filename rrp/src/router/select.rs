@@ -191,6 +191,7 @@ impl Router {
     /// As [`Router::learned_changed`]; `fib` says whether the change can
     /// move a FIB row (see [`fib_summary`]).
     pub(super) fn learned_changed_fib(&mut self, port: PortId, san: Address, fib: bool) {
+        self.mcast_dirty = true;
         for t in self.hrs.ids() {
             if t != port {
                 self.hrs[t].dirty.insert(san);

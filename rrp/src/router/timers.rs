@@ -21,7 +21,7 @@ impl Router {
                 t = t.min(self.next_adv);
             }
         }
-        if self.fibs.dirty() {
+        if self.fibs.dirty() || self.mcast_dirty {
             t = t.min(self.fib_at);
         }
         t
@@ -67,8 +67,17 @@ impl Router {
                 self.next_adv = now + tm.advertise_ms;
             }
         }
-        if self.fibs.dirty() && now >= self.fib_at {
-            self.compute_fib();
+        if (self.fibs.dirty() || self.mcast_dirty) && now >= self.fib_at {
+            if self.fibs.dirty() {
+                self.compute_fib();
+            }
+            // Group state follows RTs and LRTs even when no FIB row moved
+            // (a node list with a new R4 under the same routes).
+            self.mcast_dirty = false;
+            if self.compute_mcast() {
+                self.outputs
+                    .push_back(Output::McastChanged(self.mcast.version));
+            }
             self.fib_at = now + tm.fib_ms;
         }
     }
@@ -93,6 +102,19 @@ impl Router {
         for (p, san) in changed {
             self.learned_changed(p, san);
         }
+        let before = self.tombstones.len();
         self.tombstones.retain(|_, t| *t > now);
+        if self.tombstones.len() != before {
+            // RTs a tombstone refused may be good again: ask their senders
+            // (as when a neighbour comes up) rather than wait for a refresh.
+            for (p, b) in std::mem::take(&mut self.refused_tombstoned) {
+                let Some(native) = self.hrs[p].lrt.get(&b).map(|e| e.native) else {
+                    continue;
+                };
+                if self.hrs[p].up {
+                    self.send_msg(p, native, b, &Message::RtRequest, 0);
+                }
+            }
+        }
     }
 }

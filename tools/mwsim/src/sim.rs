@@ -17,7 +17,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, channels};
+use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, McastFib, channels};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::limits::MAX_L2RHS;
@@ -220,6 +220,8 @@ pub struct SimStats {
     pub fib_changes: u64,
     /// HR-DOWN events handled, all routers.
     pub hr_down_events: u64,
+    /// Multicast copies routers sent (one per branch).
+    pub mcast_copies: u64,
 }
 
 /// The outcome of following a packet from a host to a destination.
@@ -276,6 +278,9 @@ pub struct Sim {
     pub events: Vec<(Time, usize, Event)>,
     /// Transient loops.
     pub loops: LoopStats,
+    /// Group packets routers put on each SAN: (SAN index, group, source,
+    /// everything after the header) -> copies. Each SAN must get at most one.
+    pub mcast_on_san: HashMap<(usize, Address, Address, Vec<u8>), u32>,
     looping: HashMap<(Address, Address), Time>,
     loop_check_at: Time,
 }
@@ -403,6 +408,7 @@ impl Sim {
             trace: Vec::new(),
             events: Vec::new(),
             loops: LoopStats::default(),
+            mcast_on_san: HashMap::new(),
             looping: HashMap::new(),
             loop_check_at: 0,
         };
@@ -478,6 +484,60 @@ impl Sim {
         let from = self.member_index(san, Member::Host(h));
         let to = to.and_then(|a| self.sans[san].by_native.get(&native_of(a)).copied());
         self.send(san, from, to, Wire::new(bytes));
+    }
+
+    /// Host `h` joins group `g` and says so to its SAN (an RRP#5 about
+    /// itself to every member) at the current time.
+    pub fn host_join(&mut self, h: usize, g: Address) -> bool {
+        if !self.hosts[h].node.join(g) {
+            return false;
+        }
+        let a = self.hosts[h].node.announce();
+        self.host_send(h, None, a);
+        true
+    }
+
+    /// Host `h` leaves group `g` and says so to its SAN.
+    pub fn host_leave(&mut self, h: usize, g: Address) -> bool {
+        if !self.hosts[h].node.leave(g) {
+            return false;
+        }
+        let a = self.hosts[h].node.announce();
+        self.host_send(h, None, a);
+        true
+    }
+
+    /// Host `h` sends a packet to group `g` (to every member of its SAN)
+    /// with data block `data`.
+    pub fn host_send_group(&mut self, h: usize, g: Address, data: &[u8]) {
+        let src = self.hosts[h].node.config().address;
+        let p = rrp::wire::PacketRepr {
+            l2rhs: Vec::new(),
+            header: rrp::wire::HeaderRepr {
+                dst: g,
+                packet_type: rrp::kind::PacketType(0x0100),
+                src,
+                ..Default::default()
+            },
+            data: data.to_vec(),
+            ei: 0,
+        };
+        if let Ok(b) = p.to_bytes() {
+            self.host_send(h, None, b);
+        }
+    }
+
+    /// The group packets host `h` received for `g`: their data blocks, in
+    /// order.
+    pub fn group_received(&self, h: usize, g: Address) -> Vec<Vec<u8>> {
+        self.hosts[h]
+            .inbox
+            .iter()
+            .filter_map(|(_, l)| match l {
+                Learned::Data(p) if p.header.dst == g => Some(p.data.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     fn member_index(&self, san: usize, m: Member) -> usize {
@@ -648,7 +708,8 @@ impl Sim {
         let Some(dst) = be16_checked(bytes, header::field::DST.start).map(Address) else {
             return;
         };
-        if dst != me && dst != Address::BROADCAST && dst != Address::HEY_YOU {
+        let group = dst.is_logical() && self.hosts[h].node.listens(dst);
+        if dst != me && dst != Address::BROADCAST && dst != Address::HEY_YOU && !group {
             return;
         }
         let Ok((reply, learned)) = self.hosts[h].node.handle_packet(bytes) else {
@@ -690,7 +751,9 @@ impl Sim {
         let rt = &mut self.routers[r];
         if rt.fib.is_none() {
             rt.engine.take_fib_changes();
-            rt.fib = Some(dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs));
+            let mut f = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
+            f.set_mcast(Arc::new(McastFib::from_tables(&rt.engine.mcast())));
+            rt.fib = Some(f);
         }
         let rt = &self.routers[r];
         let decision = rt
@@ -716,6 +779,36 @@ impl Sim {
                     }
                 } else {
                     self.stats.lost += 1;
+                }
+            }
+            Decision::Replicate {
+                ports: mask,
+                notice,
+                ..
+            } => {
+                if let Some(n) = notice {
+                    self.routers[r].engine.handle_notice(now, &n);
+                }
+                self.stats.mcast_copies += u64::from(mask.count_ones());
+                let key_of = |san: usize| {
+                    let h = Header::new_unchecked(buf.data());
+                    (
+                        san,
+                        h.dst(),
+                        h.src(),
+                        buf.data()[header::HEADER_LEN..].to_vec(),
+                    )
+                };
+                for p in (0..32).filter(|p| mask & (1u32 << p) != 0) {
+                    let out = PortId(p as u16);
+                    if out.index() >= self.routers[r].sans.len() || !self.routers[r].ports_up[out] {
+                        self.stats.lost += 1;
+                        continue;
+                    }
+                    let san = self.routers[r].sans[out];
+                    *self.mcast_on_san.entry(key_of(san)).or_default() += 1;
+                    let from = self.member_index(san, Member::Router { r, port: out });
+                    self.send(san, from, None, Wire::new(buf.data().to_vec()));
                 }
             }
             Decision::Punt { layout, .. } => {
@@ -792,6 +885,13 @@ impl Sim {
                     self.last_fib_change = self.now;
                     if self.cfg.track_loops {
                         self.loop_check_at = self.loop_check_at.min(self.now);
+                    }
+                }
+                Output::McastChanged(_) => {
+                    let rt = &mut self.routers[r];
+                    if let Some(f) = &mut rt.fib {
+                        let m = McastFib::following(&rt.engine.mcast(), f.mcast());
+                        f.set_mcast(Arc::new(m));
                     }
                 }
                 Output::Event(e) => {
@@ -992,6 +1092,33 @@ impl Sim {
                 if unreach == 0 && loops == 0 {
                     return Some(self.last_fib_change);
                 }
+            }
+            if self.now >= max {
+                return None;
+            }
+        }
+    }
+
+    /// Runs until quiet: no FIB changed for three advertisement intervals
+    /// and no live router refuses RTs through a downed HR any more (its
+    /// tombstones lapsed and the RTs they refused were asked for again),
+    /// by `max`. Unlike [`Sim::run_until_converged`] it does not ask that
+    /// every host reach every other (a crash may partition the network).
+    pub fn run_until_settled(&mut self, max: Time) -> Option<Time> {
+        let quiet = 3 * self.cfg.timers.advertise_ms;
+        let step = self.cfg.timers.advertise_ms.max(10);
+        loop {
+            let next = (self.now + step).min(max);
+            self.run_until(next);
+            let now = self.now;
+            let pending = self
+                .routers
+                .iter()
+                .filter(|r| r.alive)
+                .map(|r| r.engine.tombstones(now))
+                .sum::<usize>();
+            if now - self.last_fib_change >= quiet && pending == 0 {
+                return Some(self.last_fib_change);
             }
             if self.now >= max {
                 return None;
