@@ -22,7 +22,10 @@ use crate::proto::{
 };
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
-use crate::view::{CounterRow, ManagementInfo, PortRow, PrometheusText, Stats, VersionInfo, View};
+use crate::view::{
+    CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats, VersionInfo,
+    View,
+};
 
 /// pcap link type of captured packets: raw MessageWay packets
 /// (LINKTYPE_USER0), as the forwarding path sees them.
@@ -93,6 +96,12 @@ pub trait Backend: Send + Sync + 'static {
         Err(AdminError::unsupported(
             "this box has no in-band management",
         ))
+    }
+
+    /// `show mcast`: the engine's groups, with the dataplane's per-group
+    /// counters where the box has them (by default none: zero).
+    fn mcast(&self) -> Result<McastInfo, AdminError> {
+        self.with_engine(|r, _| McastInfo::build(&r.mcast(), |_| None, McastCounts::default()))
     }
 
     /// Starts the capture `req` on port `p`: packets until the source is
@@ -210,6 +219,7 @@ impl<B: Backend> Dispatcher<B> {
             }
             Show::Route { dst, port } => self.view(move |v| to_json(v.route(dst, port)?)),
             Show::Management {} => to_json(self.backend.management()?),
+            Show::Mcast {} => to_json(self.backend.mcast()?),
         }
     }
 

@@ -176,6 +176,9 @@ pub enum Show {
     /// key), counters, the notices received
     /// ([`crate::view::ManagementInfo`]).
     Management {},
+    /// The multicast groups: member SANs, branches, counters
+    /// ([`crate::view::McastInfo`]).
+    Mcast {},
 }
 
 impl Show {
@@ -194,6 +197,7 @@ impl Show {
             Show::Counters { .. } => "counters",
             Show::Route { .. } => "route",
             Show::Management {} => "management",
+            Show::Mcast {} => "mcast",
         }
     }
 }

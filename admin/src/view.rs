@@ -857,3 +857,78 @@ mod tests {
         );
     }
 }
+
+/// `show mcast`: the box's multicast state (docs/multicast.md): every group
+/// with members somewhere, the ports it leaves by from here, and its
+/// counters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct McastInfo {
+    /// The groups, by logical address.
+    pub groups: Vec<McastRow>,
+    /// Source SANs the box has a reverse-path entry for.
+    pub source_sans: usize,
+    /// Source nodes it knows.
+    pub sources: usize,
+    /// Counters of the group packets of groups that have no counter slot
+    /// (more groups than the dataplane counts one by one).
+    pub unslotted: McastCounts,
+}
+
+/// One group in `show mcast`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McastRow {
+    /// The logical address.
+    pub group: Address,
+    /// The SANs (SAN-IDs) with members.
+    pub member_sans: Vec<Address>,
+    /// The ports on a best route to a member SAN.
+    pub branches: Vec<u16>,
+    /// The ports whose own SAN has members.
+    pub local: Vec<u16>,
+    /// Its counters.
+    pub counters: McastCounts,
+}
+
+/// A group's counters (summed over the workers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct McastCounts {
+    /// Group packets accepted for forwarding.
+    pub packets: u64,
+    /// Copies handed to the egress ports.
+    pub copies: u64,
+    /// Branches a packet was too large for.
+    pub branch_mtu: u64,
+    /// Copies that could not be made or sent.
+    pub copy_failed: u64,
+}
+
+fn ports_of(mask: u32) -> Vec<u16> {
+    (0..32u16).filter(|p| mask & (1 << p) != 0).collect()
+}
+
+impl McastInfo {
+    /// The view of the engine's multicast state `t`, with each group's
+    /// counters from `counts` (none: zero).
+    pub fn build(
+        t: &rrp::router::McastTables,
+        counts: impl Fn(Address) -> Option<McastCounts>,
+        unslotted: McastCounts,
+    ) -> McastInfo {
+        McastInfo {
+            groups: t
+                .groups
+                .iter()
+                .map(|g| McastRow {
+                    group: g.group,
+                    member_sans: g.member_sans.clone(),
+                    branches: ports_of(g.branches),
+                    local: ports_of(g.local),
+                    counters: counts(g.group).unwrap_or_default(),
+                })
+                .collect(),
+            source_sans: t.sans.len(),
+            sources: t.sources.len(),
+            unslotted,
+        }
+    }
+}

@@ -236,6 +236,12 @@ impl ControlPlane {
         self.start.elapsed().as_millis() as Time
     }
 
+    /// The groups of the published multicast table and their counter
+    /// slots (the workers count by slot).
+    pub fn mcast_slots(&self) -> Vec<(Address, u16)> {
+        self.publisher.current().mcast().groups().to_vec()
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Router {
         &self.engine

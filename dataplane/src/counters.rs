@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rrp::DropReason;
 
+use crate::mcast::{MCAST_SLOTS, McastCount};
+
 /// The counters of one port, as seen by one worker.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PortCounters {
@@ -107,6 +109,9 @@ fn from_array(a: &[u64; FIELDS]) -> PortCounters {
 #[derive(Debug)]
 pub struct StatsBlock {
     ports: Vec<[AtomicU64; FIELDS]>,
+    /// Per-group counters by counter slot, then the unslotted ones
+    /// ([`McastCount`]'s four fields each).
+    mcast: Box<[[AtomicU64; 4]]>,
     /// Number of publications, for readers that wait for fresh values.
     pub epoch: AtomicU64,
 }
@@ -118,8 +123,36 @@ impl StatsBlock {
             ports: (0..ports)
                 .map(|_| core::array::from_fn(|_| AtomicU64::new(0)))
                 .collect(),
+            mcast: (0..=MCAST_SLOTS)
+                .map(|_| core::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
             epoch: AtomicU64::new(0),
         }
+    }
+
+    /// Stores the worker's per-group counters (worker only).
+    pub fn publish_mcast(&self, slots: &[McastCount], unslotted: &McastCount) {
+        for (slot, c) in self.mcast.iter().zip(slots.iter().chain([unslotted])) {
+            for (a, v) in slot
+                .iter()
+                .zip([c.packets, c.copies, c.branch_mtu, c.copy_failed])
+            {
+                a.store(v, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Loads the per-group counters: by counter slot, then the unslotted.
+    pub fn read_mcast(&self) -> Vec<McastCount> {
+        self.mcast
+            .iter()
+            .map(|s| McastCount {
+                packets: s[0].load(Ordering::Relaxed),
+                copies: s[1].load(Ordering::Relaxed),
+                branch_mtu: s[2].load(Ordering::Relaxed),
+                copy_failed: s[3].load(Ordering::Relaxed),
+            })
+            .collect()
     }
 
     /// Stores the worker's counters (worker only).
@@ -143,6 +176,18 @@ impl StatsBlock {
             })
             .collect()
     }
+}
+
+/// Sums the per-group counters of several workers, slot by slot (the last
+/// entry: the groups without a slot).
+pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<McastCount> {
+    let mut total = vec![McastCount::default(); MCAST_SLOTS + 1];
+    for b in blocks {
+        for (t, c) in total.iter_mut().zip(b.read_mcast()) {
+            t.add(&c);
+        }
+    }
+    total
 }
 
 /// Sums the counters of several workers, port by port.

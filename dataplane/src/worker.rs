@@ -170,6 +170,8 @@ impl<P: Port> Worker<P> {
 
     /// Publishes the counters now.
     pub fn publish(&self) {
+        self.stats
+            .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
         self.stats.publish(self.engine.counters());
     }
 

@@ -38,7 +38,9 @@ use rrp::DropReason;
 use rrp::router::RtRefusal;
 
 pub use area::{PUBLISH_INTERVAL, StatsReader, StatsWriter};
-pub use prometheus::{escape_help, escape_label_value, management_exposition, prometheus};
+pub use prometheus::{
+    escape_help, escape_label_value, management_exposition, mcast_exposition, prometheus,
+};
 pub use snapshot::{
     Baseline, PlaneStatsSnapshot, PortSnapshot, RouterSnapshot, Snapshot, router_slots,
 };

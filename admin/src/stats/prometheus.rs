@@ -222,3 +222,55 @@ mod tests {
         assert_eq!(seconds(1_500_000_001), "1.500000001");
     }
 }
+
+/// The multicast families (docs/stats.md "Multicast"): per group, its
+/// member SANs and its counters, from `show mcast`. Appended to
+/// [`prometheus`] by a box that forwards group packets; nothing when there
+/// is no group.
+pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
+    let mut out = String::new();
+    if m.groups.is_empty() {
+        return out;
+    }
+    let rows: Vec<(String, &crate::view::McastRow)> =
+        m.groups.iter().map(|g| (g.group.to_string(), g)).collect();
+    let name = "mwrouter_mcast_member_sans";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "SANs with members of the group, as this box knows them.",
+    );
+    for (g, r) in &rows {
+        sample(&mut out, name, &[("group", g)], r.member_sans.len());
+    }
+    let counters: [(&str, &str, fn(&crate::view::McastCounts) -> u64); 4] = [
+        (
+            "mwrouter_mcast_packets_total",
+            "Group packets accepted for forwarding.",
+            |c| c.packets,
+        ),
+        (
+            "mwrouter_mcast_copies_total",
+            "Copies of group packets handed to the egress ports (one per branch).",
+            |c| c.copies,
+        ),
+        (
+            "mwrouter_mcast_branch_mtu_total",
+            "Branches a group packet was too large for (dropped there only).",
+            |c| c.branch_mtu,
+        ),
+        (
+            "mwrouter_mcast_copy_failed_total",
+            "Copies of group packets that could not be made or sent.",
+            |c| c.copy_failed,
+        ),
+    ];
+    for (name, help, get) in counters {
+        family(&mut out, name, "counter", help);
+        for (g, r) in &rows {
+            sample(&mut out, name, &[("group", g)], get(&r.counters));
+        }
+    }
+    out
+}

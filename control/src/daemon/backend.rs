@@ -11,7 +11,7 @@ use admin::dispatch::{Backend, CaptureNext, CaptureSource};
 use admin::mad::MadResult;
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
 use admin::stats::{Snapshot, prometheus};
-use admin::view::ManagementInfo;
+use admin::view::{ManagementInfo, McastCounts, McastInfo};
 use dataplane::{CaptureControl, CaptureWhat};
 use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
@@ -199,7 +199,35 @@ impl Backend for DaemonBackend {
         if let Ok(m) = self.management() {
             text.push_str(&admin::stats::management_exposition(&m));
         }
+        if let Ok(m) = self.mcast() {
+            text.push_str(&admin::stats::mcast_exposition(&m));
+        }
         text
+    }
+
+    /// The engine's groups with the workers' per-group counters, found by
+    /// the counter slot the published table gives each group.
+    fn mcast(&self) -> Result<McastInfo, AdminError> {
+        let (tables, slots) = self
+            .plane
+            .call(CALL, |cp| (cp.engine().mcast(), cp.mcast_slots()))
+            .map_err(plane_err)?;
+        let counts = dataplane::counters::sum_mcast(self.counters.blocks());
+        let view = |c: &dataplane::mcast::McastCount| McastCounts {
+            packets: c.packets,
+            copies: c.copies,
+            branch_mtu: c.branch_mtu,
+            copy_failed: c.copy_failed,
+        };
+        let unslotted = counts.last().map(&view).unwrap_or_default();
+        Ok(McastInfo::build(
+            &tables,
+            |g| {
+                let (_, s) = slots.iter().find(|(a, _)| *a == g)?;
+                counts.get(usize::from(*s)).map(&view)
+            },
+            unslotted,
+        ))
     }
 
     fn config_toml(&self, secrets: bool) -> String {

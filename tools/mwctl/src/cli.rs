@@ -199,6 +199,8 @@ pub enum ShowCmd {
     },
     /// The in-band management agent: M_Key state, counters, notices.
     Management,
+    /// The multicast groups: member SANs, branches from this box, counters.
+    Mcast,
 }
 
 /// `route` operations.
@@ -299,6 +301,7 @@ impl Cmd {
                 ShowCmd::Neighbors { port } => Show::Neighbors { port: *port },
                 ShowCmd::Counters { port } => Show::Counters { port: *port },
                 ShowCmd::Management => Show::Management {},
+                ShowCmd::Mcast => Show::Mcast {},
             }),
             Cmd::Port { port, state } => Command::Port {
                 port: *port,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use admin::mad::MadAnswer;
 use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
-use admin::view::{CounterRow, ManagementInfo, RouteLookup, Stats};
+use admin::view::{CounterRow, ManagementInfo, McastInfo, RouteLookup, Stats};
 use serde_json::{Map, Value};
 
 /// A table: headers, rows of cells, right-aligned columns.
@@ -217,6 +217,10 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             },
             Show::Management {} => match serde_json::from_value::<ManagementInfo>(v.clone()) {
                 Ok(m) => management(&m),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Mcast {} => match serde_json::from_value::<McastInfo>(v.clone()) {
+                Ok(m) => mcast(&m),
                 Err(_) => generic(v, &[]),
             },
         },
@@ -490,6 +494,46 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
         }
     }
     s
+}
+
+/// `show mcast`: one line per group, in 80 columns.
+pub fn mcast(m: &McastInfo) -> String {
+    let mut out = String::new();
+    if m.groups.is_empty() {
+        let _ = writeln!(out, "no group has members");
+        return out;
+    }
+    let mut t = Table::new(&[
+        "group", "member SANs", "branches", "packets", "copies", "mtu", "failed",
+    ]);
+    let list = |v: &[u16]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter().map(u16::to_string).collect::<Vec<_>>().join(",")
+        }
+    };
+    for g in &m.groups {
+        let sans: Vec<String> = g.member_sans.iter().map(|a| a.to_string()).collect();
+        t.row(vec![
+            g.group.to_string(),
+            sans.join(","),
+            list(&g.branches),
+            g.counters.packets.to_string(),
+            g.counters.copies.to_string(),
+            g.counters.branch_mtu.to_string(),
+            g.counters.copy_failed.to_string(),
+        ]);
+    }
+    let _ = write!(out, "{}", t.render());
+    let _ = writeln!(
+        out,
+        "{} groups; reverse path known for {} SANs, {} sources",
+        m.groups.len(),
+        m.source_sans,
+        m.sources
+    );
+    out
 }
 
 /// `show management`: the agent's state, its counters (those not 0), the
