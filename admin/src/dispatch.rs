@@ -23,8 +23,8 @@ use crate::proto::{
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
 use crate::view::{
-    CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats, VersionInfo,
-    View,
+    CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats,
+    VersionInfo, View,
 };
 
 /// pcap link type of captured packets: raw MessageWay packets

@@ -504,7 +504,13 @@ pub fn mcast(m: &McastInfo) -> String {
         return out;
     }
     let mut t = Table::new(&[
-        "group", "member SANs", "branches", "packets", "copies", "mtu", "failed",
+        "group",
+        "member SANs",
+        "branches",
+        "packets",
+        "copies",
+        "mtu",
+        "failed",
     ]);
     let list = |v: &[u16]| {
         if v.is_empty() {

@@ -53,6 +53,7 @@
 //! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
 //! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
+//! | `{"cmd":"join","group":G}`, `{"cmd":"leave","group":G}` | listen to group G (0x8000-0xFFFD) or stop, and say so to the SAN at once (RRP#5 to every member); `send` to a group address sends to every member of the SAN |
 //! | `{"cmd":"impair","rx_loss":P}` | drops each datagram received with probability P (a lossy link; 0 ends it), counted as `rx_lost` and not in `datagrams` |
 //! | `{"cmd":"quit"}` | stops the host |
 //!
@@ -67,8 +68,11 @@
 //! - `datagrams` (packets received: datagrams or frames) = `probes` + the sum of `control` (RRP/ERR messages by name,
 //!   `"RRP#7"`, `"ERR UNK"`, ...) + `management` (PT 0x0006, to the
 //!   management thread; `management_ignored` of them on a host without
-//!   management) + `other` (non-probe data) + `malformed`: every datagram is
+//!   management) + `other` (non-probe data) + `not_member` (group packets
+//!   of groups it does not listen to) + `malformed`: every datagram is
 //!   counted exactly once;
+//! - `groups` (the groups it listens to), `by_group` (probes received per
+//!   group: `received`, `unique`, `duplicated`);
 //! - `received`: per source, `received`, `unique`, `duplicated`,
 //!   `reordered`, `late` ([`mwgen::receiver`]'s definitions), `lost_hint`
 //!   (gaps between the least and greatest sequence number seen), `streams`
@@ -173,6 +177,11 @@ pub struct HostSpec {
     /// is served, when set.
     #[serde(default)]
     pub management: Option<HostManagement>,
+    /// The other members of its SAN (HRs and hosts, native addresses):
+    /// where a packet for every member goes on UDP (an RRP#5 after a join,
+    /// a group packet). On Ethernet the broadcast MAC reaches them.
+    #[serde(default, deserialize_with = "native_list_from_text")]
+    pub members: Vec<NativeAddr>,
 }
 
 /// Where a host sits: its link to its SAN. In a spec file (JSON):
@@ -218,6 +227,8 @@ struct HostSpecText {
     control: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     management: Option<HostManagement>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    members: Vec<String>,
 }
 
 impl From<HostSpec> for HostSpecText {
@@ -233,6 +244,7 @@ impl From<HostSpec> for HostSpecText {
             default_hr,
             control,
             management,
+            members,
         } = s;
         let kind = link.kind();
         HostSpecText {
@@ -247,8 +259,20 @@ impl From<HostSpec> for HostSpecText {
             default_hr,
             control,
             management,
+            members: members.iter().map(|n| format_native(n, kind)).collect(),
         }
     }
+}
+
+/// Reads `members`: native addresses as text.
+fn native_list_from_text<'de, D>(d: D) -> Result<Vec<NativeAddr>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let v: Vec<String> = Deserialize::deserialize(d)?;
+    v.into_iter()
+        .map(|t| t.parse::<NativeAddr>().map_err(serde::de::Error::custom))
+        .collect()
 }
 
 /// Reads `hrs`: pairs of an address and a native address as text.
@@ -519,6 +543,8 @@ struct RxTraffic {
     management_ignored: u64,
     /// Well-formed packets that are neither probes nor RRP/ERR.
     other: u64,
+    /// Group packets for groups this host does not listen to.
+    not_member: u64,
     /// Datagrams that are not MessageWay packets, or control packets whose
     /// message does not parse.
     malformed: u64,
@@ -604,6 +630,25 @@ impl RxTraffic {
             );
         }
         out
+    }
+
+    /// Per group (probes to a logical address): counts summed over sources
+    /// and streams.
+    fn by_group(&self) -> BTreeMap<String, Value> {
+        let mut out: BTreeMap<String, (u64, u64, u64)> = BTreeMap::new();
+        for ((_, dst, _), r) in &self.receivers {
+            if !dst.is_logical() {
+                continue;
+            }
+            let c = r.counts();
+            let e = out.entry(hex(*dst)).or_default();
+            e.0 += c.received;
+            e.1 += c.unique();
+            e.2 += c.duplicated;
+        }
+        out.into_iter()
+            .map(|(g, (r, u, d))| (g, json!({"received": r, "unique": u, "duplicated": d})))
+            .collect()
     }
 
     /// EI values of unique probes, over every stream.
@@ -714,6 +759,8 @@ enum Target {
     FirstHr,
     /// All to this native address (L2: the first hop).
     Fixed(NativeAddr),
+    /// Each to every member of the SAN (a group packet).
+    Members,
 }
 
 /// One `send` or `send_l2`: a probe template and where its copies go.
@@ -1045,6 +1092,11 @@ impl<'a> Host<'a> {
             }
             return;
         }
+        if dst.is_logical() && !st.node.listens(dst) {
+            // A group packet on the SAN for a group this host is not in.
+            st.rx.not_member += 1;
+            return;
+        }
         match probe::read(pkt) {
             Received::Probe(p) => {
                 st.rx.probe(src, dst, p, pkt, now);
@@ -1174,9 +1226,13 @@ impl<'a> Host<'a> {
             let to = match s.target {
                 Target::Fixed(a) => Some(a),
                 Target::FirstHr => self.first_hop(&mut self.lock(), s.dst),
+                Target::Members => None,
             };
             probe::patch(&mut pkt, s.hdr, s.first_seq + i, now_ns());
-            let ok = to.is_some_and(|a| self.link.send(&pkt, &a).is_ok());
+            let ok = match s.target {
+                Target::Members => self.send_all(&pkt),
+                _ => to.is_some_and(|a| self.link.send(&pkt, &a).is_ok()),
+            };
             let mut st = self.lock();
             if ok {
                 *st.tx.sent.entry(s.dst).or_default() += 1;
@@ -1270,11 +1326,64 @@ impl<'a> Host<'a> {
         stop: &'s AtomicBool,
     ) -> Reply {
         let dst = dst_arg(req)?;
+        if dst.is_logical() {
+            // A group: to every member of the SAN; the routers take it on.
+            let s = self.stream(req, dst, Vec::new(), Target::Members)?;
+            return self.start(scope, s, req, stop);
+        }
         if self.default_hr.is_none() {
             return Err("no HR on this SAN".into());
         }
         let s = self.stream(req, dst, Vec::new(), Target::FirstHr)?;
         self.start(scope, s, req, stop)
+    }
+
+    /// Sends `pkt` to every member of the SAN: one datagram each on UDP,
+    /// the broadcast MAC on Ethernet. False when any send failed.
+    fn send_all(&self, pkt: &[u8]) -> bool {
+        match self.link {
+            Link::Udp(_) => {
+                let mut ok = true;
+                for m in &self.spec.members {
+                    ok &= self.link.send(pkt, m).is_ok();
+                }
+                ok
+            }
+            Link::AfPacket { .. } => self
+                .link
+                .send(pkt, &NativeAddr::mac(ports::af_packet::BROADCAST))
+                .is_ok(),
+        }
+    }
+
+    /// `{"cmd":"join","group":G}` and `{"cmd":"leave","group":G}`: listen
+    /// to group G (a logical address) or stop, and tell the SAN at once (an
+    /// RRP#5 about itself to every member, docs/multicast.md "Joining").
+    fn cmd_group(&self, req: &Value, join: bool) -> Reply {
+        let g = addr_arg(req, "group")?;
+        if !g.is_logical() {
+            return Err(format!(
+                "group: {} is not a logical address (0x8000-0xFFFD)",
+                hex(g)
+            ));
+        }
+        let mut st = self.lock();
+        let changed = if join {
+            st.node.join(g)
+        } else {
+            st.node.leave(g)
+        };
+        if join && !changed && !st.node.listens(g) {
+            return Err(format!(
+                "{}: at most {} groups",
+                hex(g),
+                rrp::node::MAX_GROUPS
+            ));
+        }
+        let announce = st.node.announce();
+        drop(st);
+        let told = !changed || self.send_all(&announce);
+        Ok(json!({"group": hex(g), "changed": changed, "told": told}))
     }
 
     fn cmd_send_l2<'s>(
@@ -1495,6 +1604,9 @@ impl<'a> Host<'a> {
             "rrp7_answered": rx.rrp7_answered,
             "rrp4_answered": rx.rrp4_answered,
             "other": rx.other,
+            "not_member": rx.not_member,
+            "groups": st.node.config().logical.iter().flatten().map(|g| hex(*g)).collect::<Vec<_>>(),
+            "by_group": rx.by_group(),
             "malformed": rx.malformed,
             "recv_errors": rx.recv_errors,
             "reply_errors": rx.reply_errors,
@@ -1547,6 +1659,8 @@ impl<'a> Host<'a> {
                 Some("which_hr") => self.cmd_which_hr(&req),
                 Some("reset") => self.cmd_reset(&req),
                 Some("impair") => self.cmd_impair(&req),
+                Some("join") => self.cmd_group(&req, true),
+                Some("leave") => self.cmd_group(&req, false),
                 Some("quit") => {
                     self.quit.store(true, Ordering::Relaxed);
                     Ok(json!({}))

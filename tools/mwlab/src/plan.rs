@@ -263,6 +263,21 @@ impl Plan {
             v.sort_by_key(|h| h.0);
             v
         };
+        // Every member of each SAN other than a given host: where its group
+        // packets and announcements go on UDP.
+        let san_members = |san: &str, me: &str| -> Vec<rrp::NativeAddr> {
+            if !matches!(wiring, Wiring::Udp) {
+                return Vec::new();
+            }
+            let hrs = hrs_of_san(san).into_iter().map(|(_, n)| n);
+            let others = topo
+                .hosts
+                .iter()
+                .filter(|o| o.san == san && o.name != me)
+                .filter_map(|o| endpoints.get(&o.address))
+                .filter_map(|(e, _)| e.parse().ok());
+            hrs.chain(others).collect()
+        };
         let hosts = topo
             .hosts
             .iter()
@@ -285,6 +300,7 @@ impl Plan {
                     default_hr: h.hr,
                     control: dir.join(format!("{}.ctl", h.name)),
                     management: None,
+                    members: san_members(&h.san, &h.name),
                 },
                 san: h.san.clone(),
                 spec_file: dir.join(format!("{}.host.json", h.name)),

@@ -95,6 +95,7 @@ impl Running {
             default_hr,
             control: dir.path().join(format!("{name}.sock")),
             management: None,
+            members: Vec::new(),
         };
         let bind = spec
             .native()
@@ -622,6 +623,7 @@ fn a_bad_spec_is_refused() {
         default_hr: None,
         control: dir.path().join("x.sock"),
         management: None,
+        members: Vec::new(),
     };
     let stop = AtomicBool::new(false);
     assert!(run(&spec, &stop).is_err());
