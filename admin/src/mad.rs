@@ -50,6 +50,9 @@ pub enum MadMethod {
     Get,
     /// Writes it.
     Set,
+    /// Removes a record (SubnAdm: a leave, a group deleted); the data is
+    /// the record.
+    Delete,
 }
 
 /// One hop of a directed route: the HR it leaves by (an HR of the node the
@@ -170,7 +173,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 25] = [
+const NAMES: [(&str, u16); 29] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -195,6 +198,10 @@ const NAMES: [(&str, u16); 25] = [
     ("noderecord", attr::NodeRecord::ID),
     ("path_record", attr::PathRecord::ID),
     ("pathrecord", attr::PathRecord::ID),
+    ("mc_member_record", attr::McMemberRecord::ID),
+    ("mcmemberrecord", attr::McMemberRecord::ID),
+    ("mc_group_record", attr::McGroupRecord::ID),
+    ("mcgrouprecord", attr::McGroupRecord::ID),
     // The vendor class's (the path tracer's); its class goes with it.
     ("source_route", attr::SourceRoute::ID),
     ("sourceroute", attr::SourceRoute::ID),
@@ -267,7 +274,14 @@ impl MadQuery {
             }
             None if matches!(
                 self.attribute.trim().to_ascii_lowercase().as_str(),
-                "node_record" | "noderecord" | "path_record" | "pathrecord"
+                "node_record"
+                    | "noderecord"
+                    | "path_record"
+                    | "pathrecord"
+                    | "mc_member_record"
+                    | "mcmemberrecord"
+                    | "mc_group_record"
+                    | "mcgrouprecord"
             ) =>
             {
                 MgmtClass::SUBN_ADM
@@ -361,7 +375,12 @@ impl MadQuery {
         match self.method {
             // A Get may carry its attribute area (data): the path tracer's
             // SourceRoute says what it expects in it.
-            MadMethod::Get if !self.set.is_empty() => Err(bad("set goes with method set")),
+            MadMethod::Get | MadMethod::Delete if !self.set.is_empty() => {
+                Err(bad("set goes with method set"))
+            }
+            MadMethod::Delete if self.data.is_none() => {
+                Err(bad("a Delete needs the record (data)"))
+            }
             MadMethod::Set if !self.set.is_empty() && self.data.is_some() => Err(bad(
                 "a Set takes set (fields) or data (the whole area), not both",
             )),
@@ -550,6 +569,12 @@ pub fn execute(
                 }
             };
             ask(Method::SET, data)?
+        }
+        MadMethod::Delete => {
+            let data = q
+                .data_area(class)?
+                .ok_or_else(|| bad("a Delete needs the record (data)"))?;
+            ask(Method::DELETE, data)?
         }
     };
     Ok(answer_of(q, &ans))

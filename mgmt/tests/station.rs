@@ -17,6 +17,8 @@ use rrp::{Address, NativeAddr, PortId};
 struct Host {
     me: Address,
     others: Vec<Address>,
+    /// Its port's MTU.
+    mtu: u32,
 }
 
 impl Managed for Host {
@@ -27,7 +29,7 @@ impl Managed for Host {
         (port.index() == 0).then_some(PortFacts {
             address: self.me,
             san_id: Address(0x0201),
-            mtu: 1500,
+            mtu: self.mtu,
             cost: 1,
             up: true,
             link_kind: 1,
@@ -111,6 +113,7 @@ impl Net {
             n.hosts.push(Host {
                 me,
                 others: all.iter().copied().filter(|x| *x != me).collect(),
+                mtu: 1500,
             });
             n.stations.push(st);
         }
@@ -539,4 +542,207 @@ fn a_manager_without_the_key_takes_the_agents_over_only_after_the_lease() {
         agents < master + 3_000 + 2_500,
         "{master} ms, agents {agents} ms"
     );
+}
+
+impl Net {
+    /// Station `i` becomes a router (NodeInfo says so) whose port has MTU
+    /// `mtu`.
+    fn router(&mut self, i: usize, mtu: u32) {
+        let me = self.hosts[i].me;
+        let cfg = AgentConfig::new(NodeType::Router, u64::from(me.0), "r");
+        self.stations[i] = Station::new(cfg, self.now, u32::from(me.0));
+        self.hosts[i].mtu = mtu;
+    }
+
+    /// A SubnAdm request of `method` from station `from` to `to`, run to
+    /// its answer: (status, the record's bytes).
+    fn sa(
+        &mut self,
+        from: usize,
+        to: u16,
+        method: Method,
+        attribute: u16,
+        modifier: u32,
+        emit: impl FnOnce(&mut [u8]),
+    ) -> Option<(Status, Vec<u8>)> {
+        let mut data = vec![0u8; 192];
+        emit(&mut data);
+        let (id, out) = self.stations[from].start(
+            self.now,
+            &mut self.hosts[from],
+            Request {
+                target: Target::Address(Address(to)),
+                class: MgmtClass::SUBN_ADM,
+                method,
+                attribute,
+                modifier,
+                mkey: 0,
+                data,
+                timeout_ms: 50,
+                retries: 0,
+            },
+        );
+        self.take(from, out);
+        self.run_until(self.now + 120);
+        self.answers.remove(&id).map(|a| (a.mad.status, a.mad.data))
+    }
+}
+
+#[test]
+fn the_master_keeps_multicast_groups_and_checks_every_join() {
+    use mgmt::attr::mc_member_record::FULL_MEMBER;
+    use mgmt::attr::{McGroupRecord, McMemberRecord};
+    let mut n = Net::new(&[
+        (0x0101, None),
+        (0x0102, Some((3, 0x30))),
+        (0x0103, None),
+        (0x0104, None),
+    ]);
+    // 0x0103 runs the master with small tables; 0x0104 is a router whose
+    // port carries 1000 bytes.
+    let mut c = ManagerConfig::new(7, 0x20);
+    c.max_group_members = 2;
+    c.max_groups = 4;
+    n.stations[2].add_manager(PortId::new(0), c, 0);
+    n.router(3, 1000);
+    n.run_until(3_000);
+    assert_eq!(n.state(2), Some(SmState::Master));
+    let group = |g: u16, mtu: u32| {
+        move |a: &mut [u8]| {
+            McGroupRecord {
+                group: Address(g),
+                mtu,
+                ..Default::default()
+            }
+            .emit(a)
+            .unwrap()
+        }
+    };
+    let member = |g: u16, mtu: u32| {
+        move |a: &mut [u8]| {
+            McMemberRecord {
+                group: Address(g),
+                join_state: FULL_MEMBER,
+                mtu,
+                ..Default::default()
+            }
+            .emit(a)
+            .unwrap()
+        }
+    };
+    let (gr, mr) = (McGroupRecord::ID, McMemberRecord::ID);
+    // Creates: given, twice, chosen by the manager, not logical.
+    let (st, d) = n
+        .sa(0, 0x0103, Method::SET, gr, 0, group(0x8101, 1500))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    assert_eq!(McGroupRecord::parse(&d).unwrap().mtu, 1500);
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, gr, 0, group(0x8101, 1500))
+        .unwrap();
+    assert_eq!(st, Status::MC_EXISTS);
+    let (st, d) = n.sa(0, 0x0103, Method::SET, gr, 0, group(0, 0)).unwrap();
+    assert_eq!(st, Status::OK);
+    let r = McGroupRecord::parse(&d).unwrap();
+    assert_eq!((r.group, r.mtu), (Address(0x8000), 1500), "the SAN's MTU");
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, gr, 0, group(0x0105, 0))
+        .unwrap();
+    assert_eq!(st, Status::INVALID_VALUE);
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, gr, 0, group(0x8103, 900))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    // Joins: every check, each with its status.
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, mr, 0, member(0x8999, 0))
+        .unwrap();
+    assert_eq!(st, Status::SA_NO_RECORDS, "no such group");
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, mr, 0, member(0x0104, 0))
+        .unwrap();
+    assert_eq!(st, Status::INVALID_VALUE, "not a group");
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, mr, 0, member(0x8101, 0))
+        .unwrap();
+    assert_eq!(st, Status::MC_ROUTER_MTU, "the router carries 1000 bytes");
+    let (st, _) = n
+        .sa(0, 0x0103, Method::SET, mr, 0, member(0x8103, 1200))
+        .unwrap();
+    assert_eq!(st, Status::MC_MTU_ABOVE_GROUP);
+    let (st, d) = n
+        .sa(0, 0x0103, Method::SET, mr, 0, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    let r = McMemberRecord::parse(&d).unwrap();
+    assert_eq!((r.member, r.group_mtu), (Address(0x0101), 900));
+    let (st, _) = n
+        .sa(1, 0x0103, Method::SET, mr, 0, member(0x8103, 800))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    // Bounded: a third member record is refused.
+    let (st, _) = n
+        .sa(3, 0x0103, Method::SET, mr, 0, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::SA_NO_RESOURCES);
+    let m = &n.stations[2].managers()[0].1;
+    assert_eq!(m.groups()[&Address(0x8103)].members.len(), 2);
+    assert_eq!(m.stats().mc_refused, 7);
+    // Member records, by index.
+    let (st, d) = n
+        .sa(3, 0x0103, Method::GET, mr, 1, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    let r = McMemberRecord::parse(&d).unwrap();
+    assert_eq!((r.member, r.total, r.mtu), (Address(0x0102), 2, 800));
+    // The standby has copied the groups and members; the master dies; the
+    // new master has them.
+    n.run_until(n.now + 2_500);
+    let standby = &n.stations[1].managers()[0].1;
+    assert_eq!(standby.groups().len(), 3, "{:?}", standby.groups());
+    assert_eq!(standby.groups()[&Address(0x8103)].members.len(), 2);
+    n.dead[2] = true;
+    n.run_until(n.now + 8_000);
+    assert_eq!(n.state(1), Some(SmState::Master));
+    let (st, d) = n
+        .sa(
+            0,
+            0x0102,
+            Method::GET,
+            gr,
+            mgmt::attr::mc_group_record::BY_GROUP | 0x8103,
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    assert_eq!(McGroupRecord::parse(&d).unwrap().members, 2);
+    // A leave, twice; a delete.
+    let (st, _) = n
+        .sa(0, 0x0102, Method::DELETE, mr, 0, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    let (st, _) = n
+        .sa(0, 0x0102, Method::DELETE, mr, 0, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::SA_NO_RECORDS);
+    let (st, _) = n
+        .sa(0, 0x0102, Method::DELETE, gr, 0, group(0x8101, 0))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    // 0x0101 joins again, then dies: the master's sweeps prune it.
+    let (st, _) = n
+        .sa(0, 0x0102, Method::SET, mr, 0, member(0x8103, 0))
+        .unwrap();
+    assert_eq!(st, Status::OK);
+    n.dead[0] = true;
+    n.run_until(n.now + 6_000);
+    let m = &n.stations[1].managers()[0].1;
+    assert!(
+        !m.groups()[&Address(0x8103)]
+            .members
+            .contains_key(&Address(0x0101)),
+        "{:?}",
+        m.groups()
+    );
+    assert!(m.stats().mc_pruned >= 1);
 }

@@ -211,18 +211,6 @@ pub fn management_exposition(m: &crate::view::ManagementInfo) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes() {
-        assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
-        assert_eq!(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
-        assert_eq!(seconds(1_500_000_001), "1.500000001");
-    }
-}
-
 /// The multicast families (docs/stats.md "Multicast"): per group, its
 /// member SANs and its counters, from `show mcast`. Appended to
 /// [`prometheus`] by a box that forwards group packets; nothing when there
@@ -244,7 +232,8 @@ pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
     for (g, r) in &rows {
         sample(&mut out, name, &[("group", g)], r.member_sans.len());
     }
-    let counters: [(&str, &str, fn(&crate::view::McastCounts) -> u64); 4] = [
+    type Get = fn(&crate::view::McastCounts) -> u64;
+    let counters: [(&str, &str, Get); 4] = [
         (
             "mwrouter_mcast_packets_total",
             "Group packets accepted for forwarding.",
@@ -273,4 +262,16 @@ pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        assert_eq!(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
+        assert_eq!(seconds(1_500_000_001), "1.500000001");
+    }
 }

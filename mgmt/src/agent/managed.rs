@@ -128,6 +128,30 @@ pub trait Managed {
         None
     }
 
+    /// A SubnAdm multicast request (McGroupRecord or McMemberRecord Get,
+    /// Set or Delete, docs/multicast.md "Groups") from `requester` for the
+    /// master manager of `port`'s SAN; `None`: no master here.
+    fn sa_mcast(
+        &mut self,
+        port: PortId,
+        requester: Address,
+        method: crate::wire::Method,
+        attribute: u16,
+        modifier: u32,
+        data: &[u8],
+    ) -> Option<Result<crate::attr::Attribute, Status>> {
+        let _ = (port, requester, method, attribute, modifier, data);
+        None
+    }
+
+    /// The MTU group `g`'s members are reached with from this node, when it
+    /// knows of members (a router: from its RTs; `Some(0)`: unlimited):
+    /// what a SAN manager creating `g` learns (docs/multicast.md "Groups").
+    fn group_mtu(&self, g: Address) -> Option<u32> {
+        let _ = g;
+        None
+    }
+
     /// How a node on `port`'s SAN reaches `dst`, as this node's routes say
     /// (a router: the best first HR from the node's position, the Q the
     /// node pays and the path's MTU; docs/manager.md "SubnAdm"): the

@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
-    Attribute, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, SmInfo, SourceRoute,
+    Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice, PathRecord, PortCounters,
+    PortInfo, SmInfo, SourceRoute,
 };
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
@@ -625,6 +626,17 @@ impl Agent {
                         .map(|r| r.map(Attribute::PathRecord)),
                     Err(_) => Some(Err(Status::INVALID_VALUE)),
                 },
+                (
+                    Method::GET | Method::SET | Method::DELETE,
+                    McGroupRecord::ID | McMemberRecord::ID,
+                ) => managed.sa_mcast(
+                    input.port,
+                    input.src,
+                    req.method,
+                    req.attribute,
+                    req.modifier,
+                    &req.data,
+                ),
                 _ => None,
             };
             let Some(result) = answer else {

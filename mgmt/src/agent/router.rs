@@ -73,6 +73,10 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
         self.router.fib().lookup(port, dst)
     }
 
+    fn group_mtu(&self, g: Address) -> Option<u32> {
+        self.router.group_mtu(g)
+    }
+
     /// RRP#6's first HR and the best of RRP#2's routes, as a node on
     /// `port`'s SAN is answered (docs/spec-notes.md 52).
     fn path(&self, port: PortId, dst: Address) -> Option<PathRecord> {

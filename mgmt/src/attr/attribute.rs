@@ -2,8 +2,9 @@
 //! for code that handles MADs of every attribute (decoders, fuzzing).
 
 use crate::attr::{
-    ClassPortInfo, FibBlock, LrtBlock, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice,
-    PathRecord, PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
+    ClassPortInfo, FibBlock, LrtBlock, McGroupRecord, McMemberRecord, Neighbour, NodeDescription,
+    NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, RouteEntry, SmInfo,
+    SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -40,6 +41,10 @@ pub enum Attribute {
     NodeRecord(NodeRecord),
     /// PathRecord (0x0035, SubnAdm).
     PathRecord(PathRecord),
+    /// McMemberRecord (0x0038, SubnAdm).
+    McMemberRecord(McMemberRecord),
+    /// McGroupRecord (0xFF20, SubnAdm).
+    McGroupRecord(McGroupRecord),
 }
 
 impl Attribute {
@@ -53,6 +58,14 @@ impl Attribute {
             match id {
                 NodeRecord::ID => return Ok(Some(Attribute::NodeRecord(NodeRecord::parse(area)?))),
                 PathRecord::ID => return Ok(Some(Attribute::PathRecord(PathRecord::parse(area)?))),
+                McMemberRecord::ID => {
+                    return Ok(Some(Attribute::McMemberRecord(McMemberRecord::parse(
+                        area,
+                    )?)));
+                }
+                McGroupRecord::ID => {
+                    return Ok(Some(Attribute::McGroupRecord(McGroupRecord::parse(area)?)));
+                }
                 _ => {}
             }
         }
@@ -92,6 +105,8 @@ impl Attribute {
             Attribute::Neighbour(_) => Neighbour::ID,
             Attribute::NodeRecord(_) => NodeRecord::ID,
             Attribute::PathRecord(_) => PathRecord::ID,
+            Attribute::McMemberRecord(_) => McMemberRecord::ID,
+            Attribute::McGroupRecord(_) => McGroupRecord::ID,
         }
     }
 
@@ -112,6 +127,8 @@ impl Attribute {
             Attribute::Neighbour(a) => a.emit(area),
             Attribute::NodeRecord(a) => a.emit(area),
             Attribute::PathRecord(a) => a.emit(area),
+            Attribute::McMemberRecord(a) => a.emit(area),
+            Attribute::McGroupRecord(a) => a.emit(area),
         }
     }
 }

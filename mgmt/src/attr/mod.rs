@@ -8,6 +8,8 @@ pub mod attribute;
 pub mod class_port_info;
 pub mod fib_block;
 pub mod lrt_block;
+pub mod mc_group_record;
+pub mod mc_member_record;
 pub mod neighbour;
 pub mod node_description;
 pub mod node_info;
@@ -24,6 +26,8 @@ pub use attribute::Attribute;
 pub use class_port_info::ClassPortInfo;
 pub use fib_block::{FibBlock, FibBlockEntry};
 pub use lrt_block::{LrtBlock, LrtBlockEntry};
+pub use mc_group_record::McGroupRecord;
+pub use mc_member_record::McMemberRecord;
 pub use neighbour::Neighbour;
 pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
@@ -53,6 +57,8 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
         return match id {
             NodeRecord::ID => Some("NodeRecord"),
             PathRecord::ID => Some("PathRecord"),
+            McMemberRecord::ID => Some("McMemberRecord"),
+            McGroupRecord::ID => Some("McGroupRecord"),
             _ => None,
         };
     }

@@ -26,6 +26,7 @@
 //! SM key is shown in SMInfo only to a requester that gives it.
 
 mod assign;
+pub mod groups;
 pub mod state;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -37,6 +38,7 @@ use crate::attr::{NodeDescription, NodeInfo, NodeRecord, PortInfo, SmInfo, node_
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, Status};
 
+pub use groups::{McGroup, McMember};
 pub use state::{Control, SmState, outranks};
 
 /// Time in milliseconds.
@@ -76,6 +78,13 @@ pub struct ManagerConfig {
     /// The addresses a master gives nodes that start without one, first
     /// and last (none: it gives none).
     pub pool: Option<(Address, Address)>,
+    /// The logical addresses a master chooses a group's from, first and
+    /// last (docs/multicast.md "Groups").
+    pub mcast_range: (Address, Address),
+    /// Groups a master keeps at most.
+    pub max_groups: usize,
+    /// Member records a master keeps at most (all groups).
+    pub max_group_members: usize,
 }
 
 impl ManagerConfig {
@@ -97,6 +106,9 @@ impl ManagerConfig {
             mkey_protect: 0,
             mkey_lease_s: 0,
             pool: None,
+            mcast_range: (Address(0x8000), Address(0xBFFF)),
+            max_groups: 256,
+            max_group_members: 4096,
         }
     }
 }
@@ -152,6 +164,36 @@ pub enum ManagerEvent {
         /// Its identity.
         identity: u64,
     },
+    /// A multicast group was created.
+    GroupCreated {
+        /// The group.
+        group: Address,
+        /// Its MTU (bytes; 0: unlimited).
+        mtu: u32,
+    },
+    /// A multicast group was deleted.
+    GroupDeleted {
+        /// The group.
+        group: Address,
+        /// The member records it had.
+        members: usize,
+    },
+    /// A join was refused.
+    JoinRefused {
+        /// The group.
+        group: Address,
+        /// Who asked.
+        member: Address,
+        /// Why (the status answered).
+        status: Status,
+    },
+    /// A member the sweeps no longer find lost its record.
+    MemberPruned {
+        /// The group.
+        group: Address,
+        /// The member.
+        member: Address,
+    },
     /// A control Set refused (no SM key, or not valid in this state).
     ControlRefused {
         /// From whom.
@@ -189,6 +231,26 @@ impl fmt::Display for ManagerEvent {
                 f,
                 "manager: no address left in the pool for node {identity:#018x}"
             ),
+            ManagerEvent::GroupCreated { group, mtu } => {
+                write!(f, "manager: group {group} created, MTU {mtu}")
+            }
+            ManagerEvent::GroupDeleted { group, members } => {
+                write!(
+                    f,
+                    "manager: group {group} deleted ({members} member records)"
+                )
+            }
+            ManagerEvent::JoinRefused {
+                group,
+                member,
+                status,
+            } => write!(f, "manager: join of {member} to {group} refused: {status}"),
+            ManagerEvent::MemberPruned { group, member } => {
+                write!(
+                    f,
+                    "manager: {member} pruned from {group} (no longer on the SAN)"
+                )
+            }
             ManagerEvent::ControlRefused { from, control, why } => {
                 write!(f, "manager: {} from {from} refused: {why}", control.name())
             }
@@ -235,11 +297,23 @@ pub struct ManagerStats {
     pub duplicates: u64,
     /// Records copied from the master (a standby's).
     pub synced: u64,
+    /// Multicast groups created.
+    pub mc_creates: u64,
+    /// Multicast groups deleted.
+    pub mc_deletes: u64,
+    /// Joins accepted.
+    pub mc_joins: u64,
+    /// Leaves.
+    pub mc_leaves: u64,
+    /// Creates and joins refused (every status).
+    pub mc_refused: u64,
+    /// Member records pruned.
+    pub mc_pruned: u64,
 }
 
 impl ManagerStats {
     /// Every counter with its name.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 24] {
         [
             ("transitions", self.transitions),
             ("rounds", self.rounds),
@@ -259,6 +333,12 @@ impl ManagerStats {
             ("pool_exhausted", self.pool_exhausted),
             ("duplicates", self.duplicates),
             ("synced", self.synced),
+            ("mc_creates", self.mc_creates),
+            ("mc_deletes", self.mc_deletes),
+            ("mc_joins", self.mc_joins),
+            ("mc_leaves", self.mc_leaves),
+            ("mc_refused", self.mc_refused),
+            ("mc_pruned", self.mc_pruned),
         ]
     }
 }
@@ -318,6 +398,10 @@ enum Purpose {
     },
     /// A standby's copy of its master's database: NodeRecord `index`.
     Sync { master: Address, index: u16 },
+    /// A standby's copy of its master's groups: McGroupRecord `index`.
+    SyncGroup { master: Address, index: u16 },
+    /// And of their members: McMemberRecord `index`.
+    SyncMember { master: Address, index: u16 },
 }
 
 /// A member of the SAN as the master's sweeps know it (docs/manager.md
@@ -345,6 +429,9 @@ pub struct Member {
     /// Its agent refused the key (another key it would not show): tried
     /// again on the next heavy sweep.
     pub key_refused: bool,
+    /// Its port's MTU (PortInfo, read with NodeInfo; 0: unlimited or not
+    /// read yet).
+    pub mtu: u32,
 }
 
 /// One SAN's manager.
@@ -384,6 +471,14 @@ pub struct Manager {
     assigning: BTreeMap<NativeAddr, (u64, Address)>,
     /// The node it runs on, as SubnAdm lists it among the members.
     own: Option<NodeRecord>,
+    /// Its own node's port MTU when that node is a router (a router of the
+    /// SAN, for the joins' check).
+    own_router_mtu: Option<u32>,
+    /// The multicast groups (docs/multicast.md "Groups").
+    groups: BTreeMap<Address, McGroup>,
+    /// A standby's copy in progress: the groups and members seen so far.
+    synced_groups: std::collections::BTreeSet<Address>,
+    synced_members: std::collections::BTreeSet<(Address, Address)>,
 }
 
 impl Manager {
@@ -412,6 +507,10 @@ impl Manager {
             assigned: BTreeMap::new(),
             assigning: BTreeMap::new(),
             own: None,
+            own_router_mtu: None,
+            groups: BTreeMap::new(),
+            synced_groups: Default::default(),
+            synced_members: Default::default(),
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,
@@ -516,6 +615,12 @@ impl Manager {
     /// among the SAN's members, as InfiniBand's SA lists the SM's node.
     pub fn set_own(&mut self, own: NodeRecord) {
         self.own = Some(own);
+    }
+
+    /// The MTU of its node's port when that node is a router (`None`: a
+    /// host): the joins' check counts it among the SAN's routers.
+    pub fn set_own_router_mtu(&mut self, mtu: Option<u32>) {
+        self.own_router_mtu = mtu;
     }
 
     /// Makes the next sweep heavy (a trap said the SAN changed).
@@ -701,12 +806,17 @@ impl Manager {
                                 trusted,
                             },
                         );
-                        let syncing = self
-                            .pending
-                            .values()
-                            .any(|p| matches!(p, Purpose::Sync { .. }));
+                        let syncing = self.pending.values().any(|p| {
+                            matches!(
+                                p,
+                                Purpose::Sync { .. }
+                                    | Purpose::SyncGroup { .. }
+                                    | Purpose::SyncMember { .. }
+                            )
+                        });
                         if s == SmState::Master && !syncing {
                             self.sync_from(master, 0);
+                            self.sync_groups(master, 0);
                         }
                         if !matches!(s, SmState::Master | SmState::Discovering) {
                             self.start_discovery(
@@ -751,15 +861,16 @@ impl Manager {
                         seen: now,
                         keyed: false,
                         key_refused: false,
+                        mtu: 0,
                     });
                     e.identity = n.node_identity;
                     e.node_type = n.node_type;
                     e.level = n.implementation_level;
                     e.num_ports = n.num_ports;
                     e.seen = now;
-                    if self.cfg.mkey == 0 {
-                        e.keyed = true;
-                    } else if !e.keyed && self.state == SmState::Master {
+                    // Its PortInfo: its MTU (a router's counts in the joins'
+                    // check), and the key and manager address to give it.
+                    if self.state == SmState::Master {
                         self.get(member, PortInfo::ID, Purpose::KeyRead { member });
                     }
                 }
@@ -769,16 +880,41 @@ impl Manager {
                     Ok(a) if a.mad.status == Status::OK => PortInfo::parse(&a.mad.data).ok(),
                     _ => None,
                 };
+                if let Some(p) = &pi
+                    && let Some(e) = self.database.get_mut(&member)
+                {
+                    e.mtu = p.mtu;
+                }
+                let wanted = |p: &PortInfo, cfg: &ManagerConfig, me: Address| {
+                    if cfg.mkey == 0 {
+                        p.manager_address != me
+                    } else {
+                        p.mkey != cfg.mkey
+                            || p.mkey_protect_bits != cfg.mkey_protect
+                            || p.mkey_lease_period != cfg.mkey_lease_s
+                            || p.manager_address != me
+                    }
+                };
+                if let Some(p) = &pi
+                    && !wanted(p, &self.cfg, self.address)
+                    && let Some(e) = self.database.get_mut(&member)
+                {
+                    // Already as this master would set it.
+                    e.keyed = true;
+                }
                 if let Some(mut p) = pi
                     && self.state == SmState::Master
+                    && wanted(&p, &self.cfg, self.address)
                 {
                     // The key to give with the Set: the agent's own when it
                     // showed it (protect 0, or this master's key already),
                     // else this master's (refused if the agent has another).
                     let given = if p.mkey != 0 { p.mkey } else { self.cfg.mkey };
-                    p.mkey = self.cfg.mkey;
-                    p.mkey_protect_bits = self.cfg.mkey_protect;
-                    p.mkey_lease_period = self.cfg.mkey_lease_s;
+                    if self.cfg.mkey != 0 {
+                        p.mkey = self.cfg.mkey;
+                        p.mkey_protect_bits = self.cfg.mkey_protect;
+                        p.mkey_lease_period = self.cfg.mkey_lease_s;
+                    }
                     p.manager_address = self.address;
                     let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
                     if p.emit(&mut data).is_ok() {
@@ -827,6 +963,10 @@ impl Manager {
                 address,
             } => self.on_assign_set(native, identity, address, &result),
             Purpose::Sync { master, index } => self.on_sync(master, index, &result),
+            Purpose::SyncGroup { master, index } => self.on_sync_group(master, index, &result),
+            Purpose::SyncMember { master, index } => {
+                self.on_sync_member(now, master, index, &result)
+            }
             Purpose::Handover { to } => {
                 if info.is_some() {
                     // The acknowledgement: stay standby under the new master.
@@ -860,6 +1000,9 @@ impl Manager {
         if heavy {
             self.stats.heavy_sweeps += 1;
             self.heavy = false;
+        }
+        if self.state == SmState::Master {
+            self.mc_prune(now);
         }
         // Members gone from the node's list are gone from the database.
         self.database.retain(|a, _| members.contains(a));

@@ -6,9 +6,10 @@ use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
-use crate::attr::{NodeRecord, PathRecord, SmInfo};
+use crate::attr::{Attribute, McGroupRecord, McMemberRecord, NodeRecord, PathRecord, SmInfo};
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
+use crate::wire::Method;
 use crate::wire::Status;
 
 /// The node `node` with its managers, at `now`.
@@ -160,6 +161,54 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
 
     fn path(&self, port: PortId, dst: Address) -> Option<PathRecord> {
         self.node.path(port, dst)
+    }
+
+    fn group_mtu(&self, g: Address) -> Option<u32> {
+        self.node.group_mtu(g)
+    }
+
+    /// Multicast group and member records at the master of `port`'s SAN.
+    fn sa_mcast(
+        &mut self,
+        port: PortId,
+        requester: Address,
+        method: Method,
+        attribute: u16,
+        modifier: u32,
+        data: &[u8],
+    ) -> Option<Result<Attribute, Status>> {
+        let now = self.now;
+        let san_mtu = self.node.port(port).map_or(0, |f| f.mtu);
+        let node: &N = self.node;
+        let elsewhere = |g: Address| node.group_mtu(g);
+        let (_, m) = self
+            .managers
+            .iter_mut()
+            .find(|(p, m)| *p == port && m.state() == crate::manager::SmState::Master)?;
+        let bad = || Err(Status::INVALID_VALUE);
+        Some(match attribute {
+            McGroupRecord::ID => match McGroupRecord::parse(data) {
+                Err(_) => bad(),
+                Ok(r) => match method {
+                    Method::SET => m.mc_create(&r, &elsewhere, san_mtu),
+                    Method::DELETE => m.mc_delete(&r),
+                    Method::GET => m.mc_group_get(modifier),
+                    _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
+                }
+                .map(Attribute::McGroupRecord),
+            },
+            McMemberRecord::ID => match McMemberRecord::parse(data) {
+                Err(_) => bad(),
+                Ok(r) => match method {
+                    Method::SET => m.mc_join(now, requester, &r),
+                    Method::DELETE => m.mc_leave(requester, &r),
+                    Method::GET => m.mc_member_get(modifier, &r),
+                    _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
+                }
+                .map(Attribute::McMemberRecord),
+            },
+            _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
+        })
     }
 
     fn sm_control(

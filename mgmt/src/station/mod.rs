@@ -247,6 +247,10 @@ impl Station {
                     mgr.set_address(a);
                 }
                 mgr.set_own(me.clone());
+                mgr.set_own_router_mtu(
+                    (cfg.node_type == crate::agent::NodeType::Router)
+                        .then(|| m.node.port(port).map_or(0, |f| f.mtu)),
+                );
                 mgr.on_timer(now);
             }
         })

@@ -87,8 +87,12 @@ impl Method {
     pub const REPORT: Method = Method(0x06);
     /// TrapRepress: the manager asks to stop repeating a trap (same TID).
     pub const TRAP_REPRESS: Method = Method(0x07);
+    /// Delete (SubnAdm): removes a record, answered by DeleteResp.
+    pub const DELETE: Method = Method(0x15);
     /// GetResp: the answer to Get and Set.
     pub const GET_RESP: Method = Method(0x81);
+    /// DeleteResp: the answer to Delete, with the record as it was.
+    pub const DELETE_RESP: Method = Method(0x95);
     /// ReportResp: the answer to Report.
     pub const REPORT_RESP: Method = Method(0x86);
 
@@ -105,15 +109,17 @@ impl Method {
             0x05 => "Trap",
             0x06 => "Report",
             0x07 => "TrapRepress",
+            0x15 => "Delete",
             0x81 => "GetResp",
             0x86 => "ReportResp",
+            0x95 => "DeleteResp",
             _ => return None,
         })
     }
 
-    /// A request that is answered: Get, Set, Report.
+    /// A request that is answered: Get, Set, Report, Delete.
     pub const fn is_request(self) -> bool {
-        matches!(self.0, 0x01 | 0x02 | 0x06)
+        matches!(self.0, 0x01 | 0x02 | 0x06 | 0x15)
     }
 
     /// The R bit is set: GetResp, ReportResp (or an unassigned response).
@@ -127,6 +133,7 @@ impl Method {
         match self.0 {
             0x01 | 0x02 => Some(Method::GET_RESP),
             0x06 => Some(Method::REPORT_RESP),
+            0x15 => Some(Method::DELETE_RESP),
             _ => None,
         }
     }
@@ -169,9 +176,22 @@ impl Status {
     pub const METHOD_ATTR_UNSUPPORTED: Status = Status(0x000C);
     /// An invalid value in the attribute or the modifier.
     pub const INVALID_VALUE: Status = Status(0x001C);
+    /// SubnAdm: no resources for another record (InfiniBand's SA
+    /// ERR_NO_RESOURCES): a table is full.
+    pub const SA_NO_RESOURCES: Status = Status(0x0100);
     /// SubnAdm: no record matches the query (InfiniBand's SA
     /// ERR_NO_RECORDS, in the class-specific upper byte).
     pub const SA_NO_RECORDS: Status = Status(0x0200);
+    /// SubnAdm (mwrouter's): a join whose MTU is above the group's.
+    pub const MC_MTU_ABOVE_GROUP: Status = Status(0x1000);
+    /// SubnAdm (mwrouter's): a join on a SAN one of whose routers cannot
+    /// carry the group's MTU.
+    pub const MC_ROUTER_MTU: Status = Status(0x1100);
+    /// SubnAdm (mwrouter's): a create of a group that exists elsewhere with
+    /// a smaller MTU than asked.
+    pub const MC_MTU_ELSEWHERE: Status = Status(0x1200);
+    /// SubnAdm (mwrouter's): a create of a group this manager has already.
+    pub const MC_EXISTS: Status = Status(0x1300);
 
     /// Whether the status is success.
     pub const fn is_ok(self) -> bool {
@@ -181,8 +201,9 @@ impl Status {
     /// The status in words: `"ok"`, or its parts joined by `", "`: `"busy"`,
     /// `"redirect"`, the code of bits 2-4 (`"bad version"`, `"method not
     /// supported"`, `"method/attribute not supported"`, `"invalid value"`,
-    /// `"reserved code N"`), `"reserved bits 0xNN"` for bits 5-7, and
-    /// `"class-specific 0xNN00"` for the upper byte.
+    /// `"reserved code N"`), `"reserved bits 0xNN"` for bits 5-7, and for
+    /// the upper byte the SubnAdm code in words (docs/management.md
+    /// "Status"), or `"class-specific 0xNN00"`.
     pub fn describe(self) -> String {
         let mut parts: Vec<String> = Vec::new();
         let low = self.0 & 0x00FF;
@@ -203,8 +224,16 @@ impl Status {
         if low & 0xE0 != 0 {
             parts.push(format!("reserved bits 0x{:02x}", low & 0xE0));
         }
-        if self.0 & 0xFF00 != 0 {
-            parts.push(format!("class-specific 0x{:04x}", self.0 & 0xFF00));
+        match self.0 & 0xFF00 {
+            0 => {}
+            0x0100 => parts.push("SubnAdm: no resources".into()),
+            0x0200 => parts.push("SubnAdm: no records".into()),
+            0x1000 => parts.push("SubnAdm: the member's MTU is above the group's".into()),
+            0x1100 => parts
+                .push("SubnAdm: a router on the member's SAN cannot carry the group's MTU".into()),
+            0x1200 => parts.push("SubnAdm: the group exists elsewhere with a smaller MTU".into()),
+            0x1300 => parts.push("SubnAdm: the group exists".into()),
+            hi => parts.push(format!("class-specific 0x{hi:04x}")),
         }
         if parts.is_empty() {
             "ok".into()
@@ -272,7 +301,12 @@ mod tests {
             "method/attribute not supported"
         );
         assert_eq!(Status::INVALID_VALUE.describe(), "invalid value");
-        assert_eq!(Status(0x0100).describe(), "class-specific 0x0100");
+        assert_eq!(Status(0x0100).describe(), "SubnAdm: no resources");
+        assert_eq!(
+            Status::MC_MTU_ABOVE_GROUP.describe(),
+            "SubnAdm: the member's MTU is above the group's"
+        );
+        assert_eq!(Status(0x0300).describe(), "class-specific 0x0300");
         assert_eq!(
             Status(0x1D03).describe(),
             "busy, redirect, class-specific 0x1d00"

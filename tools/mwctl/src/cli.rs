@@ -124,6 +124,10 @@ pub enum Cmd {
     /// (docs/manager.md).
     #[command(subcommand)]
     San(crate::san::SanCmd),
+    /// Multicast groups at the SAN's master manager: create, delete, list
+    /// groups and members (admin; docs/multicast.md).
+    #[command(subcommand)]
+    Mcast(crate::mcast::McastCmd),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -364,7 +368,9 @@ impl Cmd {
             Cmd::Version => Command::Version {},
             Cmd::Mad(m) => Command::Mad(m.query().ok()?),
             Cmd::San(_) => Command::Show(Show::Management {}),
-            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) | Cmd::Trace(_) => return None,
+            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) | Cmd::Trace(_) | Cmd::Mcast(_) => {
+                return None;
+            }
         })
     }
 }

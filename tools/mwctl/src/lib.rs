@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod mad;
+pub mod mcast;
 pub mod san;
 pub mod table;
 pub mod trace;
@@ -201,6 +202,18 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
                 Err(trace::Miss::Fatal(e)) => Err(Fail::Ctl(e)),
                 Err(trace::Miss::NoAnswer(why)) => Err(Fail::Ctl(ClientError::Other(why))),
             }
+        }
+        Cmd::Mcast(m) => {
+            let probe = admin::mad::MadQuery::default();
+            let mut c = Client::connect(&cli.socket, mad::answer_timeout(&probe, timeout))?;
+            let (v, text) = mcast::run(&mut c, m)?;
+            let text = if cli.json {
+                format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+            } else {
+                text
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))
         }
         Cmd::Query(q) => {
             let probe = admin::mad::MadQuery {

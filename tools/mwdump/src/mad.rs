@@ -186,6 +186,30 @@ pub fn fields(a: &Attribute) -> Fields {
             b.addr("address", n.address);
             b.native(&n.native);
         }
+        Attribute::McMemberRecord(m) => {
+            b.addr("group", m.group);
+            b.addr("member", m.member);
+            b.named(
+                "join_state",
+                m.join_state,
+                match m.join_state {
+                    mgmt::attr::mc_member_record::FULL_MEMBER => Some("full member"),
+                    mgmt::attr::mc_member_record::SEND_ONLY => Some("send-only"),
+                    _ => None,
+                },
+            );
+            b.named("mtu", m.mtu, Some("bytes"));
+            b.named("group_mtu", m.group_mtu, Some("bytes"));
+            b.num("total", m.total);
+        }
+        Attribute::McGroupRecord(g) => {
+            b.addr("group", g.group);
+            b.num("total", g.total);
+            b.named("mtu", g.mtu, Some("bytes"));
+            b.num("members", g.members);
+            b.num("full_members", g.full_members);
+            b.num("flags", g.flags);
+        }
         Attribute::PathRecord(p) => {
             b.addr("destination", p.destination);
             b.addr("source", p.source);
