@@ -242,7 +242,13 @@ impl<B: Backend> Dispatcher<B> {
                     native,
                     name,
                     router,
+                    groups,
                 } => {
+                    if let Some(g) = groups.iter().find(|g| !g.is_logical()) {
+                        return Err(AdminError::bad_request(format!(
+                            "group {g}: not a logical address (0x8000-0xFFFD)"
+                        )));
+                    }
                     let p = ports(port)?;
                     let native = NativeAddr::parse(&native)
                         .ok()
@@ -263,6 +269,7 @@ impl<B: Backend> Dispatcher<B> {
                         } else {
                             vec![]
                         },
+                        groups,
                     };
                     if !r.add_static(p, node) {
                         return Err(AdminError::bad_request(format!(

@@ -231,6 +231,9 @@ pub enum RouteOp {
         /// Whether it is a router HR (capability 2).
         #[serde(default, skip_serializing_if = "is_false")]
         router: bool,
+        /// The groups (logical addresses) it listens to (docs/multicast.md).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        groups: Vec<Address>,
     },
     /// Removes a static LRT entry.
     Del {

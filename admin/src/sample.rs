@@ -64,6 +64,7 @@ fn node(addr: u16, name: &str, router: bool) -> StaticNode {
         } else {
             Vec::new()
         },
+        groups: Vec::new(),
     }
 }
 

@@ -137,6 +137,7 @@ fn every_command() -> Vec<Command> {
             state: PortState::Up,
         },
         Command::Route(RouteOp::Add {
+            groups: Vec::new(),
             port: PortSpec::Index(PortId(1)),
             dst: Address(0x0103),
             native: "02:00:00:00:01:03".into(),

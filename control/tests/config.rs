@@ -1096,6 +1096,7 @@ fn round_trip_variants() {
     assert_eq!(back.key, "router.name");
     c.router.name = "r".into();
     c.hrs[0].statics.push(StaticNode {
+        groups: Vec::new(),
         address: Address(0x0400),
         native: NativeAddr::udp("127.0.0.1:4000".parse().unwrap()),
         name: Some("quote \" backslash \\ tab \t newline \n del \u{7f} é ☃".into()),
@@ -1271,6 +1272,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                             .into_iter()
                             .enumerate()
                             .map(|(j, (sname, code, params))| StaticNode {
+                                groups: Vec::new(),
                                 address: Address(0x1000 + (i * 16 + j) as u16),
                                 native: if backend == Backend::Udp {
                                     NativeAddr::udp(
@@ -1951,6 +1953,7 @@ fn reload_live_changes() {
     new.rates.errors_global = 50;
     new.log.level = LogLevel::Debug;
     new.hrs[0].statics.push(StaticNode {
+        groups: Vec::new(),
         address: Address(0x0111),
         native: NativeAddr::udp("127.0.0.1:35102".parse().unwrap()),
         name: None,
@@ -1958,6 +1961,7 @@ fn reload_live_changes() {
     });
     new.hrs[0].statics[0].name = Some(b"renamed".to_vec());
     new.hrs[1].statics.push(StaticNode {
+        groups: Vec::new(),
         address: Address(0x0112),
         native: NativeAddr::udp("[::1]:35203".parse().unwrap()),
         name: None,

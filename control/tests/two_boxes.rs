@@ -213,6 +213,7 @@ fn packets_cross_two_boxes_once_rrp_has_converged() {
             cp.engine_mut().add_static(
                 PortId(0),
                 rrp::router::StaticNode {
+                    groups: Vec::new(),
                     address: Address(0x0599),
                     native: NativeAddr::mac([2, 0, 0, 0, 0, 0x99]),
                     name: None,

@@ -459,6 +459,7 @@ proptest! {
 fn static_entries_and_tunables_change_at_run_time() {
     let mut r = router(1500);
     let node = rrp::router::StaticNode {
+        groups: Vec::new(),
         address: Address(0x0555),
         native: nat(0x55),
         name: Some(b"printer".to_vec()),

@@ -265,6 +265,9 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
                     }),
                 );
             }
+            if !s.groups.is_empty() {
+                t.put("groups", list(&s.groups, |g| hex16(*g)));
+            }
             out.push(t);
         }
     }

@@ -334,6 +334,8 @@ struct RawStatic {
     name: Option<String>,
     #[serde(default)]
     capabilities: Vec<RawCapability>,
+    #[serde(default)]
+    groups: Vec<u16>,
 }
 
 #[derive(Deserialize)]
@@ -515,6 +517,7 @@ fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSecti
                     params: c.params,
                 })
                 .collect(),
+            groups: s.groups.into_iter().map(Address).collect(),
         });
     }
     if errs.len() != n {

@@ -844,6 +844,18 @@ fn statics(
                 e.push(k("name"), format!("longer than {MAX_NAME} bytes"));
             }
         }
+        for g in s.groups.iter().filter(|g| !g.is_logical()) {
+            e.push(
+                k("groups"),
+                format!("{g} is not a logical address (0x8000-0xFFFD)"),
+            );
+        }
+        if s.groups.len() > rrp::node::MAX_GROUPS {
+            e.push(
+                k("groups"),
+                format!("more than {} groups", rrp::node::MAX_GROUPS),
+            );
+        }
         for (ci, cap) in s.capabilities.iter().enumerate() {
             if cap.params.len() > 255 {
                 e.push(

@@ -100,6 +100,9 @@ pub struct StaticNode {
     pub name: Option<Vec<u8>>,
     /// Its capabilities.
     pub capabilities: Vec<Capability>,
+    /// The groups (logical addresses) it listens to: its R4, for a node
+    /// that does not answer RRP#7 (docs/multicast.md).
+    pub groups: Vec<Address>,
 }
 
 /// One HR (one port) of the box.

@@ -184,7 +184,7 @@ impl Router {
                     address: node.address,
                     name: node.name.clone(),
                     capabilities: node.capabilities.clone(),
-                    logical: None,
+                    logical: (!node.groups.is_empty()).then(|| node.groups.clone()),
                 },
                 native: node.native,
                 is_static: true,

@@ -226,6 +226,9 @@ pub enum RouteCmd {
         /// It is a router HR.
         #[arg(long)]
         router: bool,
+        /// A group (logical address) it listens to; repeatable.
+        #[arg(long = "group", value_name = "ADDR")]
+        groups: Vec<Address>,
     },
     /// Remove a static LRT entry.
     Del {
@@ -320,12 +323,14 @@ impl Cmd {
                 native,
                 name,
                 router,
+                groups,
             }) => Command::Route(RouteOp::Add {
                 port: *port,
                 dst: *dst,
                 native: native.clone(),
                 name: name.clone(),
                 router: *router,
+                groups: groups.clone(),
             }),
             Cmd::Route(RouteCmd::Del { dst, port }) => Command::Route(RouteOp::Del {
                 port: *port,
