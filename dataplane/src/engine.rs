@@ -756,7 +756,9 @@ impl Engine {
                 continue;
             };
             if out.tx_cap == Some(PortId(p as u16)) {
-                self.capture(now_ns, PortId(p as u16), None, r.data());
+                // The original's bytes: a replica may hold them in a chain
+                // whose first segment is empty (DPDK).
+                self.capture(now_ns, PortId(p as u16), None, buf.data());
             }
             if port.encap(&mut r, &NativeAddr::NONE) {
                 replicas[p] |= 1u32 << (stage[p].len() & 31);
