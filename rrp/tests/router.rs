@@ -694,3 +694,38 @@ fn group_state_follows_r4_and_a_conflict_asks_the_router_for_its_rts() {
         vec![Address(0x0405)]
     );
 }
+
+#[test]
+fn a_node_listing_too_many_groups_is_held_to_the_bound() {
+    let mut r = router(1500);
+    let mut logical: Vec<Address> = (0..100u16).map(|i| Address(0x9000 + i)).collect();
+    logical.push(Address(0x0105));
+    logical.push(Address(0x9000));
+    let host = NodeInfo {
+        address: Address(0x0411),
+        logical: Some(logical),
+        ..Default::default()
+    };
+    r.handle_bytes(
+        2,
+        PortId(0),
+        &nat(0x11),
+        &packet(
+            &Message::Info(vec![host.clone()]),
+            Address::BROADCAST,
+            host.address,
+            0,
+        ),
+    );
+    let kept = r.lrt(PortId(0))[&host.address]
+        .info
+        .logical
+        .clone()
+        .unwrap();
+    assert_eq!(kept.len(), rrp::node::MAX_GROUPS);
+    assert!(kept.iter().all(|a| a.is_logical()));
+    assert!(drain(&mut r).iter().any(|o| matches!(
+        o,
+        Output::Event(rrp::router::Event::GroupsTrimmed { kept: 64, .. })
+    )));
+}

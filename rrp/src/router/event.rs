@@ -101,6 +101,18 @@ pub enum Event {
         /// Up or down.
         up: bool,
     },
+    /// A node's RRP#5 listed logical addresses that are not groups, twice,
+    /// or more than a node may: what was kept.
+    GroupsTrimmed {
+        /// The port.
+        port: PortId,
+        /// The node.
+        node: Address,
+        /// Addresses it listed.
+        listed: usize,
+        /// Addresses kept.
+        kept: usize,
+    },
     /// A group packet from a router conflicted with this box's view of
     /// who forwards onto that SAN; the box asked it for its RTs.
     McastConflict {
@@ -143,6 +155,15 @@ impl fmt::Display for Event {
             Event::Port { port, up } => {
                 write!(f, "port {port} {}", if *up { "up" } else { "down" })
             }
+            Event::GroupsTrimmed {
+                port,
+                node,
+                listed,
+                kept,
+            } => write!(
+                f,
+                "port {port}: node {node} listed {listed} logical addresses, {kept} kept"
+            ),
             Event::McastConflict { port, router } => write!(
                 f,
                 "port {port}: group packets from {router} conflict with this box's routes: RTs asked again"

@@ -123,6 +123,29 @@ impl Router {
             .capabilities
             .iter()
             .any(|c| c.code == CapabilityCode::Router as u8);
+        // At most MAX_GROUPS logical addresses per node, and only logical
+        // ones: what one node can make every router of the MessageWay hold
+        // (docs/multicast.md "Bounds").
+        let mut me = me.clone();
+        if let Some(l) = me.logical.as_mut() {
+            let before = l.len();
+            l.retain(|a| a.is_logical());
+            l.sort_unstable();
+            l.dedup();
+            l.truncate(crate::node::MAX_GROUPS);
+            if l.len() != before {
+                self.event(Event::GroupsTrimmed {
+                    port,
+                    node: sa,
+                    listed: before,
+                    kept: l.len(),
+                });
+            }
+            if l.is_empty() {
+                me.logical = None;
+            }
+        }
+        let me = &me;
         let h = &mut self.hrs[port];
         match h.lrt.get_mut(&sa) {
             Some(e) => {
