@@ -201,3 +201,79 @@ pub fn agent(data: &[u8]) {
         assert_eq!(a.stats().received, i as u64 + 1);
     }
 }
+
+/// The SAN manager's multicast records fed arbitrary requests: a master
+/// (on a SAN of one other member) takes operations from the input, 67
+/// bytes each (the operation, the requester, a record area); nothing
+/// panics, the tables stay within their bounds and hold only logical
+/// addresses, and every answer emits and parses.
+pub fn groups(data: &[u8]) {
+    use crate::attr::{McGroupRecord, McMemberRecord};
+    use crate::manager::{Manager, ManagerConfig, SmState};
+    let mut cfg = ManagerConfig::new(7, 0x20);
+    cfg.max_groups = 8;
+    cfg.max_group_members = 16;
+    let mut m = Manager::new(cfg, 0);
+    m.set_address(rrp::Address(0x0140));
+    // No member: two clean discovery rounds make it master.
+    let mut now = 0;
+    while m.state() != SmState::Master && now < 10_000 {
+        now += 100;
+        m.on_timer(now);
+        while m.poll_output().is_some() {}
+    }
+    assert_eq!(m.state(), SmState::Master);
+    let elsewhere = |g: rrp::Address| (g.0 % 3 == 0).then_some(u32::from(g.0 % 2000));
+    for op in data.chunks(67) {
+        let Some((&kind, rest)) = op.split_first() else {
+            continue;
+        };
+        let requester = rest.get(..2).map_or(rrp::Address(0), |b| {
+            rrp::Address(u16::from_be_bytes([b[0], b[1]]))
+        });
+        let mut area = [0u8; 192];
+        if let Some(b) = rest.get(2..) {
+            area[..b.len()].copy_from_slice(b);
+        }
+        let modifier = u32::from(kind >> 3);
+        now += 50;
+        let out = match kind & 7 {
+            0 => McGroupRecord::parse(&area).ok().map(|r| {
+                m.mc_create(&r, &elsewhere, 1500)
+                    .map(Attribute::McGroupRecord)
+            }),
+            1 => McGroupRecord::parse(&area)
+                .ok()
+                .map(|r| m.mc_delete(&r).map(Attribute::McGroupRecord)),
+            2 => Some(m.mc_group_get(modifier).map(Attribute::McGroupRecord)),
+            3 => McMemberRecord::parse(&area)
+                .ok()
+                .map(|r| m.mc_join(now, requester, &r).map(Attribute::McMemberRecord)),
+            4 => McMemberRecord::parse(&area)
+                .ok()
+                .map(|r| m.mc_leave(requester, &r).map(Attribute::McMemberRecord)),
+            5 => McMemberRecord::parse(&area)
+                .ok()
+                .map(|r| m.mc_member_get(modifier, &r).map(Attribute::McMemberRecord)),
+            _ => {
+                m.on_timer(now + 1_000);
+                while m.poll_output().is_some() {}
+                None
+            }
+        };
+        if let Some(Ok(a)) = out {
+            let mut back = [0u8; 192];
+            a.emit(&mut back).expect("an answer emits");
+            assert_eq!(
+                Attribute::parse(MgmtClass::SUBN_ADM, a.id(), &back)
+                    .expect("an answer parses")
+                    .expect("a SubnAdm attribute"),
+                a
+            );
+        }
+        let groups = m.groups();
+        assert!(groups.len() <= 8, "groups beyond the bound");
+        assert!(groups.values().map(|g| g.members.len()).sum::<usize>() <= 16);
+        assert!(groups.keys().all(|g| g.is_logical()));
+    }
+}

@@ -1,6 +1,7 @@
-//! Replays the checked-in fuzz corpus through `mgmt::fuzzing::mad` and
-//! `mgmt::fuzzing::agent`, so that the stable test suite runs the same checks
-//! as the cargo-fuzz targets `mad` and `mgmt_agent`, crash reproducers included. Every directory of `fuzz/corpus/` is
+//! Replays the checked-in fuzz corpus through `mgmt::fuzzing::mad`,
+//! `mgmt::fuzzing::agent` and `mgmt::fuzzing::groups`, so that the stable
+//! test suite runs the same checks as the cargo-fuzz targets `mad`,
+//! `mgmt_agent` and `mcast_groups`, crash reproducers included. Every directory of `fuzz/corpus/` is
 //! replayed (the other targets' inputs are packets and records: more
 //! arbitrary bytes for the MAD parsers); `fuzz/corpus/mad/` must exist and
 //! hold the seeds.
@@ -95,6 +96,9 @@ fn replay_corpus() {
             }
             if catch_unwind(AssertUnwindSafe(|| fuzzing::agent(&data))).is_err() {
                 failures.push(format!("agent: {}", path.display()));
+            }
+            if catch_unwind(AssertUnwindSafe(|| fuzzing::groups(&data))).is_err() {
+                failures.push(format!("groups: {}", path.display()));
             }
         }
     }
