@@ -7,6 +7,12 @@
 //! test set in `ol_flags`, consumed L2RH stripped, frame padding trimmed and
 //! re-added), and so are punts, notices, counters and the mbuf pool.
 //!
+//! A second test forwards group packets out of several DPDK ports
+//! (multicast replication): zero-copy replicas (header mbuf + indirect
+//! clone) on chaining ports, copies on a copying port and for short
+//! packets, each copy compared byte for byte, the mbuf pools whole at the
+//! end.
+//!
 //! Runs with `cargo test -p dataplane --features dpdk`; without the feature
 //! it reports a skip.
 
@@ -532,5 +538,163 @@ mod with_dpdk {
         drop(worker);
         drop((host_a, host_b));
         assert_eq!(pool.avail_count(), mbufs_at_start, "every mbuf is back");
+    }
+
+    /// A group packet received on port 0 leaves by ports 1, 2 and 3, to
+    /// every member of each SAN (Ethernet broadcast), EI shifted once: as
+    /// chained replicas (no copy of the payload) on ports 1 and 2, whose
+    /// devices transmit chains, as a copy on port 3, started with chains
+    /// off; the received mbuf itself leaves by the last port. The hosts get
+    /// the replicas by pointer (ring pairs), chains and all, and read them
+    /// whole.
+    #[test]
+    fn worker_replicates_group_packets_over_dpdk_ports() {
+        use dataplane::McastFib;
+        use ports::dpdk::Replication;
+        use rrp::router::{McastGroup, McastTables, SourceSan};
+
+        let eal = match Eal::init(eal_args()) {
+            Ok(eal) => eal,
+            Err(e) => {
+                testkit::skip(TEST, &format!("EAL does not start here: {e}"));
+                return;
+            }
+        };
+        ports::dpdk::register_thread();
+        const G: u16 = 0x8123;
+        const SRC: u16 = 0x0101;
+        let macs: [[u8; 6]; 4] = std::array::from_fn(|i| [0x02, 0, 0, 0, 0x02, i as u8]);
+        let hosts: [[u8; 6]; 4] = std::array::from_fn(|i| [0x02, 0, 0, 0, 0x0A, i as u8]);
+        let pairs: Vec<_> = (0..4)
+            .map(|i| ring_pair(eal, &format!("mc{i}"), 1, 1024).unwrap())
+            .collect();
+        let chained = eal
+            .start_ports(
+                &[
+                    PortSpec::new(&pairs[0].a).mac(macs[0]),
+                    PortSpec::new(&pairs[1].a).mac(macs[1]),
+                    PortSpec::new(&pairs[2].a).mac(macs[2]),
+                    PortSpec::new(&pairs[0].b).mac(hosts[0]),
+                    PortSpec::new(&pairs[1].b).mac(hosts[1]),
+                    PortSpec::new(&pairs[2].b).mac(hosts[2]),
+                ],
+                &StartOptions::default(),
+            )
+            .expect("start the chaining ports");
+        let copying = eal
+            .start_ports(
+                &[
+                    PortSpec::new(&pairs[3].a).mac(macs[3]),
+                    PortSpec::new(&pairs[3].b).mac(hosts[3]),
+                ],
+                &StartOptions {
+                    chains: false,
+                    ..StartOptions::default()
+                },
+            )
+            .expect("start the copying port");
+        let router_ports: Vec<DpdkPort> = vec![
+            chained[0].port(0).unwrap(),
+            chained[1].port(0).unwrap(),
+            chained[2].port(0).unwrap(),
+            copying[0].port(0).unwrap(),
+        ];
+        assert_eq!(router_ports[1].replication(), Replication::ChainOffload);
+        assert_eq!(router_ports[3].replication(), Replication::Copy);
+        let mut host_in = chained[3].raw_queue(0).unwrap();
+        let mut hosts_out = [
+            chained[4].raw_queue(0).unwrap(),
+            chained[5].raw_queue(0).unwrap(),
+            copying[1].raw_queue(0).unwrap(),
+        ];
+        let free = |ps: &[DpdkPort]| -> Vec<u32> {
+            let mut v = vec![ps[0].pool().avail_count(), ps[3].pool().avail_count()];
+            let (h, c) = ps[1].chain_pools().unwrap();
+            v.extend([h.avail_count(), c.avail_count()]);
+            v
+        };
+        let at_start = free(&router_ports);
+
+        let hrs = vec![HR0, HR1, Address(0x0130), Address(0x0140)];
+        let cfg = EngineConfig {
+            hrs: hrs.clone(),
+            mtus: vec![1500; 4],
+        };
+        let mut fib = FibSet::new(4, &hrs);
+        fib.set_mcast(Arc::new(McastFib::from_tables(&McastTables {
+            version: 1,
+            sans: vec![SourceSan {
+                san: Address(0x0201),
+                up: PortId(0),
+                from: None,
+                df: 0b1110,
+            }],
+            sources: vec![(Address(SRC), 0)],
+            groups: vec![McastGroup {
+                group: Address(G),
+                member_sans: vec![Address(0x0202), Address(0x0203), Address(0x0204)],
+                branches: 0b1110,
+                local: 0,
+            }],
+        })));
+        let (_publisher, mut readers) = fib_channel(fib, 1);
+        let (wch, _cch) = channels(ChannelConfig::default());
+        let mut worker = Worker::new(0, &cfg, router_ports, readers.remove(0), wch);
+
+        // 64-byte frames (a 48-byte packet: chained), a 24-byte packet
+        // (padded: copied everywhere), 1500-byte frames.
+        let group_pkt = |data_len: usize, ei: u64| {
+            let mut p = packet(G, vec![], data_len, ei);
+            p.header.src = Address(SRC);
+            p
+        };
+        let pkts = [group_pkt(24, 1), group_pkt(0, 3), group_pkt(1472, 0)];
+        assert_eq!(bytes(&pkts[0]).len(), 48);
+        assert_eq!(bytes(&pkts[2]).len(), 1496);
+        let pool = worker.ports_mut()[0].pool();
+        for p in &pkts {
+            send(
+                &mut host_in,
+                pool,
+                &frame([0xFF; 6], HOST_A, None, &bytes(p), 0),
+                0,
+            );
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while worker.counters()[0].received < 3 && Instant::now() < deadline {
+            worker.poll_once();
+        }
+        for (i, host) in hosts_out.iter_mut().enumerate() {
+            let port = i + 1;
+            let mut got: Vec<Mbuf> = Vec::new();
+            let mut b: Burst<Mbuf> = Burst::new();
+            while got.len() < 3 && Instant::now() < deadline {
+                host.rx_burst(&mut b);
+                got.extend(b.drain(..));
+            }
+            assert_eq!(got.len(), 3, "port {port}: one copy of each packet");
+            for (k, (m, p)) in got.iter().zip(&pkts).enumerate() {
+                let want = frame([0xFF; 6], macs[port], None, &forwarded(p, false), 0);
+                assert_eq!(m.chain_bytes(), want, "port {port}, packet {k}");
+                // Chains where the port chains and the packet needs no
+                // padding; the last port sends the received mbuf itself.
+                let segs = if port != 3 && k != 1 { 2 } else { 1 };
+                assert_eq!(m.nb_segs(), segs, "port {port}, packet {k}");
+            }
+        }
+        let c = worker.counters();
+        assert_eq!((c[0].received, c[0].forwarded), (3, 3));
+        assert_eq!(
+            (c[1].transmitted, c[2].transmitted, c[3].transmitted),
+            (3, 3, 3)
+        );
+        let (slots, _) = worker.mcast_counters();
+        assert_eq!((slots[0].packets, slots[0].copies), (3, 9));
+        assert_eq!(slots[0].copy_failed, 0);
+        let ps = worker.ports_mut();
+        let (s1, s2) = (ps[1].stats().unwrap(), ps[2].stats().unwrap());
+        assert_eq!((s1.replicas_chained, s1.replicas_copied), (2, 1));
+        assert_eq!((s2.replicas_chained, s2.replicas_copied), (2, 1));
+        assert_eq!(free(ps), at_start, "every mbuf of every pool is back");
     }
 }

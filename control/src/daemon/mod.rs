@@ -230,6 +230,16 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
     let devs = eal
         .start_ports(&specs, &opts)
         .map_err(|e| DaemonError::Run(format!("hr.port: {e}")))?;
+    for (i, d) in devs.iter().enumerate() {
+        tracing::info!(
+            hr = i,
+            device = d.name(),
+            driver = d.driver(),
+            replication = %d.replication(),
+            "DPDK port started; group packets are replicated by {}",
+            d.replication()
+        );
+    }
     let natives = devs.iter().map(|d| NativeAddr::mac(d.mac())).collect();
     let mut per_worker = Vec::new();
     for q in 0..workers {

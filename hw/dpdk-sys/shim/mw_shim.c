@@ -118,6 +118,27 @@ uint16_t mw_mbuf_refcnt_update(struct rte_mbuf *m, int16_t value)
 	return rte_mbuf_refcnt_update(m, value);
 }
 
+int mw_pktmbuf_chain(struct rte_mbuf *head, struct rte_mbuf *tail)
+{
+	return rte_pktmbuf_chain(head, tail);
+}
+
+int mw_pktmbuf_linearize(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_linearize(m);
+}
+
+const void *mw_pktmbuf_read(const struct rte_mbuf *m, uint32_t off,
+			    uint32_t len, void *buf)
+{
+	return rte_pktmbuf_read(m, off, len, buf);
+}
+
+uint16_t mw_pktmbuf_data_room_size(struct rte_mempool *mp)
+{
+	return rte_pktmbuf_data_room_size(mp);
+}
+
 uint64_t mw_get_tsc_cycles(void)
 {
 	return rte_get_tsc_cycles();

@@ -42,6 +42,13 @@ int mw_pktmbuf_is_contiguous(const struct rte_mbuf *m);
 uint16_t mw_mbuf_refcnt_read(const struct rte_mbuf *m);
 uint16_t mw_mbuf_refcnt_update(struct rte_mbuf *m, int16_t value);
 
+/* chains (multicast replication, multi-segment receive) */
+int mw_pktmbuf_chain(struct rte_mbuf *head, struct rte_mbuf *tail);
+int mw_pktmbuf_linearize(struct rte_mbuf *m);
+const void *mw_pktmbuf_read(const struct rte_mbuf *m, uint32_t off,
+			    uint32_t len, void *buf);
+uint16_t mw_pktmbuf_data_room_size(struct rte_mempool *mp);
+
 /* time, lcores, errno */
 uint64_t mw_get_tsc_cycles(void);
 uint64_t mw_get_tsc_hz(void);

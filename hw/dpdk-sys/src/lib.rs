@@ -129,6 +129,10 @@ fn shim_signatures_match_the_header() {
     same!(mw_pktmbuf_is_contiguous, _);
     same!(mw_mbuf_refcnt_read, _);
     same!(mw_mbuf_refcnt_update, _, _);
+    same!(mw_pktmbuf_chain, _, _);
+    same!(mw_pktmbuf_linearize, _);
+    same!(mw_pktmbuf_read, _, _, _, _);
+    same!(mw_pktmbuf_data_room_size, _);
     same!(mw_get_tsc_cycles);
     same!(mw_get_tsc_hz);
     same!(mw_lcore_id);

@@ -104,6 +104,31 @@ unsafe extern "C" {
     /// `rte_mbuf_refcnt_update`: adds `value`; returns the new count.
     pub fn mw_mbuf_refcnt_update(m: *mut rte_mbuf, value: i16) -> u16;
 
+    /// `rte_pktmbuf_chain`: appends the chain `tail` to the chain `head`
+    /// (which then owns it); 0 on success, `-EOVERFLOW` (nothing changed)
+    /// when the segment count would exceed `RTE_MBUF_MAX_NB_SEGS`.
+    pub fn mw_pktmbuf_chain(head: *mut rte_mbuf, tail: *mut rte_mbuf) -> c_int;
+
+    /// `rte_pktmbuf_linearize`: copies the data of every further segment
+    /// into the first one's tailroom and frees those segments; 0 on success,
+    /// -1 (nothing changed) when the tailroom is too small. It writes into
+    /// the first segment's buffer: that buffer must not be shared.
+    pub fn mw_pktmbuf_linearize(m: *mut rte_mbuf) -> c_int;
+
+    /// `rte_pktmbuf_read`: a pointer to `len` bytes of the chain from `off`:
+    /// into the first segment when they lie in it, else copied into `buf`
+    /// (`len` bytes of room); null when the chain is shorter.
+    pub fn mw_pktmbuf_read(
+        m: *const rte_mbuf,
+        off: u32,
+        len: u32,
+        buf: *mut c_void,
+    ) -> *const c_void;
+
+    /// `rte_pktmbuf_data_room_size`: the data room (headroom included) of
+    /// each mbuf of the pktmbuf pool `mp`.
+    pub fn mw_pktmbuf_data_room_size(mp: *mut rte_mempool) -> u16;
+
     /// `rte_get_tsc_cycles`: the TSC (rdtsc).
     pub safe fn mw_get_tsc_cycles() -> u64;
 

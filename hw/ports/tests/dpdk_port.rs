@@ -76,6 +76,7 @@ mod with_dpdk {
                     queues: 1,
                     cache: 32,
                     extra_mbufs: 256,
+                    ..StartOptions::default()
                 },
             )
             .expect("start ring ports");
@@ -408,7 +409,7 @@ mod with_dpdk {
             ETHERTYPE_MW,
             &payload(4, 40)
         )));
-        // Two segments.
+        // Two segments: made one (the first has the tailroom) and taken.
         let first = pool.mbuf_from(&ok[..30]).unwrap();
         let second = pool.mbuf_from(&ok[30..]).unwrap();
         let p = first.as_ptr();
@@ -423,12 +424,24 @@ mod with_dpdk {
         }
         assert_eq!(first.nb_segs(), 2);
         host.send(first).unwrap();
+        // Two segments too long for one mbuf: refused.
+        let big = frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(5, 1486));
+        let first = pool.mbuf_from(&big).unwrap();
+        let second = pool.mbuf_from(&big).unwrap();
+        let p = first.as_ptr();
+        // SAFETY: as above.
+        unsafe {
+            ports::dpdk::sys::mw_pktmbuf_chain(p, second.into_raw().as_ptr());
+        }
+        assert_eq!(first.pkt_len(), 3000);
+        host.send(first).unwrap();
         assert!(host.send_frame(&ok));
 
-        let got = rx_n(|b| router.rx_burst(b), 2);
-        assert_eq!(got.len(), 2, "only the two MessageWay frames");
+        let got = rx_n(|b| router.rx_burst(b), 3);
+        assert_eq!(got.len(), 3, "only the three MessageWay frames");
         for m in &got {
             assert_eq!(m.data(), &ok[14..]);
+            assert_eq!(m.nb_segs(), 1);
         }
         let mut b = Burst::new();
         router.rx_burst(&mut b);
@@ -436,11 +449,12 @@ mod with_dpdk {
         drop(got);
 
         let st = router.stats().unwrap();
-        assert_eq!(st.ipackets, 10, "the device saw every frame");
+        assert_eq!(st.ipackets, 11, "the device saw every frame");
         assert_eq!(st.rx_not_mw, 4, "IPv4, IPv6, tagged ARP, Q-in-Q");
         assert_eq!(st.rx_runt, 2);
         assert_eq!(st.rx_not_for_us, 1);
-        assert_eq!(st.rx_multiseg, 1);
+        assert_eq!(st.rx_linearized, 1);
+        assert_eq!(st.rx_multiseg, 1, "the chain too long for one mbuf");
         assert_eq!(pool.avail_count(), base, "refused frames are freed");
     }
 

@@ -218,6 +218,23 @@ impl Eal {
     pub fn lcore_count(&self) -> u32 {
         self.lcores
     }
+
+    /// Creates the virtual device `name` with the driver arguments `args`
+    /// (what `--vdev=name,args` does at start-up, e.g. `("net_null7",
+    /// "no-rx=1")`), and returns its ethdev name for [`PortSpec::new`]
+    /// (crate::dpdk::PortSpec). For tests and benchmarks: a vdev name can be
+    /// used once per process.
+    pub fn create_vdev(&self, name: &str, args: &str) -> Result<String, DpdkError> {
+        let cname = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;
+        let cargs = CString::new(args).map_err(|_| DpdkError::BadArgument(args.into()))?;
+        // SAFETY: EAL is initialised (`self` exists); both are valid C
+        // strings for the duration of the call.
+        let rc = unsafe { sys::rte_vdev_init(cname.as_ptr(), cargs.as_ptr()) };
+        if rc != 0 {
+            return Err(super::eal::rc_error("rte_vdev_init", name, rc));
+        }
+        Ok(name.to_string())
+    }
 }
 
 /// The calling thread's lcore id, `None` when it has none (neither an EAL

@@ -10,7 +10,7 @@ use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, rc_error};
 use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
-use crate::{BURST, Burst, PacketBuf, Port};
+use crate::{BURST, Burst, Port};
 use rrp::LinkKind;
 use rrp::NativeAddr;
 
@@ -98,6 +98,9 @@ pub struct StartOptions {
     /// Mbufs added to each pool beyond what the rings, bursts and caches
     /// hold (packets queued in software, injections, test traffic).
     pub extra_mbufs: u32,
+    /// Replicate group packets as mbuf chains (zero copy) on the devices
+    /// that transmit chains ([`Replication`]); `false`: copies everywhere.
+    pub chains: bool,
 }
 
 impl Default for StartOptions {
@@ -106,8 +109,98 @@ impl Default for StartOptions {
             queues: 1,
             cache: 256,
             extra_mbufs: 1024,
+            chains: true,
         }
     }
+}
+
+/// `RTE_ETH_TX_OFFLOAD_MULTI_SEGS` (a function-like macro in C, so not in
+/// the bindings): the driver transmits mbuf chains.
+pub const TX_OFFLOAD_MULTI_SEGS: u64 = 1 << 15;
+
+/// Drivers of DPDK 22.11 that transmit mbuf chains correctly without
+/// advertising [`TX_OFFLOAD_MULTI_SEGS`] (checked in their 22.11 sources and
+/// by tests/dpdk_replicate.rs):
+///
+/// - `net_null`: `eth_null_tx` counts `pkt_len` and frees each chain with
+///   `rte_pktmbuf_free` (its `copy=1` mode copies `size` bytes from the first
+///   segment into a dummy buffer: wrong bytes, but inside the header mbuf's
+///   buffer, and the PMD is a sink);
+/// - `net_pcap`: its transmit paths read each chain with `rte_pktmbuf_read`
+///   (into a snap-length buffer) before writing or sending it, and the
+///   rx-only variant (`eth_tx_drop`) frees chains.
+///
+/// `net_ring`, `net_memif`, `net_af_packet` and `net_tap` advertise the flag
+/// in 22.11; `net_af_xdp` neither advertises it nor copies more than the
+/// first segment: copies there, as for every other driver without the flag.
+pub const CHAINING_DRIVERS: [&str; 2] = ["net_null", "net_pcap"];
+
+/// How a [`DpdkPort`] makes the copies of a group packet
+/// ([`Port::replicate`]): decided per device when it is started, from its
+/// driver's transmit capabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replication {
+    /// Chains, header mbuf then an indirect clone of the packet (no copy of
+    /// the payload); the driver advertises [`TX_OFFLOAD_MULTI_SEGS`], which
+    /// is enabled on the device.
+    ChainOffload,
+    /// Chains, on a driver that transmits them without advertising it
+    /// ([`CHAINING_DRIVERS`]).
+    ChainDriver,
+    /// A copy of the packet in one mbuf: the driver may not transmit
+    /// chains, or [`StartOptions::chains`] is off.
+    Copy,
+}
+
+impl Replication {
+    /// The mode for a device of `driver` with transmit capabilities
+    /// `tx_offload_capa`, when chains are wanted (`chains`).
+    pub fn for_driver(driver: &str, tx_offload_capa: u64, chains: bool) -> Replication {
+        if !chains {
+            Replication::Copy
+        } else if tx_offload_capa & TX_OFFLOAD_MULTI_SEGS != 0 {
+            Replication::ChainOffload
+        } else if CHAINING_DRIVERS.contains(&driver) {
+            Replication::ChainDriver
+        } else {
+            Replication::Copy
+        }
+    }
+
+    /// Whether replicas are chains.
+    pub fn chains(self) -> bool {
+        self != Replication::Copy
+    }
+
+    /// For logs: "chain (MULTI_SEGS offload)", ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            Replication::ChainOffload => "chain (tx offload MULTI_SEGS)",
+            Replication::ChainDriver => "chain (driver transmits chains)",
+            Replication::Copy => "copy",
+        }
+    }
+}
+
+impl std::fmt::Display for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// Group packets shorter than this (the MessageWay packet, without its
+/// Ethernet header) are replicated by copy even on chaining ports: their
+/// frame needs padding after the packet, which a replica sharing the
+/// packet's buffer cannot write.
+pub const CHAIN_MIN_LEN: usize = MIN_FRAME - ETH_HLEN;
+
+/// The pools a chaining port's replicas come from: header mbufs (data room
+/// `2 × RTE_PKTMBUF_HEADROOM`, as DPDK's `ipv4_multicast`) and indirect
+/// mbufs (no data room).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ChainPools {
+    headers: Pool,
+    clones: Pool,
 }
 
 /// Per-queue software counters of a [`DpdkPort`]: frames the port dropped
@@ -119,6 +212,10 @@ struct QueueCounters {
     runt: AtomicU64,
     multiseg: AtomicU64,
     not_for_us: AtomicU64,
+    linearized: AtomicU64,
+    unshared: AtomicU64,
+    replicas_chained: AtomicU64,
+    replicas_copied: AtomicU64,
 }
 
 #[inline(always)]
@@ -154,11 +251,28 @@ pub struct PortStats {
     pub rx_not_mw: u64,
     /// Frames dropped by the backend: shorter than their Ethernet header.
     pub rx_runt: u64,
-    /// Frames dropped by the backend: spread over several segments.
+    /// Frames dropped by the backend: spread over several segments (or
+    /// sharing their buffer) and too long for one mbuf of the port's pool,
+    /// or no mbuf was free to copy them into.
     pub rx_multiseg: u64,
     /// Frames dropped by the backend: unicast to another MAC (seen in
     /// promiscuous mode).
     pub rx_not_for_us: u64,
+    /// Chains received (e.g. another port's multicast replicas over an
+    /// in-process ring, or memif) and made one segment before the engine
+    /// saw them: in place (`rte_pktmbuf_linearize`) when the first segment
+    /// had the room, else copied into a new mbuf.
+    pub rx_linearized: u64,
+    /// Single-segment frames whose buffer was shared (an mbuf with
+    /// references from clones, or an indirect one: the original of a
+    /// replicated packet passed by pointer), copied before the engine writes
+    /// into them.
+    pub rx_unshared: u64,
+    /// Multicast replicas made as chains (zero copy), see [`Replication`].
+    pub replicas_chained: u64,
+    /// Multicast replicas made as copies (copying ports, packets shorter
+    /// than [`CHAIN_MIN_LEN`], or a chain pool ran empty).
+    pub replicas_copied: u64,
 }
 
 /// What the queues of one ethdev share.
@@ -169,6 +283,9 @@ struct Inner {
     socket: i32,
     mac: [u8; 6],
     pool: Pool,
+    driver: String,
+    replication: Replication,
+    chain: Option<ChainPools>,
     queues: u16,
     taken: Box<[AtomicBool]>,
     counters: Box<[QueueCounters]>,
@@ -243,6 +360,12 @@ impl Eal {
     /// two more), plus `opts.extra_mbufs`, rounded up to `2^k - 1`. Data room:
     /// `RTE_PKTMBUF_HEADROOM` + the largest frame of the ports' MTUs (header,
     /// one VLAN tag and FCS included), at least DPDK's default 2048.
+    ///
+    /// Ports that replicate group packets as chains ([`Replication`]) share
+    /// two more pools per socket, header mbufs and indirect mbufs, each of
+    /// `queues × (tx_ring + 2 × BURST)` per such port plus the same cache and
+    /// extra allowance: a replica holds one of each until its driver frees
+    /// it.
     pub fn start_ports(
         &self,
         specs: &[PortSpec],
@@ -267,12 +390,26 @@ impl Eal {
             .iter()
             .map(|&id| unsafe { sys::rte_eth_dev_socket_id(id) }.max(sys::SOCKET_ID_ANY))
             .collect();
+        let infos = specs
+            .iter()
+            .zip(&ids)
+            .map(|(s, &id)| dev_info(id, &s.device))
+            .collect::<Result<Vec<_>, _>>()?;
+        let modes: Vec<Replication> = infos
+            .iter()
+            .map(|i| Replication::for_driver(&i.driver, i.tx_offload_capa, opts.chains))
+            .collect();
 
-        // One pool per socket in use.
+        // One pool per socket in use (and chain pools where ports chain).
         let mut need: BTreeMap<i32, u64> = BTreeMap::new();
-        for (s, &sock) in specs.iter().zip(&sockets) {
+        let mut need_chain: BTreeMap<i32, u64> = BTreeMap::new();
+        for ((s, &sock), mode) in specs.iter().zip(&sockets).zip(&modes) {
             let per_queue = u64::from(s.rx_ring) + u64::from(s.tx_ring) + 2 * BURST as u64;
             *need.entry(sock).or_default() += u64::from(opts.queues) * per_queue;
+            if mode.chains() {
+                let per_queue = u64::from(s.tx_ring) + 2 * BURST as u64;
+                *need_chain.entry(sock).or_default() += u64::from(opts.queues) * per_queue;
+            }
         }
         let cachers = u64::from(self.lcore_count()) + u64::from(opts.queues) + 2;
         let frame = specs.iter().map(|s| max_frame(s.mtu)).max().unwrap_or(0);
@@ -280,40 +417,110 @@ impl Eal {
         let data_room = u16::try_from(data_room).map_err(|_| {
             DpdkError::Config(format!("frames of {frame} bytes do not fit an mbuf"))
         })?;
+        let size = |n: u64| {
+            let n = n + cachers * u64::from(opts.cache) * 3 / 2 + u64::from(opts.extra_mbufs);
+            u32::try_from((n + 1).next_power_of_two() - 1)
+                .map_err(|_| DpdkError::Config(format!("a pool of {n} mbufs is too large")))
+        };
         let mut pools = BTreeMap::new();
         for (&sock, &n) in &need {
-            let n = n + cachers * u64::from(opts.cache) * 3 / 2 + u64::from(opts.extra_mbufs);
-            let n = u32::try_from((n + 1).next_power_of_two() - 1)
-                .map_err(|_| DpdkError::Config(format!("a pool of {n} mbufs is too large")))?;
             let seq = POOL_SEQ.fetch_add(1, Ordering::Relaxed);
             let name = format!("mw{seq}s{}", sock.max(-1));
-            let pool = Pool::create(self, &name, n, opts.cache, data_room, sock)?;
+            let pool = Pool::create(self, &name, size(n)?, opts.cache, data_room, sock)?;
             pools.insert(sock, pool);
+        }
+        let mut chain_pools = BTreeMap::new();
+        for (&sock, &n) in &need_chain {
+            let seq = POOL_SEQ.fetch_add(1, Ordering::Relaxed);
+            let n = size(n)?;
+            let hdr_room = 2 * sys::RTE_PKTMBUF_HEADROOM as u16;
+            let headers = Pool::create(
+                self,
+                &format!("mw{seq}h{}", sock.max(-1)),
+                n,
+                opts.cache,
+                hdr_room,
+                sock,
+            )?;
+            let clones = Pool::create(
+                self,
+                &format!("mw{seq}c{}", sock.max(-1)),
+                n,
+                opts.cache,
+                0,
+                sock,
+            )?;
+            chain_pools.insert(sock, ChainPools { headers, clones });
         }
 
         let mut out = Vec::with_capacity(specs.len());
-        for ((s, &id), &sock) in specs.iter().zip(&ids).zip(&sockets) {
-            out.push(Ethdev::start(s, id, sock, pools[&sock], opts.queues)?);
+        for (i, ((s, &id), &sock)) in specs.iter().zip(&ids).zip(&sockets).enumerate() {
+            let mode = modes[i];
+            let chain = if mode.chains() {
+                chain_pools.get(&sock).copied()
+            } else {
+                None
+            };
+            out.push(Ethdev::start(
+                s,
+                id,
+                sock,
+                pools[&sock],
+                opts.queues,
+                &infos[i],
+                mode,
+                chain,
+            )?);
         }
         Ok(out)
     }
 }
 
+/// What [`Eal::start_ports`] reads of a device before configuring it.
+#[derive(Debug, Clone)]
+struct DevInfo {
+    info: sys::rte_eth_dev_info,
+    driver: String,
+    tx_offload_capa: u64,
+}
+
+fn dev_info(id: u16, dev: &str) -> Result<DevInfo, DpdkError> {
+    let mut info = sys::rte_eth_dev_info::default();
+    // SAFETY: valid port id; `info` is a valid out-pointer.
+    let rc = unsafe { sys::rte_eth_dev_info_get(id, &mut info) };
+    if rc != 0 {
+        return Err(rc_error("rte_eth_dev_info_get", dev, rc));
+    }
+    let driver = if info.driver_name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a non-null driver name is a NUL-terminated string of the
+        // driver, which lives as long as the process.
+        unsafe { CStr::from_ptr(info.driver_name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Ok(DevInfo {
+        tx_offload_capa: info.tx_offload_capa,
+        info,
+        driver,
+    })
+}
+
 impl Ethdev {
+    #[allow(clippy::too_many_arguments)]
     fn start(
         spec: &PortSpec,
         id: u16,
         socket: i32,
         pool: Pool,
         queues: u16,
+        dev_info: &DevInfo,
+        replication: Replication,
+        chain: Option<ChainPools>,
     ) -> Result<Ethdev, DpdkError> {
         let dev = spec.device.as_str();
-        let mut info = sys::rte_eth_dev_info::default();
-        // SAFETY: valid port id; `info` is a valid out-pointer.
-        let rc = unsafe { sys::rte_eth_dev_info_get(id, &mut info) };
-        if rc != 0 {
-            return Err(rc_error("rte_eth_dev_info_get", dev, rc));
-        }
+        let info = &dev_info.info;
         if queues > info.max_rx_queues || queues > info.max_tx_queues {
             return Err(DpdkError::Config(format!(
                 "{dev}: {queues} queues asked, the device has {} rx / {} tx",
@@ -322,6 +529,9 @@ impl Ethdev {
         }
         let mut conf = sys::rte_eth_conf::default();
         conf.rxmode.mtu = spec.mtu.map_or(0, u32::from);
+        if replication == Replication::ChainOffload {
+            conf.txmode.offloads |= TX_OFFLOAD_MULTI_SEGS;
+        }
         // SAFETY: valid port id, stopped (never started, or closed and
         // re-probed); `conf` lives across the call.
         let rc = unsafe { sys::rte_eth_dev_configure(id, queues, queues, &conf) };
@@ -335,6 +545,9 @@ impl Ethdev {
             socket,
             mac: [0; 6],
             pool,
+            driver: dev_info.driver.clone(),
+            replication,
+            chain,
             queues,
             taken: (0..queues).map(|_| AtomicBool::new(false)).collect(),
             counters: (0..queues).map(|_| QueueCounters::default()).collect(),
@@ -451,6 +664,17 @@ impl Ethdev {
         self.0.queues
     }
 
+    /// The device's driver (`rte_eth_dev_info.driver_name`: `net_null`,
+    /// `net_ice`, ...).
+    pub fn driver(&self) -> &str {
+        &self.0.driver
+    }
+
+    /// How its ports make multicast replicas.
+    pub fn replication(&self) -> Replication {
+        self.0.replication
+    }
+
     fn take(&self, queue: u16) -> Result<(), DpdkError> {
         let port = self.0.port_id;
         let t = self.0.taken.get(queue as usize).ok_or_else(|| {
@@ -476,6 +700,7 @@ impl Ethdev {
             own: mac_word(self.0.mac),
             eth_tail: eth_tail(self.0.mac),
             pool: self.0.pool,
+            chain: self.0.chain,
             dev: self.clone(),
         })
     }
@@ -521,6 +746,10 @@ impl Ethdev {
             st.rx_runt += c.runt.load(Ordering::Relaxed);
             st.rx_multiseg += c.multiseg.load(Ordering::Relaxed);
             st.rx_not_for_us += c.not_for_us.load(Ordering::Relaxed);
+            st.rx_linearized += c.linearized.load(Ordering::Relaxed);
+            st.rx_unshared += c.unshared.load(Ordering::Relaxed);
+            st.replicas_chained += c.replicas_chained.load(Ordering::Relaxed);
+            st.replicas_copied += c.replicas_copied.load(Ordering::Relaxed);
         }
         Ok(st)
     }
@@ -542,14 +771,15 @@ pub(crate) fn device_name(id: u16) -> Option<String> {
 
 /// Receives up to the free room of `out` from (port, queue) with one
 /// `rte_eth_rx_burst` written straight into `out`'s spare capacity; each
-/// new mbuf is passed to `keep`, which returns false to have it freed.
-/// The kept ones stay in order.
+/// new mbuf is passed to `keep`, which returns the mbuf to keep (itself or
+/// a replacement) or `None` when it disposed of it (freed it). The kept ones
+/// stay in order.
 #[inline(always)]
 fn rx_into(
     port: u16,
     queue: u16,
     out: &mut Burst<Mbuf>,
-    mut keep: impl FnMut(*mut sys::rte_mbuf) -> bool,
+    mut keep: impl FnMut(*mut sys::rte_mbuf) -> Option<*mut sys::rte_mbuf>,
 ) -> usize {
     let have = out.len();
     let room = BURST - have;
@@ -569,13 +799,10 @@ fn rx_into(
     for i in 0..n {
         // SAFETY: the driver wrote n valid mbuf pointers at base[..n].
         let m = unsafe { *base.add(i) };
-        if keep(m) {
+        if let Some(m) = keep(m) {
             // SAFETY: kept <= i < n <= room: inside the spare capacity.
             unsafe { *base.add(kept) = m };
             kept += 1;
-        } else {
-            // SAFETY: the driver handed us this mbuf; nobody else has it.
-            unsafe { sys::mw_pktmbuf_free(m) };
         }
     }
     // SAFETY: slots have..have + kept hold owned, non-null mbuf pointers,
@@ -625,6 +852,8 @@ pub struct DpdkPort {
     /// its MAC and EtherType 0x88B5.
     eth_tail: [u8; 8],
     pool: Pool,
+    /// Where chained replicas come from (`None`: this port copies).
+    chain: Option<ChainPools>,
     dev: Ethdev,
 }
 
@@ -634,13 +863,68 @@ impl Drop for DpdkPort {
     }
 }
 
-/// Why [`decap`] refused a frame.
+/// Why [`decap`] (or [`private_copy`]) refused a frame.
 enum Refused {
     NotMw,
     Runt,
     Multiseg,
     NotForUs,
 }
+
+/// Whether the engine may not take `m` as it is: a chain, or a buffer that
+/// others share (a reference count above 1, or an indirect mbuf), into
+/// which the engine's EI update would write. Never true of what a NIC
+/// delivers; true of multicast replicas and their originals passed by
+/// pointer (in-process rings) or of chains from memif.
+#[inline(always)]
+fn shared_or_chained(m: &sys::rte_mbuf) -> bool {
+    m.nb_segs != 1 || m.refcnt != 1 || m.ol_flags & sys::RTE_MBUF_F_INDIRECT != 0
+}
+
+/// What [`private_copy`] did.
+enum Private {
+    Linearized,
+    Unshared,
+}
+
+/// Makes a received chain or shared mbuf one private segment: a chain whose
+/// first segment is its own (direct, one reference) and has the tailroom is
+/// linearized in place (`rte_pktmbuf_linearize`: the later segments are
+/// copied after the first and freed); anything else is copied into a new
+/// mbuf of `pool` with its receive flags, and freed. On failure `m` is
+/// freed and the frame refused (counted as multi-segment).
+#[cold]
+#[inline(never)]
+fn private_copy(
+    m: *mut sys::rte_mbuf,
+    pool: Pool,
+) -> Result<(*mut sys::rte_mbuf, Private), Refused> {
+    // SAFETY: `m` is a valid mbuf (chain) just received, owned by the
+    // caller, which gives it to this function.
+    let own = unsafe { Mbuf::from_raw(ptr::NonNull::new_unchecked(m)) };
+    let chain = own.nb_segs() != 1;
+    let how = if chain {
+        Private::Linearized
+    } else {
+        Private::Unshared
+    };
+    if chain && own.refcnt() == 1 && own.ol_flags() & NOT_OWN_BUFFER == 0 {
+        // SAFETY: a chain whose first segment's buffer is this mbuf's alone:
+        // the copy goes into that buffer's tailroom (checked by the call,
+        // which changes nothing when it is too small).
+        if unsafe { sys::mw_pktmbuf_linearize(own.as_ptr()) } == 0 {
+            return Ok((own.into_raw().as_ptr(), how));
+        }
+    }
+    match own.copy_into(pool) {
+        // `own` is dropped: the chain (or the reference) is freed.
+        Some(n) => Ok((n.into_raw().as_ptr(), how)),
+        None => Err(Refused::Multiseg),
+    }
+}
+
+/// `ol_flags` of an mbuf whose data buffer is not its own.
+const NOT_OWN_BUFFER: u64 = sys::RTE_MBUF_F_INDIRECT | sys::RTE_MBUF_F_EXTERNAL;
 
 /// Strips the Ethernet header (and one 802.1Q tag) of a received frame and
 /// records where the frame started (the source MAC stays there, in the
@@ -652,9 +936,7 @@ fn decap(m: *mut sys::rte_mbuf, own: u64) -> Result<(), Refused> {
     // SAFETY: `m` is a valid mbuf just received and owned by the caller;
     // nothing else borrows it while `mb` lives.
     let mb = unsafe { &mut *m };
-    if mb.nb_segs != 1 {
-        return Err(Refused::Multiseg);
-    }
+    debug_assert_eq!(mb.nb_segs, 1, "chains are made contiguous first");
     let len = mb.data_len as usize;
     if len < ETH_HLEN {
         return Err(Refused::Runt);
@@ -744,6 +1026,26 @@ impl DpdkPort {
     pub fn stats(&self) -> Result<PortStats, DpdkError> {
         self.dev.stats()
     }
+
+    /// How this port makes multicast replicas.
+    pub fn replication(&self) -> Replication {
+        self.dev.0.replication
+    }
+
+    /// The header and clone pools of a chaining port (statistics, tests).
+    pub fn chain_pools(&self) -> Option<(Pool, Pool)> {
+        self.chain.map(|c| (c.headers, c.clones))
+    }
+
+    /// A replica of `buf` as a copy in one mbuf of this port's pool.
+    #[cold]
+    #[inline(never)]
+    fn replicate_copy(&mut self, buf: &Mbuf) -> Option<Mbuf> {
+        let r = buf.copy_into(self.pool)?;
+        let q = &self.dev.0.counters[self.queue as usize];
+        bump(&q.replicas_copied, 1);
+        Some(r)
+    }
 }
 
 impl Port for DpdkPort {
@@ -755,25 +1057,53 @@ impl Port for DpdkPort {
     #[inline]
     fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
         let (mut not_mw, mut runt, mut multiseg, mut not_for_us) = (0, 0, 0, 0);
+        let (mut linearized, mut unshared) = (0, 0);
         let own = self.own;
-        rx_into(self.port_id, self.queue, out, |m| match decap(m, own) {
-            Ok(()) => true,
-            Err(r) => {
-                match r {
-                    Refused::NotMw => not_mw += 1,
-                    Refused::Runt => runt += 1,
-                    Refused::Multiseg => multiseg += 1,
-                    Refused::NotForUs => not_for_us += 1,
+        let pool = self.pool;
+        rx_into(self.port_id, self.queue, out, |m| {
+            // SAFETY: `m` is a valid mbuf just received; only read here.
+            let m = if shared_or_chained(unsafe { &*m }) {
+                match private_copy(m, pool) {
+                    Ok((p, Private::Linearized)) => {
+                        linearized += 1;
+                        p
+                    }
+                    Ok((p, Private::Unshared)) => {
+                        unshared += 1;
+                        p
+                    }
+                    Err(_) => {
+                        multiseg += 1;
+                        return None;
+                    }
                 }
-                false
+            } else {
+                m
+            };
+            match decap(m, own) {
+                Ok(()) => Some(m),
+                Err(r) => {
+                    match r {
+                        Refused::NotMw => not_mw += 1,
+                        Refused::Runt => runt += 1,
+                        Refused::Multiseg => multiseg += 1,
+                        Refused::NotForUs => not_for_us += 1,
+                    }
+                    // SAFETY: the driver (or private_copy) handed us this
+                    // mbuf; nobody else has it.
+                    unsafe { sys::mw_pktmbuf_free(m) };
+                    None
+                }
             }
         });
-        if not_mw + runt + multiseg + not_for_us != 0 {
+        if not_mw + runt + multiseg + not_for_us + linearized + unshared != 0 {
             let c = &self.dev.0.counters[self.queue as usize];
             bump(&c.not_mw, not_mw);
             bump(&c.runt, runt);
             bump(&c.multiseg, multiseg);
             bump(&c.not_for_us, not_for_us);
+            bump(&c.linearized, linearized);
+            bump(&c.unshared, unshared);
         }
     }
 
@@ -792,11 +1122,32 @@ impl Port for DpdkPort {
             None if dst.is_empty() => &BROADCAST,
             None => return false,
         };
-        let short = buf.len() + ETH_HLEN < MIN_FRAME;
+        // The whole packet's length: a replica's first segment is an empty
+        // header mbuf (the packet is in the next one).
+        let short = buf.pkt_len() + ETH_HLEN < MIN_FRAME;
         if short && (buf.headroom() < ETH_HLEN || !buf.pad_to(MIN_FRAME - ETH_HLEN)) {
             return false;
         }
         buf.push_eth(dmac, self.eth_tail)
+    }
+
+    /// A replica of `buf` for this port: on a chaining port
+    /// ([`Replication`]) a header mbuf chained to an indirect clone of the
+    /// packet (no payload copy; [`Mbuf::clone_chain`]), else, and for
+    /// packets shorter than [`CHAIN_MIN_LEN`] or when a chain pool is empty,
+    /// a copy in one mbuf of this port's pool. Counted in
+    /// [`PortStats::replicas_chained`] / [`PortStats::replicas_copied`].
+    #[inline]
+    fn replicate(&mut self, buf: &Mbuf) -> Option<Mbuf> {
+        if let Some(c) = self.chain
+            && buf.pkt_len() >= CHAIN_MIN_LEN
+            && let Some(r) = buf.clone_chain(c.headers, c.clones)
+        {
+            let q = &self.dev.0.counters[self.queue as usize];
+            bump(&q.replicas_chained, 1);
+            return Some(r);
+        }
+        self.replicate_copy(buf)
     }
 
     #[inline]
@@ -846,7 +1197,7 @@ impl RawQueue {
     pub fn rx_burst(&mut self, out: &mut Burst<Mbuf>) -> usize {
         rx_into(self.port_id, self.queue, out, |m| {
             set_frame_start_raw(m, None);
-            true
+            Some(m)
         })
     }
 

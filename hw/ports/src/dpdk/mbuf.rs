@@ -152,6 +152,14 @@ impl Pool {
         unsafe { (*self.0.as_ptr()).size }
     }
 
+    /// The data room of each mbuf, headroom included
+    /// (`rte_pktmbuf_data_room_size`).
+    pub fn data_room(&self) -> u16 {
+        // SAFETY: the pool is a live pktmbuf pool (its private area holds the
+        // data room size, set at creation).
+        unsafe { sys::mw_pktmbuf_data_room_size(self.0.as_ptr()) }
+    }
+
     /// The NUMA socket the pool's memory is on (`-1`: any).
     pub fn socket(&self) -> i32 {
         // SAFETY: as for `size`.
@@ -203,9 +211,13 @@ pub fn free_burst(bufs: &mut Burst<Mbuf>) {
 /// The [`PacketBuf`] view is the first segment's data (`mtod` and
 /// `data_len`), read straight from the `rte_mbuf` fields (bindgen's layout
 /// assertions pin their offsets; a test checks them against the C
-/// accessors). A [`DpdkPort`](super::DpdkPort) only ever hands out
-/// single-segment mbufs (it drops multi-segment frames on receive and never
-/// chains), so that view is the whole packet; the growth operations use the
+/// accessors). A [`DpdkPort`](super::DpdkPort) hands the engine
+/// single-segment mbufs only (it makes received chains contiguous, or drops
+/// them), so that view is the whole packet; the one chain it makes is a
+/// multicast replica ([`Port::replicate`](crate::Port::replicate): an empty
+/// header mbuf, then an indirect clone of the packet), whose view is the
+/// header alone until [`Port::encap`](crate::Port::encap) writes the
+/// Ethernet header there. The growth operations of chains use the
 /// `rte_pktmbuf_*` functions (through the C shim).
 #[repr(transparent)]
 pub struct Mbuf(NonNull<sys::rte_mbuf>);
@@ -290,10 +302,102 @@ impl Mbuf {
     }
 
     /// Bytes of the whole chain (`pkt_len`).
+    #[inline(always)]
     pub fn pkt_len(&self) -> usize {
         self.raw().pkt_len as usize
     }
 
+    /// The reference count of this mbuf (`rte_mbuf_refcnt_read`): above 1
+    /// while indirect mbufs ([`Mbuf::clone_chain`]) share its buffer.
+    pub fn refcnt(&self) -> u16 {
+        self.raw().refcnt
+    }
+
+    /// Whether this mbuf is indirect: its data is another mbuf's buffer
+    /// (`RTE_MBUF_F_INDIRECT`).
+    pub fn is_indirect(&self) -> bool {
+        self.raw().ol_flags & sys::RTE_MBUF_F_INDIRECT != 0
+    }
+
+    /// The next segment of the chain, if any (still owned by `self`).
+    pub fn next_segment(&self) -> Option<&Mbuf> {
+        let next = &self.raw().next;
+        if next.is_null() {
+            return None;
+        }
+        // SAFETY: `Mbuf` is a transparent non-null mbuf pointer and `next`
+        // is a non-null pointer field of this owned mbuf, valid as long as
+        // `self` (the chain's segments are freed with its head).
+        Some(unsafe { &*(next as *const *mut sys::rte_mbuf).cast::<Mbuf>() })
+    }
+
+    /// Every byte of the chain, copied (tests and tools; the forwarding path
+    /// never reads chains).
+    pub fn chain_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.pkt_len());
+        let mut seg = Some(self);
+        while let Some(m) = seg {
+            v.extend_from_slice(m.data());
+            seg = m.next_segment();
+        }
+        v
+    }
+
+    /// A replica of this single-segment packet without copying it (what
+    /// DPDK's `ipv4_multicast` example does): an empty mbuf from `headers`
+    /// (with the default headroom, where [`Mbuf::push_eth`] writes a
+    /// header), chained to an indirect mbuf from `clones` that
+    /// `rte_pktmbuf_clone` attaches to this packet's data (a reference on
+    /// this mbuf's buffer, given back when the replica is freed). `None`
+    /// when either pool is empty or `self` is a chain.
+    ///
+    /// The packet's bytes are then shared: neither this mbuf's data nor the
+    /// replica's may be written (moving `self`'s start and end, and
+    /// prepending into its headroom, are fine: the clone keeps its own
+    /// offsets and length).
+    #[inline]
+    pub fn clone_chain(&self, headers: Pool, clones: Pool) -> Option<Mbuf> {
+        if self.raw().nb_segs != 1 {
+            return None;
+        }
+        let h = headers.alloc()?;
+        // SAFETY: `self` is a valid single-segment pktmbuf and `clones` a
+        // live pktmbuf pool. The call allocates an indirect mbuf, attaches it
+        // to `self`'s buffer and raises `self`'s reference count (a field
+        // of the mbuf, not of any Rust object borrowed here).
+        let c = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), clones.as_ptr()) };
+        // `h` is dropped (freed) when the clone pool is empty.
+        let c = NonNull::new(c)?;
+        let hm = h.as_ptr();
+        // SAFETY: `h` and `c` are valid mbufs that this function owns; `h`
+        // takes `c` as its second (and last) segment, as rte_pktmbuf_chain
+        // does (next, nb_segs, pkt_len), and frees it with itself.
+        unsafe {
+            (*hm).next = c.as_ptr();
+            (*hm).nb_segs = 1 + (*c.as_ptr()).nb_segs;
+            (*hm).pkt_len = u32::from((*hm).data_len) + (*c.as_ptr()).pkt_len;
+        }
+        Some(h)
+    }
+
+    /// A copy of this packet (every segment) in one mbuf of `pool`, with
+    /// its receive flags; `None` when the pool is empty or the bytes do not
+    /// fit one mbuf.
+    pub fn copy_into(&self, pool: Pool) -> Option<Mbuf> {
+        let len = self.pkt_len();
+        let mut n = pool.alloc()?;
+        let dst = n.append(len)?;
+        let mut at = 0;
+        let mut seg = Some(self);
+        while let Some(m) = seg {
+            let d = m.data();
+            dst[at..at + d.len()].copy_from_slice(d);
+            at += d.len();
+            seg = m.next_segment();
+        }
+        n.set_rx_flags(self.ol_flags());
+        Some(n)
+    }
     /// The pool the mbuf returns to.
     pub fn pool(&self) -> Option<Pool> {
         NonNull::new(self.raw().pool).map(Pool)
@@ -363,7 +467,7 @@ impl Mbuf {
         }
     }
 
-    /// Prepends an Ethernet header to the single-segment data: `dmac`, then
+    /// Prepends an Ethernet header to the first segment's data: `dmac`, then
     /// `tail` (source MAC and EtherType), and clears the receive-error flags
     /// ([`RX_ERROR_FLAGS`]). Two stores and the length fields, no call: the
     /// forwarding path's encapsulation. False, with nothing changed, when
