@@ -134,6 +134,30 @@ const void *mw_pktmbuf_read(const struct rte_mbuf *m, uint32_t off,
 	return rte_pktmbuf_read(m, off, len, buf);
 }
 
+struct rte_mbuf *mw_pktmbuf_header_clone(struct rte_mbuf *md,
+					 struct rte_mempool *headers,
+					 struct rte_mempool *clones)
+{
+	struct rte_mbuf *h, *mi;
+
+	if (unlikely(md->nb_segs != 1))
+		return NULL;
+	h = rte_pktmbuf_alloc(headers);
+	if (unlikely(h == NULL))
+		return NULL;
+	mi = rte_pktmbuf_alloc(clones);
+	if (unlikely(mi == NULL)) {
+		rte_pktmbuf_free(h);
+		return NULL;
+	}
+	/* What rte_pktmbuf_clone does for one segment, inline. */
+	rte_pktmbuf_attach(mi, md);
+	h->next = mi;
+	h->nb_segs = 2;
+	h->pkt_len = h->data_len + mi->pkt_len;
+	return h;
+}
+
 uint16_t mw_pktmbuf_data_room_size(struct rte_mempool *mp)
 {
 	return rte_pktmbuf_data_room_size(mp);

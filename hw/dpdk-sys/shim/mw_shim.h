@@ -47,6 +47,9 @@ int mw_pktmbuf_chain(struct rte_mbuf *head, struct rte_mbuf *tail);
 int mw_pktmbuf_linearize(struct rte_mbuf *m);
 const void *mw_pktmbuf_read(const struct rte_mbuf *m, uint32_t off,
 			    uint32_t len, void *buf);
+struct rte_mbuf *mw_pktmbuf_header_clone(struct rte_mbuf *md,
+					 struct rte_mempool *headers,
+					 struct rte_mempool *clones);
 uint16_t mw_pktmbuf_data_room_size(struct rte_mempool *mp);
 
 /* time, lcores, errno */

@@ -132,6 +132,7 @@ fn shim_signatures_match_the_header() {
     same!(mw_pktmbuf_chain, _, _);
     same!(mw_pktmbuf_linearize, _);
     same!(mw_pktmbuf_read, _, _, _, _);
+    same!(mw_pktmbuf_header_clone, _, _, _);
     same!(mw_pktmbuf_data_room_size, _);
     same!(mw_get_tsc_cycles);
     same!(mw_get_tsc_hz);

@@ -125,6 +125,18 @@ unsafe extern "C" {
         buf: *mut c_void,
     ) -> *const c_void;
 
+    /// A multicast replica of the single-segment packet `md` (what DPDK's
+    /// `ipv4_multicast` builds in `mcast_out_pkt` with a clone): an empty
+    /// mbuf from `headers` chained to an indirect mbuf from `clones`
+    /// attached to `md`'s data (`rte_pktmbuf_attach`, which raises `md`'s
+    /// reference count), in one call; null when `md` is a chain or a pool
+    /// is empty (nothing allocated then).
+    pub fn mw_pktmbuf_header_clone(
+        md: *mut rte_mbuf,
+        headers: *mut rte_mempool,
+        clones: *mut rte_mempool,
+    ) -> *mut rte_mbuf;
+
     /// `rte_pktmbuf_data_room_size`: the data room (headroom included) of
     /// each mbuf of the pktmbuf pool `mp`.
     pub fn mw_pktmbuf_data_room_size(mp: *mut rte_mempool) -> u16;

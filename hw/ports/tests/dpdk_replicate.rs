@@ -26,8 +26,8 @@ mod with_dpdk {
     use std::time::{Duration, Instant};
 
     use ports::dpdk::{
-        CHAIN_MIN_LEN, DpdkPort, ETH_HLEN, ETHERTYPE_MW, Eal, Ethdev, MIN_FRAME, Mbuf, Pool,
-        PortSpec, Replication, StartOptions, ring_pair,
+        CHAIN_FROM_LEN, CHAIN_MIN_LEN, DpdkPort, ETH_HLEN, ETHERTYPE_MW, Eal, Ethdev, MIN_FRAME,
+        Mbuf, Pool, PortSpec, Replication, StartOptions, ring_pair,
     };
     use ports::{Burst, PacketBuf, Port};
     use rrp::NativeAddr;
@@ -65,12 +65,16 @@ mod with_dpdk {
         }
     }
 
+    /// Small pools; chains from the shortest packet that allows them, so
+    /// that small packets exercise chains too (the default copies packets
+    /// under `CHAIN_FROM_LEN`, tested on its own).
     fn small(chains: bool) -> StartOptions {
         StartOptions {
             queues: 1,
             cache: 32,
             extra_mbufs: 256,
             chains,
+            chain_min_len: 0,
         }
     }
 
@@ -385,6 +389,51 @@ mod with_dpdk {
         assert_eq!((st.replicas_chained, st.replicas_copied), (0, 1));
         assert_eq!(free_counts(&port), c0);
         assert_eq!(free_counts(&kport), k0);
+    }
+
+    #[test]
+    fn by_default_small_packets_are_copied() {
+        let Some(eal) = eal("ports::dpdk_replicate::by_default_small_packets_are_copied") else {
+            return;
+        };
+        let pair = ring_pair(eal, "dflt", 1, 256).unwrap();
+        let opts = StartOptions {
+            cache: 32,
+            extra_mbufs: 256,
+            ..StartOptions::default()
+        };
+        let devs = eal
+            .start_ports(
+                &[
+                    PortSpec::new(&pair.a).rings(256, 256),
+                    PortSpec::new(&pair.b).rings(256, 256),
+                ],
+                &opts,
+            )
+            .unwrap();
+        let mut port = devs[0].port(0).unwrap();
+        assert_eq!(port.chain_min_len(), CHAIN_FROM_LEN);
+        let below = port
+            .pool()
+            .mbuf_from(&packet(CHAIN_FROM_LEN - 8, 7))
+            .unwrap();
+        let at = port.pool().mbuf_from(&packet(CHAIN_FROM_LEN, 8)).unwrap();
+        let r1 = port.replicate(&below).unwrap();
+        let r2 = port.replicate(&at).unwrap();
+        assert_eq!((r1.nb_segs(), r2.nb_segs()), (1, 2));
+        drop((r1, r2, below, at, port, devs));
+        // A threshold under the padding minimum is raised to it.
+        let null = eal.create_vdev("net_null_dflt0", "no-rx=1").unwrap();
+        let devs = eal
+            .start_ports(
+                &[PortSpec::new(null).rings(256, 256)],
+                &StartOptions {
+                    chain_min_len: 10,
+                    ..opts
+                },
+            )
+            .unwrap();
+        assert_eq!(devs[0].port(0).unwrap().chain_min_len(), CHAIN_MIN_LEN);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, rc_error};
 use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
-use crate::{BURST, Burst, Port};
+use crate::{BURST, Burst, PacketBuf, Port};
 use rrp::LinkKind;
 use rrp::NativeAddr;
 
@@ -101,6 +101,12 @@ pub struct StartOptions {
     /// Replicate group packets as mbuf chains (zero copy) on the devices
     /// that transmit chains ([`Replication`]); `false`: copies everywhere.
     pub chains: bool,
+    /// On chaining devices, packets shorter than this are still copied
+    /// (never less than [`CHAIN_MIN_LEN`], which padding needs): a small
+    /// copy costs less than the two mbufs and the reference counting of a
+    /// chain (docs/performance.md "Multicast replication"). Default
+    /// [`CHAIN_FROM_LEN`].
+    pub chain_min_len: usize,
 }
 
 impl Default for StartOptions {
@@ -110,6 +116,7 @@ impl Default for StartOptions {
             cache: 256,
             extra_mbufs: 1024,
             chains: true,
+            chain_min_len: CHAIN_FROM_LEN,
         }
     }
 }
@@ -193,6 +200,11 @@ impl std::fmt::Display for Replication {
 /// frame needs padding after the packet, which a replica sharing the
 /// packet's buffer cannot write.
 pub const CHAIN_MIN_LEN: usize = MIN_FRAME - ETH_HLEN;
+
+/// The default [`StartOptions::chain_min_len`]: below this a copy was
+/// measured faster than a chain (engine-bench's DPDK multicast variants,
+/// docs/performance.md "Multicast replication").
+pub const CHAIN_FROM_LEN: usize = 640;
 
 /// The pools a chaining port's replicas come from: header mbufs (data room
 /// `2 × RTE_PKTMBUF_HEADROOM`, as DPDK's `ipv4_multicast`) and indirect
@@ -286,6 +298,7 @@ struct Inner {
     driver: String,
     replication: Replication,
     chain: Option<ChainPools>,
+    chain_min: usize,
     queues: u16,
     taken: Box<[AtomicBool]>,
     counters: Box<[QueueCounters]>,
@@ -470,6 +483,7 @@ impl Eal {
                 &infos[i],
                 mode,
                 chain,
+                opts.chain_min_len.max(CHAIN_MIN_LEN),
             )?);
         }
         Ok(out)
@@ -518,6 +532,7 @@ impl Ethdev {
         dev_info: &DevInfo,
         replication: Replication,
         chain: Option<ChainPools>,
+        chain_min: usize,
     ) -> Result<Ethdev, DpdkError> {
         let dev = spec.device.as_str();
         let info = &dev_info.info;
@@ -548,6 +563,7 @@ impl Ethdev {
             driver: dev_info.driver.clone(),
             replication,
             chain,
+            chain_min,
             queues,
             taken: (0..queues).map(|_| AtomicBool::new(false)).collect(),
             counters: (0..queues).map(|_| QueueCounters::default()).collect(),
@@ -701,6 +717,7 @@ impl Ethdev {
             eth_tail: eth_tail(self.0.mac),
             pool: self.0.pool,
             chain: self.0.chain,
+            chain_min: self.0.chain_min,
             dev: self.clone(),
         })
     }
@@ -854,6 +871,8 @@ pub struct DpdkPort {
     pool: Pool,
     /// Where chained replicas come from (`None`: this port copies).
     chain: Option<ChainPools>,
+    /// Packets shorter than this are copied ([`StartOptions::chain_min_len`]).
+    chain_min: usize,
     dev: Ethdev,
 }
 
@@ -1032,16 +1051,28 @@ impl DpdkPort {
         self.dev.0.replication
     }
 
+    /// Packets shorter than this are replicated by copy even when the port
+    /// chains ([`StartOptions::chain_min_len`], at least [`CHAIN_MIN_LEN`]).
+    pub fn chain_min_len(&self) -> usize {
+        self.chain_min
+    }
+
     /// The header and clone pools of a chaining port (statistics, tests).
     pub fn chain_pools(&self) -> Option<(Pool, Pool)> {
         self.chain.map(|c| (c.headers, c.clones))
     }
 
-    /// A replica of `buf` as a copy in one mbuf of this port's pool.
-    #[cold]
-    #[inline(never)]
+    /// A replica of `buf` as a copy in one mbuf of this port's pool (the
+    /// packet's bytes only: `encap` clears the receive flags anyway).
+    #[inline]
     fn replicate_copy(&mut self, buf: &Mbuf) -> Option<Mbuf> {
-        let r = buf.copy_into(self.pool)?;
+        let r = if buf.nb_segs() == 1 {
+            let mut r = self.pool.alloc()?;
+            r.append(buf.len())?.copy_from_slice(buf.data());
+            r
+        } else {
+            buf.copy_into(self.pool)?
+        };
         let q = &self.dev.0.counters[self.queue as usize];
         bump(&q.replicas_copied, 1);
         Some(r)
@@ -1134,13 +1165,13 @@ impl Port for DpdkPort {
     /// A replica of `buf` for this port: on a chaining port
     /// ([`Replication`]) a header mbuf chained to an indirect clone of the
     /// packet (no payload copy; [`Mbuf::clone_chain`]), else, and for
-    /// packets shorter than [`CHAIN_MIN_LEN`] or when a chain pool is empty,
-    /// a copy in one mbuf of this port's pool. Counted in
+    /// packets shorter than [`StartOptions::chain_min_len`] or when a chain
+    /// pool is empty, a copy in one mbuf of this port's pool. Counted in
     /// [`PortStats::replicas_chained`] / [`PortStats::replicas_copied`].
     #[inline]
     fn replicate(&mut self, buf: &Mbuf) -> Option<Mbuf> {
         if let Some(c) = self.chain
-            && buf.pkt_len() >= CHAIN_MIN_LEN
+            && buf.pkt_len() >= self.chain_min
             && let Some(r) = buf.clone_chain(c.headers, c.clones)
         {
             let q = &self.dev.0.counters[self.queue as usize];

@@ -297,6 +297,7 @@ impl Mbuf {
     }
 
     /// Segments in the chain.
+    #[inline(always)]
     pub fn nb_segs(&self) -> u16 {
         self.raw().nb_segs
     }
@@ -309,12 +310,14 @@ impl Mbuf {
 
     /// The reference count of this mbuf (`rte_mbuf_refcnt_read`): above 1
     /// while indirect mbufs ([`Mbuf::clone_chain`]) share its buffer.
+    #[inline]
     pub fn refcnt(&self) -> u16 {
         self.raw().refcnt
     }
 
     /// Whether this mbuf is indirect: its data is another mbuf's buffer
     /// (`RTE_MBUF_F_INDIRECT`).
+    #[inline]
     pub fn is_indirect(&self) -> bool {
         self.raw().ol_flags & sys::RTE_MBUF_F_INDIRECT != 0
     }
@@ -346,10 +349,11 @@ impl Mbuf {
     /// A replica of this single-segment packet without copying it (what
     /// DPDK's `ipv4_multicast` example does): an empty mbuf from `headers`
     /// (with the default headroom, where [`Mbuf::push_eth`] writes a
-    /// header), chained to an indirect mbuf from `clones` that
-    /// `rte_pktmbuf_clone` attaches to this packet's data (a reference on
-    /// this mbuf's buffer, given back when the replica is freed). `None`
-    /// when either pool is empty or `self` is a chain.
+    /// header), chained to an indirect mbuf from `clones` attached to this
+    /// packet's data as `rte_pktmbuf_clone` does (`rte_pktmbuf_attach`: a
+    /// reference on this mbuf's buffer, given back when the replica is
+    /// freed), in one call to the C shim. `None` when either pool is empty
+    /// or `self` is a chain.
     ///
     /// The packet's bytes are then shared: neither this mbuf's data nor the
     /// replica's may be written (moving `self`'s start and end, and
@@ -357,27 +361,17 @@ impl Mbuf {
     /// offsets and length).
     #[inline]
     pub fn clone_chain(&self, headers: Pool, clones: Pool) -> Option<Mbuf> {
-        if self.raw().nb_segs != 1 {
-            return None;
-        }
-        let h = headers.alloc()?;
-        // SAFETY: `self` is a valid single-segment pktmbuf and `clones` a
-        // live pktmbuf pool. The call allocates an indirect mbuf, attaches it
-        // to `self`'s buffer and raises `self`'s reference count (a field
-        // of the mbuf, not of any Rust object borrowed here).
-        let c = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), clones.as_ptr()) };
-        // `h` is dropped (freed) when the clone pool is empty.
-        let c = NonNull::new(c)?;
-        let hm = h.as_ptr();
-        // SAFETY: `h` and `c` are valid mbufs that this function owns; `h`
-        // takes `c` as its second (and last) segment, as rte_pktmbuf_chain
-        // does (next, nb_segs, pkt_len), and frees it with itself.
-        unsafe {
-            (*hm).next = c.as_ptr();
-            (*hm).nb_segs = 1 + (*c.as_ptr()).nb_segs;
-            (*hm).pkt_len = u32::from((*hm).data_len) + (*c.as_ptr()).pkt_len;
-        }
-        Some(h)
+        // SAFETY: `self` is a valid pktmbuf and both pools live pktmbuf
+        // pools. The call refuses a chain, allocates the header and the
+        // indirect mbuf (freeing what it took on failure), attaches the
+        // latter to `self`'s buffer (raising `self`'s reference count, a
+        // field of the mbuf, not of any Rust object borrowed here) and
+        // returns the chain, which nothing else holds.
+        let h = unsafe {
+            sys::mw_pktmbuf_header_clone(self.as_ptr(), headers.as_ptr(), clones.as_ptr())
+        };
+        // SAFETY: a non-null result is a new chain owned by the caller.
+        NonNull::new(h).map(|h| unsafe { Mbuf::from_raw(h) })
     }
 
     /// A copy of this packet (every segment) in one mbuf of `pool`, with

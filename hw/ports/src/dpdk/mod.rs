@@ -37,8 +37,9 @@ mod ring;
 pub use clock::TscClock;
 pub use eal::{DpdkError, Eal, lcore_id, register_thread, try_register_thread};
 pub use ethdev::{
-    CHAIN_MIN_LEN, CHAINING_DRIVERS, DpdkPort, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev,
-    MIN_FRAME, PortSpec, PortStats, RawQueue, Replication, StartOptions, TX_OFFLOAD_MULTI_SEGS,
+    CHAIN_FROM_LEN, CHAIN_MIN_LEN, CHAINING_DRIVERS, DpdkPort, ETH_HLEN, ETHERTYPE_MW,
+    ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, PortStats, RawQueue, Replication, StartOptions,
+    TX_OFFLOAD_MULTI_SEGS,
 };
 pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, free_burst, rx_error_from_flags};
 pub use ring::{RingPair, ring_pair};
