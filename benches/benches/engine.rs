@@ -3,6 +3,9 @@
 //! - `loop/*`: the engine-bench scenarios at a smaller scale (256 packets in
 //!   flight per port): rx burst -> process -> tx burst through in-memory
 //!   ports, L3/L2/baseline at 64 and 1500 bytes; one element = one packet;
+//! - `mcast/*`: the multicast variant in memory (group packets into port 0
+//!   of a 5-port box, 4 copies each, 256 in flight); one element = one
+//!   received packet;
 //! - `decide/*`: `Engine::decide` on one L3 and one L2 packet (the buffer is
 //!   restored before each call: a few stores);
 //! - `fib/lookup`: `FibSet::lookup` of 4,096 random routed destinations;
@@ -16,6 +19,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use benches::Rng;
+use benches::mcast::{self, McastRig};
 use benches::port::restore;
 use benches::scenario::{
     BUF_SIZE, BaselineStep, EngineStep, HEADROOM, Kind, PORTS, Rig, SEED, SIZES, Step,
@@ -64,6 +68,30 @@ fn loops(c: &mut Criterion) {
             let drops: u64 = c.iter().map(|p| p.dropped_total() + p.punted).sum();
             assert_eq!(drops, 0, "{what} {size}: packets dropped or punted");
         }
+    }
+    g.finish();
+}
+
+fn mcast_loops(c: &mut Criterion) {
+    let mut rng = Rng::new(SEED);
+    let mut g = c.benchmark_group("mcast");
+    g.throughput(Throughput::Elements(BURST as u64));
+    for size in SIZES {
+        let mut rig = McastRig::new(size, PER_PORT, &mut rng);
+        let mut e = mcast::engines(1).remove(0);
+        g.bench_function(format!("{size}"), |b| {
+            b.iter_custom(|n| {
+                let want = n * BURST as u64;
+                let s = rig.run(&mut e, want);
+                s.elapsed.mul_f64(want as f64 / s.packets as f64)
+            })
+        });
+        let m = e.engine().mcast_counters()[0];
+        assert_eq!(
+            m.copies,
+            m.packets * mcast::FANOUT as u64,
+            "{size}: a copy lost"
+        );
     }
     g.finish();
 }
@@ -186,6 +214,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = engine;
     config = config();
-    targets = loops, decide, fib_lookup, rrp9
+    targets = loops, mcast_loops, decide, fib_lookup, rrp9
 }
 criterion_main!(engine);

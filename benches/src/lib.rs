@@ -7,11 +7,15 @@
 //!   (L3 and L2 at 64 and 1500 bytes), the baseline step and the
 //!   rx -> process -> tx loop shared by the `engine-bench` binary and the
 //!   criterion benchmarks;
+//! - [`mcast`]: the multicast variant: group packets into port 0 of a
+//!   5-port box, replicated to the 4 others, in memory (copies) and on DPDK
+//!   vdevs (feature `dpdk`: chains, zero copy);
 //! - [`sysinfo`]: what the reports say about the machine and the build;
 //! - [`e2e`]: the end-to-end benchmark against dpdk-testpmd and with the
 //!   generator (binary `e2e`, run through the `benches/e2e` wrapper).
 
 pub mod e2e;
+pub mod mcast;
 pub mod port;
 pub mod scenario;
 pub mod sysinfo;

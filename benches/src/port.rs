@@ -110,6 +110,32 @@ impl BenchPort {
     pub fn peer(&self) -> NativeAddr {
         self.peer
     }
+
+    /// Takes the oldest transmitted (or loaded) buffer off the port's ring,
+    /// as a sink would (the multicast rig, `crate::mcast`).
+    #[inline(always)]
+    pub fn take_sent(&mut self) -> Option<HeapBuf> {
+        self.ring.pop()
+    }
+
+    /// Puts a buffer on the port's ring to be received (restored) by the
+    /// next receive burst; false when the ring is full.
+    #[inline(always)]
+    pub fn give(&mut self, b: HeapBuf) -> bool {
+        self.ring.push(b).is_ok()
+    }
+
+    /// Returns a buffer to the port's pool (where [`Port::alloc`] and the
+    /// default [`Port::replicate`] take buffers from).
+    #[inline(always)]
+    pub fn release(&mut self, b: HeapBuf) {
+        self.pool.put(b);
+    }
+
+    /// Buffers waiting in the port's pool.
+    pub fn pool_available(&self) -> usize {
+        self.pool.available()
+    }
 }
 
 /// A fixed FIFO of buffers (a power-of-two array of slots, like a NIC's
@@ -206,7 +232,8 @@ impl Port for BenchPort {
 
     #[inline]
     fn encap(&self, buf: &mut HeapBuf, dst: &NativeAddr) -> bool {
-        if dst.len() != 6 {
+        // A MAC, or none: every member of the SAN (multicast replicas).
+        if dst.len() != 6 && !dst.is_empty() {
             return false;
         }
         buf.set_native_dst(*dst);

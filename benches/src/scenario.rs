@@ -313,7 +313,12 @@ fn small_channels() -> ChannelConfig {
 impl EngineStep {
     /// `n` engines (one per variant) reading the one FIB set `fib`.
     pub fn many(fib: FibSet, n: usize) -> Vec<EngineStep> {
-        let cfg = engine_config();
+        Self::many_for(&engine_config(), fib, n)
+    }
+
+    /// `n` engines of the box `cfg` reading the one FIB set `fib`.
+    pub fn many_for(cfg: &EngineConfig, fib: FibSet, n: usize) -> Vec<EngineStep> {
+        let cfg = cfg.clone();
         let (_publisher, readers) = fib_channel(fib, n);
         readers
             .into_iter()

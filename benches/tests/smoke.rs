@@ -26,6 +26,9 @@ fn engine_bench_quick_json() {
         for k in ["l3", "l2"] {
             keys.push(format!("{k}_{size}_vs_baseline"));
         }
+        for k in ["mpps", "copies_mpps", "ns"] {
+            keys.push(format!("mcast_{size}_{k}"));
+        }
     }
     for k in &keys {
         let x = o

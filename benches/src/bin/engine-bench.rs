@@ -4,11 +4,15 @@
 //!
 //! ```text
 //! cargo run --release -p benches --bin engine-bench -- [--json] [--quick] [--core N]
-//!     [--runs N] [--packets N] [--per-port N]
+//!     [--runs N] [--packets N] [--per-port N] [--dpdk [--huge]]
 //! ```
 //!
 //! Variants, interleaved round by round (the order reversed every other
-//! round): L3 and L2 at 64 and 1500 bytes and the baseline at each size.
+//! round): L3 and L2 at 64 and 1500 bytes and the baseline at each size;
+//! multicast at 64 and 1500 bytes (group packets into port 0 of a 5-port
+//! box, 4 copies each, `benches::mcast`) through in-memory ports (the copy
+//! path) and, with `--dpdk` (built with `--features dpdk`), through DPDK
+//! vdevs with chained replicas (zero copy) and with copies.
 //! Each run is preceded by an untimed pass over every packet in flight; the
 //! counters are checked after each run (received = forwarded, nothing
 //! dropped, punted or notified) and the bench aborts otherwise. Reported:
@@ -17,6 +21,7 @@
 
 use std::process::exit;
 
+use benches::mcast::{self, FANOUT, McastRig};
 use benches::scenario::{
     BaselineStep, DEFAULT_PER_PORT, DESTINATIONS, EngineStep, Kind, PORTS, Rig, RunStats, SEED,
     SIZES, check_clean, destinations, full_fib,
@@ -32,17 +37,22 @@ struct Args {
     packets: u64,
     per_port: usize,
     only: Vec<String>,
+    dpdk: bool,
+    huge: bool,
+    mcast_sizes: Vec<usize>,
 }
 
-const USAGE: &str =
-    "usage: engine-bench [--json] [--quick] [--core N] [--runs N] [--packets N] [--per-port N]
+const USAGE: &str = "usage: engine-bench [--json] [--quick] [--core N] [--runs N] [--packets N] [--per-port N] [--dpdk [--huge]]
   --json        print one JSON object instead of a table
   --quick       a couple of seconds in all (3 runs of 200,000 packets per variant)
   --core N      pin the thread to core N
   --runs N      timed runs per variant (default 11)
   --packets N   packets per run (default 3,000,000)
-  --per-port N  packets in flight per port (default 1024; 4 ports)
-  --only V,...  run only these variants (e.g. l3_64,baseline_64), for profiling";
+  --per-port N  packets in flight per port (default 1024; 4 ports), and of the multicast variants
+  --only V,...  run only these variants (e.g. l3_64,baseline_64,mcast_64), for profiling
+  --dpdk        also the multicast variants on DPDK vdevs (needs --features dpdk): chains and copies
+  --huge        with --dpdk: EAL --in-memory on reserved hugepages (default --no-huge -m 1024)
+  --mcast-sizes L  the multicast variants' sizes (default 64,1500; 64 to 1500 each)";
 
 fn fail(msg: &str) -> ! {
     eprintln!("engine-bench: {msg}");
@@ -58,6 +68,9 @@ fn parse_args() -> Args {
         packets: 0,
         per_port: DEFAULT_PER_PORT,
         only: Vec::new(),
+        dpdk: false,
+        huge: false,
+        mcast_sizes: SIZES.to_vec(),
     };
     let mut it = std::env::args().skip(1);
     let num = |it: &mut dyn Iterator<Item = String>, what: &str| -> u64 {
@@ -73,6 +86,22 @@ fn parse_args() -> Args {
             "--runs" => a.runs = num(&mut it, "--runs") as usize,
             "--packets" => a.packets = num(&mut it, "--packets"),
             "--per-port" => a.per_port = num(&mut it, "--per-port") as usize,
+            "--dpdk" => a.dpdk = true,
+            "--mcast-sizes" => {
+                let v = it
+                    .next()
+                    .unwrap_or_else(|| fail(&format!("--mcast-sizes needs sizes\n{USAGE}")));
+                a.mcast_sizes = v
+                    .split(',')
+                    .map(|x| {
+                        x.parse()
+                            .ok()
+                            .filter(|&n: &usize| (64..=1500).contains(&n))
+                            .unwrap_or_else(|| fail(&format!("--mcast-sizes: {x}: 64 to 1500")))
+                    })
+                    .collect();
+            }
+            "--huge" => a.huge = true,
             "--only" => {
                 let v = it
                     .next()
@@ -95,6 +124,9 @@ fn parse_args() -> Args {
     if a.per_port == 0 {
         fail("--per-port must be positive");
     }
+    if a.dpdk && !cfg!(feature = "dpdk") {
+        fail("--dpdk needs engine-bench built with --features dpdk");
+    }
     a
 }
 
@@ -102,6 +134,80 @@ fn parse_args() -> Args {
 enum StepRef {
     Engine(usize),
     Baseline(usize),
+    /// The in-memory multicast rig and engine `i`.
+    Mcast(usize),
+    /// The DPDK multicast rig `i` (its own engine).
+    McastDpdk(usize),
+}
+
+impl StepRef {
+    fn is_mcast(self) -> bool {
+        matches!(self, StepRef::Mcast(_) | StepRef::McastDpdk(_))
+    }
+}
+
+/// The DPDK multicast rigs (feature `dpdk`), or nothing.
+#[cfg(feature = "dpdk")]
+type DpdkRig = mcast::dpdk::DpdkMcastRig;
+#[cfg(not(feature = "dpdk"))]
+struct DpdkRig;
+
+#[cfg(not(feature = "dpdk"))]
+impl DpdkRig {
+    fn run(&mut self, _: u64) -> RunStats {
+        unreachable!("built without dpdk")
+    }
+}
+
+/// Creates the DPDK multicast rigs: per size, chains then copies.
+#[cfg(feature = "dpdk")]
+fn dpdk_rigs(args: &Args, rng: &mut Rng) -> Vec<(DpdkRig, String)> {
+    use ports::dpdk::Eal;
+    let core = args.core.unwrap_or(0);
+    let eal = Eal::init(mcast::dpdk::eal_args(core, args.huge))
+        .unwrap_or_else(|e| fail(&format!("EAL: {e}")));
+    let mut v = Vec::new();
+    for &size in &args.mcast_sizes {
+        for chains in [true, false] {
+            let key = if chains {
+                format!("mcast_dpdk_{size}")
+            } else {
+                format!("mcast_dpdk_copy_{size}")
+            };
+            let tag = format!("{}{size}", if chains { 'c' } else { 'k' });
+            let rig = mcast::dpdk::DpdkMcastRig::new(eal, &tag, size, args.per_port, chains, rng)
+                .unwrap_or_else(|e| fail(&format!("{key}: {e}")));
+            v.push((rig, key));
+        }
+    }
+    v
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk_rigs(_: &Args, _: &mut Rng) -> Vec<(DpdkRig, String)> {
+    Vec::new()
+}
+
+/// Checks a DPDK multicast rig after a run: clean counters, and the
+/// replicas of the kind its ports make.
+#[cfg(feature = "dpdk")]
+fn check_dpdk(key: &str, rig: &DpdkRig, counted: u64) -> Result<(), String> {
+    mcast::check_clean(key, rig.counters(), &rig.group_counters(), counted)?;
+    let (chained, copied) = rig.replicas();
+    let want = (FANOUT as u64 - 1) * counted;
+    let got = if rig.chains { chained } else { copied };
+    if got != want {
+        return Err(format!(
+            "{key}: {chained} replicas chained and {copied} copied, expected {want} {}",
+            if rig.chains { "chained" } else { "copied" }
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn check_dpdk(_: &str, _: &DpdkRig, _: u64) -> Result<(), String> {
+    Ok(())
 }
 
 struct Row {
@@ -168,6 +274,49 @@ fn main() {
     let mut baselines: Vec<BaselineStep> = SIZES.iter().map(|_| BaselineStep::default()).collect();
     let in_flight = rigs[0].in_flight() as u64;
 
+    // Multicast: in memory (copies), and on DPDK vdevs (chains, copies).
+    let mut mrigs = Vec::new();
+    for &size in &args.mcast_sizes {
+        mrigs.push(McastRig::new(size, args.per_port, &mut rng));
+        variants.push(Variant {
+            key: format!("mcast_{size}"),
+            label: format!("mcast {size} B, memory (copies)"),
+            rig: mrigs.len() - 1,
+            step: StepRef::Mcast(mrigs.len() - 1),
+            size,
+            runs: Vec::new(),
+            counted: 0,
+        });
+    }
+    let mut msteps = mcast::engines(mrigs.len());
+    let m_in_flight = args.per_port as u64;
+    let mut drigs: Vec<DpdkRig> = Vec::new();
+    if args.dpdk {
+        for (rig, key) in dpdk_rigs(&args, &mut rng) {
+            #[cfg(feature = "dpdk")]
+            let (size, label) = (
+                rig.size,
+                format!(
+                    "mcast {} B, DPDK {}",
+                    rig.size,
+                    if rig.chains { "chains" } else { "copies" }
+                ),
+            );
+            #[cfg(not(feature = "dpdk"))]
+            let (size, label) = (0, String::new());
+            drigs.push(rig);
+            variants.push(Variant {
+                key,
+                label,
+                rig: drigs.len() - 1,
+                step: StepRef::McastDpdk(drigs.len() - 1),
+                size,
+                runs: Vec::new(),
+                counted: 0,
+            });
+        }
+    }
+
     for round in 0..args.runs {
         let order: Vec<usize> = if round % 2 == 0 {
             (0..variants.len()).collect()
@@ -179,32 +328,68 @@ fn main() {
             if !args.only.is_empty() && !args.only.contains(&v.key) {
                 continue;
             }
-            let rig = &mut rigs[v.rig];
-            let (warm, timed, counters) = match v.step {
+            let (warm, timed) = match v.step {
                 StepRef::Engine(i) => {
+                    let rig = &mut rigs[v.rig];
                     let s = &mut engine_steps[i];
                     let w = rig.run(s, in_flight);
                     let t = rig.run(s, args.packets);
-                    (w, t, s.engine().counters().to_vec())
+                    v.counted += w.packets + t.packets;
+                    if let Err(e) = check_clean(&v.key, s.engine().counters(), v.counted) {
+                        fail(&e);
+                    }
+                    (w, t)
                 }
                 StepRef::Baseline(i) => {
+                    let rig = &mut rigs[v.rig];
                     let s = &mut baselines[i];
                     let w = rig.run(s, in_flight);
                     let t = rig.run(s, args.packets);
-                    (w, t, benches::scenario::Step::counters(s).to_vec())
+                    v.counted += w.packets + t.packets;
+                    let c = benches::scenario::Step::counters(s);
+                    if let Err(e) = check_clean(&v.key, c, v.counted) {
+                        fail(&e);
+                    }
+                    (w, t)
+                }
+                StepRef::Mcast(i) => {
+                    let rig = &mut mrigs[i];
+                    let s = &mut msteps[i];
+                    let w = rig.run(s, m_in_flight);
+                    let t = rig.run(s, args.packets);
+                    v.counted += w.packets + t.packets;
+                    let e = s.engine();
+                    if let Err(e) =
+                        mcast::check_clean(&v.key, e.counters(), &e.mcast_counters()[0], v.counted)
+                    {
+                        fail(&e);
+                    }
+                    (w, t)
+                }
+                StepRef::McastDpdk(i) => {
+                    let rig = &mut drigs[i];
+                    let w = rig.run(m_in_flight);
+                    let t = rig.run(args.packets);
+                    v.counted += w.packets + t.packets;
+                    if let Err(e) = check_dpdk(&v.key, rig, v.counted) {
+                        fail(&e);
+                    }
+                    (w, t)
                 }
             };
-            v.counted += warm.packets + timed.packets;
+            let _ = warm;
             if timed.packets < args.packets {
                 fail(&format!("{}: the loop ran dry", v.key));
-            }
-            if let Err(e) = check_clean(&v.key, &counters, v.counted) {
-                fail(&e);
             }
             v.runs.push(timed);
         }
     }
     for rig in &mut rigs {
+        if let Err(e) = rig.verify() {
+            fail(&e);
+        }
+    }
+    for rig in &mut mrigs {
         if let Err(e) = rig.verify() {
             fail(&e);
         }
@@ -231,7 +416,65 @@ fn main() {
     let mut out = Map::new();
     let mut detail = Map::new();
     let mut rows = Vec::new();
-    for v in variants.iter().filter(|v| !v.runs.is_empty()) {
+    let mut mrows = Vec::new();
+    // The same-round ratio of variant `a` to variant `b`.
+    let same_round = |a: &Variant, b: &Variant| {
+        let r: Vec<f64> = a
+            .runs
+            .iter()
+            .zip(&b.runs)
+            .map(|(x, y)| x.mpps() / y.mpps())
+            .collect();
+        (!r.is_empty()).then(|| median(&r))
+    };
+    for v in variants
+        .iter()
+        .filter(|v| !v.runs.is_empty() && v.step.is_mcast())
+    {
+        let m = mpps(v);
+        let all: Vec<f64> = v.runs.iter().map(|r| round3(r.mpps())).collect();
+        let wall: Vec<f64> = v.runs.iter().map(|r| round3(r.wall_mpps())).collect();
+        let on_cpu = median(&v.runs.iter().map(RunStats::on_cpu).collect::<Vec<_>>());
+        out.insert(format!("{}_mpps", v.key), json!(round3(m)));
+        out.insert(
+            format!("{}_copies_mpps", v.key),
+            json!(round3(m * FANOUT as f64)),
+        );
+        out.insert(format!("{}_ns", v.key), json!(round3(1e3 / m)));
+        out.insert(format!("{}_wall_mpps", v.key), json!(round3(median(&wall))));
+        // Chains against copies on the same DPDK ports, and against the
+        // in-memory copy path, in the same round.
+        let find = |k: String| variants.iter().find(|x| x.key == k && !x.runs.is_empty());
+        let mut vs = Vec::new();
+        if let StepRef::McastDpdk(_) = v.step
+            && !v.key.contains("_copy_")
+        {
+            if let Some(r) =
+                find(format!("mcast_dpdk_copy_{}", v.size)).and_then(|c| same_round(v, c))
+            {
+                out.insert(format!("{}_vs_dpdk_copy", v.key), json!(round3(r)));
+                vs.push(format!("{r:.2} x DPDK copies"));
+            }
+            if let Some(r) = find(format!("mcast_{}", v.size)).and_then(|c| same_round(v, c)) {
+                out.insert(format!("{}_vs_memory", v.key), json!(round3(r)));
+                vs.push(format!("{r:.2} x memory"));
+            }
+        }
+        detail.insert(
+            v.key.clone(),
+            json!({
+                "runs_mpps": all,
+                "runs_wall_mpps": wall,
+                "on_cpu": round3(on_cpu),
+                "fanout": FANOUT,
+            }),
+        );
+        mrows.push((v.label.clone(), m, all, on_cpu, vs.join(", ")));
+    }
+    for v in variants
+        .iter()
+        .filter(|v| !v.runs.is_empty() && !v.step.is_mcast())
+    {
         let m = mpps(v);
         let ns = 1e3 / m;
         out.insert(format!("{}_mpps", v.key), json!(round3(m)));
@@ -298,6 +541,17 @@ fn main() {
     out.insert("packets_in_flight".into(), json!(in_flight));
     out.insert("fib_routes_per_port".into(), json!(routes));
     out.insert("destinations".into(), json!(DESTINATIONS));
+    out.insert(
+        "mcast".into(),
+        json!({
+            "ports": mcast::PORTS,
+            "fanout": FANOUT,
+            "packets_in_flight": m_in_flight,
+            "dpdk": args.dpdk,
+            "dpdk_eal": if args.dpdk { dpdk_eal_words(&args) } else { Vec::new() },
+            "dpdk_ports": dpdk_modes(&drigs),
+        }),
+    );
     out.insert("detail".into(), Value::Object(detail));
 
     if args.json {
@@ -339,6 +593,52 @@ fn main() {
         "Mpps and ns/pkt from the thread's CPU time (median of the runs); vs baseline = median over \
          the rounds of the ratio to the baseline of the same size in the same round."
     );
+    if !mrows.is_empty() {
+        println!();
+        println!(
+            "Multicast: group packets into port 0 of a {}-port box, {FANOUT} copies each \
+             ({} in flight); copies/s = {FANOUT} x packets/s",
+            mcast::PORTS,
+            m_in_flight
+        );
+        println!(
+            "{:<34} {:>9} {:>12} {:>8} {:>16} {:>7}  same-round ratios",
+            "variant", "Mpps in", "copies Mpps", "ns/pkt", "min..max Mpps", "on-CPU"
+        );
+        for (label, m, all, on_cpu, vs) in mrows {
+            let min = all.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = all.iter().copied().fold(0.0, f64::max);
+            println!(
+                "{:<34} {:>9.2} {:>12.2} {:>8.2} {:>16} {:>6.0}%  {vs}",
+                label,
+                m,
+                m * FANOUT as f64,
+                1e3 / m,
+                format!("{min:.2}..{max:.2}"),
+                on_cpu * 100.0
+            );
+        }
+    }
+}
+
+#[cfg(feature = "dpdk")]
+fn dpdk_eal_words(args: &Args) -> Vec<String> {
+    mcast::dpdk::eal_args(args.core.unwrap_or(0), args.huge)
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk_eal_words(_: &Args) -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(feature = "dpdk")]
+fn dpdk_modes(rigs: &[DpdkRig]) -> Value {
+    json!(rigs.iter().map(|r| r.modes()).collect::<Vec<_>>())
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk_modes(_: &[DpdkRig]) -> Value {
+    json!([])
 }
 
 fn round3(x: f64) -> f64 {
