@@ -2,18 +2,21 @@
 //! dpdk-testpmd"). Run it through the wrapper, which builds what it needs:
 //!
 //! ```text
-//! benches/e2e [--quick] [--json FILE] [--part 1|2|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+//! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
 //! ```
 //!
 //! Part 1: forwarding throughput on one core, dpdk-testpmd (io, macswap)
 //! against mwrouterd, pcap replay in, null out. Part 2: mwgen over memif
 //! through dpdk-testpmd io (the ceiling) and through mwrouterd, NDR/PDR
-//! search and latency. The modules are under `benches::e2e`.
+//! search and latency. Part mcast (only when asked for): multicast
+//! replication to four null ports, mwrouterd against DPDK's ipv4_multicast
+//! example. The modules are under `benches::e2e`.
 
 use std::path::PathBuf;
 use std::process::exit;
 
 use benches::e2e::hugepages;
+use benches::e2e::mcast::{self, McastPart};
 use benches::e2e::part1::{self, Part1};
 use benches::e2e::part2::{self, Part2};
 use benches::e2e::prereq;
@@ -21,12 +24,13 @@ use benches::e2e::process::{install_interrupt_handler, interrupted};
 use benches::e2e::report;
 use benches::e2e::{Env, Options, Result};
 
-const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
   --quick         short intervals (Part 1: 1 s warm-up, 2 s measured, 1 round; Part 2: 1 s trials)
-  --rounds N      Part 1: measure each traffic N times with the three forwarders in turn; figures
+  --rounds N      Part 1 and mcast: measure each traffic N times with the forwarders in turn; figures
                   are medians, ratios the median of the rounds' (default 3, 1 with --quick)
   --json FILE     write the JSON report to FILE
-  --part P        1, 2 or all (default all)
+  --part P        1, 2, mcast or all (default all: 1 and 2; mcast, multicast against DPDK's
+                  ipv4_multicast example, needs Debian's dpdk-doc and runs only when asked for)
   --no-huge       do not reserve hugepages (EAL --no-huge -m 512)
   --hugepages N   2 MB hugepages to reserve as root (default 512; put back at the end)
   --pcap-dir DIR  Part 1: replay DIR/{l3-64,l2-64,imix,l3-1500}.pcap instead of writing them with mwgen
@@ -38,6 +42,7 @@ fn parse_args() -> Result<(Options, bool)> {
         json: None,
         part1: true,
         part2: true,
+        mcast: false,
         pcap_dir: None,
         hugepages: 512,
         no_huge: false,
@@ -54,10 +59,11 @@ fn parse_args() -> Result<(Options, bool)> {
             "--quick" => o.quick = true,
             "--json" => o.json = Some(PathBuf::from(value("--json")?)),
             "--part" => match value("--part")?.as_str() {
-                "1" => (o.part1, o.part2) = (true, false),
-                "2" => (o.part1, o.part2) = (false, true),
-                "all" => (o.part1, o.part2) = (true, true),
-                p => return Err(format!("--part {p}: expected 1, 2 or all\n{USAGE}")),
+                "1" => (o.part1, o.part2, o.mcast) = (true, false, false),
+                "2" => (o.part1, o.part2, o.mcast) = (false, true, false),
+                "mcast" => (o.part1, o.part2, o.mcast) = (false, false, true),
+                "all" => (o.part1, o.part2, o.mcast) = (true, true, false),
+                p => return Err(format!("--part {p}: expected 1, 2, mcast or all\n{USAGE}")),
             },
             "--no-huge" => o.no_huge = true,
             "--hugepages" => {
@@ -133,6 +139,7 @@ fn run() -> Result<i32> {
     let mut errors: Vec<String> = Vec::new();
     let mut p1 = Part1::default();
     let mut p2 = Part2::default();
+    let mut pm = McastPart::default();
     if opts.part1
         && let Err(e) = part1::run(&env, &opts, &mem, &mut p1)
     {
@@ -146,6 +153,13 @@ fn run() -> Result<i32> {
         eprintln!("e2e: Part 2 stopped: {e}");
         errors.push(format!("part 2: {e}"));
     }
+    if opts.mcast
+        && !interrupted()
+        && let Err(e) = mcast::run(&env, &opts, &mem, &mut pm)
+    {
+        eprintln!("e2e: Part mcast stopped: {e}");
+        errors.push(format!("part mcast: {e}"));
+    }
     drop(reservation);
 
     println!("\n{}", mem.describe());
@@ -155,6 +169,9 @@ fn run() -> Result<i32> {
     if opts.part2 {
         println!("\n{}", report::part2_table(&p2));
     }
+    if opts.mcast {
+        println!("\n{}", mcast::table(&pm));
+    }
     if let Some(path) = &opts.json {
         let v = report::to_json(
             &opts,
@@ -162,6 +179,7 @@ fn run() -> Result<i32> {
             &mem,
             opts.part1.then_some(&p1),
             opts.part2.then_some(&p2),
+            opts.mcast.then_some(&pm),
             &errors,
         );
         let text = serde_json::to_string_pretty(&v)

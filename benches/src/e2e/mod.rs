@@ -13,9 +13,14 @@
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
 //! - [`part1`], [`part2`]: the two parts of the benchmark;
+//! - [`mcast`]: the multicast part against DPDK's `ipv4_multicast` example,
+//!   built and run by [`ipv4mc`], its counters read through DPDK telemetry
+//!   ([`telemetry`]);
 //! - [`report`]: tables and the JSON report.
 
 pub mod hugepages;
+pub mod ipv4mc;
+pub mod mcast;
 pub mod mwgen;
 pub mod part1;
 pub mod part2;
@@ -23,6 +28,7 @@ pub mod prereq;
 pub mod process;
 pub mod report;
 pub mod router;
+pub mod telemetry;
 pub mod testpmd;
 pub mod traffic;
 
@@ -76,6 +82,8 @@ pub struct Options {
     pub part1: bool,
     /// Run Part 2.
     pub part2: bool,
+    /// Run the multicast part (`--part mcast`).
+    pub mcast: bool,
     /// Use the pcaps of this directory (`l3-64.pcap`, ...) instead of
     /// writing them with mwgen.
     pub pcap_dir: Option<PathBuf>,
@@ -104,9 +112,9 @@ impl Options {
         Duration::from_secs(if self.quick { 2 } else { 5 })
     }
 
-    /// Part 1's rounds: each traffic is measured this many times with the
-    /// three forwarders one after the other, and the figures are the medians
-    /// (3 by default, 1 with `--quick`). testpmd's own rate moves by 10-20 %
+    /// Part 1's (and the multicast part's) rounds: each traffic is measured
+    /// this many times with the forwarders one after the other, and the
+    /// figures are the medians (3 by default, 1 with `--quick`). testpmd's own rate moves by 10-20 %
     /// between runs on a shared machine; a ratio is taken within a round
     /// (side by side), and the reported ratio is the median of the rounds'.
     pub fn rounds(&self) -> u32 {

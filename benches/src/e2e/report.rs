@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::hugepages::Memory;
+use super::mcast::{self, McastPart};
 use super::part1::{self, Forwarder, Part1};
 use super::part2::{self, GENERATOR_BOUND_LABEL, Part2};
 use super::prereq::Found;
@@ -118,6 +119,7 @@ pub fn to_json(
     mem: &Memory,
     p1: Option<&Part1>,
     p2: Option<&Part2>,
+    pm: Option<&McastPart>,
     errors: &[String],
 ) -> Value {
     let mut v = json!({
@@ -144,6 +146,11 @@ pub fn to_json(
     }
     if let Some(p) = p2 {
         v["part2"] = part2::to_json(p);
+    }
+    if let Some(p) = pm {
+        v["mcast"] = mcast::to_json(p, opts);
+        v["mcast_64_vs_ipv4_multicast"] = json!(p.ratio(64));
+        v["mcast_1500_vs_ipv4_multicast"] = json!(p.ratio(1500));
     }
     v
 }

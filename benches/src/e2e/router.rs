@@ -40,7 +40,8 @@ pub struct RouterSpec {
     pub b: HrSpec,
 }
 
-fn toml_str(s: &str) -> String {
+/// `s` as a TOML basic string.
+pub fn toml_str(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
@@ -206,17 +207,24 @@ pub struct Router {
     area: PathBuf,
     mwctl: PathBuf,
     config: PathBuf,
+    socket: PathBuf,
 }
 
 impl Router {
     /// Writes the configuration into the scratch directory (files named
     /// `<tag>.*`), starts mwrouterd and waits until it publishes counters.
     pub fn start(env: &Env, spec: &RouterSpec, tag: &str) -> Result<Router> {
+        Router::start_with(env, tag, |socket| spec.to_toml(socket))
+    }
+
+    /// As [`Router::start`], with the configuration text that `toml` makes
+    /// for the admin socket path it is given.
+    pub fn start_with(env: &Env, tag: &str, toml: impl FnOnce(&Path) -> String) -> Result<Router> {
         let socket = env.file(&format!("{tag}.sock"));
         let area = socket.with_extension("stats");
         let _ = std::fs::remove_file(&area);
         let config = env.file(&format!("{tag}.toml"));
-        std::fs::write(&config, spec.to_toml(&socket))
+        std::fs::write(&config, toml(&socket))
             .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         let mut cmd = Command::new(env.bin("mwrouterd"));
         cmd.arg("--config").arg(&config);
@@ -240,7 +248,29 @@ impl Router {
             area,
             mwctl,
             config,
+            socket,
         })
+    }
+
+    /// Runs `mwctl --socket <its socket> ARGS` and returns its output (an
+    /// error when it fails).
+    pub fn mwctl(&mut self, args: &[String]) -> Result<String> {
+        self.proc.check_running()?;
+        let mut cmd = Command::new(&self.mwctl);
+        cmd.arg("--socket").arg(&self.socket).args(args);
+        let words = super::process::command_line(&cmd);
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", shell_words(&words)))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} failed ({}): {}",
+                shell_words(&words),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// The command line.

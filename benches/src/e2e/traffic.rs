@@ -200,6 +200,26 @@ pub fn pcap(env: &Env, t: &Traffic, given_dir: Option<&Path>) -> Result<Pcap> {
     })
 }
 
+/// Writes `frames` as a classic pcap (little-endian, µs, Ethernet, snap
+/// length 65535), one record per frame, timestamps 1 µs apart.
+pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) -> Result<()> {
+    let mut d = Vec::with_capacity(24 + frames.iter().map(|f| f.len() + 16).sum::<usize>());
+    d.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    d.extend_from_slice(&2u16.to_le_bytes());
+    d.extend_from_slice(&4u16.to_le_bytes());
+    d.extend_from_slice(&[0; 8]);
+    d.extend_from_slice(&65535u32.to_le_bytes());
+    d.extend_from_slice(&1u32.to_le_bytes());
+    for (i, f) in frames.iter().enumerate() {
+        d.extend_from_slice(&0u32.to_le_bytes());
+        d.extend_from_slice(&(i as u32).to_le_bytes());
+        d.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        d.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        d.extend_from_slice(f);
+    }
+    std::fs::write(path, d).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// The frames of a classic pcap file (either byte order, µs or ns).
 pub fn read_frames(path: &Path) -> Result<Vec<Vec<u8>>> {
     let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -248,7 +268,8 @@ pub fn read_frames(path: &Path) -> Result<Vec<Vec<u8>>> {
     Ok(frames)
 }
 
-fn mac_bytes(s: &str) -> [u8; 6] {
+/// A MAC address `aa:bb:..` as bytes (zeros where it does not parse).
+pub fn mac_bytes(s: &str) -> [u8; 6] {
     let mut m = [0u8; 6];
     for (i, p) in s.split(':').enumerate().take(6) {
         m[i] = u8::from_str_radix(p, 16).unwrap_or(0);
