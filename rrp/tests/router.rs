@@ -729,3 +729,30 @@ fn a_node_listing_too_many_groups_is_held_to_the_bound() {
         Output::Event(rrp::router::Event::GroupsTrimmed { kept: 64, .. })
     )));
 }
+
+#[test]
+fn configured_static_members_listen_from_the_start() {
+    let hr = |address, san_id, n| HrConfig {
+        address,
+        san_id,
+        mtu: 1500,
+        cost: 1,
+        native: nat(n),
+        static_nodes: vec![],
+    };
+    let mut h1 = hr(HR1, SAN1, 0x20);
+    h1.static_nodes.push(rrp::router::StaticNode {
+        address: Address(0x0421),
+        native: nat(0x21),
+        name: None,
+        capabilities: vec![],
+        groups: vec![Address(0x8101)],
+    });
+    let mut cfg = RouterConfig::new("r", vec![hr(HR0, SAN0, 0x10), h1]);
+    cfg.timers.fib_ms = 1;
+    let mut r = Router::new(cfg, 0).unwrap();
+    r.on_timer(10);
+    let g = r.mcast();
+    let g = g.group(Address(0x8101)).expect("a member from the start");
+    assert_eq!((g.member_sans.clone(), g.local), (vec![SAN1], 0b10));
+}

@@ -202,7 +202,7 @@ impl Router {
                                 address: s.address,
                                 name: s.name.clone(),
                                 capabilities: s.capabilities.clone(),
-                                logical: None,
+                                logical: (!s.groups.is_empty()).then(|| s.groups.clone()),
                             },
                             native: s.native,
                             is_static: true,
