@@ -16,8 +16,12 @@
 //! - On DPDK ([`dpdk`], feature `dpdk`, the zero-copy path): port 0 is one
 //!   end of an in-process ring pair, ports 1-3 are `net_null` devices
 //!   (transmitted chains are freed), port 4 another ring pair whose far end
-//!   hands the originals back to port 0's far end; the replicas are chains
-//!   (header mbuf + indirect clone) or, with chains off, copies.
+//!   hands the originals back to port 0's far end (putting their Ethernet
+//!   header, which the port wrote into a header mbuf in front of the shared
+//!   packet, back into the packet's headroom: one split and a 14-byte copy
+//!   per packet, counted in the timing); the replicas are chains (a header
+//!   mbuf in front of the shared packet) at every size that allows them
+//!   (`chain_min_len` 0), or, with chains off, copies.
 //!
 //! Figures: received group packets per second, and copies transmitted per
 //! second (4 per packet).
@@ -432,6 +436,7 @@ pub mod dpdk {
         pub fn pass(&mut self, now_ns: u64) -> u64 {
             self.host_back.rx_burst(&mut self.back);
             if !self.back.is_empty() {
+                self.unwrap_back();
                 self.host_in.tx_burst(&mut self.back);
                 // The rings hold every packet in flight: nothing is left.
                 ports::dpdk::free_burst(&mut self.back);
@@ -451,6 +456,33 @@ pub mod dpdk {
                 &mut self.stage,
             );
             n
+        }
+
+        /// The originals come back out of port 4 with their Ethernet
+        /// header in a header mbuf in front of them when replicas shared
+        /// them (`DpdkPort::encap`): put the header back into the packet's
+        /// own headroom, so that port 0 receives one segment again (as from
+        /// a NIC).
+        #[inline]
+        fn unwrap_back(&mut self) {
+            if self.back.iter().all(|m| m.nb_segs() == 1) {
+                return;
+            }
+            let back: Burst<Mbuf> = self
+                .back
+                .drain(..)
+                .map(|m| {
+                    let (h, rest) = m.split_first();
+                    let Some(mut o) = rest else {
+                        return h;
+                    };
+                    if let Some(hd) = o.prepend(h.len()) {
+                        hd.copy_from_slice(h.data());
+                    }
+                    o
+                })
+                .collect();
+            self.back = back;
         }
 
         /// Passes until at least `packets` packets were received (timed).

@@ -542,11 +542,12 @@ mod with_dpdk {
 
     /// A group packet received on port 0 leaves by ports 1, 2 and 3, to
     /// every member of each SAN (Ethernet broadcast), EI shifted once: as
-    /// chained replicas (no copy of the payload) on ports 1 and 2, whose
-    /// devices transmit chains, as a copy on port 3, started with chains
-    /// off; the received mbuf itself leaves by the last port. The hosts get
-    /// the replicas by pointer (ring pairs), chains and all, and read them
-    /// whole.
+    /// chained replicas (a header mbuf in front of the received mbuf, no
+    /// copy of the payload) on ports 1 and 2, whose devices transmit
+    /// chains; the received mbuf itself goes to the last port, 3, started
+    /// with chains off, which copies it when replicas share it. The hosts
+    /// get the replicas by pointer (ring pairs), chains and all, and read
+    /// them whole.
     #[test]
     fn worker_replicates_group_packets_over_dpdk_ports() {
         use dataplane::McastFib;
@@ -598,7 +599,7 @@ mod with_dpdk {
                 },
             )
             .expect("start the copying port");
-        let router_ports: Vec<DpdkPort> = vec![
+        let mut router_ports: Vec<DpdkPort> = vec![
             chained[0].port(0).unwrap(),
             chained[1].port(0).unwrap(),
             chained[2].port(0).unwrap(),
@@ -612,13 +613,15 @@ mod with_dpdk {
             chained[5].raw_queue(0).unwrap(),
             copying[1].raw_queue(0).unwrap(),
         ];
-        let free = |ps: &[DpdkPort]| -> Vec<u32> {
+        let free = |ps: &mut [DpdkPort]| -> Vec<u32> {
+            for p in ps.iter_mut() {
+                p.release_spares();
+            }
             let mut v = vec![ps[0].pool().avail_count(), ps[3].pool().avail_count()];
-            let (h, c) = ps[1].chain_pools().unwrap();
-            v.extend([h.avail_count(), c.avail_count()]);
+            v.push(ps[1].header_pool().unwrap().avail_count());
             v
         };
-        let at_start = free(&router_ports);
+        let at_start = free(&mut router_ports);
 
         let hrs = vec![HR0, HR1, Address(0x0130), Address(0x0140)];
         let cfg = EngineConfig {
@@ -682,7 +685,7 @@ mod with_dpdk {
                 let want = frame([0xFF; 6], macs[port], None, &forwarded(p, false), 0);
                 assert_eq!(m.chain_bytes(), want, "port {port}, packet {k}");
                 // Chains where the port chains and the packet needs no
-                // padding; the last port sends the received mbuf itself.
+                // padding; the last port copies the shared packet.
                 let segs = if port != 3 && k != 1 { 2 } else { 1 };
                 assert_eq!(m.nb_segs(), segs, "port {port}, packet {k}");
             }

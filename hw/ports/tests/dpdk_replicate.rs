@@ -1,10 +1,11 @@
 //! Multicast replication on DPDK ports (`Port::replicate`): each port's
 //! mode from its driver (ring, null, pcap, memif, af_packet), replicas as a
-//! header mbuf chained to an indirect clone of the packet (bytes,
-//! reference counts, pools back to where they started), copies for short
-//! packets and copying ports, chains transmitted by net_null (freed) and
-//! net_pcap (written whole), and chains and shared originals received by a
-//! peer port over a ring pair (made one private segment, counted).
+//! header mbuf chained to the packet's own mbuf (bytes, reference counts,
+//! the shared original's header in a header mbuf of its own, pools back to
+//! where they started), the clone primitive, copies for short packets and
+//! copying ports, chains transmitted by net_null (freed) and net_pcap
+//! (written whole), and chains and shared frames received by a peer port
+//! over a ring pair (made one private segment, counted).
 //!
 //! No hugepages, no NIC: vdevs are created at run time (`Eal::create_vdev`),
 //! each test with its own names, so that the tests also run in one process
@@ -102,12 +103,13 @@ mod with_dpdk {
         f
     }
 
-    /// Free mbufs of every pool a port uses, to compare before and after.
-    fn free_counts(p: &DpdkPort) -> Vec<u32> {
+    /// Free mbufs of every pool a port uses, to compare before and after
+    /// (the port's spare mbufs given back first).
+    fn free_counts(p: &mut DpdkPort) -> Vec<u32> {
+        p.release_spares();
         let mut v = vec![p.pool().avail_count()];
-        if let Some((h, c)) = p.chain_pools() {
+        if let Some(h) = p.header_pool() {
             v.push(h.avail_count());
-            v.push(c.avail_count());
         }
         v
     }
@@ -216,14 +218,14 @@ mod with_dpdk {
         );
         // Every port of a chaining device has the chain pools.
         let p = devs[1].port(0).unwrap();
-        assert!(p.chain_pools().is_some());
+        assert!(p.header_pool().is_some());
         assert_eq!(p.replication(), Replication::ChainDriver);
         drop(p);
         drop(devs);
         // Chains turned off: copies, no chain pools.
         let devs = start(eal, &[PortSpec::new(&pair.b)], false);
         assert_eq!(devs[0].replication(), Replication::Copy);
-        assert!(devs[0].port(0).unwrap().chain_pools().is_none());
+        assert!(devs[0].port(0).unwrap().header_pool().is_none());
 
         // The pure rule, for the drivers this machine may not have.
         use ports::dpdk::TX_OFFLOAD_MULTI_SEGS as MS;
@@ -269,29 +271,32 @@ mod with_dpdk {
         let mut port = devs[0].port(0).unwrap();
         let mut host = devs[1].raw_queue(0).unwrap();
         assert_eq!(port.replication(), Replication::ChainOffload);
-        let start_counts = free_counts(&port);
+        let start_counts = free_counts(&mut port);
 
         let pkt = packet(200, 1);
         let mut orig = port.pool().mbuf_from(&pkt).unwrap();
+        let shared = orig.as_ptr();
         let mut reps = Vec::new();
         for i in 0..3 {
             let mut r = port.replicate(&orig).expect("a replica");
-            assert_eq!(r.nb_segs(), 2, "header, then the clone");
+            assert_eq!(r.nb_segs(), 2, "a header, then the packet");
             assert!(r.is_empty(), "the header segment is empty before encap");
             assert_eq!(r.pkt_len(), 200);
-            let clone = r.next_segment().unwrap();
-            assert!(clone.is_indirect());
-            assert_eq!(clone.data().as_ptr(), orig.data().as_ptr(), "no copy");
+            let seg = r.next_segment().unwrap();
+            assert_eq!(seg.as_ptr(), shared, "the packet's own mbuf: no copy");
             assert_eq!(orig.refcnt(), 2 + i as u16);
             assert!(port.encap(&mut r, &NativeAddr::NONE));
             assert_eq!(r.len(), ETH_HLEN);
             assert_eq!(r.chain_bytes(), frame(A_MAC, &pkt));
             reps.push(r);
         }
-        // The original goes out too, with its own header, after the
-        // replicas were made (as the engine does on the last branch).
+        // The original goes out too, after the replicas were made (as the
+        // engine does on the last branch): shared, so its header goes into
+        // a header mbuf in front of it, its own fields untouched.
         assert!(port.encap(&mut orig, &NativeAddr::NONE));
-        assert_eq!(orig.data(), &frame(A_MAC, &pkt)[..]);
+        assert_eq!(orig.nb_segs(), 2);
+        assert_eq!(orig.next_segment().unwrap().as_ptr(), shared);
+        assert_eq!(orig.chain_bytes(), frame(A_MAC, &pkt));
         reps.push(orig);
         send_all(&mut port, reps);
 
@@ -305,13 +310,28 @@ mod with_dpdk {
         assert_eq!(got.len(), 4);
         for (i, m) in got.iter().enumerate() {
             assert_eq!(m.chain_bytes(), frame(A_MAC, &pkt), "frame {i}");
-            assert_eq!(m.nb_segs(), if i < 3 { 2 } else { 1 });
+            assert_eq!(m.nb_segs(), 2);
+            let seg = m.next_segment().unwrap();
+            assert_eq!((seg.as_ptr(), seg.refcnt()), (shared, 4));
         }
-        assert_eq!(got[3].refcnt(), 4, "three clones still hold the data");
         drop(got);
         let st = port.stats().unwrap();
         assert_eq!((st.replicas_chained, st.replicas_copied), (3, 0));
-        assert_eq!(free_counts(&port), start_counts, "every mbuf went back");
+        assert_eq!(free_counts(&mut port), start_counts, "every mbuf went back");
+
+        // The clone primitive (DPDK's other way, an indirect mbuf) works
+        // too: the bytes in an indirect mbuf attached to the packet.
+        let clones = ports::dpdk::Pool::create(eal, "t_clones", 255, 0, 0, -1).unwrap();
+        let headers = port.header_pool().unwrap();
+        let orig = port.pool().mbuf_from(&pkt).unwrap();
+        let r = orig.clone_chain(headers, clones).unwrap();
+        let seg = r.next_segment().unwrap();
+        assert!(seg.is_indirect());
+        assert_eq!(seg.data().as_ptr(), orig.data().as_ptr());
+        assert_eq!((orig.refcnt(), r.chain_bytes()), (2, pkt.clone()));
+        drop((r, orig));
+        assert_eq!(clones.avail_count(), 255);
+        assert_eq!(free_counts(&mut port), start_counts);
     }
 
     #[test]
@@ -341,7 +361,7 @@ mod with_dpdk {
         let mut host = devs[1].raw_queue(0).unwrap();
         let mut kport = devs_k[0].port(0).unwrap();
         let mut khost = devs_k[1].raw_queue(0).unwrap();
-        let (c0, k0) = (free_counts(&port), free_counts(&kport));
+        let (c0, k0) = (free_counts(&mut port), free_counts(&mut kport));
 
         // Shorter than the minimum: padded, so copied.
         let short = packet(CHAIN_MIN_LEN - 6, 2);
@@ -387,8 +407,8 @@ mod with_dpdk {
         drop((got, orig));
         let st = kport.stats().unwrap();
         assert_eq!((st.replicas_chained, st.replicas_copied), (0, 1));
-        assert_eq!(free_counts(&port), c0);
-        assert_eq!(free_counts(&kport), k0);
+        assert_eq!(free_counts(&mut port), c0);
+        assert_eq!(free_counts(&mut kport), k0);
     }
 
     #[test]
@@ -455,7 +475,7 @@ mod with_dpdk {
         );
         let mut a = devs[0].port(0).unwrap();
         let mut b = devs[1].port(0).unwrap();
-        let (a0, b0) = (free_counts(&a), free_counts(&b));
+        let (a0, b0) = (free_counts(&mut a), free_counts(&mut b));
 
         // 64-byte frames: the header mbuf has the room, linearized in place;
         // 1500: copied into a new mbuf of B's pool.
@@ -470,38 +490,53 @@ mod with_dpdk {
             assert!(a.encap(&mut r, &NativeAddr::NONE));
             reps.push(r);
         }
-        // The original of the small one itself, first, while its clone
-        // still holds a reference to its data: B must copy it.
+        // The original of the small one itself, first: shared with its
+        // replica, it leaves behind a header mbuf of its own.
         let mut o1 = o1;
         assert!(a.encap(&mut o1, &NativeAddr::NONE));
-        assert_eq!(o1.refcnt(), 2);
+        assert_eq!(o1.nb_segs(), 2);
         reps.insert(0, o1);
+        // A single-segment frame whose mbuf a replica shares (as a NIC
+        // never delivers, but a ring passes): B must copy it.
+        let f = a
+            .pool()
+            .mbuf_from(&frame(A_MAC, &small_pkt)[..ETH_HLEN + 48])
+            .unwrap();
+        let held = a.replicate(&f).unwrap();
+        assert_eq!(f.refcnt(), 2);
+        reps.push(f);
         send_all(&mut a, reps);
 
-        let mut got = rx_n(|x| b.rx_burst(x), 3);
-        assert_eq!(got.len(), 3);
+        let mut got = rx_n(|x| b.rx_burst(x), 4);
+        assert_eq!(got.len(), 4);
         assert_eq!(got[0].data(), &small_pkt[..]);
         assert_eq!(got[1].data(), &small_pkt[..]);
         assert_eq!(got[2].data(), &big_pkt[..]);
+        assert_eq!(got[3].data(), &small_pkt[..]);
         for m in &got {
             assert_eq!((m.nb_segs(), m.refcnt(), m.is_indirect()), (1, 1, false));
             assert_eq!(m.native_src(), NativeAddr::mac(A_MAC));
         }
-        // All three are B's own: it may write into them (the EI update)
-        // without touching A's original, whose data the big replica shared.
+        // All four are B's own: it may write into them (the EI update)
+        // without touching A's packets, which the replicas shared.
         for m in &mut got {
             m.data_mut()[0] ^= 0xFF;
         }
         assert_eq!(o2.data(), &big_pkt[..], "A's original unchanged");
+        assert_eq!(
+            held.chain_bytes(),
+            &frame(A_MAC, &small_pkt)[..ETH_HLEN + 48],
+            "the shared frame unchanged"
+        );
         drop(got);
-        drop(o2);
+        drop((o2, held));
         let st = b.stats().unwrap();
         assert_eq!(
             (st.rx_linearized, st.rx_unshared, st.rx_multiseg),
-            (2, 1, 0)
+            (3, 1, 0)
         );
-        assert_eq!(free_counts(&a), a0, "A's pools are whole again");
-        assert_eq!(free_counts(&b), b0, "B's pools are whole again");
+        assert_eq!(free_counts(&mut a), a0, "A's pools are whole again");
+        assert_eq!(free_counts(&mut b), b0, "B's pools are whole again");
     }
 
     #[test]
@@ -532,7 +567,7 @@ mod with_dpdk {
         let pool: Pool = devs[0].pool();
         let mut np = devs[0].port(0).unwrap();
         let mut pp = devs[1].port(0).unwrap();
-        let (n0, p0) = (free_counts(&np), free_counts(&pp));
+        let (n0, p0) = (free_counts(&mut np), free_counts(&mut pp));
 
         let sizes = [48usize, 200, 1496];
         let pkts: Vec<Vec<u8>> = sizes
@@ -561,8 +596,8 @@ mod with_dpdk {
             (3, want_bytes as u64),
             "net_pcap counts whole chains"
         );
-        assert_eq!(free_counts(&np), n0, "net_null freed the chains");
-        assert_eq!(free_counts(&pp), p0, "net_pcap freed the chains");
+        assert_eq!(free_counts(&mut np), n0, "net_null freed the chains");
+        assert_eq!(free_counts(&mut pp), p0, "net_pcap freed the chains");
         // The pcap file is closed when the device stops.
         drop((np, pp, devs));
         let frames = pcap_frames(&tx);

@@ -1,5 +1,6 @@
 //! Ethdevs: configuration and start-up, and their queues as ports.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
 use std::ptr;
@@ -147,7 +148,7 @@ pub const CHAINING_DRIVERS: [&str; 2] = ["net_null", "net_pcap"];
 /// driver's transmit capabilities.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Replication {
-    /// Chains, header mbuf then an indirect clone of the packet (no copy of
+    /// Chains, a header mbuf then the packet's own (shared) mbuf (no copy of
     /// the payload); the driver advertises [`TX_OFFLOAD_MULTI_SEGS`], which
     /// is enabled on the device.
     ChainOffload,
@@ -206,13 +207,11 @@ pub const CHAIN_MIN_LEN: usize = MIN_FRAME - ETH_HLEN;
 /// docs/performance.md "Multicast replication").
 pub const CHAIN_FROM_LEN: usize = 640;
 
-/// The pools a chaining port's replicas come from: header mbufs (data room
-/// `2 × RTE_PKTMBUF_HEADROOM`, as DPDK's `ipv4_multicast`) and indirect
-/// mbufs (no data room).
+/// The pool a chaining port's replica headers come from: header mbufs (data
+/// room `2 × RTE_PKTMBUF_HEADROOM`, as DPDK's `ipv4_multicast`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct ChainPools {
     headers: Pool,
-    clones: Pool,
 }
 
 /// Per-queue software counters of a [`DpdkPort`]: frames the port dropped
@@ -375,10 +374,9 @@ impl Eal {
     /// one VLAN tag and FCS included), at least DPDK's default 2048.
     ///
     /// Ports that replicate group packets as chains ([`Replication`]) share
-    /// two more pools per socket, header mbufs and indirect mbufs, each of
-    /// `queues × (tx_ring + 2 × BURST)` per such port plus the same cache and
-    /// extra allowance: a replica holds one of each until its driver frees
-    /// it.
+    /// one more pool per socket, of header mbufs: `queues × (tx_ring + 2 ×
+    /// BURST)` per such port plus the same cache and extra allowance (a
+    /// replica holds one until its driver frees it).
     pub fn start_ports(
         &self,
         specs: &[PortSpec],
@@ -445,25 +443,16 @@ impl Eal {
         let mut chain_pools = BTreeMap::new();
         for (&sock, &n) in &need_chain {
             let seq = POOL_SEQ.fetch_add(1, Ordering::Relaxed);
-            let n = size(n)?;
             let hdr_room = 2 * sys::RTE_PKTMBUF_HEADROOM as u16;
             let headers = Pool::create(
                 self,
                 &format!("mw{seq}h{}", sock.max(-1)),
-                n,
+                size(n)?,
                 opts.cache,
                 hdr_room,
                 sock,
             )?;
-            let clones = Pool::create(
-                self,
-                &format!("mw{seq}c{}", sock.max(-1)),
-                n,
-                opts.cache,
-                0,
-                sock,
-            )?;
-            chain_pools.insert(sock, ChainPools { headers, clones });
+            chain_pools.insert(sock, ChainPools { headers });
         }
 
         let mut out = Vec::with_capacity(specs.len());
@@ -718,6 +707,7 @@ impl Ethdev {
             pool: self.0.pool,
             chain: self.0.chain,
             chain_min: self.0.chain_min,
+            spare: Spares::default(),
             dev: self.clone(),
         })
     }
@@ -873,6 +863,9 @@ pub struct DpdkPort {
     chain: Option<ChainPools>,
     /// Packets shorter than this are copied ([`StartOptions::chain_min_len`]).
     chain_min: usize,
+    /// Empty mbufs for replicas, allocated a burst at a time: of the
+    /// port's pool (copies), and of the header pool (chains).
+    spare: Spares,
     dev: Ethdev,
 }
 
@@ -881,6 +874,44 @@ impl Drop for DpdkPort {
         self.dev.0.taken[self.queue as usize].store(false, Ordering::Release);
     }
 }
+
+/// Empty mbufs a port keeps for its replicas, taken from their pools a
+/// burst at a time (`rte_pktmbuf_alloc_bulk`: one pool access and one FFI
+/// call per 32 instead of per mbuf), freed with the port: of the port's
+/// pool for copies, of the header pool for chains (used by `encap`, which
+/// takes `&self`, too: a `RefCell`, the port being one thread's).
+#[derive(Debug, Default)]
+struct Spares {
+    copies: Burst<Mbuf>,
+    headers: RefCell<Burst<Mbuf>>,
+}
+
+/// One empty mbuf of `pool`, from `spare` (refilled with a burst when
+/// empty; one at a time when the pool has less than a burst left).
+#[inline(always)]
+fn take(spare: &mut Burst<Mbuf>, pool: Pool) -> Option<Mbuf> {
+    if let Some(m) = spare.pop() {
+        return Some(m);
+    }
+    refill(spare, pool)
+}
+
+#[cold]
+#[inline(never)]
+fn refill(spare: &mut Burst<Mbuf>, pool: Pool) -> Option<Mbuf> {
+    if pool.alloc_burst(spare, BURST) == 0 {
+        return pool.alloc();
+    }
+    spare.pop()
+}
+
+/// Where a copied replica's data starts in its buffer: 64 + 14 bytes in,
+/// so that the Ethernet header (64..78) and the first 50 bytes of the
+/// packet share one cache line, a whole 64-byte frame one line (mbuf
+/// buffers are cache-line aligned), instead of the header's 14 bytes in the
+/// line before the default headroom's. Leaves 78 bytes of headroom, more
+/// than the header needs.
+const COPY_DATA_START: u16 = 64 + ETH_HLEN as u16;
 
 /// Why [`decap`] (or [`private_copy`]) refused a frame.
 enum Refused {
@@ -893,8 +924,8 @@ enum Refused {
 /// Whether the engine may not take `m` as it is: a chain, or a buffer that
 /// others share (a reference count above 1, or an indirect mbuf), into
 /// which the engine's EI update would write. Never true of what a NIC
-/// delivers; true of multicast replicas and their originals passed by
-/// pointer (in-process rings) or of chains from memif.
+/// delivers; true of multicast replicas passed by pointer (in-process
+/// rings) or of chains from memif.
 #[inline(always)]
 fn shared_or_chained(m: &sys::rte_mbuf) -> bool {
     m.nb_segs != 1 || m.refcnt != 1 || m.ol_flags & sys::RTE_MBUF_F_INDIRECT != 0
@@ -1057,17 +1088,59 @@ impl DpdkPort {
         self.chain_min
     }
 
-    /// The header and clone pools of a chaining port (statistics, tests).
-    pub fn chain_pools(&self) -> Option<(Pool, Pool)> {
-        self.chain.map(|c| (c.headers, c.clones))
+    /// The header pool of a chaining port (statistics, tests).
+    pub fn header_pool(&self) -> Option<Pool> {
+        self.chain.map(|c| c.headers)
+    }
+
+    /// Gives the spare mbufs this port keeps for replicas (at most 32 per
+    /// pool, taken a burst at a time) back to their pools: for accounts of
+    /// the pools (tests); the port takes new ones when it needs them.
+    pub fn release_spares(&mut self) {
+        super::mbuf::free_burst(&mut self.spare.copies);
+        super::mbuf::free_burst(&mut self.spare.headers.borrow_mut());
+    }
+
+    /// `encap` of a packet whose mbuf replicas share
+    /// ([`Mbuf::share_chain`]): its fields may not change, so on a chaining
+    /// port the Ethernet header goes into a header mbuf put in front of it
+    /// (which takes over the caller's reference), and on a copying port the
+    /// packet is copied first.
+    #[inline(never)]
+    fn encap_shared(&self, buf: &mut Mbuf, dmac: &[u8; 6]) -> bool {
+        match self.chain {
+            Some(c) => {
+                let h = take(&mut self.spare.headers.borrow_mut(), c.headers);
+                let Some(h) = h else {
+                    return false;
+                };
+                let orig = std::mem::replace(buf, h);
+                buf.chain_after(orig);
+                buf.push_eth(dmac, self.eth_tail)
+            }
+            None => {
+                let Some(copy) = buf.copy_into(self.pool) else {
+                    return false;
+                };
+                // The caller's reference to the shared packet is dropped.
+                *buf = copy;
+                let short = buf.pkt_len() + ETH_HLEN < MIN_FRAME;
+                if short && !buf.pad_to(MIN_FRAME - ETH_HLEN) {
+                    return false;
+                }
+                buf.push_eth(dmac, self.eth_tail)
+            }
+        }
     }
 
     /// A replica of `buf` as a copy in one mbuf of this port's pool (the
-    /// packet's bytes only: `encap` clears the receive flags anyway).
+    /// packet's bytes only: `encap` clears the receive flags anyway), its
+    /// frame aligned on a cache line ([`COPY_DATA_START`]).
     #[inline]
     fn replicate_copy(&mut self, buf: &Mbuf) -> Option<Mbuf> {
         let r = if buf.nb_segs() == 1 {
-            let mut r = self.pool.alloc()?;
+            let mut r = take(&mut self.spare.copies, self.pool)?;
+            r.set_data_start(COPY_DATA_START);
             r.append(buf.len())?.copy_from_slice(buf.data());
             r
         } else {
@@ -1153,6 +1226,11 @@ impl Port for DpdkPort {
             None if dst.is_empty() => &BROADCAST,
             None => return false,
         };
+        // Shared by replicas (never by what a NIC delivers): a header in
+        // front, or a copy.
+        if buf.refcnt() != 1 && buf.nb_segs() == 1 {
+            return self.encap_shared(buf, dmac);
+        }
         // The whole packet's length: a replica's first segment is an empty
         // header mbuf (the packet is in the next one).
         let short = buf.pkt_len() + ETH_HLEN < MIN_FRAME;
@@ -1163,20 +1241,31 @@ impl Port for DpdkPort {
     }
 
     /// A replica of `buf` for this port: on a chaining port
-    /// ([`Replication`]) a header mbuf chained to an indirect clone of the
-    /// packet (no payload copy; [`Mbuf::clone_chain`]), else, and for
-    /// packets shorter than [`StartOptions::chain_min_len`] or when a chain
-    /// pool is empty, a copy in one mbuf of this port's pool. Counted in
-    /// [`PortStats::replicas_chained`] / [`PortStats::replicas_copied`].
+    /// ([`Replication`]) a header mbuf chained to `buf`'s own mbuf, whose
+    /// reference count goes up (no payload copy; [`Mbuf::share_chain`],
+    /// what DPDK's `ipv4_multicast` does for more than two ports), else,
+    /// and for packets shorter than [`StartOptions::chain_min_len`] or when
+    /// the header pool is empty, a copy in one mbuf of this port's pool.
+    /// Counted in [`PortStats::replicas_chained`] /
+    /// [`PortStats::replicas_copied`]. Once shared, `buf` may only be
+    /// encapsulated (which then puts its header in front of it, see
+    /// [`Port::encap`]) or dropped.
     #[inline]
     fn replicate(&mut self, buf: &Mbuf) -> Option<Mbuf> {
         if let Some(c) = self.chain
             && buf.pkt_len() >= self.chain_min
-            && let Some(r) = buf.clone_chain(c.headers, c.clones)
         {
-            let q = &self.dev.0.counters[self.queue as usize];
-            bump(&q.replicas_chained, 1);
-            return Some(r);
+            let headers = self.spare.headers.get_mut();
+            if let Some(h) = take(headers, c.headers) {
+                match buf.share_chain(h) {
+                    Ok(r) => {
+                        let q = &self.dev.0.counters[self.queue as usize];
+                        bump(&q.replicas_chained, 1);
+                        return Some(r);
+                    }
+                    Err(h) => headers.push(h),
+                }
+            }
         }
         self.replicate_copy(buf)
     }

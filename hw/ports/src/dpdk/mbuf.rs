@@ -215,7 +215,7 @@ pub fn free_burst(bufs: &mut Burst<Mbuf>) {
 /// single-segment mbufs only (it makes received chains contiguous, or drops
 /// them), so that view is the whole packet; the one chain it makes is a
 /// multicast replica ([`Port::replicate`](crate::Port::replicate): an empty
-/// header mbuf, then an indirect clone of the packet), whose view is the
+/// header mbuf, then the packet's own mbuf, shared), whose view is the
 /// header alone until [`Port::encap`](crate::Port::encap) writes the
 /// Ethernet header there. The growth operations of chains use the
 /// `rte_pktmbuf_*` functions (through the C shim).
@@ -309,7 +309,8 @@ impl Mbuf {
     }
 
     /// The reference count of this mbuf (`rte_mbuf_refcnt_read`): above 1
-    /// while indirect mbufs ([`Mbuf::clone_chain`]) share its buffer.
+    /// while replicas ([`Mbuf::share_chain`]) or indirect mbufs
+    /// ([`Mbuf::clone_chain`]) share it.
     #[inline]
     pub fn refcnt(&self) -> u16 {
         self.raw().refcnt
@@ -334,6 +335,36 @@ impl Mbuf {
         Some(unsafe { &*(next as *const *mut sys::rte_mbuf).cast::<Mbuf>() })
     }
 
+    /// Splits the first segment off the chain: the first segment alone, and
+    /// the rest of the chain (if any) as a packet of its own (its `pkt_len`
+    /// and segment count recomputed). For tools and benchmarks that take
+    /// replicas apart.
+    pub fn split_first(self) -> (Mbuf, Option<Mbuf>) {
+        let me = self.as_ptr();
+        // SAFETY: `self` owns the chain; the first segment is unlinked from
+        // the rest (next, nb_segs, pkt_len), after which each part is an
+        // mbuf chain owned by exactly one `Mbuf`. Every segment of a valid
+        // chain is a valid mbuf.
+        unsafe {
+            let next = (*me).next;
+            if next.is_null() {
+                return (self, None);
+            }
+            (*me).next = std::ptr::null_mut();
+            (*me).nb_segs = 1;
+            (*me).pkt_len = u32::from((*me).data_len);
+            let (mut segs, mut len, mut p) = (0u16, 0u32, next);
+            while !p.is_null() {
+                segs += 1;
+                len += u32::from((*p).data_len);
+                p = (*p).next;
+            }
+            (*next).nb_segs = segs;
+            (*next).pkt_len = len;
+            (self, Some(Mbuf::from_raw(NonNull::new_unchecked(next))))
+        }
+    }
+
     /// Every byte of the chain, copied (tests and tools; the forwarding path
     /// never reads chains).
     pub fn chain_bytes(&self) -> Vec<u8> {
@@ -347,13 +378,14 @@ impl Mbuf {
     }
 
     /// A replica of this single-segment packet without copying it (what
-    /// DPDK's `ipv4_multicast` example does): an empty mbuf from `headers`
-    /// (with the default headroom, where [`Mbuf::push_eth`] writes a
-    /// header), chained to an indirect mbuf from `clones` attached to this
-    /// packet's data as `rte_pktmbuf_clone` does (`rte_pktmbuf_attach`: a
-    /// reference on this mbuf's buffer, given back when the replica is
-    /// freed), in one call to the C shim. `None` when either pool is empty
-    /// or `self` is a chain.
+    /// DPDK's `ipv4_multicast` example does for at most two ports): an
+    /// empty mbuf from `headers` (with the default headroom, where
+    /// [`Mbuf::push_eth`] writes a header), chained to an indirect mbuf
+    /// from `clones` attached to this packet's data as `rte_pktmbuf_clone`
+    /// does (`rte_pktmbuf_attach`: a reference on this mbuf's buffer, given
+    /// back when the replica is freed), in one call to the C shim. `None`
+    /// when either pool is empty or `self` is a chain. (Ports share the
+    /// packet's mbuf instead, [`Mbuf::share_chain`]: cheaper, measured.)
     ///
     /// The packet's bytes are then shared: neither this mbuf's data nor the
     /// replica's may be written (moving `self`'s start and end, and
@@ -372,6 +404,81 @@ impl Mbuf {
         };
         // SAFETY: a non-null result is a new chain owned by the caller.
         NonNull::new(h).map(|h| unsafe { Mbuf::from_raw(h) })
+    }
+
+    /// A replica of this packet that shares this very mbuf (what DPDK's
+    /// `ipv4_multicast` does for more than two ports): the empty header
+    /// mbuf `h` (fresh, of a header pool) chained to `self`, whose
+    /// reference count goes up by one (atomically when it is above 1, as
+    /// `rte_mbuf_refcnt_update` does). `Err(h)` when `self` is a chain or
+    /// does not own its buffer (indirect or external).
+    ///
+    /// From then on this mbuf is a segment of other chains: neither its
+    /// bytes nor its fields (start, length) may change while they exist;
+    /// [`DpdkPort::encap`](super::DpdkPort) puts a header in front of it
+    /// instead of into its headroom when it is shared.
+    #[inline]
+    pub fn share_chain(&self, h: Mbuf) -> Result<Mbuf, Mbuf> {
+        let m = self.raw();
+        if m.nb_segs != 1 || m.ol_flags & (sys::RTE_MBUF_F_INDIRECT | sys::RTE_MBUF_F_EXTERNAL) != 0
+        {
+            return Err(h);
+        }
+        let len = m.pkt_len;
+        let me = self.as_ptr();
+        // SAFETY: `me` is a valid mbuf; its refcnt field is a naturally
+        // aligned u16 that DPDK updates atomically when it is above 1 (other
+        // holders may free their references concurrently); at 1 the caller
+        // holds the only reference, so a plain store is enough (what
+        // rte_mbuf_refcnt_update does).
+        unsafe {
+            let rc = &raw mut (*me).refcnt;
+            if *rc == 1 {
+                *rc = 2;
+            } else {
+                std::sync::atomic::AtomicU16::from_ptr(rc)
+                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            }
+        }
+        let hm = h.as_ptr();
+        // SAFETY: `h` is a fresh single-segment mbuf owned here; it takes
+        // the reference just added as its second (last) segment, as
+        // rte_pktmbuf_chain would (next, nb_segs, pkt_len), and gives it
+        // back when freed.
+        unsafe {
+            (*hm).next = me;
+            (*hm).nb_segs = 2;
+            (*hm).pkt_len = u32::from((*hm).data_len) + len;
+        }
+        Ok(h)
+    }
+
+    /// Makes the single-segment packet `tail` (with the reference `tail`
+    /// holds) the second and last segment of this single-segment mbuf, as
+    /// `rte_pktmbuf_chain` does. For a header mbuf in front of a shared
+    /// packet.
+    pub(crate) fn chain_after(&mut self, tail: Mbuf) {
+        let len = tail.pkt_len() as u32;
+        let t = tail.into_raw().as_ptr();
+        let m = self.raw_mut();
+        debug_assert_eq!(m.nb_segs, 1);
+        m.next = t;
+        m.nb_segs = 2;
+        m.pkt_len = u32::from(m.data_len) + len;
+    }
+
+    /// Sets the start of this empty single-segment mbuf's data `at` bytes
+    /// into its buffer (e.g. so that a frame's header and first bytes share
+    /// a cache line); false, with nothing changed, when the mbuf holds data
+    /// or `at` is beyond its buffer.
+    #[inline]
+    pub fn set_data_start(&mut self, at: u16) -> bool {
+        let m = self.raw_mut();
+        if m.data_len != 0 || m.nb_segs != 1 || at > m.buf_len {
+            return false;
+        }
+        m.data_off = at;
+        true
     }
 
     /// A copy of this packet (every segment) in one mbuf of `pool`, with
