@@ -24,6 +24,11 @@ pub const EXAMPLES: &str = "/usr/share/dpdk/examples";
 /// the reasons before it), applied with `patch -p1`.
 pub const PATCH: &str = include_str!("../../ipv4_multicast.patch");
 
+/// The optional second adjustment (after [`PATCH`]): per-lcore mempool
+/// caches of 256 instead of 32, for the variant "ipv4_multicast (cache
+/// 256)".
+pub const CACHE_PATCH: &str = include_str!("../../ipv4_multicast-cache.patch");
+
 /// The group the example forwards to ports 0-3.
 pub const GROUP: [u8; 4] = [224, 0, 0, 115];
 /// The example's port mask: four egress ports and the ingress port.
@@ -87,8 +92,9 @@ fn run_step(mut cmd: Command, stdin: Option<&str>, steps: &mut Vec<String>) -> R
 }
 
 /// Copies the example and `common/` beside it into the scratch directory,
-/// applies [`PATCH`] and runs `make shared`.
-pub fn build(env: &Env) -> Result<Built> {
+/// applies [`PATCH`] (and [`CACHE_PATCH`] when `cache` is set) and runs
+/// `make shared`.
+pub fn build(env: &Env, cache: bool) -> Result<Built> {
     let src = Path::new(EXAMPLES);
     if !src.join("ipv4_multicast/main.c").exists() || !src.join("common").is_dir() {
         return Err(format!(
@@ -103,7 +109,11 @@ pub fn build(env: &Env) -> Result<Built> {
             ));
         }
     }
-    let dir = env.file("ipv4_multicast-src");
+    let dir = env.file(if cache {
+        "ipv4_multicast-cache-src"
+    } else {
+        "ipv4_multicast-src"
+    });
     let _ = std::fs::remove_dir_all(&dir);
     let app = dir.join("ipv4_multicast");
     copy_dir(&src.join("ipv4_multicast"), &app)?;
@@ -115,6 +125,11 @@ pub fn build(env: &Env) -> Result<Built> {
     let mut patch = Command::new("patch");
     patch.args(["-p1", "--forward", "-d"]).arg(&app);
     run_step(patch, Some(PATCH), &mut steps)?;
+    if cache {
+        let mut patch = Command::new("patch");
+        patch.args(["-p1", "--forward", "-d"]).arg(&app);
+        run_step(patch, Some(CACHE_PATCH), &mut steps)?;
+    }
     let mut make = Command::new("make");
     make.arg("-C").arg(&app).arg("shared");
     run_step(make, None, &mut steps)?;
@@ -232,5 +247,18 @@ mod tests {
         assert_eq!(minus, ["-\t\t.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS,"]);
         assert!(plus.is_empty());
         assert!(PATCH.contains("--- a/main.c\n+++ b/main.c\n"));
+    }
+
+    #[test]
+    fn the_cache_patch_changes_only_the_three_cache_sizes() {
+        let changed = |sign: char| -> Vec<String> {
+            CACHE_PATCH
+                .lines()
+                .filter(|l| l.starts_with(sign) && !l.starts_with("---") && !l.starts_with("+++"))
+                .map(|l| l[1..].replace(", 256,", ", 32,"))
+                .collect()
+        };
+        assert_eq!(changed('-').len(), 3);
+        assert_eq!(changed('-'), changed('+'));
     }
 }

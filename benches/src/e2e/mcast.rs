@@ -15,6 +15,12 @@
 //! less injected packets; the example: ethdev `opackets` through DPDK
 //! telemetry, `/ethdev/stats,N`). The ratio mwrouterd / ipv4_multicast is
 //! taken within each round; the report gives the median of the rounds'.
+//!
+//! A third forwarder runs in every round: the example with per-lcore
+//! mempool caches of 256 (`benches/ipv4_multicast-cache.patch`), because as
+//! shipped (caches of 32, a header pool of 262,144 mbufs) most of its time
+//! goes to cache misses on freshly allocated header mbufs; mwrouterd's
+//! pools have caches of 256. Its ratio is reported beside the main one.
 
 use std::time::{Duration, Instant};
 
@@ -43,20 +49,30 @@ pub const SOURCE_MAC: &str = "02:00:00:00:01:30";
 /// Frames per pcap.
 const FRAMES: usize = 1024;
 
-/// The two forwarders.
+/// The forwarders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Forwarder {
-    /// DPDK's ipv4_multicast example.
+    /// DPDK's ipv4_multicast example (with `benches/ipv4_multicast.patch`).
     Ipv4Multicast,
+    /// The same with mempool caches of 256 (`ipv4_multicast-cache.patch`).
+    Ipv4MulticastCache,
     /// mwrouterd.
     Mwrouterd,
 }
 
 impl Forwarder {
+    /// In the order of even rounds (odd rounds reverse it).
+    pub const ALL: [Forwarder; 3] = [
+        Forwarder::Ipv4Multicast,
+        Forwarder::Mwrouterd,
+        Forwarder::Ipv4MulticastCache,
+    ];
+
     /// The name in tables and JSON.
     pub fn name(self) -> &'static str {
         match self {
             Forwarder::Ipv4Multicast => "ipv4_multicast",
+            Forwarder::Ipv4MulticastCache => "ipv4_multicast-cache256",
             Forwarder::Mwrouterd => "mwrouterd",
         }
     }
@@ -84,7 +100,7 @@ pub struct Run {
 pub struct McastPart {
     /// Every run.
     pub runs: Vec<Run>,
-    /// How ipv4_multicast was built.
+    /// How ipv4_multicast was built (both variants).
     pub build: Vec<String>,
     /// The pcaps (JSON records).
     pub pcaps: Vec<Value>,
@@ -102,6 +118,11 @@ impl McastPart {
 
     /// mwrouterd / ipv4_multicast at `size` in each round that has both.
     pub fn round_ratios(&self, size: usize) -> Vec<f64> {
+        self.round_ratios_to(size, Forwarder::Ipv4Multicast)
+    }
+
+    /// mwrouterd / `to` at `size` in each round that has both.
+    pub fn round_ratios_to(&self, size: usize, to: Forwarder) -> Vec<f64> {
         let of = |f: Forwarder, k: u32| {
             self.runs
                 .iter()
@@ -113,14 +134,19 @@ impl McastPart {
         rounds.dedup();
         rounds
             .into_iter()
-            .filter_map(|k| of(Forwarder::Mwrouterd, k).zip(of(Forwarder::Ipv4Multicast, k)))
+            .filter_map(|k| of(Forwarder::Mwrouterd, k).zip(of(to, k)))
             .filter_map(|(a, b)| ratio(a, b))
             .collect()
     }
 
-    /// The median of the rounds' ratios at `size`.
+    /// The median of the rounds' ratios at `size` (to ipv4_multicast).
     pub fn ratio(&self, size: usize) -> Option<f64> {
         median(self.round_ratios(size))
+    }
+
+    /// The median of the rounds' ratios at `size` to `to`.
+    pub fn ratio_to(&self, size: usize, to: Forwarder) -> Option<f64> {
+        median(self.round_ratios_to(size, to))
     }
 
     /// The median rate of `f` at `size`.
@@ -255,9 +281,15 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut McastPart) -> Resu
         opts.interval(),
         opts.rounds()
     );
-    let built = ipv4mc::build(env)?;
-    println!("  ipv4_multicast built: {}", built.bin.display());
+    let built = ipv4mc::build(env, false)?;
+    let built_cache = ipv4mc::build(env, true)?;
+    println!(
+        "  ipv4_multicast built: {} (and with caches of 256: {})",
+        built.bin.display(),
+        built_cache.bin.display()
+    );
     out.build = built.steps.clone();
+    out.build.extend(built_cache.steps.iter().cloned());
     for &size in &SIZES {
         check_interrupt()?;
         let mw = env.file(&format!("mcast-mw-{size}.pcap"));
@@ -281,23 +313,25 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut McastPart) -> Resu
         }
         println!("  {size} B: {} and {}", mw.display(), v4.display());
         for round in 0..opts.rounds() {
-            let order = if round % 2 == 0 {
-                [Forwarder::Ipv4Multicast, Forwarder::Mwrouterd]
-            } else {
-                [Forwarder::Mwrouterd, Forwarder::Ipv4Multicast]
-            };
+            let mut order = Forwarder::ALL;
+            if round % 2 == 1 {
+                order.reverse();
+            }
             for f in order {
                 check_interrupt()?;
                 let busy = super::wait_quiet(opts.patience())?;
                 let mut r = match f {
-                    Forwarder::Ipv4Multicast => run_example(env, opts, mem, &built, size, &v4)?,
+                    Forwarder::Ipv4Multicast => run_example(env, opts, mem, &built, f, size, &v4)?,
+                    Forwarder::Ipv4MulticastCache => {
+                        run_example(env, opts, mem, &built_cache, f, size, &v4)?
+                    }
                     Forwarder::Mwrouterd => run_router(env, opts, mem, size, &mw)?,
                 };
                 r.round = round;
                 r.record["round"] = json!(round);
                 r.record["other_busy_cpus_before"] = json!(busy);
                 println!(
-                    "    {:<15} {:>8.2} Mpps out ({:.2} Mpps in)",
+                    "    {:<24} {:>8.2} Mpps out ({:.2} Mpps in)",
                     f.name(),
                     r.out_mpps,
                     r.in_mpps
@@ -314,6 +348,7 @@ fn run_example(
     opts: &Options,
     mem: &Memory,
     built: &ipv4mc::Built,
+    f: Forwarder,
     size: usize,
     pcap: &std::path::Path,
 ) -> Result<Run> {
@@ -321,7 +356,7 @@ fn run_example(
     let mut vdevs = nulls();
     vdevs.push(pcap_vdev(pcap));
     let prefix = format!("mwe2e-mc{}", std::process::id());
-    let log = env.file(&format!("mcast-{size}-ipv4_multicast.log"));
+    let log = env.file(&format!("mcast-{size}-{}.log", f.name()));
     let mut app = Ipv4Multicast::start(
         &built.bin,
         &mem.eal_flags(),
@@ -344,19 +379,19 @@ fn run_example(
     let inp = d[FANOUT].ipackets;
     if out == 0 {
         return Err(format!(
-            "ipv4_multicast sent nothing at {size} B (port 4 received {inp}); the end of its \
-             output:\n{tail}"
+            "{} sent nothing at {size} B (port 4 received {inp}); the end of its output:\n{tail}",
+            f.name()
         ));
     }
     Ok(Run {
         size,
-        forwarder: Forwarder::Ipv4Multicast,
+        forwarder: f,
         round: 0,
         out_mpps: out as f64 / secs / 1e6,
         in_mpps: inp as f64 / secs / 1e6,
         record: json!({
             "size": size,
-            "forwarder": Forwarder::Ipv4Multicast.name(),
+            "forwarder": f.name(),
             "command": command,
             "lcore": PART1_WORKER_LCORE,
             "warmup_s": opts.warmup().as_secs_f64(),
@@ -466,9 +501,15 @@ pub fn table(p: &McastPart) -> String {
     let opt = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:.2}"));
     let mut s = format!(
         "Part mcast: Mpps replicated out (sum of {FANOUT} null ports) on one core (lcore \
-         {PART1_WORKER_LCORE}), net_pcap (infinite rx) in; medians of {rounds} round(s), ratio \
-         within a round\n{:<8} {:>15} {:>10} {:>22} {:>24}\n",
-        "frame", "ipv4_multicast", "mwrouterd", "mwrouterd/ipv4_mcast", "rounds' ratios"
+         {PART1_WORKER_LCORE}), net_pcap (infinite rx) in; medians of {rounds} round(s), ratios \
+         within a round\n{:<8} {:>15} {:>16} {:>10} {:>16} {:>18} {:>22}\n",
+        "frame",
+        "ipv4_multicast",
+        "(cache 256)",
+        "mwrouterd",
+        "mwr/ipv4_mcast",
+        "mwr/(cache 256)",
+        "rounds' mwr/ipv4_mcast"
     );
     for &size in &SIZES {
         let rr: Vec<String> = p
@@ -477,11 +518,13 @@ pub fn table(p: &McastPart) -> String {
             .map(|r| format!("{r:.2}"))
             .collect();
         s += &format!(
-            "{:<8} {:>15} {:>10} {:>22} {:>24}\n",
+            "{:<8} {:>15} {:>16} {:>10} {:>16} {:>18} {:>22}\n",
             format!("{size} B"),
             opt(p.mpps(size, Forwarder::Ipv4Multicast)),
+            opt(p.mpps(size, Forwarder::Ipv4MulticastCache)),
             opt(p.mpps(size, Forwarder::Mwrouterd)),
             opt(p.ratio(size)),
+            opt(p.ratio_to(size, Forwarder::Ipv4MulticastCache)),
             rr.join(", ")
         );
     }
@@ -498,10 +541,15 @@ pub fn to_json(p: &McastPart, opts: &Options) -> Value {
                 json!({
                     "mwrouterd_vs_ipv4_multicast": p.ratio(size),
                     "rounds_ratio": p.round_ratios(size),
-                    "out_mpps": {
-                        "ipv4_multicast": { "median": p.mpps(size, Forwarder::Ipv4Multicast), "rounds": p.rounds(size, Forwarder::Ipv4Multicast) },
-                        "mwrouterd": { "median": p.mpps(size, Forwarder::Mwrouterd), "rounds": p.rounds(size, Forwarder::Mwrouterd) },
-                    },
+                    "mwrouterd_vs_ipv4_multicast_cache256": p.ratio_to(size, Forwarder::Ipv4MulticastCache),
+                    "rounds_ratio_cache256": p.round_ratios_to(size, Forwarder::Ipv4MulticastCache),
+                    "out_mpps": Forwarder::ALL
+                        .iter()
+                        .map(|&f| (f.name().to_string(), json!({
+                            "median": p.mpps(size, f),
+                            "rounds": p.rounds(size, f),
+                        })))
+                        .collect::<serde_json::Map<_, _>>(),
                 }),
             )
         })
@@ -514,6 +562,7 @@ pub fn to_json(p: &McastPart, opts: &Options) -> Value {
         "fanout": FANOUT,
         "ipv4_multicast_build": p.build,
         "ipv4_multicast_patch": "benches/ipv4_multicast.patch",
+        "ipv4_multicast_cache256_patches": ["benches/ipv4_multicast.patch", "benches/ipv4_multicast-cache.patch"],
         "pcaps": p.pcaps,
         "runs": p.runs.iter().map(|r| r.record.clone()).collect::<Vec<_>>(),
         "sizes": per_size,

@@ -151,6 +151,9 @@ pub fn to_json(
         v["mcast"] = mcast::to_json(p, opts);
         v["mcast_64_vs_ipv4_multicast"] = json!(p.ratio(64));
         v["mcast_1500_vs_ipv4_multicast"] = json!(p.ratio(1500));
+        let cache = mcast::Forwarder::Ipv4MulticastCache;
+        v["mcast_64_vs_ipv4_multicast_cache256"] = json!(p.ratio_to(64, cache));
+        v["mcast_1500_vs_ipv4_multicast_cache256"] = json!(p.ratio_to(1500, cache));
     }
     v
 }
