@@ -580,7 +580,7 @@ mod with_dpdk {
                     PortSpec::new(&pairs[2].b).mac(hosts[2]),
                 ],
                 // Chains from the shortest packet that allows them (the
-                // default copies packets under 640 bytes).
+                // default copies packets under 256 bytes).
                 &StartOptions {
                     chain_min_len: 0,
                     ..StartOptions::default()

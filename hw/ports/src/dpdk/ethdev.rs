@@ -205,7 +205,7 @@ pub const CHAIN_MIN_LEN: usize = MIN_FRAME - ETH_HLEN;
 /// The default [`StartOptions::chain_min_len`]: below this a copy was
 /// measured faster than a chain (engine-bench's DPDK multicast variants,
 /// docs/performance.md "Multicast replication").
-pub const CHAIN_FROM_LEN: usize = 640;
+pub const CHAIN_FROM_LEN: usize = 256;
 
 /// The pool a chaining port's replica headers come from: header mbufs (data
 /// room `2 × RTE_PKTMBUF_HEADROOM`, as DPDK's `ipv4_multicast`).
