@@ -421,9 +421,10 @@ fn run_router(
         router_toml(&eal, &pv, &ns, &path_str(socket))
     })?;
     // The configuration's static members: also added at run time, because
-    // this version's rrp::Router::new leaves the `groups` of configured
-    // static entries out of the LRT (only `mwctl route add --group` puts
-    // them in); replacing the entries with the same values is harmless.
+    // rrp::Router::new left the `groups` of configured static entries out
+    // of the LRT before commit 32211e1 (only `mwctl route add --group` put
+    // them in); replacing the entries with the same values is harmless, and
+    // older builds measure correctly too.
     let mut added = Vec::new();
     for i in 0..FANOUT {
         let (_, _, _, member, member_mac) = egress(i);
