@@ -91,8 +91,11 @@ pub trait Port: Send {
     /// replication, docs/multicast.md): the same bytes, in a buffer that
     /// [`Port::encap`] and [`Port::tx_burst`] take like any other. By
     /// default a buffer of this port's pool with the bytes copied; a
-    /// backend that can share the payload (DPDK: an indirect mbuf behind a
-    /// header mbuf) does so instead. `None`: no buffer left.
+    /// backend that can share the payload does so instead (DPDK: a header
+    /// mbuf chained to `buf`'s own mbuf, whose reference count goes up).
+    /// After the first replica, `buf` may only be encapsulated (by any
+    /// port: a shared buffer gets its header without being changed) or
+    /// dropped, and its bytes must not be written. `None`: no buffer left.
     #[inline]
     fn replicate(&mut self, buf: &Self::Buf) -> Option<Self::Buf> {
         let mut b = self.alloc()?;

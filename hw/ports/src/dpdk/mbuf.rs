@@ -380,7 +380,8 @@ impl Mbuf {
     /// A replica of this single-segment packet without copying it (what
     /// DPDK's `ipv4_multicast` example does for at most two ports): an
     /// empty mbuf from `headers` (with the default headroom, where
-    /// [`Mbuf::push_eth`] writes a header), chained to an indirect mbuf
+    /// [`Port::encap`](crate::Port::encap) writes a header), chained to an
+    /// indirect mbuf
     /// from `clones` attached to this packet's data as `rte_pktmbuf_clone`
     /// does (`rte_pktmbuf_attach`: a reference on this mbuf's buffer, given
     /// back when the replica is freed), in one call to the C shim. `None`
