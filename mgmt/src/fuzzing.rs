@@ -223,7 +223,7 @@ pub fn groups(data: &[u8]) {
         while m.poll_output().is_some() {}
     }
     assert_eq!(m.state(), SmState::Master);
-    let elsewhere = |g: rrp::Address| (g.0 % 3 == 0).then_some(u32::from(g.0 % 2000));
+    let elsewhere = |g: rrp::Address| g.0.is_multiple_of(3).then_some(u32::from(g.0 % 2000));
     for op in data.chunks(67) {
         let Some((&kind, rest)) = op.split_first() else {
             continue;
