@@ -24,7 +24,7 @@ use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
 use crate::view::{
     CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats,
-    VersionInfo, View,
+    VersionInfo, View, WorkerRow,
 };
 
 /// pcap link type of captured packets: raw MessageWay packets
@@ -56,6 +56,12 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Port `p`'s configured name and backend (`show ports`).
     fn port_setup(&self, p: PortId) -> (String, String);
+
+    /// Which worker (or workers) receive from port `p`: "worker 0",
+    /// "workers 0-1 (flow rules)"; empty where there is one worker.
+    fn port_receive(&self, _p: PortId) -> String {
+        String::new()
+    }
 
     /// The counters as displays show them: less what `clear counters`
     /// saved.
@@ -96,6 +102,12 @@ pub trait Backend: Send + Sync + 'static {
         Err(AdminError::unsupported(
             "this box has no in-band management",
         ))
+    }
+
+    /// `show workers`: the dataplane's workers (none where the box has no
+    /// worker threads of its own).
+    fn workers(&self) -> Vec<WorkerRow> {
+        Vec::new()
     }
 
     /// `show mcast`: the engine's groups, with the dataplane's per-group
@@ -190,6 +202,7 @@ impl<B: Backend> Dispatcher<B> {
                             port: h.port,
                             name,
                             backend,
+                            receive: self.backend.port_receive(h.port),
                             hr: h.hr,
                             up: h.up,
                             native: h.native,
@@ -220,6 +233,7 @@ impl<B: Backend> Dispatcher<B> {
             Show::Route { dst, port } => self.view(move |v| to_json(v.route(dst, port)?)),
             Show::Management {} => to_json(self.backend.management()?),
             Show::Mcast {} => to_json(self.backend.mcast()?),
+            Show::Workers {} => to_json(self.backend.workers()),
         }
     }
 

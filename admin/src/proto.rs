@@ -179,6 +179,9 @@ pub enum Show {
     /// The multicast groups: member SANs, branches, counters
     /// ([`crate::view::McastInfo`]).
     Mcast {},
+    /// The dataplane's workers: core, the ports each receives from, its
+    /// packets ([`crate::view::WorkerRow`]).
+    Workers {},
 }
 
 impl Show {
@@ -198,6 +201,7 @@ impl Show {
             Show::Route { .. } => "route",
             Show::Management {} => "management",
             Show::Mcast {} => "mcast",
+            Show::Workers {} => "workers",
         }
     }
 }

@@ -246,6 +246,10 @@ pub struct PortRow {
     pub name: String,
     /// Backend: `dpdk`, `af_packet`, `udp`, `ring`.
     pub backend: String,
+    /// Which worker receives from the port ("worker 1", "workers 0-1 (flow
+    /// rules)"); empty with one worker.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub receive: String,
     /// The HR's address.
     pub hr: Address,
     /// Administrative and link state.
@@ -259,6 +263,24 @@ pub struct PortRow {
     /// Packets transmitted.
     pub transmitted: u64,
     /// Packets dropped (all reasons).
+    pub dropped: u64,
+}
+
+/// A row of `show workers`: one dataplane worker and what it did since
+/// the daemon started (`clear counters` does not apply).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerRow {
+    /// The worker's index (`mw-worker-N`).
+    pub worker: usize,
+    /// Its core (`None`: not pinned).
+    pub core: Option<usize>,
+    /// The ports it receives from (it transmits on all).
+    pub receives: Vec<PortId>,
+    /// Packets it received.
+    pub received: u64,
+    /// Packets it transmitted (forwarded, replicated and injected).
+    pub transmitted: u64,
+    /// Packets it dropped (all reasons).
     pub dropped: u64,
 }
 

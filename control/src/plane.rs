@@ -156,6 +156,16 @@ impl ControlPlane {
         }
     }
 
+    /// Runs the engine's first timers now, before the workers start: the
+    /// FIBs of the configured static entries are published (and the first
+    /// sweeps queued for the workers), so that configured routes forward
+    /// from the first packet.
+    pub fn start_now(&mut self) {
+        let now = self.now();
+        self.engine.on_timer(now);
+        self.drain(now);
+    }
+
     /// Starts in-band management: the agent answers management packets for
     /// this box, the client serves `mwctl mad`; `counters` are shared with
     /// the admin socket.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use admin::LogLevel;
 use control::config::{
     AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection, HrSection,
-    IdleMode, LogFormat, ManagementSection, PortConfig, SnSeed, UdpPortConfig,
+    IdleMode, LogFormat, ManagementSection, PortConfig, SnSeed, SpreadMode, UdpPortConfig,
 };
 use dataplane::IdlePolicy;
 use proptest::prelude::*;
@@ -668,6 +668,54 @@ fn workers_errors() {
     assert_eq!(c.idle_policy(), IdlePolicy::BusyPoll);
     assert_eq!(c.worker_cores(), vec![Some(2), Some(3)]);
     round_trip(&c);
+
+    // Several workers: who receives from which port, where the others run.
+    check(
+        &pre("[workers]
+count = 2
+owners = [0]"),
+        "workers.owners",
+        "1 owners for 2 HRs",
+    );
+    check(
+        &pre("[workers]
+count = 2
+owners = [0, 2]"),
+        "workers.owners[1]",
+        "worker 2 of 2",
+    );
+    check(
+        &pre("[workers]
+control_cores = []"),
+        "workers.control_cores",
+        "at least one core",
+    );
+    check(
+        &pre("[workers]
+control_cores = [2048]"),
+        "workers.control_cores[0]",
+        "below 1024",
+    );
+    check(
+        &pre("[workers]
+spread = \"rss\""),
+        "workers.spread",
+        "",
+    );
+    let c = Config::from_toml(&pre("[workers]
+count = 2
+spread = \"flows\"
+owners = [1, 1]
+control_cores = [0]"))
+    .unwrap();
+    assert_eq!(c.workers.spread, SpreadMode::Flows);
+    assert_eq!((c.port_owner(0), c.port_owner(1)), (1, 1));
+    round_trip(&c);
+    let c = Config::from_toml(&pre("[workers]
+count = 2"))
+    .unwrap();
+    assert_eq!(c.workers.spread, SpreadMode::Auto);
+    assert_eq!((c.port_owner(0), c.port_owner(1)), (0, 1));
 }
 
 #[test]
@@ -1302,6 +1350,11 @@ fn arb_config() -> impl Strategy<Value = Config> {
             c.workers.idle = workers.2;
             c.workers.idle_sleep_us = workers.3;
             c.workers.spins = workers.4;
+            c.workers.spread =
+                [SpreadMode::Auto, SpreadMode::Ports, SpreadMode::Flows][workers.4 as usize % 3];
+            c.workers.owners =
+                (workers.4 % 2 == 0).then(|| (0..c.hrs.len()).map(|i| i % workers.0).collect());
+            c.workers.control_cores = workers.1.then(|| vec![1]);
             c.timers = Timers {
                 sweep_ms: t.0,
                 keepalive_ms: t.1,

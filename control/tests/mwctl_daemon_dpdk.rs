@@ -1,5 +1,6 @@
 //! mwrouterd on DPDK vdevs (net_null, no traffic): starts its EAL, ports,
-//! pinned worker and control thread, answers mwctl, stops cleanly. Skipped
+//! pinned worker (every other thread off its core) and control thread,
+//! answers mwctl, stops cleanly; and two workers owning pcap ports. Skipped
 //! (a failure under MWROUTER_REQUIRE_ALL=1) when mwrouterd was built
 //! without the `dpdk` feature.
 
@@ -22,6 +23,29 @@ fn mwctl(sock: &std::path::Path, args: &[&str]) -> (i32, String) {
     )
 }
 
+/// Each live thread of process `pid`: its name and `Cpus_allowed_list`.
+fn thread_cores(pid: u32) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        // A thread that ended while being read (an admin client's).
+        if !comm.is_empty() && !cpus.is_empty() {
+            v.push((comm.trim().to_string(), cpus));
+        }
+    }
+    v
+}
+
 #[test]
 fn mwrouterd_on_dpdk_vdevs() {
     let dir = tempfile::tempdir().unwrap();
@@ -35,6 +59,7 @@ eal_args = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry
 
 [workers]
 count = 1
+cores = [1]
 idle = "adaptive"
 
 [admin]
@@ -87,6 +112,20 @@ device = "net_null1,no-rx=1"
     assert_eq!(ports[0]["backend"], "dpdk");
     let (code, out) = mwctl(&sock, &["--json", "show", "router"]);
     assert_eq!(code, 0, "{out}");
+
+    // The worker on its core, every other thread (EAL's too) off it.
+    let threads = thread_cores(child.id());
+    let (workers, others): (Vec<_>, Vec<_>) = threads
+        .iter()
+        .partition(|(name, _)| name.starts_with("mw-worker"));
+    assert_eq!(workers.len(), 1, "{threads:?}");
+    assert_eq!(workers[0].1, "1", "{threads:?}");
+    assert!(
+        others.iter().any(|(n, _)| n.starts_with("eal-intr")),
+        "{threads:?}"
+    );
+    assert!(others.iter().all(|(_, c)| c == "0"), "{threads:?}");
+
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -99,4 +138,226 @@ device = "net_null1,no-rx=1"
     };
     assert!(st.success(), "{st}");
     assert!(!sock.exists());
+}
+
+// ------------------------------------------------- more than one worker
+
+/// MACs of the three ports and of the node the traffic goes to.
+const MAC: [[u8; 6]; 3] = [
+    [0x02, 0, 0, 0, 0x08, 0x11],
+    [0x02, 0, 0, 0, 0x08, 0x12],
+    [0x02, 0, 0, 0, 0x08, 0x13],
+];
+const SINK_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x08, 0x33];
+/// The senders on SAN A (port 0) and SAN B (port 1).
+const SRC_A: u16 = 0x0A01;
+const SRC_B: u16 = 0x0B01;
+/// Frames in each input file (each replayed once per receive queue).
+const FRAMES: usize = 50;
+
+fn mac_str(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A pcap of `FRAMES` L3 data packets from `src` to the sink node 0x0833,
+/// addressed to port `port`'s MAC, from senders of different MACs.
+fn input_pcap(port: usize, src: u16) -> Vec<u8> {
+    use rrp::Address;
+    use rrp::kind::PacketType;
+    use rrp::wire::{HeaderRepr, PacketRepr};
+    let mut w = mwdump::capture::PcapWriter::in_memory(1);
+    for i in 0..FRAMES {
+        let p = PacketRepr {
+            l2rhs: Vec::new(),
+            header: HeaderRepr {
+                dst: Address(0x0833),
+                src: Address(src),
+                packet_type: PacketType(0x0100),
+                ..Default::default()
+            },
+            data: vec![i as u8; 40],
+            ei: 0,
+        };
+        let mut f = MAC[port].to_vec();
+        f.extend_from_slice(&[0x02, 0, 0, 0, port as u8, i as u8]);
+        f.extend_from_slice(&0x88B5u16.to_be_bytes());
+        f.extend_from_slice(&p.to_bytes().unwrap());
+        w.push(1, i as u32, &f);
+    }
+    w.into_inner()
+}
+
+/// The data packets of a pcap written by the router: their sources.
+fn sources(path: &std::path::Path) -> Vec<u16> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let Ok(cap) = mwdump::capture::read(&bytes) else {
+        return Vec::new();
+    };
+    cap.frames
+        .iter()
+        .filter(|f| f.data.len() > 14 && f.data[..6] == SINK_MAC)
+        .filter_map(|f| rrp::wire::PacketRepr::parse(&f.data[14..]).ok())
+        .map(|p| p.header.src.0)
+        .collect()
+}
+
+/// Two workers on three pcap ports: HR 0 and HR 1 replay a file each (on
+/// two receive queues), HR 2 writes what it transmits, one file per
+/// transmit queue, i.e. per worker. The vdevs take no flow rules, so each
+/// port is received from by one worker (`owners`, default `i mod 2`), which
+/// polls both its queues: every packet of HR 0 leaves through the
+/// transmit queue of HR 0's owner, and the same of HR 1. `show ports` and
+/// `show workers` say who receives from what; the log says why no rules.
+#[test]
+fn two_workers_own_ports_on_pcap_vdevs() {
+    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
+    for owners in [None, Some([1usize, 0, 0])] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("in0.pcap"), input_pcap(0, SRC_A)).unwrap();
+        std::fs::write(d.join("in1.pcap"), input_pcap(1, SRC_B)).unwrap();
+        std::fs::write(
+            d.join("empty.pcap"),
+            mwdump::capture::PcapWriter::in_memory(1).into_inner(),
+        )
+        .unwrap();
+        let p = |n: &str| d.join(n).display().to_string();
+        let sock = d.join("mw.sock");
+        let owners_line = owners.map_or(String::new(), |o| {
+            format!("owners = [{}, {}, {}]", o[0], o[1], o[2])
+        });
+        let cfg = format!(
+            r#"[router]
+name = "two-workers"
+
+[dpdk]
+eal_args = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=warning"]
+
+[workers]
+count = 2
+idle = "adaptive"
+{owners_line}
+
+[admin]
+socket = "{sock}"
+
+[[hr]]
+address = 0x0811
+san_id = 0x0801
+mtu = 1500
+[hr.port]
+backend = "dpdk"
+device = "net_pcap0,rx_pcap={in0},rx_pcap={in0}"
+mac = "{m0}"
+
+[[hr]]
+address = 0x0812
+san_id = 0x0802
+mtu = 1500
+[hr.port]
+backend = "dpdk"
+device = "net_pcap1,rx_pcap={in1},rx_pcap={in1}"
+mac = "{m1}"
+
+[[hr]]
+address = 0x0813
+san_id = 0x0803
+mtu = 1500
+[hr.port]
+backend = "dpdk"
+device = "net_pcap2,rx_pcap={empty},rx_pcap={empty},tx_pcap={out0},tx_pcap={out1}"
+mac = "{m2}"
+
+[[hr.static]]
+address = 0x0833
+native = "{sink}"
+name = "sink"
+"#,
+            sock = sock.display(),
+            in0 = p("in0.pcap"),
+            in1 = p("in1.pcap"),
+            empty = p("empty.pcap"),
+            out0 = p("out0.pcap"),
+            out1 = p("out1.pcap"),
+            m0 = mac_str(MAC[0]),
+            m1 = mac_str(MAC[1]),
+            m2 = mac_str(MAC[2]),
+            sink = mac_str(SINK_MAC),
+        );
+        let path = d.join("router.toml");
+        std::fs::write(&path, cfg).unwrap();
+        let child = match testkit::spawn_until_ready(
+            Command::new(&mwrouterd)
+                .arg("--config")
+                .arg(&path)
+                .stderr(std::process::Stdio::piped()),
+            &sock,
+            Duration::from_secs(20),
+        ) {
+            Ok(c) => c,
+            Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
+                testkit::skip(
+                    "mwctl::daemon_dpdk::two_workers",
+                    "mwrouterd built without the dpdk feature",
+                );
+                return;
+            }
+            Err(e) => panic!("mwrouterd {e}"),
+        };
+        let owner = owners.unwrap_or([0, 1, 0]);
+
+        // Every input frame arrives (2 queues x FRAMES per input port).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let workers = loop {
+            let (code, out) = mwctl(&sock, &["--json", "show", "workers"]);
+            assert_eq!(code, 0, "{out}");
+            let w: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+            let received: u64 = (0..2).map(|i| w[i]["received"].as_u64().unwrap()).sum();
+            if received >= 4 * FRAMES as u64 || Instant::now() > deadline {
+                break w;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        for (hr, &o) in owner.iter().enumerate() {
+            let rx = &workers[o]["receives"];
+            assert!(
+                rx.as_array().unwrap().iter().any(|p| p == hr),
+                "worker {o} should receive from HR {hr}: {workers}"
+            );
+        }
+        for w in 0..2 {
+            let want = owner[..2].iter().filter(|&&o| o == w).count() as u64 * 2 * FRAMES as u64;
+            assert_eq!(workers[w]["received"], want, "worker {w}: {workers}");
+        }
+        let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
+        assert_eq!(code, 0, "{out}");
+        let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for (hr, &o) in owner.iter().enumerate() {
+            assert_eq!(ports[hr]["receive"], format!("worker {o}"), "{ports}");
+        }
+        let (code, table) = mwctl(&sock, &["show", "workers"]);
+        assert_eq!(code, 0, "{table}");
+        assert!(table.contains("receives"), "{table}");
+
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", out.status);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            log.contains("receives from worker") && log.contains("rte_flow_validate"),
+            "the log says who receives and why no rules:\n{log}"
+        );
+
+        // What each worker forwarded left on its own transmit queue.
+        let (q0, q1) = (sources(&d.join("out0.pcap")), sources(&d.join("out1.pcap")));
+        let from = |w: usize| if owner[0] == w { SRC_A } else { SRC_B };
+        assert_eq!(q0.len(), 2 * FRAMES, "queue 0: {q0:?}");
+        assert_eq!(q1.len(), 2 * FRAMES, "queue 1: {q1:?}");
+        assert!(q0.iter().all(|&s| s == from(0)), "queue 0: {q0:x?}");
+        assert!(q1.iter().all(|&s| s == from(1)), "queue 1: {q1:x?}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The worker loop (docs/architecture.md "Threads and data flow"): one thread per
-//! configured core polls its queues of every port in bursts, runs the
+//! configured core polls its receive queues in bursts (of every port, or
+//! with several workers of the ports it owns), runs the
 //! engine, transmits, adopts new FIBs between bursts and publishes its
 //! counters. Nothing on this path locks, allocates or shares a written
 //! cache line with another worker.
@@ -61,6 +62,9 @@ const PUBLISH_EVERY: u32 = 1024;
 pub struct Worker<P: Port> {
     id: usize,
     ports: Vec<P>,
+    /// The ports it receives from (all by default; with several workers,
+    /// the ports it owns: docs/dataplane.md "More than one worker").
+    rx_ports: Vec<PortId>,
     engine: Engine,
     fib: FibReader,
     stats: Arc<StatsBlock>,
@@ -86,6 +90,7 @@ impl<P: Port> Worker<P> {
             engine: Engine::new(cfg, chan),
             stage: (0..n).map(|_| Burst::new()).collect(),
             stats: Arc::new(StatsBlock::new(n)),
+            rx_ports: PortId::all(n).collect(),
             ports,
             fib,
             rx: Burst::new(),
@@ -125,6 +130,22 @@ impl<P: Port> Worker<P> {
         self.engine.set_capture(tap);
     }
 
+    /// Receives from `ports` only (the others it only transmits on: their
+    /// receive side is another worker's). Ports this worker does not have
+    /// are ignored.
+    pub fn receive_from(&mut self, ports: &[PortId]) {
+        self.rx_ports = ports
+            .iter()
+            .copied()
+            .filter(|p| p.index() < self.ports.len())
+            .collect();
+    }
+
+    /// The ports it receives from.
+    pub fn rx_ports(&self) -> &[PortId] {
+        &self.rx_ports
+    }
+
     /// The ports (for tests that drive both ends).
     pub fn ports_mut(&mut self) -> &mut [P] {
         &mut self.ports
@@ -143,7 +164,8 @@ impl<P: Port> Worker<P> {
         self.fib.refresh();
         let now_ns = self.start.elapsed().as_nanos() as u64;
         let mut received = 0;
-        for p in PortId::all(self.ports.len()) {
+        for i in 0..self.rx_ports.len() {
+            let p = self.rx_ports[i];
             self.ports[p.index()].rx_burst(&mut self.rx);
             if self.rx.is_empty() {
                 continue;
@@ -206,7 +228,11 @@ impl<P: Port> Worker<P> {
     }
 
     fn pause(&self, max: Duration) {
-        let fds: Option<Vec<_>> = self.ports.iter().map(|p| p.wait_fd()).collect();
+        let fds: Option<Vec<_>> = self
+            .rx_ports
+            .iter()
+            .map(|p| self.ports[p.index()].wait_fd())
+            .collect();
         match fds {
             Some(fds) if !fds.is_empty() => {
                 let mut pfds: Vec<rustix::event::PollFd<'_>> = fds

@@ -98,6 +98,13 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     if let Some(cores) = &w.cores {
         t.put("cores", list(cores, |c| c.to_string()));
     }
+    t.put("spread", quote(w.spread.as_str()));
+    if let Some(owners) = &w.owners {
+        t.put("owners", list(owners, |c| c.to_string()));
+    }
+    if let Some(cores) = &w.control_cores {
+        t.put("control_cores", list(cores, |c| c.to_string()));
+    }
     t.put("idle", quote(w.idle.as_str()));
     t.put("idle_sleep_us", w.idle_sleep_us.to_string());
     t.put("spins", w.spins.to_string());

@@ -176,10 +176,21 @@ pub struct DpdkSection {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkersSection {
-    /// Worker threads (each polls one queue of every port).
+    /// Worker threads: each transmits on every port and receives from the
+    /// ports it owns, or from its queue of every port that flow rules
+    /// spread (DPDK; docs/backends.md "More than one worker").
     pub count: usize,
     /// The core of each worker (as many as `count`); none: not pinned.
     pub cores: Option<Vec<usize>>,
+    /// How a DPDK device's frames are spread over the workers.
+    pub spread: SpreadMode,
+    /// The worker that receives from each HR's port (in HR order) where
+    /// flow rules do not spread it; none: HR `i` to worker `i mod count`.
+    pub owners: Option<Vec<usize>>,
+    /// The cores of every other thread (control, admin, stats, DPDK's
+    /// interrupt and telemetry threads); none: the cores the daemon may
+    /// run on less `cores` (when `cores` is given).
+    pub control_cores: Option<Vec<usize>>,
     /// What an idle worker does.
     pub idle: IdleMode,
     /// Adaptive: the longest pause of an idle worker, microseconds.
@@ -193,9 +204,38 @@ impl Default for WorkersSection {
         WorkersSection {
             count: 1,
             cores: None,
+            spread: SpreadMode::Auto,
+            owners: None,
+            control_cores: None,
             idle: IdleMode::Adaptive,
             idle_sleep_us: 1000,
             spins: 64,
+        }
+    }
+}
+
+/// `workers.spread`: how a DPDK device's frames reach several workers
+/// (docs/backends.md "More than one worker").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpreadMode {
+    /// `"auto"`: flow rules on the source MAC where the device takes them,
+    /// else one worker per port.
+    #[default]
+    Auto,
+    /// `"ports"`: one worker per port, no rules tried.
+    Ports,
+    /// `"flows"`: rules on every port, or the daemon does not start.
+    Flows,
+}
+
+impl SpreadMode {
+    /// The TOML spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpreadMode::Auto => "auto",
+            SpreadMode::Ports => "ports",
+            SpreadMode::Flows => "flows",
         }
     }
 }
@@ -935,6 +975,15 @@ impl Config {
                 spins: self.workers.spins,
                 sleep: Duration::from_micros(self.workers.idle_sleep_us),
             },
+        }
+    }
+
+    /// The worker that receives from HR `hr`'s port where no flow rules
+    /// spread it (`workers.owners`, default `hr mod count`).
+    pub fn port_owner(&self, hr: usize) -> usize {
+        match &self.workers.owners {
+            Some(o) => o.get(hr).copied().unwrap_or(0),
+            None => hr % self.workers.count.max(1),
         }
     }
 

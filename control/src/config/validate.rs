@@ -199,6 +199,42 @@ fn workers(c: &Config, e: &mut Errs) {
             }
         }
     }
+    if let Some(owners) = &w.owners {
+        if owners.len() != c.hrs.len() {
+            e.push(
+                "workers.owners",
+                format!(
+                    "{} owners for {} HRs: give the worker of each HR's port, in HR order",
+                    owners.len(),
+                    c.hrs.len()
+                ),
+            );
+        }
+        for (i, &o) in owners.iter().enumerate() {
+            if o >= w.count {
+                e.push(
+                    format!("workers.owners[{i}]"),
+                    format!("worker {o} of {} (workers are 0..{})", w.count, w.count),
+                );
+            }
+        }
+    }
+    if let Some(cores) = &w.control_cores {
+        if cores.is_empty() {
+            e.push(
+                "workers.control_cores",
+                "give at least one core (or leave control_cores out)",
+            );
+        }
+        for (i, &core) in cores.iter().enumerate() {
+            if core >= 1024 {
+                e.push(
+                    format!("workers.control_cores[{i}]"),
+                    "core ids are below 1024",
+                );
+            }
+        }
+    }
     if w.idle == IdleMode::Adaptive && !(1..=1_000_000).contains(&w.idle_sleep_us) {
         e.push(
             "workers.idle_sleep_us",

@@ -11,8 +11,8 @@ use admin::dispatch::{Backend, CaptureNext, CaptureSource};
 use admin::mad::MadResult;
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
 use admin::stats::{Snapshot, prometheus};
-use admin::view::{ManagementInfo, McastCounts, McastInfo};
-use dataplane::{CaptureControl, CaptureWhat};
+use admin::view::{ManagementInfo, McastCounts, McastInfo, WorkerRow};
+use dataplane::{CaptureControl, CaptureWhat, StatsBlock};
 use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
@@ -37,6 +37,19 @@ pub struct DaemonBackend {
     start: Instant,
     log: LogHandle,
     stats_file: PathBuf,
+    layout: Layout,
+}
+
+/// Which worker does what (from the start-up): for `show ports` and `show
+/// workers`.
+pub(crate) struct Layout {
+    /// Per HR: who receives from its port ("worker 1", "workers 0-1 (flow
+    /// rules)").
+    pub receive: Vec<String>,
+    /// Per worker: its core and the ports it receives from.
+    pub workers: Vec<(Option<usize>, Vec<PortId>)>,
+    /// Per worker: its published counters.
+    pub blocks: Vec<Arc<StatsBlock>>,
 }
 
 fn plane_err(e: crate::plane::PlaneError) -> AdminError {
@@ -47,6 +60,7 @@ impl DaemonBackend {
     /// A backend for the running daemon.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
+        layout: Layout,
         cfg: Config,
         path: PathBuf,
         plane: Arc<PlaneHandle>,
@@ -68,6 +82,7 @@ impl DaemonBackend {
             start,
             log,
             stats_file,
+            layout,
         }
     }
 
@@ -184,6 +199,37 @@ impl Backend for DaemonBackend {
             Some(h) => (h.label(p.index()), h.port.backend().as_str().into()),
             None => (String::new(), String::new()),
         }
+    }
+
+    fn port_receive(&self, p: PortId) -> String {
+        if self.layout.workers.len() < 2 {
+            return String::new();
+        }
+        self.layout
+            .receive
+            .get(p.index())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn workers(&self) -> Vec<WorkerRow> {
+        let l = &self.layout;
+        l.workers
+            .iter()
+            .zip(&l.blocks)
+            .enumerate()
+            .map(|(i, ((core, rx), block))| {
+                let ports = block.read();
+                WorkerRow {
+                    worker: i,
+                    core: *core,
+                    receives: rx.clone(),
+                    received: ports.iter().map(|c| c.received).sum(),
+                    transmitted: ports.iter().map(|c| c.transmitted).sum(),
+                    dropped: ports.iter().map(|c| c.dropped_total()).sum(),
+                }
+            })
+            .collect()
     }
 
     fn counters(&self) -> Snapshot {

@@ -15,6 +15,7 @@
 
 mod backend;
 mod logging;
+pub mod placement;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,7 +31,7 @@ use dataplane::{
 };
 use ports::Port;
 use rrp::router::Router;
-use rrp::{LinkKind, NativeAddr};
+use rrp::{LinkKind, NativeAddr, PortId};
 
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, PlaneHandle};
@@ -87,11 +88,23 @@ pub(crate) struct Running {
     pub plane: Arc<PlaneHandle>,
     pub blocks: Vec<Arc<StatsBlock>>,
     pub capture: CaptureControl,
+    /// The workers' thread ids (left where they are pinned).
+    pub worker_tids: Vec<i32>,
+    /// The ports each worker receives from.
+    pub worker_rx: Vec<Vec<PortId>>,
+    /// The core of each worker (`None`: not pinned).
+    pub worker_cores: Vec<Option<usize>>,
+    /// Per HR: who receives from its port ("worker 1", "workers 0-1 (flow
+    /// rules)"), for `show ports` and the log.
+    pub receive: Vec<String>,
 }
 
+/// Starts the workers: worker `i` gets `per_worker[i]` (one port handle per
+/// HR) and receives from `receive[i]` only.
 fn spawn_workers<P: Port + 'static>(
     cfg: &Config,
     per_worker: Vec<Vec<P>>,
+    receive: Vec<Vec<PortId>>,
     natives: Vec<NativeAddr>,
     on_start: fn(),
 ) -> Result<Running, DaemonError> {
@@ -111,20 +124,45 @@ fn spawn_workers<P: Port + 'static>(
     let mut workers = Vec::new();
     let cores = cfg.worker_cores();
     let idle = cfg.idle_policy();
-    for (((i, ports), reader), tap) in per_worker.into_iter().enumerate().zip(readers).zip(taps) {
+    let mut built = Vec::with_capacity(n);
+    for ((((i, ports), rx), reader), tap) in per_worker
+        .into_iter()
+        .enumerate()
+        .zip(&receive)
+        .zip(readers)
+        .zip(taps)
+    {
         let (wch, cch) = channels(cfg.channel_config());
         control.push(cch);
         let mut w = Worker::new(i, &ecfg, ports, reader, wch);
+        w.receive_from(rx);
+        if rx.is_empty() {
+            tracing::warn!(
+                worker = i,
+                "worker {i} receives from no port (more workers than ports to own): it only transmits"
+            );
+        }
         w.set_capture(tap);
         blocks.push(w.stats());
+        built.push(w);
+    }
+    // The first FIBs (static entries) are published before any worker
+    // polls: configured routes forward from the first packet.
+    let mut plane = ControlPlane::new(engine, control, publisher);
+    plane.start_now();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    for (i, mut w) in built.into_iter().enumerate() {
         let s = stop.clone();
         let core = cores.get(i).copied().flatten();
+        let tid_tx = tid_tx.clone();
         let h = thread::Builder::new()
             .name(format!("mw-worker-{i}"))
             .spawn(move || {
                 if let Some(c) = core {
                     core_affinity::set_for_current(core_affinity::CoreId { id: c });
                 }
+                let _ = tid_tx.send(placement::thread_id());
+                drop(tid_tx);
                 on_start();
                 w.run(&s, idle);
                 w.counters().to_vec()
@@ -132,7 +170,10 @@ fn spawn_workers<P: Port + 'static>(
             .map_err(run_err("starting a worker"))?;
         workers.push(h);
     }
-    let plane = ControlPlane::new(engine, control, publisher)
+    drop(tid_tx);
+    // Each worker says its thread id once it is pinned (or has ended).
+    let worker_tids: Vec<i32> = tid_rx.iter().take(workers.len()).collect();
+    let plane = plane
         .spawn(Duration::from_millis(2))
         .map_err(run_err("starting the control thread"))?;
     Ok(Running {
@@ -141,6 +182,10 @@ fn spawn_workers<P: Port + 'static>(
         plane: Arc::new(plane),
         blocks,
         capture,
+        worker_tids,
+        worker_rx: receive,
+        worker_cores: cores,
+        receive: Vec::new(),
     })
 }
 
@@ -161,7 +206,10 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError
                 u.pool = Some(pool);
                 ports::udp::UdpPort::open(u).map_err(|e| e.to_string())
             })?;
-            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, kinds))
+            let all = PortId::all(open.len()).collect();
+            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op)?;
+            r.receive = vec!["worker 0".into(); cfg.hrs.len()];
+            Ok((r, kinds))
         }
         Some(Backend::AfPacket) => {
             let (open, natives) = open_socket_ports(cfg, "AF_PACKET", |i, pool| {
@@ -169,7 +217,10 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError
                 a.pool = Some(pool);
                 ports::af_packet::AfPacketPort::open(a).map_err(|e| e.to_string())
             })?;
-            Ok((spawn_workers(cfg, vec![open], natives, no_op)?, kinds))
+            let all = PortId::all(open.len()).collect();
+            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op)?;
+            r.receive = vec!["worker 0".into(); cfg.hrs.len()];
+            Ok((r, kinds))
         }
         Some(Backend::Dpdk) => start_dpdk(cfg).map(|r| (r, kinds)),
         None => Err(DaemonError::Config(
@@ -209,7 +260,8 @@ fn open_socket_ports<P: Port>(
 
 #[cfg(feature = "dpdk")]
 fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
-    use ports::dpdk::{Eal, PortSpec, StartOptions, register_thread};
+    use crate::config::SpreadMode;
+    use ports::dpdk::{Eal, PortSpec, RxSpread, Spread, StartOptions, register_thread};
     let eal =
         Eal::init(cfg.eal_args()).map_err(|e| DaemonError::Run(format!("dpdk.eal_args: {e}")))?;
     let specs: Vec<PortSpec> = (0..cfg.hrs.len())
@@ -225,6 +277,11 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
     let workers = cfg.workers.count;
     let opts = StartOptions {
         queues: workers as u16,
+        spread: match cfg.workers.spread {
+            SpreadMode::Auto => Spread::Auto,
+            SpreadMode::Ports => Spread::Ports,
+            SpreadMode::Flows => Spread::Flows,
+        },
         ..StartOptions::default()
     };
     let devs = eal
@@ -241,13 +298,48 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
         );
     }
     let natives = devs.iter().map(|d| NativeAddr::mac(d.mac())).collect();
+    // Every worker transmits on its own queue of every port; it receives
+    // from its queue of a port that flow rules spread, and from every
+    // queue of the ports it owns otherwise.
     let mut per_worker = Vec::new();
-    for q in 0..workers {
+    let mut receive = vec![Vec::new(); workers];
+    let mut described = Vec::new();
+    for (i, d) in devs.iter().enumerate() {
+        let owner = cfg.port_owner(i);
+        described.push(match d.spread() {
+            RxSpread::Flows { .. } if workers > 1 => {
+                format!("workers 0-{} (flow rules)", workers - 1)
+            }
+            _ => format!("worker {owner}"),
+        });
+        if workers > 1 {
+            tracing::info!(
+                hr = i,
+                device = d.name(),
+                receive = %described[i],
+                "HR {i}: {} receives from {}: {}",
+                d.name(),
+                described[i],
+                d.spread()
+            );
+        }
+    }
+    for (w, rx_of) in receive.iter_mut().enumerate() {
         let mut v = Vec::new();
-        for d in &devs {
+        for (i, d) in devs.iter().enumerate() {
+            let rx = if d.spread().is_flows() {
+                w as u16..w as u16 + 1
+            } else if cfg.port_owner(i) == w {
+                0..d.rx_queues()
+            } else {
+                0..0
+            };
+            if !rx.is_empty() {
+                rx_of.push(PortId::new(i));
+            }
             v.push(
-                d.port(q as u16)
-                    .map_err(|e| DaemonError::Run(format!("hr.port: {e}")))?,
+                d.port_with(rx, w as u16)
+                    .map_err(|e| DaemonError::Run(format!("hr[{i}].port: {e}")))?,
             );
         }
         per_worker.push(v);
@@ -255,7 +347,9 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
     fn reg() {
         register_thread();
     }
-    spawn_workers(cfg, per_worker, natives, reg)
+    let mut r = spawn_workers(cfg, per_worker, receive, natives, reg)?;
+    r.receive = described;
+    Ok(r)
 }
 
 #[cfg(not(feature = "dpdk"))]
@@ -272,7 +366,13 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         return Ok(());
     }
     let log = logging::init(&cfg.log);
+    // Before EAL pins this thread to its main lcore.
+    let allowed = placement::allowed_cores();
     let (running, kinds) = start_dataplane(&cfg)?;
+    // Every thread so far but the workers (this one, the control thread,
+    // EAL's) onto the control cores; the threads started from here on
+    // inherit them.
+    place_threads(&cfg, &allowed, &running.worker_tids);
     let start = Instant::now();
     let stats_file = stats_path(&cfg);
     if let Some(dir) = stats_file.parent() {
@@ -295,7 +395,18 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
             })
             .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
     }
+    let layout = backend::Layout {
+        receive: running.receive.clone(),
+        workers: running
+            .worker_cores
+            .iter()
+            .copied()
+            .zip(running.worker_rx.iter().cloned())
+            .collect(),
+        blocks: running.blocks.clone(),
+    };
     let backend = Arc::new(DaemonBackend::new(
+        layout,
         cfg.clone(),
         args.config.clone(),
         running.plane.clone(),
@@ -366,6 +477,23 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     }
     tracing::info!("mwrouterd stopped");
     Ok(())
+}
+
+/// Moves every thread but the workers onto the control cores
+/// ([`placement`]), and says where they went.
+fn place_threads(cfg: &Config, allowed: &[usize], workers: &[i32]) {
+    match placement::control_cores(cfg, allowed) {
+        Ok(None) => {}
+        Ok(Some(cores)) => match placement::place_others(&cores, workers) {
+            Ok(n) => tracing::info!(
+                ?cores,
+                threads = n,
+                "threads other than the workers run on cores {cores:?}"
+            ),
+            Err(e) => tracing::warn!("placing the threads other than the workers: {e}"),
+        },
+        Err(e) => tracing::warn!("{e}"),
+    }
 }
 
 fn load(path: &Path) -> Result<Config, DaemonError> {

@@ -12,6 +12,9 @@
 #include <rte_ring.h>
 #include <rte_ethdev.h>
 #include <rte_bus_vdev.h>
+/* rte_flow: steering MessageWay frames to the workers' queues (hw/ports
+ * dpdk::ethdev, "flows" spread). */
+#include <rte_flow.h>
 /* rte_eth_from_rings: in-process ring ethdev pairs for tests and benchmarks
  * (hw/ports dpdk::ring_pair); the library is linked in build.rs. */
 #include <rte_eth_ring.h>

@@ -3,7 +3,10 @@
 //! drop), and `DpdkPort` over an in-process ring pair whose other end is a
 //! raw "host" queue: exact bytes both ways, Ethernet decap/encap, padding to
 //! 60 bytes, refused frames counted, receive errors from `ol_flags`, partial
-//! transmission, queue ownership, one EAL per process.
+//! transmission, queue ownership, one EAL per process, and how a device's
+//! frames are spread over several workers (flow rules refused by the
+//! vdevs: one worker owns each port's receive queues, every worker has a
+//! transmit queue).
 //!
 //! EAL is initialised once per test process (`Eal::init` keeps the first
 //! outcome); every test of this file uses the same arguments. Without the
@@ -25,7 +28,7 @@ mod with_dpdk {
     use ports::dpdk::sys;
     use ports::dpdk::{
         DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, PortSpec, RX_ERROR_FLAGS,
-        RX_FLAGS_MASK, RawQueue, StartOptions, ring_pair,
+        RX_FLAGS_MASK, RawQueue, RxSpread, Spread, StartOptions, ring_pair,
     };
     use ports::{BURST, Burst, PacketBuf, Port};
     use rrp::{LinkKind, NativeAddr};
@@ -632,5 +635,157 @@ mod with_dpdk {
             ),
             Err(DpdkError::NoSuchDevice(_))
         ));
+    }
+
+    fn two_workers(spread: Spread) -> StartOptions {
+        StartOptions {
+            queues: 2,
+            spread,
+            cache: 32,
+            extra_mbufs: 256,
+            ..StartOptions::default()
+        }
+    }
+
+    #[test]
+    fn without_flow_rules_one_worker_owns_a_ports_receive_queues() {
+        let Some(eal) =
+            eal("ports::dpdk_port::without_flow_rules_one_worker_owns_a_ports_receive_queues")
+        else {
+            return;
+        };
+        let pair = ring_pair(eal, "spread", 2, 64).unwrap();
+        let specs = [
+            PortSpec::new(&pair.a).mac(ROUTER_MAC).rings(64, 64),
+            PortSpec::new(&pair.b).mac(HOST_MAC).rings(64, 64),
+        ];
+        // auto: the ring PMD has no rte_flow: one receive side, and why.
+        let devs = eal.start_ports(&specs, &two_workers(Spread::Auto)).unwrap();
+        match devs[0].spread() {
+            RxSpread::Single { why } => {
+                assert!(why.contains("rte_flow_validate"), "{why}")
+            }
+            s => panic!("a ring PMD spread by rules: {s:?}"),
+        }
+        assert!(!devs[0].spread().is_flows());
+        assert_eq!((devs[0].rx_queues(), devs[0].queues()), (2, 2));
+
+        // Worker 0 owns the receive side (both queues), worker 1 transmits.
+        let mut owner = devs[0].port_with(0..2, 0).unwrap();
+        let mut other = devs[0].port_with(0..0, 1).unwrap();
+        assert_eq!(owner.rx_queues(), 0..2);
+        assert!(other.rx_queues().is_empty());
+        assert!(matches!(
+            devs[0].port_with(1..2, 1),
+            Err(DpdkError::QueueTaken { .. })
+        ));
+        // A failed take leaves nothing taken: queue 1 is the owner's, and
+        // transmit queue 1 is still the other worker's only.
+        assert!(matches!(
+            devs[0].port_with(0..0, 1),
+            Err(DpdkError::QueueTaken { .. })
+        ));
+
+        // What the peer sends on either of its queues reaches the owner.
+        let mut h0 = devs[1].raw_queue(0).unwrap();
+        let mut h1 = devs[1].raw_queue(1).unwrap();
+        for i in 0..4 {
+            let h = if i % 2 == 0 { &mut h0 } else { &mut h1 };
+            let f = frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(i, 20));
+            assert!(h.send_frame(&f));
+        }
+        let got = rx_n(|b| owner.rx_burst(b), 4);
+        assert_eq!(got.len(), 4);
+        let mut seen: Vec<Vec<u8>> = got.iter().map(|m| m.data().to_vec()).collect();
+        seen.sort();
+        let mut sent: Vec<Vec<u8>> = (0..4).map(|i| payload(i, 20)).collect();
+        sent.sort();
+        assert_eq!(seen, sent);
+        let mut none = Burst::new();
+        other.rx_burst(&mut none);
+        assert!(none.is_empty(), "a port without receive queues receives");
+
+        // Both workers transmit, each on its own queue.
+        for (q, p) in [&mut owner, &mut other].into_iter().enumerate() {
+            let mut b = Burst::new();
+            let mut m = devs[0].pool().mbuf_from(&payload(10 + q, 30)).unwrap();
+            assert!(p.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
+            b.push(m);
+            assert_eq!(p.tx_burst(&mut b), 1);
+        }
+        let at0 = rx_n(
+            |b| {
+                h0.rx_burst(b);
+            },
+            1,
+        );
+        let at1 = rx_n(
+            |b| {
+                h1.rx_burst(b);
+            },
+            1,
+        );
+        assert_eq!(at0[0].data()[14..44], payload(10, 30)[..]);
+        assert_eq!(at1[0].data()[14..44], payload(11, 30)[..]);
+        drop((owner, other, h0, h1, devs));
+
+        // ports: no rules tried.
+        let pair = ring_pair(eal, "spread-ports", 2, 64).unwrap();
+        let devs = eal
+            .start_ports(
+                &[PortSpec::new(&pair.a).rings(64, 64)],
+                &two_workers(Spread::Ports),
+            )
+            .unwrap();
+        assert_eq!(
+            devs[0].spread(),
+            &RxSpread::Single {
+                why: "spread = ports".into()
+            }
+        );
+        drop(devs);
+
+        // flows: a device that refuses the rules is an error, which says so.
+        let pair = ring_pair(eal, "spread-flows", 2, 64).unwrap();
+        match eal.start_ports(
+            &[PortSpec::new(&pair.a).rings(64, 64)],
+            &two_workers(Spread::Flows),
+        ) {
+            Err(DpdkError::Config(e)) => {
+                assert!(e.contains("spread = flows") && e.contains("refuses"), "{e}")
+            }
+            r => panic!("flows on a ring PMD: {r:?}"),
+        }
+
+        // A device with fewer transmit queues than workers is refused.
+        let pair = ring_pair(eal, "spread-one", 1, 64).unwrap();
+        match eal.start_ports(
+            &[PortSpec::new(&pair.a).rings(64, 64)],
+            &two_workers(Spread::Auto),
+        ) {
+            Err(DpdkError::Config(e)) => {
+                assert!(e.contains("2 transmit queues"), "{e}")
+            }
+            r => panic!("two workers on one transmit queue: {r:?}"),
+        }
+
+        // One worker: one queue pair, nothing to spread.
+        let pair = ring_pair(eal, "spread-single", 1, 64).unwrap();
+        let devs = eal
+            .start_ports(
+                &[PortSpec::new(&pair.a).rings(64, 64)],
+                &StartOptions {
+                    cache: 32,
+                    extra_mbufs: 256,
+                    ..StartOptions::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            devs[0].spread(),
+            &RxSpread::Single {
+                why: "one worker".into()
+            }
+        );
     }
 }

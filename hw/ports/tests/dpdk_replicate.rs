@@ -76,6 +76,7 @@ mod with_dpdk {
             extra_mbufs: 256,
             chains,
             chain_min_len: 0,
+            ..StartOptions::default()
         }
     }
 

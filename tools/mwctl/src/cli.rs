@@ -205,6 +205,8 @@ pub enum ShowCmd {
     Management,
     /// The multicast groups: member SANs, branches from this box, counters.
     Mcast,
+    /// The dataplane's workers: core, the ports each receives from, packets.
+    Workers,
 }
 
 /// `route` operations.
@@ -309,6 +311,7 @@ impl Cmd {
                 ShowCmd::Counters { port } => Show::Counters { port: *port },
                 ShowCmd::Management => Show::Management {},
                 ShowCmd::Mcast => Show::Mcast {},
+                ShowCmd::Workers => Show::Workers {},
             }),
             Cmd::Port { port, state } => Command::Port {
                 port: *port,

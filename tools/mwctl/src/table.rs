@@ -162,6 +162,7 @@ const PORTS: &[&str] = &[
     "port",
     "name",
     "backend",
+    "receive",
     "hr",
     "up",
     "native",
@@ -179,6 +180,14 @@ const RTS: &[&str] = &[
 const ROUTES: &[&str] = &["port", "hr", "dst", "q", "mtu", "next", "path", "rcvf"];
 const FIB: &[&str] = &["port", "hr", "dst", "next", "egress", "native", "q", "mtu"];
 const NEIGHBORS: &[&str] = &["port", "hr", "address", "name", "native", "missed", "rts"];
+const WORKERS: &[&str] = &[
+    "worker",
+    "core",
+    "receives",
+    "received",
+    "transmitted",
+    "dropped",
+];
 const ROUTER: &[&str] = &[
     "name",
     "version",
@@ -223,6 +232,7 @@ pub fn render(cmd: &Command, v: &Value) -> String {
                 Ok(m) => mcast(&m),
                 Err(_) => generic(v, &[]),
             },
+            Show::Workers {} => generic(v, WORKERS),
         },
         Command::Mad(_) => match serde_json::from_value::<MadAnswer>(v.clone()) {
             Ok(a) => crate::mad::render_answer(&a),

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char};
+use std::ops::Range;
 use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use dpdk_sys as sys;
 
 use super::eal::{DpdkError, Eal, rc_error};
+use super::flow::{self, RxSpread, Spread};
 use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
 use crate::{BURST, Burst, PacketBuf, Port};
 use rrp::LinkKind;
@@ -92,8 +94,12 @@ impl PortSpec {
 /// How [`Eal::start_ports`] sets up queues and pools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartOptions {
-    /// Rx/tx queue pairs per port: one per worker.
+    /// Workers: each gets a transmit queue of every port, and a receive
+    /// queue of every port that flow rules spread ([`Spread`]).
     pub queues: u16,
+    /// How each device's frames are spread over the workers' receive
+    /// queues (docs/backends.md "More than one worker").
+    pub spread: Spread,
     /// Per-lcore mempool cache size (at most 512).
     pub cache: u32,
     /// Mbufs added to each pool beyond what the rings, bursts and caches
@@ -114,6 +120,7 @@ impl Default for StartOptions {
     fn default() -> StartOptions {
         StartOptions {
             queues: 1,
+            spread: Spread::Auto,
             cache: 256,
             extra_mbufs: 1024,
             chains: true,
@@ -298,8 +305,12 @@ struct Inner {
     replication: Replication,
     chain: Option<ChainPools>,
     chain_min: usize,
-    queues: u16,
-    taken: Box<[AtomicBool]>,
+    rx_queues: u16,
+    tx_queues: u16,
+    spread: RxSpread,
+    rx_taken: Box<[AtomicBool]>,
+    tx_taken: Box<[AtomicBool]>,
+    /// Per transmit queue (one writer each: the port that owns it).
     counters: Box<[QueueCounters]>,
     started: bool,
 }
@@ -309,6 +320,9 @@ impl Drop for Inner {
         // SAFETY: no queue of the port is in use any more (every DpdkPort and
         // RawQueue holds an Arc of this); the port id is ours.
         unsafe {
+            if self.spread.is_flows() {
+                flow::flush(self.port_id);
+            }
             if self.started {
                 sys::rte_eth_dev_stop(self.port_id);
             }
@@ -362,12 +376,16 @@ static POOL_SEQ: AtomicU32 = AtomicU32::new(0);
 
 impl Eal {
     /// Configures and starts the ethdevs of `specs`, each with
-    /// `opts.queues` rx/tx queue pairs, after creating one pktmbuf pool per
-    /// NUMA socket they are on (pools of earlier calls are not reused).
+    /// `opts.queues` transmit queues (one per worker) and one receive queue,
+    /// or `opts.queues` receive queues fed by flow rules where `opts.spread`
+    /// asks for them and the device takes them ([`RxSpread`]), after
+    /// creating one pktmbuf pool per NUMA socket they are on (pools of
+    /// earlier calls are not reused).
     ///
-    /// Pool size per socket: for each port on it, `queues × (rx_ring +
-    /// tx_ring + 2 × BURST)` (descriptor rings full, a receive burst and a
-    /// staged transmit burst per queue), plus `1.5 × cache` for each lcore
+    /// Pool size per socket: for each port on it, `rx queues × (rx_ring +
+    /// BURST) + queues × (tx_ring + BURST)` (descriptor rings full, a
+    /// receive burst and a staged transmit burst per queue), plus `1.5 ×
+    /// cache` for each lcore
     /// that may hold a cache (EAL's lcores, one registered thread per queue,
     /// two more), plus `opts.extra_mbufs`, rounded up to `2^k - 1`. Data room:
     /// `RTE_PKTMBUF_HEADROOM` + the largest frame of the ports' MTUs (header,
@@ -410,13 +428,36 @@ impl Eal {
             .iter()
             .map(|i| Replication::for_driver(&i.driver, i.tx_offload_capa, opts.chains))
             .collect();
+        // Receive queues: one per worker where the device has them (where
+        // no rules spread the frames, one worker polls them all: a NIC
+        // without rules delivers to queue 0, and the ring and memif PMDs
+        // deliver what a peer sends on its transmit queue q to receive
+        // queue q).
+        let mut rxq = Vec::with_capacity(specs.len());
+        for (s, i) in specs.iter().zip(&infos) {
+            let (max_rx, max_tx) = (i.info.max_rx_queues, i.info.max_tx_queues);
+            if opts.queues > max_tx {
+                return Err(DpdkError::Config(format!(
+                    "{}: {} workers need {} transmit queues (one each), the device has {max_tx}",
+                    s.device, opts.queues, opts.queues
+                )));
+            }
+            if opts.spread == Spread::Flows && opts.queues > max_rx {
+                return Err(DpdkError::Config(format!(
+                    "{}: spread = flows: {} workers need {} receive queues, the device has {max_rx}",
+                    s.device, opts.queues, opts.queues
+                )));
+            }
+            rxq.push(opts.queues.min(max_rx).max(1));
+        }
 
         // One pool per socket in use (and chain pools where ports chain).
         let mut need: BTreeMap<i32, u64> = BTreeMap::new();
         let mut need_chain: BTreeMap<i32, u64> = BTreeMap::new();
-        for ((s, &sock), mode) in specs.iter().zip(&sockets).zip(&modes) {
-            let per_queue = u64::from(s.rx_ring) + u64::from(s.tx_ring) + 2 * BURST as u64;
-            *need.entry(sock).or_default() += u64::from(opts.queues) * per_queue;
+        for (((s, &sock), mode), &nrx) in specs.iter().zip(&sockets).zip(&modes).zip(&rxq) {
+            *need.entry(sock).or_default() += u64::from(nrx)
+                * (u64::from(s.rx_ring) + BURST as u64)
+                + u64::from(opts.queues) * (u64::from(s.tx_ring) + BURST as u64);
             if mode.chains() {
                 let per_queue = u64::from(s.tx_ring) + 2 * BURST as u64;
                 *need_chain.entry(sock).or_default() += u64::from(opts.queues) * per_queue;
@@ -468,7 +509,11 @@ impl Eal {
                 id,
                 sock,
                 pools[&sock],
-                opts.queues,
+                Queues {
+                    rx: rxq[i],
+                    tx: opts.queues,
+                    spread: opts.spread,
+                },
                 &infos[i],
                 mode,
                 chain,
@@ -510,6 +555,18 @@ fn dev_info(id: u16, dev: &str) -> Result<DevInfo, DpdkError> {
     })
 }
 
+/// The queues [`Ethdev::start`] sets up.
+#[derive(Debug, Clone, Copy)]
+struct Queues {
+    /// Receive queues: as many as `tx` where the device has them, else
+    /// what it has.
+    rx: u16,
+    /// Transmit queues (one per worker).
+    tx: u16,
+    /// What was asked.
+    spread: Spread,
+}
+
 impl Ethdev {
     #[allow(clippy::too_many_arguments)]
     fn start(
@@ -517,7 +574,7 @@ impl Ethdev {
         id: u16,
         socket: i32,
         pool: Pool,
-        queues: u16,
+        queues: Queues,
         dev_info: &DevInfo,
         replication: Replication,
         chain: Option<ChainPools>,
@@ -525,10 +582,11 @@ impl Ethdev {
     ) -> Result<Ethdev, DpdkError> {
         let dev = spec.device.as_str();
         let info = &dev_info.info;
-        if queues > info.max_rx_queues || queues > info.max_tx_queues {
+        let ntxq = queues.tx;
+        if queues.rx > info.max_rx_queues || ntxq > info.max_tx_queues {
             return Err(DpdkError::Config(format!(
-                "{dev}: {queues} queues asked, the device has {} rx / {} tx",
-                info.max_rx_queues, info.max_tx_queues
+                "{dev}: {} rx / {ntxq} tx queues asked, the device has {} rx / {} tx",
+                queues.rx, info.max_rx_queues, info.max_tx_queues
             )));
         }
         let mut conf = sys::rte_eth_conf::default();
@@ -538,7 +596,7 @@ impl Ethdev {
         }
         // SAFETY: valid port id, stopped (never started, or closed and
         // re-probed); `conf` lives across the call.
-        let rc = unsafe { sys::rte_eth_dev_configure(id, queues, queues, &conf) };
+        let rc = unsafe { sys::rte_eth_dev_configure(id, queues.rx, ntxq, &conf) };
         if rc != 0 {
             return Err(rc_error("rte_eth_dev_configure", dev, rc));
         }
@@ -553,9 +611,18 @@ impl Ethdev {
             replication,
             chain,
             chain_min,
-            queues,
-            taken: (0..queues).map(|_| AtomicBool::new(false)).collect(),
-            counters: (0..queues).map(|_| QueueCounters::default()).collect(),
+            rx_queues: queues.rx,
+            tx_queues: ntxq,
+            spread: RxSpread::Single {
+                why: match queues.spread {
+                    _ if ntxq == 1 => "one worker".into(),
+                    Spread::Ports => "spread = ports".into(),
+                    _ => format!("{} receive queues for {ntxq} workers", info.max_rx_queues),
+                },
+            },
+            rx_taken: (0..queues.rx).map(|_| AtomicBool::new(false)).collect(),
+            tx_taken: (0..ntxq).map(|_| AtomicBool::new(false)).collect(),
+            counters: (0..ntxq).map(|_| QueueCounters::default()).collect(),
             started: false,
         };
 
@@ -590,28 +657,39 @@ impl Ethdev {
         // Queue memory on the device's socket (SOCKET_ID_ANY as unsigned is
         // what the C API takes for "any").
         let qsock = socket as u32;
-        for q in 0..queues {
-            // SAFETY: valid, configured port; q < configured queues; null
+        for q in 0..queues.rx {
+            // SAFETY: valid, configured port; q < configured rx queues; null
             // queue configuration = the driver's defaults; `pool` is a live
             // pktmbuf pool.
             let rc = unsafe {
                 sys::rte_eth_rx_queue_setup(id, q, nrx, qsock, ptr::null(), pool.as_ptr())
             };
             if rc != 0 {
-                return Err(rc_error(
-                    "rte_eth_rx_queue_setup",
-                    format!("{dev} q{q}"),
-                    rc,
-                ));
+                let at = format!("{dev} rx q{q}");
+                return Err(rc_error("rte_eth_rx_queue_setup", at, rc));
             }
-            // SAFETY: as above.
+        }
+        for q in 0..ntxq {
+            // SAFETY: as above, q < configured tx queues.
             let rc = unsafe { sys::rte_eth_tx_queue_setup(id, q, ntx, qsock, ptr::null()) };
             if rc != 0 {
-                return Err(rc_error(
-                    "rte_eth_tx_queue_setup",
-                    format!("{dev} q{q}"),
-                    rc,
-                ));
+                let at = format!("{dev} tx q{q}");
+                return Err(rc_error("rte_eth_tx_queue_setup", at, rc));
+            }
+        }
+        // Rules are validated before the start and created after it (as
+        // drivers expect).
+        let mut flows = false;
+        if ntxq > 1 && queues.rx == ntxq && queues.spread != Spread::Ports {
+            match flow::validate(id, queues.rx) {
+                Ok(()) => flows = true,
+                Err(why) if queues.spread == Spread::Flows => {
+                    return Err(DpdkError::Config(format!(
+                        "{dev}: spread = flows: the driver {} refuses the rules: {why}",
+                        dev_info.driver
+                    )));
+                }
+                Err(why) => inner.spread = RxSpread::Single { why },
             }
         }
 
@@ -636,6 +714,16 @@ impl Ethdev {
             return Err(rc_error("rte_eth_dev_start", dev, rc));
         }
         inner.started = true;
+        if flows {
+            match flow::install(id, queues.rx) {
+                Ok(rules) => inner.spread = RxSpread::Flows { rules },
+                // Validated, then refused: the frames all reach queue 0.
+                Err(why) if queues.spread == Spread::Flows => {
+                    return Err(DpdkError::Config(format!("{dev}: spread = flows: {why}")));
+                }
+                Err(why) => inner.spread = RxSpread::Single { why },
+            }
+        }
         Ok(Ethdev(Arc::new(inner)))
     }
 
@@ -664,9 +752,20 @@ impl Ethdev {
         self.0.pool
     }
 
-    /// Rx/tx queue pairs.
+    /// Transmit queues (one per worker).
     pub fn queues(&self) -> u16 {
-        self.0.queues
+        self.0.tx_queues
+    }
+
+    /// Receive queues: one, or one per worker where flow rules spread the
+    /// frames ([`Ethdev::spread`]).
+    pub fn rx_queues(&self) -> u16 {
+        self.0.rx_queues
+    }
+
+    /// How the device's frames reach the workers.
+    pub fn spread(&self) -> &RxSpread {
+        &self.0.spread
     }
 
     /// The device's driver (`rte_eth_dev_info.driver_name`: `net_null`,
@@ -680,13 +779,13 @@ impl Ethdev {
         self.0.replication
     }
 
-    fn take(&self, queue: u16) -> Result<(), DpdkError> {
+    fn take_one(&self, taken: &[AtomicBool], queue: u16, what: &str) -> Result<(), DpdkError> {
         let port = self.0.port_id;
-        let t = self.0.taken.get(queue as usize).ok_or_else(|| {
+        let t = taken.get(queue as usize).ok_or_else(|| {
             DpdkError::Config(format!(
-                "ethdev {} has {} queues, not {}",
+                "ethdev {} has {} {what} queues, not {}",
                 self.0.name,
-                self.0.queues,
+                taken.len(),
                 queue + 1
             ))
         })?;
@@ -695,12 +794,49 @@ impl Ethdev {
             .map_err(|_| DpdkError::QueueTaken { port, queue })
     }
 
-    /// Queue pair `queue` as a MessageWay port (one per worker).
+    /// Takes the receive queues `rx` and transmit queue `tx`, or none.
+    fn take(&self, rx: Range<u16>, tx: u16) -> Result<(), DpdkError> {
+        for q in rx.clone() {
+            if let Err(e) = self.take_one(&self.0.rx_taken, q, "receive") {
+                self.release(rx.start..q, None);
+                return Err(e);
+            }
+        }
+        if let Err(e) = self.take_one(&self.0.tx_taken, tx, "transmit") {
+            self.release(rx, None);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn release(&self, rx: Range<u16>, tx: Option<u16>) {
+        for q in rx {
+            self.0.rx_taken[q as usize].store(false, Ordering::Release);
+        }
+        if let Some(q) = tx {
+            self.0.tx_taken[q as usize].store(false, Ordering::Release);
+        }
+    }
+
+    /// Queue pair `queue` (receive and transmit queue `queue`) as a
+    /// MessageWay port.
     pub fn port(&self, queue: u16) -> Result<DpdkPort, DpdkError> {
-        self.take(queue)?;
+        self.port_with(queue..queue + 1, queue)
+    }
+
+    /// A MessageWay port of transmit queue `tx` and the receive queues `rx`
+    /// (polled in turn; empty: this port receives nothing). A worker
+    /// transmits on every port but receives from its own queue of a port
+    /// that flow rules spread, and from every queue of a port it owns
+    /// otherwise (docs/backends.md "More than one worker").
+    pub fn port_with(&self, rx: Range<u16>, tx: u16) -> Result<DpdkPort, DpdkError> {
+        self.take(rx.clone(), tx)?;
         Ok(DpdkPort {
             port_id: self.0.port_id,
-            queue,
+            rx_first: rx.start,
+            rx_count: rx.end.saturating_sub(rx.start),
+            rx_next: 0,
+            queue: tx,
             mac: self.0.mac,
             own: mac_word(self.0.mac),
             eth_tail: eth_tail(self.0.mac),
@@ -714,13 +850,15 @@ impl Ethdev {
 
     /// Every queue pair as a MessageWay port, in queue order.
     pub fn ports(&self) -> Result<Vec<DpdkPort>, DpdkError> {
-        (0..self.0.queues).map(|q| self.port(q)).collect()
+        (0..self.0.rx_queues.min(self.0.tx_queues))
+            .map(|q| self.port(q))
+            .collect()
     }
 
     /// Queue pair `queue` for whole frames, without MessageWay
     /// encapsulation (tests, packet generators).
     pub fn raw_queue(&self, queue: u16) -> Result<RawQueue, DpdkError> {
-        self.take(queue)?;
+        self.take(queue..queue + 1, queue)?;
         Ok(RawQueue {
             port_id: self.0.port_id,
             queue,
@@ -851,6 +989,14 @@ fn tx_from(port: u16, queue: u16, pkts: &mut Burst<Mbuf>) -> usize {
 #[derive(Debug)]
 pub struct DpdkPort {
     port_id: u16,
+    /// The first receive queue this port polls.
+    rx_first: u16,
+    /// How many (0: another worker receives from this port).
+    rx_count: u16,
+    /// The queue (from `rx_first`) polled first next time: a full burst
+    /// from one queue must not starve the others.
+    rx_next: u16,
+    /// The transmit queue (this worker's), which also indexes the counters.
     queue: u16,
     mac: [u8; 6],
     /// `mac` as [`decap`] compares it.
@@ -871,7 +1017,10 @@ pub struct DpdkPort {
 
 impl Drop for DpdkPort {
     fn drop(&mut self) {
-        self.dev.0.taken[self.queue as usize].store(false, Ordering::Release);
+        self.dev.release(
+            self.rx_first..self.rx_first + self.rx_count,
+            Some(self.queue),
+        );
     }
 }
 
@@ -1057,9 +1206,15 @@ impl DpdkPort {
         self.port_id
     }
 
-    /// The queue pair.
+    /// The transmit queue.
     pub fn queue(&self) -> u16 {
         self.queue
+    }
+
+    /// The receive queues it polls (empty: another worker receives from
+    /// this port).
+    pub fn rx_queues(&self) -> Range<u16> {
+        self.rx_first..self.rx_first + self.rx_count
     }
 
     /// The ethdev this queue belongs to (for statistics).
@@ -1152,19 +1307,16 @@ impl DpdkPort {
     }
 }
 
-impl Port for DpdkPort {
-    type Buf = Mbuf;
-
-    /// One `rte_eth_rx_burst` into the free slots of `out`; then each frame
-    /// is checked and its Ethernet header stripped (see [`PortStats`] for
-    /// the frames refused, which are freed and counted here).
-    #[inline]
-    fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
+impl DpdkPort {
+    /// One `rte_eth_rx_burst` of receive queue `queue` into the free slots
+    /// of `out`, each frame checked and decapsulated ([`Port::rx_burst`]).
+    #[inline(always)]
+    fn rx_queue(&mut self, queue: u16, out: &mut Burst<Mbuf>) {
         let (mut not_mw, mut runt, mut multiseg, mut not_for_us) = (0, 0, 0, 0);
         let (mut linearized, mut unshared) = (0, 0);
         let own = self.own;
         let pool = self.pool;
-        rx_into(self.port_id, self.queue, out, |m| {
+        rx_into(self.port_id, queue, out, |m| {
             // SAFETY: `m` is a valid mbuf just received; only read here.
             let m = if shared_or_chained(unsafe { &*m }) {
                 match private_copy(m, pool) {
@@ -1208,6 +1360,34 @@ impl Port for DpdkPort {
             bump(&c.not_for_us, not_for_us);
             bump(&c.linearized, linearized);
             bump(&c.unshared, unshared);
+        }
+    }
+}
+
+impl Port for DpdkPort {
+    type Buf = Mbuf;
+
+    /// One `rte_eth_rx_burst` into the free slots of `out` (per receive
+    /// queue the port polls, until `out` is full); then each frame is
+    /// checked and its Ethernet header stripped (see [`PortStats`] for the
+    /// frames refused, which are freed and counted here).
+    #[inline]
+    fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
+        match self.rx_count {
+            0 => {}
+            1 => self.rx_queue(self.rx_first, out),
+            n => {
+                // Every queue in turn, from a different one each time,
+                // until the burst is full.
+                let first = self.rx_next;
+                self.rx_next = (first + 1) % n;
+                for i in 0..n {
+                    if out.len() == BURST {
+                        break;
+                    }
+                    self.rx_queue(self.rx_first + (first + i) % n, out);
+                }
+            }
         }
     }
 
@@ -1307,7 +1487,8 @@ pub struct RawQueue {
 
 impl Drop for RawQueue {
     fn drop(&mut self) {
-        self.dev.0.taken[self.queue as usize].store(false, Ordering::Release);
+        self.dev
+            .release(self.queue..self.queue + 1, Some(self.queue));
     }
 }
 

@@ -10,10 +10,12 @@
 //! - [`Mbuf`]: an owning handle on one `rte_mbuf` (`#[repr(transparent)]`, so
 //!   that a `Burst<Mbuf>` is the pointer array the burst functions take);
 //!   freed on drop.
-//! - [`Ethdev`]: a configured, started ethdev with N rx/tx queue pairs; each
-//!   queue is taken once, as a [`DpdkPort`] (Ethernet II decap/encap with
-//!   EtherType 0x88B5, for a worker) or a [`RawQueue`] (whole frames, for
-//!   tests and generators).
+//! - [`Ethdev`]: a configured, started ethdev with a transmit queue per
+//!   worker and its receive queues, spread over the workers by flow rules
+//!   where the device takes them ([`RxSpread`]); each queue is taken once,
+//!   as a [`DpdkPort`] (Ethernet II decap/encap with EtherType 0x88B5, for a
+//!   worker: its transmit queue and the receive queues it polls) or a
+//!   [`RawQueue`] (whole frames, for tests and generators).
 //! - [`ring_pair`]: two in-process ethdevs cross-connected by `rte_ring`s,
 //!   for tests and benchmarks.
 //!
@@ -31,6 +33,7 @@ const _: () = assert!(
 mod clock;
 mod eal;
 mod ethdev;
+mod flow;
 mod mbuf;
 mod ring;
 
@@ -41,6 +44,7 @@ pub use ethdev::{
     ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, PortStats, RawQueue, Replication, StartOptions,
     TX_OFFLOAD_MULTI_SEGS,
 };
+pub use flow::{RxSpread, Spread};
 pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, free_burst, rx_error_from_flags};
 pub use ring::{RingPair, ring_pair};
 
