@@ -95,7 +95,7 @@ device = "net_null1,no-rx=1"
         &sock,
         Duration::from_secs(20),
     ) {
-        Ok(c) => c,
+        Ok(c) => testkit::ChildGuard::new(c),
         Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
             testkit::skip(
                 "mwctl::daemon_dpdk",
@@ -297,7 +297,7 @@ name = "sink"
             &sock,
             Duration::from_secs(20),
         ) {
-            Ok(c) => c,
+            Ok(c) => testkit::ChildGuard::new(c),
             Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
                 testkit::skip(
                     "mwctl::daemon_dpdk::two_workers",
@@ -344,7 +344,7 @@ name = "sink"
 
         let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = child.into_inner().wait_with_output().unwrap();
         assert!(out.status.success(), "{}", out.status);
         let log = String::from_utf8_lossy(&out.stderr);
         assert!(

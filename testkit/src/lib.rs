@@ -159,6 +159,48 @@ pub fn spawn_until_ready(
     Ok(child)
 }
 
+/// A child process that is killed and reaped when dropped while it still
+/// runs: a test that fails half way leaves no daemon behind (polling its
+/// ports on the machine's cores).
+#[derive(Debug)]
+pub struct ChildGuard(Option<std::process::Child>);
+
+impl ChildGuard {
+    /// Guards `child`.
+    pub fn new(child: std::process::Child) -> ChildGuard {
+        ChildGuard(Some(child))
+    }
+
+    /// The child, no longer guarded (to wait for it).
+    pub fn into_inner(mut self) -> std::process::Child {
+        self.0.take().expect("a guarded child")
+    }
+}
+
+impl std::ops::Deref for ChildGuard {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        self.0.as_ref().expect("a guarded child")
+    }
+}
+
+impl std::ops::DerefMut for ChildGuard {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("a guarded child")
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut()
+            && let Ok(None) = c.try_wait()
+        {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A name unique to this process and call, at most 15 bytes (an interface
