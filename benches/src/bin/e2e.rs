@@ -2,15 +2,17 @@
 //! dpdk-testpmd"). Run it through the wrapper, which builds what it needs:
 //!
 //! ```text
-//! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+//! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd]
 //! ```
 //!
 //! Part 1: forwarding throughput on one core, dpdk-testpmd (io, macswap)
-//! against mwrouterd, pcap replay in, null out. Part 2: mwgen over memif
-//! through dpdk-testpmd io (the ceiling) and through mwrouterd, NDR/PDR
-//! search and latency. Part mcast (only when asked for): multicast
-//! replication to four null ports, mwrouterd against DPDK's ipv4_multicast
-//! example. The modules are under `benches::e2e`.
+//! and DPDK's L3 forwarders (l3fwd LPM and EM, l3fwd-graph) against
+//! mwrouterd, pcap replay in, null out. Part 2: mwgen over memif through
+//! dpdk-testpmd io (the ceiling) and through mwrouterd, NDR/PDR search and
+//! latency. Part mcast (only when asked for): multicast replication to four
+//! null ports, mwrouterd against DPDK's ipv4_multicast example. Part scale
+//! (only when asked for): mwrouterd with two workers against one on four
+//! ports. The modules are under `benches::e2e`.
 
 use std::path::PathBuf;
 use std::process::exit;
@@ -22,19 +24,28 @@ use benches::e2e::part2::{self, Part2};
 use benches::e2e::prereq;
 use benches::e2e::process::{install_interrupt_handler, interrupted};
 use benches::e2e::report;
+use benches::e2e::scale::{self, ScalePart};
 use benches::e2e::{Env, Options, Result};
 
-const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|all] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR]
+const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd] [--scale-cores A,B] [--scale-workers-toml LINES]
   --quick         short intervals (Part 1: 1 s warm-up, 2 s measured, 1 round; Part 2: 1 s trials)
-  --rounds N      Part 1 and mcast: measure each traffic N times with the forwarders in turn; figures
-                  are medians, ratios the median of the rounds' (default 3, 1 with --quick)
+  --rounds N      Part 1, mcast and scale: measure each traffic N times with the forwarders in turn;
+                  figures are medians, ratios the median of the rounds' (default 3, 1 with --quick)
   --json FILE     write the JSON report to FILE
-  --part P        1, 2, mcast or all (default all: 1 and 2; mcast, multicast against DPDK's
-                  ipv4_multicast example, needs Debian's dpdk-doc and runs only when asked for)
+  --part P        1, 2, mcast, scale or all, or several separated by commas (default all: 1 and 2;
+                  mcast, multicast against DPDK's ipv4_multicast example, needs Debian's dpdk-doc;
+                  scale, mwrouterd with 2 workers against 1 on 4 ports; both run only when asked for)
+  --no-l3fwd      Part 1 without DPDK's L3 forwarders (l3fwd LPM and EM, l3fwd-graph; they need
+                  Debian's dpdk-doc, and are skipped with a warning without it)
   --no-huge       do not reserve hugepages (EAL --no-huge -m 512)
   --hugepages N   2 MB hugepages to reserve as root (default 512; put back at the end)
   --pcap-dir DIR  Part 1: replay DIR/{l3-64,l2-64,imix,l3-1500}.pcap instead of writing them with mwgen
-  --keep          keep the scratch directory (configurations, logs, pcaps)";
+  --scale-cores A,B        scale: the two workers' cores (default 1,2; 1,0 on a 2-CPU machine)
+  --scale-workers-toml L   scale: the [workers] lines, after count, cores and idle, that give each of
+                  the two workers whole ports (\\n between lines; default: spread = \"ports\",
+                  owners = [0, 0, 1, 1], the receiving worker of each HR)
+  --keep          keep the scratch directory (configurations, logs, pcaps)
+The builds of DPDK's examples are cached in target/release/e2e-examples (delete it to rebuild).";
 
 fn parse_args() -> Result<(Options, bool)> {
     let mut o = Options {
@@ -43,6 +54,10 @@ fn parse_args() -> Result<(Options, bool)> {
         part1: true,
         part2: true,
         mcast: false,
+        scale: false,
+        l3fwd: true,
+        scale_cores: None,
+        scale_workers_toml: None,
         pcap_dir: None,
         hugepages: 512,
         no_huge: false,
@@ -58,13 +73,37 @@ fn parse_args() -> Result<(Options, bool)> {
         match a.as_str() {
             "--quick" => o.quick = true,
             "--json" => o.json = Some(PathBuf::from(value("--json")?)),
-            "--part" => match value("--part")?.as_str() {
-                "1" => (o.part1, o.part2, o.mcast) = (true, false, false),
-                "2" => (o.part1, o.part2, o.mcast) = (false, true, false),
-                "mcast" => (o.part1, o.part2, o.mcast) = (false, false, true),
-                "all" => (o.part1, o.part2, o.mcast) = (true, true, false),
-                p => return Err(format!("--part {p}: expected 1, 2, mcast or all\n{USAGE}")),
-            },
+            "--part" => {
+                (o.part1, o.part2, o.mcast, o.scale) = (false, false, false, false);
+                for p in value("--part")?.split(',') {
+                    match p.trim() {
+                        "1" => o.part1 = true,
+                        "2" => o.part2 = true,
+                        "mcast" => o.mcast = true,
+                        "scale" => o.scale = true,
+                        "all" => (o.part1, o.part2) = (true, true),
+                        p => {
+                            return Err(format!(
+                                "--part {p}: expected 1, 2, mcast, scale or all\n{USAGE}"
+                            ));
+                        }
+                    }
+                }
+            }
+            "--no-l3fwd" => o.l3fwd = false,
+            "--scale-cores" => {
+                let v = value("--scale-cores")?;
+                let parsed = v
+                    .split_once(',')
+                    .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)))
+                    .filter(|(a, b)| a != b);
+                o.scale_cores = Some(parsed.ok_or_else(|| {
+                    format!("--scale-cores {v}: expected two distinct cores, e.g. 1,2")
+                })?);
+            }
+            "--scale-workers-toml" => {
+                o.scale_workers_toml = Some(value("--scale-workers-toml")?.replace("\\n", "\n"));
+            }
             "--no-huge" => o.no_huge = true,
             "--hugepages" => {
                 let v = value("--hugepages")?;
@@ -106,6 +145,7 @@ fn run() -> Result<i32> {
         .parent()
         .ok_or("this program's path has no directory")?
         .to_path_buf();
+    let exe_dir = bin_dir.clone();
 
     let mut bins = vec!["mwrouterd", "mwctl"];
     if opts.part2 || (opts.part1 && opts.pcap_dir.is_none()) {
@@ -127,6 +167,7 @@ fn run() -> Result<i32> {
         let _ = std::fs::remove_dir_all(&work);
     })?;
     let env = Env {
+        cache: Some(exe_dir.join("e2e-examples")),
         bin_dir,
         testpmd: found.testpmd.clone(),
         stdbuf: found.stdbuf.clone(),
@@ -140,6 +181,7 @@ fn run() -> Result<i32> {
     let mut p1 = Part1::default();
     let mut p2 = Part2::default();
     let mut pm = McastPart::default();
+    let mut ps = ScalePart::default();
     if opts.part1
         && let Err(e) = part1::run(&env, &opts, &mem, &mut p1)
     {
@@ -160,6 +202,13 @@ fn run() -> Result<i32> {
         eprintln!("e2e: Part mcast stopped: {e}");
         errors.push(format!("part mcast: {e}"));
     }
+    if opts.scale
+        && !interrupted()
+        && let Err(e) = scale::run(&env, &opts, &mem, &mut ps)
+    {
+        eprintln!("e2e: Part scale stopped: {e}");
+        errors.push(format!("part scale: {e}"));
+    }
     drop(reservation);
 
     println!("\n{}", mem.describe());
@@ -172,14 +221,20 @@ fn run() -> Result<i32> {
     if opts.mcast {
         println!("\n{}", mcast::table(&pm));
     }
+    if opts.scale {
+        println!("\n{}", scale::table(&ps));
+    }
     if let Some(path) = &opts.json {
         let v = report::to_json(
             &opts,
             &found,
             &mem,
-            opts.part1.then_some(&p1),
-            opts.part2.then_some(&p2),
-            opts.mcast.then_some(&pm),
+            report::Parts {
+                p1: opts.part1.then_some(&p1),
+                p2: opts.part2.then_some(&p2),
+                mcast: opts.mcast.then_some(&pm),
+                scale: opts.scale.then_some(&ps),
+            },
             &errors,
         );
         let text = serde_json::to_string_pretty(&v)

@@ -12,14 +12,20 @@
 //! - [`router`]: mwrouterd with a generated configuration, its counters read
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
-//! - [`part1`], [`part2`]: the two parts of the benchmark;
+//! - [`part1`], [`part2`]: the two parts of the benchmark; Part 1's peers
+//!   include DPDK's L3 forwarders ([`l3fwd`]);
 //! - [`mcast`]: the multicast part against DPDK's `ipv4_multicast` example,
-//!   built and run by [`ipv4mc`], its counters read through DPDK telemetry
-//!   ([`telemetry`]);
+//!   run by [`ipv4mc`];
+//! - [`examples`]: DPDK's example applications built from `dpdk-doc` with
+//!   the patches in benches/ (and a build cache), run with their counters
+//!   read through DPDK telemetry ([`telemetry`]);
+//! - [`scale`]: mwrouterd with two workers against one on four ports;
 //! - [`report`]: tables and the JSON report.
 
+pub mod examples;
 pub mod hugepages;
 pub mod ipv4mc;
+pub mod l3fwd;
 pub mod mcast;
 pub mod mwgen;
 pub mod part1;
@@ -28,6 +34,7 @@ pub mod prereq;
 pub mod process;
 pub mod report;
 pub mod router;
+pub mod scale;
 pub mod telemetry;
 pub mod testpmd;
 pub mod traffic;
@@ -84,6 +91,17 @@ pub struct Options {
     pub part2: bool,
     /// Run the multicast part (`--part mcast`).
     pub mcast: bool,
+    /// Run the scaling part (`--part scale`).
+    pub scale: bool,
+    /// Part 1: run DPDK's L3 forwarders too (not with `--no-l3fwd`).
+    pub l3fwd: bool,
+    /// The scaling part: the cores of its two workers (`--scale-cores`;
+    /// `None`: 1 and 2, or 1 and 0 on a 2-CPU machine).
+    pub scale_cores: Option<(u32, u32)>,
+    /// The scaling part: the `[workers]` lines that give each of two
+    /// workers whole ports (`--scale-workers-toml`; `None`:
+    /// [`scale::OWNED_PORTS_TOML`]).
+    pub scale_workers_toml: Option<String>,
     /// Use the pcaps of this directory (`l3-64.pcap`, ...) instead of
     /// writing them with mwgen.
     pub pcap_dir: Option<PathBuf>,
@@ -148,6 +166,9 @@ pub struct Env {
     pub stdbuf: PathBuf,
     /// The run's scratch directory (configurations, sockets, logs, pcaps).
     pub work: PathBuf,
+    /// The build cache of DPDK's examples (`target/release/e2e-examples`),
+    /// if any ([`examples::build`]).
+    pub cache: Option<PathBuf>,
 }
 
 impl Env {

@@ -9,20 +9,30 @@
 //! main lcore 0): dpdk-testpmd `io`, dpdk-testpmd `macswap`, mwrouterd;
 //! and that [`Options::rounds`] times per traffic, so that each ratio is
 //! taken side by side within a round and the figures are medians.
+//!
+//! DPDK's own L3 forwarders run in the same rounds on the same lcore
+//! ([`super::l3fwd`]): l3fwd with LPM and with EM lookups, and l3fwd-graph,
+//! each fed the IPv4/UDP twin of the L3 traffic (the same frame sizes, in
+//! the same order: [`traffic::ipv4_twin`]) to a route its default table
+//! holds. They have no L2 (source-routed) counterpart and skip the L2
+//! traffic. The forwarders' order is reversed every other round.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::addr::*;
+use super::examples::App;
 use super::hugepages::Memory;
-use super::process::check_interrupt;
+use super::l3fwd::{self, Builds, Peer};
+use super::process::{check_interrupt, sleep};
 use super::router::{self, HrSpec, Router, RouterSpec};
+use super::telemetry::EthStats;
 use super::testpmd::{self, Testpmd};
-use super::traffic::{self, PART1, Pcap, Traffic};
+use super::traffic::{self, Kind, PART1, Pcap, Traffic};
 use super::{Env, Options, PART1_WORKER_LCORE, Result, median, path_str, ratio};
 
-/// The forwarders, in the order they run.
+/// The forwarders, in the order they run (in even rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Forwarder {
     /// dpdk-testpmd, io forwarding.
@@ -31,11 +41,33 @@ pub enum Forwarder {
     Macswap,
     /// mwrouterd.
     Mwrouterd,
+    /// DPDK's l3fwd, LPM lookup.
+    L3fwdLpm,
+    /// DPDK's l3fwd, exact-match lookup.
+    L3fwdEm,
+    /// DPDK's l3fwd-graph.
+    L3fwdGraph,
 }
 
 impl Forwarder {
     /// All of them, in order.
-    pub const ALL: [Forwarder; 3] = [Forwarder::Io, Forwarder::Macswap, Forwarder::Mwrouterd];
+    pub const ALL: [Forwarder; 6] = [
+        Forwarder::Io,
+        Forwarder::Macswap,
+        Forwarder::Mwrouterd,
+        Forwarder::L3fwdLpm,
+        Forwarder::L3fwdEm,
+        Forwarder::L3fwdGraph,
+    ];
+
+    /// Those mwrouterd is compared with, in table order.
+    pub const PEERS: [Forwarder; 5] = [
+        Forwarder::Io,
+        Forwarder::Macswap,
+        Forwarder::L3fwdLpm,
+        Forwarder::L3fwdEm,
+        Forwarder::L3fwdGraph,
+    ];
 
     /// The name in tables and JSON.
     pub fn name(self) -> &'static str {
@@ -43,7 +75,60 @@ impl Forwarder {
             Forwarder::Io => "testpmd-io",
             Forwarder::Macswap => "testpmd-macswap",
             Forwarder::Mwrouterd => "mwrouterd",
+            Forwarder::L3fwdLpm => Peer::Lpm.name(),
+            Forwarder::L3fwdEm => Peer::Em.name(),
+            Forwarder::L3fwdGraph => Peer::Graph.name(),
         }
+    }
+
+    /// The suffix of the JSON keys of the ratios (`vs_io`, `l3_64_vs_l3fwd_lpm`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Forwarder::Io => "io",
+            Forwarder::Macswap => "macswap",
+            Forwarder::Mwrouterd => "mwrouterd",
+            Forwarder::L3fwdLpm => "l3fwd_lpm",
+            Forwarder::L3fwdEm => "l3fwd_em",
+            Forwarder::L3fwdGraph => "l3fwd_graph",
+        }
+    }
+
+    /// The DPDK example it is, if it is one.
+    pub fn peer(self) -> Option<Peer> {
+        match self {
+            Forwarder::L3fwdLpm => Some(Peer::Lpm),
+            Forwarder::L3fwdEm => Some(Peer::Em),
+            Forwarder::L3fwdGraph => Some(Peer::Graph),
+            _ => None,
+        }
+    }
+
+    /// The forwarder that is `peer`.
+    pub fn of_peer(peer: Peer) -> Forwarder {
+        match peer {
+            Peer::Lpm => Forwarder::L3fwdLpm,
+            Peer::Em => Forwarder::L3fwdEm,
+            Peer::Graph => Forwarder::L3fwdGraph,
+        }
+    }
+
+    /// Whether it forwards traffic of `kind` (the IPv4 forwarders have no
+    /// counterpart of MessageWay's source routing).
+    pub fn applies(self, kind: Kind) -> bool {
+        self.peer().is_none() || kind == Kind::L3
+    }
+
+    /// The forwarders of round `round` for `kind`: [`Forwarder::ALL`] in
+    /// even rounds, reversed in odd ones.
+    pub fn order(round: u32, kind: Kind) -> Vec<Forwarder> {
+        let mut v: Vec<Forwarder> = Forwarder::ALL
+            .into_iter()
+            .filter(|f| f.applies(kind))
+            .collect();
+        if round % 2 == 1 {
+            v.reverse();
+        }
+        v
     }
 }
 
@@ -69,6 +154,12 @@ pub struct Part1 {
     pub runs: Vec<Run>,
     /// The pcaps (JSON records), by traffic name.
     pub pcaps: Vec<(String, Value)>,
+    /// The IPv4 twins of the L3 pcaps (JSON records), by traffic name.
+    pub ipv4_pcaps: Vec<(String, Value)>,
+    /// How l3fwd and l3fwd-graph were built.
+    pub l3fwd_build: Vec<String>,
+    /// Why the L3 peers did not run, when they did not.
+    pub l3fwd_skipped: Option<String>,
 }
 
 impl Part1 {
@@ -104,12 +195,17 @@ impl Part1 {
             .collect()
     }
 
+    /// mwrouterd / `f` on traffic `name`: the median of the rounds' ratios.
+    pub fn ratio_to(&self, name: &str, f: Forwarder) -> Option<f64> {
+        median(self.round_ratios(name, f))
+    }
+
     /// mwrouterd / io and mwrouterd / macswap on traffic `name`: the
     /// medians of the rounds' ratios.
     pub fn ratios(&self, name: &str) -> (Option<f64>, Option<f64>) {
         (
-            median(self.round_ratios(name, Forwarder::Io)),
-            median(self.round_ratios(name, Forwarder::Macswap)),
+            self.ratio_to(name, Forwarder::Io),
+            self.ratio_to(name, Forwarder::Macswap),
         )
     }
 }
@@ -131,6 +227,37 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
         opts.interval(),
         opts.rounds()
     );
+    let builds = if opts.l3fwd {
+        match Builds::build(env) {
+            Ok(b) => {
+                println!(
+                    "  l3fwd and l3fwd-graph: {} ({}), {} ({})",
+                    b.l3fwd.bin.display(),
+                    if b.l3fwd.cached {
+                        "build cache"
+                    } else {
+                        "built"
+                    },
+                    b.graph.bin.display(),
+                    if b.graph.cached {
+                        "build cache"
+                    } else {
+                        "built"
+                    },
+                );
+                out.l3fwd_build = b.steps();
+                Some(b)
+            }
+            Err(e) => {
+                eprintln!("e2e: warning: the L3 peers (l3fwd, l3fwd-graph) will not run: {e}");
+                out.l3fwd_skipped = Some(e);
+                None
+            }
+        }
+    } else {
+        out.l3fwd_skipped = Some("--no-l3fwd".into());
+        None
+    };
     for t in &PART1 {
         check_interrupt()?;
         let pcap = traffic::pcap(env, t, opts.pcap_dir.as_deref())?;
@@ -142,13 +269,28 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
             pcap.mean_frame
         );
         out.pcaps.push((t.name.to_string(), pcap.to_json()));
+        let v4 = match (&builds, t.kind) {
+            (Some(_), Kind::L3) => {
+                let p = traffic::ipv4_twin(env, t.name, &pcap)?;
+                println!("  {} for the L3 peers: {}", t.label, p.path.display());
+                out.ipv4_pcaps.push((t.name.to_string(), p.to_json()));
+                Some(p)
+            }
+            _ => None,
+        };
         for round in 0..opts.rounds() {
-            for f in Forwarder::ALL {
+            for f in Forwarder::order(round, t.kind) {
+                let peer = match (f.peer(), &builds, &v4) {
+                    (None, _, _) => None,
+                    (Some(p), Some(b), Some(v)) => Some((p, b, v)),
+                    (Some(_), _, _) => continue,
+                };
                 check_interrupt()?;
                 let busy = super::wait_quiet(opts.patience())?;
-                let mut run = match f {
-                    Forwarder::Io | Forwarder::Macswap => run_testpmd(env, opts, mem, t, &pcap, f)?,
-                    Forwarder::Mwrouterd => run_router(env, opts, mem, t, &pcap)?,
+                let mut run = match (f, peer) {
+                    (_, Some((p, b, v))) => run_peer(env, opts, mem, t, v, b, p)?,
+                    (Forwarder::Mwrouterd, None) => run_router(env, opts, mem, t, &pcap)?,
+                    _ => run_testpmd(env, opts, mem, t, &pcap, f)?,
                 };
                 run.round = round;
                 run.record["round"] = json!(round);
@@ -159,6 +301,107 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
         }
     }
     Ok(())
+}
+
+/// One of DPDK's L3 forwarders on the IPv4 twin `pcap` of traffic `t`: the
+/// rate is port 1's transmitted frames (telemetry) over the interval.
+fn run_peer(
+    env: &Env,
+    opts: &Options,
+    mem: &Memory,
+    t: &Traffic,
+    pcap: &Pcap,
+    builds: &Builds,
+    peer: Peer,
+) -> Result<Run> {
+    let f = Forwarder::of_peer(peer);
+    let built = builds.of(peer);
+    let prefix = format!("mwe2e-l3-{}", std::process::id());
+    let mut eal = mem.eal_flags();
+    if peer == Peer::Em && !mem.huge() {
+        // l3fwd's EM tables (4M IPv4 and 4M IPv6 entries) do not fit in
+        // the -m 512 of the other processes.
+        if let Some(i) = eal.iter().position(|a| a == "-m") {
+            eal[i + 1] = "2048".into();
+        }
+    }
+    let spec = peer.spec(built, &eal, PART1_WORKER_LCORE, &pcap.path, &prefix);
+    let log = env.file(&format!("p1-{}-{}.log", t.name, peer.name()));
+    let mut app = App::start(&built.bin, &spec, &log)?;
+    let command = app.command().to_vec();
+    sleep(opts.warmup())?;
+    let a = app.stats(2)?;
+    let t0 = Instant::now();
+    sleep(opts.interval())?;
+    let b = app.stats(2)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let tail = app.log_tail(20);
+    let output = app.output();
+    let exited_on_sigterm = app.stop()?;
+    let d: Vec<EthStats> = b.iter().zip(&a).map(|(y, x)| y.delta(x)).collect();
+    let (rx, fwd, back) = (d[0].ipackets, d[1].opackets, d[0].opackets);
+    if fwd == 0 {
+        return Err(format!(
+            "{} forwarded nothing on {} (port 0 received {rx}, sent back {back}); the end of \
+             its output ({}):\n{tail}",
+            peer.name(),
+            t.label,
+            log.display()
+        ));
+    }
+    if back * 100 > rx {
+        eprintln!(
+            "e2e: warning: {} sent {back} of {rx} packets of {} back out of port 0 (a lookup \
+             miss): its routes do not match the frames",
+            peer.name(),
+            t.label
+        );
+    }
+    let pps = fwd as f64 / secs;
+    let mut record = json!({
+        "traffic": t.name,
+        "forwarder": f.name(),
+        "command": command,
+        "lcore": PART1_WORKER_LCORE,
+        "warmup_s": opts.warmup().as_secs_f64(),
+        "duration_s": secs,
+        "mpps": pps / 1e6,
+        "pcap": path_str(&pcap.path),
+        "ports": d.iter().enumerate().map(|(i, s)| (i.to_string(), json!({
+            "vdev": spec.vdevs[i],
+            "delta": s.to_json(),
+        }))).collect::<serde_json::Map<_, _>>(),
+        "ports_total": b.iter().enumerate().map(|(i, s)| (i.to_string(), s.to_json())).collect::<serde_json::Map<_, _>>(),
+        "counters": "ethdev stats through DPDK telemetry (/ethdev/stats,N)",
+        "drops": {
+            "rx_missed": d[0].imissed,
+            "rx_nombuf": d[0].rx_nombuf,
+            "rx_errors": d[0].ierrors,
+            "tx_errors": d[1].oerrors,
+            "sent_back": back,
+            "not_forwarded": rx.saturating_sub(fwd),
+        },
+        "exited_on_sigterm": exited_on_sigterm,
+        "build_cached": built.cached,
+        "log": path_str(&log),
+    });
+    if peer == Peer::Graph {
+        let nodes = l3fwd::parse_graph_stats(&output);
+        record["graph_nodes"] = json!(nodes.iter().map(|n| n.to_json()).collect::<Vec<_>>());
+        record["graph_cycles_per_packet"] = json!(
+            nodes
+                .iter()
+                .filter_map(|n| n.cycles_per_packet())
+                .sum::<f64>()
+        );
+    }
+    Ok(Run {
+        traffic: *t,
+        forwarder: f,
+        round: 0,
+        mpps: pps / 1e6,
+        record,
+    })
 }
 
 fn run_testpmd(
@@ -326,23 +569,34 @@ pub fn to_json(p: &Part1, opts: &Options) -> Value {
     let ratios: serde_json::Map<String, Value> = PART1
         .iter()
         .map(|t| {
-            let (io, mac) = p.ratios(t.name);
-            (
-                t.name.to_string(),
-                json!({
-                    "vs_io": io,
-                    "vs_macswap": mac,
-                    "rounds_vs_io": p.round_ratios(t.name, Forwarder::Io),
-                    "rounds_vs_macswap": p.round_ratios(t.name, Forwarder::Macswap),
-                    "mpps": Forwarder::ALL
-                        .iter()
-                        .map(|&f| (f.name().to_string(), json!({
-                            "median": p.mpps(t.name, f),
-                            "rounds": p.rounds(t.name, f),
-                        })))
-                        .collect::<serde_json::Map<_, _>>(),
-                }),
-            )
+            let mut r = serde_json::Map::new();
+            for f in Forwarder::PEERS {
+                if f.applies(t.kind) {
+                    r.insert(format!("vs_{}", f.key()), json!(p.ratio_to(t.name, f)));
+                    r.insert(
+                        format!("rounds_vs_{}", f.key()),
+                        json!(p.round_ratios(t.name, f)),
+                    );
+                }
+            }
+            r.insert(
+                "mpps".into(),
+                Forwarder::ALL
+                    .iter()
+                    .filter(|f| f.applies(t.kind))
+                    .map(|&f| {
+                        (
+                            f.name().to_string(),
+                            json!({
+                                "median": p.mpps(t.name, f),
+                                "rounds": p.rounds(t.name, f),
+                            }),
+                        )
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
+            );
+            (t.name.to_string(), Value::Object(r))
         })
         .collect();
     json!({
@@ -350,7 +604,12 @@ pub fn to_json(p: &Part1, opts: &Options) -> Value {
         "interval_s": opts.interval().as_secs_f64(),
         "rounds": opts.rounds(),
         "lcore": PART1_WORKER_LCORE,
+        "order": "testpmd-io, testpmd-macswap, mwrouterd, l3fwd-lpm, l3fwd-em, l3fwd-graph; reversed in odd rounds",
         "pcaps": p.pcaps.iter().cloned().collect::<serde_json::Map<_, _>>(),
+        "ipv4_pcaps": p.ipv4_pcaps.iter().cloned().collect::<serde_json::Map<_, _>>(),
+        "l3fwd_build": p.l3fwd_build,
+        "l3fwd_patch": "benches/l3fwd.patch",
+        "l3fwd_skipped": p.l3fwd_skipped,
         "runs": p.runs.iter().map(|r| r.record.clone()).collect::<Vec<_>>(),
         "ratios": ratios,
     })
@@ -403,6 +662,28 @@ mod tests {
         p.runs.push(run(t, Forwarder::Mwrouterd, 0, 10.0));
         p.runs.push(run(t, Forwarder::Io, 1, 10.0));
         assert_eq!(p.round_ratios(t.name, Forwarder::Io), vec![0.25]);
+    }
+
+    #[test]
+    fn peers_have_ratios_of_their_own_and_skip_l2() {
+        let t = PART1[0];
+        let mut p = Part1::default();
+        for (round, lpm, mw) in [(0, 20.0, 30.0), (1, 40.0, 20.0), (2, 30.0, 30.0)] {
+            p.runs.push(run(t, Forwarder::L3fwdLpm, round, lpm));
+            p.runs.push(run(t, Forwarder::Mwrouterd, round, mw));
+        }
+        assert_eq!(
+            p.round_ratios(t.name, Forwarder::L3fwdLpm),
+            vec![1.5, 0.5, 1.0]
+        );
+        assert_eq!(p.ratio_to(t.name, Forwarder::L3fwdLpm), Some(1.0));
+        assert_eq!(p.ratio_to(t.name, Forwarder::L3fwdGraph), None);
+        assert!(!Forwarder::L3fwdGraph.applies(Kind::L2));
+        assert!(Forwarder::Io.applies(Kind::L2));
+        assert_eq!(Forwarder::order(0, Kind::L2).len(), 3);
+        let (even, odd) = (Forwarder::order(0, Kind::L3), Forwarder::order(1, Kind::L3));
+        assert_eq!(even.len(), 6);
+        assert_eq!(even.iter().rev().copied().collect::<Vec<_>>(), odd);
     }
 
     #[test]

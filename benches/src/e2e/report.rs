@@ -7,6 +7,7 @@ use super::mcast::{self, McastPart};
 use super::part1::{self, Forwarder, Part1};
 use super::part2::{self, GENERATOR_BOUND_LABEL, Part2};
 use super::prereq::Found;
+use super::scale::{self, ScalePart};
 use super::traffic::{PART1, PART2};
 use super::{Options, PART1_WORKER_LCORE};
 use crate::sysinfo;
@@ -15,31 +16,70 @@ fn opt(v: Option<f64>, prec: usize) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.prec$}"))
 }
 
-/// Part 1's table: traffic x forwarder (Mpps) and the two ratios.
+/// Part 1's tables: traffic x forwarder (Mpps), then mwrouterd's ratio to
+/// each (the median of the rounds' ratios), then every round's ratios.
 pub fn part1_table(p: &Part1) -> String {
     let rounds = p.runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
     let mut s = format!(
         "Part 1: Mpps forwarded on one core (lcore {PART1_WORKER_LCORE}), net_pcap (infinite rx) -> net_null; \
-         medians of {rounds} round(s), ratios within a round\n\
-         {:<10} {:>11} {:>16} {:>10} {:>14} {:>19}\n",
-        "traffic",
-        "testpmd-io",
-        "testpmd-macswap",
-        "mwrouterd",
-        "mwrouterd/io",
-        "mwrouterd/macswap"
+         medians of {rounds} round(s); mwrouterd forwards MessageWay, the l3fwd peers IPv4 of the same sizes\n\
+         {:<10}",
+        "traffic"
     );
+    for f in Forwarder::ALL {
+        s += &format!(" {:>16}", f.name());
+    }
+    s.push('\n');
     for t in &PART1 {
-        let (io, mac) = p.ratios(t.name);
-        s += &format!(
-            "{:<10} {:>11} {:>16} {:>10} {:>14} {:>19}\n",
-            t.label,
-            opt(p.mpps(t.name, Forwarder::Io), 2),
-            opt(p.mpps(t.name, Forwarder::Macswap), 2),
-            opt(p.mpps(t.name, Forwarder::Mwrouterd), 2),
-            opt(io, 2),
-            opt(mac, 2),
-        );
+        s += &format!("{:<10}", t.label);
+        for f in Forwarder::ALL {
+            let v = if f.applies(t.kind) {
+                opt(p.mpps(t.name, f), 2)
+            } else {
+                "n/a".into()
+            };
+            s += &format!(" {v:>16}");
+        }
+        s.push('\n');
+    }
+    s += &format!(
+        "\nmwrouterd / each (median of the rounds' side-by-side ratios)\n{:<10}",
+        "traffic"
+    );
+    for f in Forwarder::PEERS {
+        s += &format!(" {:>16}", format!("/{}", f.name()));
+    }
+    s.push('\n');
+    for t in &PART1 {
+        s += &format!("{:<10}", t.label);
+        for f in Forwarder::PEERS {
+            let v = if f.applies(t.kind) {
+                opt(p.ratio_to(t.name, f), 2)
+            } else {
+                "n/a".into()
+            };
+            s += &format!(" {v:>16}");
+        }
+        s.push('\n');
+    }
+    s += "\nthe rounds' ratios, mwrouterd / each:\n";
+    for t in &PART1 {
+        let parts: Vec<String> = Forwarder::PEERS
+            .iter()
+            .filter(|f| f.applies(t.kind))
+            .map(|&f| {
+                let rr: Vec<String> = p
+                    .round_ratios(t.name, f)
+                    .iter()
+                    .map(|r| format!("{r:.2}"))
+                    .collect();
+                format!("{} [{}]", f.key(), rr.join(" "))
+            })
+            .collect();
+        s += &format!("  {:<10} {}\n", t.label, parts.join("  "));
+    }
+    if let Some(why) = &p.l3fwd_skipped {
+        s += &format!("(the l3fwd peers did not run: {why})\n");
     }
     let routers: Vec<_> = p
         .runs
@@ -112,16 +152,33 @@ pub fn part2_table(p: &Part2) -> String {
     s
 }
 
+/// The parts that ran, for the report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Parts<'a> {
+    /// Part 1.
+    pub p1: Option<&'a Part1>,
+    /// Part 2.
+    pub p2: Option<&'a Part2>,
+    /// The multicast part.
+    pub mcast: Option<&'a McastPart>,
+    /// The scaling part.
+    pub scale: Option<&'a ScalePart>,
+}
+
 /// The whole JSON report.
 pub fn to_json(
     opts: &Options,
     found: &Found,
     mem: &Memory,
-    p1: Option<&Part1>,
-    p2: Option<&Part2>,
-    pm: Option<&McastPart>,
+    parts: Parts<'_>,
     errors: &[String],
 ) -> Value {
+    let Parts {
+        p1,
+        p2,
+        mcast: pm,
+        scale: ps,
+    } = parts;
     let mut v = json!({
         "benchmark": "e2e",
         "date": sysinfo::date_utc(),
@@ -140,9 +197,10 @@ pub fn to_json(
     });
     if let Some(p) = p1 {
         v["part1"] = part1::to_json(p, opts);
-        let (io, mac) = p.ratios("l3-64");
-        v["l3_64_vs_io"] = json!(io);
-        v["l3_64_vs_macswap"] = json!(mac);
+        for f in Forwarder::PEERS {
+            v[format!("l3_64_vs_{}", f.key())] = json!(p.ratio_to("l3-64", f));
+        }
+        v["l2_64_vs_io"] = json!(p.ratio_to("l2-64", Forwarder::Io));
     }
     if let Some(p) = p2 {
         v["part2"] = part2::to_json(p);
@@ -154,6 +212,10 @@ pub fn to_json(
         let cache = mcast::Forwarder::Ipv4MulticastCache;
         v["mcast_64_vs_ipv4_multicast_cache256"] = json!(p.ratio_to(64, cache));
         v["mcast_1500_vs_ipv4_multicast_cache256"] = json!(p.ratio_to(1500, cache));
+    }
+    if let Some(p) = ps {
+        v["scale"] = scale::to_json(p, opts);
+        v["scale_2_vs_1_workers"] = json!(p.ratio());
     }
     v
 }

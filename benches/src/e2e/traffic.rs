@@ -277,6 +277,107 @@ pub fn mac_bytes(s: &str) -> [u8; 6] {
     m
 }
 
+/// The IPv4 peers' flow (Part 1's l3fwd and l3fwd-graph runs): from
+/// 198.18.1.1 to 198.18.1.0, UDP port 9 to 9. All three lookups send it to
+/// port 1 with their default tables: l3fwd LPM's 198.18.1.0/24 (its
+/// lpm_default_v4.cfg), l3fwd EM's exact 5-tuple `R198.18.1.0 198.18.1.1 9
+/// 9 0x11 1` (em_default_v4.cfg: destination, source, ports, protocol, out
+/// port) and l3fwd-graph's built-in 198.18.1.0/24.
+pub mod v4 {
+    /// The source address.
+    pub const SRC: [u8; 4] = [198, 18, 1, 1];
+    /// The destination address.
+    pub const DST: [u8; 4] = [198, 18, 1, 0];
+    /// UDP source and destination port.
+    pub const PORT: u16 = 9;
+    /// Time to live (the forwarders decrement it).
+    pub const TTL: u8 = 64;
+}
+
+/// An Ethernet frame of `size` bytes (no FCS) with an IPv4/UDP packet from
+/// `src` to `dst` (ports `port` to `port`, identification `id`, TTL
+/// [`v4::TTL`], a correct header checksum, UDP checksum 0), zero-filled.
+pub fn ipv4_udp_frame(
+    size: usize,
+    id: u16,
+    macs: ([u8; 6], [u8; 6]),
+    src: [u8; 4],
+    dst: [u8; 4],
+    port: u16,
+) -> Vec<u8> {
+    let size = size.max(encap::ETH_MIN_FRAME);
+    let mut f = Vec::with_capacity(size);
+    f.extend_from_slice(&macs.0);
+    f.extend_from_slice(&macs.1);
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    let total = (size - 14) as u16;
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&id.to_be_bytes());
+    ip.extend_from_slice(&[0, 0, v4::TTL, 17, 0, 0]);
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    let sum = ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&port.to_be_bytes());
+    f.extend_from_slice(&port.to_be_bytes());
+    f.extend_from_slice(&(total - 20).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.resize(size, 0);
+    f
+}
+
+/// The Internet checksum of an IPv4 header (its checksum field zero).
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// The IPv4 twin of a MessageWay pcap: one IPv4/UDP frame of the [`v4`]
+/// flow for each of `mw`'s frames, of the same size, in the same order
+/// (so IMIX has the same sizes in the same cycle), written to
+/// `<work>/<name>-ipv4.pcap`.
+pub fn ipv4_twin(env: &Env, name: &str, mw: &Pcap) -> Result<Pcap> {
+    let sizes: Vec<usize> = read_frames(&mw.path)?.iter().map(Vec::len).collect();
+    let macs = (mac_bytes(ROUTER_A_MAC), mac_bytes(GEN_A_MAC));
+    let frames: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| ipv4_udp_frame(n, i as u16, macs, v4::SRC, v4::DST, v4::PORT))
+        .collect();
+    let path = env.file(&format!("{name}-ipv4.pcap"));
+    write_pcap(&path, &frames)?;
+    let total: usize = frames.iter().map(Vec::len).sum();
+    Ok(Pcap {
+        frames: frames.len(),
+        mean_frame: total as f64 / frames.len() as f64,
+        min_frame: frames.iter().map(Vec::len).min().unwrap_or(0),
+        max_frame: frames.iter().map(Vec::len).max().unwrap_or(0),
+        made_by: vec![format!(
+            "written by e2e: IPv4/UDP {}.{}.{}.{} -> {}.{}.{}.{} port {} -> {}, the frame sizes of {}",
+            v4::SRC[0],
+            v4::SRC[1],
+            v4::SRC[2],
+            v4::SRC[3],
+            v4::DST[0],
+            v4::DST[1],
+            v4::DST[2],
+            v4::DST[3],
+            v4::PORT,
+            v4::PORT,
+            mw.path.display()
+        )],
+        path,
+    })
+}
+
 /// Checks that the frames are what the router expects: to its port A's
 /// MAC, from the generator's, EtherType 0x88B5, destination 0x0230 (L3) or
 /// one L2RH for HR 0x0102 (L2), and the profile's sizes.
@@ -319,4 +420,38 @@ fn check_frames(t: &Traffic, path: &Path, frames: &[Vec<u8>]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_frames_have_their_size_the_flow_and_a_correct_checksum() {
+        let macs = (mac_bytes(ROUTER_A_MAC), mac_bytes(GEN_A_MAC));
+        for size in [64, 354, 1500] {
+            let f = ipv4_udp_frame(size, 7, macs, v4::SRC, v4::DST, v4::PORT);
+            assert_eq!(f.len(), size);
+            assert_eq!(be16(&f, 12), 0x0800);
+            assert_eq!(usize::from(be16(&f, 16)), size - 14);
+            assert_eq!(f[23], 17);
+            assert_eq!(&f[26..30], &v4::SRC);
+            assert_eq!(&f[30..34], &v4::DST);
+            assert_eq!((be16(&f, 34), be16(&f, 36)), (9, 9));
+            assert_eq!(usize::from(be16(&f, 38)), size - 34);
+            // The header verifies: its sum with the checksum is 0xFFFF.
+            assert_eq!(ipv4_checksum(&f[14..34]), 0);
+        }
+    }
+
+    #[test]
+    fn pcaps_round_trip() {
+        let dir = std::env::temp_dir().join(format!("e2e-traffic-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.pcap");
+        let frames = vec![vec![1u8; 60], vec![2u8; 1500]];
+        write_pcap(&p, &frames).unwrap();
+        assert_eq!(read_frames(&p).unwrap(), frames);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
