@@ -156,9 +156,21 @@ pub fn locate_fast(buf: &[u8], max_l2rhs: usize) -> core::result::Result<Layout,
             at: 0,
         });
     };
-    if !starts_l2rh(u16::from_be_bytes(*first)) {
+    let l = u16::from_be_bytes(*first);
+    if !starts_l2rh(l) {
         // The common case: no L2RH, the header at offset 0.
         return eep_at(buf, 0, 0);
+    }
+    // The common source route: one L2RH (a router hop) and the header
+    // after it, without the walk's loop and call. Anything else (more
+    // L2RHs, a cut one, L = 0) takes the walk, which says what is wrong.
+    if l != 0 && max_l2rhs >= 1 {
+        let off = l2rh_bytes(l as usize);
+        if let Some(next) = buf.get(off..off + 2)
+            && !starts_l2rh(be16(next, 0))
+        {
+            return eep_at(buf, off, 1);
+        }
     }
     walk_l2rhs(buf, max_l2rhs)
 }
@@ -468,6 +480,47 @@ mod tests {
     use super::*;
     use crate::address::Address;
     use crate::kind::PacketType;
+
+    /// The walk over every L2RH, as `locate_fast` was before its inline
+    /// case for one L2RH: the reference that case must agree with.
+    fn locate_by_walk(b: &[u8], max: usize) -> core::result::Result<Layout, Malformed> {
+        match b.first_chunk::<2>() {
+            Some(f) if starts_l2rh(u16::from_be_bytes(*f)) => walk_l2rhs(b, max),
+            _ => locate_fast(b, max),
+        }
+    }
+
+    proptest::proptest! {
+        /// The one-L2RH fast path gives the walk's layout or error on any
+        /// bytes that start like an L2RH (random L, random next word).
+        #[test]
+        fn one_l2rh_fast_path_agrees_with_the_walk(
+            l in 0u16..0x40,
+            next in proptest::prelude::any::<u16>(),
+            rest in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120),
+            at in 0usize..80,
+            max in 0usize..4,
+        ) {
+            let mut b = l.to_be_bytes().to_vec();
+            b.extend_from_slice(&rest);
+            let off = l2rh_bytes(l as usize);
+            if off + 2 <= b.len() {
+                b[off..off + 2].copy_from_slice(&next.to_be_bytes());
+            }
+            // A valid header after one L2RH now and then.
+            if off + HEADER_LEN <= b.len() && at % 3 == 0 {
+                b[off] |= 0x01;
+                b[off + crate::wire::header::field::VERSION] = VERSION;
+                b[off + 8] &= 0x03;
+                b[off + 9] = 0;
+                b[off + 10] = 0;
+                b[off + 11] &= 0x03;
+            }
+            let cut = &b[..b.len().min(at.max(2))];
+            proptest::prop_assert_eq!(locate_fast(cut, max), locate_by_walk(cut, max));
+            proptest::prop_assert_eq!(locate_fast(&b, max), locate_by_walk(&b, max));
+        }
+    }
 
     fn sample() -> PacketRepr {
         PacketRepr {
