@@ -133,6 +133,21 @@ fn take_source_native<B: PacketBuf>(buf: &mut B, at: SourceNative) -> NativeAddr
     native
 }
 
+/// [`take_source_native`] for the common 6-byte native (a MAC): six bytes
+/// into a register, no [`NativeAddr`] built (docs/performance.md).
+#[inline(always)]
+fn take_source_mac<B: PacketBuf>(buf: &mut B, at: SourceNative) -> [u8; 6] {
+    const FROM: usize = hop::field::NATIVE;
+    let mut mac = [0u8; 6];
+    // The verdict checked that the L2RH (`strip` >= FROM + 6 bytes) is
+    // in the buffer.
+    if let Some(m) = buf.data().get(FROM..FROM + 6) {
+        mac.copy_from_slice(m);
+    }
+    buf.adj(at.strip as usize);
+    mac
+}
+
 /// Where a group packet goes, as the burst loop hands it on.
 #[derive(Debug, Clone, Copy)]
 struct McastOut {
@@ -595,7 +610,7 @@ impl Engine {
         // buffer metadata and packet data overlap instead of being taken one
         // packet at a time (docs/performance.md).
         for buf in rx.iter() {
-            core::hint::black_box(buf.data().first());
+            buf.prefetch();
         }
         let cap = self.capturing(in_port);
         if cap == Some(CaptureWhat::Received) {
@@ -666,18 +681,29 @@ impl Engine {
                 }
             };
             let p = port.index();
-            let source;
-            let native = match native {
-                Hop::Route(n) => n,
+            let encapsulated = match native {
+                Hop::Route(n) => {
+                    if tx_cap == Some(port) {
+                        self.capture(now_ns, port, None, buf.data());
+                    }
+                    ports[p].encap(&mut buf, n)
+                }
+                Hop::Source(s) if s.len == 6 => {
+                    let mac = take_source_mac(&mut buf, s);
+                    if tx_cap == Some(port) {
+                        self.capture(now_ns, port, None, buf.data());
+                    }
+                    ports[p].encap_mac(&mut buf, &mac)
+                }
                 Hop::Source(s) => {
-                    source = take_source_native(&mut buf, s);
-                    &source
+                    let n = take_source_native(&mut buf, s);
+                    if tx_cap == Some(port) {
+                        self.capture(now_ns, port, None, buf.data());
+                    }
+                    ports[p].encap(&mut buf, &n)
                 }
             };
-            if tx_cap == Some(port) {
-                self.capture(now_ns, port, None, buf.data());
-            }
-            if ports[p].encap(&mut buf, native) {
+            if encapsulated {
                 stage[p].push(buf);
             } else {
                 Self::encap_failed(&mut c, l2);
@@ -699,20 +725,40 @@ impl Engine {
             let sent_reps = u64::from((reps & sent_mask).count_ones());
             self.counters[ip].forwarded += sent as u64 - sent_reps;
             self.counters[p].transmitted += sent as u64;
-            if out.is_empty() {
-                continue;
+            if !out.is_empty() {
+                self.drop_unsent(now_ns, in_port, p, out, ports, reps, sent, drops);
             }
-            for (i, b) in out.drain(..).enumerate() {
-                if reps & (1u32 << ((sent + i) & 31)) != 0 {
-                    self.mcast_unslotted.copy_failed += 1;
-                } else {
-                    self.counters[ip].dropped[DropReason::TxFull as usize] += 1;
-                    if drops {
-                        self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
-                    }
+        }
+    }
+
+    /// Drops and counts the packets port `p` did not transmit (the rest of
+    /// `out`, after `sent`): a replica (bit `sent + i` of `reps`) counts as a
+    /// failed copy, anything else as [`DropReason::TxFull`].
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn drop_unsent<P: Port>(
+        &mut self,
+        now_ns: u64,
+        in_port: PortId,
+        p: usize,
+        out: &mut Burst<P::Buf>,
+        ports: &mut [P],
+        reps: u32,
+        sent: usize,
+        drops: bool,
+    ) {
+        let ip = in_port.index();
+        for (i, b) in out.drain(..).enumerate() {
+            if reps & (1u32 << ((sent + i) & 31)) != 0 {
+                self.mcast_unslotted.copy_failed += 1;
+            } else {
+                self.counters[ip].dropped[DropReason::TxFull as usize] += 1;
+                if drops {
+                    self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
                 }
-                ports[p].recycle(b);
             }
+            ports[p].recycle(b);
         }
     }
 

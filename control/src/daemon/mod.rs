@@ -107,6 +107,7 @@ fn spawn_workers<P: Port + 'static>(
     receive: Vec<Vec<PortId>>,
     natives: Vec<NativeAddr>,
     on_start: fn(),
+    clock: fn() -> Option<Box<dyn ports::impair::Clock>>,
 ) -> Result<Running, DaemonError> {
     let n = per_worker.len();
     let ecfg = cfg.engine_config();
@@ -164,6 +165,9 @@ fn spawn_workers<P: Port + 'static>(
                 let _ = tid_tx.send(placement::thread_id());
                 drop(tid_tx);
                 on_start();
+                if let Some(c) = clock() {
+                    w.set_clock(c);
+                }
                 w.run(&s, idle);
                 w.counters().to_vec()
             })
@@ -191,6 +195,11 @@ fn spawn_workers<P: Port + 'static>(
 
 fn no_op() {}
 
+/// The workers' clock on socket and memory ports: the monotonic clock.
+fn std_clock() -> Option<Box<dyn ports::impair::Clock>> {
+    None
+}
+
 /// Opens the ports the configuration names and starts workers and the
 /// control plane on them.
 fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError> {
@@ -207,7 +216,7 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError
                 ports::udp::UdpPort::open(u).map_err(|e| e.to_string())
             })?;
             let all = PortId::all(open.len()).collect();
-            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op)?;
+            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op, std_clock)?;
             r.receive = vec!["worker 0".into(); cfg.hrs.len()];
             Ok((r, kinds))
         }
@@ -218,7 +227,7 @@ fn start_dataplane(cfg: &Config) -> Result<(Running, Vec<LinkKind>), DaemonError
                 ports::af_packet::AfPacketPort::open(a).map_err(|e| e.to_string())
             })?;
             let all = PortId::all(open.len()).collect();
-            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op)?;
+            let mut r = spawn_workers(cfg, vec![open], vec![all], natives, no_op, std_clock)?;
             r.receive = vec!["worker 0".into(); cfg.hrs.len()];
             Ok((r, kinds))
         }
@@ -347,7 +356,11 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
     fn reg() {
         register_thread();
     }
-    let mut r = spawn_workers(cfg, per_worker, receive, natives, reg)?;
+    /// The TSC, read once per pass (EAL measured its frequency).
+    fn tsc() -> Option<Box<dyn ports::impair::Clock>> {
+        ports::dpdk::TscClock::new().map(|c| Box::new(c) as Box<dyn ports::impair::Clock>)
+    }
+    let mut r = spawn_workers(cfg, per_worker, receive, natives, reg, tsc)?;
     r.receive = described;
     Ok(r)
 }

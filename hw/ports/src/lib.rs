@@ -59,6 +59,16 @@ pub trait PacketBuf: Send {
     fn rx_error(&self) -> bool;
     /// The native address the packet came from (empty when unknown).
     fn native_src(&self) -> NativeAddr;
+
+    /// Touches the packet's first bytes before the engine looks at the
+    /// burst one packet at a time, so that the cache misses of a burst
+    /// overlap (a plain load by default). A backend whose receive path has
+    /// already read every packet's headers (DPDK: the Ethernet header, with
+    /// the data prefetched ahead) does nothing here.
+    #[inline(always)]
+    fn prefetch(&self) {
+        core::hint::black_box(self.data().first());
+    }
 }
 
 /// One queue pair of one router port, owned by one worker.
@@ -82,6 +92,15 @@ pub trait Port: Send {
     /// member). Returns false when the address is not of this SAN's kind or
     /// the buffer has no headroom.
     fn encap(&self, buf: &mut Self::Buf, dst: &NativeAddr) -> bool;
+
+    /// [`Port::encap`] to a 6-byte native address (a MAC, or an IPv4 UDP
+    /// endpoint) given as bytes: the forwarding path of a source-routed
+    /// packet, whose next hop is in its L2RH, without building a
+    /// [`NativeAddr`] first where the backend can (DPDK).
+    #[inline]
+    fn encap_mac(&self, buf: &mut Self::Buf, dst: &[u8; 6]) -> bool {
+        self.encap(buf, &NativeAddr::mac(*dst))
+    }
 
     /// A new empty buffer (for packets the control plane injects); `None`
     /// when the pool is exhausted.

@@ -915,6 +915,24 @@ pub(crate) fn device_name(id: u16) -> Option<String> {
 }
 
 /// Receives up to the free room of `out` from (port, queue) with one
+/// How many packets ahead of the one being checked [`rx_into`] prefetches.
+const PREFETCH_AHEAD: usize = 4;
+
+/// Asks for the first cache line of a received mbuf's data (the Ethernet
+/// and EEP headers), as DPDK's l3fwd does (`rte_prefetch0`).
+#[inline(always)]
+fn prefetch_data(m: *mut sys::rte_mbuf) {
+    // SAFETY: `m` is a valid mbuf the driver just handed over: its fields
+    // are readable. A prefetch never faults, whatever the address.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        let p = (*m).buf_addr.cast::<i8>().add((*m).data_off as usize);
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = m;
+}
+
 /// `rte_eth_rx_burst` written straight into `out`'s spare capacity; each
 /// new mbuf is passed to `keep`, which returns the mbuf to keep (itself or
 /// a replacement) or `None` when it disposed of it (freed it). The kept ones
@@ -940,8 +958,19 @@ fn rx_into(
     // queue was taken by exactly one DpdkPort/RawQueue); `base` has room for
     // `room` pointers.
     let n = unsafe { sys::mw_eth_rx_burst(port, queue, base, room as u16) } as usize;
+    // The first packets' data is asked for before the first is looked at;
+    // then, while packet i is checked, that of packet i + PREFETCH_AHEAD
+    // (the misses overlap instead of coming one packet at a time).
+    for i in 0..n.min(PREFETCH_AHEAD) {
+        // SAFETY: the driver wrote n valid mbuf pointers at base[..n].
+        prefetch_data(unsafe { *base.add(i) });
+    }
     let mut kept = 0;
     for i in 0..n {
+        if i + PREFETCH_AHEAD < n {
+            // SAFETY: as above, i + PREFETCH_AHEAD < n.
+            prefetch_data(unsafe { *base.add(i + PREFETCH_AHEAD) });
+        }
         // SAFETY: the driver wrote n valid mbuf pointers at base[..n].
         let m = unsafe { *base.add(i) };
         if let Some(m) = keep(m) {
@@ -1406,6 +1435,12 @@ impl Port for DpdkPort {
             None if dst.is_empty() => &BROADCAST,
             None => return false,
         };
+        self.encap_mac(buf, dmac)
+    }
+
+    /// [`Port::encap`] to the MAC `dmac`.
+    #[inline(always)]
+    fn encap_mac(&self, buf: &mut Mbuf, dmac: &[u8; 6]) -> bool {
         // Shared by replicas (never by what a NIC delivers): a header in
         // front, or a copy.
         if buf.refcnt() != 1 && buf.nb_segs() == 1 {

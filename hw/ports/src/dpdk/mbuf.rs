@@ -634,6 +634,11 @@ impl fmt::Debug for Mbuf {
 }
 
 impl PacketBuf for Mbuf {
+    /// Nothing: the port's receive path read each frame's Ethernet header
+    /// (with the data prefetched a few packets ahead) just before.
+    #[inline(always)]
+    fn prefetch(&self) {}
+
     #[inline(always)]
     fn data(&self) -> &[u8] {
         let m = self.raw();
