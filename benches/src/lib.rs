@@ -17,6 +17,7 @@
 pub mod e2e;
 pub mod mcast;
 pub mod port;
+pub mod scaling;
 pub mod scenario;
 pub mod sysinfo;
 

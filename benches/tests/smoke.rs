@@ -30,6 +30,11 @@ fn engine_bench_quick_json() {
             keys.push(format!("mcast_{size}_{k}"));
         }
     }
+    // The scaling figure (one worker, then one per core) where there are
+    // two cores.
+    if benches::sysinfo::cpus() >= 2 {
+        keys.extend(["scale_1_mpps", "scale_2_mpps", "scale_2_vs_1"].map(String::from));
+    }
     for k in &keys {
         let x = o
             .get(k)

@@ -22,6 +22,7 @@
 use std::process::exit;
 
 use benches::mcast::{self, FANOUT, McastRig};
+use benches::scaling::{Scaling, Workers};
 use benches::scenario::{
     BaselineStep, DEFAULT_PER_PORT, DESTINATIONS, EngineStep, Kind, PORTS, Rig, RunStats, SEED,
     SIZES, check_clean, destinations, full_fib,
@@ -40,6 +41,7 @@ struct Args {
     dpdk: bool,
     huge: bool,
     mcast_sizes: Vec<usize>,
+    scale_cores: Option<Vec<usize>>,
 }
 
 const USAGE: &str = "usage: engine-bench [--json] [--quick] [--core N] [--runs N] [--packets N] [--per-port N] [--dpdk [--huge]]
@@ -52,7 +54,9 @@ const USAGE: &str = "usage: engine-bench [--json] [--quick] [--core N] [--runs N
   --only V,...  run only these variants (e.g. l3_64,baseline_64,mcast_64), for profiling
   --dpdk        also the multicast variants on DPDK vdevs (needs --features dpdk): chains and copies
   --huge        with --dpdk: EAL --in-memory on reserved hugepages (default --no-huge -m 1024)
-  --mcast-sizes L  the multicast variants' sizes (default 64,1500; 64 to 1500 each)";
+  --mcast-sizes L  the multicast variants' sizes (default 64,1500; 64 to 1500 each)
+  --scale-cores A,B,...  the scaling figure's cores: L3 64 B with one worker (on A) and with one
+                worker per core, each on its own ports, side by side (default 0,1; variant `scale`)";
 
 fn fail(msg: &str) -> ! {
     eprintln!("engine-bench: {msg}");
@@ -71,6 +75,7 @@ fn parse_args() -> Args {
         dpdk: false,
         huge: false,
         mcast_sizes: SIZES.to_vec(),
+        scale_cores: None,
     };
     let mut it = std::env::args().skip(1);
     let num = |it: &mut dyn Iterator<Item = String>, what: &str| -> u64 {
@@ -102,6 +107,22 @@ fn parse_args() -> Args {
                     .collect();
             }
             "--huge" => a.huge = true,
+            "--scale-cores" => {
+                let v = it
+                    .next()
+                    .unwrap_or_else(|| fail(&format!("--scale-cores needs cores\n{USAGE}")));
+                let cores: Vec<usize> = v
+                    .split(',')
+                    .map(|x| {
+                        x.parse()
+                            .unwrap_or_else(|_| fail(&format!("--scale-cores: {x}: not a core")))
+                    })
+                    .collect();
+                if cores.len() < 2 {
+                    fail("--scale-cores needs two cores or more");
+                }
+                a.scale_cores = Some(cores);
+            }
             "--only" => {
                 let v = it
                     .next()
@@ -394,6 +415,15 @@ fn main() {
             fail(&e);
         }
     }
+    // Scaling: one worker, then one per core, each on its own ports.
+    let scale_cores = args
+        .scale_cores
+        .clone()
+        .unwrap_or_else(|| (0..sysinfo::cpus().clamp(1, 2)).collect());
+    let scaling = (scale_cores.len() >= 2
+        && (args.only.is_empty() || args.only.iter().any(|k| k == "scale")))
+    .then(|| run_scaling(&args, &scale_cores));
+
     // Every variant's traffic left on all the ports (several next hops and ports).
     for v in variants.iter().filter(|v| !v.runs.is_empty()) {
         if let StepRef::Engine(i) = v.step {
@@ -523,6 +553,26 @@ fn main() {
             on_cpu,
         });
     }
+    if let Some(sc) = &scaling {
+        let n = scale_cores.len();
+        out.insert("scale_1_mpps".into(), json!(round3(sc.one_mpps())));
+        out.insert(format!("scale_{n}_mpps"), json!(round3(sc.many_mpps())));
+        out.insert(format!("scale_{n}_vs_1"), json!(round3(sc.ratio())));
+        detail.insert(
+            "scale".into(),
+            json!({
+                "traffic": "L3 64 B",
+                "cores": scale_cores,
+                "timing": "wall clock, from a common start to the last worker's end",
+                "runs_1_mpps": sc.one.iter().map(|r| round3(r.mpps())).collect::<Vec<_>>(),
+                "runs_n_mpps": sc.many.iter().map(|r| round3(r.mpps())).collect::<Vec<_>>(),
+                "runs_n_per_worker_mpps": sc.many.iter()
+                    .map(|r| r.per_worker().into_iter().map(round3).collect::<Vec<_>>())
+                    .collect::<Vec<_>>(),
+                "rounds_ratio": sc.ratios().into_iter().map(round3).collect::<Vec<_>>(),
+            }),
+        );
+    }
     out.insert("date".into(), json!(sysinfo::date_utc()));
     out.insert("cpu".into(), json!(sysinfo::cpu_model()));
     out.insert("cpus".into(), json!(sysinfo::cpus()));
@@ -593,6 +643,20 @@ fn main() {
         "Mpps and ns/pkt from the thread's CPU time (median of the runs); vs baseline = median over \
          the rounds of the ratio to the baseline of the same size in the same round."
     );
+    if let Some(sc) = &scaling {
+        let n = scale_cores.len();
+        println!();
+        println!(
+            "Scaling (L3 64 B, each worker on its own ports, wall clock): 1 worker (core {}) {:.2} \
+             Mpps, {n} workers (cores {:?}) {:.2} Mpps: {:.2} x (rounds {:?})",
+            scale_cores[0],
+            sc.one_mpps(),
+            scale_cores,
+            sc.many_mpps(),
+            sc.ratio(),
+            sc.ratios().into_iter().map(round3).collect::<Vec<_>>()
+        );
+    }
     if !mrows.is_empty() {
         println!();
         println!(
@@ -619,6 +683,32 @@ fn main() {
             );
         }
     }
+}
+
+/// The scaling rounds: one worker and all of `cores` in turn (the order
+/// reversed every other round), `args.packets` packets per worker per run.
+fn run_scaling(args: &Args, cores: &[usize]) -> Scaling {
+    let mut rng = Rng::new(SEED ^ 0x5ca1e);
+    let dests = destinations(&mut rng);
+    let mut one = Workers::new(&cores[..1], Kind::L3, 64, args.per_port, &dests, &mut rng);
+    let mut many = Workers::new(cores, Kind::L3, 64, args.per_port, &dests, &mut rng);
+    let mut s = Scaling::default();
+    for round in 0..args.runs {
+        let mut first_one = || one.run(args.packets).unwrap_or_else(|e| fail(&e));
+        if round % 2 == 0 {
+            s.one.push(first_one());
+            s.many
+                .push(many.run(args.packets).unwrap_or_else(|e| fail(&e)));
+        } else {
+            s.many
+                .push(many.run(args.packets).unwrap_or_else(|e| fail(&e)));
+            s.one.push(first_one());
+        }
+    }
+    if let Err(e) = one.verify().and_then(|()| many.verify()) {
+        fail(&e);
+    }
+    s
 }
 
 #[cfg(feature = "dpdk")]
