@@ -13,11 +13,19 @@ use crate::scenario::{EngineStep, Kind, Rig, RunStats, check_clean, full_fib};
 use crate::{Rng, median};
 use rrp::Address;
 
+/// One worker's state, on cache lines of its own (no false sharing with
+/// the other workers').
+#[derive(Debug)]
+#[repr(align(128))]
+struct Own {
+    rig: Rig,
+    step: EngineStep,
+}
+
 /// One set of workers and their rigs.
 #[derive(Debug)]
 pub struct Workers {
-    rigs: Vec<Rig>,
-    steps: Vec<EngineStep>,
+    own: Vec<Box<Own>>,
     cores: Vec<usize>,
     /// Packets each worker has received so far (for the counter checks).
     counted: Vec<u64>,
@@ -66,11 +74,32 @@ impl Workers {
     ) -> Workers {
         let (fib, _) = full_fib();
         let n = cores.len();
+        let steps = EngineStep::many(fib, n);
+        // Each worker's packets, ports and engine are allocated by a thread
+        // of its own (glibc gives each thread its own arena): as a worker
+        // thread of mwrouterd allocates nothing, nothing of one worker's
+        // shares a cache line with another's.
+        let own = std::thread::scope(|s| {
+            let handles: Vec<_> = steps
+                .into_iter()
+                .map(|step| {
+                    let seed = rng.next_u64();
+                    s.spawn(move || {
+                        let mut rng = Rng::new(seed);
+                        Box::new(Own {
+                            rig: Rig::new(kind, size, per_port, dests, &mut rng),
+                            step,
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("building a worker's rig"))
+                .collect()
+        });
         Workers {
-            rigs: (0..n)
-                .map(|_| Rig::new(kind, size, per_port, dests, rng))
-                .collect(),
-            steps: EngineStep::many(fib, n),
+            own,
             cores: cores.to_vec(),
             counted: vec![0; n],
         }
@@ -78,12 +107,12 @@ impl Workers {
 
     /// Number of workers.
     pub fn len(&self) -> usize {
-        self.rigs.len()
+        self.own.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.rigs.is_empty()
+        self.own.is_empty()
     }
 
     /// Every worker forwards `packets` packets, starting together (after
@@ -93,13 +122,13 @@ impl Workers {
         let barrier = Barrier::new(self.len());
         let results: Vec<Result<(RunStats, u64), String>> = std::thread::scope(|s| {
             let handles: Vec<_> = self
-                .rigs
+                .own
                 .iter_mut()
-                .zip(self.steps.iter_mut())
                 .zip(&self.cores)
-                .map(|((rig, step), &core)| {
+                .map(|(own, &core)| {
                     let barrier = &barrier;
                     s.spawn(move || {
+                        let Own { rig, step } = &mut **own;
                         if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
                             return Err(format!("could not pin a worker to core {core}"));
                         }
@@ -124,7 +153,7 @@ impl Workers {
             self.counted[i] += warm + timed.packets;
             check_clean(
                 &format!("worker {i} of {}", self.len()),
-                self.steps[i].engine().counters(),
+                self.own[i].step.engine().counters(),
                 self.counted[i],
             )?;
             runs.push(timed);
@@ -134,7 +163,7 @@ impl Workers {
 
     /// Checks the packets in flight (as [`Rig::verify`]).
     pub fn verify(&mut self) -> Result<(), String> {
-        self.rigs.iter_mut().try_for_each(Rig::verify)
+        self.own.iter_mut().try_for_each(|o| o.rig.verify())
     }
 }
 

@@ -125,7 +125,12 @@ fn spawn_workers<P: Port + 'static>(
     let mut workers = Vec::new();
     let cores = cfg.worker_cores();
     let idle = cfg.idle_policy();
-    let mut built = Vec::with_capacity(n);
+    // Each worker is built on its own thread, so that its buffers, counters
+    // and staging areas come from that thread's allocator arena and never
+    // share a cache line with another worker's (docs/dataplane.md); it
+    // reports ready, then waits until the first FIBs are published.
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let mut go = Vec::with_capacity(n);
     for ((((i, ports), rx), reader), tap) in per_worker
         .into_iter()
         .enumerate()
@@ -135,35 +140,34 @@ fn spawn_workers<P: Port + 'static>(
     {
         let (wch, cch) = channels(cfg.channel_config());
         control.push(cch);
-        let mut w = Worker::new(i, &ecfg, ports, reader, wch);
-        w.receive_from(rx);
         if rx.is_empty() {
             tracing::warn!(
                 worker = i,
                 "worker {i} receives from no port (more workers than ports to own): it only transmits"
             );
         }
-        w.set_capture(tap);
-        blocks.push(w.stats());
-        built.push(w);
-    }
-    // The first FIBs (static entries) are published before any worker
-    // polls: configured routes forward from the first packet.
-    let mut plane = ControlPlane::new(engine, control, publisher);
-    plane.start_now();
-    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
-    for (i, mut w) in built.into_iter().enumerate() {
+        let rx = rx.clone();
+        let ecfg = ecfg.clone();
         let s = stop.clone();
         let core = cores.get(i).copied().flatten();
-        let tid_tx = tid_tx.clone();
+        let ready = ready_tx.clone();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        go.push(go_tx);
         let h = thread::Builder::new()
             .name(format!("mw-worker-{i}"))
             .spawn(move || {
                 if let Some(c) = core {
                     core_affinity::set_for_current(core_affinity::CoreId { id: c });
                 }
-                let _ = tid_tx.send(placement::thread_id());
-                drop(tid_tx);
+                let mut w = Worker::new(i, &ecfg, ports, reader, wch);
+                w.receive_from(&rx);
+                w.set_capture(tap);
+                let _ = ready.send((i, placement::thread_id(), w.stats()));
+                drop(ready);
+                // No go: the daemon did not start (the ports are dropped here).
+                if go_rx.recv().is_err() {
+                    return w.counters().to_vec();
+                }
                 on_start();
                 if let Some(c) = clock() {
                     w.set_clock(c);
@@ -174,9 +178,26 @@ fn spawn_workers<P: Port + 'static>(
             .map_err(run_err("starting a worker"))?;
         workers.push(h);
     }
-    drop(tid_tx);
-    // Each worker says its thread id once it is pinned (or has ended).
-    let worker_tids: Vec<i32> = tid_rx.iter().take(workers.len()).collect();
+    drop(ready_tx);
+    // Each worker says it is built and pinned, with its thread id and
+    // counters block.
+    let mut ready: Vec<(usize, i32, Arc<StatsBlock>)> = ready_rx.iter().take(n).collect();
+    if ready.len() < n {
+        return Err(DaemonError::Run(format!(
+            "{} of {n} workers failed while starting",
+            n - ready.len()
+        )));
+    }
+    ready.sort_by_key(|r| r.0);
+    let worker_tids: Vec<i32> = ready.iter().map(|r| r.1).collect();
+    blocks.extend(ready.into_iter().map(|r| r.2));
+    // The first FIBs (static entries) are published before any worker
+    // polls: configured routes forward from the first packet.
+    let mut plane = ControlPlane::new(engine, control, publisher);
+    plane.start_now();
+    for g in go {
+        let _ = g.send(());
+    }
     let plane = plane
         .spawn(Duration::from_millis(2))
         .map_err(run_err("starting the control thread"))?;
