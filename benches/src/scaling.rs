@@ -25,6 +25,9 @@ struct Own {
 /// One set of workers and their rigs.
 #[derive(Debug)]
 pub struct Workers {
+    /// Boxed: each allocated by its worker's thread (not moved into one
+    /// vector's buffer).
+    #[allow(clippy::vec_box)]
     own: Vec<Box<Own>>,
     cores: Vec<usize>,
     /// Packets each worker has received so far (for the counter checks).
