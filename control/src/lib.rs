@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod daemon;
+pub mod log_limit;
 pub mod management;
 pub mod plane;
 pub mod stats;

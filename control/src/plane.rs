@@ -125,7 +125,9 @@ pub struct ControlPlane {
     start: Instant,
     stats: Arc<PlaneStats>,
     /// Engine events not yet taken by [`ControlPlane::take_events`].
-    events: Vec<(Time, Event)>,
+    events: std::collections::VecDeque<(Time, Event)>,
+    /// Events dropped because nobody took them in time (the oldest go).
+    events_dropped: u64,
     next_worker: usize,
     /// In-band management (docs/management.md), once enabled.
     mgmt: Option<Management>,
@@ -150,7 +152,8 @@ impl ControlPlane {
             publisher,
             start: Instant::now(),
             stats: Arc::new(PlaneStats::default()),
-            events: Vec::new(),
+            events: std::collections::VecDeque::new(),
+            events_dropped: 0,
             next_worker: 0,
             mgmt: None,
         }
@@ -286,9 +289,11 @@ impl ControlPlane {
         self.stats.clone()
     }
 
-    /// Takes the engine events gathered so far.
-    pub fn take_events(&mut self) -> Vec<(Time, Event)> {
-        std::mem::take(&mut self.events)
+    /// Takes the engine events gathered so far, and how many were dropped
+    /// since the last call because more than [`EVENTS_KEPT`] waited.
+    pub fn take_events(&mut self) -> (Vec<(Time, Event)>, u64) {
+        let dropped = std::mem::take(&mut self.events_dropped);
+        (std::mem::take(&mut self.events).into(), dropped)
     }
 
     /// One pass: punts (protocol traffic first), notices, due timers, then
@@ -425,9 +430,10 @@ impl ControlPlane {
                         _ => None,
                     };
                     if self.events.len() >= EVENTS_KEPT {
-                        self.events.remove(0);
+                        self.events.pop_front();
+                        self.events_dropped += 1;
                     }
-                    self.events.push((now, e));
+                    self.events.push_back((now, e));
                 }
             }
         }

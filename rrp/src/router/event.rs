@@ -84,6 +84,8 @@ pub enum Event {
     BadPacket {
         /// The port it came on.
         port: PortId,
+        /// Its SA, when its EEP header could be read.
+        from: Option<Address>,
         /// The error.
         error: Error,
     },
@@ -123,6 +125,84 @@ pub enum Event {
     },
 }
 
+/// The kinds of [`Event`], for what is counted or limited per kind (the
+/// daemon's log rate limit, docs/daemon.md "Logging").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventKind {
+    /// [`Event::NodeUp`].
+    NodeUp,
+    /// [`Event::NodeDown`].
+    NodeDown,
+    /// [`Event::HrDown`].
+    HrDown,
+    /// [`Event::LinkDown`].
+    LinkDown,
+    /// [`Event::RtRefused`].
+    RtRefused,
+    /// [`Event::BadPacket`].
+    BadPacket,
+    /// [`Event::FibComputed`].
+    FibComputed,
+    /// [`Event::Port`].
+    Port,
+    /// [`Event::GroupsTrimmed`].
+    GroupsTrimmed,
+    /// [`Event::McastConflict`].
+    McastConflict,
+}
+
+impl EventKind {
+    /// Its name in log lines ("bad packet", "RT refused", ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            EventKind::NodeUp => "node up",
+            EventKind::NodeDown => "node down",
+            EventKind::HrDown => "HR down",
+            EventKind::LinkDown => "link down",
+            EventKind::RtRefused => "RT refused",
+            EventKind::BadPacket => "bad packet",
+            EventKind::FibComputed => "FIB computed",
+            EventKind::Port => "port up/down",
+            EventKind::GroupsTrimmed => "groups trimmed",
+            EventKind::McastConflict => "group conflict",
+        }
+    }
+}
+
+impl Event {
+    /// Its kind.
+    pub const fn kind(&self) -> EventKind {
+        match self {
+            Event::NodeUp { .. } => EventKind::NodeUp,
+            Event::NodeDown { .. } => EventKind::NodeDown,
+            Event::HrDown { .. } => EventKind::HrDown,
+            Event::LinkDown { .. } => EventKind::LinkDown,
+            Event::RtRefused { .. } => EventKind::RtRefused,
+            Event::BadPacket { .. } => EventKind::BadPacket,
+            Event::FibComputed { .. } => EventKind::FibComputed,
+            Event::Port { .. } => EventKind::Port,
+            Event::GroupsTrimmed { .. } => EventKind::GroupsTrimmed,
+            Event::McastConflict { .. } => EventKind::McastConflict,
+        }
+    }
+
+    /// The node whose packet caused it, when a received packet did: the
+    /// sender of a bad packet, a refused RT or an ERR, the node that
+    /// answered or listed groups.
+    pub const fn source(&self) -> Option<Address> {
+        match self {
+            Event::NodeUp { node, .. } | Event::GroupsTrimmed { node, .. } => Some(*node),
+            Event::HrDown { from, .. } | Event::BadPacket { from, .. } => *from,
+            Event::RtRefused { from, .. } => Some(*from),
+            Event::McastConflict { router, .. } => Some(*router),
+            Event::NodeDown { .. }
+            | Event::LinkDown { .. }
+            | Event::FibComputed { .. }
+            | Event::Port { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -148,7 +228,10 @@ impl fmt::Display for Event {
                 f,
                 "port {port}: RT of SAN {san} from {from} refused: {why:?}"
             ),
-            Event::BadPacket { port, error } => write!(f, "port {port}: bad packet: {error}"),
+            Event::BadPacket { port, from, error } => match from {
+                Some(a) => write!(f, "port {port}: bad packet from {a}: {error}"),
+                None => write!(f, "port {port}: bad packet: {error}"),
+            },
             Event::FibComputed { version, routes } => {
                 write!(f, "FIB version {version}: {routes} destinations")
             }

@@ -25,7 +25,7 @@ mod timers;
 pub use answer::RouteInfo;
 pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
 pub use engine::{Output, Router, Time, with_destination};
-pub use event::{Event, RouterStats, RtRefusal};
+pub use event::{Event, EventKind, RouterStats, RtRefusal};
 pub use intern::Interner;
 pub use lrt::LrtEntry;
 pub use mcast::{McastGroup, McastRefusal, McastTables, PortMask, SourceSan};

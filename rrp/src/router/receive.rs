@@ -75,7 +75,11 @@ impl Router {
             Ok(m) => m,
             Err(error) => {
                 self.stats.parse_errors += 1;
-                self.event(Event::BadPacket { port, error });
+                self.event(Event::BadPacket {
+                    port,
+                    from: Some(h.src()),
+                    error,
+                });
                 return;
             }
         };
@@ -93,13 +97,17 @@ impl Router {
                 if !self.hrs.get(port).is_some_and(|h| h.up) {
                     return;
                 }
-                let pt =
-                    crate::wire::packet::header_of(bytes, usize::MAX).map(|(h, _)| h.packet_type());
-                if pt.is_some_and(|pt| !pt.is_control()) {
+                let head = crate::wire::packet::header_of(bytes, usize::MAX)
+                    .map(|(h, _)| (h.packet_type(), h.src()));
+                if head.is_some_and(|(pt, _)| !pt.is_control()) {
                     self.stats.not_control += 1;
                 } else {
                     self.stats.parse_errors += 1;
-                    self.event(Event::BadPacket { port, error });
+                    self.event(Event::BadPacket {
+                        port,
+                        from: head.map(|(_, src)| src),
+                        error,
+                    });
                 }
             }
         }
