@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 
 use rrp::Address;
-use rrp::router::EventKind;
 
 /// The limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +64,8 @@ impl std::fmt::Display for Source {
 /// [`LogLimiter::flush`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Suppressed {
-    /// The kind.
-    pub kind: EventKind,
+    /// The kind of event (its name in the summary).
+    pub kind: &'static str,
     /// The source (`None`: the kind's total cap).
     pub source: Option<Source>,
     /// Lines not logged.
@@ -82,13 +81,13 @@ impl std::fmt::Display for Suppressed {
             Some(s) => write!(
                 f,
                 "{} {s}: ... and {} more like it in the last {secs} s (not logged; counted)",
-                self.kind.name(),
+                self.kind,
                 grouped(self.count)
             ),
             None => write!(
                 f,
                 "{}: ... and {} more from several sources in the last {secs} s (not logged; counted)",
-                self.kind.name(),
+                self.kind,
                 grouped(self.count)
             ),
         }
@@ -130,8 +129,8 @@ impl Window {
 #[derive(Debug)]
 pub struct LogLimiter {
     limits: LogLimits,
-    sources: HashMap<(EventKind, Source), Window>,
-    kinds: HashMap<EventKind, Window>,
+    sources: HashMap<(&'static str, Source), Window>,
+    kinds: HashMap<&'static str, Window>,
     /// Lines let through and held back since the start.
     logged: u64,
     suppressed: u64,
@@ -149,11 +148,12 @@ impl LogLimiter {
         }
     }
 
-    /// Whether the line of an event of `kind` from `source` (its sender,
-    /// when a received packet caused it) at `now_ms` may be logged;
+    /// Whether the line of an event of `kind` (a kind's name, e.g.
+    /// [`rrp::router::EventKind::name`]) from `source` (its sender, when a
+    /// received packet caused it) at `now_ms` may be logged;
     /// counted either way. Windows that have ended are summarised by
     /// [`LogLimiter::expired`], which the caller runs now and then.
-    pub fn admit(&mut self, now_ms: u64, kind: EventKind, source: Option<Address>) -> bool {
+    pub fn admit(&mut self, now_ms: u64, kind: &'static str, source: Option<Address>) -> bool {
         let mut src = source.map_or(Source::Unknown, Source::Node);
         if !self.sources.contains_key(&(kind, src)) && self.sources.len() >= self.limits.sources {
             src = Source::Others;
@@ -245,6 +245,7 @@ impl LogLimiter {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rrp::router::EventKind;
 
     const A: Option<Address> = Some(Address(0x011c));
     const B: Option<Address> = Some(Address(0x0121));
@@ -262,7 +263,7 @@ mod tests {
     fn a_burst_per_source_then_a_summary_when_the_window_ends() {
         let mut l = limiter();
         let admitted = (0..1000)
-            .filter(|i| l.admit(*i, EventKind::BadPacket, A))
+            .filter(|i| l.admit(*i, EventKind::BadPacket.name(), A))
             .count();
         assert_eq!(admitted, 3);
         assert!(l.expired(9_999).is_empty(), "the window has not ended");
@@ -270,7 +271,7 @@ mod tests {
         assert_eq!(
             s,
             vec![Suppressed {
-                kind: EventKind::BadPacket,
+                kind: "bad packet",
                 source: Some(Source::Node(Address(0x011c))),
                 count: 997,
                 over_ms: 10_000,
@@ -281,7 +282,7 @@ mod tests {
             "bad packet from 0x011c: ... and 997 more like it in the last 10 s (not logged; counted)"
         );
         // A new window: another burst.
-        assert!(l.admit(10_001, EventKind::BadPacket, A));
+        assert!(l.admit(10_001, EventKind::BadPacket.name(), A));
         assert_eq!((l.logged(), l.suppressed()), (4, 997));
     }
 
@@ -289,18 +290,18 @@ mod tests {
     fn kinds_and_sources_have_their_own_bursts() {
         let mut l = limiter();
         for _ in 0..3 {
-            assert!(l.admit(0, EventKind::BadPacket, A));
-            assert!(l.admit(0, EventKind::RtRefused, A));
+            assert!(l.admit(0, EventKind::BadPacket.name(), A));
+            assert!(l.admit(0, EventKind::RtRefused.name(), A));
         }
-        assert!(!l.admit(0, EventKind::BadPacket, A));
-        assert!(l.admit(0, EventKind::BadPacket, B), "another source");
+        assert!(!l.admit(0, EventKind::BadPacket.name(), A));
+        assert!(l.admit(0, EventKind::BadPacket.name(), B), "another source");
     }
 
     #[test]
     fn many_sources_share_the_kinds_cap() {
         let mut l = limiter();
         let n = (0..100u16)
-            .filter(|i| l.admit(0, EventKind::HrDown, Some(Address(0x0100 + i))))
+            .filter(|i| l.admit(0, EventKind::HrDown.name(), Some(Address(0x0100 + i))))
             .count();
         assert_eq!(n, 5, "the kind's cap");
         let s = l.expired(10_000);
@@ -316,12 +317,12 @@ mod tests {
     fn sources_past_the_table_are_others() {
         let mut l = limiter();
         for i in 0..4u16 {
-            assert!(l.admit(0, EventKind::NodeUp, Some(Address(0x0200 + i))));
+            assert!(l.admit(0, EventKind::NodeUp.name(), Some(Address(0x0200 + i))));
         }
         // The table is full: four more senders share the key "others" and
         // its burst of 3.
         let n = (0..4u16)
-            .filter(|i| l.admit(0, EventKind::RtRefused, Some(Address(0x0300 + i))))
+            .filter(|i| l.admit(0, EventKind::RtRefused.name(), Some(Address(0x0300 + i))))
             .count();
         assert_eq!(n, 3);
         let s = l.flush(1);
@@ -334,7 +335,7 @@ mod tests {
     fn flush_summarises_open_windows() {
         let mut l = limiter();
         for _ in 0..10 {
-            l.admit(100, EventKind::BadPacket, None);
+            l.admit(100, EventKind::BadPacket.name(), None);
         }
         let s = l.flush(2_500);
         assert_eq!(s.len(), 1);
@@ -361,7 +362,7 @@ mod tests {
         ) {
             let mut events = events;
             events.sort_by_key(|e| e.0);
-            let kinds = [EventKind::BadPacket, EventKind::RtRefused, EventKind::HrDown];
+            let kinds = [EventKind::BadPacket.name(), EventKind::RtRefused.name(), EventKind::HrDown.name()];
             let mut l = limiter();
             let mut summarised = 0u64;
             let mut logged = 0u64;

@@ -20,6 +20,7 @@ use admin::view::ManagementInfo;
 
 use crate::PlaneStats;
 use crate::config::Config;
+use crate::log_limit::{LogLimiter, LogLimits};
 use crate::stats::Counters;
 
 /// The answer an admin request waits for.
@@ -31,6 +32,9 @@ pub struct Management {
     waiters: HashMap<u64, SyncSender<Reply>>,
     counters: Counters,
     kinds: Vec<LinkKind>,
+    /// The rate limit on the agent's and managers' log lines about what
+    /// they received (docs/daemon.md "Logs").
+    log: LogLimiter,
 }
 
 /// A packet the management host wants sent: out of `port` to `native`.
@@ -160,6 +164,7 @@ impl Management {
             waiters: HashMap::new(),
             counters,
             kinds,
+            log: LogLimiter::new(LogLimits::default()),
         }
     }
 
@@ -235,7 +240,7 @@ impl Management {
         let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             st.handle(now, v, input)
         });
-        self.carry_out(o)
+        self.carry_out(now, o)
     }
 
     /// Timers: trap repeats, the lease, thresholds, client retries.
@@ -244,7 +249,7 @@ impl Management {
         let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             st.on_timer(now, v)
         });
-        self.carry_out(o)
+        self.carry_out(now, o)
     }
 
     /// An HR went down or up: trap 128.
@@ -260,7 +265,7 @@ impl Management {
         let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             st.port_changed(now, v, port, up)
         });
-        self.carry_out(o)
+        self.carry_out(now, o)
     }
 
     /// A neighbour HR on `port`'s SAN stopped answering: trap 1024.
@@ -276,7 +281,7 @@ impl Management {
         let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             st.hr_down(now, v, hr, port)
         });
-        self.carry_out(o)
+        self.carry_out(now, o)
     }
 
     /// Starts an admin request; its answer goes to `reply`.
@@ -293,17 +298,24 @@ impl Management {
             st.start(now, v, request)
         });
         self.waiters.insert(id, reply);
-        self.carry_out(o)
+        self.carry_out(now, o)
     }
 
     /// The packets of an outcome in their EEP packets; answers to their
     /// waiters; events to the log.
-    fn carry_out(&mut self, o: Outcome) -> Vec<Send> {
+    fn carry_out(&mut self, now: Time, o: Outcome) -> Vec<Send> {
         for e in &o.events {
-            tracing::info!(target: "mwrouter::mgmt", "{e}");
+            if self.log.admit(now, e.kind(), e.source()) {
+                tracing::info!(target: "mwrouter::mgmt", "{e}");
+            }
         }
         for (port, e) in &o.manager_events {
-            tracing::info!(target: "mwrouter::manager", "port {port}: {e}");
+            if self.log.admit(now, e.kind(), e.source()) {
+                tracing::info!(target: "mwrouter::manager", "port {port}: {e}");
+            }
+        }
+        for s in self.log.expired(now) {
+            tracing::warn!(target: "mwrouter::mgmt", suppressed = s.count, "{s}");
         }
         for (id, result) in o.done {
             if let Some(w) = self.waiters.remove(&id) {

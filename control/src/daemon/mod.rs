@@ -485,7 +485,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                     if let Ok((rstats, (events, dropped))) = got {
                         let now = now_ms();
                         for (t, e) in events {
-                            if limit.admit(now, e.kind(), e.source()) {
+                            if limit.admit(now, e.kind().name(), e.source()) {
                                 tracing::info!(target: "mwrouter::rrp", t_ms = t, "{e}");
                             }
                         }

@@ -280,6 +280,34 @@ pub enum AgentEvent {
     },
 }
 
+impl AgentEvent {
+    /// Its kind's name (the key of the daemon's log rate limit).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::MKeyViolation { .. } => "M_Key violation",
+            AgentEvent::LeaseExpired => "M_Key lease expired",
+            AgentEvent::Set { .. } => "management Set",
+            AgentEvent::TrapSent { .. } => "trap sent",
+            AgentEvent::TrapUnanswered { .. } => "trap unanswered",
+            AgentEvent::NoticeReceived { .. } => "notice received",
+            AgentEvent::Malformed { .. } => "malformed MAD",
+        }
+    }
+
+    /// The node whose packet caused it, if a received packet did.
+    pub const fn source(&self) -> Option<Address> {
+        match self {
+            AgentEvent::MKeyViolation { from, .. }
+            | AgentEvent::Set { from, .. }
+            | AgentEvent::NoticeReceived { from, .. } => Some(*from),
+            AgentEvent::LeaseExpired
+            | AgentEvent::TrapSent { .. }
+            | AgentEvent::TrapUnanswered { .. }
+            | AgentEvent::Malformed { .. } => None,
+        }
+    }
+}
+
 impl std::fmt::Display for AgentEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

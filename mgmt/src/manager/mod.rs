@@ -205,6 +205,32 @@ pub enum ManagerEvent {
     },
 }
 
+impl ManagerEvent {
+    /// Its kind's name (the key of the daemon's log rate limit).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            ManagerEvent::State { .. } => "manager state",
+            ManagerEvent::AddressAssigned { .. } => "address assigned",
+            ManagerEvent::DuplicateAddress { .. } => "duplicate address",
+            ManagerEvent::PoolExhausted { .. } => "address pool exhausted",
+            ManagerEvent::GroupCreated { .. } => "group created",
+            ManagerEvent::GroupDeleted { .. } => "group deleted",
+            ManagerEvent::JoinRefused { .. } => "join refused",
+            ManagerEvent::MemberPruned { .. } => "member pruned",
+            ManagerEvent::ControlRefused { .. } => "control refused",
+        }
+    }
+
+    /// The node whose request caused it, when a received packet did.
+    pub const fn source(&self) -> Option<Address> {
+        match self {
+            ManagerEvent::JoinRefused { member, .. } => Some(*member),
+            ManagerEvent::ControlRefused { from, .. } => Some(*from),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ManagerEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
