@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::log_limit::{LogLimiter, LogLimits, Suppressed};
 use dataplane::{
     ControlChannels, FibPublisher, FibSet, Injection, McastFib, from_route_tables, patched,
 };
@@ -124,17 +125,29 @@ pub struct ControlPlane {
     publisher: FibPublisher,
     start: Instant,
     stats: Arc<PlaneStats>,
-    /// Engine events not yet taken by [`ControlPlane::take_events`].
-    events: std::collections::VecDeque<(Time, Event)>,
-    /// Events dropped because nobody took them in time (the oldest go).
+    /// Log lines not yet taken by [`ControlPlane::take_events`]: engine
+    /// events the rate limit let through, and its summaries.
+    events: std::collections::VecDeque<LogItem>,
+    /// Lines dropped because nobody took them in time (the oldest go).
     events_dropped: u64,
+    /// The rate limit on engine events (docs/daemon.md "Logs").
+    log: LogLimiter,
     next_worker: usize,
     /// In-band management (docs/management.md), once enabled.
     mgmt: Option<Management>,
 }
 
-/// Events kept for readers before the oldest are dropped.
+/// Log lines kept for readers before the oldest are dropped.
 const EVENTS_KEPT: usize = 4096;
+
+/// A line for the daemon's log from the control plane.
+#[derive(Debug, Clone)]
+pub enum LogItem {
+    /// An engine event at a time of the engine's clock.
+    Event(Time, Event),
+    /// Lines the rate limit held back in a window.
+    Suppressed(Suppressed),
+}
 
 impl ControlPlane {
     /// A control plane running `engine`, talking to the workers through
@@ -154,6 +167,7 @@ impl ControlPlane {
             stats: Arc::new(PlaneStats::default()),
             events: std::collections::VecDeque::new(),
             events_dropped: 0,
+            log: LogLimiter::new(LogLimits::default()),
             next_worker: 0,
             mgmt: None,
         }
@@ -289,11 +303,37 @@ impl ControlPlane {
         self.stats.clone()
     }
 
-    /// Takes the engine events gathered so far, and how many were dropped
-    /// since the last call because more than [`EVENTS_KEPT`] waited.
-    pub fn take_events(&mut self) -> (Vec<(Time, Event)>, u64) {
+    /// Takes the log lines gathered so far (engine events within the rate
+    /// limit, and the limit's summaries of windows that ended), and how
+    /// many were dropped since the last call because more than
+    /// [`EVENTS_KEPT`] waited.
+    pub fn take_events(&mut self) -> (Vec<LogItem>, u64) {
+        let now = self.now();
+        for s in self.log.expired(now) {
+            self.keep(LogItem::Suppressed(s));
+        }
         let dropped = std::mem::take(&mut self.events_dropped);
         (std::mem::take(&mut self.events).into(), dropped)
+    }
+
+    /// [`ControlPlane::take_events`] with every open window of the rate
+    /// limit summarised (at shutdown).
+    pub fn take_events_final(&mut self) -> (Vec<LogItem>, u64) {
+        let now = self.now();
+        for s in self.log.flush(now) {
+            self.keep(LogItem::Suppressed(s));
+        }
+        let dropped = std::mem::take(&mut self.events_dropped);
+        (std::mem::take(&mut self.events).into(), dropped)
+    }
+
+    /// Queues a log line for the reader, dropping the oldest when full.
+    fn keep(&mut self, item: LogItem) {
+        if self.events.len() >= EVENTS_KEPT {
+            self.events.pop_front();
+            self.events_dropped += 1;
+        }
+        self.events.push_back(item);
     }
 
     /// One pass: punts (protocol traffic first), notices, due timers, then
@@ -429,11 +469,12 @@ impl ControlPlane {
                         Event::NodeDown { port, node } => Some((*node, *port)),
                         _ => None,
                     };
-                    if self.events.len() >= EVENTS_KEPT {
-                        self.events.pop_front();
-                        self.events_dropped += 1;
+                    // Whoever reaches a port can cause an event per
+                    // packet: the log takes a bounded share, the counters
+                    // have every one.
+                    if self.log.admit(now, e.kind().name(), e.source()) {
+                        self.keep(LogItem::Event(now, e));
                     }
-                    self.events.push_back((now, e));
                 }
             }
         }

@@ -1370,6 +1370,8 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 max_rts_per_neighbour: l.1,
                 max_rcvf: l.2,
                 max_lrt: l.3,
+                answers_per_source: 1 + (l.0 % 100) as u32,
+                answers_global: 1 + (l.1 % 5000) as u32,
             };
             c.rates.punt_per_s = r.0;
             c.rates.punt_burst = r.1;

@@ -756,3 +756,55 @@ fn configured_static_members_listen_from_the_start() {
     let g = g.group(Address(0x8101)).expect("a member from the start");
     assert_eq!((g.member_sans.clone(), g.local), (vec![SAN1], 0b10));
 }
+
+#[test]
+fn requests_are_answered_at_a_bounded_rate() {
+    let mut r = router(1500);
+    r.set_tunables(
+        r.config().timers,
+        rrp::router::Limits {
+            answers_per_source: 5,
+            answers_global: 8,
+            ..r.config().limits
+        },
+        r.config().error_rates,
+    )
+    .unwrap();
+    drain(&mut r);
+    let answers = |outs: &[Output], to: Address| {
+        outs.iter()
+            .filter(|o| match o {
+                Output::Send { packet, .. } => Message::parse_packet(packet)
+                    .is_ok_and(|(p, m)| p.header.dst == to && matches!(m, Message::Info(_))),
+                _ => false,
+            })
+            .count()
+    };
+    let (a, b) = (Address(0x0450), Address(0x0451));
+    let ask = |r: &mut Router, t, who: Address| {
+        r.handle_bytes(
+            t,
+            PortId(0),
+            &nat(0x50),
+            &packet(&Message::WhoAreYou, HR0, who, 0),
+        );
+    };
+    // 20 RRP#7 from a within one second: 5 answered.
+    for i in 0..20 {
+        ask(&mut r, 5_000 + i, a);
+    }
+    let outs = drain(&mut r);
+    assert_eq!(answers(&outs, a), 5);
+    assert_eq!(r.stats().requests_limited, 15);
+    // b in the same second: the global 8 leaves 3.
+    for i in 0..20 {
+        ask(&mut r, 5_100 + i, b);
+    }
+    let outs = drain(&mut r);
+    assert_eq!(answers(&outs, b), 3);
+    assert_eq!(r.stats().requests_limited, 32);
+    // The next second: answered again.
+    ask(&mut r, 6_000, a);
+    assert_eq!(answers(&drain(&mut r), a), 1);
+    assert_eq!(r.stats().requests_answered, 9);
+}

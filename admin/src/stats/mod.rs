@@ -50,7 +50,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 2;
+pub const VERSION: u64 = 3;
 
 /// Slots of the header (8 bytes each); the unused ones are zero.
 pub const HEADER_SLOTS: usize = 16;
@@ -137,7 +137,7 @@ pub const PORT_FIELDS: usize = PORT_COUNTERS.len() + DropReason::COUNT;
 /// The RRP engine's counters ([`rrp::router::RouterStats`]) other than the
 /// refusals, in slot order: field name (JSON, and the Prometheus family
 /// `mwrouter_rrp_<field>_total`) and help text.
-pub const ROUTER_COUNTERS: [(&str, &str); 19] = [
+pub const ROUTER_COUNTERS: [(&str, &str); 20] = [
     ("received", "Control packets received (parsed or not)."),
     ("parse_errors", "Control packets that failed to parse."),
     (
@@ -178,6 +178,10 @@ pub const ROUTER_COUNTERS: [(&str, &str); 19] = [
     ),
     ("hr_down", "HR-DOWN events handled."),
     ("fib_versions", "FIB computations that changed something."),
+    (
+        "requests_limited",
+        "Requests not answered: over the answer rate (per sender or in all).",
+    ),
 ];
 
 /// Every [`RtRefusal`], in slot order.

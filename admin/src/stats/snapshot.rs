@@ -120,6 +120,8 @@ pub struct RouterSnapshot {
     pub rts_sent: u64,
     /// Requests answered (RRP#1, #4, #6, #7, #8).
     pub requests_answered: u64,
+    /// Requests not answered: over the answer rate.
+    pub requests_limited: u64,
     /// ERR UNK sent.
     pub err_unk_sent: u64,
     /// RRP#3 sent for redirect notices.
@@ -164,6 +166,7 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         errors_suppressed_rate,
         hr_down,
         fib_versions,
+        requests_limited,
     } = r;
     let mut s = [0u64; ROUTER_FIELDS];
     s[..ROUTER_COUNTERS.len()].copy_from_slice(&[
@@ -186,6 +189,7 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         *errors_suppressed_rate,
         *hr_down,
         *fib_versions,
+        *requests_limited,
     ]);
     for (why, n) in rts_refused {
         s[ROUTER_COUNTERS.len() + refusal_index(*why)] += n;
@@ -222,6 +226,7 @@ impl RouterSnapshot {
             errors_suppressed_rate: s[16],
             hr_down: s[17],
             fib_versions: s[18],
+            requests_limited: s[19],
             rts_refused: REFUSALS
                 .iter()
                 .enumerate()
@@ -254,6 +259,7 @@ impl RouterSnapshot {
             self.errors_suppressed_rate,
             self.hr_down,
             self.fib_versions,
+            self.requests_limited,
         ]);
         for (i, r) in REFUSALS.iter().enumerate() {
             s[n + i] = self.rts_refused.get(refusal_name(*r)).copied().unwrap_or(0);

@@ -128,6 +128,8 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("max_rts_per_neighbour", l.max_rts_per_neighbour.to_string());
     t.put("max_rcvf", l.max_rcvf.to_string());
     t.put("max_lrt", l.max_lrt.to_string());
+    t.put("answers_per_source", l.answers_per_source.to_string());
+    t.put("answers_global", l.answers_global.to_string());
     out.push(t);
 
     let r = &c.rates;

@@ -264,6 +264,8 @@ struct RawLimits {
     max_rts_per_neighbour: usize,
     max_rcvf: usize,
     max_lrt: usize,
+    answers_per_source: u32,
+    answers_global: u32,
 }
 
 impl Default for RawLimits {
@@ -274,6 +276,8 @@ impl Default for RawLimits {
             max_rts_per_neighbour: l.max_rts_per_neighbour,
             max_rcvf: l.max_rcvf,
             max_lrt: l.max_lrt,
+            answers_per_source: l.answers_per_source,
+            answers_global: l.answers_global,
         }
     }
 }
@@ -285,6 +289,8 @@ impl From<RawLimits> for Limits {
             max_rts_per_neighbour: l.max_rts_per_neighbour,
             max_rcvf: l.max_rcvf,
             max_lrt: l.max_lrt,
+            answers_per_source: l.answers_per_source,
+            answers_global: l.answers_global,
         }
     }
 }

@@ -34,8 +34,7 @@ use rrp::router::Router;
 use rrp::{LinkKind, NativeAddr, PortId};
 
 use crate::config::{Backend, Config};
-use crate::log_limit::{LogLimiter, LogLimits};
-use crate::plane::{ControlPlane, PlaneHandle};
+use crate::plane::{ControlPlane, LogItem, PlaneHandle};
 use crate::stats::{Counters, publish_blocks, serve_prometheus};
 
 pub use backend::DaemonBackend;
@@ -473,32 +472,33 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         thread::Builder::new()
             .name("mw-stats".into())
             .spawn(move || {
-                // Engine events are logged through the rate limit
-                // (docs/daemon.md "Logs"); the counters keep every one.
-                let mut limit = LogLimiter::new(LogLimits::default());
-                let started = Instant::now();
-                let now_ms = || started.elapsed().as_millis() as u64;
+                // Engine events come through the control plane's rate
+                // limit (docs/daemon.md "Logs"); the counters keep every one.
+                let log = |items: Vec<LogItem>, dropped: u64| {
+                    for item in items {
+                        match item {
+                            LogItem::Event(t, e) => {
+                                tracing::info!(target: "mwrouter::rrp", t_ms = t, "{e}");
+                            }
+                            LogItem::Suppressed(s) => {
+                                tracing::warn!(target: "mwrouter::rrp", suppressed = s.count, "{s}");
+                            }
+                        }
+                    }
+                    if dropped > 0 {
+                        tracing::warn!(
+                            target: "mwrouter::rrp",
+                            dropped,
+                            "{dropped} log lines of the control plane dropped: the log thread fell behind"
+                        );
+                    }
+                };
                 while !stop.load(Ordering::Relaxed) {
                     let got = plane.call(Duration::from_secs(1), |cp| {
                         (cp.engine().stats().clone(), cp.take_events())
                     });
-                    if let Ok((rstats, (events, dropped))) = got {
-                        let now = now_ms();
-                        for (t, e) in events {
-                            if limit.admit(now, e.kind().name(), e.source()) {
-                                tracing::info!(target: "mwrouter::rrp", t_ms = t, "{e}");
-                            }
-                        }
-                        if dropped > 0 {
-                            tracing::warn!(
-                                target: "mwrouter::rrp",
-                                dropped,
-                                "{dropped} engine events not logged: more arrived than the log takes (counted)"
-                            );
-                        }
-                        for s in limit.expired(now) {
-                            tracing::warn!(target: "mwrouter::rrp", suppressed = s.count, "{s}");
-                        }
+                    if let Ok((rstats, (items, dropped))) = got {
+                        log(items, dropped);
                         let w = writer.lock().unwrap_or_else(|e| e.into_inner());
                         if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats) {
                             tracing::warn!("counters area: {e}");
@@ -506,8 +506,11 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                     }
                     thread::sleep(Duration::from_millis(100));
                 }
-                for s in limit.flush(now_ms()) {
-                    tracing::warn!(target: "mwrouter::rrp", suppressed = s.count, "{s}");
+                // The last lines, with every open window summarised.
+                if let Ok((items, dropped)) =
+                    plane.call(Duration::from_secs(1), |cp| cp.take_events_final())
+                {
+                    log(items, dropped);
                 }
             })
             .map_err(run_err("starting the stats thread"))?

@@ -58,6 +58,12 @@ pub struct Limits {
     pub max_rcvf: usize,
     /// Entries of one LRT.
     pub max_lrt: usize,
+    /// Requests (RRP#1, #4, #6, #7, #8) answered per second to one sender
+    /// (0: none): a flood of requests is answered at a bounded rate, the
+    /// rest counted (`requests_limited`).
+    pub answers_per_source: u32,
+    /// Requests answered per second in all (0: none).
+    pub answers_global: u32,
 }
 
 impl Default for Limits {
@@ -67,6 +73,8 @@ impl Default for Limits {
             max_rts_per_neighbour: 16_384,
             max_rcvf: MAX_RCVF,
             max_lrt: 4096,
+            answers_per_source: 50,
+            answers_global: 1000,
         }
     }
 }
@@ -181,6 +189,14 @@ impl RouterConfig {
         }
         if self.limits.max_rcvf == 0 || self.limits.max_rcvf > MAX_RCVF {
             return err("limits.max_rcvf".into(), "must be 1..=32");
+        }
+        // Keepalives are requests: a box that answers none is down to its
+        // buddies.
+        if self.limits.answers_per_source == 0 {
+            return err("limits.answers_per_source".into(), "must be >= 1");
+        }
+        if self.limits.answers_global == 0 {
+            return err("limits.answers_global".into(), "must be >= 1");
         }
         let t = &self.timers;
         if t.keepalive_ms == 0 || t.sweep_ms == 0 || t.advertise_ms == 0 || t.refresh_ms == 0 {

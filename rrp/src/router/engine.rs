@@ -156,6 +156,8 @@ pub struct Router {
     pub(super) fibs: FibState,
     pub(super) stats: RouterStats,
     pub(super) limiter: ErrorLimiter,
+    /// The answer rate (`Limits::answers_per_source`, `answers_global`).
+    pub(super) answers: ErrorLimiter,
     /// Node lists and RT bodies held once (shared with other engines when
     /// made by [`Router::with_interner`]).
     pub(super) interner: Arc<Interner>,
@@ -236,6 +238,12 @@ impl Router {
             sources: HashMap::new(),
             window: (0, 0),
         };
+        let answers = ErrorLimiter {
+            per_source: cfg.limits.answers_per_source,
+            global: cfg.limits.answers_global,
+            sources: HashMap::new(),
+            window: (0, 0),
+        };
         let cfg_ports = cfg.hrs.len();
         let mut r = Router {
             next_refresh: now + cfg.timers.refresh_ms,
@@ -251,6 +259,7 @@ impl Router {
             fibs: FibState::new(),
             stats: RouterStats::default(),
             limiter,
+            answers,
             interner,
             mcast: Arc::default(),
             mcast_dirty: true,
@@ -411,6 +420,8 @@ impl Router {
         self.cfg = cfg;
         self.limiter.per_source = error_rates.per_source;
         self.limiter.global = error_rates.global;
+        self.answers.per_source = limits.answers_per_source;
+        self.answers.global = limits.answers_global;
         Ok(())
     }
 

@@ -282,6 +282,8 @@ pub struct RouterStats {
     pub rts_sent: u64,
     /// Requests answered (RRP#1, #4, #6, #7, #8).
     pub requests_answered: u64,
+    /// Requests not answered: over the answer rate (per sender or in all).
+    pub requests_limited: u64,
     /// ERR UNK sent.
     pub err_unk_sent: u64,
     /// RRP#3 sent for redirect notices.

@@ -123,6 +123,20 @@ impl Router {
     ) {
         let h = p.header();
         let sa = h.src();
+        // Requests are answered at a bounded rate per sender and in all
+        // (a flood of RRP#7 or #8 costs answers, and an RRP#8 a full set).
+        let request = matches!(
+            m,
+            Message::RouteRequest { .. }
+                | Message::WhichHr { .. }
+                | Message::InfoRequest(_)
+                | Message::WhoAreYou
+                | Message::RtRequest
+        );
+        if request && !self.answers.allow(now, sa) {
+            self.stats.requests_limited += 1;
+            return;
+        }
         // Requests are answered by the HR they are addressed to.
         let hr = self.port_of(h.dst()).unwrap_or(port);
         match m {
