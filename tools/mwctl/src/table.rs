@@ -117,6 +117,31 @@ pub fn objects_table(rows: &[Value], order: &[&str]) -> Table {
     t
 }
 
+/// Objects as a table of the columns `cols` only, in that order: the tables
+/// an operator reads often, kept within 80 columns (`--json` has every
+/// field, under the same names).
+pub fn objects_table_only(rows: &[Value], cols: &[&str]) -> Table {
+    let mut t = Table::new(cols);
+    for (i, c) in cols.iter().enumerate() {
+        t.right[i] = rows.iter().any(|r| r[c].is_number())
+            && rows.iter().all(|r| r[c].is_number() || r[c].is_null());
+    }
+    for r in rows {
+        t.row(cols.iter().map(|c| cell(&r[c])).collect());
+    }
+    t
+}
+
+/// [`generic`] for an array of objects shown by [`objects_table_only`].
+fn only(v: &Value, cols: &[&str]) -> String {
+    match v {
+        Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_object) => {
+            objects_table_only(a, cols).render()
+        }
+        _ => generic(v, cols),
+    }
+}
+
 /// An object as `key  value` lines (keys of `order` first); arrays of
 /// objects become tables after the scalars.
 pub fn key_values(m: &Map<String, Value>, order: &[&str]) -> String {
@@ -177,7 +202,9 @@ const LRT: &[&str] = &[
 const RTS: &[&str] = &[
     "port", "hr", "san", "sn", "q", "mtu", "origin", "rcvf", "csr", "nodes",
 ];
-const ROUTES: &[&str] = &["port", "hr", "dst", "q", "mtu", "next", "path", "rcvf"];
+/// `show routes`: the HR is the port's (`show hrs`), the path is in `show
+/// route ADDR` and `--json`.
+const ROUTES: &[&str] = &["port", "dst", "q", "mtu", "next", "rcvf"];
 const FIB: &[&str] = &["port", "hr", "dst", "next", "egress", "native", "q", "mtu"];
 const NEIGHBORS: &[&str] = &["port", "hr", "address", "name", "native", "missed", "rts"];
 const WORKERS: &[&str] = &[
@@ -213,9 +240,9 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             Show::Ports {} => generic(v, PORTS),
             Show::Lrt { .. } => generic(v, LRT),
             Show::Rts { .. } => generic(v, RTS),
-            Show::Routes { .. } => generic(v, ROUTES),
+            Show::Routes { .. } => only(v, ROUTES),
             Show::Fib { .. } => generic(v, FIB),
-            Show::Neighbors { .. } => generic(v, NEIGHBORS),
+            Show::Neighbors { .. } => only(v, NEIGHBORS),
             Show::Counters { .. } => match serde_json::from_value::<Vec<CounterRow>>(v.clone()) {
                 Ok(rows) => counters(&rows),
                 Err(_) => generic(v, &[]),
@@ -310,6 +337,8 @@ fn num(n: u64) -> String {
 /// `show counters`: one row per port, then drops by reason (the reasons
 /// that occurred).
 pub fn counters(rows: &[CounterRow]) -> String {
+    // Two tables, each within 80 columns: traffic, then what the control
+    // plane sent and was told.
     let mut t = Table::new(&[
         "port",
         "received",
@@ -317,13 +346,17 @@ pub fn counters(rows: &[CounterRow]) -> String {
         "punted",
         "dropped",
         "transmitted",
-        "injected",
-        "inj-failed",
-        "notices",
-        "ntc-dropped",
-        "rx-errors",
+        "rx_errors",
     ]);
     t.right = vec![true; t.headers.len()];
+    let mut c = Table::new(&[
+        "port",
+        "injected",
+        "inject_failed",
+        "notices",
+        "notices_dropped",
+    ]);
+    c.right = vec![true; c.headers.len()];
     for r in rows {
         t.row(vec![
             num(u64::from(r.port.0)),
@@ -332,14 +365,19 @@ pub fn counters(rows: &[CounterRow]) -> String {
             num(r.punted),
             num(r.dropped),
             num(r.transmitted),
+            num(r.rx_errors),
+        ]);
+        c.row(vec![
+            num(u64::from(r.port.0)),
             num(r.injected),
             num(r.inject_failed),
             num(r.notices),
             num(r.notices_dropped),
-            num(r.rx_errors),
         ]);
     }
     let mut out = t.render();
+    out.push('\n');
+    out.push_str(&c.render());
     // Reasons in the order the daemon gives them (first row), then others.
     let mut reasons: Vec<&String> = Vec::new();
     for r in rows {
@@ -639,5 +677,86 @@ mod tests {
         assert!(s.starts_with("name  ab\nhrs   2\n"), "{s}");
         assert!(s.contains("\nrows:\na\n1\n"), "{s}");
         assert_eq!(generic(&json!([]), &[]), "(none)\n");
+    }
+
+    /// Every line of `text` fits an 80-column terminal.
+    fn fits_80(what: &str, text: &str) {
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= 80,
+                "{what}: {} columns:\n{text}",
+                l.chars().count()
+            );
+        }
+    }
+
+    #[test]
+    fn routes_and_neighbors_fit_80_columns_with_json_names() {
+        // As the Appendix B lab answers: UDP natives, a three-HR RCVF.
+        let routes = json!([
+            {"dst": "0x0108", "hr": "0x0119", "mtu": 1468, "next": "port 1 -> 127.0.0.1:32685",
+             "path": ["0x011a@127.0.0.1:32685", "0x0122@127.0.0.1:32695"], "port": 0, "q": 4,
+             "rcvf": ["0x011a", "0x0121", "0x0122"]},
+            {"dst": "0x0101", "hr": "0x0119", "mtu": 1500, "next": "port 0 -> 127.0.0.1:32688",
+             "path": ["@127.0.0.1:32688"], "port": 15, "q": 65535, "rcvf": []},
+            {"dst": "0x0230", "hr": "0x0120", "mtu": 9000, "next": "port 12 -> 02:00:00:00:02:30",
+             "path": ["@02:00:00:00:02:30"], "port": 12, "q": 12,
+             "rcvf": ["0x011a", "0x0121", "0x0122"]}
+        ]);
+        let cmd = Command::Show(Show::Routes { port: None });
+        let out = render(&cmd, &routes);
+        fits_80("show routes", &out);
+        let head: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(head, ROUTES);
+        for h in head {
+            assert!(routes[0].get(h).is_some(), "{h} is a field of --json");
+        }
+        assert!(out.contains("0x011a 0x0121 0x0122"), "{out}");
+        let neighbors = json!([
+            {"address": "0x011c", "hr": "0x011a", "missed": 1, "name": "bd1/1",
+             "native": "[fe80::1234:5678:9abc:def0]:34997", "port": 1, "rts": 16384}
+        ]);
+        let out = render(&Command::Show(Show::Neighbors { port: None }), &neighbors);
+        fits_80("show neighbors", &out);
+        assert_eq!(
+            out.lines()
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            NEIGHBORS
+        );
+    }
+
+    #[test]
+    fn counters_fit_80_columns_with_json_names() {
+        let big = 9_876_543_210u64;
+        let rows: Vec<CounterRow> = (0..4u16)
+            .map(|p| CounterRow {
+                port: rrp::PortId(p),
+                received: big,
+                rx_errors: big,
+                forwarded: big,
+                punted: big,
+                dropped: big,
+                transmitted: big,
+                injected: big,
+                inject_failed: big,
+                notices: big,
+                notices_dropped: big,
+                drops: [("no-route".to_string(), big), ("mtu".to_string(), 3)].into(),
+            })
+            .collect();
+        let out = counters(&rows);
+        fits_80("show counters", &out);
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        // The two tables of counters (the third is drops by reason).
+        for block in out.split("\n\n").take(2) {
+            let head = block.lines().next().unwrap();
+            for h in head.split_whitespace() {
+                assert!(json.get(h).is_some(), "{h} is a field of --json: {json}");
+            }
+        }
+        assert!(out.contains("no-route"), "{out}");
     }
 }
