@@ -8,6 +8,7 @@ pub mod cli;
 pub mod mad;
 pub mod mcast;
 pub mod san;
+pub mod shell;
 pub mod table;
 pub mod trace;
 
