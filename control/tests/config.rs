@@ -1368,6 +1368,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
             c.limits = rrp::router::Limits {
                 max_nodes_per_rt: l.0,
                 max_rts_per_neighbour: l.1,
+                max_rts_per_hr: l.1 + l.0,
                 max_rcvf: l.2,
                 max_lrt: l.3,
                 answers_per_source: 1 + (l.0 % 100) as u32,

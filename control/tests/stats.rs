@@ -246,14 +246,14 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 30 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 31 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
     assert_eq!(slot(1), 3); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (23, 30, 7));
+    assert_eq!((slot(6), slot(7), slot(8)), (23, 31, 7));
     // Port 1's `received` and its last drop reason (mcast-pruned).
     assert_eq!(slot(16 + 23), 2000);
     assert_eq!(slot(16 + 23 + 22), 2000 + 100 + 13);
@@ -263,7 +263,7 @@ fn file_size_and_header_follow_the_documented_layout() {
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20 + 3), 20);
-    assert_eq!(slot(router + 30 + 6), 37);
+    assert_eq!(slot(router + 31 + 6), 37);
     let meta = std::fs::metadata(&path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());

@@ -808,3 +808,53 @@ fn requests_are_answered_at_a_bounded_rate() {
     assert_eq!(answers(&drain(&mut r), a), 1);
     assert_eq!(r.stats().requests_answered, 9);
 }
+
+#[test]
+fn an_hr_is_held_to_its_share_of_rts_from_all_neighbours() {
+    let mut r = router(1500);
+    let mut cfg = r.config().clone();
+    cfg.limits.max_rts_per_neighbour = 3;
+    cfg.limits.max_rts_per_hr = 4;
+    r = Router::new(cfg, 0).unwrap();
+    with_buddy(&mut r);
+    // A second router on HR0's SAN.
+    let other = Address(0x0432);
+    let info = NodeInfo {
+        address: other,
+        name: None,
+        capabilities: vec![Capability {
+            code: 2,
+            params: vec![0x04, 0x09],
+        }],
+        logical: None,
+    };
+    r.handle_bytes(
+        1,
+        PortId(0),
+        &nat(0x32),
+        &packet(&Message::Info(vec![info]), HR0, other, 0),
+    );
+    assert_eq!(r.buddies(PortId(0)).len(), 2);
+    drain(&mut r);
+    let send = |r: &mut Router, from: Address, n: u8, t: RouteTable| {
+        r.handle_bytes(
+            10,
+            PortId(0),
+            &nat(n),
+            &packet(&Message::RouteTable(t), HR0, from, 0),
+        );
+    };
+    for san in 0..3u16 {
+        send(&mut r, BUDDY, 0x30, rt(0x0500 + san, 1, vec![0x0431], 2));
+    }
+    for san in 0..3u16 {
+        send(&mut r, other, 0x32, rt(0x0600 + san, 1, vec![0x0433], 2));
+    }
+    assert_eq!(r.stats().rts_accepted, 4);
+    assert_eq!(refused(&r, RtRefusal::HrFull), 2);
+    assert_eq!(refused(&r, RtRefusal::TooManyRts), 0);
+    // One it holds is still refreshed (not a new one).
+    send(&mut r, other, 0x32, rt(0x0600, 1, vec![0x0433], 2));
+    assert_eq!(r.stats().rts_refreshed, 1);
+    assert_eq!(refused(&r, RtRefusal::HrFull), 2);
+}

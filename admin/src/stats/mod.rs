@@ -185,7 +185,7 @@ pub const ROUTER_COUNTERS: [(&str, &str); 20] = [
 ];
 
 /// Every [`RtRefusal`], in slot order.
-pub const REFUSALS: [RtRefusal; 10] = [
+pub const REFUSALS: [RtRefusal; 11] = [
     RtRefusal::UnknownSender,
     RtRefusal::OwnSan,
     RtRefusal::Loop,
@@ -196,6 +196,7 @@ pub const REFUSALS: [RtRefusal; 10] = [
     RtRefusal::TooManyRts,
     RtRefusal::BadRoute,
     RtRefusal::BadPart,
+    RtRefusal::HrFull,
 ];
 
 /// The name of a refusal in counters (the `reason` label).
@@ -213,6 +214,7 @@ pub const fn refusal_name(r: RtRefusal) -> &'static str {
         RtRefusal::TooManyRts => "too-many-rts",
         RtRefusal::BadRoute => "bad-route",
         RtRefusal::BadPart => "bad-part",
+        RtRefusal::HrFull => "hr-full",
     }
 }
 
@@ -229,6 +231,7 @@ pub const fn refusal_index(r: RtRefusal) -> usize {
         RtRefusal::TooManyRts => 7,
         RtRefusal::BadRoute => 8,
         RtRefusal::BadPart => 9,
+        RtRefusal::HrFull => 10,
     }
 }
 

@@ -126,6 +126,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     let mut t = Table::new("[limits]", "limits".into());
     t.put("max_nodes_per_rt", l.max_nodes_per_rt.to_string());
     t.put("max_rts_per_neighbour", l.max_rts_per_neighbour.to_string());
+    t.put("max_rts_per_hr", l.max_rts_per_hr.to_string());
     t.put("max_rcvf", l.max_rcvf.to_string());
     t.put("max_lrt", l.max_lrt.to_string());
     t.put("answers_per_source", l.answers_per_source.to_string());

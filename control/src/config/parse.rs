@@ -262,6 +262,7 @@ impl From<RawTimers> for Timers {
 struct RawLimits {
     max_nodes_per_rt: usize,
     max_rts_per_neighbour: usize,
+    max_rts_per_hr: usize,
     max_rcvf: usize,
     max_lrt: usize,
     answers_per_source: u32,
@@ -274,6 +275,7 @@ impl Default for RawLimits {
         RawLimits {
             max_nodes_per_rt: l.max_nodes_per_rt,
             max_rts_per_neighbour: l.max_rts_per_neighbour,
+            max_rts_per_hr: l.max_rts_per_hr,
             max_rcvf: l.max_rcvf,
             max_lrt: l.max_lrt,
             answers_per_source: l.answers_per_source,
@@ -287,6 +289,7 @@ impl From<RawLimits> for Limits {
         Limits {
             max_nodes_per_rt: l.max_nodes_per_rt,
             max_rts_per_neighbour: l.max_rts_per_neighbour,
+            max_rts_per_hr: l.max_rts_per_hr,
             max_rcvf: l.max_rcvf,
             max_lrt: l.max_lrt,
             answers_per_source: l.answers_per_source,

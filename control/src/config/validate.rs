@@ -282,6 +282,7 @@ fn limits(c: &Config, e: &mut Errs) {
     for (k, v) in [
         ("max_nodes_per_rt", l.max_nodes_per_rt),
         ("max_rts_per_neighbour", l.max_rts_per_neighbour),
+        ("max_rts_per_hr", l.max_rts_per_hr),
         ("max_lrt", l.max_lrt),
     ] {
         if v == 0 {

@@ -54,6 +54,9 @@ pub struct Limits {
     pub max_nodes_per_rt: usize,
     /// RTs kept from one neighbour.
     pub max_rts_per_neighbour: usize,
+    /// RTs kept on one HR, from all its neighbours: with `max_nodes_per_rt`
+    /// and the HRs, the bound of the memory route state takes.
+    pub max_rts_per_hr: usize,
     /// RCVF entries (the shared cap, [`MAX_RCVF`], or less).
     pub max_rcvf: usize,
     /// Entries of one LRT.
@@ -71,6 +74,7 @@ impl Default for Limits {
         Limits {
             max_nodes_per_rt: 4096,
             max_rts_per_neighbour: 16_384,
+            max_rts_per_hr: 65_536,
             max_rcvf: MAX_RCVF,
             max_lrt: 4096,
             answers_per_source: 50,
@@ -192,6 +196,9 @@ impl RouterConfig {
         }
         // Keepalives are requests: a box that answers none is down to its
         // buddies.
+        if self.limits.max_rts_per_hr == 0 {
+            return err("limits.max_rts_per_hr".into(), "must be >= 1");
+        }
         if self.limits.answers_per_source == 0 {
             return err("limits.answers_per_source".into(), "must be >= 1");
         }

@@ -26,6 +26,8 @@ pub enum RtRefusal {
     TooManyNodes,
     /// More RTs from this neighbour than the limit.
     TooManyRts,
+    /// The HR keeps as many RTs (from all its neighbours) as the limit.
+    HrFull,
     /// Its CSR or a node SR is not in the router-hop layout, or too long.
     BadRoute,
     /// A part of a multi-part RT that does not match the others.

@@ -505,6 +505,8 @@ impl Router {
             }
         } else if from_count >= limit {
             return refuse(self, RtRefusal::TooManyRts);
+        } else if h.per_buddy.values().sum::<usize>() >= self.cfg.limits.max_rts_per_hr {
+            return refuse(self, RtRefusal::HrFull);
         }
         let cand = Rank {
             q,
