@@ -21,6 +21,7 @@
 
 pub mod client;
 pub mod dispatch;
+pub mod fuzzing;
 pub mod mad;
 pub mod policy;
 pub mod proto;

@@ -499,6 +499,12 @@ impl MadQuery {
             return Ok(None);
         };
         let digits: String = hex.chars().filter(|c| !c.is_whitespace()).collect();
+        // Only ASCII hex digits: the pairs below are byte ranges (a
+        // multi-byte character would split), and from_str_radix takes a
+        // sign (`+a`).
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad("data: not hex"));
+        }
         if !digits.len().is_multiple_of(2) {
             return Err(bad("data: an odd number of hex digits"));
         }
@@ -905,7 +911,9 @@ mod tests {
         };
         let a = q.data_area(MgmtClass::SUBN).unwrap().unwrap();
         assert_eq!((a.len(), &a[..3]), (64, &[1u8, 2, 10][..]));
-        for bad in ["0", "zz", &"00".repeat(65)] {
+        // A character of two bytes at an odd offset ("aé0": four bytes,
+        // the first pair ends inside it) and a sign were read as hex.
+        for bad in ["0", "zz", &"00".repeat(65), "a\u{e9}0", "+a+b", "0\u{e9}"] {
             let q = MadQuery {
                 data: Some(bad.to_string()),
                 ..q.clone()

@@ -277,3 +277,110 @@ pub fn groups(data: &[u8]) {
         assert!(groups.keys().all(|g| g.is_logical()));
     }
 }
+
+impl crate::station::Carrier for Toy {
+    fn addresses(&self) -> Vec<rrp::Address> {
+        vec![rrp::Address(0x0140), rrp::Address(0x0141)]
+    }
+    fn next_hop(&self, dst: rrp::Address) -> Option<(rrp::PortId, rrp::NativeAddr)> {
+        let [a, b] = dst.0.to_be_bytes();
+        dst.is_valid_destination().then(|| {
+            (
+                rrp::PortId::new(0),
+                rrp::NativeAddr::mac([2, 0, 0, 1, a, b]),
+            )
+        })
+    }
+    fn members(&self, port: rrp::PortId) -> Vec<rrp::Address> {
+        if port.index() == 0 {
+            vec![rrp::Address(0x0150), rrp::Address(0x0151)]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The packets a station call sent: every MAD views and parses, every
+/// finished request's answer parses.
+fn station_outcome(out: &crate::station::Outcome, sent: &mut Vec<crate::station::Packet>) {
+    for p in &out.packets {
+        let v = Mad::new_checked(&p.mad[..]).expect("a sent MAD views");
+        MadRepr::parse(&v).expect("a sent MAD parses");
+        let _ = p.bytes();
+    }
+    for a in out.done.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+        let _ = a.mad.to_bytes().expect("an answer emits");
+    }
+    let _ = format!("{:?} {:?}", out.events, out.manager_events);
+    sent.extend(out.packets.iter().cloned());
+    if sent.len() > 64 {
+        *sent = sent.split_off(sent.len() - 64);
+    }
+}
+
+/// A router's whole management station (agent, client, a SAN manager on
+/// port 0 whose SAN has two other members) fed arbitrary MADs: the input is
+/// cut into records of a control byte and a MAD (257 bytes). The control
+/// byte's low three bits advance the clock (0-448 ms, timers run after
+/// each MAD); with bit 3 set, the MAD is made the answer to one of the
+/// packets the station sent lately (bits 4-7 pick it): its base header
+/// (class, TID, attribute, modifier) copied, the method turned into the
+/// response, from the address it went to, so that the client matches it
+/// and hands it to whoever asked (the manager's discovery and sweeps).
+/// Nothing panics and every MAD the station sends parses.
+pub fn station(data: &[u8]) {
+    use crate::agent::{AgentConfig, Incoming, NodeType};
+    use crate::manager::ManagerConfig;
+    use crate::station::Station;
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let mut cfg = AgentConfig::new(NodeType::Router, 0xA0, "fuzz");
+    cfg.mkey = 0x5EC2E7;
+    cfg.protect = first & 3;
+    cfg.manager = rrp::Address(0x0150);
+    let mut st = Station::new(cfg, 0, u32::from(first));
+    let mut mcfg = ManagerConfig::new(first >> 4, 0xA0);
+    mcfg.max_groups = 8;
+    mcfg.max_group_members = 16;
+    st.add_manager(rrp::PortId::new(0), mcfg, 0);
+    let mut toy = Toy { up: [true; 2] };
+    let mut sent = Vec::new();
+    let mut now = 0;
+    let out = st.on_timer(now, &mut toy);
+    station_outcome(&out, &mut sent);
+    for rec in rest.chunks(MAD_LEN + 1) {
+        let Some((&ctl, mad)) = rec.split_first() else {
+            continue;
+        };
+        now += 64 * u64::from(ctl & 7);
+        let mut mad = mad.to_vec();
+        let mut src = rrp::Address(0x0150 + u16::from(ctl >> 7));
+        if ctl & 8 != 0 && !sent.is_empty() {
+            let p: &crate::station::Packet = &sent[usize::from(ctl >> 4) % sent.len()];
+            mad.resize(MAD_LEN, 0);
+            // Base version, class, class version; TID, attribute, modifier.
+            mad[..3].copy_from_slice(&p.mad[..3]);
+            mad[3] = match crate::wire::Method(p.mad[3]) {
+                crate::wire::Method::SET => crate::wire::Method::GET_RESP.0,
+                m => m.0 | 0x80,
+            };
+            mad[8..24].copy_from_slice(&p.mad[8..24]);
+            src = p.dst;
+        }
+        let out = st.handle(
+            now,
+            &mut toy,
+            Incoming {
+                port: rrp::PortId::new(0),
+                native: rrp::NativeAddr::mac([2, 0, 0, 1, 1, 0x50]),
+                src,
+                dst: rrp::Address(0x0140),
+                mad: &mad,
+            },
+        );
+        station_outcome(&out, &mut sent);
+        let out = st.on_timer(now, &mut toy);
+        station_outcome(&out, &mut sent);
+    }
+}

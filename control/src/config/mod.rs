@@ -26,6 +26,7 @@
 //!   it).
 
 mod emit;
+pub mod fuzzing;
 mod locate;
 mod parse;
 mod reload;

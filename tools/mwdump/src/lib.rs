@@ -12,6 +12,7 @@
 pub mod capture;
 pub mod cli;
 pub mod decode;
+pub mod fuzzing;
 pub mod hex;
 pub mod link;
 pub mod mad;

@@ -1,0 +1,183 @@
+//! Replays the checked-in corpus of the cargo-fuzz target `config`
+//! (`fuzz/corpus/config/*`) through `control::config::fuzzing::config`, so
+//! that the stable test suite runs the same checks as the fuzz target,
+//! crash reproducers included.
+//!
+//! The seeds are the example files (`examples/*.toml`: mwrouterd's
+//! configurations and, as more TOML, the simulator's topologies), each
+//! configuration as `Config::to_toml` spells it out, and a few refused
+//! files. The ignored test `write_seed_corpus` (re)writes them and leaves
+//! any other file (a minimised crash, what `fuzz/run-all` merged) alone:
+//! `cargo test -p control --test fuzz_corpus -- --ignored write_seed_corpus`.
+
+use std::fs;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use control::config::{Config, fuzzing};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn corpus() -> PathBuf {
+    workspace().join("fuzz/corpus/config")
+}
+
+fn files_of(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A configuration with every section and most keys set.
+const FULL: &str = r#"[router]
+name = "fuzz"
+router_cost = 2
+k = 3
+sn_seed = 7
+
+[workers]
+count = 2
+owners = [0, 1]
+idle = "busy-poll"
+
+[timers]
+sweep_ms = 5000
+
+[rates]
+punt_per_s = 1000
+punt_burst = 64
+
+[admin]
+socket = "/tmp/mw.sock"
+mode = 0o600
+readonly_group = "mwread"
+prometheus_listen = "127.0.0.1:9461"
+
+[log]
+level = "debug"
+format = "json"
+
+[management]
+identity = "0x0123456789abcdef"
+description = "rack 4"
+mkey = "0x1122334455667788"
+protect = 2
+lease_s = 60
+manager = 0x0120
+drop_threshold = 1000
+traps_per_s = 5
+manager_priority = 3
+manager_hrs = [0x0101]
+address_pools = [{ hr = 0x0101, first = 0x0140, last = 0x0150 }]
+
+[[hr]]
+name = "a"
+address = 0x0101
+san_id = 0x0201
+mtu = 1500
+cost = 1
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:35001"
+members = ["127.0.0.1:35002"]
+[[hr.static]]
+address = 0x0103
+native = "127.0.0.1:35003"
+name = "h3"
+
+[[hr]]
+address = 0x0102
+san_id = 0x0202
+mtu = 9000
+[hr.port]
+backend = "udp"
+bind = "[::1]:35001"
+"#;
+
+/// The seeds: (file name, text).
+fn seeds() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut texts = Vec::new();
+    for p in files_of(&workspace().join("examples")) {
+        if p.extension().is_some_and(|e| e == "toml") {
+            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+            let text = fs::read_to_string(&p).expect("readable example");
+            texts.push((name.clone(), text.clone()));
+            out.push((format!("example-{name}"), text));
+        }
+    }
+    texts.push(("full.toml".into(), FULL.into()));
+    out.push(("full.toml".into(), FULL.into()));
+    for (name, text) in &texts {
+        if let Ok(c) = Config::from_toml(text) {
+            out.push((format!("emitted-{name}"), c.to_toml()));
+        }
+    }
+    // Refused files: a syntax error, an unknown key, a bad value.
+    out.push(("bad-syntax.toml".into(), "[router\nname = \"x\"\n".into()));
+    out.push((
+        "bad-unknown-key.toml".into(),
+        "[router]\nname = \"x\"\nnmae = 1\n".into(),
+    ));
+    out.push((
+        "bad-value.toml".into(),
+        FULL.replace("mtu = 9000", "mtu = 12"),
+    ));
+    out
+}
+
+#[test]
+fn replay_corpus() {
+    let dir = corpus();
+    let inputs = files_of(&dir);
+    assert!(!inputs.is_empty(), "empty corpus {}", dir.display());
+    let mut failures = Vec::new();
+    for path in &inputs {
+        let data = fs::read(path).expect("readable corpus file");
+        if catch_unwind(AssertUnwindSafe(|| fuzzing::config(&data))).is_err() {
+            failures.push(path.display().to_string());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "config failed on {} of {} inputs:\n{}",
+        failures.len(),
+        inputs.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn seeds_are_on_disk() {
+    let full = Config::from_toml(FULL).unwrap_or_else(|e| panic!("FULL is refused: {e}"));
+    assert_eq!(full.hrs.len(), 2);
+    for (name, text) in seeds() {
+        fuzzing::config(text.as_bytes());
+        let on_disk = fs::read_to_string(corpus().join(&name)).unwrap_or_else(|e| {
+            panic!(
+                "{name}: {e}; run `cargo test -p control --test fuzz_corpus -- --ignored write_seed_corpus`"
+            )
+        });
+        // The emitted forms follow `to_toml`, which may change: they stay
+        // inputs as they were written.
+        if !name.starts_with("emitted-") {
+            assert!(on_disk == text, "{name} differs from its source");
+        }
+    }
+}
+
+#[test]
+#[ignore = "writes fuzz/corpus/config/"]
+fn write_seed_corpus() {
+    let dir = corpus();
+    fs::create_dir_all(&dir).expect("corpus directory");
+    for (name, text) in seeds() {
+        fs::write(dir.join(name), text).expect("seed written");
+    }
+}
