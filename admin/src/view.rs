@@ -100,6 +100,10 @@ pub struct ManagerRow {
     /// otherwise).
     #[serde(default)]
     pub members: Vec<MemberRow>,
+    /// The addresses of its identity -> address map (what it would give
+    /// each node again: a master's, or a standby's copy of its master's).
+    #[serde(default)]
+    pub assigned: Vec<Address>,
 }
 
 /// A member of a SAN in a master manager's database.
@@ -191,6 +195,11 @@ impl ManagementInfo {
                             manager: d.manager.map(|s| s.name().to_string()),
                         })
                         .collect(),
+                    assigned: {
+                        let mut a: Vec<Address> = m.assignments().values().copied().collect();
+                        a.sort();
+                        a
+                    },
                 })
                 .collect(),
             addresses,

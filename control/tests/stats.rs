@@ -872,6 +872,7 @@ fn sample_management() -> admin::view::ManagementInfo {
                 manager: None,
             })
             .collect(),
+        assigned: Vec::new(),
     };
     admin::view::ManagementInfo {
         identity: "0x0000000000000001".into(),

@@ -209,8 +209,50 @@ fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
     eprintln!("H7 restarted: {a:#06x} again after {} ms", t.as_millis());
 
     // SAN D's master dies; a standby takes over and gives H7, restarted
-    // again, the same address: the standbys had the master's map.
+    // again, the same address: the standbys have the master's map, copied
+    // at their polls (one NodeRecord a poll): wait until it is there.
     let old = wait_master(&lab, "D", Duration::from_secs(5));
+    let t0 = Instant::now();
+    loop {
+        let standbys: Vec<Value> = lab
+            .plan
+            .routers
+            .iter()
+            .filter(|r| r.name != old && r.sans.iter().any(|s| s == "D"))
+            .filter(|r| lab.router_alive(&r.name))
+            .flat_map(|r| {
+                let hr = r.sans.iter().position(|s| s == "D").unwrap();
+                let hr = format!("{:#06x}", r.hrs[hr].0);
+                let m = mwctl(&r.socket, &["show", "management"]).unwrap();
+                m["managers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|row| row["hr"] == hr.as_str() && row["state"] == "standby")
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let want = format!("{h7:#06x}");
+        if !standbys.is_empty()
+            && standbys.iter().all(|m| {
+                m["assigned"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x == want.as_str()))
+            })
+        {
+            eprintln!(
+                "SAN D: the standbys hold H7's address {} ms after its restart",
+                t0.elapsed().as_millis()
+            );
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "SAN D's standbys never copied H7's address: {standbys:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     lab.kill_router(&old).unwrap();
     let t0 = Instant::now();
     let new = wait_master(&lab, "D", Duration::from_secs(20));
