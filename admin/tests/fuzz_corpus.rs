@@ -11,7 +11,6 @@
 //! `cargo test -p admin --test fuzz_corpus -- --ignored write_seed_corpus`.
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use admin::fuzzing;
@@ -23,16 +22,6 @@ fn workspace() -> PathBuf {
 
 fn corpus() -> PathBuf {
     workspace().join("fuzz/corpus/admin_request")
-}
-
-fn files_of(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A request of every command and `show` target, and refused lines.
@@ -167,23 +156,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn replay_corpus() {
-    let dir = corpus();
-    let inputs = files_of(&dir);
-    assert!(!inputs.is_empty(), "empty corpus {}", dir.display());
-    let mut failures = Vec::new();
-    for path in &inputs {
-        let data = fs::read(path).expect("readable corpus file");
-        if catch_unwind(AssertUnwindSafe(|| fuzzing::request(&data))).is_err() {
-            failures.push(path.display().to_string());
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "admin_request failed on {} of {} inputs:\n{}",
-        failures.len(),
-        inputs.len(),
-        failures.join("\n")
-    );
+    testkit::corpus::replay("admin_request", &corpus(), fuzzing::request);
 }
 
 #[test]

@@ -11,7 +11,6 @@
 //! `cargo test -p control --test fuzz_corpus -- --ignored write_seed_corpus`.
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use control::config::{Config, fuzzing};
@@ -22,16 +21,6 @@ fn workspace() -> PathBuf {
 
 fn corpus() -> PathBuf {
     workspace().join("fuzz/corpus/config")
-}
-
-fn files_of(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A configuration with every section and most keys set.
@@ -104,7 +93,7 @@ bind = "[::1]:35001"
 fn seeds() -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut texts = Vec::new();
-    for p in files_of(&workspace().join("examples")) {
+    for p in testkit::corpus::files(&workspace().join("examples")) {
         if p.extension().is_some_and(|e| e == "toml") {
             let name = p.file_name().expect("name").to_string_lossy().into_owned();
             let text = fs::read_to_string(&p).expect("readable example");
@@ -134,23 +123,7 @@ fn seeds() -> Vec<(String, String)> {
 
 #[test]
 fn replay_corpus() {
-    let dir = corpus();
-    let inputs = files_of(&dir);
-    assert!(!inputs.is_empty(), "empty corpus {}", dir.display());
-    let mut failures = Vec::new();
-    for path in &inputs {
-        let data = fs::read(path).expect("readable corpus file");
-        if catch_unwind(AssertUnwindSafe(|| fuzzing::config(&data))).is_err() {
-            failures.push(path.display().to_string());
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "config failed on {} of {} inputs:\n{}",
-        failures.len(),
-        inputs.len(),
-        failures.join("\n")
-    );
+    testkit::corpus::replay("config", &corpus(), fuzzing::config);
 }
 
 #[test]

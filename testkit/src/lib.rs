@@ -384,3 +384,44 @@ mod tests {
         std::fs::remove_dir(&private).unwrap();
     }
 }
+
+/// The checked-in corpus of a cargo-fuzz target, replayed in the stable
+/// test suite (fuzz/README.md "Corpus replay").
+pub mod corpus {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::path::{Path, PathBuf};
+
+    /// The files of `dir`, sorted; panics when it cannot be read.
+    pub fn files(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("directory entry").path())
+            .filter(|p| p.is_file())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Runs `body` (the fuzz target's body) on every file of `dir`, the
+    /// corpus of `target`; panics naming each input it panicked on, or
+    /// when the corpus is empty.
+    pub fn replay(target: &str, dir: &Path, body: impl Fn(&[u8])) {
+        let inputs = files(dir);
+        assert!(!inputs.is_empty(), "empty corpus {}", dir.display());
+        let failures: Vec<String> = inputs
+            .iter()
+            .filter(|path| {
+                let data = std::fs::read(path).expect("readable corpus file");
+                catch_unwind(AssertUnwindSafe(|| body(&data))).is_err()
+            })
+            .map(|p| p.display().to_string())
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{target} failed on {} of {} inputs:\n{}",
+            failures.len(),
+            inputs.len(),
+            failures.join("\n")
+        );
+    }
+}
