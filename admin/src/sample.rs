@@ -105,6 +105,7 @@ impl SampleBox {
             cost: 1,
             native: mac(addr),
             static_nodes: nodes,
+            auth: None,
         };
         let cfg = RouterConfig::new(
             "sample",

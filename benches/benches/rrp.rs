@@ -104,6 +104,7 @@ fn loaded() -> Router {
             cost: 1,
             native: nat(hr(p).0),
             static_nodes: vec![],
+            auth: None,
         })
         .collect();
     let mut cfg = RouterConfig::new("bench", hrs);

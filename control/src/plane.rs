@@ -24,7 +24,7 @@ use mgmt::agent::AgentConfig;
 use mgmt::client::Request;
 use rrp::LinkKind;
 use rrp::kind::PacketType;
-use rrp::router::{Event, Output, RouteTables, Router, Time, with_destination};
+use rrp::router::{Admission, Event, Output, RouteTables, Router, Time, with_destination};
 use std::sync::mpsc::SyncSender;
 
 use crate::management::{Management, Reply, Send as MgmtSend};
@@ -229,7 +229,10 @@ impl ControlPlane {
 
     fn send_all(&mut self, sends: Vec<MgmtSend>) {
         for s in sends {
-            self.inject(s.port, s.native, s.packet);
+            // Signed on a SAN with keys, as the engine's packets are.
+            let mut packet = s.packet;
+            self.engine.sign(s.port, &mut packet);
+            self.inject(s.port, s.native, packet);
         }
     }
 
@@ -241,6 +244,24 @@ impl ControlPlane {
         native: NativeAddr,
         view: &Packet<&[u8]>,
     ) {
+        if self.mgmt.is_none() {
+            return;
+        }
+        // The SAN's authentication, as for RRP and ERR (refusals are the
+        // engine's counters and log lines).
+        let stripped = match self.engine.admit(now, port, view) {
+            Admission::AsIs => None,
+            Admission::Refused(_) => return,
+            Admission::Stripped(bytes) => Some(bytes),
+        };
+        let checked = match &stripped {
+            Some(b) => match Packet::new_checked(&b[..], usize::MAX) {
+                Ok(p) => Some(p),
+                Err(_) => return,
+            },
+            None => None,
+        };
+        let view = checked.as_ref().unwrap_or(view);
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };

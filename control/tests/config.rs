@@ -2216,3 +2216,110 @@ impl UdpMut for Config {
         }
     }
 }
+
+// ---------------------------------------------------------------- authentication
+
+const SECRET1: &str = "00112233445566778899aabbccddeeff";
+const SECRET2: &str = "ffeeddccbbaa99887766554433221100";
+
+/// BASE with `[hr.auth]` on the second HR.
+fn keyed(auth: &str) -> String {
+    post(&format!("\n[hr.auth]\n{auth}"))
+}
+
+#[test]
+fn auth_keys_load_round_trip_and_are_redacted() {
+    let c = Config::from_toml(&keyed(&format!(
+        "send_key = 2\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}, {{ id = 2, secret = \"0x{SECRET2}\" }}]"
+    )))
+    .unwrap();
+    let a = c.hrs[1].auth.as_ref().unwrap();
+    assert_eq!(a.send_key, 2);
+    assert!(!a.accept_unsigned);
+    assert_eq!(a.keys[1].secret[0], 0xff);
+    assert_eq!(c.hrs[0].auth, None);
+    round_trip(&c);
+    assert!(
+        c.to_toml().contains(SECRET2),
+        "the file form holds the keys"
+    );
+    let r = c.to_toml_redacted();
+    assert!(!r.contains(SECRET1) && !r.contains(SECRET2), "{r}");
+    assert!(r.contains("send_key = 2"), "{r}");
+    assert!(!format!("{c:?}").contains("ffeedd"), "Debug hides secrets");
+    // The engine gets them.
+    let rc = c.router_config(1);
+    assert_eq!(rc.hrs[rrp::PortId(1)].auth.as_ref().unwrap().keys.len(), 2);
+}
+
+#[test]
+fn auth_errors_name_the_key_and_never_the_secret() {
+    let e = check(
+        &keyed("send_key = 1\nkeys = [{ id = 1, secret = \"0011zz\" }]"),
+        "hr[1].auth.keys[0].secret",
+        "hex",
+    );
+    assert!(!e.to_string().contains("0011zz"), "{e}");
+    check(
+        &keyed("send_key = 1\nkeys = [{ id = 1, secret = \"0011\" }]"),
+        "hr[1].auth.keys[0].secret",
+        "at least 16 bytes",
+    );
+    check(
+        &keyed(&format!(
+            "send_key = 3\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}]"
+        )),
+        "hr[1].auth.send_key",
+        "names no key",
+    );
+    check(
+        &keyed(&format!(
+            "send_key = 1\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}, {{ id = 1, secret = \"{SECRET2}\" }}]"
+        )),
+        "hr[1].auth.keys[1].id",
+        "two keys",
+    );
+    check(
+        &keyed("send_key = 1\nkeys = []"),
+        "hr[1].auth.keys",
+        "1 to 4 keys",
+    );
+    // A syntax error on a line with a secret does not quote the line.
+    let text = keyed(&format!(
+        "send_key = 1\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}"
+    ));
+    let e = err(&text);
+    assert!(!e.to_string().contains(SECRET1), "{e}");
+}
+
+#[test]
+fn auth_changes_apply_on_reload_without_showing_secrets() {
+    let one = Config::from_toml(&keyed(&format!(
+        "send_key = 1\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}]"
+    )))
+    .unwrap();
+    let two = Config::from_toml(&keyed(&format!(
+        "send_key = 2\naccept_unsigned = true\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}, {{ id = 2, secret = \"{SECRET2}\" }}]"
+    )))
+    .unwrap();
+    let plan = one.diff_for_reload(&two).unwrap();
+    assert_eq!(plan.auth.len(), 1);
+    assert_eq!(plan.auth[0].0, rrp::PortId(1));
+    let text = plan.changes.join("\n");
+    assert!(
+        text.contains("hr[1].auth.keys: IDs 1 -> 1, 2 (the secrets are not shown)"),
+        "{text}"
+    );
+    assert!(text.contains("hr[1].auth.send_key: 1 -> 2"), "{text}");
+    assert!(
+        text.contains("hr[1].auth.accept_unsigned: false -> true"),
+        "{text}"
+    );
+    assert!(!text.contains(SECRET2), "{text}");
+    // Keys added to an HR that had none, and taken away: live too.
+    let none = Config::from_toml(BASE).unwrap();
+    let plan = none.diff_for_reload(&one).unwrap();
+    assert_eq!(plan.auth, vec![(rrp::PortId(1), one.hrs[1].auth.clone())]);
+    let plan = one.diff_for_reload(&none).unwrap();
+    assert_eq!(plan.auth, vec![(rrp::PortId(1), None)]);
+}

@@ -75,6 +75,8 @@ fn router_stats() -> RouterStats {
         hr_down: 18,
         fib_versions: 19,
         requests_limited: 40,
+        auth_verified: 41,
+        auth_refused: [42, 43, 44, 45, 46],
         ..RouterStats::default()
     };
     r.rts_refused.insert(RtRefusal::Stale, 20);
@@ -129,6 +131,10 @@ fn uniform(ports: usize, n: u64) -> (Vec<PortCounters>, RouterStats, PlaneStatsS
         hr_down: n,
         fib_versions: n,
         requests_limited: n,
+        auth_verified: n,
+        auth_unsigned: n,
+        auth_unchecked: n,
+        auth_refused: [n; 5],
         ..RouterStats::default()
     };
     for why in REFUSALS {
@@ -246,24 +252,27 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 31 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 39 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 3); // version
+    assert_eq!(slot(1), 4); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (23, 31, 7));
+    assert_eq!((slot(6), slot(7), slot(8)), (23, 39, 7));
     // Port 1's `received` and its last drop reason (mcast-pruned).
     assert_eq!(slot(16 + 23), 2000);
     assert_eq!(slot(16 + 23 + 22), 2000 + 100 + 13);
-    // Router: received first; requests_limited after fib_versions;
-    // rts_refused.stale; plane.fib_version last.
+    // Router: received first; requests_limited after fib_versions, then
+    // the authentication counters; rts_refused.stale; plane.fib_version last.
     let router = 16 + 2 * 23;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
-    assert_eq!(slot(router + 20 + 3), 20);
-    assert_eq!(slot(router + 31 + 6), 37);
+    assert_eq!(slot(router + 20), 41);
+    assert_eq!(slot(router + 23), 42); // auth_refused_missing
+    assert_eq!(slot(router + 27), 46); // auth_refused_replay
+    assert_eq!(slot(router + 28 + 3), 20);
+    assert_eq!(slot(router + 39 + 6), 37);
     let meta = std::fs::metadata(&path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());
@@ -340,9 +349,9 @@ fn wrong_port_count_and_bad_files_are_refused() {
 
     // Another layout version.
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[8..16].copy_from_slice(&4u64.to_le_bytes());
+    bytes[8..16].copy_from_slice(&5u64.to_le_bytes());
     std::fs::write(&other, &bytes).unwrap();
-    assert!(matches!(StatsReader::open(&other), Err(Error::Version(4))));
+    assert!(matches!(StatsReader::open(&other), Err(Error::Version(5))));
     // Another number of port fields.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[48..56].copy_from_slice(&20u64.to_le_bytes());
@@ -978,8 +987,8 @@ fn prometheus_text_is_valid() {
         };
         assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
     }
-    // Counters and families: 9 port + drops + 20 rrp + refusals + 7 plane + 2 meta.
-    assert_eq!(x.families.len(), 9 + 1 + 20 + 1 + 7 + 2);
+    // Counters and families: 9 port + drops + 28 rrp + refusals + 7 plane + 2 meta.
+    assert_eq!(x.families.len(), 9 + 1 + 28 + 1 + 7 + 2);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());

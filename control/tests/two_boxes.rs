@@ -38,6 +38,7 @@ fn start_box(name: &str, hrs: [(u16, u16, u8); 2], ports: Vec<MemPort>) -> BoxUn
             cost: 1,
             native: NativeAddr::mac(mac(*n).as_mac().unwrap()),
             static_nodes: vec![],
+            auth: None,
         })
         .collect();
     let mut cfg = RouterConfig::new(name, hrcfg);

@@ -48,6 +48,7 @@ fn r2() -> Router {
         cost,
         native: nat(address),
         static_nodes: vec![],
+        auth: None,
     };
     let mut cfg = RouterConfig::new("r2", vec![hr(R2_X, SAN_X, 3), hr(R2_Z, SAN_Z, 1)]);
     cfg.timers = Timers {

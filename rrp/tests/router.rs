@@ -35,6 +35,7 @@ fn router(mtu0: u32) -> Router {
         cost: 1,
         native: nat(n),
         static_nodes: vec![],
+        auth: None,
     };
     let mut cfg = RouterConfig::new(
         "r",
@@ -739,6 +740,7 @@ fn configured_static_members_listen_from_the_start() {
         cost: 1,
         native: nat(n),
         static_nodes: vec![],
+        auth: None,
     };
     let mut h1 = hr(HR1, SAN1, 0x20);
     h1.static_nodes.push(rrp::router::StaticNode {

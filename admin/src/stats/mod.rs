@@ -50,7 +50,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 3;
+pub const VERSION: u64 = 4;
 
 /// Slots of the header (8 bytes each); the unused ones are zero.
 pub const HEADER_SLOTS: usize = 16;
@@ -137,7 +137,7 @@ pub const PORT_FIELDS: usize = PORT_COUNTERS.len() + DropReason::COUNT;
 /// The RRP engine's counters ([`rrp::router::RouterStats`]) other than the
 /// refusals, in slot order: field name (JSON, and the Prometheus family
 /// `mwrouter_rrp_<field>_total`) and help text.
-pub const ROUTER_COUNTERS: [(&str, &str); 20] = [
+pub const ROUTER_COUNTERS: [(&str, &str); 28] = [
     ("received", "Control packets received (parsed or not)."),
     ("parse_errors", "Control packets that failed to parse."),
     (
@@ -181,6 +181,38 @@ pub const ROUTER_COUNTERS: [(&str, &str); 20] = [
     (
         "requests_limited",
         "Requests not answered: over the answer rate (per sender or in all).",
+    ),
+    (
+        "auth_verified",
+        "Signed control packets whose signature verified.",
+    ),
+    (
+        "auth_unsigned",
+        "Unsigned control packets taken by an HR with keys that accepts them.",
+    ),
+    (
+        "auth_unchecked",
+        "Signed control packets taken unchecked by an HR without keys.",
+    ),
+    (
+        "auth_refused_missing",
+        "Control packets refused: unsigned, on an HR that asks for a signature.",
+    ),
+    (
+        "auth_refused_malformed",
+        "Control packets refused: an authentication record of an unknown algorithm.",
+    ),
+    (
+        "auth_refused_unknown_key",
+        "Control packets refused: signed with a key the HR does not hold.",
+    ),
+    (
+        "auth_refused_bad_digest",
+        "Control packets refused: the digest is not the key's.",
+    ),
+    (
+        "auth_refused_replay",
+        "Control packets refused: a sequence number seen already or too old.",
     ),
 ];
 

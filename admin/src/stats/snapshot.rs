@@ -138,6 +138,22 @@ pub struct RouterSnapshot {
     pub hr_down: u64,
     /// FIB computations that changed something.
     pub fib_versions: u64,
+    /// Signed control packets whose signature verified.
+    pub auth_verified: u64,
+    /// Unsigned control packets taken by an HR with keys that accepts them.
+    pub auth_unsigned: u64,
+    /// Signed control packets taken unchecked by an HR without keys.
+    pub auth_unchecked: u64,
+    /// Control packets refused by authentication: unsigned.
+    pub auth_refused_missing: u64,
+    /// Refused: an authentication record of an unknown algorithm.
+    pub auth_refused_malformed: u64,
+    /// Refused: signed with a key the HR does not hold.
+    pub auth_refused_unknown_key: u64,
+    /// Refused: the digest is not the key's.
+    pub auth_refused_bad_digest: u64,
+    /// Refused: a sequence number seen already or too old.
+    pub auth_refused_replay: u64,
     /// RTs refused, by reason name (every reason, zeros included).
     pub rts_refused: BTreeMap<String, u64>,
 }
@@ -167,6 +183,10 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         hr_down,
         fib_versions,
         requests_limited,
+        auth_verified,
+        auth_unsigned,
+        auth_unchecked,
+        auth_refused,
     } = r;
     let mut s = [0u64; ROUTER_FIELDS];
     s[..ROUTER_COUNTERS.len()].copy_from_slice(&[
@@ -190,6 +210,14 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         *hr_down,
         *fib_versions,
         *requests_limited,
+        *auth_verified,
+        *auth_unsigned,
+        *auth_unchecked,
+        auth_refused[0],
+        auth_refused[1],
+        auth_refused[2],
+        auth_refused[3],
+        auth_refused[4],
     ]);
     for (why, n) in rts_refused {
         s[ROUTER_COUNTERS.len() + refusal_index(*why)] += n;
@@ -227,6 +255,14 @@ impl RouterSnapshot {
             hr_down: s[17],
             fib_versions: s[18],
             requests_limited: s[19],
+            auth_verified: s[20],
+            auth_unsigned: s[21],
+            auth_unchecked: s[22],
+            auth_refused_missing: s[23],
+            auth_refused_malformed: s[24],
+            auth_refused_unknown_key: s[25],
+            auth_refused_bad_digest: s[26],
+            auth_refused_replay: s[27],
             rts_refused: REFUSALS
                 .iter()
                 .enumerate()
@@ -260,6 +296,14 @@ impl RouterSnapshot {
             self.hr_down,
             self.fib_versions,
             self.requests_limited,
+            self.auth_verified,
+            self.auth_unsigned,
+            self.auth_unchecked,
+            self.auth_refused_missing,
+            self.auth_refused_malformed,
+            self.auth_refused_unknown_key,
+            self.auth_refused_bad_digest,
+            self.auth_refused_replay,
         ]);
         for (i, r) in REFUSALS.iter().enumerate() {
             s[n + i] = self.rts_refused.get(refusal_name(*r)).copied().unwrap_or(0);

@@ -252,6 +252,20 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         }
         out.push(t);
 
+        if let Some(a) = &h.auth {
+            let mut t = Table::new("[hr.auth]", format!("hr[{i}].auth"));
+            t.put("send_key", a.send_key.to_string());
+            t.put("accept_unsigned", a.accept_unsigned.to_string());
+            t.put(
+                "keys",
+                list(&a.keys, |k| {
+                    let hex: String = k.secret.iter().map(|b| format!("{b:02x}")).collect();
+                    format!("{{ id = {}, secret = {} }}", k.id, quote(&hex))
+                }),
+            );
+            out.push(t);
+        }
+
         let backend = h.port.backend();
         for (j, s) in h.statics.iter().enumerate() {
             let mut t = Table::new("[[hr.static]]", format!("hr[{i}].static[{j}]"));

@@ -42,7 +42,7 @@ use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
 use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
 use ports::udp::UdpConfig;
-use rrp::router::{ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
+use rrp::router::{AuthConfig, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
 use rrp::{Address, LinkKind, NativeAddr};
 use serde::Deserialize;
 
@@ -549,6 +549,9 @@ pub struct HrSection {
     pub port: PortConfig,
     /// `[[hr.static]]`: static LRT entries (exempt from keepalives).
     pub statics: Vec<StaticNode>,
+    /// `[hr.auth]`: the SAN's authentication keys (docs/configuration.md
+    /// "Authentication"); none: the HR signs nothing and asks for nothing.
+    pub auth: Option<AuthConfig>,
 }
 
 impl HrSection {
@@ -562,6 +565,7 @@ impl HrSection {
             name: None,
             port,
             statics: Vec::new(),
+            auth: None,
         }
     }
 
@@ -846,6 +850,10 @@ impl Config {
                 .entries
                 .retain(|(k, _)| *k != "mkey" && *k != "sm_key");
         }
+        // The SANs' keys: their IDs only.
+        for table in t.iter_mut().filter(|t| t.path.ends_with("].auth")) {
+            table.entries.retain(|(k, _)| *k != "keys");
+        }
         let note = if self.management.mkey == 0 {
             "# management.mkey: none set"
         } else {
@@ -941,6 +949,7 @@ impl Config {
                 cost: h.cost,
                 native: *n,
                 static_nodes: h.statics.clone(),
+                auth: h.auth.clone(),
             })
             .collect();
         RouterConfig {
@@ -952,6 +961,7 @@ impl Config {
             limits: self.limits,
             error_rates: self.rates.error_rates(),
             sn_seed: self.sn_seed(sn_seed_now),
+            auth_seq_seed: 0,
         }
     }
 

@@ -10,7 +10,7 @@
 use std::net::SocketAddr;
 
 use rrp::native::parse_mac;
-use rrp::router::{Limits, StaticNode, Timers};
+use rrp::router::{AuthConfig, AuthKey, Limits, StaticNode, Timers};
 use rrp::wire::record::Capability;
 use rrp::{Address, NativeAddr};
 use serde::Deserialize;
@@ -310,6 +310,49 @@ struct RawHr {
     port: RawPort,
     #[serde(default, rename = "static")]
     statics: Vec<RawStatic>,
+    auth: Option<RawAuth>,
+}
+
+/// `[hr.auth]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAuth {
+    send_key: u16,
+    #[serde(default)]
+    accept_unsigned: bool,
+    keys: Vec<RawKey>,
+}
+
+/// `{ id = .., secret = ".." }` in `hr.auth.keys`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKey {
+    id: u16,
+    secret: String,
+}
+
+/// A key's secret: hex digits (an even count; `0x` and `:` allowed). The
+/// error never quotes the value.
+fn secret_bytes(s: &str) -> Result<Vec<u8>, String> {
+    let hex: Vec<u8> = s
+        .trim()
+        .trim_start_matches("0x")
+        .bytes()
+        .filter(|b| *b != b':')
+        .collect();
+    if !hex.iter().all(u8::is_ascii_hexdigit) {
+        return Err("must be hex digits (the value is not shown)".into());
+    }
+    if !hex.len().is_multiple_of(2) {
+        return Err("an odd number of hex digits (the value is not shown)".into());
+    }
+    Ok(hex
+        .chunks(2)
+        .map(|p| {
+            let d = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+            d(p[0]) << 4 | d(p[1])
+        })
+        .collect())
 }
 
 /// `[hr.port]`: the keys of every backend; which ones a port may have
@@ -417,7 +460,7 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str) -> Co
                     ""
                 };
                 format!(
-                    "TOML parse error at line {line}, column {col}\n{msg}\n(the line is not shown: it may hold management.mkey{hint})"
+                    "TOML parse error at line {line}, column {col}\n{msg}\n(the line is not shown: it may hold a key{hint})"
                 )
             }
             _ => inner.to_string().trim_end().to_string(),
@@ -449,10 +492,10 @@ fn may_hold_secret(text: &str, line: usize) -> bool {
                 .chars()
                 .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
                 .collect();
-            in_management = name == "management";
+            in_management = name == "management" || name == "hr.auth";
         }
         if n + 1 == line {
-            return in_management || l.contains("mkey");
+            return in_management || l.contains("mkey") || l.contains("secret");
         }
     }
     // Past the end (an error at end of file): the last table decides.
@@ -529,10 +572,28 @@ fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSecti
             groups: s.groups.into_iter().map(Address).collect(),
         });
     }
+    let auth = h.auth.map(|a| {
+        let mut keys = Vec::with_capacity(a.keys.len());
+        for (j, k) in a.keys.into_iter().enumerate() {
+            match secret_bytes(&k.secret) {
+                Ok(secret) => keys.push(AuthKey { id: k.id, secret }),
+                Err(why) => errs.push(ConfigError::new(
+                    format!("hr[{i}].auth.keys[{j}].secret"),
+                    why,
+                )),
+            }
+        }
+        AuthConfig {
+            keys,
+            send_key: a.send_key,
+            accept_unsigned: a.accept_unsigned,
+        }
+    });
     if errs.len() != n {
         return None;
     }
     Some(HrSection {
+        auth,
         address: Address(h.address),
         san_id: Address(h.san_id),
         mtu: h.mtu,

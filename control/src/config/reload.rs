@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use rrp::PortId;
-use rrp::router::{Limits, StaticNode, Timers};
+use rrp::router::{AuthConfig, Limits, StaticNode, Timers};
 
 use super::{Config, LogSection, ManagementSection, RatesSection, emit};
 
@@ -28,6 +28,9 @@ pub struct ReloadPlan {
     pub management: Option<ManagementSection>,
     /// HRs (port index) whose static entries changed, with the new entries.
     pub statics: Vec<(PortId, Vec<StaticNode>)>,
+    /// HRs (port index) whose authentication changed (a key rollover), with
+    /// the new keys.
+    pub auth: Vec<(PortId, Option<AuthConfig>)>,
     /// One line per change, for the log and the admin's answer
     /// (`timers.hold_ms: 90000 -> 120000`; `management.mkey: changed (the
     /// value is not shown)`).
@@ -50,11 +53,16 @@ fn is_static_key(key: &str) -> bool {
     hr_index(key).is_some() && key.contains("].static[")
 }
 
+fn is_auth_key(key: &str) -> bool {
+    hr_index(key).is_some() && key.contains("].auth.")
+}
+
 fn is_live(key: &str) -> bool {
     ["timers.", "limits.", "rates.", "log.", "management."]
         .iter()
         .any(|p| key.starts_with(p))
         || is_static_key(key)
+        || is_auth_key(key)
 }
 
 pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>> {
@@ -91,6 +99,24 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
             refused.push(format!(
                 "{key}: cannot change while running; restart mwrouterd"
             ));
+        } else if is_auth_key(key) && key.ends_with(".keys") {
+            let i = hr_index(key).unwrap_or(0);
+            let ids = |c: &Config| -> String {
+                match &c.hrs[i].auth {
+                    Some(a) => a
+                        .keys
+                        .iter()
+                        .map(|k| k.id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    None => "none".into(),
+                }
+            };
+            plan.changes.push(format!(
+                "{key}: IDs {} -> {} (the secrets are not shown)",
+                ids(old),
+                ids(new)
+            ));
         } else if SECRET_KEYS.contains(&key) {
             plan.changes
                 .push(format!("{key}: changed (the value is not shown)"));
@@ -125,6 +151,9 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
         if o.statics != n.statics {
             plan.changes.push(statics_change(i, &o.statics, &n.statics));
             plan.statics.push((PortId::new(i), n.statics.clone()));
+        }
+        if o.auth != n.auth {
+            plan.auth.push((PortId::new(i), n.auth.clone()));
         }
     }
     Ok(plan)

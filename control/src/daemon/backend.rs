@@ -118,6 +118,7 @@ impl DaemonBackend {
         let rates = new.rates.error_rates();
         let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
+        let auth = plan.auth.clone();
         let agent = plan.management.is_some().then(|| {
             (
                 crate::management::agent_config(&new),
@@ -136,6 +137,11 @@ impl DaemonBackend {
                     .set_tunables(timers, limits, rates)
                     .map_err(|e| e.to_string())?;
                 cp.set_rates(chan.punt_rate, chan.notice_rate);
+                for (port, a) in auth {
+                    cp.engine_mut()
+                        .set_auth(port, a)
+                        .map_err(|e| e.to_string())?;
+                }
                 for (port, nodes) in statics {
                     let old: Vec<Address> = cp
                         .engine()

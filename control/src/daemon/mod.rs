@@ -111,12 +111,16 @@ fn spawn_workers<P: Port + 'static>(
 ) -> Result<Running, DaemonError> {
     let n = per_worker.len();
     let ecfg = cfg.engine_config();
-    let seed = (SystemTime::now()
+    let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_millis())
-        & 0xFFFF) as u16;
-    let engine = Router::new(cfg.router_config_with_natives(&natives, seed), 0)
-        .map_err(|e| DaemonError::Config(format!("{}: {}", e.field, e.why)))?;
+        .map_or(1, |d| d.as_millis());
+    let seed = (ms & 0xFFFF) as u16;
+    let mut rcfg = cfg.router_config_with_natives(&natives, seed);
+    // Signed packets are numbered from the clock (ms << 20): a restarted
+    // box starts above what it sent before (docs/spec-notes.md 59).
+    rcfg.auth_seq_seed = (ms as u64) << 20;
+    let engine =
+        Router::new(rcfg, 0).map_err(|e| DaemonError::Config(format!("{}: {}", e.field, e.why)))?;
     let (publisher, readers) = fib_channel(FibSet::new(ecfg.hrs.len(), &ecfg.hrs), n);
     let (capture, taps) = capture_rings(n, 1024);
     let stop = Arc::new(AtomicBool::new(false));

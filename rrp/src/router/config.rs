@@ -132,6 +132,82 @@ pub struct HrConfig {
     pub native: NativeAddr,
     /// Static LRT entries.
     pub static_nodes: Vec<StaticNode>,
+    /// Keys of the SAN's authentication (docs/spec-notes.md 59): none, the
+    /// HR signs nothing and asks for no signature.
+    pub auth: Option<AuthConfig>,
+}
+
+/// Most keys one HR holds at a time (two in a rollover; room for one more).
+pub const MAX_AUTH_KEYS: usize = 4;
+/// Fewest bytes of a key's secret.
+pub const MIN_SECRET_LEN: usize = 16;
+
+/// One authentication key of a SAN.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthKey {
+    /// Its Key ID on the wire.
+    pub id: u16,
+    /// The secret (HMAC-SHA-256 key), at least [`MIN_SECRET_LEN`] bytes.
+    pub secret: Vec<u8>,
+}
+
+impl std::fmt::Debug for AuthKey {
+    // The secret never reaches a log or a `Debug` dump.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthKey")
+            .field("id", &self.id)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// An HR's authentication of RRP, ERR and management packets on its SAN
+/// (docs/spec-notes.md 59).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// The keys accepted (a packet names its key by ID).
+    pub keys: Vec<AuthKey>,
+    /// The ID of the key packets are signed with.
+    pub send_key: u16,
+    /// Whether packets without a signature are taken too (while a SAN
+    /// moves to authentication, box by box); signed ones are checked all
+    /// the same.
+    pub accept_unsigned: bool,
+}
+
+impl AuthConfig {
+    /// The key with ID `id`.
+    pub fn key(&self, id: u16) -> Option<&AuthKey> {
+        self.keys.iter().find(|k| k.id == id)
+    }
+
+    /// Checks the keys; the error names the field (under `field`).
+    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
+        let err = |f: String, why: &str| {
+            Err(ConfigError {
+                field: f,
+                why: why.to_string(),
+            })
+        };
+        if self.keys.is_empty() || self.keys.len() > MAX_AUTH_KEYS {
+            return err(format!("{field}.keys"), "must hold 1 to 4 keys");
+        }
+        for (i, k) in self.keys.iter().enumerate() {
+            if k.secret.len() < MIN_SECRET_LEN {
+                return err(
+                    format!("{field}.keys[{i}].secret"),
+                    "must be at least 16 bytes",
+                );
+            }
+            if self.keys[..i].iter().any(|o| o.id == k.id) {
+                return err(format!("{field}.keys[{i}].id"), "two keys with this ID");
+            }
+        }
+        if self.key(self.send_key).is_none() {
+            return err(format!("{field}.send_key"), "names no key of the list");
+        }
+        Ok(())
+    }
 }
 
 /// The box.
@@ -154,6 +230,10 @@ pub struct RouterConfig {
     /// Seed of the first serial number (the daemon takes it from the clock
     /// so that a restarted HR is not ignored as stale).
     pub sn_seed: u16,
+    /// The first sequence number of signed packets (the daemon takes it
+    /// from the clock, docs/spec-notes.md 59, so that a restarted box's
+    /// packets are not taken for replays).
+    pub auth_seq_seed: u64,
 }
 
 impl RouterConfig {
@@ -168,6 +248,7 @@ impl RouterConfig {
             limits: Limits::default(),
             error_rates: ErrorRates::default(),
             sn_seed: 1,
+            auth_seq_seed: 0,
         }
     }
 
@@ -236,6 +317,9 @@ impl RouterConfig {
                         "two HRs of one box on the same SAN",
                     );
                 }
+            }
+            if let Some(a) = &h.auth {
+                a.validate(&f("auth"))?;
             }
             for (j, s) in h.static_nodes.iter().enumerate() {
                 if !s.address.is_node() {

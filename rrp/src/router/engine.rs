@@ -168,6 +168,10 @@ pub struct Router {
     /// When the box last asked a router for its RTs because of a group
     /// packet that conflicted with its view: (port, router) -> time.
     pub(super) mcast_asked: BTreeMap<(PortId, Address), Time>,
+    /// Each HR's senders of signed packets (replay protection).
+    pub(super) replay: PerPort<super::auth::Replay>,
+    /// The sequence number of the last packet signed.
+    pub(super) auth_seq: u64,
 }
 
 /// The engine moves to the control thread.
@@ -245,7 +249,10 @@ impl Router {
             window: (0, 0),
         };
         let cfg_ports = cfg.hrs.len();
+        let replay = cfg.hrs.iter().map(|_| Default::default()).collect();
         let mut r = Router {
+            replay,
+            auth_seq: cfg.auth_seq_seed,
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
             next_adv: now,
@@ -370,6 +377,36 @@ impl Router {
     }
 
     pub(super) fn emit(&mut self, o: Output) {
+        // On a SAN with keys each packet is signed for its recipient (the
+        // digest covers the destination address).
+        let o = match o {
+            Output::Send {
+                port,
+                native,
+                mut packet,
+            } if self.signs(port) => {
+                self.sign(port, &mut packet);
+                Output::Send {
+                    port,
+                    native,
+                    packet,
+                }
+            }
+            Output::SendEach { port, to, packet } if self.signs(port) => {
+                for (dst, native) in to {
+                    let mut p = with_destination(&packet, dst);
+                    self.sign(port, &mut p);
+                    self.stats.sent += 1;
+                    self.outputs.push_back(Output::Send {
+                        port,
+                        native,
+                        packet: p,
+                    });
+                }
+                return;
+            }
+            o => o,
+        };
         match &o {
             Output::Send { .. } => self.stats.sent += 1,
             Output::SendEach { to, .. } => self.stats.sent += to.len() as u64,

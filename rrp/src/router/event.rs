@@ -6,6 +6,7 @@ use core::fmt;
 use crate::address::Address;
 use crate::error::Error;
 use crate::port::PortId;
+pub use crate::wire::auth::AuthRefusal;
 
 /// Why an RT was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +126,15 @@ pub enum Event {
         /// The router HR asked.
         router: Address,
     },
+    /// A control packet failed the SAN's authentication (docs/spec-notes.md 59).
+    AuthRefused {
+        /// The port it came on.
+        port: PortId,
+        /// Its SA (not proven: the packet did not authenticate).
+        from: Address,
+        /// Why.
+        why: AuthRefusal,
+    },
 }
 
 /// The kinds of [`Event`], for what is counted or limited per kind (the
@@ -151,6 +161,8 @@ pub enum EventKind {
     GroupsTrimmed,
     /// [`Event::McastConflict`].
     McastConflict,
+    /// [`Event::AuthRefused`].
+    AuthRefused,
 }
 
 impl EventKind {
@@ -167,6 +179,7 @@ impl EventKind {
             EventKind::Port => "port up/down",
             EventKind::GroupsTrimmed => "groups trimmed",
             EventKind::McastConflict => "group conflict",
+            EventKind::AuthRefused => "authentication refused",
         }
     }
 }
@@ -185,6 +198,7 @@ impl Event {
             Event::Port { .. } => EventKind::Port,
             Event::GroupsTrimmed { .. } => EventKind::GroupsTrimmed,
             Event::McastConflict { .. } => EventKind::McastConflict,
+            Event::AuthRefused { .. } => EventKind::AuthRefused,
         }
     }
 
@@ -195,7 +209,7 @@ impl Event {
         match self {
             Event::NodeUp { node, .. } | Event::GroupsTrimmed { node, .. } => Some(*node),
             Event::HrDown { from, .. } | Event::BadPacket { from, .. } => *from,
-            Event::RtRefused { from, .. } => Some(*from),
+            Event::RtRefused { from, .. } | Event::AuthRefused { from, .. } => Some(*from),
             Event::McastConflict { router, .. } => Some(*router),
             Event::NodeDown { .. }
             | Event::LinkDown { .. }
@@ -253,6 +267,11 @@ impl fmt::Display for Event {
                 f,
                 "port {port}: group packets from {router} conflict with this box's routes: RTs asked again"
             ),
+            Event::AuthRefused { port, from, why } => write!(
+                f,
+                "port {port}: control packet with SA {from} refused: authentication {}",
+                why.name()
+            ),
         }
     }
 }
@@ -303,4 +322,15 @@ pub struct RouterStats {
     pub hr_down: u64,
     /// FIB computations that changed something.
     pub fib_versions: u64,
+    /// Signed control packets whose signature verified.
+    pub auth_verified: u64,
+    /// Unsigned control packets taken on an HR with keys that accepts
+    /// them (`accept_unsigned`, while a SAN moves to authentication).
+    pub auth_unsigned: u64,
+    /// Signed control packets on an HR without keys: the record removed,
+    /// the packet taken unchecked.
+    pub auth_unchecked: u64,
+    /// Control packets refused by authentication, by reason
+    /// ([`AuthRefusal::ALL`] order).
+    pub auth_refused: [u64; AuthRefusal::ALL.len()],
 }

@@ -6,6 +6,7 @@
 
 mod advertise;
 mod answer;
+pub mod auth;
 pub mod config;
 mod down;
 pub mod engine;
@@ -23,9 +24,13 @@ mod table;
 mod timers;
 
 pub use answer::RouteInfo;
-pub use config::{ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
+pub use auth::Admission;
+pub use config::{
+    AuthConfig, AuthKey, ConfigError, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode,
+    Timers,
+};
 pub use engine::{Output, Router, Time, with_destination};
-pub use event::{Event, EventKind, RouterStats, RtRefusal};
+pub use event::{AuthRefusal, Event, EventKind, RouterStats, RtRefusal};
 pub use intern::Interner;
 pub use lrt::LrtEntry;
 pub use mcast::{McastGroup, McastRefusal, McastTables, PortMask, SourceSan};

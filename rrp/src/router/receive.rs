@@ -20,6 +20,7 @@ use crate::wire::packet::Packet;
 use crate::wire::record::{Mtu, Record, RecordIter, RecordRepr, RecordType};
 use arrayvec::ArrayVec;
 
+use super::auth::Admission;
 use super::engine::*;
 use super::rt::*;
 use super::select::*;
@@ -55,11 +56,37 @@ impl Router {
         if !self.hrs.get(port).is_some_and(|h| h.up) {
             return;
         }
-        let h = p.header();
-        if !h.packet_type().is_control() {
+        if !p.header().packet_type().is_control() {
             self.stats.not_control += 1;
             return;
         }
+        // The SAN's authentication first (docs/spec-notes.md 59): what
+        // follows reads the packet as it was before it was signed.
+        let stripped;
+        let checked;
+        let p = match self.admit(now, port, p) {
+            Admission::AsIs => p,
+            Admission::Refused(_) => return,
+            Admission::Stripped(bytes) => {
+                stripped = bytes;
+                match Packet::new_checked(&stripped[..], usize::MAX) {
+                    Ok(v) => {
+                        checked = v;
+                        &checked
+                    }
+                    Err(error) => {
+                        self.stats.parse_errors += 1;
+                        self.event(Event::BadPacket {
+                            port,
+                            from: Some(p.header().src()),
+                            error,
+                        });
+                        return;
+                    }
+                }
+            }
+        };
+        let h = p.header();
         if self.rt_precheck(now, port, native_src, p) {
             return;
         }

@@ -2,6 +2,7 @@
 //! `Header`, `L2rh`, `Packet` and `Record` views) and owned representations
 //! with `parse` and `emit` for everything (`*Repr`, `Message`).
 
+pub mod auth;
 pub mod bytes;
 pub mod header;
 pub mod hop;

@@ -330,6 +330,7 @@ impl Sim {
                     cost: s.cost,
                     native: native_of(Address(h.address)),
                     static_nodes: Vec::new(),
+                    auth: None,
                 });
                 san_idx.push(si);
                 add(

@@ -1,0 +1,218 @@
+//! End to end: `mwrouterd` with a keyed SAN (docs/configuration.md
+//! "Authentication") on loopback UDP. What it sends there is signed; an
+//! unsigned request, a replayed one and one under an unknown key are
+//! refused and counted by reason; a signed one is answered; a key rollover
+//! by reload changes the key it signs with; no secret reaches the log.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rrp::Address;
+use rrp::wire::auth;
+use rrp::wire::{Message, Packet, locate};
+
+const KEY1: &str = "00112233445566778899aabbccddeeff";
+const KEY2: &str = "ffeeddccbbaa99887766554433221100";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn config(dir: &Path, r0: u16, r1: u16, member: u16, keys: &str, send_key: u16) -> String {
+    format!(
+        r#"[router]
+name = "keyed"
+
+[timers]
+sweep_ms = 200
+keepalive_ms = 200
+
+[admin]
+socket = "{sock}"
+
+[[hr]]
+address = 0x0511
+san_id = 0x0601
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{r0}"
+members = ["127.0.0.1:{member}"]
+[hr.auth]
+send_key = {send_key}
+keys = [{keys}]
+
+[[hr]]
+address = 0x0512
+san_id = 0x0602
+mtu = 1500
+[hr.port]
+backend = "udp"
+bind = "127.0.0.1:{r1}"
+members = []
+"#,
+        sock = dir.join("mw.sock").display()
+    )
+}
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn mwctl(sock: &Path, args: &[&str]) -> (i32, String) {
+    let mut all = vec![
+        "mwctl".to_string(),
+        "--socket".into(),
+        sock.display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err),
+    )
+}
+
+/// The router-wide counter `mwrouter_rrp_<name>_total`.
+fn counter(sock: &Path, name: &str) -> u64 {
+    let (code, out) = mwctl(sock, &["stats", "--prometheus"]);
+    assert_eq!(code, 0, "{out}");
+    let metric = format!("mwrouter_rrp_{name}_total ");
+    out.lines()
+        .find_map(|l| l.strip_prefix(&metric))
+        .unwrap_or_else(|| panic!("no {metric} in\n{out}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The next packet from the router, with its authentication record.
+fn next_signed(sock: &UdpSocket) -> (Vec<u8>, auth::AuthRecord) {
+    let mut buf = [0u8; 2048];
+    let (n, _) = sock.recv_from(&mut buf).expect("a packet from the router");
+    let p = Packet::new_checked(&buf[..n], usize::MAX).unwrap();
+    let r = auth::record(&p).expect("every control packet on the keyed SAN is signed");
+    (buf[..n].to_vec(), r)
+}
+
+fn verifies(bytes: &[u8], key: &[u8]) -> bool {
+    auth::verify(&Packet::new_checked(bytes, usize::MAX).unwrap(), key)
+}
+
+fn who_are_you(key_id: u16, key: Option<&[u8]>, seq: u64) -> Vec<u8> {
+    let mut p = Message::WhoAreYou
+        .to_packet(Address(0x0511), Address(0x0521))
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    if let Some(k) = key {
+        let l = locate(&p, usize::MAX).unwrap();
+        assert!(auth::sign(&mut p, l, key_id, k, seq));
+    }
+    p
+}
+
+#[test]
+fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let [r0, r1, m] = <[u16; 3]>::try_from(ports::udp::free_loopback_ports(3).unwrap()).unwrap();
+    let member = UdpSocket::bind(("127.0.0.1", m)).unwrap();
+    member
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let path = dir.path().join("r.toml");
+    let one = format!(r#"{{ id = 1, secret = "{KEY1}" }}"#);
+    std::fs::write(&path, config(dir.path(), r0, r1, m, &one, 1)).unwrap();
+    let sock = dir.path().join("mw.sock");
+    let log = dir.path().join("log.txt");
+    let _d = Daemon(
+        Command::new(PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd")))
+            .arg("--config")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the admin socket", 10, || sock.exists());
+    let router: SocketAddr = format!("127.0.0.1:{r0}").parse().unwrap();
+
+    // Its sweeps (RRP#7) come signed with key 1.
+    let (bytes, r) = next_signed(&member);
+    assert_eq!(r.key_id, 1);
+    assert!(verifies(&bytes, &hex(KEY1)));
+
+    // Refused by reason: unsigned, unknown key, a guessed secret.
+    member.send_to(&who_are_you(0, None, 0), router).unwrap();
+    member
+        .send_to(&who_are_you(7, Some(&hex(KEY1)), 10), router)
+        .unwrap();
+    member
+        .send_to(&who_are_you(1, Some(&hex(KEY2)), 11), router)
+        .unwrap();
+    // Signed: answered (RRP#5, signed), then the same packet again: a replay.
+    let good = who_are_you(1, Some(&hex(KEY1)), 12);
+    member.send_to(&good, router).unwrap();
+    wait_for("the signed request's answer", 10, || {
+        let (bytes, _) = next_signed(&member);
+        let p = Packet::new_checked(&bytes[..], usize::MAX).unwrap();
+        p.header().type_ext() == 5 && verifies(&bytes, &hex(KEY1))
+    });
+    member.send_to(&good, router).unwrap();
+    wait_for("the counters", 10, || {
+        counter(&sock, "auth_refused_replay") == 1
+    });
+    assert_eq!(counter(&sock, "auth_refused_missing"), 1);
+    assert_eq!(counter(&sock, "auth_refused_unknown_key"), 1);
+    assert_eq!(counter(&sock, "auth_refused_bad_digest"), 1);
+    assert!(counter(&sock, "auth_verified") >= 1);
+
+    // Rollover: keys 1 and 2, signing with 2, by reload.
+    let both = format!(r#"{{ id = 1, secret = "{KEY1}" }}, {{ id = 2, secret = "{KEY2}" }}"#);
+    std::fs::write(&path, config(dir.path(), r0, r1, m, &both, 2)).unwrap();
+    let (code, out) = mwctl(&sock, &["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("hr[0].auth.keys: IDs 1 -> 1, 2"), "{out}");
+    assert!(out.contains("hr[0].auth.send_key: 1 -> 2"), "{out}");
+    wait_for("packets signed with key 2", 10, || {
+        let (bytes, r) = next_signed(&member);
+        r.key_id == 2 && verifies(&bytes, &hex(KEY2))
+    });
+    // Key 1 is still taken during the rollover.
+    std::thread::sleep(Duration::from_millis(300));
+    let verified = counter(&sock, "auth_verified");
+    member
+        .send_to(&who_are_you(1, Some(&hex(KEY1)), 13), router)
+        .unwrap();
+    wait_for("key 1 taken", 10, || {
+        counter(&sock, "auth_verified") > verified
+    });
+    assert_eq!(counter(&sock, "auth_refused_unknown_key"), 1);
+
+    // No secret in the log.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(KEY1) && !text.contains(KEY2), "{text}");
+    assert!(
+        text.contains("authentication"),
+        "refusals are logged: {text}"
+    );
+}
