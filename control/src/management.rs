@@ -284,6 +284,25 @@ impl Management {
         self.carry_out(now, o)
     }
 
+    /// An RT limit was reached on `port`: trap 1026.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rt_limit(
+        &mut self,
+        now: Time,
+        router: &mut Router,
+        plane: &PlaneStats,
+        port: PortId,
+        from: Address,
+        which: u8,
+        max: u32,
+    ) -> Vec<Send> {
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.rt_limit(now, v, port, from, which, max)
+        });
+        self.carry_out(now, o)
+    }
+
     /// Starts an admin request; its answer goes to `reply`.
     pub fn start(
         &mut self,

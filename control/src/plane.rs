@@ -482,6 +482,28 @@ impl ControlPlane {
                                 }
                                 _ => Vec::new(),
                             },
+                            Event::RtLimit {
+                                port,
+                                from,
+                                limit,
+                                max,
+                            } => {
+                                let which = if *limit == rrp::router::RtRefusal::HrFull {
+                                    mgmt::attr::Notice::RT_LIMIT_HR
+                                } else {
+                                    mgmt::attr::Notice::RT_LIMIT_NEIGHBOUR
+                                };
+                                let max = u32::try_from(*max).unwrap_or(u32::MAX);
+                                m.rt_limit(
+                                    now,
+                                    &mut self.engine,
+                                    &self.stats,
+                                    *port,
+                                    *from,
+                                    which,
+                                    max,
+                                )
+                            }
                             _ => Vec::new(),
                         };
                         self.send_all(sends);

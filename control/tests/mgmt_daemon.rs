@@ -332,3 +332,67 @@ fn one_box_manages_another_in_band() {
     assert!(mb["agent"]["answered"].as_u64().unwrap() >= 8, "{mb}");
     assert!(mb["agent"]["sets"].as_u64().unwrap() >= 2, "{mb}");
 }
+
+/// A box at an RT limit traps it to its manager once (trap 1026), refuses
+/// and counts the rest.
+#[test]
+fn an_rt_limit_is_trapped_to_the_manager() {
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb, lc] = ports::udp::free_loopback_ports(5)
+        .expect("free ports")
+        .try_into()
+        .unwrap();
+    // A has two SANs besides the shared one: it advertises two RTs to B,
+    // and B keeps one RT per HR.
+    let a_text = config(
+        dir.path(),
+        "a",
+        (0x0511, 0x0601),
+        (0x0512, 0x0602),
+        [pa, pb, la],
+        "",
+    ) + &format!(
+        "\n[[hr]]\naddress = 0x0513\nsan_id = 0x0604\nmtu = 1500\n[hr.port]\nbackend = \"udp\"\nbind = \"127.0.0.1:{lc}\"\nmembers = []\n"
+    );
+    let (_a, sa) = start(dir.path(), "a", &a_text);
+    let (_b, sb) = start(
+        dir.path(),
+        "b",
+        &config(
+            dir.path(),
+            "b",
+            (0x0521, 0x0601),
+            (0x0522, 0x0603),
+            [pb, pa, lb],
+            "manager = 0x0511\n\n[limits]\nmax_rts_per_hr = 1",
+        ),
+    );
+    let (sa2, sb2) = (sa.clone(), sb.clone());
+    let _dump = Dump(Box::new(move || {
+        format!(
+            "a: {}\nb: {}",
+            json(&sa2, &["show", "management"]),
+            json(&sb2, &["show", "management"])
+        )
+    }));
+    wait_for("trap 1026 at the manager", 20, || {
+        let m = json(&sa, &["show", "management"]);
+        m["notices"].as_array().is_some_and(|n| {
+            n.iter()
+                .any(|n| n["trap"] == 1026 && n["issuer"] == "0x0521")
+        })
+    });
+    let m = json(&sa, &["show", "management"]);
+    let traps: Vec<&Value> = m["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["trap"] == 1026)
+        .collect();
+    assert_eq!(traps.len(), 1, "once, not per refusal: {m}");
+    let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+    assert!(
+        text.contains("mwrouter_rrp_rts_refused_total{reason=\"hr-full\"}"),
+        "{text}"
+    );
+}

@@ -58,6 +58,9 @@ pub enum ErrorKind {
     /// A router hop whose native part (this many bytes) is longer than any
     /// SAN's native address (`crate::native::MAX_NATIVE_LEN`).
     NativeTooLong(u16),
+    /// A control packet that the SAN's authentication refused
+    /// (docs/spec-notes.md 59).
+    Unauthenticated(crate::wire::auth::AuthRefusal),
 }
 
 /// A parse failure: what, in which field, at which byte offset.
@@ -136,6 +139,7 @@ impl fmt::Display for ErrorKind {
                 "native address of {l} bytes in a router hop (at most {})",
                 crate::native::MAX_NATIVE_LEN
             ),
+            ErrorKind::Unauthenticated(why) => write!(f, "authentication {}", why.name()),
         }
     }
 }

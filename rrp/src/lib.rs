@@ -10,6 +10,7 @@
 //! follows are in `docs/spec-notes.md`.
 
 pub mod address;
+pub mod auth;
 pub mod drop_reason;
 pub mod encap;
 pub mod endian;

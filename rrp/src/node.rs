@@ -7,7 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::cell::Cell;
+
 use crate::address::Address;
+use crate::auth::{AuthConfig, Replay, Verdict};
 use crate::error::Result;
 use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{InfoQuery, Message, NodeInfo};
@@ -80,7 +83,17 @@ pub struct Node {
     pub routes: BTreeMap<Address, Vec<SourceRoute>>,
     /// Destinations reported unknown.
     pub unknown: BTreeSet<Address>,
+    /// The SAN's keys (docs/spec-notes.md 59): what it sends is signed,
+    /// what it receives is checked.
+    auth: Option<AuthConfig>,
+    /// The sequence number of the last packet signed.
+    seq: Cell<u64>,
+    /// Its senders' sequence numbers.
+    replay: Replay,
 }
+
+/// Senders whose sequence numbers a node remembers.
+const NODE_SENDERS: usize = 1024;
 
 impl Node {
     /// A node.
@@ -90,6 +103,52 @@ impl Node {
             redirects: BTreeMap::new(),
             routes: BTreeMap::new(),
             unknown: BTreeSet::new(),
+            auth: None,
+            seq: Cell::new(0),
+            replay: Replay::default(),
+        }
+    }
+
+    /// Gives the node its SAN's keys (none: it signs nothing and checks
+    /// nothing); its signed packets are numbered from `seq_seed` (the
+    /// clock, so that a restarted node is not taken for a replay).
+    pub fn set_auth(&mut self, auth: Option<AuthConfig>, seq_seed: u64) {
+        self.auth = auth;
+        self.seq.set(self.seq.get().max(seq_seed));
+    }
+
+    /// Signs `packet` (one this node built otherwise: a management
+    /// answer, a probe) when it has keys; only RRP, ERR and management
+    /// packets are signed.
+    pub fn sign(&self, packet: &mut Vec<u8>) {
+        if let Some(a) = &self.auth
+            && crate::auth::sign(a, self.seq.get() + 1, packet)
+        {
+            self.seq.set(self.seq.get() + 1);
+        }
+    }
+
+    /// Checks a packet it received against its keys: the packet as it
+    /// was before it was signed (`None`: as it came), or why it is refused.
+    pub fn admit(&mut self, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Ok(p) = crate::wire::packet::Packet::new_checked(bytes, usize::MAX) else {
+            return Ok(None); // the parsers say what is wrong with it
+        };
+        if !p.header().packet_type().is_control()
+            && p.header().packet_type() != crate::kind::PacketType::MANAGEMENT
+        {
+            return Ok(None);
+        }
+        match crate::auth::check(self.auth.as_ref(), &mut self.replay, 0, &p, NODE_SENDERS) {
+            Verdict::Plain | Verdict::Unsigned => Ok(None),
+            Verdict::Unchecked(b) | Verdict::Verified(b) => Ok(Some(b)),
+            Verdict::Refused(why) => Err(crate::error::Error::new(
+                crate::error::ErrorKind::Unauthenticated(why),
+                "auth",
+                p.layout()
+                    .trailer_offset()
+                    .saturating_sub(crate::wire::auth::RA_LEN),
+            )),
         }
     }
 
@@ -155,9 +214,12 @@ impl Node {
     }
 
     fn packet(&self, dst: Address, m: &Message) -> Vec<u8> {
-        m.to_packet(dst, self.cfg.address)
+        let mut p = m
+            .to_packet(dst, self.cfg.address)
             .and_then(|p| p.to_bytes())
-            .expect("requests are small")
+            .expect("requests are small");
+        self.sign(&mut p);
+        p
     }
 
     /// RRP#6 to HR `hr`: which HR should I use for `dst`?
@@ -183,6 +245,8 @@ impl Node {
     /// Handles a packet addressed to this node (or broadcast); returns the
     /// reply to send back to the packet's sender, if any, and what was learned.
     pub fn handle_packet(&mut self, bytes: &[u8]) -> Result<(Option<Vec<u8>>, Option<Learned>)> {
+        let stripped = self.admit(bytes)?;
+        let bytes = stripped.as_deref().unwrap_or(bytes);
         let p = PacketRepr::parse(bytes)?;
         if !p.header.packet_type.is_control() {
             return Ok((None, Some(Learned::Data(p))));

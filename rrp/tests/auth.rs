@@ -367,3 +367,63 @@ proptest! {
         prop_assert_eq!(auth::strip(&v, r.opl), orig);
     }
 }
+
+#[test]
+fn a_keyed_node_and_a_keyed_router_hear_each_other_and_no_one_else() {
+    use rrp::node::{Level, Node, NodeConfig};
+    let mut a = box_a(keys(&[(1, KEY1)], 1, false));
+    let mut node = Node::new(NodeConfig {
+        address: Address(0x0450),
+        name: None,
+        capabilities: vec![],
+        logical: None,
+        level: Level::C,
+    });
+    node.set_auth(keys(&[(1, KEY1)], 1, false), 1 << 30);
+    // A's sweep (signed RRP#7) is answered by a signed RRP#5 that A takes.
+    a.on_timer(1);
+    let mut answered = 0;
+    for p in sends(&mut a, nat(0x50)) {
+        if let (Some(reply), _) = node.handle_packet(&p).unwrap() {
+            answered += 1;
+            a.handle_bytes(2, PortId(0), &nat(0x50), &reply);
+        }
+    }
+    assert!(answered > 0);
+    assert_eq!(refused_total(&a), 0);
+    assert!(a.stats().auth_verified >= 1);
+    assert!(
+        a.lrt(PortId(0)).contains_key(&Address(0x0450)),
+        "A knows the node"
+    );
+    // An unsigned RRP#7, or a redirect from anyone, is refused by the node.
+    let who = Message::WhoAreYou
+        .to_packet(Address(0x0450), A0)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    let e = node.handle_packet(&who).unwrap_err();
+    assert_eq!(
+        e.kind,
+        rrp::error::ErrorKind::Unauthenticated(AuthRefusal::Missing)
+    );
+    let redirect = signed(
+        Message::Redirect {
+            dst: Address(0x0999),
+            via: Address(0x0666),
+        }
+        .to_packet(Address(0x0450), A0)
+        .unwrap()
+        .to_bytes()
+        .unwrap(),
+        1,
+        b"not the SAN's key, but as long...",
+        u64::MAX / 2,
+    );
+    let e = node.handle_packet(&redirect).unwrap_err();
+    assert_eq!(
+        e.kind,
+        rrp::error::ErrorKind::Unauthenticated(AuthRefusal::BadDigest)
+    );
+    assert!(node.redirects.is_empty());
+}

@@ -855,6 +855,29 @@ fn an_hr_is_held_to_its_share_of_rts_from_all_neighbours() {
     assert_eq!(r.stats().rts_accepted, 4);
     assert_eq!(refused(&r, RtRefusal::HrFull), 2);
     assert_eq!(refused(&r, RtRefusal::TooManyRts), 0);
+    // The limit raised one event (the daemon's trap), not one per refusal.
+    let limits: Vec<_> = drain(&mut r)
+        .into_iter()
+        .filter_map(|o| match o {
+            Output::Event(rrp::router::Event::RtLimit {
+                port,
+                from,
+                limit,
+                max,
+            }) => Some((port, from, limit, max)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limits, vec![(PortId(0), other, RtRefusal::HrFull, 4)]);
+    // A fourth from BUDDY: its own limit (3), one event of its own.
+    send(&mut r, BUDDY, 0x30, rt(0x0503, 1, vec![0x0431], 2));
+    send(&mut r, BUDDY, 0x30, rt(0x0504, 1, vec![0x0431], 2));
+    assert_eq!(refused(&r, RtRefusal::TooManyRts), 2);
+    let limits = drain(&mut r)
+        .into_iter()
+        .filter(|o| matches!(o, Output::Event(rrp::router::Event::RtLimit { .. })))
+        .count();
+    assert_eq!(limits, 1);
     // One it holds is still refreshed (not a new one).
     send(&mut r, other, 0x32, rt(0x0600, 1, vec![0x0433], 2));
     assert_eq!(r.stats().rts_refreshed, 1);

@@ -970,6 +970,21 @@ impl Agent {
         self.trap(now, n);
     }
 
+    /// An RT limit was reached on `port` (trap 1026).
+    pub fn rt_limit<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        port: PortId,
+        from: Address,
+        which: u8,
+        max: u32,
+    ) {
+        self.refresh_ports(managed);
+        let n = Notice::rt_limit(self.issuer(port), from, port.index() as u8, which, max);
+        self.trap(now, n);
+    }
+
     /// When [`Agent::on_timer`] wants to run next.
     pub fn next_timer(&self) -> Time {
         let mut t = Time::MAX;

@@ -116,6 +116,21 @@ pub struct HrDown {
     pub port: u8,
 }
 
+/// Trap 1026's details: an RT limit was reached (docs/management.md
+/// "Traps and notices").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RtLimit {
+    /// The neighbour whose RT was refused first.
+    pub from: Address,
+    /// The port.
+    pub port: u8,
+    /// Which limit: [`Notice::RT_LIMIT_NEIGHBOUR`] or [`Notice::RT_LIMIT_HR`].
+    pub which: u8,
+    /// The limit, in RTs.
+    pub max: u32,
+}
+
 /// Trap 1025: a node without an address asks its SAN's manager for one
 /// (docs/manager.md "Address assignment").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,6 +173,12 @@ impl Notice {
     pub const TRAP_HR_DOWN: u16 = 1024;
     /// Trap 1025: a node without an address.
     pub const TRAP_NO_ADDRESS: u16 = 1025;
+    /// Trap 1026: an RT limit was reached.
+    pub const TRAP_RT_LIMIT: u16 = 1026;
+    /// Trap 1026's limit: the RTs of one neighbour (`limits.max_rts_per_neighbour`).
+    pub const RT_LIMIT_NEIGHBOUR: u8 = 1;
+    /// Trap 1026's limit: the RTs of one HR (`limits.max_rts_per_hr`).
+    pub const RT_LIMIT_HR: u8 = 2;
 
     /// `"fatal"`, `"urgent"`, `"security"`, `"subnet management"`, `"info"`.
     pub const fn type_name(&self) -> Option<&'static str> {
@@ -191,6 +212,7 @@ impl Notice {
             Self::TRAP_BAD_MKEY => "bad M_Key",
             Self::TRAP_HR_DOWN => "neighbour HR down",
             Self::TRAP_NO_ADDRESS => "node without an address",
+            Self::TRAP_RT_LIMIT => "RT limit reached",
             _ => return None,
         })
     }
@@ -217,6 +239,17 @@ impl Notice {
             format!("neighbour HR {} on port {} down", d.hr, d.port)
         } else if let Some(d) = self.no_address_details() {
             format!("node {:#018x} (port {}) has no address", d.identity, d.port)
+        } else if let Some(d) = self.rt_limit_details() {
+            match d.which {
+                Self::RT_LIMIT_HR => format!(
+                    "port {}: the HR holds {} RTs, new ones refused (first from {})",
+                    d.port, d.max, d.from
+                ),
+                _ => format!(
+                    "port {}: {} sent {} RTs, its new ones refused",
+                    d.port, d.from, d.max
+                ),
+            }
         } else if self.is_generic {
             format!("trap {}", self.trap_number)
         } else {
@@ -324,6 +357,28 @@ impl Notice {
         })
     }
 
+    /// Trap 1026 (subnet management): an RT limit was reached, RTs past
+    /// it are refused. DataDetails 0-1: the neighbour refused first, 2: the
+    /// port, 3: which limit, 4-7: the limit in RTs.
+    pub fn rt_limit(issuer: Address, from: Address, port: u8, which: u8, max: u32) -> Notice {
+        let mut n = Self::generic(issuer, Self::SUBNET_MANAGEMENT, Self::TRAP_RT_LIMIT);
+        put16(&mut n.details, 0, from.0);
+        n.details[2] = port;
+        n.details[3] = which;
+        n.details[4..8].copy_from_slice(&max.to_be_bytes());
+        n
+    }
+
+    /// Trap 1026's details, when this is a generic trap 1026.
+    pub fn rt_limit_details(&self) -> Option<RtLimit> {
+        (self.is_generic && self.trap_number == Self::TRAP_RT_LIMIT).then(|| RtLimit {
+            from: Address(be16(&self.details, 0)),
+            port: self.details[2],
+            which: self.details[3],
+            max: be32(&self.details, 4),
+        })
+    }
+
     /// Trap 1025 (subnet management): a node without an address, sent to
     /// every member of its SAN from address 0x0000 until a manager gives it
     /// one. DataDetails 0-7: the node's identity, 8: its port.
@@ -408,6 +463,35 @@ impl Notice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rt_limit_trap_round_trips() {
+        let n = Notice::rt_limit(
+            Address(0x0115),
+            Address(0x0130),
+            1,
+            Notice::RT_LIMIT_HR,
+            65_536,
+        );
+        let mut area = [0u8; Notice::LEN];
+        n.emit(&mut area).unwrap();
+        let back = Notice::parse(&area).unwrap();
+        assert_eq!(
+            back.rt_limit_details(),
+            Some(RtLimit {
+                from: Address(0x0130),
+                port: 1,
+                which: Notice::RT_LIMIT_HR,
+                max: 65_536
+            })
+        );
+        assert_eq!(back.trap_name(), Some("RT limit reached"));
+        assert!(
+            back.summary().contains("holds 65536 RTs"),
+            "{}",
+            back.summary()
+        );
+    }
 
     #[test]
     fn typed_details_round_trip() {

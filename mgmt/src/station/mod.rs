@@ -278,6 +278,21 @@ impl Station {
         self.with(now, node, |a, _, m| a.hr_down(now, m, hr, port))
     }
 
+    /// An RT limit was reached on `port`: trap 1026.
+    pub fn rt_limit<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        port: PortId,
+        from: Address,
+        which: u8,
+        max: u32,
+    ) -> Outcome {
+        self.with(now, node, |a, _, m| {
+            a.rt_limit(now, m, port, from, which, max)
+        })
+    }
+
     /// Starts a request of the node's own (an operator's); its result comes
     /// back in an [`Outcome`]'s `done` under the id returned.
     pub fn start<N: Carrier + ?Sized>(

@@ -137,78 +137,7 @@ pub struct HrConfig {
     pub auth: Option<AuthConfig>,
 }
 
-/// Most keys one HR holds at a time (two in a rollover; room for one more).
-pub const MAX_AUTH_KEYS: usize = 4;
-/// Fewest bytes of a key's secret.
-pub const MIN_SECRET_LEN: usize = 16;
-
-/// One authentication key of a SAN.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AuthKey {
-    /// Its Key ID on the wire.
-    pub id: u16,
-    /// The secret (HMAC-SHA-256 key), at least [`MIN_SECRET_LEN`] bytes.
-    pub secret: Vec<u8>,
-}
-
-impl std::fmt::Debug for AuthKey {
-    // The secret never reaches a log or a `Debug` dump.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthKey")
-            .field("id", &self.id)
-            .field("secret", &"<redacted>")
-            .finish()
-    }
-}
-
-/// An HR's authentication of RRP, ERR and management packets on its SAN
-/// (docs/spec-notes.md 59).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthConfig {
-    /// The keys accepted (a packet names its key by ID).
-    pub keys: Vec<AuthKey>,
-    /// The ID of the key packets are signed with.
-    pub send_key: u16,
-    /// Whether packets without a signature are taken too (while a SAN
-    /// moves to authentication, box by box); signed ones are checked all
-    /// the same.
-    pub accept_unsigned: bool,
-}
-
-impl AuthConfig {
-    /// The key with ID `id`.
-    pub fn key(&self, id: u16) -> Option<&AuthKey> {
-        self.keys.iter().find(|k| k.id == id)
-    }
-
-    /// Checks the keys; the error names the field (under `field`).
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
-        let err = |f: String, why: &str| {
-            Err(ConfigError {
-                field: f,
-                why: why.to_string(),
-            })
-        };
-        if self.keys.is_empty() || self.keys.len() > MAX_AUTH_KEYS {
-            return err(format!("{field}.keys"), "must hold 1 to 4 keys");
-        }
-        for (i, k) in self.keys.iter().enumerate() {
-            if k.secret.len() < MIN_SECRET_LEN {
-                return err(
-                    format!("{field}.keys[{i}].secret"),
-                    "must be at least 16 bytes",
-                );
-            }
-            if self.keys[..i].iter().any(|o| o.id == k.id) {
-                return err(format!("{field}.keys[{i}].id"), "two keys with this ID");
-            }
-        }
-        if self.key(self.send_key).is_none() {
-            return err(format!("{field}.send_key"), "names no key of the list");
-        }
-        Ok(())
-    }
-}
+pub use crate::auth::{AuthConfig, AuthKey, MAX_AUTH_KEYS, MIN_SECRET_LEN};
 
 /// The box.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -169,9 +169,12 @@ pub struct Router {
     /// packet that conflicted with its view: (port, router) -> time.
     pub(super) mcast_asked: BTreeMap<(PortId, Address), Time>,
     /// Each HR's senders of signed packets (replay protection).
-    pub(super) replay: PerPort<super::auth::Replay>,
+    pub(super) replay: PerPort<crate::auth::Replay>,
     /// The sequence number of the last packet signed.
     pub(super) auth_seq: u64,
+    /// RT limits reached and not left since: (port, neighbour or
+    /// UNSPECIFIED for the HR's own limit, which).
+    pub(super) at_limit: BTreeSet<(PortId, Address, super::event::RtRefusal)>,
 }
 
 /// The engine moves to the control thread.
@@ -253,6 +256,7 @@ impl Router {
         let mut r = Router {
             replay,
             auth_seq: cfg.auth_seq_seed,
+            at_limit: BTreeSet::new(),
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
             next_adv: now,

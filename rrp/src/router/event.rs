@@ -126,6 +126,19 @@ pub enum Event {
         /// The router HR asked.
         router: Address,
     },
+    /// An RT limit was reached: RTs past it are refused (counted as
+    /// [`Event::RtRefused`]); raised once until the limit is left again.
+    RtLimit {
+        /// The HR's port.
+        port: PortId,
+        /// The neighbour whose RT was refused first.
+        from: Address,
+        /// Which limit: [`RtRefusal::TooManyRts`] (per neighbour) or
+        /// [`RtRefusal::HrFull`] (all of the HR's).
+        limit: RtRefusal,
+        /// The limit, in RTs.
+        max: usize,
+    },
     /// A control packet failed the SAN's authentication (docs/spec-notes.md 59).
     AuthRefused {
         /// The port it came on.
@@ -163,6 +176,8 @@ pub enum EventKind {
     McastConflict,
     /// [`Event::AuthRefused`].
     AuthRefused,
+    /// [`Event::RtLimit`].
+    RtLimit,
 }
 
 impl EventKind {
@@ -180,6 +195,7 @@ impl EventKind {
             EventKind::GroupsTrimmed => "groups trimmed",
             EventKind::McastConflict => "group conflict",
             EventKind::AuthRefused => "authentication refused",
+            EventKind::RtLimit => "RT limit reached",
         }
     }
 }
@@ -199,6 +215,7 @@ impl Event {
             Event::GroupsTrimmed { .. } => EventKind::GroupsTrimmed,
             Event::McastConflict { .. } => EventKind::McastConflict,
             Event::AuthRefused { .. } => EventKind::AuthRefused,
+            Event::RtLimit { .. } => EventKind::RtLimit,
         }
     }
 
@@ -209,7 +226,9 @@ impl Event {
         match self {
             Event::NodeUp { node, .. } | Event::GroupsTrimmed { node, .. } => Some(*node),
             Event::HrDown { from, .. } | Event::BadPacket { from, .. } => *from,
-            Event::RtRefused { from, .. } | Event::AuthRefused { from, .. } => Some(*from),
+            Event::RtRefused { from, .. }
+            | Event::AuthRefused { from, .. }
+            | Event::RtLimit { from, .. } => Some(*from),
             Event::McastConflict { router, .. } => Some(*router),
             Event::NodeDown { .. }
             | Event::LinkDown { .. }
@@ -267,6 +286,21 @@ impl fmt::Display for Event {
                 f,
                 "port {port}: group packets from {router} conflict with this box's routes: RTs asked again"
             ),
+            Event::RtLimit {
+                port,
+                from,
+                limit,
+                max,
+            } => match limit {
+                RtRefusal::HrFull => write!(
+                    f,
+                    "port {port}: the HR holds {max} RTs (limits.max_rts_per_hr): new RTs refused, first from {from}"
+                ),
+                _ => write!(
+                    f,
+                    "port {port}: {from} sent {max} RTs (limits.max_rts_per_neighbour): its new RTs refused"
+                ),
+            },
             Event::AuthRefused { port, from, why } => write!(
                 f,
                 "port {port}: control packet with SA {from} refused: authentication {}",

@@ -42,6 +42,25 @@ pub(super) fn whole_rrp9(p: &Packet<&[u8]>) -> bool {
 }
 
 impl Router {
+    /// An RT limit refused an RT of `from` on `port` (`why`: the
+    /// per-neighbour or the per-HR limit, `max` RTs): the first refusal
+    /// since the limit was last reached raises [`Event::RtLimit`] (the
+    /// daemon's trap to the manager); the next ones are only counted.
+    fn limit_reached(&mut self, port: PortId, from: Address, why: RtRefusal, max: usize) {
+        let key = match why {
+            RtRefusal::HrFull => (port, Address::UNSPECIFIED, why),
+            _ => (port, from, why),
+        };
+        if self.at_limit.len() < 4096 && self.at_limit.insert(key) {
+            self.event(Event::RtLimit {
+                port,
+                from,
+                limit: why,
+                max,
+            });
+        }
+    }
+
     /// A packet for this box (DA = one of its HRs, Hey-You or broadcast)
     /// arrived on `port` from `native_src`, as the forwarding path located
     /// it (its layout travels with the punt: the packet is not walked again).
@@ -531,9 +550,19 @@ impl Router {
                 }
             }
         } else if from_count >= limit {
+            self.limit_reached(port, sa, RtRefusal::TooManyRts, limit);
             return refuse(self, RtRefusal::TooManyRts);
         } else if h.per_buddy.values().sum::<usize>() >= self.cfg.limits.max_rts_per_hr {
+            let max = self.cfg.limits.max_rts_per_hr;
+            self.limit_reached(port, sa, RtRefusal::HrFull, max);
             return refuse(self, RtRefusal::HrFull);
+        }
+        // A new RT taken: below the limits again, so the next time one is
+        // reached is news (a newer SN replacing a held RT says nothing).
+        if !replaced && !self.at_limit.is_empty() {
+            self.at_limit.retain(|(p, from, why)| {
+                *p != port || (*why == RtRefusal::TooManyRts && *from != sa)
+            });
         }
         let cand = Rank {
             q,

@@ -279,6 +279,19 @@ fn notice(b: &mut B, n: &Notice) {
             Some(format!("0x{:08x}", x.modifier)),
         );
         d.u64_hex("key", "key_hex", x.key);
+    } else if let Some(x) = n.rt_limit_details() {
+        d.addr("from", x.from);
+        d.num("port", x.port);
+        d.named(
+            "limit",
+            x.which,
+            match x.which {
+                Notice::RT_LIMIT_NEIGHBOUR => Some("per neighbour"),
+                Notice::RT_LIMIT_HR => Some("per HR"),
+                _ => None,
+            },
+        );
+        d.num("max", x.max);
     }
     b.push(
         "details_hex",
