@@ -352,6 +352,11 @@ impl<B: Backend> Handler for Dispatcher<B> {
                         uptime_s: self.backend.uptime_s(),
                         ports: s.ports.iter().map(CounterRow::new).collect(),
                         plane: serde_json::from_value(to_json(s.plane)?).unwrap_or_default(),
+                        rrp: crate::stats::router_slot_names()
+                            .into_iter()
+                            .zip(s.rrp.slots())
+                            .map(|(k, v)| (k.trim_start_matches("rrp.").to_string(), v))
+                            .collect(),
                     })
                 }
                 StatsFormat::Prometheus => to_json(PrometheusText {

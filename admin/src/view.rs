@@ -514,6 +514,11 @@ pub struct Stats {
     /// Control-plane counters (`punts`, `notices`, `injected`, `fib_version`, ...).
     #[serde(default)]
     pub plane: BTreeMap<String, u64>,
+    /// The RRP engine's counters by their slot names without `rrp.`
+    /// (`received`, `auth_refused_missing`, `rts_refused.stale`, ...;
+    /// docs/stats.md).
+    #[serde(default)]
+    pub rrp: BTreeMap<String, u64>,
 }
 
 /// `version`.
