@@ -210,6 +210,7 @@ impl<B: Backend> Dispatcher<B> {
                             received: c.map_or(0, |c| c.received),
                             transmitted: c.map_or(0, |c| c.transmitted),
                             dropped: c.map_or(0, |c| c.dropped_total()),
+                            strangers: c.map_or(0, |c| c.strangers),
                         }
                     })
                     .collect();

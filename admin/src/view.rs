@@ -273,6 +273,10 @@ pub struct PortRow {
     pub transmitted: u64,
     /// Packets dropped (all reasons).
     pub dropped: u64,
+    /// Packets for this box from sources the HR does not know (docs/rrp.md
+    /// "What a router accepts").
+    #[serde(default)]
+    pub strangers: u64,
 }
 
 /// A row of `show workers`: one dataplane worker and what it did since
@@ -432,6 +436,9 @@ pub struct CounterRow {
     pub notices: u64,
     /// Notices not queued.
     pub notices_dropped: u64,
+    /// Packets for this box from sources the HR does not know.
+    #[serde(default)]
+    pub strangers: u64,
     /// Drops by reason (every reason, zeros included).
     #[serde(default)]
     pub drops: BTreeMap<String, u64>,
@@ -452,6 +459,7 @@ impl CounterRow {
             inject_failed: c.inject_failed,
             notices: c.notices,
             notices_dropped: c.notices_dropped,
+            strangers: c.strangers,
             drops: DropReason::ALL
                 .iter()
                 .map(|r| (r.name().to_string(), c.dropped(*r)))

@@ -1364,6 +1364,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 advertise_ms: t.5,
                 fib_ms: t.6,
                 tombstone_ms: t.7,
+                probe_ms: 1 + t.1 / 2,
             };
             c.limits = rrp::router::Limits {
                 max_nodes_per_rt: l.0,
@@ -1373,6 +1374,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 max_lrt: l.3,
                 answers_per_source: 1 + (l.0 % 100) as u32,
                 answers_global: 1 + (l.1 % 5000) as u32,
+                downs_per_source: 1 + (l.2 % 50) as u32,
             };
             c.rates.punt_per_s = r.0;
             c.rates.punt_burst = r.1;

@@ -135,6 +135,12 @@ fn uniform(ports: usize, n: u64) -> (Vec<PortCounters>, RouterStats, PlaneStatsS
         auth_unsigned: n,
         auth_unchecked: n,
         auth_refused: [n; 5],
+        downs_not_buddy: n,
+        downs_limited: n,
+        hr_down_probes: n,
+        hr_down_disproved: n,
+        strangers: vec![n; ports],
+        spoofed: vec![0; ports],
         ..RouterStats::default()
     };
     for why in REFUSALS {
@@ -252,27 +258,29 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 23 + 39 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 25 + 43 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 4); // version
+    assert_eq!(slot(1), 5); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (23, 39, 7));
-    // Port 1's `received` and its last drop reason (mcast-pruned).
-    assert_eq!(slot(16 + 23), 2000);
-    assert_eq!(slot(16 + 23 + 22), 2000 + 100 + 13);
+    assert_eq!((slot(6), slot(7), slot(8)), (25, 43, 7));
+    // Port 1's `received`, `strangers` (0: the engine's, not published
+    // here) and its last drop reason (spoofed-source).
+    assert_eq!(slot(16 + 25), 2000);
+    assert_eq!(slot(16 + 25 + 9), 0);
+    assert_eq!(slot(16 + 25 + 24), 2000 + 100 + 14);
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 23;
+    let router = 16 + 2 * 25;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);
     assert_eq!(slot(router + 23), 42); // auth_refused_missing
     assert_eq!(slot(router + 27), 46); // auth_refused_replay
-    assert_eq!(slot(router + 28 + 3), 20);
-    assert_eq!(slot(router + 39 + 6), 37);
+    assert_eq!(slot(router + 32 + 3), 20);
+    assert_eq!(slot(router + 43 + 6), 37);
     let meta = std::fs::metadata(&path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());
@@ -349,9 +357,9 @@ fn wrong_port_count_and_bad_files_are_refused() {
 
     // Another layout version.
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[8..16].copy_from_slice(&5u64.to_le_bytes());
+    bytes[8..16].copy_from_slice(&6u64.to_le_bytes());
     std::fs::write(&other, &bytes).unwrap();
-    assert!(matches!(StatsReader::open(&other), Err(Error::Version(5))));
+    assert!(matches!(StatsReader::open(&other), Err(Error::Version(6))));
     // Another number of port fields.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[48..56].copy_from_slice(&20u64.to_le_bytes());
@@ -381,7 +389,8 @@ fn torn_reads_are_retried() {
             while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
                 n += 1;
                 let (p, r, pl) = uniform(PORTS, n);
-                w.publish(&port_slots(&p), &r, &pl).unwrap();
+                w.publish(&control::stats::port_slots_with(&p, &r), &r, &pl)
+                    .unwrap();
             }
             n
         }
@@ -987,8 +996,8 @@ fn prometheus_text_is_valid() {
         };
         assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
     }
-    // Counters and families: 9 port + drops + 28 rrp + refusals + 7 plane + 2 meta.
-    assert_eq!(x.families.len(), 9 + 1 + 28 + 1 + 7 + 2);
+    // Counters and families: 10 port + drops + 32 rrp + refusals + 7 plane + 2 meta.
+    assert_eq!(x.families.len(), 10 + 1 + 32 + 1 + 7 + 2);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());

@@ -43,6 +43,7 @@ fn start_box(name: &str, hrs: [(u16, u16, u8); 2], ports: Vec<MemPort>) -> BoxUn
         .collect();
     let mut cfg = RouterConfig::new(name, hrcfg);
     cfg.timers = Timers {
+        probe_ms: 200,
         sweep_ms: 300,
         keepalive_ms: 200,
         keepalive_misses: 5,

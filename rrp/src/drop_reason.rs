@@ -42,11 +42,14 @@ pub enum DropReason {
     McastRpf,
     /// A group packet with no branch to a member SAN from this box.
     McastPruned,
+    /// A control packet with the SA of a buddy or of this box from another
+    /// native address: the control plane refused it (docs/spec-notes.md 60).
+    SpoofedSource,
 }
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 15;
 
     /// All reasons, in counter order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -64,6 +67,7 @@ impl DropReason {
         DropReason::Encap,
         DropReason::McastRpf,
         DropReason::McastPruned,
+        DropReason::SpoofedSource,
     ];
 
     /// The reason's name in counters, logs and captures.
@@ -83,6 +87,7 @@ impl DropReason {
             DropReason::Encap => "encap",
             DropReason::McastRpf => "mcast-rpf",
             DropReason::McastPruned => "mcast-pruned",
+            DropReason::SpoofedSource => "spoofed-source",
         }
     }
 }

@@ -157,7 +157,12 @@ fn rts_are_taken_refreshed_and_refused_by_reason() {
         0x30,
     );
     send(&mut r, rt(0x0409, 9, vec![0x0432], 1), BUDDY, 0x31);
-    assert_eq!(refused(&r, RtRefusal::UnknownSender), 2);
+    assert_eq!(refused(&r, RtRefusal::UnknownSender), 1);
+    // A buddy's SA from another native address: a spoofed source, dropped
+    // before the RT is looked at.
+    assert_eq!(r.stats().spoofed, vec![1, 0]);
+    // Strangers: BUDDY's first RRP#5 (before it was a member) and 0x0999.
+    assert_eq!(r.stats().strangers, vec![2, 0]);
     send(&mut r, rt(SAN0.0, 9, vec![0x0432], 1), BUDDY, 0x30);
     assert_eq!(refused(&r, RtRefusal::OwnSan), 1);
     send(&mut r, rt(0x0409, 9, vec![0x0432, HR1.0], 1), BUDDY, 0x30);

@@ -50,7 +50,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 4;
+pub const VERSION: u64 = 5;
 
 /// Slots of the header (8 bytes each); the unused ones are zero.
 pub const HEADER_SLOTS: usize = 16;
@@ -82,7 +82,7 @@ pub mod slot {
 /// The port counters other than drops, in slot order: field name (JSON),
 /// Prometheus family (`mwrouter_port_<family>_total`) and help text. The
 /// order is that of the workers' counter blocks.
-pub const PORT_COUNTERS: [(&str, &str, &str); 9] = [
+pub const PORT_COUNTERS: [(&str, &str, &str); 10] = [
     (
         "received",
         "received_packets",
@@ -128,6 +128,11 @@ pub const PORT_COUNTERS: [(&str, &str, &str); 9] = [
         "notices_dropped",
         "Notices not queued (ring full or rate limit).",
     ),
+    (
+        "strangers",
+        "stranger_packets",
+        "Packets for this box from a source the port's HR does not know (an SA not in its LRT, or a node's SA from another native address).",
+    ),
 ];
 
 /// Slots per port: [`PORT_COUNTERS`], then one per [`DropReason`] in
@@ -137,7 +142,7 @@ pub const PORT_FIELDS: usize = PORT_COUNTERS.len() + DropReason::COUNT;
 /// The RRP engine's counters ([`rrp::router::RouterStats`]) other than the
 /// refusals, in slot order: field name (JSON, and the Prometheus family
 /// `mwrouter_rrp_<field>_total`) and help text.
-pub const ROUTER_COUNTERS: [(&str, &str); 28] = [
+pub const ROUTER_COUNTERS: [(&str, &str); 32] = [
     ("received", "Control packets received (parsed or not)."),
     ("parse_errors", "Control packets that failed to parse."),
     (
@@ -213,6 +218,22 @@ pub const ROUTER_COUNTERS: [(&str, &str); 28] = [
     (
         "auth_refused_replay",
         "Control packets refused: a sequence number seen already or too old.",
+    ),
+    (
+        "downs_not_buddy",
+        "HR-DOWN and LINK-DOWN refused: the sender is no buddy of the HR.",
+    ),
+    (
+        "downs_limited",
+        "HR-DOWN and LINK-DOWN refused: over limits.downs_per_source.",
+    ),
+    (
+        "hr_down_probes",
+        "A third party's HR-DOWN about an HR that answered its last keepalive: the HR probed.",
+    ),
+    (
+        "hr_down_disproved",
+        "Probed HRs that answered: their HR-DOWN not taken.",
     ),
 ];
 

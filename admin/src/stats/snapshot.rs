@@ -35,6 +35,9 @@ pub struct PortSnapshot {
     pub notices: u64,
     /// Notices not queued (ring full or rate limit).
     pub notices_dropped: u64,
+    /// Packets for this box from a source the HR does not know.
+    #[serde(default)]
+    pub strangers: u64,
     /// Received packets dropped, by reason name (every reason, zeros included).
     pub dropped: BTreeMap<String, u64>,
 }
@@ -55,6 +58,7 @@ impl PortSnapshot {
             inject_failed: s[6],
             notices: s[7],
             notices_dropped: s[8],
+            strangers: s[9],
             dropped: DropReason::ALL
                 .iter()
                 .enumerate()
@@ -77,6 +81,7 @@ impl PortSnapshot {
             self.inject_failed,
             self.notices,
             self.notices_dropped,
+            self.strangers,
         ]);
         for r in DropReason::ALL {
             s[n + r as usize] = self.dropped(r);
@@ -154,6 +159,18 @@ pub struct RouterSnapshot {
     pub auth_refused_bad_digest: u64,
     /// Refused: a sequence number seen already or too old.
     pub auth_refused_replay: u64,
+    /// HR-DOWN and LINK-DOWN refused: the sender is no buddy.
+    #[serde(default)]
+    pub downs_not_buddy: u64,
+    /// HR-DOWN and LINK-DOWN refused: over the rate.
+    #[serde(default)]
+    pub downs_limited: u64,
+    /// HRs probed after a third party's HR-DOWN.
+    #[serde(default)]
+    pub hr_down_probes: u64,
+    /// Probed HRs that answered.
+    #[serde(default)]
+    pub hr_down_disproved: u64,
     /// RTs refused, by reason name (every reason, zeros included).
     pub rts_refused: BTreeMap<String, u64>,
 }
@@ -187,6 +204,13 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         auth_unsigned,
         auth_unchecked,
         auth_refused,
+        downs_not_buddy,
+        downs_limited,
+        hr_down_probes,
+        hr_down_disproved,
+        // Per port: the ports' slots (strangers, dropped.spoofed-source).
+        spoofed: _,
+        strangers: _,
     } = r;
     let mut s = [0u64; ROUTER_FIELDS];
     s[..ROUTER_COUNTERS.len()].copy_from_slice(&[
@@ -218,6 +242,10 @@ pub fn router_slots(r: &RouterStats) -> [u64; ROUTER_FIELDS] {
         auth_refused[2],
         auth_refused[3],
         auth_refused[4],
+        *downs_not_buddy,
+        *downs_limited,
+        *hr_down_probes,
+        *hr_down_disproved,
     ]);
     for (why, n) in rts_refused {
         s[ROUTER_COUNTERS.len() + refusal_index(*why)] += n;
@@ -263,6 +291,10 @@ impl RouterSnapshot {
             auth_refused_unknown_key: s[25],
             auth_refused_bad_digest: s[26],
             auth_refused_replay: s[27],
+            downs_not_buddy: s[28],
+            downs_limited: s[29],
+            hr_down_probes: s[30],
+            hr_down_disproved: s[31],
             rts_refused: REFUSALS
                 .iter()
                 .enumerate()
@@ -304,6 +336,10 @@ impl RouterSnapshot {
             self.auth_refused_unknown_key,
             self.auth_refused_bad_digest,
             self.auth_refused_replay,
+            self.downs_not_buddy,
+            self.downs_limited,
+            self.hr_down_probes,
+            self.hr_down_disproved,
         ]);
         for (i, r) in REFUSALS.iter().enumerate() {
             s[n + i] = self.rts_refused.get(refusal_name(*r)).copied().unwrap_or(0);

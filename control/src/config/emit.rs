@@ -120,6 +120,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("advertise_ms", tm.advertise_ms.to_string());
     t.put("fib_ms", tm.fib_ms.to_string());
     t.put("tombstone_ms", tm.tombstone_ms.to_string());
+    t.put("probe_ms", tm.probe_ms.to_string());
     out.push(t);
 
     let l = &c.limits;
@@ -131,6 +132,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("max_lrt", l.max_lrt.to_string());
     t.put("answers_per_source", l.answers_per_source.to_string());
     t.put("answers_global", l.answers_global.to_string());
+    t.put("downs_per_source", l.downs_per_source.to_string());
     out.push(t);
 
     let r = &c.rates;

@@ -223,6 +223,7 @@ struct RawTimers {
     advertise_ms: u64,
     fib_ms: u64,
     tombstone_ms: u64,
+    probe_ms: u64,
 }
 
 impl Default for RawTimers {
@@ -237,6 +238,7 @@ impl Default for RawTimers {
             advertise_ms: t.advertise_ms,
             fib_ms: t.fib_ms,
             tombstone_ms: t.tombstone_ms,
+            probe_ms: t.probe_ms,
         }
     }
 }
@@ -252,6 +254,7 @@ impl From<RawTimers> for Timers {
             advertise_ms: t.advertise_ms,
             fib_ms: t.fib_ms,
             tombstone_ms: t.tombstone_ms,
+            probe_ms: t.probe_ms,
         }
     }
 }
@@ -267,6 +270,7 @@ struct RawLimits {
     max_lrt: usize,
     answers_per_source: u32,
     answers_global: u32,
+    downs_per_source: u32,
 }
 
 impl Default for RawLimits {
@@ -280,6 +284,7 @@ impl Default for RawLimits {
             max_lrt: l.max_lrt,
             answers_per_source: l.answers_per_source,
             answers_global: l.answers_global,
+            downs_per_source: l.downs_per_source,
         }
     }
 }
@@ -294,6 +299,7 @@ impl From<RawLimits> for Limits {
             max_lrt: l.max_lrt,
             answers_per_source: l.answers_per_source,
             answers_global: l.answers_global,
+            downs_per_source: l.downs_per_source,
         }
     }
 }

@@ -253,6 +253,7 @@ fn timers(c: &Config, e: &mut Errs) {
         ("advertise_ms", t.advertise_ms),
         ("fib_ms", t.fib_ms),
         ("tombstone_ms", t.tombstone_ms),
+        ("probe_ms", t.probe_ms),
     ] {
         if v == 0 {
             e.push(format!("timers.{k}"), "intervals must be > 0");
@@ -266,6 +267,7 @@ fn timers(c: &Config, e: &mut Errs) {
     if t.keepalive_misses == 0 {
         e.push("timers.keepalive_misses", "must be >= 1");
     }
+
     if t.hold_ms != 0 && t.hold_ms <= t.refresh_ms {
         e.push(
             "timers.hold_ms",

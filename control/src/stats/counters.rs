@@ -39,14 +39,14 @@ impl Counters {
 
     /// Every counter as of now (not subtracting the baseline).
     pub fn snapshot(&self, router: &RouterStats, plane: &PlaneStats) -> Snapshot {
-        let ports = super::port_slots(&dataplane::counters::sum(&self.blocks));
+        let ports = super::port_slots_with(&dataplane::counters::sum(&self.blocks), router);
         Snapshot::new(&ports, router, &super::plane_snapshot(plane))
     }
 
     /// A port's counters as of now, in the area's slot order, since the
     /// last clear.
-    pub fn port_shown(&self, port: PortId) -> Option<[u64; PORT_FIELDS]> {
-        let ports = super::port_slots(&dataplane::counters::sum(&self.blocks));
+    pub fn port_shown(&self, port: PortId, router: &RouterStats) -> Option<[u64; PORT_FIELDS]> {
+        let ports = super::port_slots_with(&dataplane::counters::sum(&self.blocks), router);
         let s = Snapshot::new(
             &ports,
             &RouterStats::default(),

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 
 use admin::stats::{PORT_COUNTERS, PORT_FIELDS, PlaneStatsSnapshot, Result, StatsWriter};
 use dataplane::{PortCounters, StatsBlock};
+use rrp::DropReason;
 use rrp::router::RouterStats;
 
 pub use counters::Counters;
@@ -21,6 +22,36 @@ use crate::PlaneStats;
 /// The slots of each port's counters, in the area's order.
 pub fn port_slots(ports: &[PortCounters]) -> Vec<[u64; PORT_FIELDS]> {
     ports.iter().map(slots_of).collect()
+}
+
+/// The slots of each port with the control plane's own per-port counts
+/// (docs/spec-notes.md 60): its strangers, and the packets it refused as
+/// spoofed, which move from `punted` to `dropped.spoofed-source` so that
+/// received = forwarded + dropped + punted still holds.
+pub fn port_slots_with(ports: &[PortCounters], router: &RouterStats) -> Vec<[u64; PORT_FIELDS]> {
+    let strangers = PORT_COUNTERS
+        .iter()
+        .position(|(n, _, _)| *n == "strangers")
+        .expect("a slot");
+    let punted = PORT_COUNTERS
+        .iter()
+        .position(|(n, _, _)| *n == "punted")
+        .expect("a slot");
+    let spoofed = PORT_COUNTERS.len() + DropReason::SpoofedSource as usize;
+    ports
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut s = slots_of(c);
+            s[strangers] = router.strangers.get(i).copied().unwrap_or(0);
+            let refused = router.spoofed.get(i).copied().unwrap_or(0);
+            // The worker's count may lag the engine's by a publication.
+            let moved = refused.min(s[punted]);
+            s[punted] -= moved;
+            s[spoofed] += moved;
+            s
+        })
+        .collect()
 }
 
 /// The slots of one port's counters, in the area's order.
@@ -49,6 +80,7 @@ fn slots_of(c: &PortCounters) -> [u64; PORT_FIELDS] {
         inject_failed,
         notices,
         notices_dropped,
+        0, // strangers: the control plane's (port_slots_with)
     ]);
     s[PORT_COUNTERS.len()..].copy_from_slice(&dropped);
     s
@@ -88,7 +120,11 @@ pub fn publish_blocks(
 ) -> Result<()> {
     let mut ports = dataplane::counters::sum(blocks);
     ports.resize(w.ports(), PortCounters::default());
-    w.publish(&port_slots(&ports), router, &plane_snapshot(plane))
+    w.publish(
+        &port_slots_with(&ports, router),
+        router,
+        &plane_snapshot(plane),
+    )
 }
 
 #[cfg(test)]

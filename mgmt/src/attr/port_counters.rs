@@ -117,9 +117,13 @@ impl PortCounters {
     pub fn notices_dropped(&self) -> Option<u64> {
         self.counter(8)
     }
-    /// Drops of reason `r`.
+    /// Drops of reason `r`, when carried (the first 14 reasons).
     pub fn dropped(&self, r: DropReason) -> Option<u64> {
-        self.counter(Self::FIRST_DROP + r as usize)
+        let i = Self::FIRST_DROP + r as usize;
+        if i >= Self::COUNT {
+            return None;
+        }
+        self.counter(i)
     }
 
     /// Reads the attribute area: PortSelect, N, then N counters.
@@ -171,16 +175,19 @@ mod tests {
     #[test]
     fn names_follow_drop_reasons() {
         assert_eq!(PortCounters::MAX_COUNTERS, 23);
-        for (i, r) in DropReason::ALL.iter().enumerate() {
+        assert_eq!(PortCounters::COUNT, PortCounters::MAX_COUNTERS);
+        // The drop reasons the attribute has room for, in their order (the
+        // later ones are in the stats area only).
+        for (i, r) in DropReason::ALL
+            .iter()
+            .take(PortCounters::COUNT - PortCounters::FIRST_DROP)
+            .enumerate()
+        {
             assert_eq!(
                 PortCounters::NAMES[PortCounters::FIRST_DROP + i],
                 format!("dropped.{}", r.name())
             );
         }
-        assert_eq!(
-            PortCounters::FIRST_DROP + DropReason::COUNT,
-            PortCounters::COUNT
-        );
         let p = PortCounters {
             port_select: 1,
             counters: (0..23).collect(),

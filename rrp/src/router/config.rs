@@ -30,6 +30,10 @@ pub struct Timers {
     /// re-advertisements cannot resurrect them; the downed HR's buddies
     /// refuse them until it answers keepalives again (at most a hold time).
     pub tombstone_ms: u64,
+    /// How long an HR that answered its last keepalive has to answer a
+    /// probe before a third party's HR-DOWN about it is taken
+    /// (docs/spec-notes.md 60); at most `keepalive_ms` of it is used.
+    pub probe_ms: u64,
 }
 
 impl Default for Timers {
@@ -43,6 +47,7 @@ impl Default for Timers {
             advertise_ms: 200,
             fib_ms: 100,
             tombstone_ms: 5_000,
+            probe_ms: 50,
         }
     }
 }
@@ -67,6 +72,9 @@ pub struct Limits {
     pub answers_per_source: u32,
     /// Requests answered per second in all (0: none).
     pub answers_global: u32,
+    /// HR-DOWN and LINK-DOWN messages taken per second from one sender;
+    /// the rest counted (`downs_limited`) and dropped.
+    pub downs_per_source: u32,
 }
 
 impl Default for Limits {
@@ -79,6 +87,7 @@ impl Default for Limits {
             max_lrt: 4096,
             answers_per_source: 50,
             answers_global: 1000,
+            downs_per_source: 10,
         }
     }
 }
@@ -215,9 +224,15 @@ impl RouterConfig {
         if self.limits.answers_global == 0 {
             return err("limits.answers_global".into(), "must be >= 1");
         }
+        if self.limits.downs_per_source == 0 {
+            return err("limits.downs_per_source".into(), "must be >= 1");
+        }
         let t = &self.timers;
         if t.keepalive_ms == 0 || t.sweep_ms == 0 || t.advertise_ms == 0 || t.refresh_ms == 0 {
             return err("timers".into(), "intervals must be > 0");
+        }
+        if t.probe_ms == 0 {
+            return err("timers.probe_ms".into(), "must be > 0");
         }
         if t.hold_ms <= t.refresh_ms {
             return err("timers.hold_ms".into(), "must exceed timers.refresh_ms");

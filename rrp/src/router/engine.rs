@@ -175,6 +175,10 @@ pub struct Router {
     /// RT limits reached and not left since: (port, neighbour or
     /// UNSPECIFIED for the HR's own limit, which).
     pub(super) at_limit: BTreeSet<(PortId, Address, super::event::RtRefusal)>,
+    /// HR-DOWN and LINK-DOWN taken per sender (`limits.downs_per_source`).
+    pub(super) downs: ErrorLimiter,
+    /// HRs probed after a third party's HR-DOWN about them.
+    pub(super) probes: super::guard::Probes,
 }
 
 /// The engine moves to the control thread.
@@ -257,6 +261,13 @@ impl Router {
             replay,
             auth_seq: cfg.auth_seq_seed,
             at_limit: BTreeSet::new(),
+            downs: ErrorLimiter {
+                per_source: cfg.limits.downs_per_source,
+                global: u32::MAX,
+                sources: HashMap::new(),
+                window: (0, 0),
+            },
+            probes: Default::default(),
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
             next_adv: now,
@@ -268,7 +279,11 @@ impl Router {
             fib_at: now,
             fib: Arc::new(RouteTables::new(cfg_ports)),
             fibs: FibState::new(),
-            stats: RouterStats::default(),
+            stats: RouterStats {
+                spoofed: vec![0; cfg_ports],
+                strangers: vec![0; cfg_ports],
+                ..RouterStats::default()
+            },
             limiter,
             answers,
             interner,
@@ -463,6 +478,7 @@ impl Router {
         self.limiter.global = error_rates.global;
         self.answers.per_source = limits.answers_per_source;
         self.answers.global = limits.answers_global;
+        self.downs.per_source = limits.downs_per_source;
         Ok(())
     }
 

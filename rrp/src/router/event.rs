@@ -139,6 +139,26 @@ pub enum Event {
         /// The limit, in RTs.
         max: usize,
     },
+    /// A control packet claimed the SA of a buddy or of this box and came
+    /// from another native address: dropped (docs/spec-notes.md 60).
+    Spoofed {
+        /// The port it came on.
+        port: PortId,
+        /// The SA it claimed.
+        from: Address,
+        /// Where it came from.
+        native: crate::native::NativeAddr,
+    },
+    /// A third party's HR-DOWN about an HR that answered its last
+    /// keepalive: the HR is probed before its routes are deleted.
+    HrDownProbe {
+        /// The HR said to be down.
+        hr: Address,
+        /// Who said so.
+        from: Address,
+        /// Whether it answered (the HR-DOWN not taken) or the probe is sent.
+        answered: bool,
+    },
     /// A control packet failed the SAN's authentication (docs/spec-notes.md 59).
     AuthRefused {
         /// The port it came on.
@@ -178,6 +198,10 @@ pub enum EventKind {
     AuthRefused,
     /// [`Event::RtLimit`].
     RtLimit,
+    /// [`Event::Spoofed`].
+    Spoofed,
+    /// [`Event::HrDownProbe`].
+    HrDownProbe,
 }
 
 impl EventKind {
@@ -196,6 +220,8 @@ impl EventKind {
             EventKind::McastConflict => "group conflict",
             EventKind::AuthRefused => "authentication refused",
             EventKind::RtLimit => "RT limit reached",
+            EventKind::Spoofed => "spoofed source",
+            EventKind::HrDownProbe => "HR-DOWN probe",
         }
     }
 }
@@ -216,6 +242,8 @@ impl Event {
             Event::McastConflict { .. } => EventKind::McastConflict,
             Event::AuthRefused { .. } => EventKind::AuthRefused,
             Event::RtLimit { .. } => EventKind::RtLimit,
+            Event::Spoofed { .. } => EventKind::Spoofed,
+            Event::HrDownProbe { .. } => EventKind::HrDownProbe,
         }
     }
 
@@ -228,7 +256,9 @@ impl Event {
             Event::HrDown { from, .. } | Event::BadPacket { from, .. } => *from,
             Event::RtRefused { from, .. }
             | Event::AuthRefused { from, .. }
-            | Event::RtLimit { from, .. } => Some(*from),
+            | Event::RtLimit { from, .. }
+            | Event::Spoofed { from, .. }
+            | Event::HrDownProbe { from, .. } => Some(*from),
             Event::McastConflict { router, .. } => Some(*router),
             Event::NodeDown { .. }
             | Event::LinkDown { .. }
@@ -301,6 +331,26 @@ impl fmt::Display for Event {
                     "port {port}: {from} sent {max} RTs (limits.max_rts_per_neighbour): its new RTs refused"
                 ),
             },
+            Event::Spoofed { port, from, native } => write!(
+                f,
+                "port {port}: control packet with SA {from} from {native}, not its native address: dropped (spoofed source)"
+            ),
+            Event::HrDownProbe {
+                hr,
+                from,
+                answered: false,
+            } => write!(
+                f,
+                "HR-DOWN of {hr} from {from}: {hr} answered its last keepalive, probing it first"
+            ),
+            Event::HrDownProbe {
+                hr,
+                from,
+                answered: true,
+            } => write!(
+                f,
+                "HR-DOWN of {hr} from {from} not taken: {hr} answered the probe"
+            ),
             Event::AuthRefused { port, from, why } => write!(
                 f,
                 "port {port}: control packet with SA {from} refused: authentication {}",
@@ -367,4 +417,21 @@ pub struct RouterStats {
     /// Control packets refused by authentication, by reason
     /// ([`AuthRefusal::ALL`] order).
     pub auth_refused: [u64; AuthRefusal::ALL.len()],
+    /// HR-DOWN and LINK-DOWN messages refused: the sender is not a router
+    /// this HR knows as a buddy.
+    pub downs_not_buddy: u64,
+    /// HR-DOWN and LINK-DOWN messages over `limits.downs_per_source`.
+    pub downs_limited: u64,
+    /// A third party's HR-DOWN about an HR that answered its last
+    /// keepalive: the HR was probed.
+    pub hr_down_probes: u64,
+    /// ... and answered the probe: the HR-DOWN was not taken.
+    pub hr_down_disproved: u64,
+    /// Per port (by index): control packets refused because their SA is a
+    /// buddy's or this box's own and they came from another native
+    /// address (the `spoofed-source` drop reason).
+    pub spoofed: Vec<u64>,
+    /// Per port: packets for this box from a source its HR does not know
+    /// (an SA not in its LRT, or a node's SA from another native address).
+    pub strangers: Vec<u64>,
 }

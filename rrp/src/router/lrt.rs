@@ -119,6 +119,10 @@ impl Router {
         if me.address != sa || !sa.is_node() || self.box_has(sa) || native.is_empty() {
             return;
         }
+        // A probed HR answered: a third party's HR-DOWN about it is void.
+        if !self.probes.is_empty() {
+            self.probe_answered(sa);
+        }
         let router = me
             .capabilities
             .iter()

@@ -13,6 +13,7 @@ pub mod engine;
 mod errors;
 pub mod event;
 mod fib;
+mod guard;
 mod intern;
 mod lrt;
 pub mod mcast;

@@ -22,6 +22,7 @@ use arrayvec::ArrayVec;
 
 use super::auth::Admission;
 use super::engine::*;
+use super::guard::Source;
 use super::rt::*;
 use super::select::*;
 
@@ -105,6 +106,11 @@ impl Router {
                 }
             }
         };
+        // Who sent it (docs/spec-notes.md 60): a buddy's or this box's SA
+        // from elsewhere is dropped; strangers are counted.
+        if self.check_source(port, p.header().src(), native_src) == Source::Spoofed {
+            return;
+        }
         let h = p.header();
         if self.rt_precheck(now, port, native_src, p) {
             return;
@@ -230,8 +236,18 @@ impl Router {
                 };
                 self.handle_rt(now, port, native_src, sa, part, rt, nodes)
             }
-            Message::HrDown { hr: x } => self.hr_down(now, x, Some(sa)),
-            Message::LinkDown { a, b } => self.link_down(now, a, b, Some(sa)),
+            // From buddies only, at a bounded rate; a live HR is probed
+            // before a third party's word is taken.
+            Message::HrDown { hr: x } => {
+                if self.take_down(now, port, sa) {
+                    self.hr_down_from(now, x, sa);
+                }
+            }
+            Message::LinkDown { a, b } => {
+                if self.take_down(now, port, sa) {
+                    self.link_down(now, a, b, Some(sa));
+                }
+            }
             Message::Routes { .. }
             | Message::Redirect { .. }
             | Message::Unknown { .. }

@@ -24,12 +24,16 @@ impl Router {
         if self.fibs.dirty() || self.mcast_dirty {
             t = t.min(self.fib_at);
         }
+        if let Some(p) = self.next_probe() {
+            t = t.min(p);
+        }
         t
     }
 
     /// Runs every timer that is due at `now`.
     pub fn on_timer(&mut self, now: Time) {
         let tm = self.cfg.timers;
+        self.probes_due(now);
         for p in self.hrs.ids() {
             if !self.hrs[p].up {
                 continue;

@@ -195,6 +195,7 @@ const PORTS: &[&str] = &[
     "received",
     "transmitted",
     "dropped",
+    "strangers",
 ];
 const LRT: &[&str] = &[
     "port", "hr", "address", "name", "native", "static", "router", "missed", "logical",
@@ -355,6 +356,7 @@ pub fn counters(rows: &[CounterRow]) -> String {
         "inject_failed",
         "notices",
         "notices_dropped",
+        "strangers",
     ]);
     c.right = vec![true; c.headers.len()];
     for r in rows {
@@ -373,6 +375,7 @@ pub fn counters(rows: &[CounterRow]) -> String {
             num(r.inject_failed),
             num(r.notices),
             num(r.notices_dropped),
+            num(r.strangers),
         ]);
     }
     let mut out = t.render();
@@ -744,6 +747,7 @@ mod tests {
                 inject_failed: big,
                 notices: big,
                 notices_dropped: big,
+                strangers: big,
                 drops: [("no-route".to_string(), big), ("mtu".to_string(), 3)].into(),
             })
             .collect();

@@ -115,6 +115,11 @@ pub struct Report {
     pub reordered: u64,
     /// HR-DOWN events handled by routers.
     pub hr_down_events: u64,
+    /// A third party's HR-DOWN about a live HR: probes sent, and how many
+    /// of the HRs answered (docs/spec-notes.md 60).
+    pub hr_down_probes: u64,
+    /// Probed HRs that answered.
+    pub hr_down_disproved: u64,
     /// Wall-clock time of the run (ms).
     pub wall_ms: u128,
     /// Peak resident memory of the process (MiB).
@@ -207,6 +212,7 @@ pub fn run(args: &Args) -> Result<Report, String> {
         None => None,
     };
     let stats = sim.stats.clone();
+    let rstats = sim.router_stats();
     let routers = sim.routers.len();
     let sans = sim.topo.sans.len();
     let hosts = sim.hosts.len();
@@ -245,6 +251,8 @@ pub fn run(args: &Args) -> Result<Report, String> {
         duplicated: stats.duplicated,
         reordered: stats.reordered,
         hr_down_events: stats.hr_down_events,
+        hr_down_probes: rstats.get("hr_down_probes").copied().unwrap_or(0),
+        hr_down_disproved: rstats.get("hr_down_disproved").copied().unwrap_or(0),
         wall_ms: start.elapsed().as_millis(),
         max_rss_mib: max_rss_mib(),
         seed: args.seed,

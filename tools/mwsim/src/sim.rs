@@ -73,6 +73,7 @@ impl Default for SimConfig {
                 advertise_ms: 100,
                 fib_ms: 50,
                 tombstone_ms: 5_000,
+                probe_ms: 50,
             },
             k: 4,
             delay_ms: 1,
@@ -199,6 +200,13 @@ enum Item {
     Restart(usize),
     LinkDown(usize, PortId),
     LinkUp(usize, PortId),
+    /// A packet from outside the SAN's members (an adversary).
+    Forge {
+        san: usize,
+        native: NativeAddr,
+        to: Address,
+        bytes: Vec<u8>,
+    },
 }
 
 /// Counters of a run.
@@ -220,6 +228,8 @@ pub struct SimStats {
     pub fib_changes: u64,
     /// HR-DOWN events handled, all routers.
     pub hr_down_events: u64,
+    /// Forged packets delivered to live router ports ([`Sim::forge_at`]).
+    pub forged: u64,
     /// Multicast copies routers sent (one per branch).
     pub mcast_copies: u64,
 }
@@ -295,6 +305,13 @@ impl Sim {
     /// A simulation of `topo`, every router and host starting at time 0.
     pub fn new(topo: Topology, cfg: SimConfig) -> Result<Sim, String> {
         topo.validate()?;
+        if let Some(s) = topo.sans.iter().find(|s| s.key.is_some()) {
+            // The simulator's nodes do not sign: a keyed SAN would refuse them.
+            return Err(format!(
+                "san {}: mwsim does not simulate keyed authentication (run it in mwlab)",
+                s.name
+            ));
+        }
         let mut rng = seeded(cfg.seed);
         let mut sans: Vec<San> = topo
             .sans
@@ -471,6 +488,29 @@ impl Sim {
     /// Takes port `port` of router `r` down at `at`.
     pub fn link_down_at(&mut self, r: usize, port: PortId, at: Time) {
         self.push(at, Item::LinkDown(r, port));
+    }
+
+    /// At `at`, `bytes` arrive at the member of SAN `san` (by index in the
+    /// topology) whose address is `to`, from `native`, which is no member
+    /// of the SAN: an adversary's forged packet (docs/spec-notes.md 60).
+    /// Counted in [`SimStats::forged`] when it reaches a live router port.
+    pub fn forge_at(
+        &mut self,
+        san: usize,
+        native: NativeAddr,
+        to: Address,
+        bytes: Vec<u8>,
+        at: Time,
+    ) {
+        self.push(
+            at,
+            Item::Forge {
+                san,
+                native,
+                to,
+                bytes,
+            },
+        );
     }
 
     /// Brings port `port` of router `r` up at `at`.
@@ -662,6 +702,23 @@ impl Sim {
                 self.routers[r].engine.port_up(self.now, p);
                 self.drain(r);
                 self.reschedule(r);
+            }
+            Item::Forge {
+                san,
+                native,
+                to,
+                bytes,
+            } => {
+                let Some(&i) = self.sans[san].by_native.get(&native_of(to)) else {
+                    return;
+                };
+                if let Member::Router { r, port } = self.sans[san].members[i].0
+                    && self.routers[r].alive
+                    && self.routers[r].ports_up[port]
+                {
+                    self.stats.forged += 1;
+                    self.deliver_to_router(r, port, &native, &bytes);
+                }
             }
         }
     }
@@ -1176,6 +1233,11 @@ impl Sim {
             *m.entry("rts_refused").or_default() += s.rts_refused.values().sum::<u64>();
             *m.entry("parse_errors").or_default() += s.parse_errors;
             *m.entry("rts_deleted_down").or_default() += s.rts_deleted_down;
+            *m.entry("hr_down_probes").or_default() += s.hr_down_probes;
+            *m.entry("hr_down_disproved").or_default() += s.hr_down_disproved;
+            *m.entry("spoofed").or_default() += s.spoofed.iter().sum::<u64>();
+            *m.entry("downs_not_buddy").or_default() += s.downs_not_buddy;
+            *m.entry("downs_limited").or_default() += s.downs_limited;
         }
         m
     }

@@ -45,6 +45,11 @@ pub struct SanSpec {
     /// first and last (mwlab, docs/manager.md); none: it gives none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<[u16; 2]>,
+    /// The SAN's authentication key (hex, at least 16 bytes; mwlab,
+    /// docs/configuration.md "Authentication"): its routers' HRs and its
+    /// hosts sign and check every control packet with it (key ID 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// One HR of a router.
@@ -183,6 +188,18 @@ impl Topology {
             if s.cost == 0 {
                 return Err(format!("san {}: cost must be >= 1", s.name));
             }
+            if let Some(k) = &s.key {
+                let hex = k.trim_start_matches("0x");
+                if hex.len() < 32
+                    || hex.len() % 2 != 0
+                    || !hex.bytes().all(|b| b.is_ascii_hexdigit())
+                {
+                    return Err(format!(
+                        "san {}: key must be hex digits, at least 16 bytes (the value is not shown)",
+                        s.name
+                    ));
+                }
+            }
         }
         for s in &self.sans {
             claim(s.id, &format!("san {}", s.name))?;
@@ -298,6 +315,7 @@ impl Topology {
                 mtu: 1500,
                 cost: 1 + rng.below(10) as u16,
                 pool: None,
+                key: None,
             });
         }
         // A spanning tree first (router i joins SAN i+1 to an earlier SAN),
