@@ -54,7 +54,7 @@
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
 //! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
 //! | `{"cmd":"join","group":G}`, `{"cmd":"leave","group":G}` | listen to group G (0x8000-0xFFFD) or stop, and say so to the SAN at once (RRP#5 to every member); `send` to a group address sends to every member of the SAN |
-//! | `{"cmd":"impair","rx_loss":P}` | drops each datagram received with probability P (a lossy link; 0 ends it), counted as `rx_lost` and not in `datagrams` |
+//! | `{"cmd":"impair","rx_loss":P,"duplicate":D,"reorder":R,"seed":S}` | impairs the link's receive side with the seeded layer of the in-memory backend ([`Impairer`], hw/ports/src/impair.rs): each datagram received is lost with probability P, else duplicated (the copy right after it) with probability D, and held back behind the next datagram that is not lost with probability R. Every field is optional (0; `seed` from the clock); all three 0 ends it (a held datagram is delivered). Lost datagrams are counted as `rx_lost` and not in `datagrams`; copies are datagrams. `stats` reports what it did as `impair` (below) |
 //! | `{"cmd":"quit"}` | stops the host |
 //!
 //! `stats` answers, besides `name`, `address`, `level`, `default_hr` and
@@ -69,8 +69,21 @@
 //!   `"RRP#7"`, `"ERR UNK"`, ...) + `management` (PT 0x0006, to the
 //!   management thread; `management_ignored` of them on a host without
 //!   management) + `other` (non-probe data) + `not_member` (group packets
-//!   of groups it does not listen to) + `malformed`: every datagram is
+//!   of groups it does not listen to) + `malformed` + `auth_refused`
+//!   (refused by its SAN's authentication, `auth_key`): every datagram is
 //!   counted exactly once;
+//! - `impair`: the settings now (`rx_loss`, `duplicate`, `reorder`, `seed`;
+//!   zeros when off) and what the layer did since the host started, over
+//!   every `impair` command: `seen`, `passed`, `lost`, `duplicated`,
+//!   `reordered`, `held` (the [`ImpairStats`] counts, `held` those not
+//!   delivered yet), and `probes` {`seen`, `lost`, `duplicated`,
+//!   `reordered`}: the same for probes, `reordered` counting a probe held
+//!   back behind a probe of its own stream (same source, destination and
+//!   tag), which is what the receiver counts as reordered. With nothing
+//!   else reordering or duplicating a stream, each source's `duplicated`
+//!   and `reordered` sum to these, and `unique` is what was sent less
+//!   `probes.lost` and any loss before the host. A datagram held back is
+//!   delivered after the next one, or after [`POLL`] with none;
 //! - `groups` (the groups it listens to), `by_group` (probes received per
 //!   group: `received`, `unique`, `duplicated`);
 //! - `received`: per source, `received`, `unique`, `duplicated`,
@@ -108,7 +121,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, Scope};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -116,7 +129,8 @@ use mwgen::probe::{self, Received};
 use mwgen::profile::{Profile, Sizes, parse_address, parse_hop};
 use mwgen::receiver::Receiver;
 use ports::af_packet::{AfPacketConfig, AfPacketPort};
-use ports::{Burst, PacketBuf, Port};
+use ports::impair::{ImpairConfig, ImpairStats, Impairer, MonotonicClock};
+use ports::{Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
 use rrp::kind::{ErrorCode, PacketType, RrpType};
 use rrp::limits::MAX_L2RHS;
@@ -182,6 +196,11 @@ pub struct HostSpec {
     /// a group packet). On Ethernet the broadcast MAC reaches them.
     #[serde(default, deserialize_with = "native_list_from_text")]
     pub members: Vec<NativeAddr>,
+    /// Its SAN's authentication key (hex; docs/configuration.md
+    /// "Authentication"), key ID 1: every RRP, ERR and management packet
+    /// it sends is signed, every one it receives checked.
+    #[serde(default)]
+    pub auth_key: Option<String>,
 }
 
 /// Where a host sits: its link to its SAN. In a spec file (JSON):
@@ -229,6 +248,8 @@ struct HostSpecText {
     management: Option<HostManagement>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     members: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth_key: Option<String>,
 }
 
 impl From<HostSpec> for HostSpecText {
@@ -245,6 +266,7 @@ impl From<HostSpec> for HostSpecText {
             control,
             management,
             members,
+            auth_key,
         } = s;
         let kind = link.kind();
         HostSpecText {
@@ -260,6 +282,7 @@ impl From<HostSpec> for HostSpecText {
             control,
             management,
             members: members.iter().map(|n| format_native(n, kind)).collect(),
+            auth_key,
         }
     }
 }
@@ -393,6 +416,26 @@ impl HostSpec {
         }
         Ok(level)
     }
+}
+
+/// The keys of a host's SAN from its spec's `auth_key` (hex): key ID 1,
+/// signing with it, nothing unsigned taken.
+pub fn auth_config(hex: &str) -> Result<rrp::auth::AuthConfig, String> {
+    let h = hex.trim().trim_start_matches("0x");
+    if !h.len().is_multiple_of(2) || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("auth_key: must be hex digits (the value is not shown)".into());
+    }
+    let secret: Vec<u8> = (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap_or(0))
+        .collect();
+    let cfg = rrp::auth::AuthConfig {
+        keys: vec![rrp::auth::AuthKey { id: 1, secret }],
+        send_key: 1,
+        accept_unsigned: false,
+    };
+    cfg.validate("auth_key").map_err(|e| e.to_string())?;
+    Ok(cfg)
 }
 
 /// Reads a spec file (JSON; TOML when the name ends in `.toml`).
@@ -548,6 +591,9 @@ struct RxTraffic {
     /// Datagrams that are not MessageWay packets, or control packets whose
     /// message does not parse.
     malformed: u64,
+    /// Control and management packets its SAN's authentication refused
+    /// (a keyed host: unsigned, forged, replayed).
+    auth_refused: u64,
     /// Receive errors of the socket (e.g. a pending ICMP error): not
     /// datagrams.
     recv_errors: u64,
@@ -714,14 +760,10 @@ struct State {
     tx: TxTraffic,
     /// Sends running in the background.
     busy: u64,
-    /// Loss injected on the link's receive side (`impair`): the
-    /// probability that a datagram is dropped before it is looked at.
-    rx_loss: f64,
-    /// The generator behind `rx_loss` (xorshift64*).
-    rx_loss_rng: u64,
-    /// Datagrams dropped by `rx_loss` (not in `datagrams`: lost on the
-    /// link).
-    rx_lost: u64,
+    /// The impairment of the link's receive side (`impair`), if on.
+    impair: Option<RxImpair>,
+    /// What the impairment did, over every `impair` command.
+    impaired: ImpairCounts,
     /// When each redirect was last received: a redirect older than
     /// [`REDIRECT_TTL`] is forgotten, so that a host stops sending to an HR
     /// that has died.
@@ -731,16 +773,101 @@ struct State {
     renewal_at: BTreeMap<Address, Instant>,
 }
 
+/// The impairment of a host's receive side: the seeded layer of the
+/// in-memory backend over each datagram received, without delay, so that
+/// what it releases is delivered at once.
+#[derive(Debug)]
+struct RxImpair {
+    impairer: Impairer,
+    /// The stream (source, destination, tag) of the datagram held back for
+    /// reordering, when it is a probe.
+    held: Option<(Address, Address, u16)>,
+}
+
+/// What the receive side's impairment did ([`ImpairStats`]'s meanings), and
+/// the same for probes.
+#[derive(Debug, Clone, Copy, Default)]
+struct ImpairCounts {
+    all: ImpairStats,
+    probes_seen: u64,
+    probes_lost: u64,
+    probes_duplicated: u64,
+    /// Probes held back behind a probe of their own stream.
+    probes_reordered: u64,
+}
+
+/// The stream (source, destination, tag) of a probe; `None` for any other
+/// packet.
+fn probe_stream(pkt: &[u8]) -> Option<(Address, Address, u16)> {
+    let Received::Probe(p) = probe::read(pkt) else {
+        return None;
+    };
+    let layout = locate(pkt, MAX_L2RHS).ok()?;
+    let hdr = Header::new_unchecked(&pkt[layout.header_offset..]);
+    Some((hdr.src(), hdr.dst(), p.tag))
+}
+
 impl State {
-    /// Whether the next datagram is lost to `rx_loss`.
-    fn lose(&mut self) -> bool {
-        let mut x = self.rx_loss_rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rx_loss_rng = x;
-        let r = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
-        r < self.rx_loss
+    /// Takes a received datagram through the impairment (when on) and
+    /// returns the datagrams it releases, to be delivered in order.
+    fn impair(&mut self, pkt: &[u8], from: NativeAddr) -> Option<Vec<HeapBuf>> {
+        let imp = self.impair.as_mut()?;
+        let stream = probe_stream(pkt);
+        let mut buf = HeapBuf::new(pkt.len(), 0);
+        buf.set_data(pkt, 0);
+        buf.set_native_src(from);
+        let before = imp.impairer.stats();
+        // The line never holds more than a datagram, its copy and the
+        // next: the capacity is never reached.
+        let _ = imp.impairer.push(buf);
+        let after = imp.impairer.stats();
+        let c = &mut self.impaired;
+        c.all.seen += after.seen - before.seen;
+        c.all.lost += after.lost - before.lost;
+        c.all.duplicated += after.duplicated - before.duplicated;
+        c.all.reordered += after.reordered - before.reordered;
+        if stream.is_some() {
+            c.probes_seen += 1;
+            c.probes_lost += after.lost - before.lost;
+            c.probes_duplicated += after.duplicated - before.duplicated;
+        }
+        if after.reordered > before.reordered {
+            if imp.held.is_some() && imp.held == stream {
+                c.probes_reordered += 1;
+            }
+            imp.held = None;
+        }
+        let out = Self::release(imp, c);
+        if after.lost == before.lost && imp.impairer.held() > 0 {
+            // Held back: this datagram (what the slot holds after a
+            // datagram that was not lost). A lost one leaves the slot as
+            // it was.
+            imp.held = stream;
+        }
+        Some(out)
+    }
+
+    /// The datagrams the impairment has released.
+    fn release(imp: &mut RxImpair, c: &mut ImpairCounts) -> Vec<HeapBuf> {
+        let mut out = Vec::new();
+        while let Some(b) = imp.impairer.pop() {
+            c.all.passed += 1;
+            out.push(b);
+        }
+        out
+    }
+
+    /// Delivers a datagram held back for reordering (no successor came):
+    /// not counted as reordered.
+    fn impair_flush(&mut self) -> Vec<HeapBuf> {
+        let Some(imp) = self.impair.as_mut() else {
+            return Vec::new();
+        };
+        if !imp.impairer.flush() {
+            return Vec::new();
+        }
+        imp.held = None;
+        Self::release(imp, &mut self.impaired)
     }
 }
 
@@ -991,13 +1118,17 @@ impl<'a> Host<'a> {
         let level = spec.validate()?;
         let me = Address(spec.address);
         let link = Link::open(spec)?;
-        let node = Node::new(NodeConfig {
+        let mut node = Node::new(NodeConfig {
             address: me,
             name: Some(spec.name.as_bytes().to_vec()),
             capabilities: Vec::new(),
             logical: None,
             level,
         });
+        if let Some(k) = &spec.auth_key {
+            // Numbered from the clock (ms << 20), as mwrouterd does.
+            node.set_auth(Some(auth_config(k)?), (now_ns() / 1_000_000) << 20);
+        }
         let tag = (now_ns() as u16) ^ (now_ns() >> 16) as u16 ^ spec.address.rotate_left(8);
         Ok(Host {
             spec,
@@ -1015,9 +1146,8 @@ impl<'a> Host<'a> {
                 rx: RxTraffic::default(),
                 tx: TxTraffic::default(),
                 busy: 0,
-                rx_loss: 0.0,
-                rx_loss_rng: now_ns() | 1,
-                rx_lost: 0,
+                impair: None,
+                impaired: ImpairCounts::default(),
                 redirect_at: BTreeMap::new(),
                 renewal_at: BTreeMap::new(),
             }),
@@ -1050,13 +1180,38 @@ impl<'a> Host<'a> {
     fn receive_loop(&self, stop: &AtomicBool) {
         let mut buf = vec![0u8; 65536];
         while !self.stopping(stop) {
+            let mut got = false;
             if self
                 .link
-                .receive(&mut buf, |pkt, from| self.on_datagram(pkt, from))
+                .receive(&mut buf, |pkt, from| {
+                    got = true;
+                    self.on_received(pkt, from)
+                })
                 .is_err()
             {
                 self.lock().rx.recv_errors += 1;
             }
+            if !got {
+                let held = self.lock().impair_flush();
+                self.deliver(held);
+            }
+        }
+    }
+
+    /// One datagram (or frame) from the link: through the impairment, when
+    /// on, then to [`Host::on_datagram`].
+    fn on_received(&self, pkt: &[u8], from: NativeAddr) {
+        let released = self.lock().impair(pkt, from);
+        match released {
+            None => self.on_datagram(pkt, from),
+            Some(bufs) => self.deliver(bufs),
+        }
+    }
+
+    /// Datagrams the impairment released, in order.
+    fn deliver(&self, bufs: Vec<HeapBuf>) {
+        for b in bufs {
+            self.on_datagram(b.data(), b.native_src());
         }
     }
 
@@ -1065,10 +1220,6 @@ impl<'a> Host<'a> {
     fn on_datagram(&self, pkt: &[u8], from: NativeAddr) {
         let now = now_ns();
         let mut st = self.lock();
-        if st.rx_loss > 0.0 && st.lose() {
-            st.rx_lost += 1;
-            return;
-        }
         st.rx.datagrams += 1;
         let Ok(layout) = locate(pkt, MAX_L2RHS) else {
             st.rx.malformed += 1;
@@ -1077,9 +1228,23 @@ impl<'a> Host<'a> {
         let hdr = Header::new_unchecked(&pkt[layout.header_offset..]);
         let (dst, pt, te, src) = (hdr.dst(), hdr.packet_type(), hdr.type_ext(), hdr.src());
         if pt == PacketType::MANAGEMENT {
+            // The SAN's authentication first: the MAD as it was signed.
+            let mad = match st.node.admit(pkt) {
+                Ok(None) => pkt[layout.data_offset()..layout.trailer_offset()].to_vec(),
+                Ok(Some(b)) => match locate(&b, MAX_L2RHS) {
+                    Ok(l) => b[l.data_offset()..l.trailer_offset()].to_vec(),
+                    Err(_) => {
+                        st.rx.malformed += 1;
+                        return;
+                    }
+                },
+                Err(_) => {
+                    st.rx.auth_refused += 1;
+                    return;
+                }
+            };
             st.rx.management += 1;
             drop(st);
-            let mad = pkt[layout.data_offset()..layout.trailer_offset()].to_vec();
             let input = host_mgmt::Input::Packet {
                 native: from,
                 src,
@@ -1111,6 +1276,10 @@ impl<'a> Host<'a> {
         }
         let (reply, learned) = match st.node.handle_packet(pkt) {
             Ok(x) => x,
+            Err(e) if matches!(e.kind, rrp::error::ErrorKind::Unauthenticated(_)) => {
+                st.rx.auth_refused += 1;
+                return;
+            }
             Err(_) => {
                 st.rx.malformed += 1;
                 return;
@@ -1681,9 +1850,11 @@ impl<'a> Host<'a> {
             "redirect_renewals": st.tx.redirect_renewals,
             "busy": st.busy,
             "datagrams": rx.datagrams,
-            "rx_lost": st.rx_lost,
+            "rx_lost": st.impaired.all.lost,
+            "impair": self.impair_json(&st),
             "management": rx.management,
             "management_ignored": rx.management_ignored,
+            "auth_refused": rx.auth_refused,
             "probes": rx.probes,
             "received": rx.by_source(),
             "ei": rx.ei(),
@@ -1706,16 +1877,70 @@ impl<'a> Host<'a> {
         })
     }
 
-    /// `{"cmd":"impair","rx_loss":P}`: drops each received datagram with
-    /// probability P (0 to 1; 0 ends it), as a lossy link would.
+    /// `stats`' `impair`: the settings and the counts (module docs).
+    fn impair_json(&self, st: &State) -> Value {
+        let cfg = st.impair.as_ref().map(|i| *i.impairer.config());
+        let c = &st.impaired;
+        json!({
+            "rx_loss": cfg.map_or(0.0, |c| c.loss),
+            "duplicate": cfg.map_or(0.0, |c| c.duplicate),
+            "reorder": cfg.map_or(0.0, |c| c.reorder),
+            "seed": cfg.map(|c| c.seed),
+            "seen": c.all.seen,
+            "passed": c.all.passed,
+            "lost": c.all.lost,
+            "duplicated": c.all.duplicated,
+            "reordered": c.all.reordered,
+            "held": c.all.held(),
+            "probes": {
+                "seen": c.probes_seen,
+                "lost": c.probes_lost,
+                "duplicated": c.probes_duplicated,
+                "reordered": c.probes_reordered,
+            },
+        })
+    }
+
+    /// `{"cmd":"impair","rx_loss":P,"duplicate":D,"reorder":R,"seed":S}`:
+    /// impairs what the link receives, as a lossy, duplicating, reordering
+    /// link would (module docs); all three 0 ends it.
     fn cmd_impair(&self, req: &Value) -> Reply {
-        let p = req
-            .get("rx_loss")
-            .and_then(Value::as_f64)
-            .filter(|p| (0.0..=1.0).contains(p))
-            .ok_or("rx_loss: a probability from 0 to 1")?;
-        self.lock().rx_loss = p;
-        Ok(json!({"rx_loss": p}))
+        let prob = |k: &str| -> Result<f64, String> {
+            match req.get(k) {
+                None => Ok(0.0),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or_else(|| format!("{k}: a probability from 0 to 1")),
+            }
+        };
+        let (loss, duplicate, reorder) = (prob("rx_loss")?, prob("duplicate")?, prob("reorder")?);
+        let seed = match req.get("seed") {
+            None => now_ns() | 1,
+            Some(v) => v.as_u64().ok_or("seed: an unsigned integer")?,
+        };
+        let on = loss + duplicate + reorder > 0.0;
+        let cfg = ImpairConfig {
+            loss,
+            duplicate,
+            reorder,
+            ..ImpairConfig::seeded(seed)
+        };
+        let mut st = self.lock();
+        // A datagram the previous settings held back is delivered first.
+        let held = st.impair_flush();
+        st.impair = on.then(|| RxImpair {
+            impairer: Impairer::new(cfg, Arc::new(MonotonicClock::new()), 64),
+            held: None,
+        });
+        drop(st);
+        self.deliver(held);
+        Ok(json!({
+            "rx_loss": loss,
+            "duplicate": duplicate,
+            "reorder": reorder,
+            "seed": on.then_some(seed),
+        }))
     }
 
     fn cmd_reset(&self, req: &Value) -> Reply {
@@ -1868,12 +2093,12 @@ impl HostSide for Host<'_> {
         self.me.store(address.0, Ordering::Relaxed);
         let mut st = self.lock();
         st.node.set_address(address);
-        drop(st);
         for (hr, n) in &self.spec.hrs {
-            if let Ok(bytes) = Message::WhoAreYou
+            if let Ok(mut bytes) = Message::WhoAreYou
                 .to_packet(Address(*hr), address)
                 .and_then(|p| p.to_bytes())
             {
+                st.node.sign(&mut bytes);
                 let _ = self.link.send(&bytes, n);
             }
         }
@@ -1934,6 +2159,10 @@ impl HostSide for Host<'_> {
 
     /// An empty `to` is every member of the SAN: each neighbour.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool {
+        // Signed on a keyed SAN, as the node's own packets are.
+        let mut signed = packet.to_vec();
+        self.lock().node.sign(&mut signed);
+        let packet = &signed[..];
         if to.is_empty() {
             let all: BTreeSet<NativeAddr> = self.lock().neighbours.values().copied().collect();
             return all.iter().all(|n| self.link.send(packet, n).is_ok());

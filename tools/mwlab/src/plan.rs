@@ -301,6 +301,11 @@ impl Plan {
                     control: dir.join(format!("{}.ctl", h.name)),
                     management: None,
                     members: san_members(&h.san, &h.name),
+                    auth_key: topo
+                        .sans
+                        .iter()
+                        .find(|s| s.name == h.san)
+                        .and_then(|s| s.key.clone()),
                 },
                 san: h.san.clone(),
                 spec_file: dir.join(format!("{}.host.json", h.name)),
@@ -567,6 +572,12 @@ impl Plan {
                         hr_iface(p)
                     );
                 }
+            }
+            if let Some(k) = &sp.key {
+                let _ = write!(
+                    s,
+                    "[hr.auth]\nsend_key = 1\nkeys = [{{ id = 1, secret = \"{k}\" }}]\n"
+                );
             }
             for h in self.hosts.iter().filter(|h| &h.san == san) {
                 if h.spec.level != "C" && h.spec.address != 0 {
