@@ -166,6 +166,8 @@ impl DaemonBackend {
             self.log.set_level(l.level);
         }
         *cfg = new;
+        // Logged here, whoever asked (SIGHUP or `mwctl reload`).
+        tracing::info!(changes = ?plan.changes, "configuration reloaded");
         Ok(plan.changes)
     }
 }

@@ -600,7 +600,7 @@ fn wait_for_signals(backend: &DaemonBackend) {
     for sig in signals.forever() {
         if sig == SIGHUP {
             match backend.reload() {
-                Ok(changes) => tracing::info!(?changes, "configuration reloaded"),
+                Ok(_) => {} // logged by the reload itself
                 Err(e) => tracing::warn!("reload refused: {e}"),
             }
         } else {

@@ -96,7 +96,7 @@ pub enum Event {
     FibComputed {
         /// Their version.
         version: u64,
-        /// Destinations routed from the first HR.
+        /// Destinations routed: the most any HR's FIB holds.
         routes: usize,
     },
     /// A port went down or up.

@@ -529,7 +529,11 @@ impl Router {
         if changed > 0 {
             tables.version += 1;
             let version = tables.version;
-            let routes = tables.len(PortId::new(0));
+            // The most any HR routes (HR 0 may be down).
+            let routes = (0..tables.ports())
+                .map(|p| tables.len(PortId::new(p)))
+                .max()
+                .unwrap_or(0);
             self.fib = fib;
             self.stats.fib_versions += 1;
             self.outputs.push_back(Output::FibChanged(version));

@@ -539,12 +539,16 @@ impl Router {
         let limit = self.cfg.limits.max_rts_per_neighbour;
         let refuse = |s: &mut Self, why: RtRefusal| {
             *s.stats.rts_refused.entry(why).or_default() += 1;
-            s.event(Event::RtRefused {
-                port,
-                from: sa,
-                san,
-                why,
-            });
+            // A loop is RRP working (a buddy's RT coming back through this
+            // box, every refresh): counted, not logged.
+            if why != RtRefusal::Loop {
+                s.event(Event::RtRefused {
+                    port,
+                    from: sa,
+                    san,
+                    why,
+                });
+            }
         };
         let h = &mut self.hrs[port];
         let from_count = h.per_buddy.get(&sa).copied().unwrap_or(0);
