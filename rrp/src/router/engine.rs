@@ -19,6 +19,8 @@
 //! | `answer` | requests: RRP#1/#2 routes, RRP#6 first HR, RRP#4/#5 info |
 //! | `errors` | dataplane notices: ERR UNK, RRP#3, ERR GENERAL under the error manners |
 //! | `down` | port up/down, HR-DOWN and LINK-DOWN, tombstones |
+//! | `guard` | whom the box believes without keys: source check, strangers, HR-DOWN/LINK-DOWN from buddies only and at a bounded rate, a probe before a third party's HR-DOWN |
+//! | `auth` | keyed authentication per HR: what arrives is checked, what leaves is signed |
 //! | `timers` | the next timer and what runs when it fires |
 //!
 //! One engine runs a whole box: N HRs, one per port, twins of each other.
