@@ -5,27 +5,16 @@
 //! de's HR, with a real buddy's SA), and a forged RT, are refused, counted
 //! and change nothing: every probe from H0 to H8 arrives.
 
+mod common;
+
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
-use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabTimers, Plan, Wiring};
-use mwsim::topology::Topology;
+use mwlab::lab::{Lab, host_client, mwctl};
+use mwlab::plan::{LabManagement, LabTimers};
 use rrp::Address;
 use rrp::wire::{Message, RouteTable, SourceRoute};
 use serde_json::{Value, json};
-
-fn keyed_appendix_b() -> Topology {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml");
-    let mut t = Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap();
-    for (i, s) in t.sans.iter_mut().enumerate() {
-        // One key per SAN.
-        s.key = Some(format!("{:02x}", i + 1).repeat(20));
-    }
-    t
-}
 
 fn ok(v: Value) -> Value {
     assert_eq!(v["ok"], true, "{v}");
@@ -39,26 +28,13 @@ fn rrp(lab: &Lab, name: &str) -> Value {
 
 #[test]
 fn a_keyed_lab_converges_and_refuses_the_forged_hr_down_and_rt() {
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(
-        keyed_appendix_b(),
-        &tmp.path().join("lab"),
-        LabTimers::default(),
-        Wiring::Udp,
-    )
-    .unwrap();
-    let bins = Binaries {
-        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    // One key per SAN.
+    let (lab, _tmp) =
+        common::appendix_b_with(LabManagement::default(), LabTimers::default(), |t| {
+            for (i, s) in t.sans.iter_mut().enumerate() {
+                s.key = Some(format!("{:02x}", i + 1).repeat(20));
+            }
+        });
     assert!(rrp(&lab, "ad")["auth_verified"].as_u64().unwrap() > 0);
 
     // ad's HR on SAN D (0x011a) and where it listens.

@@ -7,14 +7,13 @@
 //! probe arrives; ad counts each forged datagram as a spoofed source on
 //! that port, and its accounting balances.
 
+mod common;
+
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
-use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabTimers, Plan, Wiring};
-use mwsim::topology::Topology;
+use mwlab::lab::{host_client, mwctl};
+use mwlab::plan::{LabManagement, LabTimers};
 use rrp::Address;
 use rrp::wire::{Message, RouteTable, SourceRoute};
 use serde_json::{Value, json};
@@ -33,28 +32,7 @@ fn forged(m: &Message) -> Vec<u8> {
 
 #[test]
 fn forged_hr_down_rt_and_link_down_from_a_stranger_change_nothing() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml");
-    let topo = Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(
-        topo,
-        &tmp.path().join("lab"),
-        LabTimers::default(),
-        Wiring::Udp,
-    )
-    .unwrap();
-    let bins = Binaries {
-        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let (lab, _tmp) = common::appendix_b(LabManagement::default(), LabTimers::default());
     let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
     let (port, (_, bind)) = ad
         .hrs

@@ -1,5 +1,7 @@
 //! What the lab tests with management share: an Appendix B lab with given
-//! management settings and timers, up and converged.
+//! management settings and timers (and a topology edited first), up and
+//! converged. Not every test file uses every helper.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,18 +14,24 @@ use mwsim::topology::Topology;
 /// Appendix B on loopback UDP in a fresh directory, with management `m`
 /// and `timers`, converged. Fails (panics) on settings the plan refuses.
 pub fn appendix_b(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDir) {
+    appendix_b_with(m, timers, |_| {})
+}
+
+/// [`appendix_b`] with its topology changed by `edit` first (keys on the
+/// SANs, say).
+pub fn appendix_b_with(
+    m: LabManagement,
+    timers: LabTimers,
+    edit: impl FnOnce(&mut Topology),
+) -> (Lab, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
     )
     .unwrap();
-    let mut plan = Plan::new(
-        Topology::from_toml(&text).unwrap(),
-        &tmp.path().join("lab"),
-        timers,
-        Wiring::Udp,
-    )
-    .unwrap();
+    let mut topo = Topology::from_toml(&text).unwrap();
+    edit(&mut topo);
+    let mut plan = Plan::new(topo, &tmp.path().join("lab"), timers, Wiring::Udp).unwrap();
     plan.set_management(m).unwrap();
     let bins = Binaries {
         mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
