@@ -25,16 +25,6 @@ fn corpus_root() -> PathBuf {
     manifest().join("../fuzz/corpus")
 }
 
-fn files_of(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Bytes of a `.hex` vector: hex digits, whitespace, `#` comments.
 fn hex_file(p: &Path) -> Vec<u8> {
     let text = fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -52,7 +42,7 @@ fn hex_file(p: &Path) -> Vec<u8> {
 /// The seeds: (file name, bytes).
 fn seeds() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for p in files_of(&manifest().join("tests/vectors")) {
+    for p in testkit::corpus::files(&manifest().join("tests/vectors")) {
         let name = p.file_stem().expect("name").to_string_lossy().into_owned();
         out.push((format!("vector-{name}"), hex_file(&p)));
     }
@@ -78,7 +68,11 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 fn replay_corpus() {
     let root = corpus_root();
     let mad = root.join("mad");
-    assert!(!files_of(&mad).is_empty(), "no seeds in {}", mad.display());
+    assert!(
+        !testkit::corpus::files(&mad).is_empty(),
+        "no seeds in {}",
+        mad.display()
+    );
     let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("fuzz corpus {}: {e}", root.display()))
         .map(|e| e.expect("directory entry").path())
@@ -88,7 +82,7 @@ fn replay_corpus() {
     let mut files = 0;
     let mut failures = Vec::new();
     for dir in &dirs {
-        for path in files_of(dir) {
+        for path in testkit::corpus::files(dir) {
             let data = fs::read(&path).expect("readable corpus file");
             files += 1;
             if catch_unwind(AssertUnwindSafe(|| fuzzing::mad(&data))).is_err() {

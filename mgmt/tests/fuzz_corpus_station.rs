@@ -11,7 +11,6 @@
 //! `cargo test -p mgmt --test fuzz_corpus_station -- --ignored write_seed_corpus`.
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use mgmt::fuzzing;
@@ -23,16 +22,6 @@ fn manifest() -> PathBuf {
 
 fn corpus() -> PathBuf {
     manifest().join("../fuzz/corpus/mgmt_station")
-}
-
-fn files_of(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Bytes of a `.hex` vector: hex digits, whitespace, `#` comments.
@@ -73,7 +62,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         answers.extend(record(0x08 | (i << 4), &zeros));
     }
     out.push(("answers-of-zeros".to_string(), answers));
-    for p in files_of(&manifest().join("tests/vectors")) {
+    for p in testkit::corpus::files(&manifest().join("tests/vectors")) {
         let name = p.file_stem().expect("name").to_string_lossy().into_owned();
         let mad = hex_file(&p);
         // A packet vector carries its MAD after the EEP header.
@@ -93,23 +82,7 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn replay_corpus() {
-    let dir = corpus();
-    let inputs = files_of(&dir);
-    assert!(!inputs.is_empty(), "empty corpus {}", dir.display());
-    let mut failures = Vec::new();
-    for path in &inputs {
-        let data = fs::read(path).expect("readable corpus file");
-        if catch_unwind(AssertUnwindSafe(|| fuzzing::station(&data))).is_err() {
-            failures.push(path.display().to_string());
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "mgmt_station failed on {} of {} inputs:\n{}",
-        failures.len(),
-        inputs.len(),
-        failures.join("\n")
-    );
+    testkit::corpus::replay("mgmt_station", &corpus(), fuzzing::station);
 }
 
 #[test]

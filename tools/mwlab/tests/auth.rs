@@ -81,16 +81,7 @@ fn a_keyed_lab_converges_and_refuses_the_forged_hr_down_and_rt() {
         forged += 2;
         std::thread::sleep(Duration::from_millis(200));
     }
-    let mut h8 = host_client(&lab.plan, "H8").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let got = loop {
-        let s = ok(h8.request(&json!({"cmd": "stats"})).unwrap());
-        let n = s["received"]["0x0100"]["unique"].as_u64().unwrap_or(0);
-        if n >= 1000 || Instant::now() > deadline {
-            break n;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let got = common::probes_received(&lab, "H8", "0x0100", 1000, 15);
     assert_eq!(got, 1000, "every probe arrived while the forgery ran");
     let after = rrp(&lab, "ad");
     let d = |k: &str| after[k].as_u64().unwrap() - before[k].as_u64().unwrap();

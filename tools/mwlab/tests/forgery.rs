@@ -80,16 +80,7 @@ fn forged_hr_down_rt_and_link_down_from_a_stranger_change_nothing() {
             sent += 1;
         }
     }
-    let mut h8 = host_client(&lab.plan, "H8").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let got = loop {
-        let s = ok(h8.request(&json!({"cmd": "stats"})).unwrap());
-        let n = s["received"]["0x0100"]["unique"].as_u64().unwrap_or(0);
-        if n >= 4000 || Instant::now() > deadline {
-            break n;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    let got = common::probes_received(&lab, "H8", "0x0100", 4000, 20);
     assert_eq!(got, 4000, "every probe arrived while the forgery ran");
 
     let after = stats();

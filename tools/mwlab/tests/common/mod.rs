@@ -47,3 +47,19 @@ pub fn appendix_b_with(
     .unwrap();
     (lab, tmp)
 }
+
+/// The probes host `to` received from `from` (unique), polled until
+/// `want` came or `secs` passed.
+pub fn probes_received(lab: &Lab, to: &str, from: &str, want: u64, secs: u64) -> u64 {
+    let mut c = mwlab::lab::host_client(&lab.plan, to).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = c.request(&serde_json::json!({"cmd": "stats"})).unwrap();
+        assert_eq!(s["ok"], true, "{s}");
+        let n = s["received"][from]["unique"].as_u64().unwrap_or(0);
+        if n >= want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
