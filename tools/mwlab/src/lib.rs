@@ -6,9 +6,9 @@
 //! - [`plan`]: from a topology to router configurations and host specs;
 //! - [`lab`]: the processes, their state file, what the lab asks them;
 //! - [`netns`]: namespaces, bridges and veths of a `--netns` lab;
-//! - [`host`]: the host role and its control socket;
-//! - [`host_mgmt`]: a host's in-band management (agent, client, admin
-//!   socket);
+//! - [`host`]: the host role and its control socket, and
+//!   [`host::management`], a host's in-band management (agent, client,
+//!   admin socket);
 //! - [`demo`]: the checks (convergence, agreement with mwsim, paths through
 //!   the routers' FIBs, traffic, HR-DOWN);
 //! - [`tour`]: `mwlab demo`, the checks in order;
@@ -19,7 +19,6 @@
 pub mod cli;
 pub mod demo;
 pub mod host;
-pub mod host_mgmt;
 pub mod lab;
 pub mod netns;
 pub mod plan;

@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use mwsim::topology::Topology;
 use serde::{Deserialize, Serialize};
 
+use crate::host::management::HostManagement;
 use crate::host::{HostLink, HostSpec};
-use crate::host_mgmt::HostManagement;
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
 /// and notices a dead router in under one (docs/configuration.md "[timers]").
