@@ -35,18 +35,26 @@ mod eal;
 mod ethdev;
 mod flow;
 mod mbuf;
+mod port;
+mod queue;
+mod replication;
 mod ring;
+mod stats;
 
 pub use clock::TscClock;
 pub use eal::{DpdkError, Eal, lcore_id, register_thread, try_register_thread};
 pub use ethdev::{
-    CHAIN_FROM_LEN, CHAIN_MIN_LEN, CHAINING_DRIVERS, DpdkPort, ETH_HLEN, ETHERTYPE_MW,
-    ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, PortStats, RawQueue, Replication, StartOptions,
-    TX_OFFLOAD_MULTI_SEGS,
+    ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, StartOptions,
 };
 pub use flow::{RxSpread, Spread};
 pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, free_burst, rx_error_from_flags};
+pub use port::DpdkPort;
+pub use queue::RawQueue;
+pub use replication::{
+    CHAIN_FROM_LEN, CHAIN_MIN_LEN, CHAINING_DRIVERS, Replication, TX_OFFLOAD_MULTI_SEGS,
+};
 pub use ring::{RingPair, ring_pair};
+pub use stats::PortStats;
 
 /// The raw bindings (`dpdk-sys`), for the `RTE_MBUF_F_*` constants and
 /// callers that need the C API (tests set `ol_flags` with them).
