@@ -9,7 +9,8 @@
 //!   capture items) and the protocol's limits;
 //! - [`view`]: the shapes of the answers, and their construction from the
 //!   RRP engine;
-//! - [`mad`]: the `mad` command: in-band management requests and answers;
+//! - [`mad`]: the `mad` command (its query is [`proto::mad`]): in-band
+//!   management requests and answers;
 //! - [`dispatch`]: the one place where commands are answered, over the
 //!   [`dispatch::Backend`] a box provides;
 //! - [`sample`]: a sample box behind the same dispatcher (tests, docs);
