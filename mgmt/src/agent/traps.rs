@@ -4,11 +4,18 @@
 //! configured number of times. Traps are rate-limited (a flapping port or a
 //! stream of bad keys cannot flood the manager); what is suppressed is
 //! counted.
+//!
+//! Here are the queue of traps in flight ([`Traps`]) and the agent's trap
+//! senders: port state (128), drops (129), M_Key violation (256), HR down
+//! (1024), no address (1025, the announcement), RT limit (1026).
 
 use std::collections::VecDeque;
 
-use crate::agent::Time;
-use crate::wire::MAD_LEN;
+use rrp::{Address, NativeAddr, PortId};
+
+use crate::agent::{Agent, AgentEvent, Incoming, Managed, Output, Time};
+use crate::attr::{Notice, PortCounters, PortInfo};
+use crate::wire::{MAD_LEN, MadRepr, Method, MgmtClass, Status};
 
 /// A trap waiting for its TrapRepress.
 #[derive(Debug, Clone)]
@@ -126,6 +133,197 @@ impl Traps {
     /// When the next repeat is due.
     pub fn next_timer(&self) -> Option<Time> {
         self.pending.iter().map(|p| p.next).min()
+    }
+}
+
+// The trap senders: each builds its notice and hands it to `Agent::trap`,
+// which sends it and keeps it until repressed.
+impl Agent {
+    /// A failed M_Key check: logged, and trap 256 to the manager.
+    pub(super) fn violation(&mut self, now: Time, input: &Incoming<'_>, req: &MadRepr) {
+        self.event(AgentEvent::MKeyViolation {
+            from: input.src,
+            class: req.class,
+            method: req.method,
+            attribute: req.attribute,
+        });
+        let issuer = self.issuer(input.port);
+        let n = Notice::bad_mkey(
+            issuer,
+            input.src,
+            req.method,
+            req.class,
+            req.attribute,
+            req.modifier,
+            req.mkey,
+        );
+        self.trap(now, n);
+    }
+
+    /// This node's address as a notice's issuer: the port's.
+    pub(super) fn issuer(&self, port: PortId) -> Address {
+        self.ports
+            .get(port.index())
+            .copied()
+            .filter(|a| *a != Address::UNSPECIFIED)
+            .or_else(|| {
+                self.ports
+                    .iter()
+                    .copied()
+                    .find(|a| *a != Address::UNSPECIFIED)
+            })
+            .unwrap_or(Address::UNSPECIFIED)
+    }
+
+    /// Sends a notice to the manager as Trap(Notice), repeated until
+    /// repressed.
+    pub fn trap(&mut self, now: Time, mut notice: Notice) {
+        // The producer is what this node is (1 host, 3 router).
+        notice.producer_type = self.cfg.node_type as u32;
+        let to = self.cfg.manager;
+        if to == Address::UNSPECIFIED {
+            self.stats.traps_no_manager += 1;
+            return;
+        }
+        if !self.traps.allow(now) {
+            self.stats.traps_suppressed += 1;
+            return;
+        }
+        let tid = self.next_tid;
+        self.next_tid = self.next_tid.wrapping_add(1);
+        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        if notice.emit(&mut data).is_err() {
+            return;
+        }
+        let mad = MadRepr {
+            class: MgmtClass::SUBN,
+            class_version: 1,
+            response: false,
+            method: Method::TRAP,
+            status: Status::OK,
+            tid,
+            attribute: Notice::ID,
+            modifier: 0,
+            mkey: 0,
+            data,
+            dr: None,
+        };
+        let Ok(bytes) = mad.to_bytes() else { return };
+        let number = notice.trap_number;
+        if let Some(old) = self.traps.sent(now, tid, number, &bytes) {
+            self.stats.traps_unanswered += 1;
+            self.event(AgentEvent::TrapUnanswered { number: old });
+        }
+        self.stats.traps_sent += 1;
+        self.event(AgentEvent::TrapSent { number, to });
+        self.outputs.push_back(Output::Route {
+            dst: to,
+            mad: Box::new(bytes),
+        });
+    }
+
+    /// A port went down or up (trap 128).
+    pub fn port_changed<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        port: PortId,
+        up: bool,
+    ) {
+        self.refresh_ports(managed);
+        let hr = self.ports.get(port.index()).copied().unwrap_or_default();
+        let n = Notice::port_state(
+            self.issuer(port),
+            port.index() as u8,
+            if up { PortInfo::ACTIVE } else { PortInfo::DOWN },
+            hr,
+        );
+        self.trap(now, n);
+    }
+
+    /// A neighbour HR is down (trap 1024).
+    pub fn hr_down<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        hr: Address,
+        port: PortId,
+    ) {
+        self.refresh_ports(managed);
+        let n = Notice::hr_down(self.issuer(port), hr, port.index() as u8);
+        self.trap(now, n);
+    }
+
+    /// An RT limit was reached on `port` (trap 1026).
+    pub fn rt_limit<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        port: PortId,
+        from: Address,
+        which: u8,
+        max: u32,
+    ) {
+        self.refresh_ports(managed);
+        let n = Notice::rt_limit(self.issuer(port), from, port.index() as u8, which, max);
+        self.trap(now, n);
+    }
+
+    /// Trap 1025 out of every port without an address, to every member of
+    /// its SAN (docs/manager.md "Address assignment").
+    pub(super) fn announce(&mut self) {
+        for p in 0..self.ports.len() {
+            if self.ports[p] != Address::UNSPECIFIED {
+                continue;
+            }
+            let mut notice = Notice::no_address(self.cfg.identity, p as u8);
+            notice.producer_type = self.cfg.node_type as u32;
+            let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+            if notice.emit(&mut data).is_err() {
+                continue;
+            }
+            let tid = self.next_tid;
+            self.next_tid = self.next_tid.wrapping_add(1);
+            let mad = MadRepr {
+                class: MgmtClass::SUBN,
+                class_version: 1,
+                response: false,
+                method: Method::TRAP,
+                status: Status::OK,
+                tid,
+                attribute: Notice::ID,
+                modifier: 0,
+                mkey: 0,
+                data,
+                dr: None,
+            };
+            let Ok(bytes) = mad.to_bytes() else { continue };
+            self.stats.announcements += 1;
+            self.outputs.push_back(Output::Send {
+                port: PortId::new(p),
+                native: NativeAddr::NONE,
+                dst: Address::BROADCAST,
+                mad: Box::new(bytes),
+            });
+        }
+    }
+
+    /// Trap 129 for each port whose drops since the last check reach the
+    /// threshold.
+    pub(super) fn check_drops<M: Managed + ?Sized>(&mut self, now: Time, managed: &M) {
+        let n = managed.ports();
+        self.drops_seen.resize(n, u64::MAX);
+        for p in (0..n).map(PortId::new) {
+            let Some(c) = managed.counters(p) else {
+                continue;
+            };
+            let drops: u64 = c.iter().skip(PortCounters::FIRST_DROP).sum();
+            let before = std::mem::replace(&mut self.drops_seen[p.index()], drops);
+            if before != u64::MAX && drops.saturating_sub(before) >= self.cfg.drop_threshold {
+                let notice = Notice::drops(self.issuer(p), p.index() as u8, drops - before);
+                self.trap(now, notice);
+            }
+        }
     }
 }
 

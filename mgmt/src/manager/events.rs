@@ -1,0 +1,182 @@
+//! What a manager outputs: requests for its node to send, and events to
+//! log.
+
+use std::fmt;
+
+use rrp::{Address, NativeAddr};
+
+use crate::client::Request;
+use crate::wire::Status;
+
+use super::{Control, SmState};
+
+/// What the manager asks its node to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManagerOutput {
+    /// Send this request; its answer goes to [`Manager::on_answer`](super::Manager::on_answer) with
+    /// `id`.
+    Request {
+        /// The manager's handle.
+        id: u64,
+        /// The request.
+        request: Request,
+    },
+    /// Something to log (every transition once, with the reason).
+    Event(ManagerEvent),
+}
+
+/// What a manager reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManagerEvent {
+    /// A transition, and why.
+    State {
+        /// From.
+        from: SmState,
+        /// To.
+        to: SmState,
+        /// Why.
+        why: String,
+    },
+    /// A node without an address was given one (`again`: the one it had
+    /// before).
+    AddressAssigned {
+        /// Its identity.
+        identity: u64,
+        /// The address.
+        address: Address,
+        /// Where it is on the SAN.
+        native: NativeAddr,
+        /// The address it had before.
+        again: bool,
+    },
+    /// Two identities answered at one address within two sweeps.
+    DuplicateAddress {
+        /// The address.
+        address: Address,
+        /// The identity seen before, the one seen now.
+        identities: [u64; 2],
+    },
+    /// A node without an address got none: the pool is used up.
+    PoolExhausted {
+        /// Its identity.
+        identity: u64,
+    },
+    /// A multicast group was created.
+    GroupCreated {
+        /// The group.
+        group: Address,
+        /// Its MTU (bytes; 0: unlimited).
+        mtu: u32,
+    },
+    /// A multicast group was deleted.
+    GroupDeleted {
+        /// The group.
+        group: Address,
+        /// The member records it had.
+        members: usize,
+    },
+    /// A join was refused.
+    JoinRefused {
+        /// The group.
+        group: Address,
+        /// Who asked.
+        member: Address,
+        /// Why (the status answered).
+        status: Status,
+    },
+    /// A member the sweeps no longer find lost its record.
+    MemberPruned {
+        /// The group.
+        group: Address,
+        /// The member.
+        member: Address,
+    },
+    /// A control Set refused (no SM key, or not valid in this state).
+    ControlRefused {
+        /// From whom.
+        from: Address,
+        /// What.
+        control: Control,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+impl ManagerEvent {
+    /// Its kind's name (the key of the daemon's log rate limit).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            ManagerEvent::State { .. } => "manager state",
+            ManagerEvent::AddressAssigned { .. } => "address assigned",
+            ManagerEvent::DuplicateAddress { .. } => "duplicate address",
+            ManagerEvent::PoolExhausted { .. } => "address pool exhausted",
+            ManagerEvent::GroupCreated { .. } => "group created",
+            ManagerEvent::GroupDeleted { .. } => "group deleted",
+            ManagerEvent::JoinRefused { .. } => "join refused",
+            ManagerEvent::MemberPruned { .. } => "member pruned",
+            ManagerEvent::ControlRefused { .. } => "control refused",
+        }
+    }
+
+    /// The node whose request caused it, when a received packet did.
+    pub const fn source(&self) -> Option<Address> {
+        match self {
+            ManagerEvent::JoinRefused { member, .. } => Some(*member),
+            ManagerEvent::ControlRefused { from, .. } => Some(*from),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ManagerEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ManagerEvent::State { from, to, why } => write!(f, "manager {from} -> {to}: {why}"),
+            ManagerEvent::AddressAssigned {
+                identity,
+                address,
+                native,
+                again,
+            } => write!(
+                f,
+                "manager: {address} given to node {identity:#018x} at {native}{}",
+                if *again { " (its address before)" } else { "" }
+            ),
+            ManagerEvent::DuplicateAddress {
+                address,
+                identities,
+            } => write!(
+                f,
+                "manager: duplicate address {address}: nodes {:#018x} and {:#018x} answer at it",
+                identities[0], identities[1]
+            ),
+            ManagerEvent::PoolExhausted { identity } => write!(
+                f,
+                "manager: no address left in the pool for node {identity:#018x}"
+            ),
+            ManagerEvent::GroupCreated { group, mtu } => {
+                write!(f, "manager: group {group} created, MTU {mtu}")
+            }
+            ManagerEvent::GroupDeleted { group, members } => {
+                write!(
+                    f,
+                    "manager: group {group} deleted ({members} member records)"
+                )
+            }
+            ManagerEvent::JoinRefused {
+                group,
+                member,
+                status,
+            } => write!(f, "manager: join of {member} to {group} refused: {status}"),
+            ManagerEvent::MemberPruned { group, member } => {
+                write!(
+                    f,
+                    "manager: {member} pruned from {group} (no longer on the SAN)"
+                )
+            }
+            ManagerEvent::ControlRefused { from, control, why } => {
+                write!(f, "manager: {} from {from} refused: {why}", control.name())
+            }
+        }
+    }
+}
