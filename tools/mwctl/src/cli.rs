@@ -119,7 +119,7 @@ pub enum Cmd {
     Mad(crate::mad::MadArgs),
     /// In-band management: read a node's identity, ports, counters, LRT or
     /// a route, as tables (admin; docs/management.md).
-    Query(crate::mad::QueryArgs),
+    Query(crate::query::QueryArgs),
     /// The SAN managers this box runs and the members their sweeps found
     /// (docs/manager.md).
     #[command(subcommand)]

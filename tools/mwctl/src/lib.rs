@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod mad;
 pub mod mcast;
+pub mod query;
+pub mod render;
 pub mod san;
 pub mod shell;
 pub mod table;
@@ -223,7 +225,7 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
                 ..Default::default()
             };
             let mut c = Client::connect(&cli.socket, mad::answer_timeout(&probe, timeout))?;
-            let (v, text) = mad::query(&mut c, q)?;
+            let (v, text) = query::query(&mut c, q)?;
             let text = if cli.json {
                 format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
             } else {
@@ -247,7 +249,7 @@ fn print(json: bool, cmd: &Command, v: &Value, out: &mut dyn Write) -> Result<()
         s.push('\n');
         s
     } else {
-        table::render(cmd, v)
+        render::render(cmd, v)
     };
     out.write_all(text.as_bytes())
         .map_err(|e| local("writing the output", e))
@@ -274,7 +276,7 @@ fn watch(
         } else {
             match serde_json::from_value::<Stats>(v.clone()) {
                 Ok(st) => {
-                    let t = table::stats(
+                    let t = render::stats(
                         &st,
                         prev.as_ref()
                             .map(|(p, at)| (p, now.duration_since(*at).as_secs_f64())),
@@ -282,7 +284,7 @@ fn watch(
                     prev = Some((st, now));
                     t
                 }
-                Err(_) => table::render(&cmd, &v),
+                Err(_) => render::render(&cmd, &v),
             }
         };
         if n > 0 && !cli.json {

@@ -1,0 +1,586 @@
+//! The human rendering of each command's answer: the columns of the
+//! tables an operator reads often (kept within 80 columns; `--json` has
+//! every field, under the same names) and the layouts of counters, routes,
+//! stats, multicast and management.
+
+use std::fmt::Write as _;
+
+use admin::mad::MadAnswer;
+use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
+use admin::view::{CounterRow, ManagementInfo, McastInfo, RouteLookup, Stats};
+use serde_json::Value;
+
+use crate::table::{Table, cell, generic, objects_table_only};
+
+const HRS: &[&str] = &[
+    "port", "hr", "san", "mtu", "cost", "native", "up", "lrt", "buddies", "rts",
+];
+const PORTS: &[&str] = &[
+    "port",
+    "name",
+    "backend",
+    "receive",
+    "hr",
+    "up",
+    "native",
+    "mtu",
+    "received",
+    "transmitted",
+    "dropped",
+    "strangers",
+];
+const LRT: &[&str] = &[
+    "port", "hr", "address", "name", "native", "static", "router", "missed", "logical",
+];
+const RTS: &[&str] = &[
+    "port", "hr", "san", "sn", "q", "mtu", "origin", "rcvf", "csr", "nodes",
+];
+/// `show routes`: the HR is the port's (`show hrs`), the path is in `show
+/// route ADDR` and `--json`.
+const ROUTES: &[&str] = &["port", "dst", "q", "mtu", "next", "rcvf"];
+const FIB: &[&str] = &["port", "hr", "dst", "next", "egress", "native", "q", "mtu"];
+const NEIGHBORS: &[&str] = &["port", "hr", "address", "name", "native", "missed", "rts"];
+const WORKERS: &[&str] = &[
+    "worker",
+    "core",
+    "receives",
+    "received",
+    "transmitted",
+    "dropped",
+];
+const ROUTER: &[&str] = &[
+    "name",
+    "version",
+    "uptime_s",
+    "hrs",
+    "router_cost",
+    "k",
+    "fib_version",
+    "known_sans",
+    "lrt_nodes",
+    "rts_kept",
+];
+
+/// The human rendering of the answer to `cmd`.
+pub fn render(cmd: &Command, v: &Value) -> String {
+    match cmd {
+        Command::Show(s) => match s {
+            Show::Router {} => generic(v, ROUTER),
+            Show::Config {} => v["toml"]
+                .as_str()
+                .map_or_else(|| generic(v, &[]), str::to_string),
+            Show::Hrs {} => generic(v, HRS),
+            Show::Ports {} => generic(v, PORTS),
+            Show::Lrt { .. } => generic(v, LRT),
+            Show::Rts { .. } => generic(v, RTS),
+            Show::Routes { .. } => only(v, ROUTES),
+            Show::Fib { .. } => generic(v, FIB),
+            Show::Neighbors { .. } => only(v, NEIGHBORS),
+            Show::Counters { .. } => match serde_json::from_value::<Vec<CounterRow>>(v.clone()) {
+                Ok(rows) => counters(&rows),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Route { .. } => match serde_json::from_value::<RouteLookup>(v.clone()) {
+                Ok(l) => route_lookup(&l),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Management {} => match serde_json::from_value::<ManagementInfo>(v.clone()) {
+                Ok(m) => management(&m),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Mcast {} => match serde_json::from_value::<McastInfo>(v.clone()) {
+                Ok(m) => mcast(&m),
+                Err(_) => generic(v, &[]),
+            },
+            Show::Workers {} => generic(v, WORKERS),
+        },
+        Command::Mad(_) => match serde_json::from_value::<MadAnswer>(v.clone()) {
+            Ok(a) => crate::mad::render_answer(&a),
+            Err(_) => generic(v, &[]),
+        },
+        Command::Stats {
+            format: StatsFormat::Prometheus,
+        } => v["text"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| generic(v, &[])),
+        Command::Stats { .. } => match serde_json::from_value::<Stats>(v.clone()) {
+            Ok(s) => stats(&s, None),
+            Err(_) => generic(v, &[]),
+        },
+        Command::Version {} => match (v["daemon"].as_str(), v["protocol"].as_u64()) {
+            (Some(d), Some(p)) => format!(
+                "mwrouterd {d} (admin protocol {p})\nmwctl {} (admin protocol {})\n",
+                env!("CARGO_PKG_VERSION"),
+                admin::proto::PROTOCOL_VERSION
+            ),
+            _ => generic(v, &[]),
+        },
+        Command::Port { port, state } => match (v["port"].as_u64(), v["hr"].as_str()) {
+            (Some(p), Some(hr)) => format!(
+                "port {p} (HR {hr}) is {}\n",
+                v["state"].as_str().unwrap_or(match state {
+                    admin::proto::PortState::Up => "up",
+                    admin::proto::PortState::Down => "down",
+                })
+            ),
+            _ => format!("port {port}: done\n"),
+        },
+        Command::Route(op) => {
+            let (what, dst, port) = match op {
+                RouteOp::Add { dst, port, .. } => {
+                    if v["replaced"].as_bool() == Some(true) {
+                        ("replaced", dst, port)
+                    } else {
+                        ("added", dst, port)
+                    }
+                }
+                RouteOp::Del { dst, port } => ("removed", dst, port),
+            };
+            format!("static entry {dst} on port {port} {what}\n")
+        }
+        Command::Clear(Clear::Counters { .. }) => match v["cleared"].as_array() {
+            Some(p) => format!(
+                "counters cleared (port {})\n",
+                p.iter().map(cell).collect::<Vec<_>>().join(", ")
+            ),
+            None => "counters cleared\n".into(),
+        },
+        Command::LogLevel { level } => match v["previous"].as_str() {
+            Some(prev) => format!("log level {} (was {prev})\n", level.name()),
+            None => format!("log level {}\n", level.name()),
+        },
+        Command::Reload {} => {
+            let mut s = String::from("configuration reloaded\n");
+            if let Some(c) = v["changes"].as_array() {
+                for x in c {
+                    let _ = writeln!(s, "  {}", cell(x));
+                }
+            }
+            s
+        }
+        Command::Capture { .. } => generic(v, &["captured", "lost", "ended", "drops"]),
+    }
+}
+
+fn num(n: u64) -> String {
+    n.to_string()
+}
+
+/// `show counters`: one row per port, then drops by reason (the reasons
+/// that occurred).
+pub fn counters(rows: &[CounterRow]) -> String {
+    // Two tables, each within 80 columns: traffic, then what the control
+    // plane sent and was told.
+    let mut t = Table::new(&[
+        "port",
+        "received",
+        "forwarded",
+        "punted",
+        "dropped",
+        "transmitted",
+        "rx_errors",
+    ]);
+    t.right = vec![true; t.headers.len()];
+    let mut c = Table::new(&[
+        "port",
+        "injected",
+        "inject_failed",
+        "notices",
+        "notices_dropped",
+        "strangers",
+    ]);
+    c.right = vec![true; c.headers.len()];
+    for r in rows {
+        t.row(vec![
+            num(u64::from(r.port.0)),
+            num(r.received),
+            num(r.forwarded),
+            num(r.punted),
+            num(r.dropped),
+            num(r.transmitted),
+            num(r.rx_errors),
+        ]);
+        c.row(vec![
+            num(u64::from(r.port.0)),
+            num(r.injected),
+            num(r.inject_failed),
+            num(r.notices),
+            num(r.notices_dropped),
+            num(r.strangers),
+        ]);
+    }
+    let mut out = t.render();
+    out.push('\n');
+    out.push_str(&c.render());
+    // Reasons in the order the daemon gives them (first row), then others.
+    let mut reasons: Vec<&String> = Vec::new();
+    for r in rows {
+        for (k, n) in &r.drops {
+            if *n > 0 && !reasons.contains(&k) {
+                reasons.push(k);
+            }
+        }
+    }
+    if reasons.is_empty() {
+        out.push_str("\nno drops\n");
+        return out;
+    }
+    let mut heads: Vec<String> = vec!["drops by reason".into()];
+    heads.extend(rows.iter().map(|r| format!("port {}", r.port)));
+    let mut d = Table {
+        right: (0..heads.len()).map(|i| i > 0).collect(),
+        headers: heads,
+        rows: Vec::new(),
+    };
+    for k in reasons {
+        let mut row = vec![k.clone()];
+        row.extend(
+            rows.iter()
+                .map(|r| num(r.drops.get(k).copied().unwrap_or(0))),
+        );
+        d.row(row);
+    }
+    out.push('\n');
+    out.push_str(&d.render());
+    out
+}
+
+fn mtu(m: Option<u32>) -> String {
+    match m {
+        None => "-".into(),
+        Some(0) => "unlimited".into(),
+        Some(m) => m.to_string(),
+    }
+}
+
+fn join<T: ToString>(v: &[T], empty: &str) -> String {
+    if v.is_empty() {
+        empty.into()
+    } else {
+        v.iter().map(T::to_string).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// `show route ADDR`: per ingress HR, the decision, path, Q, MTU, RCVF, and
+/// the other routes.
+pub fn route_lookup(l: &RouteLookup) -> String {
+    let mut s = format!("route to {}\n", l.dst);
+    for x in &l.lookups {
+        let _ = write!(s, "  from port {} (HR {}): ", x.port, x.hr);
+        match x.result.as_str() {
+            "forward" => {
+                let _ = write!(
+                    s,
+                    "forward out of port {}",
+                    x.egress.map_or("?".into(), |p| num_u16(p.0))
+                );
+                if let Some(h) = x.egress_hr {
+                    let _ = write!(s, " (HR {h})");
+                }
+                if !x.next_hop.is_empty() {
+                    let _ = write!(s, " to {}", x.next_hop);
+                }
+                s.push('\n');
+            }
+            "local" => s.push_str("local (this box)\n"),
+            "no_route" => {
+                s.push_str("no route (dropped, ERR UNK to the source)\n");
+                continue;
+            }
+            other => {
+                let _ = writeln!(s, "{other}");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "    Q {}  MTU {}  RCVF {}",
+            x.q.map_or("-".into(), |q| q.to_string()),
+            mtu(x.mtu),
+            join(&x.rcvf, "-")
+        );
+        let _ = writeln!(s, "    path {}", join(&x.path, "(direct)"));
+        if !x.alternatives.is_empty() {
+            s.push_str("    other routes:\n");
+            let mut t = Table::new(&["Q", "MTU", "next", "path", "RCVF"]);
+            t.right = vec![true, true, false, false, false];
+            for a in &x.alternatives {
+                t.row(vec![
+                    a.q.to_string(),
+                    mtu(Some(a.mtu)),
+                    a.next.clone(),
+                    join(&a.path, "(direct)"),
+                    join(&a.rcvf, "-"),
+                ]);
+            }
+            for line in t.render().lines() {
+                let _ = writeln!(s, "      {line}");
+            }
+        }
+    }
+    s
+}
+
+fn num_u16(n: u16) -> String {
+    n.to_string()
+}
+
+/// `stats`: per-port totals (with rates against `prev`, taken `secs`
+/// earlier), then the control plane's counters.
+pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
+    let mut s = format!("uptime {} s\n", st.uptime_s);
+    let mut heads = vec![
+        "port",
+        "received",
+        "forwarded",
+        "punted",
+        "dropped",
+        "transmitted",
+    ];
+    if prev.is_some() {
+        heads.extend(["rx/s", "fwd/s", "drop/s", "tx/s"]);
+    }
+    let mut t = Table::new(&heads);
+    t.right = vec![true; heads.len()];
+    for r in &st.ports {
+        let mut row = vec![
+            num(u64::from(r.port.0)),
+            num(r.received),
+            num(r.forwarded),
+            num(r.punted),
+            num(r.dropped),
+            num(r.transmitted),
+        ];
+        if let Some((p, secs)) = prev {
+            let old = p.ports.iter().find(|o| o.port == r.port);
+            let rate = |f: fn(&CounterRow) -> u64| -> String {
+                match old {
+                    Some(o) if secs > 0.0 => {
+                        format!("{:.0}", f(r).saturating_sub(f(o)) as f64 / secs)
+                    }
+                    _ => "-".into(),
+                }
+            };
+            row.push(rate(|c| c.received));
+            row.push(rate(|c| c.forwarded));
+            row.push(rate(|c| c.dropped));
+            row.push(rate(|c| c.transmitted));
+        }
+        t.row(row);
+    }
+    s.push_str(&t.render());
+    if !st.plane.is_empty() {
+        s.push_str("\ncontrol plane\n");
+        let w = st.plane.keys().map(String::len).max().unwrap_or(0);
+        for (k, v) in &st.plane {
+            let _ = writeln!(s, "  {k:w$}  {v}");
+        }
+    }
+    s
+}
+
+/// `show mcast`: one line per group, in 80 columns.
+pub fn mcast(m: &McastInfo) -> String {
+    let mut out = String::new();
+    if m.groups.is_empty() {
+        let _ = writeln!(out, "no group has members");
+        return out;
+    }
+    let mut t = Table::new(&[
+        "group",
+        "member SANs",
+        "branches",
+        "packets",
+        "copies",
+        "mtu",
+        "failed",
+    ]);
+    let list = |v: &[u16]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter().map(u16::to_string).collect::<Vec<_>>().join(",")
+        }
+    };
+    for g in &m.groups {
+        let sans: Vec<String> = g.member_sans.iter().map(|a| a.to_string()).collect();
+        t.row(vec![
+            g.group.to_string(),
+            sans.join(","),
+            list(&g.branches),
+            g.counters.packets.to_string(),
+            g.counters.copies.to_string(),
+            g.counters.branch_mtu.to_string(),
+            g.counters.copy_failed.to_string(),
+        ]);
+    }
+    let _ = write!(out, "{}", t.render());
+    let _ = writeln!(
+        out,
+        "{} groups; reverse path known for {} SANs, {} sources",
+        m.groups.len(),
+        m.source_sans,
+        m.sources
+    );
+    out
+}
+
+/// `show management`: the agent's state, its counters (those not 0), the
+/// notices received.
+pub fn management(m: &ManagementInfo) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "identity     {}", m.identity);
+    let _ = writeln!(out, "description  {}", m.description);
+    let _ = writeln!(
+        out,
+        "manager      {}",
+        m.manager
+            .map_or_else(|| "- (no traps)".to_string(), |a| a.to_string())
+    );
+    let lease = match (m.lease_s, m.lease_left_ms) {
+        (0, _) => "never runs out".to_string(),
+        (s, None) => format!("{s} s"),
+        (s, Some(left)) => format!("{s} s, running: {} s left", left.div_ceil(1000)),
+    };
+    let _ = writeln!(
+        out,
+        "M_Key        {}, protect {}, lease {lease}, violations {}",
+        if m.mkey_set { "set" } else { "none" },
+        m.protect,
+        m.violations
+    );
+    for (title, c) in [("agent", &m.agent), ("client", &m.client)] {
+        let busy: Vec<String> = c
+            .iter()
+            .filter(|(_, v)| **v > 0)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{title:12} {}",
+            if busy.is_empty() {
+                "-".to_string()
+            } else {
+                busy.join(" ")
+            }
+        );
+    }
+    if !m.managers.is_empty() {
+        out.push_str("\nSAN managers:\n");
+        out.push_str(&crate::san::managers_table(&m.managers));
+    }
+    if m.notices.is_empty() {
+        out.push_str("\nno notices received\n");
+    } else {
+        let mut t = Table::new(&["age_s", "issuer", "trap", "summary"]);
+        t.right[0] = true;
+        for n in &m.notices {
+            t.row(vec![
+                (n.age_ms / 1000).to_string(),
+                n.issuer.to_string(),
+                n.trap.to_string(),
+                n.summary.clone(),
+            ]);
+        }
+        let _ = write!(out, "\nnotices received:\n{}", t.render());
+    }
+    out
+}
+
+/// [`generic`] for an array of objects shown by [`objects_table_only`].
+fn only(v: &Value, cols: &[&str]) -> String {
+    match v {
+        Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_object) => {
+            objects_table_only(a, cols).render()
+        }
+        _ => generic(v, cols),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every line of `text` fits an 80-column terminal.
+    fn fits_80(what: &str, text: &str) {
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= 80,
+                "{what}: {} columns:\n{text}",
+                l.chars().count()
+            );
+        }
+    }
+
+    #[test]
+    fn routes_and_neighbors_fit_80_columns_with_json_names() {
+        // As the Appendix B lab answers: UDP natives, a three-HR RCVF.
+        let routes = json!([
+            {"dst": "0x0108", "hr": "0x0119", "mtu": 1468, "next": "port 1 -> 127.0.0.1:32685",
+             "path": ["0x011a@127.0.0.1:32685", "0x0122@127.0.0.1:32695"], "port": 0, "q": 4,
+             "rcvf": ["0x011a", "0x0121", "0x0122"]},
+            {"dst": "0x0101", "hr": "0x0119", "mtu": 1500, "next": "port 0 -> 127.0.0.1:32688",
+             "path": ["@127.0.0.1:32688"], "port": 15, "q": 65535, "rcvf": []},
+            {"dst": "0x0230", "hr": "0x0120", "mtu": 9000, "next": "port 12 -> 02:00:00:00:02:30",
+             "path": ["@02:00:00:00:02:30"], "port": 12, "q": 12,
+             "rcvf": ["0x011a", "0x0121", "0x0122"]}
+        ]);
+        let cmd = Command::Show(Show::Routes { port: None });
+        let out = render(&cmd, &routes);
+        fits_80("show routes", &out);
+        let head: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(head, ROUTES);
+        for h in head {
+            assert!(routes[0].get(h).is_some(), "{h} is a field of --json");
+        }
+        assert!(out.contains("0x011a 0x0121 0x0122"), "{out}");
+        let neighbors = json!([
+            {"address": "0x011c", "hr": "0x011a", "missed": 1, "name": "bd1/1",
+             "native": "[fe80::1234:5678:9abc:def0]:34997", "port": 1, "rts": 16384}
+        ]);
+        let out = render(&Command::Show(Show::Neighbors { port: None }), &neighbors);
+        fits_80("show neighbors", &out);
+        assert_eq!(
+            out.lines()
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            NEIGHBORS
+        );
+    }
+
+    #[test]
+    fn counters_fit_80_columns_with_json_names() {
+        let big = 9_876_543_210u64;
+        let rows: Vec<CounterRow> = (0..4u16)
+            .map(|p| CounterRow {
+                port: rrp::PortId(p),
+                received: big,
+                rx_errors: big,
+                forwarded: big,
+                punted: big,
+                dropped: big,
+                transmitted: big,
+                injected: big,
+                inject_failed: big,
+                notices: big,
+                notices_dropped: big,
+                strangers: big,
+                drops: [("no-route".to_string(), big), ("mtu".to_string(), 3)].into(),
+            })
+            .collect();
+        let out = counters(&rows);
+        fits_80("show counters", &out);
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        // The two tables of counters (the third is drops by reason).
+        for block in out.split("\n\n").take(2) {
+            let head = block.lines().next().unwrap();
+            for h in head.split_whitespace() {
+                assert!(json.get(h).is_some(), "{h} is a field of --json: {json}");
+            }
+        }
+        assert!(out.contains("no-route"), "{out}");
+    }
+}
