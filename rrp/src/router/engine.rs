@@ -50,15 +50,15 @@ use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
 use crate::wire::record::Mtu;
 
-use super::advertise::*;
-use super::errors::*;
-use super::fib::*;
+use super::advertise::{AdvKey, Advertised};
+use super::errors::ErrorLimiter;
+use super::fib::FibState;
 use super::intern::Interner;
-use super::lrt::*;
-use super::receive::*;
-use super::rt::*;
-use super::table::*;
-use super::timers::*;
+use super::lrt::LrtEntry;
+use super::receive::PartBuf;
+use super::rt::{Learned, NodeList, Origin, Rt, mtu_words};
+use super::table::RouteTables;
+use super::timers::EXPIRY_CHECK_MS;
 
 /// Time in milliseconds since an arbitrary epoch.
 pub type Time = u64;
