@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ports::impair::Clock;
+use ports::clock::Clock;
 use ports::{Burst, Port};
 use rrp::PortId;
 

@@ -449,7 +449,8 @@ fn adaptive_idle_pauses_without_losing_packets() {
 fn a_delayed_ingress_under_a_running_worker_loses_nothing() {
     // Impairment delay (real clock) and loss on the ingress of a running
     // worker: the router forwards exactly what the impairer passed.
-    use ports::impair::{ImpairConfig, MonotonicClock};
+    use ports::clock::MonotonicClock;
+    use ports::impair::ImpairConfig;
     let cfg = EngineConfig {
         hrs: HRS.to_vec(),
         mtus: vec![1500; 3],

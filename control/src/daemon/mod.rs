@@ -107,7 +107,7 @@ fn spawn_workers<P: Port + 'static>(
     receive: Vec<Vec<PortId>>,
     natives: Vec<NativeAddr>,
     on_start: fn(),
-    clock: fn() -> Option<Box<dyn ports::impair::Clock>>,
+    clock: fn() -> Option<Box<dyn ports::clock::Clock>>,
 ) -> Result<Running, DaemonError> {
     let n = per_worker.len();
     let ecfg = cfg.engine_config();
@@ -221,7 +221,7 @@ fn spawn_workers<P: Port + 'static>(
 fn no_op() {}
 
 /// The workers' clock on socket and memory ports: the monotonic clock.
-fn std_clock() -> Option<Box<dyn ports::impair::Clock>> {
+fn std_clock() -> Option<Box<dyn ports::clock::Clock>> {
     None
 }
 
@@ -382,8 +382,8 @@ fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
         register_thread();
     }
     /// The TSC, read once per pass (EAL measured its frequency).
-    fn tsc() -> Option<Box<dyn ports::impair::Clock>> {
-        ports::dpdk::TscClock::new().map(|c| Box::new(c) as Box<dyn ports::impair::Clock>)
+    fn tsc() -> Option<Box<dyn ports::clock::Clock>> {
+        ports::dpdk::TscClock::new().map(|c| Box::new(c) as Box<dyn ports::clock::Clock>)
     }
     let mut r = spawn_workers(cfg, per_worker, receive, natives, reg, tsc)?;
     r.receive = described;

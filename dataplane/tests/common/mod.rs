@@ -7,7 +7,8 @@ use dataplane::{
     Punt, Worker, channels, fib_channel,
 };
 use ports::HeapBuf;
-use ports::impair::{ImpairConfig, TestClock};
+use ports::clock::TestClock;
+use ports::impair::ImpairConfig;
 use ports::memory::{MemPort, mem_link};
 use rrp::Address;
 use rrp::DropReason;

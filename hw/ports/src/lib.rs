@@ -13,6 +13,7 @@
 //! AF_PACKET rings and DPDK ethdev (feature `dpdk`).
 
 pub mod af_packet;
+pub mod clock;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
 pub mod heap;

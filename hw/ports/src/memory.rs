@@ -19,8 +19,9 @@ use std::sync::{Arc, OnceLock};
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::clock::Clock;
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
-use crate::impair::{Clock, ImpairConfig, Impairer};
+use crate::impair::{ImpairConfig, Impairer};
 use crate::{BURST, Burst, PacketBuf, Port};
 use rrp::LinkKind;
 use rrp::NativeAddr;

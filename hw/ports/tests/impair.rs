@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use ports::impair::{Clock, ImpairConfig, ImpairStats, Impairer, MonotonicClock, TestClock};
+use ports::clock::{Clock, MonotonicClock, TestClock};
+use ports::impair::{ImpairConfig, ImpairStats, Impairer};
 use ports::memory::{MemPort, mem_link};
 use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
 use rrp::NativeAddr;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use ports::Port;
-use ports::impair::{Clock, MonotonicClock};
+use ports::clock::{Clock, MonotonicClock};
 use rrp::{LinkKind, NativeAddr};
 
 use crate::backend::{PortArg, parse_impair};

@@ -9,7 +9,7 @@
 //! ring) are counted in `refused`, not in `sent`; their sequence numbers are
 //! used again by the next packets, so that the receiver sees no gap for them.
 //!
-//! Tests drive it with a test clock (ports::impair::TestClock) shared with
+//! Tests drive it with a test clock (ports::clock::TestClock) shared with
 //! the impairment layer; crate::run drives it with the machine's clock.
 
 use ports::{BURST, Burst, PacketBuf, Port};

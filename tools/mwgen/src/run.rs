@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ports::Port;
-use ports::impair::Clock;
+use ports::clock::Clock;
 use serde::Serialize;
 
 use crate::generator::{Generator, TxCounts};

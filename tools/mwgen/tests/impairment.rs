@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use mwgen::{Generator, Profile, Sizes};
-use ports::impair::{Clock, ImpairConfig, ImpairStats, TestClock};
+use ports::clock::{Clock, TestClock};
+use ports::impair::{ImpairConfig, ImpairStats};
 use ports::memory::mem_link;
 use proptest::prelude::*;
 use rrp::{LinkKind, NativeAddr};

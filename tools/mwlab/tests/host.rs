@@ -309,7 +309,8 @@ fn two_hosts_count_exactly() {
 /// `Impairer` with the same seed given as many packets.
 #[test]
 fn impairment_counts_are_exact() {
-    use ports::impair::{ImpairConfig, Impairer, TestClock};
+    use ports::clock::TestClock;
+    use ports::impair::{ImpairConfig, Impairer};
     const N: u64 = 4000;
     const OTHER: u64 = 2000;
     const SEED: u64 = 0x5eed;

@@ -3,7 +3,7 @@
 
 use dpdk_sys as sys;
 
-use crate::impair::Clock;
+use crate::clock::Clock;
 
 /// Nanoseconds from the time-stamp counter, counted from creation, at the
 /// frequency EAL measured (`rte_get_tsc_hz`). Needs EAL initialised.

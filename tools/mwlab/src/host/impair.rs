@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use mwgen::probe::{self, Received};
 use ports::HeapBuf;
-use ports::impair::{ImpairConfig, ImpairStats, Impairer, MonotonicClock};
+use ports::clock::MonotonicClock;
+use ports::impair::{ImpairConfig, ImpairStats, Impairer};
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::{Header, locate};
 use rrp::{Address, NativeAddr};
