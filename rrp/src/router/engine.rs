@@ -17,7 +17,7 @@
 //! | `fib` | the per-HR FIBs from each HR's best routes |
 //! | `advertise` | RRP#9 to buddies: batches, refresh, encoding |
 //! | `answer` | requests: RRP#1/#2 routes, RRP#6 first HR, RRP#4/#5 info |
-//! | `errors` | dataplane notices: ERR UNK, RRP#3, ERR GENERAL under the error manners |
+//! | `notice_answers` | dataplane notices answered: ERR UNK, RRP#3, ERR GENERAL under the error manners |
 //! | `down` | port up/down, HR-DOWN and LINK-DOWN, tombstones |
 //! | `guard` | whom the box believes without keys: source check, strangers, HR-DOWN/LINK-DOWN from buddies only and at a bounded rate, a probe before a third party's HR-DOWN |
 //! | `auth` | keyed authentication per HR: what arrives is checked, what leaves is signed |
@@ -51,10 +51,10 @@ use crate::wire::message::{Message, NodeInfo};
 use crate::wire::record::Mtu;
 
 use super::advertise::{AdvKey, Advertised};
-use super::errors::ErrorLimiter;
 use super::fib::FibState;
 use super::intern::Interner;
 use super::lrt::LrtEntry;
+use super::notice_answers::ErrorLimiter;
 use super::receive::PartBuf;
 use super::rt::{Learned, NodeList, Origin, Rt, mtu_words};
 use super::table::RouteTables;
