@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
-use crate::demo;
+use crate::checks;
 use crate::lab::{self, Binaries, Lab, alive, load_state};
 use crate::plan::{LabManagement, LabTimers, NetnsBackend, Plan, Wiring};
 
@@ -235,7 +235,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
                 dir.display()
             );
             if wait {
-                let (_, t) = demo::converge(
+                let (_, t) = checks::converge(
                     &lab.plan,
                     &[],
                     Duration::from_millis(500),
@@ -251,7 +251,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             let dir = dir.unwrap_or_else(default_dir);
             let st = load_state(&dir).map_err(|e| (2, e))?;
             let f = lab::fibs(&st.plan, &[]);
-            let (have, want) = demo::complete(&st.plan, &f, &[]);
+            let (have, want) = checks::complete(&st.plan, &f, &[]);
             let procs: Vec<Value> = st
                 .procs
                 .iter()

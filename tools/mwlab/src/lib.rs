@@ -9,15 +9,15 @@
 //! - [`host`]: the host role and its control socket, and
 //!   [`host::management`], a host's in-band management (agent, client,
 //!   admin socket);
-//! - [`demo`]: the checks (convergence, agreement with mwsim, paths through
+//! - [`checks`]: the checks (convergence, agreement with mwsim, paths through
 //!   the routers' FIBs, traffic, HR-DOWN);
 //! - [`tour`]: `mwlab demo`, the checks in order;
 //! - [`cli`]: the command line.
 //!
 //! docs/mwlab.md is the user's guide.
 
+pub mod checks;
 pub mod cli;
-pub mod demo;
 pub mod host;
 pub mod lab;
 pub mod netns;

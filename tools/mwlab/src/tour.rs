@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
-use crate::demo::{self, Flow};
+use crate::checks::{self, Flow};
 use crate::lab::{Binaries, Lab, fibs};
 use crate::plan::{LabTimers, NetnsBackend, Plan, Wiring};
 
@@ -160,7 +160,7 @@ pub fn run(
         }
     };
     t.step("start the processes", true, json!(lab.procs));
-    demo::with_lab(lab, |lab| tour(&mut t, lab, kill, &mut out));
+    checks::with_lab(lab, |lab| tour(&mut t, lab, kill, &mut out));
     t.say("stopped every process and removed the lab's directory");
     finish(t, out)
 }
@@ -187,7 +187,7 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
     let plan = lab.plan.clone();
     // 2. Convergence.
     let live = t.human && std::io::stdout().is_terminal();
-    let conv = demo::converge(
+    let conv = checks::converge(
         &plan,
         &[],
         Duration::from_millis(500),
@@ -227,7 +227,7 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
     }
     out["routes_per_router"] = Value::Object(per_router);
     // 3. The simulator agrees.
-    match demo::compare_with_sim(&plan, &f) {
+    match checks::compare_with_sim(&plan, &f) {
         Ok(d) if d.is_empty() => t.step("routes match the simulator (mwsim)", true, json!([])),
         Ok(d) => t.step("routes match the simulator (mwsim)", false, json!(d)),
         Err(e) => t.step("routes match the simulator (mwsim)", false, json!(e)),
@@ -236,14 +236,14 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
     let pairs = pairs(&plan);
     let mut paths = Vec::new();
     for (a, b) in &pairs {
-        let p = demo::walk(&plan, &f, a, b);
+        let p = checks::walk(&plan, &f, a, b);
         if t.human {
             println!("         path {a} -> {b}: {}", p.routers.join(" -> "));
         }
         paths.push(json!({"src": a, "dst": b, "path": p}));
     }
     out["paths"] = json!(paths);
-    let flows = demo::traffic(&plan, &pairs, 500, 2000);
+    let flows = checks::traffic(&plan, &pairs, 500, 2000);
     match flows {
         Ok(fl) => {
             print_flows(t.human, &fl);
@@ -261,7 +261,7 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
     // is one, so that the source keeps its own HR).
     let first_path = pairs
         .first()
-        .map(|(a, b)| demo::walk(&plan, &f, a, b).routers)
+        .map(|(a, b)| checks::walk(&plan, &f, a, b).routers)
         .unwrap_or_default();
     let victim = kill.or_else(|| first_path.get(1).or(first_path.first()).cloned());
     let Some(victim) = victim else {
@@ -284,12 +284,12 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
     let (mut rerouted, mut remnants, mut new_paths, mut neighbours, mut logged);
     loop {
         let f = fibs(&plan, &dead);
-        remnants = demo::remnants_of(&plan, &f, &victim);
-        neighbours = demo::neighbours_of(&plan, &victim);
-        logged = demo::hr_down_logged(lab, &victim);
+        remnants = checks::remnants_of(&plan, &f, &victim);
+        neighbours = checks::neighbours_of(&plan, &victim);
+        logged = checks::hr_down_logged(lab, &victim);
         new_paths = pairs
             .iter()
-            .map(|(a, b)| (a.clone(), b.clone(), demo::walk(&plan, &f, a, b)))
+            .map(|(a, b)| (a.clone(), b.clone(), checks::walk(&plan, &f, a, b)))
             .collect::<Vec<_>>();
         rerouted = new_paths
             .iter()
@@ -330,7 +330,7 @@ fn tour(t: &mut Tour, lab: &mut Lab, kill: Option<String>, out: &mut Value) {
         rerouted,
         json!(out["paths_after"]),
     );
-    match demo::traffic(&plan, &pairs, 500, 2000) {
+    match checks::traffic(&plan, &pairs, 500, 2000) {
         Ok(fl) => {
             print_flows(t.human, &fl);
             let lost: u64 = fl.iter().map(|f| f.lost).sum();

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
+use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
 use mwlab::plan::{LabTimers, Plan, Wiring};
 use mwsim::topology::Topology;
@@ -131,7 +131,7 @@ fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
         mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
     };
     let mut lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
+    checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),

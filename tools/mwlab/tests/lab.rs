@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mwlab::demo;
+use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
 use mwlab::plan::{LabTimers, Plan, Wiring};
 use mwsim::topology::Topology;
@@ -40,7 +40,7 @@ fn converged_as(file: &str, wiring: Wiring) -> (Lab, tempfile::TempDir) {
     let dir = tmp.path().join("lab");
     let plan = Plan::new(topology(file), &dir, LabTimers::default(), wiring).unwrap();
     let lab = Lab::up(plan, &bins()).unwrap();
-    demo::converge(
+    checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),
@@ -144,20 +144,20 @@ fn ok(v: Value) -> Value {
 fn appendix_b_converges_to_the_simulators_routes_without_loops() {
     let (lab, _tmp) = converged("appendix-b.toml");
     let f = mwlab::lab::fibs(&lab.plan, &[]);
-    let diffs = demo::compare_with_sim(&lab.plan, &f).unwrap();
+    let diffs = checks::compare_with_sim(&lab.plan, &f).unwrap();
     assert!(diffs.is_empty(), "{diffs:#?}");
     // Every pair of hosts: a complete, loop-free path through the FIBs.
     for a in &lab.plan.hosts {
         for b in &lab.plan.hosts {
             if a.san != b.san {
-                let p = demo::walk(&lab.plan, &f, &a.spec.name, &b.spec.name);
+                let p = checks::walk(&lab.plan, &f, &a.spec.name, &b.spec.name);
                 assert!(p.complete, "{} -> {}: {p:?}", a.spec.name, b.spec.name);
             }
         }
     }
     // The draft's examples (Appendix B, docs/spec-notes.md): H0 -> H8 leaves
     // SAN A through router ad and SAN D through de.
-    let p = demo::walk(&lab.plan, &f, "H0", "H8");
+    let p = checks::walk(&lab.plan, &f, "H0", "H8");
     assert!(
         p.routers.ends_with(&["ad".to_string(), "de".to_string()]),
         "{p:?}"
@@ -192,7 +192,7 @@ fn a_router_port_down_and_up_with_mwctl() {
     let mut detour = None;
     for _ in 0..100 {
         let f = mwlab::lab::fibs(&lab.plan, &[]);
-        let p = demo::walk(&lab.plan, &f, "H0", "H8");
+        let p = checks::walk(&lab.plan, &f, "H0", "H8");
         if p.complete && !p.routers.contains(&"ad".to_string()) {
             detour = Some(p);
             break;
@@ -201,11 +201,11 @@ fn a_router_port_down_and_up_with_mwctl() {
     }
     let detour = detour.expect("H0 -> H8 avoids ad once its SAN A port is down");
     assert!(detour.routers.contains(&"de".to_string()));
-    let flows = demo::traffic(&lab.plan, &[("H0".into(), "H8".into())], 200, 2000).unwrap();
+    let flows = checks::traffic(&lab.plan, &[("H0".into(), "H8".into())], 200, 2000).unwrap();
     assert_eq!(flows[0].lost, 0, "{flows:?}");
     // Up again: the simulator's routes come back.
     mwctl(&ad.socket, &["port", "0", "up"]).unwrap();
-    demo::converge(
+    checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),
@@ -216,7 +216,7 @@ fn a_router_port_down_and_up_with_mwctl() {
     let mut same = false;
     for _ in 0..100 {
         let f = mwlab::lab::fibs(&lab.plan, &[]);
-        if demo::compare_with_sim(&lab.plan, &f).unwrap().is_empty() {
+        if checks::compare_with_sim(&lab.plan, &f).unwrap().is_empty() {
             same = true;
             break;
         }
@@ -437,11 +437,11 @@ fn appendix_b_over_ethernet_in_network_namespaces() {
     let made = mwlab::netns::planned(&lab.plan);
     assert!(made.namespaces.len() == 17 && made.bridges.len() == 5);
     let f = mwlab::lab::fibs(&lab.plan, &[]);
-    let diffs = demo::compare_with_sim(&lab.plan, &f).unwrap();
+    let diffs = checks::compare_with_sim(&lab.plan, &f).unwrap();
     assert!(diffs.is_empty(), "{diffs:#?}");
     // Next hops are MACs now, and traffic crosses the bridges.
     assert!(f.values().any(|(_, _, n)| n.starts_with("02:4d:")), "{f:?}");
-    let flows = demo::traffic(
+    let flows = checks::traffic(
         &lab.plan,
         &[("H0".into(), "H9".into()), ("H9".into(), "H2".into())],
         200,
@@ -535,7 +535,7 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
     .unwrap();
     assert!(plan.router_config(0).contains("[[hr.static]]"));
     let lab = Lab::up(plan, &bins()).unwrap();
-    demo::converge(
+    checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),
@@ -551,7 +551,7 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
         s1["rrp7_answered"], 0,
         "a Level-A node does not answer: {s1}"
     );
-    let flows = demo::traffic(&lab.plan, &[("H9".into(), "H1".into())], 200, 2000).unwrap();
+    let flows = checks::traffic(&lab.plan, &[("H9".into(), "H1".into())], 200, 2000).unwrap();
     assert_eq!(flows[0].lost, 0, "{flows:?}");
     accounting_balances(&lab);
     lab.down().unwrap();

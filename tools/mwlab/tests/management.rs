@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mwlab::demo;
+use mwlab::checks;
 use mwlab::lab::Lab;
 use mwlab::plan::{LabManagement, LabTimers};
 use serde_json::Value;
@@ -159,13 +159,13 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
     assert_eq!(hrs[0]["up"], false, "{hrs}");
     wait_for("H0 -> H8 around ad", 15, || {
         let f = mwlab::lab::fibs(&lab.plan, &[]);
-        let p = demo::walk(&lab.plan, &f, "H0", "H8");
+        let p = checks::walk(&lab.plan, &f, "H0", "H8");
         p.complete && !p.routers.contains(&"ad".to_string())
     });
     // H0 was redirected to ad for H8 when it asked H8 above; a host forgets
     // a redirect no router repeats within its lifetime.
     std::thread::sleep(mwlab::host::REDIRECT_TTL * 2);
-    let flows = demo::traffic(&lab.plan, &[("H0".into(), "H8".into())], 100, 2000).unwrap();
+    let flows = checks::traffic(&lab.plan, &[("H0".into(), "H8".into())], 100, 2000).unwrap();
     assert_eq!(flows[0].lost, 0, "{flows:?}");
     // The port change was trapped too (128, from ad).
     wait_for("trap 128 at H0", 10, || {
@@ -194,7 +194,7 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
     );
     wait_for("the simulator's routes again", 30, || {
         let f = mwlab::lab::fibs(&lab.plan, &[]);
-        demo::compare_with_sim(&lab.plan, &f)
+        checks::compare_with_sim(&lab.plan, &f)
             .map(|d| d.is_empty())
             .unwrap_or(false)
     });

@@ -190,7 +190,7 @@ fn groups_at_the_san_managers_check_joins_and_creates_against_the_mtu() {
         mwlab: std::path::PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
     };
     let lab = Lab::up(plan, &bins).unwrap();
-    mwlab::demo::converge(
+    mwlab::checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mwlab::demo;
+use mwlab::checks;
 use mwlab::lab::{Binaries, Lab};
 use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
 use mwsim::topology::Topology;
@@ -37,7 +37,7 @@ pub fn appendix_b_with(
         mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
     };
     let lab = Lab::up(plan, &bins).unwrap();
-    demo::converge(
+    checks::converge(
         &lab.plan,
         &[],
         Duration::from_millis(500),

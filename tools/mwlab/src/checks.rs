@@ -1,7 +1,8 @@
-//! The tour (`mwlab demo`) and the checks it is made of, usable one by one
-//! by tests: convergence, agreement with the simulator, the path a packet
-//! takes (walked hop by hop through the routers' own FIBs), traffic between
-//! hosts, and what happens when a router process dies.
+//! The checks a lab is put through, usable one by one by tests and run in
+//! order by the tour (`mwlab demo`, [`crate::tour`]): convergence,
+//! agreement with the simulator, the path a packet takes (walked hop by hop
+//! through the routers' own FIBs), traffic between hosts, and what happens
+//! when a router process dies.
 
 use rrp::PortId;
 use std::collections::BTreeSet;
