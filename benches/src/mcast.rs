@@ -318,7 +318,7 @@ pub fn small_channels() -> ChannelConfig {
 pub mod dpdk {
     use super::*;
     use dataplane::{ControlChannels, Engine, FibReader, channels, fib_channel};
-    use ports::dpdk::{DpdkPort, Eal, Mbuf, PortSpec, RawQueue, StartOptions, ring_pair};
+    use ports::dpdk::{DeviceSpec, DpdkPort, Eal, Mbuf, RawQueue, StartOptions, ring_pair};
 
     /// EAL arguments for the benchmark: no hugepages (`huge`: `--in-memory`,
     /// for a machine with hugepages reserved), the bench thread's core.
@@ -374,16 +374,16 @@ pub mod dpdk {
             let ring = (in_flight * 2).next_power_of_two() as u32;
             let inp = ring_pair(eal, &format!("mcin{tag}"), 1, ring).map_err(|e| e.to_string())?;
             let back = ring_pair(eal, &format!("mcbk{tag}"), 1, ring).map_err(|e| e.to_string())?;
-            let mut specs = vec![PortSpec::new(&inp.a).mac(mac(0))];
+            let mut specs = vec![DeviceSpec::new(&inp.a).mac(mac(0))];
             for p in 1..PORTS - 1 {
                 let name = eal
                     .create_vdev(&format!("net_null_mc{tag}{p}"), "no-rx=1")
                     .map_err(|e| e.to_string())?;
-                specs.push(PortSpec::new(name).mac(mac(p)));
+                specs.push(DeviceSpec::new(name).mac(mac(p)));
             }
-            specs.push(PortSpec::new(&back.a).mac(mac(PORTS - 1)));
-            specs.push(PortSpec::new(&inp.b).mac(SOURCE_MAC));
-            specs.push(PortSpec::new(&back.b));
+            specs.push(DeviceSpec::new(&back.a).mac(mac(PORTS - 1)));
+            specs.push(DeviceSpec::new(&inp.b).mac(SOURCE_MAC));
+            specs.push(DeviceSpec::new(&back.b));
             // Chains at every size that allows them (the zero-copy path
             // itself; mwrouterd copies packets under CHAIN_FROM_LEN).
             let opts = StartOptions {

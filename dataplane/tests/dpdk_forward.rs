@@ -37,7 +37,7 @@ mod with_dpdk {
         fib_channel,
     };
     use ports::dpdk::{
-        DpdkPort, ETHERTYPE_MW, Eal, Mbuf, Pool, PortSpec, RawQueue, StartOptions, ring_pair, sys,
+        DeviceSpec, DpdkPort, ETHERTYPE_MW, Eal, Mbuf, Pool, RawQueue, StartOptions, ring_pair, sys,
     };
     use ports::{Burst, PacketBuf};
     use rrp::Address;
@@ -189,10 +189,10 @@ mod with_dpdk {
         let devs = eal
             .start_ports(
                 &[
-                    PortSpec::new(&san_a.a).mac(R0_MAC),
-                    PortSpec::new(&san_b.a).mac(R1_MAC),
-                    PortSpec::new(&san_a.b).mac(HOST_A),
-                    PortSpec::new(&san_b.b).mac(HOST_B),
+                    DeviceSpec::new(&san_a.a).mac(R0_MAC),
+                    DeviceSpec::new(&san_b.a).mac(R1_MAC),
+                    DeviceSpec::new(&san_a.b).mac(HOST_A),
+                    DeviceSpec::new(&san_b.b).mac(HOST_B),
                 ],
                 &StartOptions::default(),
             )
@@ -572,12 +572,12 @@ mod with_dpdk {
         let chained = eal
             .start_ports(
                 &[
-                    PortSpec::new(&pairs[0].a).mac(macs[0]),
-                    PortSpec::new(&pairs[1].a).mac(macs[1]),
-                    PortSpec::new(&pairs[2].a).mac(macs[2]),
-                    PortSpec::new(&pairs[0].b).mac(hosts[0]),
-                    PortSpec::new(&pairs[1].b).mac(hosts[1]),
-                    PortSpec::new(&pairs[2].b).mac(hosts[2]),
+                    DeviceSpec::new(&pairs[0].a).mac(macs[0]),
+                    DeviceSpec::new(&pairs[1].a).mac(macs[1]),
+                    DeviceSpec::new(&pairs[2].a).mac(macs[2]),
+                    DeviceSpec::new(&pairs[0].b).mac(hosts[0]),
+                    DeviceSpec::new(&pairs[1].b).mac(hosts[1]),
+                    DeviceSpec::new(&pairs[2].b).mac(hosts[2]),
                 ],
                 // Chains from the shortest packet that allows them (the
                 // default copies packets under 256 bytes).
@@ -590,8 +590,8 @@ mod with_dpdk {
         let copying = eal
             .start_ports(
                 &[
-                    PortSpec::new(&pairs[3].a).mac(macs[3]),
-                    PortSpec::new(&pairs[3].b).mac(hosts[3]),
+                    DeviceSpec::new(&pairs[3].a).mac(macs[3]),
+                    DeviceSpec::new(&pairs[3].b).mac(hosts[3]),
                 ],
                 &StartOptions {
                     chains: false,

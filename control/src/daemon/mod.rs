@@ -295,13 +295,13 @@ fn open_socket_ports<P: Port>(
 #[cfg(feature = "dpdk")]
 fn start_dpdk(cfg: &Config) -> Result<Running, DaemonError> {
     use crate::config::SpreadMode;
-    use ports::dpdk::{Eal, PortSpec, RxSpread, Spread, StartOptions, register_thread};
+    use ports::dpdk::{DeviceSpec, Eal, RxSpread, Spread, StartOptions, register_thread};
     let eal =
         Eal::init(cfg.eal_args()).map_err(|e| DaemonError::Run(format!("dpdk.eal_args: {e}")))?;
-    let specs: Vec<PortSpec> = (0..cfg.hrs.len())
+    let specs: Vec<DeviceSpec> = (0..cfg.hrs.len())
         .map(|i| {
             let d = cfg.dpdk_port(i).expect("a DPDK HR");
-            let s = PortSpec::new(d.name()).rings(d.rx_ring, d.tx_ring);
+            let s = DeviceSpec::new(d.name()).rings(d.rx_ring, d.tx_ring);
             match d.mac {
                 Some(m) => s.mac(m),
                 None => s,

@@ -27,7 +27,7 @@ mod with_dpdk {
 
     use ports::dpdk::sys;
     use ports::dpdk::{
-        DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, PortSpec, RX_ERROR_FLAGS,
+        DeviceSpec, DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, RX_ERROR_FLAGS,
         RX_FLAGS_MASK, RawQueue, RxSpread, Spread, StartOptions, ring_pair,
     };
     use ports::{BURST, Burst, PacketBuf, Port};
@@ -72,8 +72,8 @@ mod with_dpdk {
         let devs = eal
             .start_ports(
                 &[
-                    PortSpec::new(&pair.a).mac(ROUTER_MAC).rings(256, 256),
-                    PortSpec::new(&pair.b).mac(HOST_MAC).rings(256, 256),
+                    DeviceSpec::new(&pair.a).mac(ROUTER_MAC).rings(256, 256),
+                    DeviceSpec::new(&pair.b).mac(HOST_MAC).rings(256, 256),
                 ],
                 &StartOptions {
                     queues: 1,
@@ -589,7 +589,7 @@ mod with_dpdk {
         let pair = ring_pair(eal, "own", 2, 64).unwrap();
         let devs: Vec<Ethdev> = eal
             .start_ports(
-                &[PortSpec::new(&pair.a), PortSpec::new(&pair.b)],
+                &[DeviceSpec::new(&pair.a), DeviceSpec::new(&pair.b)],
                 &StartOptions {
                     queues: 2,
                     ..StartOptions::default()
@@ -630,7 +630,7 @@ mod with_dpdk {
 
         assert!(matches!(
             eal.start_ports(
-                &[PortSpec::new("net_ring_nosuch")],
+                &[DeviceSpec::new("net_ring_nosuch")],
                 &StartOptions::default()
             ),
             Err(DpdkError::NoSuchDevice(_))
@@ -656,8 +656,8 @@ mod with_dpdk {
         };
         let pair = ring_pair(eal, "spread", 2, 64).unwrap();
         let specs = [
-            PortSpec::new(&pair.a).mac(ROUTER_MAC).rings(64, 64),
-            PortSpec::new(&pair.b).mac(HOST_MAC).rings(64, 64),
+            DeviceSpec::new(&pair.a).mac(ROUTER_MAC).rings(64, 64),
+            DeviceSpec::new(&pair.b).mac(HOST_MAC).rings(64, 64),
         ];
         // auto: the ring PMD has no rte_flow: one receive side, and why.
         let devs = eal.start_ports(&specs, &two_workers(Spread::Auto)).unwrap();
@@ -733,7 +733,7 @@ mod with_dpdk {
         let pair = ring_pair(eal, "spread-ports", 2, 64).unwrap();
         let devs = eal
             .start_ports(
-                &[PortSpec::new(&pair.a).rings(64, 64)],
+                &[DeviceSpec::new(&pair.a).rings(64, 64)],
                 &two_workers(Spread::Ports),
             )
             .unwrap();
@@ -748,7 +748,7 @@ mod with_dpdk {
         // flows: a device that refuses the rules is an error, which says so.
         let pair = ring_pair(eal, "spread-flows", 2, 64).unwrap();
         match eal.start_ports(
-            &[PortSpec::new(&pair.a).rings(64, 64)],
+            &[DeviceSpec::new(&pair.a).rings(64, 64)],
             &two_workers(Spread::Flows),
         ) {
             Err(DpdkError::Config(e)) => {
@@ -760,7 +760,7 @@ mod with_dpdk {
         // A device with fewer transmit queues than workers is refused.
         let pair = ring_pair(eal, "spread-one", 1, 64).unwrap();
         match eal.start_ports(
-            &[PortSpec::new(&pair.a).rings(64, 64)],
+            &[DeviceSpec::new(&pair.a).rings(64, 64)],
             &two_workers(Spread::Auto),
         ) {
             Err(DpdkError::Config(e)) => {
@@ -773,7 +773,7 @@ mod with_dpdk {
         let pair = ring_pair(eal, "spread-single", 1, 64).unwrap();
         let devs = eal
             .start_ports(
-                &[PortSpec::new(&pair.a).rings(64, 64)],
+                &[DeviceSpec::new(&pair.a).rings(64, 64)],
                 &StartOptions {
                     cache: 32,
                     extra_mbufs: 256,

@@ -27,8 +27,8 @@ mod with_dpdk {
     use std::time::{Duration, Instant};
 
     use ports::dpdk::{
-        CHAIN_FROM_LEN, CHAIN_MIN_LEN, DpdkPort, ETH_HLEN, ETHERTYPE_MW, Eal, Ethdev, MIN_FRAME,
-        Mbuf, Pool, PortSpec, Replication, StartOptions, ring_pair,
+        CHAIN_FROM_LEN, CHAIN_MIN_LEN, DeviceSpec, DpdkPort, ETH_HLEN, ETHERTYPE_MW, Eal, Ethdev,
+        MIN_FRAME, Mbuf, Pool, Replication, StartOptions, ring_pair,
     };
     use ports::{Burst, PacketBuf, Port};
     use rrp::NativeAddr;
@@ -80,8 +80,8 @@ mod with_dpdk {
         }
     }
 
-    fn start(eal: &Eal, specs: &[PortSpec], chains: bool) -> Vec<Ethdev> {
-        let specs: Vec<PortSpec> = specs.iter().map(|s| s.clone().rings(256, 256)).collect();
+    fn start(eal: &Eal, specs: &[DeviceSpec], chains: bool) -> Vec<Ethdev> {
+        let specs: Vec<DeviceSpec> = specs.iter().map(|s| s.clone().rings(256, 256)).collect();
         eal.start_ports(&specs, &small(chains))
             .expect("start ports")
     }
@@ -197,10 +197,10 @@ mod with_dpdk {
         let devs = start(
             eal,
             &[
-                PortSpec::new(&pair.a),
-                PortSpec::new(&null),
-                PortSpec::new(&pcap),
-                PortSpec::new(&memif),
+                DeviceSpec::new(&pair.a),
+                DeviceSpec::new(&null),
+                DeviceSpec::new(&pcap),
+                DeviceSpec::new(&memif),
             ],
             true,
         );
@@ -224,7 +224,7 @@ mod with_dpdk {
         drop(p);
         drop(devs);
         // Chains turned off: copies, no chain pools.
-        let devs = start(eal, &[PortSpec::new(&pair.b)], false);
+        let devs = start(eal, &[DeviceSpec::new(&pair.b)], false);
         assert_eq!(devs[0].replication(), Replication::Copy);
         assert!(devs[0].port(0).unwrap().header_pool().is_none());
 
@@ -247,7 +247,7 @@ mod with_dpdk {
             let af = eal
                 .create_vdev("net_af_packet_mode0", "iface=lo")
                 .expect("net_af_packet on lo");
-            let devs = start(eal, &[PortSpec::new(&af)], true);
+            let devs = start(eal, &[DeviceSpec::new(&af)], true);
             assert_eq!(
                 (devs[0].driver(), devs[0].replication()),
                 ("net_af_packet", Replication::ChainOffload)
@@ -266,7 +266,10 @@ mod with_dpdk {
         let pair = ring_pair(eal, "share", 1, 256).unwrap();
         let devs = start(
             eal,
-            &[PortSpec::new(&pair.a).mac(A_MAC), PortSpec::new(&pair.b)],
+            &[
+                DeviceSpec::new(&pair.a).mac(A_MAC),
+                DeviceSpec::new(&pair.b),
+            ],
             true,
         );
         let mut port = devs[0].port(0).unwrap();
@@ -345,16 +348,16 @@ mod with_dpdk {
         let devs = start(
             eal,
             &[
-                PortSpec::new(&chained.a).mac(A_MAC),
-                PortSpec::new(&chained.b),
+                DeviceSpec::new(&chained.a).mac(A_MAC),
+                DeviceSpec::new(&chained.b),
             ],
             true,
         );
         let devs_k = start(
             eal,
             &[
-                PortSpec::new(&copying.a).mac(B_MAC),
-                PortSpec::new(&copying.b),
+                DeviceSpec::new(&copying.a).mac(B_MAC),
+                DeviceSpec::new(&copying.b),
             ],
             false,
         );
@@ -426,8 +429,8 @@ mod with_dpdk {
         let devs = eal
             .start_ports(
                 &[
-                    PortSpec::new(&pair.a).rings(256, 256),
-                    PortSpec::new(&pair.b).rings(256, 256),
+                    DeviceSpec::new(&pair.a).rings(256, 256),
+                    DeviceSpec::new(&pair.b).rings(256, 256),
                 ],
                 &opts,
             )
@@ -447,7 +450,7 @@ mod with_dpdk {
         let null = eal.create_vdev("net_null_dflt0", "no-rx=1").unwrap();
         let devs = eal
             .start_ports(
-                &[PortSpec::new(null).rings(256, 256)],
+                &[DeviceSpec::new(null).rings(256, 256)],
                 &StartOptions {
                     chain_min_len: 10,
                     ..opts
@@ -469,8 +472,8 @@ mod with_dpdk {
         let devs = start(
             eal,
             &[
-                PortSpec::new(&pair.a).mac(A_MAC),
-                PortSpec::new(&pair.b).mac(B_MAC),
+                DeviceSpec::new(&pair.a).mac(A_MAC),
+                DeviceSpec::new(&pair.b).mac(B_MAC),
             ],
             true,
         );
@@ -560,8 +563,8 @@ mod with_dpdk {
         let devs = start(
             eal,
             &[
-                PortSpec::new(&null).mac(A_MAC),
-                PortSpec::new(&pcap).mac(B_MAC),
+                DeviceSpec::new(&null).mac(A_MAC),
+                DeviceSpec::new(&pcap).mac(B_MAC),
             ],
             true,
         );

@@ -353,7 +353,7 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
 #[cfg(feature = "dpdk")]
 fn dpdk(plan: &Plan, tx: &PortArg, rx: Option<&PortArg>, stop: &AtomicBool) -> Result<(), Failure> {
     use crate::backend::{device_name, eal_args};
-    use ports::dpdk::{Eal, PortSpec, StartOptions};
+    use ports::dpdk::{DeviceSpec, Eal, StartOptions};
     let dev = |p: &PortArg| match p {
         PortArg::Dpdk(d) => d.clone(),
         _ => unreachable!("checked: one backend"),
@@ -368,14 +368,14 @@ fn dpdk(plan: &Plan, tx: &PortArg, rx: Option<&PortArg>, stop: &AtomicBool) -> R
         ))
     })?;
     let mut specs = vec![{
-        let s = PortSpec::new(device_name(&devices[0])).promiscuous(true);
+        let s = DeviceSpec::new(device_name(&devices[0])).promiscuous(true);
         match mac_arg("--mac", &plan.args.mac)? {
             Some(m) => s.mac(m),
             None => s,
         }
     }];
     if devices.len() > 1 {
-        let s = PortSpec::new(device_name(&devices[1])).promiscuous(true);
+        let s = DeviceSpec::new(device_name(&devices[1])).promiscuous(true);
         specs.push(match mac_arg("--rx-mac", &plan.args.rx_mac)? {
             Some(m) => s.mac(m),
             None => s,

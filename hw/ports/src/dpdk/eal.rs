@@ -222,7 +222,7 @@ impl Eal {
     /// Creates the virtual device `name` with the driver arguments `args`
     /// (what `--vdev=name,args` does at start-up, e.g. `("net_null7",
     /// "no-rx=1")`), and returns its ethdev name for
-    /// [`PortSpec::new`](super::PortSpec::new). For tests and benchmarks: a
+    /// [`DeviceSpec::new`](super::DeviceSpec::new). For tests and benchmarks: a
     /// vdev name can be used once per process.
     pub fn create_vdev(&self, name: &str, args: &str) -> Result<String, DpdkError> {
         let cname = CString::new(name).map_err(|_| DpdkError::BadArgument(name.into()))?;

@@ -33,7 +33,7 @@ pub(super) const BROADCAST: [u8; 6] = [0xFF; 6];
 
 /// One ethdev to configure and start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PortSpec {
+pub struct DeviceSpec {
     /// The ethdev's name: a PCI address for a NIC (`0000:3b:00.0`, as bound
     /// to vfio-pci and allowed by EAL's `-a`), the vdev name for a virtual
     /// device (`net_memif0`, `net_af_packet0`, a [`ring_pair`](super::ring_pair)
@@ -55,10 +55,10 @@ pub struct PortSpec {
     pub mtu: Option<u16>,
 }
 
-impl PortSpec {
+impl DeviceSpec {
     /// The device `device` with 1024 descriptors per ring and its own MAC.
-    pub fn new(device: impl Into<String>) -> PortSpec {
-        PortSpec {
+    pub fn new(device: impl Into<String>) -> DeviceSpec {
+        DeviceSpec {
             device: device.into(),
             rx_ring: 1024,
             tx_ring: 1024,
@@ -69,26 +69,26 @@ impl PortSpec {
     }
 
     /// Sets the ring sizes.
-    pub fn rings(mut self, rx: u16, tx: u16) -> PortSpec {
+    pub fn rings(mut self, rx: u16, tx: u16) -> DeviceSpec {
         self.rx_ring = rx;
         self.tx_ring = tx;
         self
     }
 
     /// Sets the MAC address.
-    pub fn mac(mut self, mac: [u8; 6]) -> PortSpec {
+    pub fn mac(mut self, mac: [u8; 6]) -> DeviceSpec {
         self.mac = Some(mac);
         self
     }
 
     /// Sets promiscuous mode.
-    pub fn promiscuous(mut self, on: bool) -> PortSpec {
+    pub fn promiscuous(mut self, on: bool) -> DeviceSpec {
         self.promiscuous = Some(on);
         self
     }
 
     /// Sets the MTU.
-    pub fn mtu(mut self, mtu: u16) -> PortSpec {
+    pub fn mtu(mut self, mtu: u16) -> DeviceSpec {
         self.mtu = Some(mtu);
         self
     }
@@ -236,7 +236,7 @@ impl Eal {
     /// replica holds one until its driver frees it).
     pub fn start_ports(
         &self,
-        specs: &[PortSpec],
+        specs: &[DeviceSpec],
         opts: &StartOptions,
     ) -> Result<Vec<Ethdev>, DpdkError> {
         if opts.queues == 0 {
@@ -409,7 +409,7 @@ struct Queues {
 impl Ethdev {
     #[allow(clippy::too_many_arguments)]
     fn start(
-        spec: &PortSpec,
+        spec: &DeviceSpec,
         id: u16,
         socket: i32,
         pool: Pool,

@@ -44,7 +44,7 @@ mod stats;
 pub use clock::TscClock;
 pub use eal::{DpdkError, Eal, lcore_id, register_thread, try_register_thread};
 pub use ethdev::{
-    ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME, PortSpec, StartOptions,
+    DeviceSpec, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME, StartOptions,
 };
 pub use flow::{RxSpread, Spread};
 pub use mbuf::{Mbuf, Pool, RX_ERROR_FLAGS, RX_FLAGS_MASK, free_burst, rx_error_from_flags};
