@@ -19,12 +19,12 @@ use std::process::exit;
 
 use benches::e2e::hugepages;
 use benches::e2e::mcast::{self, McastPart};
-use benches::e2e::part1::{self, Part1};
-use benches::e2e::part2::{self, Part2};
+use benches::e2e::ndr_with_mwgen::{self, Part2};
 use benches::e2e::prereq;
 use benches::e2e::process::{install_interrupt_handler, interrupted};
 use benches::e2e::report;
 use benches::e2e::scale::{self, ScalePart};
+use benches::e2e::single_core_throughput::{self, Part1};
 use benches::e2e::{Env, Options, Result};
 
 const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd] [--scale-cores A,B] [--scale-workers-toml LINES]
@@ -183,14 +183,14 @@ fn run() -> Result<i32> {
     let mut pm = McastPart::default();
     let mut ps = ScalePart::default();
     if opts.part1
-        && let Err(e) = part1::run(&env, &opts, &mem, &mut p1)
+        && let Err(e) = single_core_throughput::run(&env, &opts, &mem, &mut p1)
     {
         eprintln!("e2e: Part 1 stopped: {e}");
         errors.push(format!("part 1: {e}"));
     }
     if opts.part2
         && !interrupted()
-        && let Err(e) = part2::run(&env, &opts, &mem, &mut p2)
+        && let Err(e) = ndr_with_mwgen::run(&env, &opts, &mem, &mut p2)
     {
         eprintln!("e2e: Part 2 stopped: {e}");
         errors.push(format!("part 2: {e}"));

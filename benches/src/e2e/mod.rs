@@ -12,8 +12,10 @@
 //! - [`router`]: mwrouterd with a generated configuration, its counters read
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
-//! - [`part1`], [`part2`]: the two parts of the benchmark; Part 1's peers
-//!   include DPDK's L3 forwarders ([`l3fwd`]);
+//! - [`single_core_throughput`] (Part 1, `--part 1`: each forwarder's
+//!   throughput on one core, pcap in, null out; its peers include DPDK's L3
+//!   forwarders, [`l3fwd`]) and [`ndr_with_mwgen`] (Part 2, `--part 2`: NDR,
+//!   PDR and latency end to end with the generator);
 //! - [`mcast`]: the multicast part against DPDK's `ipv4_multicast` example,
 //!   run by [`ipv4mc`];
 //! - [`examples`]: DPDK's example applications built from `dpdk-doc` with
@@ -28,13 +30,13 @@ pub mod ipv4mc;
 pub mod l3fwd;
 pub mod mcast;
 pub mod mwgen;
-pub mod part1;
-pub mod part2;
+pub mod ndr_with_mwgen;
 pub mod prereq;
 pub mod process;
 pub mod report;
 pub mod router;
 pub mod scale;
+pub mod single_core_throughput;
 pub mod telemetry;
 pub mod testpmd;
 pub mod traffic;

@@ -4,10 +4,10 @@ use serde_json::{Value, json};
 
 use super::hugepages::Memory;
 use super::mcast::{self, McastPart};
-use super::part1::{self, Forwarder, Part1};
-use super::part2::{self, GENERATOR_BOUND_LABEL, Part2};
+use super::ndr_with_mwgen::{self, GENERATOR_BOUND_LABEL, Part2};
 use super::prereq::Found;
 use super::scale::{self, ScalePart};
+use super::single_core_throughput::{self, Forwarder, Part1};
 use super::traffic::{PART1, PART2};
 use super::{Options, PART1_WORKER_LCORE};
 use crate::sysinfo;
@@ -196,14 +196,14 @@ pub fn to_json(
         "errors": errors,
     });
     if let Some(p) = p1 {
-        v["part1"] = part1::to_json(p, opts);
+        v["part1"] = single_core_throughput::to_json(p, opts);
         for f in Forwarder::PEERS {
             v[format!("l3_64_vs_{}", f.key())] = json!(p.ratio_to("l3-64", f));
         }
         v["l2_64_vs_io"] = json!(p.ratio_to("l2-64", Forwarder::Io));
     }
     if let Some(p) = p2 {
-        v["part2"] = part2::to_json(p);
+        v["part2"] = ndr_with_mwgen::to_json(p);
     }
     if let Some(p) = pm {
         v["mcast"] = mcast::to_json(p, opts);
