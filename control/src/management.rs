@@ -135,7 +135,7 @@ pub fn manager_configs(cfg: &Config) -> Vec<(PortId, ManagerConfig)> {
         .map(|(i, _)| {
             let mut c = ManagerConfig::new(priority, cfg.node_identity());
             c.sm_key = m.sm_key;
-            m.manager_timers.apply(&mut c);
+            c.timers = m.manager_timers;
             // As master, it gives the box's own M_Key to the SAN's agents.
             c.mkey = m.mkey;
             c.mkey_protect = m.protect;

@@ -427,6 +427,51 @@ fn configuration_errors_name_the_field() {
     assert_eq!(cfg.validate().unwrap_err().field, "hrs[0].address");
 }
 
+#[test]
+fn timers_and_limits_list_every_problem_under_their_keys() {
+    let t = rrp::router::Timers {
+        sweep_ms: 0,
+        fib_ms: rrp::router::config::MAX_TIMER_MS + 1,
+        keepalive_misses: 0,
+        hold_ms: 1000,
+        refresh_ms: 1000,
+        ..rrp::router::Timers::default()
+    };
+    let fields: Vec<String> = t
+        .validate()
+        .unwrap_err()
+        .into_iter()
+        .map(|e| e.field)
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "timers.sweep_ms",
+            "timers.fib_ms",
+            "timers.keepalive_misses",
+            "timers.hold_ms"
+        ]
+    );
+    assert_eq!(rrp::router::Timers::default().validate(), Ok(()));
+    let l = rrp::router::Limits {
+        max_lrt: 0,
+        max_rcvf: 33,
+        answers_global: 0,
+        ..rrp::router::Limits::default()
+    };
+    let fields: Vec<String> = l
+        .validate()
+        .unwrap_err()
+        .into_iter()
+        .map(|e| e.field)
+        .collect();
+    assert_eq!(
+        fields,
+        ["limits.max_rcvf", "limits.max_lrt", "limits.answers_global"]
+    );
+    assert_eq!(rrp::router::Limits::default().validate(), Ok(()));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 

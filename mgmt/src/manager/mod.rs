@@ -28,6 +28,7 @@
 mod assign;
 pub mod groups;
 pub mod state;
+mod timers;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -40,6 +41,7 @@ use crate::wire::{Method, MgmtClass, Status};
 
 pub use groups::{McGroup, McMember};
 pub use state::{Control, SmState, outranks};
+pub use timers::ManagerTimers;
 
 /// Time in milliseconds.
 pub type Time = u64;
@@ -53,21 +55,8 @@ pub struct ManagerConfig {
     pub identity: u64,
     /// The SAN's SM key (0: none): control Sets must carry it.
     pub sm_key: u64,
-    /// Between two polls of the master by a standby.
-    pub poll_ms: Time,
-    /// Polls in a row without an answer before a standby rediscovers.
-    pub poll_misses: u32,
-    /// Between two sweeps of a master.
-    pub sweep_ms: Time,
-    /// Between two discovery rounds.
-    pub discover_ms: Time,
-    /// Wait per try of a request.
-    pub timeout_ms: Time,
-    /// Tries after the first of a request.
-    pub retries: u32,
-    /// A heavy sweep (every member's NodeInfo and NodeDescription again)
-    /// every this many sweeps; the others ask only new members.
-    pub heavy_every: u64,
+    /// Its timers and counts.
+    pub timers: ManagerTimers,
     /// The M_Key a master gives every member's agent, with its protect
     /// bits and lease (0: the master leaves the agents' keys alone).
     pub mkey: u64,
@@ -95,13 +84,7 @@ impl ManagerConfig {
             priority: priority.min(15),
             identity,
             sm_key: 0,
-            poll_ms: 1_000,
-            poll_misses: 3,
-            sweep_ms: 1_000,
-            discover_ms: 200,
-            timeout_ms: 100,
-            retries: 2,
-            heavy_every: 10,
+            timers: ManagerTimers::default(),
             mkey: 0,
             mkey_protect: 0,
             mkey_lease_s: 0,
@@ -854,7 +837,7 @@ impl Manager {
                     None => {
                         self.missed += 1;
                         self.stats.polls_missed += 1;
-                        if self.missed >= self.cfg.poll_misses {
+                        if self.missed >= self.cfg.timers.poll_misses {
                             self.peers.remove(&master);
                             self.start_discovery(
                                 now,
@@ -998,7 +981,7 @@ impl Manager {
                     // The acknowledgement: stay standby under the new master.
                     self.master = Some(to);
                     self.missed = 0;
-                    self.next_at = now + self.cfg.poll_ms;
+                    self.next_at = now + self.cfg.timers.poll_ms;
                 } else {
                     self.start_discovery(now, format!("HANDOVER to {to} not acknowledged"));
                 }
@@ -1022,7 +1005,7 @@ impl Manager {
                     .stats
                     .sweeps
                     .saturating_sub(1)
-                    .is_multiple_of(self.cfg.heavy_every.max(1)));
+                    .is_multiple_of(self.cfg.timers.heavy_every.max(1)));
         if heavy {
             self.stats.heavy_sweeps += 1;
             self.heavy = false;
@@ -1086,7 +1069,7 @@ impl Manager {
                     if self.clean_rounds >= 2 {
                         self.become_master(now, "no master and none better".into());
                     } else {
-                        self.next_at = now + self.cfg.discover_ms;
+                        self.next_at = now + self.cfg.timers.discover_ms;
                     }
                 }
             }
@@ -1113,7 +1096,7 @@ impl Manager {
                     );
                     self.next_at = Time::MAX;
                 } else {
-                    self.next_at = now + self.cfg.sweep_ms;
+                    self.next_at = now + self.cfg.timers.sweep_ms;
                 }
             }
             _ => {}
@@ -1122,8 +1105,8 @@ impl Manager {
 
     /// How far back a peer's answer counts for the round just done.
     fn round_span(&self) -> Time {
-        self.cfg.timeout_ms * Time::from(self.cfg.retries + 1)
-            + self.cfg.sweep_ms.max(self.cfg.discover_ms)
+        self.cfg.timers.timeout_ms * Time::from(self.cfg.timers.retries + 1)
+            + self.cfg.timers.sweep_ms.max(self.cfg.timers.discover_ms)
     }
 
     fn follow(&mut self, now: Time, master: Address, why: String) {
@@ -1135,7 +1118,7 @@ impl Manager {
 
     fn become_master(&mut self, now: Time, why: String) {
         self.master = None;
-        self.next_at = now + self.cfg.sweep_ms;
+        self.next_at = now + self.cfg.timers.sweep_ms;
         self.set_state(now, SmState::Master, why);
     }
 
@@ -1154,7 +1137,7 @@ impl Manager {
         };
         self.stats.polls += 1;
         self.request(master, Method::GET, 0, Purpose::Poll { master });
-        self.next_at = now + self.cfg.poll_ms;
+        self.next_at = now + self.cfg.timers.poll_ms;
     }
 
     /// An SMInfo Get or Set carrying this manager's SMInfo (with the SM
@@ -1208,8 +1191,8 @@ impl Manager {
             modifier,
             mkey,
             data,
-            timeout_ms: self.cfg.timeout_ms,
-            retries: self.cfg.retries,
+            timeout_ms: self.cfg.timers.timeout_ms,
+            retries: self.cfg.timers.retries,
         };
         self.start(request, purpose);
     }

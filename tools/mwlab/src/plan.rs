@@ -21,45 +21,26 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use mwsim::topology::Topology;
+use rrp::router::Timers;
 use serde::{Deserialize, Serialize};
 
 use crate::host::{HostLink, HostSpec};
 use crate::host_mgmt::HostManagement;
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
-/// and notices a dead router in under one (docs/configuration.md "[timers]").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LabTimers {
-    /// Broadcast RRP#7 sweep of each SAN.
-    pub sweep_ms: u32,
-    /// Unicast RRP#7 to each discovered node.
-    pub keepalive_ms: u32,
-    /// Keepalives missed before a node is down (HR-DOWN for a buddy).
-    pub keepalive_misses: u32,
-    /// Full re-advertisement.
-    pub refresh_ms: u32,
-    /// RT hold time.
-    pub hold_ms: u32,
-    /// Batched advertisement interval.
-    pub advertise_ms: u32,
-    /// FIB publication interval.
-    pub fib_ms: u32,
-    /// Tombstone time after HR-DOWN.
-    pub tombstone_ms: u32,
-}
-
-impl Default for LabTimers {
-    fn default() -> LabTimers {
-        LabTimers {
-            sweep_ms: 300,
-            keepalive_ms: 150,
-            keepalive_misses: 3,
-            refresh_ms: 3000,
-            hold_ms: 9000,
-            advertise_ms: 50,
-            fib_ms: 20,
-            tombstone_ms: 1500,
-        }
+/// and notices a dead router in under one (docs/configuration.md "[timers]");
+/// the probe time is the daemon's default.
+pub fn lab_timers() -> Timers {
+    Timers {
+        sweep_ms: 300,
+        keepalive_ms: 150,
+        keepalive_misses: 3,
+        refresh_ms: 3000,
+        hold_ms: 9000,
+        advertise_ms: 50,
+        fib_ms: 20,
+        tombstone_ms: 1500,
+        ..Timers::default()
     }
 }
 
@@ -127,8 +108,8 @@ pub struct Plan {
     pub hosts: Vec<HostPlan>,
     /// Every member: address -> (native address as text, owner name).
     pub endpoints: BTreeMap<u16, (String, String)>,
-    /// The timers.
-    pub timers: LabTimers,
+    /// The routers' RRP timers.
+    pub timers: Timers,
     /// How the SANs are made.
     pub wiring: Wiring,
     /// The routers' port backend in a netns lab.
@@ -202,12 +183,7 @@ pub fn lab_mtu(mtu: u32) -> u32 {
 
 impl Plan {
     /// Plans `topo` in `dir`, wired as `wiring` says.
-    pub fn new(
-        topo: Topology,
-        dir: &Path,
-        timers: LabTimers,
-        wiring: Wiring,
-    ) -> Result<Plan, String> {
+    pub fn new(topo: Topology, dir: &Path, timers: Timers, wiring: Wiring) -> Result<Plan, String> {
         topo.validate()?;
         let n = topo.routers.iter().map(|r| r.hrs.len()).sum::<usize>() + topo.hosts.len();
         let mut ports = match wiring {
@@ -484,7 +460,7 @@ impl Plan {
             "# mwlab: router {name} of {dir}\n\n[router]\nname = \"{name}\"\nrouter_cost = {cost}\n\n\
              [workers]\ncount = 1\nidle = \"adaptive\"\nidle_sleep_us = 2000\nspins = 16\n\n\
              [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
-             hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
+             hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\nprobe_ms = {}\n\n\
              [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n\n\
              [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\ntracer = {tracer}\n{manager}{sm}{dpdk}",
             t.sweep_ms,
@@ -495,6 +471,7 @@ impl Plan {
             t.advertise_ms,
             t.fib_ms,
             t.tombstone_ms,
+            t.probe_ms,
             name = r.name,
             dir = self.dir.display(),
             cost = spec.cost,
@@ -604,7 +581,7 @@ mod tests {
         let mut p = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &std::env::temp_dir().join("mwlab-plan-test-mgmt"),
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
@@ -652,7 +629,7 @@ mod tests {
         let p = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
@@ -683,7 +660,7 @@ mod tests {
         let n = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Netns { run: "1a2b".into() },
         )
         .unwrap();
@@ -702,7 +679,7 @@ mod tests {
         let p = Plan::new(
             Topology::from_toml(text).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
