@@ -36,11 +36,9 @@ use crate::counters::PortCounters;
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastCount, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
+use rrp::limits::MAX_PORTS;
 use rrp::router::PortMask;
 use rrp::router::mcast::bit;
-
-/// The most ports (= HRs) one box has.
-pub const MAX_PORTS: usize = 16;
 
 /// What the engine needs to know about the box.
 #[derive(Debug, Clone, PartialEq, Eq)]

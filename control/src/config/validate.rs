@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
+use rrp::limits::MAX_PORTS;
 use rrp::{Address, NativeAddr};
 
 use super::{
@@ -554,14 +555,10 @@ fn hrs(c: &Config, e: &mut Errs) {
         e.push("hr", "a router needs at least one [[hr]]");
         return;
     }
-    if c.hrs.len() > dataplane::MAX_PORTS {
+    if c.hrs.len() > MAX_PORTS {
         e.push(
             "hr",
-            format!(
-                "{} HRs: a box has at most {} ports",
-                c.hrs.len(),
-                dataplane::MAX_PORTS
-            ),
+            format!("{} HRs: a box has at most {MAX_PORTS} ports", c.hrs.len()),
         );
     }
     let backend = c.hrs[0].port.backend();

@@ -12,7 +12,7 @@
 use core::fmt;
 
 use crate::address::Address;
-use crate::limits::MAX_RCVF;
+use crate::limits::{MAX_PORTS, MAX_RCVF};
 use crate::native::NativeAddr;
 use crate::port::PerPort;
 use crate::wire::record::Capability;
@@ -328,8 +328,8 @@ impl RouterConfig {
         if self.hrs.is_empty() {
             return err("hrs".into(), "a router needs at least one HR");
         }
-        if self.hrs.len() > crate::limits::MAX_HRS {
-            return err("hrs".into(), "at most 64 HRs per box");
+        if self.hrs.len() > MAX_PORTS {
+            return err("hrs".into(), &format!("at most {MAX_PORTS} HRs per box"));
         }
         if self.router_cost == 0 {
             return err("router_cost".into(), "costs are >= 1");
