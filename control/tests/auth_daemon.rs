@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
+use rrp::router::{AuthConfig, AuthKey};
 use rrp::wire::auth;
 use rrp::wire::{Message, Packet, locate};
 
@@ -23,41 +25,42 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-fn config(dir: &Path, r0: u16, r1: u16, member: u16, keys: &str, send_key: u16) -> String {
-    format!(
-        r#"[router]
-name = "keyed"
+/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
+/// on `members`.
+fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
+    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    let mut u = UdpPortConfig::new(loopback(bind));
+    u.members = members.iter().map(|&p| loopback(p)).collect();
+    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
+}
 
-[timers]
-sweep_ms = 200
-keepalive_ms = 200
-
-[admin]
-socket = "{sock}"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{member}"]
-[hr.auth]
-send_key = {send_key}
-keys = [{keys}]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = []
-"#,
-        sock = dir.join("mw.sock").display()
-    )
+/// HR 0 on the keyed SAN with `member`, signing with key `send_key` of
+/// `keys` (ID, secret in hex); HR 1 alone on its SAN.
+fn config(
+    dir: &Path,
+    r0: u16,
+    r1: u16,
+    member: u16,
+    keys: &[(u16, &str)],
+    send_key: u16,
+) -> String {
+    let mut keyed = udp_hr(0x0511, 0x0601, r0, &[member]);
+    keyed.auth = Some(AuthConfig {
+        keys: keys
+            .iter()
+            .map(|&(id, secret)| AuthKey {
+                id,
+                secret: hex(secret),
+            })
+            .collect(),
+        send_key,
+        accept_unsigned: false,
+    });
+    let mut c = Config::new("keyed", vec![keyed, udp_hr(0x0512, 0x0602, r1, &[])]);
+    c.timers.sweep_ms = 200;
+    c.timers.keepalive_ms = 200;
+    c.admin.socket = dir.join("mw.sock");
+    c.to_toml()
 }
 
 struct Daemon(Child);
@@ -140,8 +143,7 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let path = dir.path().join("r.toml");
-    let one = format!(r#"{{ id = 1, secret = "{KEY1}" }}"#);
-    std::fs::write(&path, config(dir.path(), r0, r1, m, &one, 1)).unwrap();
+    std::fs::write(&path, config(dir.path(), r0, r1, m, &[(1, KEY1)], 1)).unwrap();
     let sock = dir.path().join("mw.sock");
     let log = dir.path().join("log.txt");
     let _d = Daemon(
@@ -187,7 +189,7 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     assert!(counter(&sock, "auth_verified") >= 1);
 
     // Rollover: keys 1 and 2, signing with 2, by reload.
-    let both = format!(r#"{{ id = 1, secret = "{KEY1}" }}, {{ id = 2, secret = "{KEY2}" }}"#);
+    let both = [(1, KEY1), (2, KEY2)];
     std::fs::write(&path, config(dir.path(), r0, r1, m, &both, 2)).unwrap();
     let (code, out) = mwctl(&sock, &["reload"]);
     assert_eq!(code, 0, "{out}");

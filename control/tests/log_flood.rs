@@ -2,11 +2,13 @@
 //! a burst of "bad packet" lines, then one summary with the count of the
 //! rest, and the counters keep the full figure (docs/daemon.md "Logs").
 
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use admin::LogLevel;
+use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, PacketRepr};
@@ -17,37 +19,26 @@ fn mwrouterd() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
 }
 
+/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
+/// on `members`.
+fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
+    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    let mut u = UdpPortConfig::new(loopback(bind));
+    u.members = members.iter().map(|&p| loopback(p)).collect();
+    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
+}
+
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16) -> String {
-    format!(
-        r#"[router]
-name = "flood"
-
-[admin]
-socket = "{sock}"
-
-[log]
-level = "info"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{h1}"]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = ["127.0.0.1:{h2}"]
-"#,
-        sock = dir.join("mw.sock").display()
-    )
+    let mut c = Config::new(
+        "flood",
+        vec![
+            udp_hr(0x0511, 0x0601, r0, &[h1]),
+            udp_hr(0x0512, 0x0602, r1, &[h2]),
+        ],
+    );
+    c.admin.socket = dir.join("mw.sock");
+    c.log.level = LogLevel::Info;
+    c.to_toml()
 }
 
 /// An RRP#9 to the HR whose body is not records.

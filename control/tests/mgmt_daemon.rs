@@ -4,14 +4,26 @@
 //! without the management key, applied as `mwctl` changes are and shown by
 //! `mwctl show`; the refused Set counted and trapped to the manager.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
+use rrp::Address;
 use serde_json::Value;
 
 fn mwrouterd() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
+}
+
+/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
+/// on `members`.
+fn udp_hr((address, san_id): (u16, u16), bind: u16, members: &[u16]) -> HrSection {
+    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    let mut u = UdpPortConfig::new(loopback(bind));
+    u.members = members.iter().map(|&p| loopback(p)).collect();
+    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
 }
 
 /// A box with two HRs: `a` on the shared SAN 0x0601 (UDP `bind`, the
@@ -22,49 +34,15 @@ fn config(
     a: (u16, u16),
     b: (u16, u16),
     [bind, peer, lonely]: [u16; 3],
-    management: &str,
-) -> String {
-    format!(
-        r#"[router]
-name = "{name}"
-
-[timers]
-sweep_ms = 200
-keepalive_ms = 200
-keepalive_misses = 5
-advertise_ms = 20
-fib_ms = 10
-
-[admin]
-socket = "{sock}"
-
-[management]
-{management}
-
-[[hr]]
-address = {:#06x}
-san_id = {:#06x}
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{bind}"
-members = ["127.0.0.1:{peer}"]
-
-[[hr]]
-address = {:#06x}
-san_id = {:#06x}
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{lonely}"
-members = []
-"#,
-        a.0,
-        a.1,
-        b.0,
-        b.1,
-        sock = dir.join(format!("{name}.sock")).display()
-    )
+) -> Config {
+    let mut c = Config::new(name, vec![udp_hr(a, bind, &[peer]), udp_hr(b, lonely, &[])]);
+    c.timers.sweep_ms = 200;
+    c.timers.keepalive_ms = 200;
+    c.timers.keepalive_misses = 5;
+    c.timers.advertise_ms = 20;
+    c.timers.fib_ms = 10;
+    c.admin.socket = dir.join(format!("{name}.sock"));
+    c
 }
 
 struct Daemon(Child);
@@ -76,9 +54,9 @@ impl Drop for Daemon {
     }
 }
 
-fn start(dir: &Path, name: &str, text: &str) -> (Daemon, PathBuf) {
+fn start(dir: &Path, name: &str, config: &Config) -> (Daemon, PathBuf) {
     let cfg = dir.join(format!("{name}.toml"));
-    std::fs::write(&cfg, text).unwrap();
+    std::fs::write(&cfg, config.to_toml()).unwrap();
     let d = Daemon(
         Command::new(mwrouterd())
             .arg("--config")
@@ -157,21 +135,21 @@ fn one_box_manages_another_in_band() {
             (0x0511, 0x0601),
             (0x0512, 0x0602),
             [pa, pb, la],
-            "",
         ),
     );
-    let (_b, sb) = start(
+    let mut b = config(
         dir.path(),
         "b",
-        &config(
-            dir.path(),
-            "b",
-            (0x0521, 0x0601),
-            (0x0522, 0x0603),
-            [pb, pa, lb],
-            "mkey = 0x4242\nprotect = 1\nmanager = 0x0511\nmanager_priority = 5\nmanager_hrs = [0x0521]",
-        ),
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
     );
+    b.management.mkey = 0x4242;
+    b.management.protect = 1;
+    b.management.manager = Some(Address(0x0511));
+    b.management.manager_priority = Some(5);
+    b.management.manager_hrs = vec![Address(0x0521)];
+    let (_b, sb) = start(dir.path(), "b", &b);
 
     // The box itself, by its own address.
     let me = json(&sa, &["mad", "0x0511", "get", "node_info"]);
@@ -344,29 +322,25 @@ fn an_rt_limit_is_trapped_to_the_manager() {
         .unwrap();
     // A has two SANs besides the shared one: it advertises two RTs to B,
     // and B keeps one RT per HR.
-    let a_text = config(
+    let mut a = config(
         dir.path(),
         "a",
         (0x0511, 0x0601),
         (0x0512, 0x0602),
         [pa, pb, la],
-        "",
-    ) + &format!(
-        "\n[[hr]]\naddress = 0x0513\nsan_id = 0x0604\nmtu = 1500\n[hr.port]\nbackend = \"udp\"\nbind = \"127.0.0.1:{lc}\"\nmembers = []\n"
     );
-    let (_a, sa) = start(dir.path(), "a", &a_text);
-    let (_b, sb) = start(
+    a.hrs.push(udp_hr((0x0513, 0x0604), lc, &[]));
+    let (_a, sa) = start(dir.path(), "a", &a);
+    let mut b = config(
         dir.path(),
         "b",
-        &config(
-            dir.path(),
-            "b",
-            (0x0521, 0x0601),
-            (0x0522, 0x0603),
-            [pb, pa, lb],
-            "manager = 0x0511\n\n[limits]\nmax_rts_per_hr = 1",
-        ),
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
     );
+    b.management.manager = Some(Address(0x0511));
+    b.limits.max_rts_per_hr = 1;
+    let (_b, sb) = start(dir.path(), "b", &b);
     let (sa2, sb2) = (sa.clone(), sb.clone());
     let _dump = Dump(Box::new(move || {
         format!(

@@ -11,10 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use admin::LogLevel;
 use clap::Parser;
+use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::router::Timers;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
 /// The mwrouterd binary beside this test's executable, built if missing.
@@ -27,49 +30,39 @@ fn free_ports<const N: usize>() -> [u16; N] {
     v.try_into().expect("N ports")
 }
 
-fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u32) -> String {
-    format!(
-        r#"[router]
-name = "e2e"
+/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
+/// on `members`.
+fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
+    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    let mut u = UdpPortConfig::new(loopback(bind));
+    u.members = members.iter().map(|&p| loopback(p)).collect();
+    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
+}
 
-[timers]
-sweep_ms = 300
-keepalive_ms = 300
-keepalive_misses = 5
-refresh_ms = 5000
-hold_ms = 15000
-advertise_ms = {advertise_ms}
-fib_ms = 10
-tombstone_ms = 2000
-
-[admin]
-socket = "{sock}"
-mode = 0o666
-readonly_everyone = true
-
-[log]
-level = "info"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{h1}"]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = ["127.0.0.1:{h2}"]
-"#,
-        sock = dir.join("mw.sock").display()
-    )
+fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> String {
+    let mut c = Config::new(
+        "e2e",
+        vec![
+            udp_hr(0x0511, 0x0601, r0, &[h1]),
+            udp_hr(0x0512, 0x0602, r1, &[h2]),
+        ],
+    );
+    c.timers = Timers {
+        sweep_ms: 300,
+        keepalive_ms: 300,
+        keepalive_misses: 5,
+        refresh_ms: 5000,
+        hold_ms: 15000,
+        advertise_ms,
+        fib_ms: 10,
+        tombstone_ms: 2000,
+        ..Timers::default()
+    };
+    c.admin.socket = dir.join("mw.sock");
+    c.admin.mode = 0o666;
+    c.admin.readonly_everyone = true;
+    c.log.level = LogLevel::Info;
+    c.to_toml()
 }
 
 /// A host: a UDP socket answering RRP#7 and keeping what it receives.

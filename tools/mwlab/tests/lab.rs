@@ -527,7 +527,7 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
         .level = "A".into();
     let tmp = tempfile::tempdir().unwrap();
     let plan = Plan::new(topo, &tmp.path().join("lab"), lab_timers(), Wiring::Udp).unwrap();
-    assert!(plan.router_config(0).contains("[[hr.static]]"));
+    assert!(plan.daemon_config_toml(0).contains("[[hr.static]]"));
     let lab = Lab::up(plan, &bins()).unwrap();
     demo::converge(
         &lab.plan,
