@@ -5,15 +5,17 @@
 //! by reload changes the key it signs with; no secret reaches the log.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
-use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
 use rrp::router::{AuthConfig, AuthKey};
 use rrp::wire::auth;
 use rrp::wire::{Message, Packet, locate};
+
+mod common;
+
+use common::{mwctl_all, wait_for};
 
 const KEY1: &str = "00112233445566778899aabbccddeeff";
 const KEY2: &str = "ffeeddccbbaa99887766554433221100";
@@ -23,15 +25,6 @@ fn hex(s: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
-}
-
-/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
-/// on `members`.
-fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
-    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
-    let mut u = UdpPortConfig::new(loopback(bind));
-    u.members = members.iter().map(|&p| loopback(p)).collect();
-    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
 }
 
 /// HR 0 on the keyed SAN with `member`, signing with key `send_key` of
@@ -44,8 +37,8 @@ fn config(
     keys: &[(u16, &str)],
     send_key: u16,
 ) -> String {
-    let mut keyed = udp_hr(0x0511, 0x0601, r0, &[member]);
-    keyed.auth = Some(AuthConfig {
+    let mut c = common::two_hr_box("keyed", dir, [r0, r1], [&[member], &[]]);
+    c.hrs[0].auth = Some(AuthConfig {
         keys: keys
             .iter()
             .map(|&(id, secret)| AuthKey {
@@ -56,40 +49,14 @@ fn config(
         send_key,
         accept_unsigned: false,
     });
-    let mut c = Config::new("keyed", vec![keyed, udp_hr(0x0512, 0x0602, r1, &[])]);
     c.timers.sweep_ms = 200;
     c.timers.keepalive_ms = 200;
-    c.admin.socket = dir.join("mw.sock");
     c.to_toml()
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn mwctl(sock: &Path, args: &[&str]) -> (i32, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err),
-    )
 }
 
 /// The router-wide counter `mwrouter_rrp_<name>_total`.
 fn counter(sock: &Path, name: &str) -> u64 {
-    let (code, out) = mwctl(sock, &["stats", "--prometheus"]);
+    let (code, out) = mwctl_all(sock, &["stats", "--prometheus"]);
     assert_eq!(code, 0, "{out}");
     let metric = format!("mwrouter_rrp_{name}_total ");
     out.lines()
@@ -98,14 +65,6 @@ fn counter(sock: &Path, name: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The next packet from the router, with its authentication record.
@@ -137,7 +96,7 @@ fn who_are_you(key_id: u16, key: Option<&[u8]>, seq: u64) -> Vec<u8> {
 #[test]
 fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     let dir = tempfile::tempdir().unwrap();
-    let [r0, r1, m] = <[u16; 3]>::try_from(ports::udp::free_loopback_ports(3).unwrap()).unwrap();
+    let [r0, r1, m] = common::free_ports();
     let member = UdpSocket::bind(("127.0.0.1", m)).unwrap();
     member
         .set_read_timeout(Some(Duration::from_secs(5)))
@@ -146,16 +105,7 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     std::fs::write(&path, config(dir.path(), r0, r1, m, &[(1, KEY1)], 1)).unwrap();
     let sock = dir.path().join("mw.sock");
     let log = dir.path().join("log.txt");
-    let _d = Daemon(
-        Command::new(PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd")))
-            .arg("--config")
-            .arg(&path)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the admin socket", 10, || sock.exists());
+    let _d = common::start(&path, &sock, std::fs::File::create(&log).unwrap().into());
     let router: SocketAddr = format!("127.0.0.1:{r0}").parse().unwrap();
 
     // Its sweeps (RRP#7) come signed with key 1.
@@ -191,7 +141,7 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     // Rollover: keys 1 and 2, signing with 2, by reload.
     let both = [(1, KEY1), (2, KEY2)];
     std::fs::write(&path, config(dir.path(), r0, r1, m, &both, 2)).unwrap();
-    let (code, out) = mwctl(&sock, &["reload"]);
+    let (code, out) = mwctl_all(&sock, &["reload"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("hr[0].auth.keys: IDs 1 -> 1, 2"), "{out}");
     assert!(out.contains("hr[0].auth.send_key: 1 -> 2"), "{out}");

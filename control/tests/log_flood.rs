@@ -2,41 +2,21 @@
 //! a burst of "bad packet" lines, then one summary with the count of the
 //! rest, and the counters keep the full figure (docs/daemon.md "Logs").
 
-use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::net::UdpSocket;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use admin::LogLevel;
-use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
+mod common;
+
 const SENDER: u16 = 0x0599;
 
-fn mwrouterd() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
-}
-
-/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
-/// on `members`.
-fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
-    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
-    let mut u = UdpPortConfig::new(loopback(bind));
-    u.members = members.iter().map(|&p| loopback(p)).collect();
-    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
-}
-
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16) -> String {
-    let mut c = Config::new(
-        "flood",
-        vec![
-            udp_hr(0x0511, 0x0601, r0, &[h1]),
-            udp_hr(0x0512, 0x0602, r1, &[h2]),
-        ],
-    );
-    c.admin.socket = dir.join("mw.sock");
+    let mut c = common::two_hr_box("flood", dir, [r0, r1], [&[h1], &[h2]]);
     c.log.level = LogLevel::Info;
     c.to_toml()
 }
@@ -80,27 +60,12 @@ fn parse_errors(sock: &Path) -> u64 {
 #[test]
 fn a_flood_of_bad_packets_gives_a_burst_and_one_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let [r0, r1, h1, h2]: [u16; 4] = ports::udp::free_loopback_ports(4)
-        .expect("free ports")
-        .try_into()
-        .unwrap();
+    let [r0, r1, h1, h2] = common::free_ports();
     let cfg = dir.path().join("flood.toml");
     std::fs::write(&cfg, config(dir.path(), r0, r1, h1, h2)).unwrap();
     let log = dir.path().join("mwrouterd.log");
     let sock = dir.path().join("mw.sock");
-    let child = Command::new(mwrouterd())
-        .arg("--config")
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut daemon = testkit::ChildGuard::new(child);
-    let t = Instant::now();
-    while !sock.exists() {
-        assert!(t.elapsed() < Duration::from_secs(10), "no admin socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut daemon = common::start(&cfg, &sock, std::fs::File::create(&log).unwrap().into());
 
     // 5000 bad RRP packets from the SAN's member, paced so that the
     // worker's punt limit lets most through.

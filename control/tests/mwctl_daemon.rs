@@ -5,7 +5,7 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,40 +13,18 @@ use std::time::{Duration, Instant};
 
 use admin::LogLevel;
 use clap::Parser;
-use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::Timers;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
-/// The mwrouterd binary beside this test's executable, built if missing.
-fn mwrouterd() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
-}
+mod common;
 
-fn free_ports<const N: usize>() -> [u16; N] {
-    let v = ports::udp::free_loopback_ports(N).expect("free ports");
-    v.try_into().expect("N ports")
-}
-
-/// An HR on loopback UDP, bound to port `bind`, its SAN's other members
-/// on `members`.
-fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
-    let loopback = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
-    let mut u = UdpPortConfig::new(loopback(bind));
-    u.members = members.iter().map(|&p| loopback(p)).collect();
-    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
-}
+use common::{free_ports, mwctl, mwrouterd, wait_for};
 
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> String {
-    let mut c = Config::new(
-        "e2e",
-        vec![
-            udp_hr(0x0511, 0x0601, r0, &[h1]),
-            udp_hr(0x0512, 0x0602, r1, &[h2]),
-        ],
-    );
+    let mut c = common::two_hr_box("e2e", dir, [r0, r1], [&[h1], &[h2]]);
     c.timers = Timers {
         sweep_ms: 300,
         keepalive_ms: 300,
@@ -58,7 +36,6 @@ fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> 
         tombstone_ms: 2000,
         ..Timers::default()
     };
-    c.admin.socket = dir.join("mw.sock");
     c.admin.mode = 0o666;
     c.admin.readonly_everyone = true;
     c.log.level = LogLevel::Info;
@@ -125,39 +102,6 @@ fn data(dst: u16, src: u16, tag: u8) -> Vec<u8> {
     .unwrap()
 }
 
-fn mwctl(sock: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    )
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn signal(child: &Child, sig: i32) {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::from_named_raw(sig).unwrap())
@@ -206,16 +150,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
         String::from_utf8_lossy(&st.stderr)
     );
 
-    let daemon = Daemon(
-        Command::new(mwrouterd())
-            .arg("--config")
-            .arg(&cfg_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the admin socket", 10, || sock.exists());
+    let daemon = common::start(&cfg_path, &sock, Stdio::null());
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
@@ -368,7 +303,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("bind") || out.contains("bind"), "{out}{err}");
     // SIGHUP with the refused file changes nothing; forwarding goes on.
-    signal(&daemon.0, 1);
+    signal(&daemon, 1);
     let before = h2.received.lock().unwrap().len();
     wait_for("forwarding after reloads", 5, || {
         let _ = h1.sock.send_to(&data(0x0502, 0x0501, 8), to_r0);
@@ -378,10 +313,10 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
 
     // Clean shutdown: SIGTERM, exit 0, socket removed.
     let mut d = daemon;
-    signal(&d.0, 15);
+    signal(&d, 15);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        if let Some(s) = d.0.try_wait().unwrap() {
+        if let Some(s) = d.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "mwrouterd did not stop");

@@ -4,28 +4,15 @@
 //! (a failure under MWROUTER_REQUIRE_ALL=1) when mwrouterd was built
 //! without the `dpdk` feature.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::mwctl_all;
 use control::config::{Config, DpdkPortConfig, DpdkSection, HrSection, IdleMode, PortConfig};
 use rrp::NativeAddr;
 use rrp::router::StaticNode;
 
-fn mwctl(sock: &std::path::Path, args: &[&str]) -> (i32, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err),
-    )
-}
+mod common;
 
 /// Each live thread of process `pid`: its name and `Cpus_allowed_list`.
 fn thread_cores(pid: u32) -> Vec<(String, String)> {
@@ -70,19 +57,7 @@ fn mwrouterd_on_dpdk_vdevs() {
         ],
     );
     cfg.dpdk = Some(DpdkSection {
-        eal_args: [
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "-l",
-            "0-1",
-            "--log-level=warning",
-        ]
-        .map(String::from)
-        .to_vec(),
+        eal_args: testkit::dpdk_eal_args(),
     });
     cfg.workers.count = 1;
     cfg.workers.cores = Some(vec![1]);
@@ -91,7 +66,7 @@ fn mwrouterd_on_dpdk_vdevs() {
     let cfg = cfg.to_toml();
     let path = dir.path().join("router.toml");
     std::fs::write(&path, cfg).unwrap();
-    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
+    let mwrouterd = common::mwrouterd();
     if !mwrouterd.exists() {
         testkit::skip("mwctl::daemon_dpdk", "mwrouterd is not built");
         return;
@@ -111,12 +86,12 @@ fn mwrouterd_on_dpdk_vdevs() {
         }
         Err(e) => panic!("mwrouterd {e}"),
     };
-    let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
+    let (code, out) = mwctl_all(&sock, &["--json", "show", "ports"]);
     assert_eq!(code, 0, "{out}");
     let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(ports.as_array().unwrap().len(), 2);
     assert_eq!(ports[0]["backend"], "dpdk");
-    let (code, out) = mwctl(&sock, &["--json", "show", "router"]);
+    let (code, out) = mwctl_all(&sock, &["--json", "show", "router"]);
     assert_eq!(code, 0, "{out}");
 
     // The worker on its core, every other thread (EAL's too) off it.
@@ -212,7 +187,7 @@ fn sources(path: &std::path::Path) -> Vec<u16> {
 /// `show workers` say who receives from what; the log says why no rules.
 #[test]
 fn two_workers_own_ports_on_pcap_vdevs() {
-    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
+    let mwrouterd = common::mwrouterd();
     for owners in [None, Some([1usize, 0, 0])] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -308,7 +283,7 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         // Every input frame arrives (2 queues x FRAMES per input port).
         let deadline = Instant::now() + Duration::from_secs(10);
         let workers = loop {
-            let (code, out) = mwctl(&sock, &["--json", "show", "workers"]);
+            let (code, out) = mwctl_all(&sock, &["--json", "show", "workers"]);
             assert_eq!(code, 0, "{out}");
             let w: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
             let received: u64 = (0..2).map(|i| w[i]["received"].as_u64().unwrap()).sum();
@@ -328,13 +303,13 @@ fn two_workers_own_ports_on_pcap_vdevs() {
             let want = owner[..2].iter().filter(|&&o| o == w).count() as u64 * 2 * FRAMES as u64;
             assert_eq!(workers[w]["received"], want, "worker {w}: {workers}");
         }
-        let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
+        let (code, out) = mwctl_all(&sock, &["--json", "show", "ports"]);
         assert_eq!(code, 0, "{out}");
         let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
         for (hr, &o) in owner.iter().enumerate() {
             assert_eq!(ports[hr]["receive"], format!("worker {o}"), "{ports}");
         }
-        let (code, table) = mwctl(&sock, &["show", "workers"]);
+        let (code, table) = mwctl_all(&sock, &["show", "workers"]);
         assert_eq!(code, 0, "{table}");
         assert!(table.contains("receives"), "{table}");
 
