@@ -19,7 +19,8 @@ use ports::impair::Clock;
 use ports::{Burst, Port};
 use rrp::PortId;
 
-use crate::counters::{PortCounters, StatsBlock};
+use crate::counters::StatsBlock;
+use rrp::PortStats;
 
 /// Passes over the ports a stopping worker makes at most to drain what is
 /// queued: enough for full rings (4096 bursts of 32), never unbounded.
@@ -123,7 +124,7 @@ impl<P: Port> Worker<P> {
     }
 
     /// The worker's counters as of now (also valid between passes).
-    pub fn counters(&self) -> &[PortCounters] {
+    pub fn counters(&self) -> &[PortStats] {
         self.engine.counters()
     }
 
