@@ -9,7 +9,9 @@
 //!   interrupt flag (Ctrl-C) that every wait checks;
 //! - [`traffic`]: the traffic profiles and their pcaps;
 //! - [`testpmd`]: `dpdk-testpmd` driven over its interactive prompt;
-//! - [`router`]: mwrouterd with a generated configuration, its counters read
+//! - [`config`]: the harness's mwrouterd configurations, built as
+//!   mwrouterd's own `Config`;
+//! - [`router`]: mwrouterd with such a configuration, its counters read
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
 //! - [`part1`], [`part2`]: the two parts of the benchmark; Part 1's peers
@@ -22,6 +24,7 @@
 //! - [`scale`]: mwrouterd with two workers against one on four ports;
 //! - [`report`]: tables and the JSON report.
 
+pub mod config;
 pub mod examples;
 pub mod hugepages;
 pub mod ipv4mc;

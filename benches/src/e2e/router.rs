@@ -1,5 +1,6 @@
-//! mwrouterd as the forwarder: a generated configuration (two DPDK ports,
-//! one busy-polling worker), started and stopped, its counters read with
+//! mwrouterd as the forwarder: a configuration built as mwrouterd's
+//! [`Config`] ([`super::config`]: two DPDK ports, one busy-polling worker),
+//! started and stopped, its counters read with
 //! `mwctl stats --area <socket>.stats --json` (docs/stats.md: the daemon
 //! publishes the counters area every 100 ms with its publication time,
 //! `published_ns`, which gives the rate's time base).
@@ -8,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use admin::LogLevel;
+use control::config::Config;
 use serde_json::{Map, Value, json};
 
 use super::addr::*;
+use super::config;
 use super::process::{Proc, shell_words, sleep, wait_for};
 use super::{Env, Result, path_str};
 
@@ -40,46 +44,31 @@ pub struct RouterSpec {
     pub b: HrSpec,
 }
 
-/// `s` as a TOML basic string.
-pub fn toml_str(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
 impl RouterSpec {
-    /// The configuration file's text (docs/configuration.md).
+    /// The configuration (docs/configuration.md): HRs A and B on their
+    /// devices, one busy-polling worker, logging at `warn`.
+    pub fn config(&self, socket: &Path) -> Config {
+        let hr = |hr: u16, san: u16, p: &HrSpec| {
+            let statics = p
+                .static_entry
+                .iter()
+                .map(|&(addr, mac)| config::static_node(addr, mac, &[]))
+                .collect();
+            config::dpdk_hr(hr, san, &p.device, p.mac, statics)
+        };
+        config::dpdk_router(
+            "e2e",
+            config::eal_on(&self.eal, self.main_lcore),
+            config::busy_poll_workers(&[self.worker_core as usize]),
+            socket,
+            LogLevel::Warn,
+            vec![hr(HR_A, SAN_A, &self.a), hr(HR_B, SAN_B, &self.b)],
+        )
+    }
+
+    /// The configuration file's text.
     pub fn to_toml(&self, socket: &Path) -> String {
-        let mut eal: Vec<String> = self.eal.clone();
-        eal.extend(["-l".to_string(), self.main_lcore.to_string()]);
-        let eal = eal
-            .iter()
-            .map(|a| toml_str(a))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut s = format!(
-            "# Written by benches/e2e.\n\
-             [router]\nname = \"e2e\"\n\n\
-             [dpdk]\neal_args = [{eal}]\n\n\
-             [workers]\ncount = 1\ncores = [{}]\nidle = \"busy-poll\"\n\n\
-             [admin]\nsocket = {}\n\n\
-             [log]\nlevel = \"warn\"\n",
-            self.worker_core,
-            toml_str(&path_str(socket)),
-        );
-        for (hr, san, p) in [(HR_A, SAN_A, &self.a), (HR_B, SAN_B, &self.b)] {
-            s += &format!(
-                "\n[[hr]]\naddress = {hr:#06x}\nsan_id = {san:#06x}\nmtu = 1500\n\n\
-                 [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = {}\n",
-                toml_str(&p.device),
-                toml_str(p.mac)
-            );
-            if let Some((addr, mac)) = p.static_entry {
-                s += &format!(
-                    "\n[[hr.static]]\naddress = {addr:#06x}\nnative = {}\n",
-                    toml_str(mac)
-                );
-            }
-        }
-        s
+        self.config(socket).to_toml()
     }
 }
 
@@ -214,18 +203,25 @@ impl Router {
     /// Writes the configuration into the scratch directory (files named
     /// `<tag>.*`), starts mwrouterd and waits until it publishes counters.
     pub fn start(env: &Env, spec: &RouterSpec, tag: &str) -> Result<Router> {
-        Router::start_with(env, tag, |socket| spec.to_toml(socket))
+        Router::start_with(env, tag, |socket| spec.config(socket))
     }
 
-    /// As [`Router::start`], with the configuration text that `toml` makes
+    /// As [`Router::start`], with the configuration that `make_config` makes
     /// for the admin socket path it is given.
-    pub fn start_with(env: &Env, tag: &str, toml: impl FnOnce(&Path) -> String) -> Result<Router> {
+    pub fn start_with(
+        env: &Env,
+        tag: &str,
+        make_config: impl FnOnce(&Path) -> Config,
+    ) -> Result<Router> {
         let socket = env.file(&format!("{tag}.sock"));
         let area = socket.with_extension("stats");
         let _ = std::fs::remove_file(&area);
-        let config = env.file(&format!("{tag}.toml"));
-        std::fs::write(&config, toml(&socket))
-            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        let path = env.file(&format!("{tag}.toml"));
+        let c = make_config(&socket);
+        config::validate(&c)
+            .map_err(|e| format!("the configuration {} is not valid: {e}", path.display()))?;
+        config::write(&path, &c)?;
+        let config = path;
         let mut cmd = Command::new(env.bin("mwrouterd"));
         cmd.arg("--config").arg(&config);
         let mut proc = Proc::spawn("mwrouterd", cmd, &env.file(&format!("{tag}.log")), false)?;
