@@ -6,7 +6,7 @@
 //! `published_ns`, which gives the rate's time base).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
 use admin::LogLevel;
@@ -213,19 +213,47 @@ impl Router {
         tag: &str,
         make_config: impl FnOnce(&Path) -> Config,
     ) -> Result<Router> {
+        let mut r = Router::spawn(env, "mwrouterd", tag, make_config, Command::new)?;
+        r.wait_ready()?;
+        Ok(r)
+    }
+
+    /// Writes the configuration that `make_config` makes for the admin
+    /// socket path it is given (files named `<tag>.*`, checked as mwrouterd
+    /// checks them) and starts mwrouterd (`name` in messages) with the
+    /// command that `command` makes of its path (`taskset -c CORES
+    /// mwrouterd`, say); does not wait for it ([`Router::wait_ready`]).
+    pub fn spawn(
+        env: &Env,
+        name: &str,
+        tag: &str,
+        make_config: impl FnOnce(&Path) -> Config,
+        command: impl FnOnce(PathBuf) -> Command,
+    ) -> Result<Router> {
         let socket = env.file(&format!("{tag}.sock"));
         let area = socket.with_extension("stats");
         let _ = std::fs::remove_file(&area);
-        let path = env.file(&format!("{tag}.toml"));
+        let config = env.file(&format!("{tag}.toml"));
         let c = make_config(&socket);
         config::validate(&c)
-            .map_err(|e| format!("the configuration {} is not valid: {e}", path.display()))?;
-        config::write(&path, &c)?;
-        let config = path;
-        let mut cmd = Command::new(env.bin("mwrouterd"));
+            .map_err(|e| format!("the configuration {} is not valid: {e}", config.display()))?;
+        config::write(&config, &c)?;
+        let mut cmd = command(env.bin("mwrouterd"));
         cmd.arg("--config").arg(&config);
-        let mut proc = Proc::spawn("mwrouterd", cmd, &env.file(&format!("{tag}.log")), false)?;
-        let mwctl = env.bin("mwctl");
+        let proc = Proc::spawn(name, cmd, &env.file(&format!("{tag}.log")), false)?;
+        Ok(Router {
+            proc,
+            area,
+            mwctl: env.bin("mwctl"),
+            config,
+            socket,
+        })
+    }
+
+    /// Waits until it answers on its admin socket and publishes counters.
+    pub fn wait_ready(&mut self) -> Result<()> {
+        let (socket, area, mwctl) = (&self.socket, &self.area, &self.mwctl);
+        let proc = &mut self.proc;
         let ready = wait_for(
             "mwrouterd's admin socket and counters",
             Duration::from_secs(30),
@@ -233,40 +261,42 @@ impl Router {
                 proc.check_running()?;
                 Ok(socket.exists()
                     && area.exists()
-                    && read_area(&mwctl, &area).is_ok_and(|s| s.published_ns > 0))
+                    && read_area(mwctl, area).is_ok_and(|s| s.published_ns > 0))
             },
         );
-        if let Err(e) = ready {
-            return Err(format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)));
-        }
-        Ok(Router {
-            proc,
-            area,
-            mwctl,
-            config,
-            socket,
-        })
+        ready.map_err(|e| format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)))
     }
 
     /// Runs `mwctl --socket <its socket> ARGS` and returns its output (an
     /// error when it fails).
     pub fn mwctl(&mut self, args: &[String]) -> Result<String> {
         self.proc.check_running()?;
-        let mut cmd = Command::new(&self.mwctl);
-        cmd.arg("--socket").arg(&self.socket).args(args);
-        let words = super::process::command_line(&cmd);
-        let out = cmd
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", shell_words(&words)))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{} failed ({}): {}",
-                shell_words(&words),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        mwctl_at(&self.mwctl, &self.socket, args)
+    }
+
+    /// Its admin socket.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+
+    /// Its log file (standard output and error).
+    pub fn log(&self) -> &Path {
+        self.proc.log()
+    }
+
+    /// An error, with the end of its log, when it has exited.
+    pub fn check_running(&mut self) -> Result<()> {
+        self.proc.check_running()
+    }
+
+    /// Whether it is still running.
+    pub fn running(&mut self) -> bool {
+        self.proc.try_status().is_ok_and(|s| s.is_none())
     }
 
     /// The command line.
@@ -310,7 +340,13 @@ impl Router {
     /// SIGTERM. (Before commit 35fb824 its worker drained the ports after
     /// SIGTERM until a pass received nothing, which an endless source such
     /// as `net_pcap,infinite_rx=1` never allows.)
-    pub fn stop(mut self, grace: Duration) -> Result<bool> {
+    pub fn stop(self, grace: Duration) -> Result<bool> {
+        Ok(self.terminate(grace)?.is_some())
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`. Returns its exit status when it
+    /// exited on SIGTERM, `None` when it had to be killed.
+    pub fn terminate(mut self, grace: Duration) -> Result<Option<ExitStatus>> {
         self.proc.signal(rustix::process::Signal::TERM)?;
         if let Some(st) = self.proc.wait_timeout(grace)? {
             if !st.success() {
@@ -319,16 +355,40 @@ impl Router {
                     self.proc.log_tail(20)
                 );
             }
-            return Ok(true);
+            return Ok(Some(st));
         }
         self.proc.kill()?;
-        Ok(false)
+        Ok(None)
+    }
+
+    /// SIGKILL (a crash, not a shutdown) and reap.
+    pub fn kill(mut self) -> Result<()> {
+        self.proc.kill().map(drop)
     }
 
     /// The end of its output.
     pub fn log_tail(&self, lines: usize) -> String {
         self.proc.log_tail(lines)
     }
+}
+
+/// `mwctl --socket SOCKET ARGS` and its output (an error when it fails).
+pub fn mwctl_at(mwctl: &Path, socket: &Path, args: &[String]) -> Result<String> {
+    let mut cmd = Command::new(mwctl);
+    cmd.arg("--socket").arg(socket).args(args);
+    let words = super::process::command_line(&cmd);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", shell_words(&words)))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            shell_words(&words),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `mwctl stats --area FILE --json`, parsed.
