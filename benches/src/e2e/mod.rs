@@ -9,7 +9,9 @@
 //!   interrupt flag (Ctrl-C) that every wait checks;
 //! - [`traffic`]: the traffic profiles and their pcaps;
 //! - [`testpmd`]: `dpdk-testpmd` driven over its interactive prompt;
-//! - [`router`]: mwrouterd with a generated configuration, its counters read
+//! - [`config`]: the harness's mwrouterd configurations, built as
+//!   mwrouterd's own `Config`;
+//! - [`router`]: mwrouterd with such a configuration, its counters read
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
 //! - [`part1`], [`part2`]: the two parts of the benchmark; Part 1's peers
@@ -20,8 +22,12 @@
 //!   the patches in benches/ (and a build cache), run with their counters
 //!   read through DPDK telemetry ([`telemetry`]);
 //! - [`scale`]: mwrouterd with two workers against one on four ports;
+//! - [`soak`]: the soak, mwrouterd under traffic and churn for a long time
+//!   and every packet accounted for (`--part soak`), and the same in
+//!   mwlab's lab with impaired hosts (`--part soak-lab`);
 //! - [`report`]: tables and the JSON report.
 
+pub mod config;
 pub mod examples;
 pub mod hugepages;
 pub mod ipv4mc;
@@ -35,6 +41,7 @@ pub mod process;
 pub mod report;
 pub mod router;
 pub mod scale;
+pub mod soak;
 pub mod telemetry;
 pub mod testpmd;
 pub mod traffic;
@@ -112,6 +119,9 @@ pub struct Options {
     /// Part 1's rounds (`None`: the default for the mode, see
     /// [`Options::rounds`]).
     pub rounds: Option<u32>,
+    /// The soak (`--part soak` or `soak-lab`, which run alone) and its
+    /// options.
+    pub soak: soak::SoakOptions,
 }
 
 impl Options {
