@@ -26,6 +26,7 @@ use crate::view::{
     CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats,
     VersionInfo, View, WorkerRow,
 };
+use rrp::counters::CounterSet;
 
 /// pcap link type of captured packets: raw MessageWay packets
 /// (LINKTYPE_USER0), as the forwarding path sees them.
@@ -352,12 +353,8 @@ impl<B: Backend> Handler for Dispatcher<B> {
                     to_json(Stats {
                         uptime_s: self.backend.uptime_s(),
                         ports: s.ports.iter().map(CounterRow::new).collect(),
-                        plane: serde_json::from_value(to_json(s.plane)?).unwrap_or_default(),
-                        rrp: crate::stats::router_slot_names()
-                            .into_iter()
-                            .zip(s.rrp.slots())
-                            .map(|(k, v)| (k.trim_start_matches("rrp.").to_string(), v))
-                            .collect(),
+                        plane: s.plane.named_slots().into_iter().collect(),
+                        rrp: s.rrp.named_slots().into_iter().collect(),
                     })
                 }
                 StatsFormat::Prometheus => to_json(PrometheusText {

@@ -14,7 +14,7 @@ use rrp::router::{HrConfig, Router, RouterConfig, StaticNode, Time};
 use rrp::wire::header::HeaderRepr;
 use rrp::wire::packet::PacketRepr;
 use rrp::wire::record::Capability;
-use rrp::{Address, DropReason, LinkKind, NativeAddr, PortId};
+use rrp::{Address, DropReason, LinkKind, NativeAddr, PortId, PortStats};
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -27,7 +27,7 @@ use mgmt::station::Station;
 use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher};
 use crate::mad::MadResult;
 use crate::proto::{AdminError, CaptureRequest, LogLevel};
-use crate::stats::{PORT_COUNTERS, PORT_FIELDS, PlaneStatsSnapshot, Snapshot, prometheus};
+use crate::stats::{PlaneStats, Snapshot, prometheus};
 use crate::view::ManagementInfo;
 
 /// The sample box.
@@ -40,7 +40,7 @@ struct State {
     /// Its management agent and client: a MAD to one of the box's own
     /// addresses is answered (there is no network behind the sample).
     station: Station,
-    counters: Vec<[u64; PORT_FIELDS]>,
+    counters: Vec<PortStats>,
     log_level: LogLevel,
     reloads: u64,
     now: Time,
@@ -68,21 +68,13 @@ fn node(addr: u16, name: &str, router: bool) -> StaticNode {
     }
 }
 
-/// The slots of a port's counters: the counters of [`PORT_COUNTERS`] by
-/// name, then the drops by reason.
-fn slots(counters: &[(&str, u64)], drops: &[(DropReason, u64)]) -> [u64; PORT_FIELDS] {
-    let mut s = [0; PORT_FIELDS];
-    for (name, v) in counters {
-        let i = PORT_COUNTERS
-            .iter()
-            .position(|(n, _, _)| n == name)
-            .expect("a port counter");
-        s[i] = *v;
-    }
+/// A port's counters: the drops by reason over the rest.
+fn with_drops(c: PortStats, drops: &[(DropReason, u64)]) -> PortStats {
+    let mut c = c;
     for (r, v) in drops {
-        s[PORT_COUNTERS.len() + *r as usize] = *v;
+        c.dropped[*r] = *v;
     }
-    s
+    c
 }
 
 /// How far the sample's clock moves at each engine call, so that the
@@ -124,28 +116,27 @@ impl SampleBox {
         router.on_timer(1);
         router.on_timer(router.next_timer().max(1));
         while router.poll_output().is_some() {}
-        let c0 = slots(
-            &[
-                ("received", 1000),
-                ("rx_errors", 1),
-                ("forwarded", 950),
-                ("punted", 20),
-                ("transmitted", 900),
-                ("injected", 12),
-                ("notices", 30),
-            ],
+        let c0 = with_drops(
+            PortStats {
+                received: 1000,
+                rx_errors: 1,
+                forwarded: 950,
+                punted: 20,
+                transmitted: 900,
+                injected: 12,
+                notices: 30,
+                ..PortStats::default()
+            },
             &[(DropReason::NoRoute, 25), (DropReason::Mtu, 5)],
         );
-        let c1 = slots(
-            &[
-                ("received", 900),
-                ("forwarded", 890),
-                ("punted", 10),
-                ("transmitted", 950),
-                ("injected", 8),
-            ],
-            &[],
-        );
+        let c1 = PortStats {
+            received: 900,
+            forwarded: 890,
+            punted: 10,
+            transmitted: 950,
+            injected: 8,
+            ..PortStats::default()
+        };
         SampleBox {
             state: Mutex::new(State {
                 router,
@@ -177,13 +168,13 @@ impl SampleBox {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn plane(st: &State) -> PlaneStatsSnapshot {
-        PlaneStatsSnapshot {
+    fn plane(st: &State) -> PlaneStats {
+        PlaneStats {
             punts: 30,
             notices: 30,
             injected: 20,
             fib_version: st.router.fib().version,
-            ..PlaneStatsSnapshot::default()
+            ..PlaneStats::default()
         }
     }
 
@@ -239,7 +230,7 @@ impl Backend for SampleBox {
         let all: Vec<PortId> = PortId::all(st.counters.len()).collect();
         for p in ports.unwrap_or(&all) {
             if let Some(c) = st.counters.get_mut(p.index()) {
-                *c = [0; PORT_FIELDS];
+                *c = PortStats::default();
             }
         }
     }
@@ -315,16 +306,16 @@ impl Backend for SampleBox {
 }
 
 /// The sample box's counters for its agent.
-struct SampleCounters<'a>(RefCell<&'a mut Vec<[u64; PORT_FIELDS]>>);
+struct SampleCounters<'a>(RefCell<&'a mut Vec<PortStats>>);
 
 impl CounterSource for SampleCounters<'_> {
-    fn counters(&self, port: PortId) -> Option<Vec<u64>> {
-        self.0.borrow().get(port.index()).map(|c| c.to_vec())
+    fn counters(&self, port: PortId) -> Option<PortStats> {
+        self.0.borrow().get(port.index()).copied()
     }
 
     fn clear(&self, port: PortId) {
         if let Some(c) = self.0.borrow_mut().get_mut(port.index()) {
-            *c = [0; PORT_FIELDS];
+            *c = PortStats::default();
         }
     }
 }

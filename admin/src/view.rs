@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
 use rrp::wire::RouterHop;
-use rrp::{Address, DropReason, LinkKind, NativeAddr, PerPort, PortId};
+use rrp::{Address, DropReason, LinkKind, NativeAddr, PerPort, PortId, PortStats};
 use serde::{Deserialize, Serialize};
 
 use crate::proto::{AdminError, PortSpec};
@@ -411,37 +411,15 @@ pub struct NeighborRow {
     pub rts: usize,
 }
 
-/// A row of `show counters` (and of `stats`).
+/// A row of `show counters` (and of `stats`): a port's counters, in JSON
+/// with the drops' total as `dropped` and the drops by reason as `drops`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "CounterRowJson", from = "CounterRowJson")]
 pub struct CounterRow {
     /// Port index.
     pub port: PortId,
-    /// Packets received.
-    pub received: u64,
-    /// Received with a receive-error flag.
-    pub rx_errors: u64,
-    /// Received and forwarded.
-    pub forwarded: u64,
-    /// Received and punted to the control plane.
-    pub punted: u64,
-    /// Received and dropped (all reasons).
-    pub dropped: u64,
-    /// Transmitted.
-    pub transmitted: u64,
-    /// Injected by the control plane.
-    pub injected: u64,
-    /// Injections that failed.
-    pub inject_failed: u64,
-    /// Notices queued for the control plane.
-    pub notices: u64,
-    /// Notices not queued.
-    pub notices_dropped: u64,
-    /// Packets for this box from sources the HR does not know.
-    #[serde(default)]
-    pub strangers: u64,
-    /// Drops by reason (every reason, zeros included).
-    #[serde(default)]
-    pub drops: BTreeMap<String, u64>,
+    /// Its counters.
+    pub stats: PortStats,
 }
 
 impl CounterRow {
@@ -449,21 +427,63 @@ impl CounterRow {
     pub fn new(c: &PortSnapshot) -> CounterRow {
         CounterRow {
             port: c.port,
-            received: c.received,
-            rx_errors: c.rx_errors,
-            forwarded: c.forwarded,
-            punted: c.punted,
-            dropped: c.dropped_total(),
-            transmitted: c.transmitted,
-            injected: c.injected,
-            inject_failed: c.inject_failed,
-            notices: c.notices,
-            notices_dropped: c.notices_dropped,
-            strangers: c.strangers,
-            drops: DropReason::ALL
-                .iter()
-                .map(|r| (r.name().to_string(), c.dropped(*r)))
-                .collect(),
+            stats: c.stats,
+        }
+    }
+
+    /// Drops by reason name (every reason, zeros included).
+    pub fn drops(&self) -> BTreeMap<String, u64> {
+        self.stats
+            .dropped
+            .iter()
+            .map(|(r, n)| (r.name().to_string(), n))
+            .collect()
+    }
+}
+
+impl core::ops::Deref for CounterRow {
+    type Target = PortStats;
+    fn deref(&self) -> &PortStats {
+        &self.stats
+    }
+}
+
+/// [`CounterRow`] as the admin protocol carries it.
+#[derive(Serialize, Deserialize)]
+struct CounterRowJson {
+    port: PortId,
+    #[serde(flatten, with = "rrp::counters::json::scalars")]
+    stats: PortStats,
+    /// Received and dropped (all reasons).
+    #[serde(default)]
+    dropped: u64,
+    /// Drops by reason (every reason, zeros included).
+    #[serde(default)]
+    drops: BTreeMap<String, u64>,
+}
+
+impl From<CounterRow> for CounterRowJson {
+    fn from(r: CounterRow) -> CounterRowJson {
+        CounterRowJson {
+            port: r.port,
+            dropped: r.stats.dropped_total(),
+            drops: r.drops(),
+            stats: r.stats,
+        }
+    }
+}
+
+impl From<CounterRowJson> for CounterRow {
+    fn from(j: CounterRowJson) -> CounterRow {
+        let mut stats = j.stats;
+        for (k, n) in &j.drops {
+            if let Some(r) = DropReason::from_name(k) {
+                stats.dropped[r] = *n;
+            }
+        }
+        CounterRow {
+            port: j.port,
+            stats,
         }
     }
 }

@@ -29,8 +29,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dataplane::{ChannelConfig, EngineConfig, FibSet, McastFib, PortCounters, mcast::McastCount};
+use dataplane::{ChannelConfig, EngineConfig, FibSet, McastFib, mcast::McastCount};
 use ports::{Burst, HeapBuf, PacketBuf, Port};
+use rrp::PortStats;
 use rrp::router::{McastGroup, McastTables, SourceSan};
 use rrp::wire::{HeaderRepr, PacketRepr};
 use rrp::{Address, NativeAddr, PortId};
@@ -141,7 +142,7 @@ pub fn group_packet(size: usize, rng: &mut Rng) -> Vec<u8> {
 /// nothing dropped, punted or notified; the group counters agree.
 pub fn check_clean(
     what: &str,
-    c: &[PortCounters],
+    c: &[PortStats],
     m: &McastCount,
     received: u64,
 ) -> Result<(), String> {
@@ -514,7 +515,7 @@ pub mod dpdk {
         }
 
         /// The engine's counters per port.
-        pub fn counters(&self) -> &[PortCounters] {
+        pub fn counters(&self) -> &[PortStats] {
             self.engine.counters()
         }
 

@@ -38,13 +38,15 @@ use std::time::{Duration, Instant};
 
 use dataplane::fib::NH_LOCAL;
 use dataplane::{
-    ChannelConfig, ControlChannels, Engine, EngineConfig, FibReader, FibSet, NextHop, PortCounters,
-    channels, fib_channel,
+    ChannelConfig, ControlChannels, Engine, EngineConfig, FibReader, FibSet, NextHop, channels,
+    fib_channel,
 };
 use ports::{Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
 use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortStats;
+use rrp::counters::CounterSet;
 use rrp::kind::PacketType;
 use rrp::wire::{HEADER_LEN, HeaderRepr, PacketRepr, RouterHop, TRAILER_LEN, shift_ei};
 
@@ -288,7 +290,7 @@ pub trait Step {
     );
 
     /// Counters per port.
-    fn counters(&self) -> &[PortCounters];
+    fn counters(&self) -> &[PortStats];
 }
 
 /// The forwarding engine as a worker runs it.
@@ -369,7 +371,7 @@ impl Step for EngineStep {
         );
     }
 
-    fn counters(&self) -> &[PortCounters] {
+    fn counters(&self) -> &[PortStats] {
         self.engine.counters()
     }
 }
@@ -377,13 +379,13 @@ impl Step for EngineStep {
 /// The baseline: the least a forwarder does with a packet.
 #[derive(Debug)]
 pub struct BaselineStep {
-    counters: Vec<PortCounters>,
+    counters: Vec<PortStats>,
 }
 
 impl Default for BaselineStep {
     fn default() -> Self {
         BaselineStep {
-            counters: vec![PortCounters::default(); PORTS],
+            counters: vec![PortStats::default(); PORTS],
         }
     }
 }
@@ -430,7 +432,7 @@ impl Step for BaselineStep {
                 usize::MAX
             };
             if end > d.len() {
-                c.dropped[DropReason::Truncated as usize] += 1;
+                c.dropped[DropReason::Truncated] += 1;
                 ports[in_port].recycle(buf);
                 continue;
             }
@@ -442,7 +444,7 @@ impl Step for BaselineStep {
             if ports[out].encap(&mut buf, &native) {
                 stage[out].push(buf);
             } else {
-                c.dropped[DropReason::Encap as usize] += 1;
+                c.dropped[DropReason::Encap] += 1;
                 ports[in_port].recycle(buf);
             }
         }
@@ -451,7 +453,7 @@ impl Step for BaselineStep {
         c.forwarded += sent;
         let unsent = stage[out].len() as u64;
         if unsent > 0 {
-            c.dropped[DropReason::TxFull as usize] += unsent;
+            c.dropped[DropReason::TxFull] += unsent;
             for b in stage[out].drain(..) {
                 ports[out].recycle(b);
             }
@@ -460,7 +462,7 @@ impl Step for BaselineStep {
         self.counters[out].transmitted += sent;
     }
 
-    fn counters(&self) -> &[PortCounters] {
+    fn counters(&self) -> &[PortStats] {
         &self.counters
     }
 }
@@ -593,8 +595,8 @@ impl Rig {
 /// Checks that a step's counters show a clean run: `received` packets in
 /// all, every one forwarded and transmitted, nothing dropped, punted or
 /// notified.
-pub fn check_clean(what: &str, c: &[PortCounters], received: u64) -> Result<(), String> {
-    let mut total = PortCounters::default();
+pub fn check_clean(what: &str, c: &[PortStats], received: u64) -> Result<(), String> {
+    let mut total = PortStats::default();
     for (p, pc) in c.iter().enumerate() {
         if pc.dropped_total() != 0 || pc.punted != 0 || pc.notices + pc.notices_dropped != 0 {
             let reasons: Vec<String> = DropReason::ALL

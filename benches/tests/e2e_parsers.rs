@@ -1,11 +1,11 @@
 //! The parts of benches/e2e that read other programs' output: testpmd's
-//! `show port stats all` and mwgen's JSON search report (produced here by the
-//! real mwgen on its in-memory wire, so that a schema change breaks this test
-//! and not a benchmark run).
+//! `show port stats all` and mwgen's JSON search and run reports (produced
+//! here by the real mwgen on its in-memory wire, so that a schema change
+//! breaks this test and not a benchmark or soak run).
 
 use std::process::Command;
 
-use benches::e2e::mwgen::parse_search;
+use benches::e2e::mwgen::{parse_run, parse_search};
 use benches::e2e::testpmd::parse_port_stats;
 
 const SHOW_PORT_STATS: &str = "
@@ -94,4 +94,37 @@ fn mwgen_search_report() {
     assert!(l.at_pps > 0.0 && l.p50 <= l.max);
     assert!(s.trials >= 1);
     assert!(parse_search(&serde_json::json!({"run": {}})).is_err());
+}
+
+#[test]
+fn mwgen_run_report() {
+    let mwgen = testkit::workspace_bin("mwgen", "mwgen", &[]);
+    let out = Command::new(mwgen)
+        .args([
+            "--tx",
+            "mem",
+            "--rate",
+            "20000pps",
+            "--duration",
+            "200ms",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = parse_run(&v).unwrap();
+    assert!(r.sent > 0);
+    // A lossless wire: every probe back once.
+    assert_eq!((r.received, r.unique, r.lost), (r.sent, r.sent, 0));
+    assert_eq!((r.duplicated, r.reordered), (0, 0));
+    assert!(r.duration_s > 0.0 && r.tx_pps > 0.0);
+    assert!(r.latency_ns.get("p50").is_some());
+    assert!(parse_run(&serde_json::json!({"search": {}})).is_err());
 }

@@ -19,4 +19,5 @@ pub mod management;
 pub mod plane;
 pub mod stats;
 
-pub use plane::{ControlPlane, PlaneError, PlaneHandle, PlaneStats};
+pub use admin::stats::PlaneStats;
+pub use plane::{ControlPlane, PlaneError, PlaneHandle};

@@ -13,15 +13,15 @@ use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType};
 use mgmt::client::{Answer, Client, Failure, Request};
 use mgmt::manager::ManagerConfig;
 use mgmt::station::{Outcome, Station};
-use rrp::router::{Router, RouterStats, Time};
-use rrp::{Address, LinkKind, NativeAddr, PortId};
+use rrp::router::{Router, Time};
+use rrp::{Address, LinkKind, NativeAddr, PortId, PortStats};
 
 use admin::view::ManagementInfo;
 
 use crate::PlaneStats;
 use crate::config::Config;
 use crate::log_limit::{LogLimiter, LogLimits};
-use crate::stats::Counters;
+use crate::stats::{Counters, EngineStats};
 
 /// The answer an admin request waits for.
 pub type Reply = Result<Answer, Failure>;
@@ -52,27 +52,20 @@ pub struct Send {
 pub struct BoxCounters<'a> {
     /// The counters shared with the admin socket.
     pub counters: &'a Counters,
-    /// The engine's counters (for a snapshot's header).
-    pub router: &'a RouterStats,
+    /// The engine's counters (its share of the ports', and a snapshot's
+    /// header).
+    pub engine: &'a EngineStats,
     /// The control thread's counters (likewise).
     pub plane: &'a PlaneStats,
 }
 
 impl CounterSource for BoxCounters<'_> {
-    fn counters(&self, port: PortId) -> Option<Vec<u64>> {
-        // PortCounters carries its 23 counters by name (the area has more).
-        let slots = self.counters.port_shown(port, self.router)?;
-        let names = admin::stats::port_slot_names();
-        Some(
-            mgmt::attr::PortCounters::NAMES
-                .iter()
-                .map(|n| names.iter().position(|x| x == n).map_or(0, |i| slots[i]))
-                .collect(),
-        )
+    fn counters(&self, port: PortId) -> Option<PortStats> {
+        self.counters.port_shown(port, self.engine)
     }
 
     fn clear(&self, port: PortId) {
-        let now = self.counters.snapshot(self.router, self.plane);
+        let now = self.counters.snapshot(self.engine, self.plane);
         self.counters.clear(&now, Some(&[port]));
     }
 }
@@ -86,10 +79,10 @@ fn with_node<R>(
     now: Time,
     f: impl FnOnce(&mut RouterNode<'_, BoxCounters<'_>>) -> R,
 ) -> R {
-    let stats = router.stats().clone();
+    let engine = EngineStats::of(router);
     let c = BoxCounters {
         counters,
-        router: &stats,
+        engine: &engine,
         plane,
     };
     f(&mut RouterNode {
@@ -135,7 +128,7 @@ pub fn manager_configs(cfg: &Config) -> Vec<(PortId, ManagerConfig)> {
         .map(|(i, _)| {
             let mut c = ManagerConfig::new(priority, cfg.node_identity());
             c.sm_key = m.sm_key;
-            m.manager_timers.apply(&mut c);
+            c.timers = m.manager_timers;
             // As master, it gives the box's own M_Key to the SAN's agents.
             c.mkey = m.mkey;
             c.mkey_protect = m.protect;
@@ -371,29 +364,10 @@ impl Management {
 
 #[cfg(test)]
 mod tests {
-    use admin::stats::{PORT_COUNTERS, PORT_FIELDS};
-    use mgmt::attr::PortCounters;
-    use rrp::DropReason;
-
-    /// PortCounters carries a port's admin stats slots in their order: the
-    /// names on the wire and in `mwctl stats` are the same.
     #[test]
     fn version_codes() {
         assert_eq!(super::version_code("1.2.3"), 0x010203);
         assert_eq!(super::version_code("0.4.0-dev"), 0x000400);
         assert_eq!(super::version_code("x"), 0);
-    }
-
-    #[test]
-    fn port_counters_are_admin_slots() {
-        // Every counter the MAD carries is a slot of the area, by name; the
-        // area's later ones (strangers, dropped.spoofed-source) are not
-        // carried (docs/management.md "PortCounters").
-        let slots = admin::stats::port_slot_names();
-        for n in PortCounters::NAMES {
-            assert!(slots.iter().any(|s| s == n), "{n}");
-        }
-        const { assert!(PORT_FIELDS > PortCounters::COUNT) };
-        let _ = (PORT_COUNTERS, DropReason::ALL);
     }
 }

@@ -12,17 +12,19 @@
 //! protocol recovers by refresh and keepalive).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::log_limit::{LogLimiter, LogLimits, Suppressed};
+use admin::stats::PlaneStats;
 use dataplane::{
     ControlChannels, FibPublisher, FibSet, Injection, McastFib, from_route_tables, patched,
 };
 use mgmt::agent::AgentConfig;
 use mgmt::client::Request;
 use rrp::LinkKind;
+use rrp::counters::SharedCounters;
 use rrp::kind::PacketType;
 use rrp::router::{Admission, Event, Output, RouteTables, Router, Time, with_destination};
 use std::sync::mpsc::SyncSender;
@@ -31,25 +33,6 @@ use crate::management::{Management, Reply, Send as MgmtSend};
 use crate::stats::Counters;
 use rrp::wire::packet::Packet;
 use rrp::{Address, NativeAddr, PortId};
-
-/// Counters of the control-plane thread.
-#[derive(Debug, Default)]
-pub struct PlaneStats {
-    /// Punted packets handed to the engine.
-    pub punts: AtomicU64,
-    /// Notices handed to the engine.
-    pub notices: AtomicU64,
-    /// Packets injected into a worker's ring.
-    pub injected: AtomicU64,
-    /// Packets the engine sent that found the injection ring full.
-    pub inject_full: AtomicU64,
-    /// Packets the engine sent to a native address the port cannot hold.
-    pub inject_bad_native: AtomicU64,
-    /// FIB sets published.
-    pub fibs_published: AtomicU64,
-    /// Version of the last published FIB set.
-    pub fib_version: AtomicU64,
-}
 
 /// A request for the control thread: runs against the engine between two
 /// passes (admin queries and run-time changes).
@@ -79,8 +62,8 @@ impl std::error::Error for PlaneError {}
 #[derive(Debug)]
 pub struct PlaneHandle {
     stop: Arc<AtomicBool>,
-    /// Counters.
-    pub stats: Arc<PlaneStats>,
+    /// The control thread's counters, as it last stored them.
+    pub stats: Arc<SharedCounters<PlaneStats>>,
     jobs: std::sync::mpsc::Sender<Job>,
     thread: Option<thread::JoinHandle<ControlPlane>>,
 }
@@ -124,7 +107,9 @@ pub struct ControlPlane {
     workers: Vec<ControlChannels>,
     publisher: FibPublisher,
     start: Instant,
-    stats: Arc<PlaneStats>,
+    /// The thread's counters, and the copy other threads read.
+    stats: PlaneStats,
+    shared_stats: Arc<SharedCounters<PlaneStats>>,
     /// Log lines not yet taken by [`ControlPlane::take_events`]: engine
     /// events the rate limit let through, and its summaries.
     events: std::collections::VecDeque<LogItem>,
@@ -164,7 +149,8 @@ impl ControlPlane {
             workers,
             publisher,
             start: Instant::now(),
-            stats: Arc::new(PlaneStats::default()),
+            stats: PlaneStats::default(),
+            shared_stats: Arc::default(),
             events: std::collections::VecDeque::new(),
             events_dropped: 0,
             log: LogLimiter::new(LogLimits::default()),
@@ -319,9 +305,9 @@ impl ControlPlane {
         self.engine.fib()
     }
 
-    /// Counters.
-    pub fn stats(&self) -> Arc<PlaneStats> {
-        self.stats.clone()
+    /// The control thread's counters.
+    pub fn stats(&self) -> PlaneStats {
+        self.stats
     }
 
     /// Takes the log lines gathered so far (engine events within the rate
@@ -365,7 +351,7 @@ impl ControlPlane {
         for w in 0..self.workers.len() {
             while let Some(p) = self.workers[w].recv_punt() {
                 work += 1;
-                self.stats.punts.fetch_add(1, Ordering::Relaxed);
+                self.stats.punts += 1;
                 // The worker located the packet: its layout comes along, so
                 // the engine reads it without walking it again.
                 match Packet::with_layout(&p.data[..], p.layout) {
@@ -384,7 +370,7 @@ impl ControlPlane {
             }
             while let Some(n) = self.workers[w].recv_notice() {
                 work += 1;
-                self.stats.notices.fetch_add(1, Ordering::Relaxed);
+                self.stats.notices += 1;
                 self.engine.handle_notice(now, &n);
                 self.drain(now);
             }
@@ -401,6 +387,7 @@ impl ControlPlane {
             self.drain(now);
         }
         self.publisher.reclaim();
+        self.shared_stats.store(&self.stats);
         work
     }
 
@@ -417,9 +404,9 @@ impl ControlPlane {
             data: packet,
         };
         match self.workers[w].inject(inj) {
-            Ok(()) => self.stats.injected.fetch_add(1, Ordering::Relaxed),
-            Err(_) => self.stats.inject_full.fetch_add(1, Ordering::Relaxed),
-        };
+            Ok(()) => self.stats.injected += 1,
+            Err(_) => self.stats.inject_full += 1,
+        }
     }
 
     fn drain(&mut self, now: Time) {
@@ -452,8 +439,8 @@ impl ControlPlane {
                     };
                     fib.set_port_mtus(self.engine.config().hrs.iter().map(|h| h.mtu));
                     self.publisher.publish(fib);
-                    self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
-                    self.stats.fib_version.store(v, Ordering::Relaxed);
+                    self.stats.fibs_published += 1;
+                    self.stats.fib_version = v;
                 }
                 Output::McastChanged(_) => {
                     // The group state changed: the same FIBs with the new
@@ -463,7 +450,7 @@ impl ControlPlane {
                     let mut fib = (*current).clone();
                     fib.set_mcast(Arc::new(m));
                     self.publisher.publish(fib);
-                    self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
+                    self.stats.fibs_published += 1;
                 }
                 Output::Event(e) => {
                     // Management traps for what the operator's manager
@@ -535,7 +522,7 @@ impl ControlPlane {
         let mut fib = FibSet::clone(&current);
         fib.set_port_mtus(want);
         self.publisher.publish(fib);
-        self.stats.fibs_published.fetch_add(1, Ordering::Relaxed);
+        self.stats.fibs_published += 1;
     }
 
     /// Runs the plane on a new thread named `mw-control` until stopped. The
@@ -543,7 +530,7 @@ impl ControlPlane {
     /// there is nothing to do (and never past the engine's next timer).
     pub fn spawn(mut self, tick: Duration) -> std::io::Result<PlaneHandle> {
         let stop = Arc::new(AtomicBool::new(false));
-        let stats = self.stats.clone();
+        let stats = self.shared_stats.clone();
         let s = stop.clone();
         let (jobs, job_rx) = std::sync::mpsc::channel::<Job>();
         let thread = thread::Builder::new()
@@ -554,6 +541,7 @@ impl ControlPlane {
                     while let Ok(job) = job_rx.try_recv() {
                         job(&mut self);
                         self.flush();
+                        self.shared_stats.store(&self.stats);
                         ran = true;
                     }
                     if self.poll_once() > 0 || ran {

@@ -5,13 +5,17 @@
 //! by reload changes the key it signs with; no secret reaches the log.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use rrp::Address;
+use rrp::router::{AuthConfig, AuthKey};
 use rrp::wire::auth;
 use rrp::wire::{Message, Packet, locate};
+
+mod common;
+
+use common::{mwctl_all, wait_for};
 
 const KEY1: &str = "00112233445566778899aabbccddeeff";
 const KEY2: &str = "ffeeddccbbaa99887766554433221100";
@@ -23,70 +27,36 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-fn config(dir: &Path, r0: u16, r1: u16, member: u16, keys: &str, send_key: u16) -> String {
-    format!(
-        r#"[router]
-name = "keyed"
-
-[timers]
-sweep_ms = 200
-keepalive_ms = 200
-
-[admin]
-socket = "{sock}"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{member}"]
-[hr.auth]
-send_key = {send_key}
-keys = [{keys}]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = []
-"#,
-        sock = dir.join("mw.sock").display()
-    )
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn mwctl(sock: &Path, args: &[&str]) -> (i32, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err),
-    )
+/// HR 0 on the keyed SAN with `member`, signing with key `send_key` of
+/// `keys` (ID, secret in hex); HR 1 alone on its SAN.
+fn config(
+    dir: &Path,
+    r0: u16,
+    r1: u16,
+    member: u16,
+    keys: &[(u16, &str)],
+    send_key: u16,
+) -> String {
+    let mut c = common::two_hr_box("keyed", dir, [r0, r1], [&[member], &[]]);
+    c.hrs[0].auth = Some(AuthConfig {
+        keys: keys
+            .iter()
+            .map(|&(id, secret)| AuthKey {
+                id,
+                secret: hex(secret),
+            })
+            .collect(),
+        send_key,
+        accept_unsigned: false,
+    });
+    c.timers.sweep_ms = 200;
+    c.timers.keepalive_ms = 200;
+    c.to_toml()
 }
 
 /// The router-wide counter `mwrouter_rrp_<name>_total`.
 fn counter(sock: &Path, name: &str) -> u64 {
-    let (code, out) = mwctl(sock, &["stats", "--prometheus"]);
+    let (code, out) = mwctl_all(sock, &["stats", "--prometheus"]);
     assert_eq!(code, 0, "{out}");
     let metric = format!("mwrouter_rrp_{name}_total ");
     out.lines()
@@ -95,14 +65,6 @@ fn counter(sock: &Path, name: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The next packet from the router, with its authentication record.
@@ -134,26 +96,16 @@ fn who_are_you(key_id: u16, key: Option<&[u8]>, seq: u64) -> Vec<u8> {
 #[test]
 fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     let dir = tempfile::tempdir().unwrap();
-    let [r0, r1, m] = <[u16; 3]>::try_from(ports::udp::free_loopback_ports(3).unwrap()).unwrap();
+    let [r0, r1, m] = common::free_ports();
     let member = UdpSocket::bind(("127.0.0.1", m)).unwrap();
     member
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let path = dir.path().join("r.toml");
-    let one = format!(r#"{{ id = 1, secret = "{KEY1}" }}"#);
-    std::fs::write(&path, config(dir.path(), r0, r1, m, &one, 1)).unwrap();
+    std::fs::write(&path, config(dir.path(), r0, r1, m, &[(1, KEY1)], 1)).unwrap();
     let sock = dir.path().join("mw.sock");
     let log = dir.path().join("log.txt");
-    let _d = Daemon(
-        Command::new(PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd")))
-            .arg("--config")
-            .arg(&path)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the admin socket", 10, || sock.exists());
+    let _d = common::start(&path, &sock, std::fs::File::create(&log).unwrap().into());
     let router: SocketAddr = format!("127.0.0.1:{r0}").parse().unwrap();
 
     // Its sweeps (RRP#7) come signed with key 1.
@@ -187,9 +139,9 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
     assert!(counter(&sock, "auth_verified") >= 1);
 
     // Rollover: keys 1 and 2, signing with 2, by reload.
-    let both = format!(r#"{{ id = 1, secret = "{KEY1}" }}, {{ id = 2, secret = "{KEY2}" }}"#);
+    let both = [(1, KEY1), (2, KEY2)];
     std::fs::write(&path, config(dir.path(), r0, r1, m, &both, 2)).unwrap();
-    let (code, out) = mwctl(&sock, &["reload"]);
+    let (code, out) = mwctl_all(&sock, &["reload"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("hr[0].auth.keys: IDs 1 -> 1, 2"), "{out}");
     assert!(out.contains("hr[0].auth.send_key: 1 -> 2"), "{out}");

@@ -1182,7 +1182,7 @@ fn round_trip_variants() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
-        manager_timers: control::config::ManagerTimers {
+        manager_timers: mgmt::manager::ManagerTimers {
             poll_ms: 600_000,
             poll_misses: 1,
             sweep_ms: 10,
@@ -1412,7 +1412,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 manager_hrs: Vec::new(),
                 address_pools: Vec::new(),
                 sm_key: m.2 ^ 0x55,
-                manager_timers: control::config::ManagerTimers {
+                manager_timers: mgmt::manager::ManagerTimers {
                     poll_ms: 10 + m.2 % 1000,
                     ..Default::default()
                 },
@@ -1706,8 +1706,14 @@ fn management_errors() {
     let mc = control::management::manager_configs(&c);
     assert!(!mc.is_empty());
     for (_, x) in &mc {
-        assert_eq!((x.poll_ms, x.poll_misses, x.heavy_every), (300, 2, 3));
-        assert_eq!(x.sweep_ms, mgmt::manager::ManagerConfig::new(0, 0).sweep_ms);
+        assert_eq!(
+            (x.timers.poll_ms, x.timers.poll_misses, x.timers.heavy_every),
+            (300, 2, 3)
+        );
+        assert_eq!(
+            x.timers.sweep_ms,
+            mgmt::manager::ManagerConfig::new(0, 0).timers.sweep_ms
+        );
     }
     at(
         &timers("poll_ms = 0"),
@@ -2150,7 +2156,7 @@ fn reload_management_is_live() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
-        manager_timers: control::config::ManagerTimers {
+        manager_timers: mgmt::manager::ManagerTimers {
             poll_ms: 600_000,
             poll_misses: 1,
             sweep_ms: 10,

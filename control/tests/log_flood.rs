@@ -3,51 +3,22 @@
 //! rest, and the counters keep the full figure (docs/daemon.md "Logs").
 
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use admin::LogLevel;
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
+mod common;
+
 const SENDER: u16 = 0x0599;
 
-fn mwrouterd() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
-}
-
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16) -> String {
-    format!(
-        r#"[router]
-name = "flood"
-
-[admin]
-socket = "{sock}"
-
-[log]
-level = "info"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{h1}"]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = ["127.0.0.1:{h2}"]
-"#,
-        sock = dir.join("mw.sock").display()
-    )
+    let mut c = common::two_hr_box("flood", dir, [r0, r1], [&[h1], &[h2]]);
+    c.log.level = LogLevel::Info;
+    c.to_toml()
 }
 
 /// An RRP#9 to the HR whose body is not records.
@@ -89,27 +60,12 @@ fn parse_errors(sock: &Path) -> u64 {
 #[test]
 fn a_flood_of_bad_packets_gives_a_burst_and_one_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let [r0, r1, h1, h2]: [u16; 4] = ports::udp::free_loopback_ports(4)
-        .expect("free ports")
-        .try_into()
-        .unwrap();
+    let [r0, r1, h1, h2] = common::free_ports();
     let cfg = dir.path().join("flood.toml");
     std::fs::write(&cfg, config(dir.path(), r0, r1, h1, h2)).unwrap();
     let log = dir.path().join("mwrouterd.log");
     let sock = dir.path().join("mw.sock");
-    let child = Command::new(mwrouterd())
-        .arg("--config")
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut daemon = testkit::ChildGuard::new(child);
-    let t = Instant::now();
-    while !sock.exists() {
-        assert!(t.elapsed() < Duration::from_secs(10), "no admin socket");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut daemon = common::start(&cfg, &sock, std::fs::File::create(&log).unwrap().into());
 
     // 5000 bad RRP packets from the SAN's member, paced so that the
     // worker's punt limit lets most through.

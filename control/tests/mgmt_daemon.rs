@@ -5,14 +5,16 @@
 //! `mwctl show`; the refused Set counted and trapped to the manager.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
+use control::config::Config;
+use rrp::Address;
 use serde_json::Value;
+use testkit::ChildGuard;
 
-fn mwrouterd() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
-}
+mod common;
+
+use common::{mwctl_all, udp_hr, wait_for};
 
 /// A box with two HRs: `a` on the shared SAN 0x0601 (UDP `bind`, the
 /// other box at `peer`), `b` alone on its own SAN (UDP `lonely`).
@@ -22,110 +24,38 @@ fn config(
     a: (u16, u16),
     b: (u16, u16),
     [bind, peer, lonely]: [u16; 3],
-    management: &str,
-) -> String {
-    format!(
-        r#"[router]
-name = "{name}"
-
-[timers]
-sweep_ms = 200
-keepalive_ms = 200
-keepalive_misses = 5
-advertise_ms = 20
-fib_ms = 10
-
-[admin]
-socket = "{sock}"
-
-[management]
-{management}
-
-[[hr]]
-address = {:#06x}
-san_id = {:#06x}
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{bind}"
-members = ["127.0.0.1:{peer}"]
-
-[[hr]]
-address = {:#06x}
-san_id = {:#06x}
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{lonely}"
-members = []
-"#,
-        a.0,
-        a.1,
-        b.0,
-        b.1,
-        sock = dir.join(format!("{name}.sock")).display()
-    )
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(dir: &Path, name: &str, text: &str) -> (Daemon, PathBuf) {
-    let cfg = dir.join(format!("{name}.toml"));
-    std::fs::write(&cfg, text).unwrap();
-    let d = Daemon(
-        Command::new(mwrouterd())
-            .arg("--config")
-            .arg(&cfg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+) -> Config {
+    let mut c = Config::new(
+        name,
+        vec![
+            udp_hr(a.0, a.1, bind, &[peer]),
+            udp_hr(b.0, b.1, lonely, &[]),
+        ],
     );
-    let sock = dir.join(format!("{name}.sock"));
-    wait_for(&format!("{name}'s admin socket"), 10, || sock.exists());
-    (d, sock)
+    c.timers.sweep_ms = 200;
+    c.timers.keepalive_ms = 200;
+    c.timers.keepalive_misses = 5;
+    c.timers.advertise_ms = 20;
+    c.timers.fib_ms = 10;
+    c.admin.socket = dir.join(format!("{name}.sock"));
+    c
 }
 
-fn mwctl(sock: &Path, args: &[&str]) -> (i32, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out),
-            String::from_utf8_lossy(&err)
-        ),
-    )
+/// Starts the box `name` on `config` (its file and admin socket named
+/// after it in `dir`).
+fn start(dir: &Path, name: &str, config: &Config) -> (ChildGuard, PathBuf) {
+    let cfg = dir.join(format!("{name}.toml"));
+    std::fs::write(&cfg, config.to_toml()).unwrap();
+    let sock = dir.join(format!("{name}.sock"));
+    (common::start(&cfg, &sock, Stdio::null()), sock)
 }
 
 fn json(sock: &Path, args: &[&str]) -> Value {
     let mut all = vec!["--json"];
     all.extend(args);
-    let (code, out) = mwctl(sock, &all);
+    let (code, out) = mwctl_all(sock, &all);
     assert_eq!(code, 0, "mwctl {args:?}: {out}");
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Prints what it says when the test fails (drops while panicking).
@@ -142,10 +72,7 @@ impl Drop for Dump {
 #[test]
 fn one_box_manages_another_in_band() {
     let dir = tempfile::tempdir().unwrap();
-    let [pa, pb, la, lb] = ports::udp::free_loopback_ports(4)
-        .expect("free ports")
-        .try_into()
-        .unwrap();
+    let [pa, pb, la, lb] = common::free_ports();
     // A is the manager (traps go to its HR 0x0511); B is protected by a
     // key at level 1 (Gets answered, the key reads as 0; Sets need it).
     let (_a, sa) = start(
@@ -157,21 +84,21 @@ fn one_box_manages_another_in_band() {
             (0x0511, 0x0601),
             (0x0512, 0x0602),
             [pa, pb, la],
-            "",
         ),
     );
-    let (_b, sb) = start(
+    let mut b = config(
         dir.path(),
         "b",
-        &config(
-            dir.path(),
-            "b",
-            (0x0521, 0x0601),
-            (0x0522, 0x0603),
-            [pb, pa, lb],
-            "mkey = 0x4242\nprotect = 1\nmanager = 0x0511\nmanager_priority = 5\nmanager_hrs = [0x0521]",
-        ),
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
     );
+    b.management.mkey = 0x4242;
+    b.management.protect = 1;
+    b.management.manager = Some(Address(0x0511));
+    b.management.manager_priority = Some(5);
+    b.management.manager_hrs = vec![Address(0x0521)];
+    let (_b, sb) = start(dir.path(), "b", &b);
 
     // The box itself, by its own address.
     let me = json(&sa, &["mad", "0x0511", "get", "node_info"]);
@@ -180,7 +107,7 @@ fn one_box_manages_another_in_band() {
 
     // B by address, once A has a route to it.
     wait_for("a route from a to b", 15, || {
-        mwctl(
+        mwctl_all(
             &sa,
             &["mad", "0x0522", "get", "node_info", "-t", "200", "-r", "0"],
         )
@@ -228,7 +155,7 @@ fn one_box_manages_another_in_band() {
     assert_eq!(dr["fields"], "b", "{dr}");
 
     // A Set with the wrong key: refused (status 0x0100), counted, trapped.
-    let (code, out) = mwctl(
+    let (code, out) = mwctl_all(
         &sa,
         &[
             "mad",
@@ -266,17 +193,17 @@ fn one_box_manages_another_in_band() {
     // B's management in Prometheus: the violation, and its SAN manager on
     // 0x0521 (alone there: master).
     wait_for("B's manager master", 10, || {
-        let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+        let (_, text) = mwctl_all(&sb, &["stats", "--prometheus"]);
         text.contains("mwrouter_san_manager_state{hr=\"0x0521\"} 3")
     });
-    let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+    let (_, text) = mwctl_all(&sb, &["stats", "--prometheus"]);
     assert!(
         text.contains("mwrouter_mgmt_mkey_violations_total 1"),
         "{text}"
     );
 
     // With the key: applied, and shown by mwctl on B.
-    let (code, out) = mwctl(
+    let (code, out) = mwctl_all(
         &sa,
         &[
             "mad",
@@ -300,7 +227,7 @@ fn one_box_manages_another_in_band() {
     );
 
     // Port down by MAD: B's HR 0x0522 goes down and A loses its route.
-    let (code, out) = mwctl(
+    let (code, out) = mwctl_all(
         &sa,
         &[
             "mad",
@@ -318,7 +245,7 @@ fn one_box_manages_another_in_band() {
     let hrs = json(&sb, &["show", "hrs"]);
     assert_eq!(hrs[1]["up"], false, "{hrs}");
     wait_for("a's route to 0x0522 gone", 15, || {
-        mwctl(
+        mwctl_all(
             &sa,
             &["mad", "0x0522", "get", "node_info", "-t", "200", "-r", "0"],
         )
@@ -338,35 +265,28 @@ fn one_box_manages_another_in_band() {
 #[test]
 fn an_rt_limit_is_trapped_to_the_manager() {
     let dir = tempfile::tempdir().unwrap();
-    let [pa, pb, la, lb, lc] = ports::udp::free_loopback_ports(5)
-        .expect("free ports")
-        .try_into()
-        .unwrap();
+    let [pa, pb, la, lb, lc] = common::free_ports();
     // A has two SANs besides the shared one: it advertises two RTs to B,
     // and B keeps one RT per HR.
-    let a_text = config(
+    let mut a = config(
         dir.path(),
         "a",
         (0x0511, 0x0601),
         (0x0512, 0x0602),
         [pa, pb, la],
-        "",
-    ) + &format!(
-        "\n[[hr]]\naddress = 0x0513\nsan_id = 0x0604\nmtu = 1500\n[hr.port]\nbackend = \"udp\"\nbind = \"127.0.0.1:{lc}\"\nmembers = []\n"
     );
-    let (_a, sa) = start(dir.path(), "a", &a_text);
-    let (_b, sb) = start(
+    a.hrs.push(udp_hr(0x0513, 0x0604, lc, &[]));
+    let (_a, sa) = start(dir.path(), "a", &a);
+    let mut b = config(
         dir.path(),
         "b",
-        &config(
-            dir.path(),
-            "b",
-            (0x0521, 0x0601),
-            (0x0522, 0x0603),
-            [pb, pa, lb],
-            "manager = 0x0511\n\n[limits]\nmax_rts_per_hr = 1",
-        ),
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
     );
+    b.management.manager = Some(Address(0x0511));
+    b.limits.max_rts_per_hr = 1;
+    let (_b, sb) = start(dir.path(), "b", &b);
     let (sa2, sb2) = (sa.clone(), sb.clone());
     let _dump = Dump(Box::new(move || {
         format!(
@@ -390,7 +310,7 @@ fn an_rt_limit_is_trapped_to_the_manager() {
         .filter(|n| n["trap"] == 1026)
         .collect();
     assert_eq!(traps.len(), 1, "once, not per refusal: {m}");
-    let (_, text) = mwctl(&sb, &["stats", "--prometheus"]);
+    let (_, text) = mwctl_all(&sb, &["stats", "--prometheus"]);
     assert!(
         text.contains("mwrouter_rrp_rts_refused_total{reason=\"hr-full\"}"),
         "{text}"

@@ -5,71 +5,41 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use admin::LogLevel;
 use clap::Parser;
 use rrp::Address;
 use rrp::kind::PacketType;
 use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::router::Timers;
 use rrp::wire::{HeaderRepr, PacketRepr};
 
-/// The mwrouterd binary beside this test's executable, built if missing.
-fn mwrouterd() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
-}
+mod common;
 
-fn free_ports<const N: usize>() -> [u16; N] {
-    let v = ports::udp::free_loopback_ports(N).expect("free ports");
-    v.try_into().expect("N ports")
-}
+use common::{free_ports, mwctl, mwrouterd, wait_for};
 
-fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u32) -> String {
-    format!(
-        r#"[router]
-name = "e2e"
-
-[timers]
-sweep_ms = 300
-keepalive_ms = 300
-keepalive_misses = 5
-refresh_ms = 5000
-hold_ms = 15000
-advertise_ms = {advertise_ms}
-fib_ms = 10
-tombstone_ms = 2000
-
-[admin]
-socket = "{sock}"
-mode = 0o666
-readonly_everyone = true
-
-[log]
-level = "info"
-
-[[hr]]
-address = 0x0511
-san_id = 0x0601
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r0}"
-members = ["127.0.0.1:{h1}"]
-
-[[hr]]
-address = 0x0512
-san_id = 0x0602
-mtu = 1500
-[hr.port]
-backend = "udp"
-bind = "127.0.0.1:{r1}"
-members = ["127.0.0.1:{h2}"]
-"#,
-        sock = dir.join("mw.sock").display()
-    )
+fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> String {
+    let mut c = common::two_hr_box("e2e", dir, [r0, r1], [&[h1], &[h2]]);
+    c.timers = Timers {
+        sweep_ms: 300,
+        keepalive_ms: 300,
+        keepalive_misses: 5,
+        refresh_ms: 5000,
+        hold_ms: 15000,
+        advertise_ms,
+        fib_ms: 10,
+        tombstone_ms: 2000,
+        ..Timers::default()
+    };
+    c.admin.mode = 0o666;
+    c.admin.readonly_everyone = true;
+    c.log.level = LogLevel::Info;
+    c.to_toml()
 }
 
 /// A host: a UDP socket answering RRP#7 and keeping what it receives.
@@ -132,39 +102,6 @@ fn data(dst: u16, src: u16, tag: u8) -> Vec<u8> {
     .unwrap()
 }
 
-fn mwctl(sock: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    )
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn signal(child: &Child, sig: i32) {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::from_named_raw(sig).unwrap())
@@ -213,16 +150,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
         String::from_utf8_lossy(&st.stderr)
     );
 
-    let daemon = Daemon(
-        Command::new(mwrouterd())
-            .arg("--config")
-            .arg(&cfg_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the admin socket", 10, || sock.exists());
+    let daemon = common::start(&cfg_path, &sock, Stdio::null());
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
@@ -375,7 +303,7 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("bind") || out.contains("bind"), "{out}{err}");
     // SIGHUP with the refused file changes nothing; forwarding goes on.
-    signal(&daemon.0, 1);
+    signal(&daemon, 1);
     let before = h2.received.lock().unwrap().len();
     wait_for("forwarding after reloads", 5, || {
         let _ = h1.sock.send_to(&data(0x0502, 0x0501, 8), to_r0);
@@ -385,10 +313,10 @@ fn mwrouterd_forwards_answers_mwctl_reloads_and_stops() {
 
     // Clean shutdown: SIGTERM, exit 0, socket removed.
     let mut d = daemon;
-    signal(&d.0, 15);
+    signal(&d, 15);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        if let Some(s) = d.0.try_wait().unwrap() {
+        if let Some(s) = d.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "mwrouterd did not stop");

@@ -4,24 +4,15 @@
 //! (a failure under MWROUTER_REQUIRE_ALL=1) when mwrouterd was built
 //! without the `dpdk` feature.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn mwctl(sock: &std::path::Path, args: &[&str]) -> (i32, String) {
-    let mut all = vec![
-        "mwctl".to_string(),
-        "--socket".into(),
-        sock.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = mwctl::main_with(all, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err),
-    )
-}
+use common::mwctl_all;
+use control::config::{Config, DpdkPortConfig, DpdkSection, HrSection, IdleMode, PortConfig};
+use rrp::NativeAddr;
+use rrp::router::StaticNode;
+
+mod common;
 
 /// Each live thread of process `pid`: its name and `Cpus_allowed_list`.
 fn thread_cores(pid: u32) -> Vec<(String, String)> {
@@ -50,42 +41,32 @@ fn thread_cores(pid: u32) -> Vec<(String, String)> {
 fn mwrouterd_on_dpdk_vdevs() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("mw.sock");
-    let cfg = format!(
-        r#"[router]
-name = "e2e-dpdk"
-
-[dpdk]
-eal_args = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0-1", "--log-level=warning"]
-
-[workers]
-count = 1
-cores = [1]
-idle = "adaptive"
-
-[admin]
-socket = "{}"
-
-[[hr]]
-address = 0x0711
-san_id = 0x0701
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_null0,no-rx=1"
-
-[[hr]]
-address = 0x0712
-san_id = 0x0702
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_null1,no-rx=1"
-"#,
-        sock.display()
+    let null_hr = |address, san_id, device: &str| {
+        HrSection::new(
+            address,
+            san_id,
+            1500,
+            PortConfig::Dpdk(DpdkPortConfig::new(device)),
+        )
+    };
+    let mut cfg = Config::new(
+        "e2e-dpdk",
+        vec![
+            null_hr(0x0711, 0x0701, "net_null0,no-rx=1"),
+            null_hr(0x0712, 0x0702, "net_null1,no-rx=1"),
+        ],
     );
+    cfg.dpdk = Some(DpdkSection {
+        eal_args: testkit::dpdk_eal_args(),
+    });
+    cfg.workers.count = 1;
+    cfg.workers.cores = Some(vec![1]);
+    cfg.workers.idle = IdleMode::Adaptive;
+    cfg.admin.socket = sock.clone();
+    let cfg = cfg.to_toml();
     let path = dir.path().join("router.toml");
     std::fs::write(&path, cfg).unwrap();
-    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
+    let mwrouterd = common::mwrouterd();
     if !mwrouterd.exists() {
         testkit::skip("mwctl::daemon_dpdk", "mwrouterd is not built");
         return;
@@ -105,12 +86,12 @@ device = "net_null1,no-rx=1"
         }
         Err(e) => panic!("mwrouterd {e}"),
     };
-    let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
+    let (code, out) = mwctl_all(&sock, &["--json", "show", "ports"]);
     assert_eq!(code, 0, "{out}");
     let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(ports.as_array().unwrap().len(), 2);
     assert_eq!(ports[0]["backend"], "dpdk");
-    let (code, out) = mwctl(&sock, &["--json", "show", "router"]);
+    let (code, out) = mwctl_all(&sock, &["--json", "show", "router"]);
     assert_eq!(code, 0, "{out}");
 
     // The worker on its core, every other thread (EAL's too) off it.
@@ -154,13 +135,6 @@ const SRC_A: u16 = 0x0A01;
 const SRC_B: u16 = 0x0B01;
 /// Frames in each input file (each replayed once per receive queue).
 const FRAMES: usize = 50;
-
-fn mac_str(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
 
 /// A pcap of `FRAMES` L3 data packets from `src` to the sink node 0x0833,
 /// addressed to port `port`'s MAC, from senders of different MACs.
@@ -213,7 +187,7 @@ fn sources(path: &std::path::Path) -> Vec<u16> {
 /// `show workers` say who receives from what; the log says why no rules.
 #[test]
 fn two_workers_own_ports_on_pcap_vdevs() {
-    let mwrouterd = PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"));
+    let mwrouterd = common::mwrouterd();
     for owners in [None, Some([1usize, 0, 0])] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -226,67 +200,64 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         .unwrap();
         let p = |n: &str| d.join(n).display().to_string();
         let sock = d.join("mw.sock");
-        let owners_line = owners.map_or(String::new(), |o| {
-            format!("owners = [{}, {}, {}]", o[0], o[1], o[2])
-        });
-        let cfg = format!(
-            r#"[router]
-name = "two-workers"
-
-[dpdk]
-eal_args = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=warning"]
-
-[workers]
-count = 2
-idle = "adaptive"
-{owners_line}
-
-[admin]
-socket = "{sock}"
-
-[[hr]]
-address = 0x0811
-san_id = 0x0801
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_pcap0,rx_pcap={in0},rx_pcap={in0}"
-mac = "{m0}"
-
-[[hr]]
-address = 0x0812
-san_id = 0x0802
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_pcap1,rx_pcap={in1},rx_pcap={in1}"
-mac = "{m1}"
-
-[[hr]]
-address = 0x0813
-san_id = 0x0803
-mtu = 1500
-[hr.port]
-backend = "dpdk"
-device = "net_pcap2,rx_pcap={empty},rx_pcap={empty},tx_pcap={out0},tx_pcap={out1}"
-mac = "{m2}"
-
-[[hr.static]]
-address = 0x0833
-native = "{sink}"
-name = "sink"
-"#,
-            sock = sock.display(),
-            in0 = p("in0.pcap"),
-            in1 = p("in1.pcap"),
-            empty = p("empty.pcap"),
-            out0 = p("out0.pcap"),
-            out1 = p("out1.pcap"),
-            m0 = mac_str(MAC[0]),
-            m1 = mac_str(MAC[1]),
-            m2 = mac_str(MAC[2]),
-            sink = mac_str(SINK_MAC),
+        let pcap_hr = |port: usize, device: String| {
+            let mut d = DpdkPortConfig::new(&device);
+            d.mac = Some(MAC[port]);
+            HrSection::new(
+                0x0811 + port as u16,
+                0x0801 + port as u16,
+                1500,
+                PortConfig::Dpdk(d),
+            )
+        };
+        let mut out_hr = pcap_hr(
+            2,
+            format!(
+                "net_pcap2,rx_pcap={empty},rx_pcap={empty},tx_pcap={out0},tx_pcap={out1}",
+                empty = p("empty.pcap"),
+                out0 = p("out0.pcap"),
+                out1 = p("out1.pcap"),
+            ),
         );
+        out_hr.statics.push(StaticNode {
+            address: rrp::Address(0x0833),
+            native: NativeAddr::mac(SINK_MAC),
+            name: Some(b"sink".to_vec()),
+            capabilities: Vec::new(),
+            groups: Vec::new(),
+        });
+        let mut cfg = Config::new(
+            "two-workers",
+            vec![
+                pcap_hr(
+                    0,
+                    format!("net_pcap0,rx_pcap={0},rx_pcap={0}", p("in0.pcap")),
+                ),
+                pcap_hr(
+                    1,
+                    format!("net_pcap1,rx_pcap={0},rx_pcap={0}", p("in1.pcap")),
+                ),
+                out_hr,
+            ],
+        );
+        cfg.dpdk = Some(DpdkSection {
+            eal_args: [
+                "--no-huge",
+                "-m",
+                "512",
+                "--no-pci",
+                "--no-shconf",
+                "--no-telemetry",
+                "--log-level=warning",
+            ]
+            .map(String::from)
+            .to_vec(),
+        });
+        cfg.workers.count = 2;
+        cfg.workers.idle = IdleMode::Adaptive;
+        cfg.workers.owners = owners.map(|o| o.to_vec());
+        cfg.admin.socket = sock.clone();
+        let cfg = cfg.to_toml();
         let path = d.join("router.toml");
         std::fs::write(&path, cfg).unwrap();
         let child = match testkit::spawn_until_ready(
@@ -312,7 +283,7 @@ name = "sink"
         // Every input frame arrives (2 queues x FRAMES per input port).
         let deadline = Instant::now() + Duration::from_secs(10);
         let workers = loop {
-            let (code, out) = mwctl(&sock, &["--json", "show", "workers"]);
+            let (code, out) = mwctl_all(&sock, &["--json", "show", "workers"]);
             assert_eq!(code, 0, "{out}");
             let w: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
             let received: u64 = (0..2).map(|i| w[i]["received"].as_u64().unwrap()).sum();
@@ -332,13 +303,13 @@ name = "sink"
             let want = owner[..2].iter().filter(|&&o| o == w).count() as u64 * 2 * FRAMES as u64;
             assert_eq!(workers[w]["received"], want, "worker {w}: {workers}");
         }
-        let (code, out) = mwctl(&sock, &["--json", "show", "ports"]);
+        let (code, out) = mwctl_all(&sock, &["--json", "show", "ports"]);
         assert_eq!(code, 0, "{out}");
         let ports: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
         for (hr, &o) in owner.iter().enumerate() {
             assert_eq!(ports[hr]["receive"], format!("worker {o}"), "{ports}");
         }
-        let (code, table) = mwctl(&sock, &["show", "workers"]);
+        let (code, table) = mwctl_all(&sock, &["show", "workers"]);
         assert_eq!(code, 0, "{table}");
         assert!(table.contains("receives"), "{table}");
 

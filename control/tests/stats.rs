@@ -15,14 +15,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use admin::stats::{
-    self, Baseline, Error, PLANE_COUNTERS, PORT_COUNTERS, PlaneStatsSnapshot, PortSnapshot,
-    REFUSALS, ROUTER_COUNTERS, Snapshot, StatsReader, StatsWriter, prometheus, refusal_name,
+    self, Baseline, Error, PlaneStats, PortSnapshot, Snapshot, StatsReader, StatsWriter, prometheus,
 };
-use control::PlaneStats;
-use control::stats::{port_slots, publish_blocks, serve_prometheus};
-use dataplane::{PortCounters, StatsBlock};
-use rrp::DropReason;
+use control::stats::{EngineStats, publish_blocks, serve_prometheus};
+use dataplane::StatsBlock;
+use rrp::counters::{CounterSet, Kind};
 use rrp::router::{RouterStats, RtRefusal};
+use rrp::{DropReason, PortStats};
 
 // ----- fixtures ----------------------------------------------------------------
 
@@ -33,9 +32,9 @@ fn area() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Distinct values everywhere: port p, field i -> 1000 * (p + 1) + i.
-fn port_counters(p: usize) -> PortCounters {
+fn port_counters(p: usize) -> PortStats {
     let b = 1000 * (p as u64 + 1);
-    let mut c = PortCounters {
+    let mut c = PortStats {
         received: b,
         rx_errors: b + 1,
         forwarded: b + 2,
@@ -45,9 +44,9 @@ fn port_counters(p: usize) -> PortCounters {
         inject_failed: b + 6,
         notices: b + 7,
         notices_dropped: b + 8,
-        ..PortCounters::default()
+        ..PortStats::default()
     };
-    for (i, d) in c.dropped.iter_mut().enumerate() {
+    for (i, d) in c.dropped.0.iter_mut().enumerate() {
         *d = b + 100 + i as u64;
     }
     c
@@ -76,16 +75,20 @@ fn router_stats() -> RouterStats {
         fib_versions: 19,
         requests_limited: 40,
         auth_verified: 41,
-        auth_refused: [42, 43, 44, 45, 46],
+        auth_refused_missing: 42,
+        auth_refused_malformed: 43,
+        auth_refused_unknown_key: 44,
+        auth_refused_bad_digest: 45,
+        auth_refused_replay: 46,
         ..RouterStats::default()
     };
-    r.rts_refused.insert(RtRefusal::Stale, 20);
-    r.rts_refused.insert(RtRefusal::BadPart, 21);
+    r.rts_refused[RtRefusal::Stale] = 20;
+    r.rts_refused[RtRefusal::BadPart] = 21;
     r
 }
 
-fn plane() -> PlaneStatsSnapshot {
-    PlaneStatsSnapshot {
+fn plane() -> PlaneStats {
+    PlaneStats {
         punts: 31,
         notices: 32,
         injected: 33,
@@ -97,81 +100,24 @@ fn plane() -> PlaneStatsSnapshot {
 }
 
 /// Every counter `n`.
-fn uniform(ports: usize, n: u64) -> (Vec<PortCounters>, RouterStats, PlaneStatsSnapshot) {
-    let c = PortCounters {
-        received: n,
-        rx_errors: n,
-        forwarded: n,
-        punted: n,
-        dropped: [n; DropReason::COUNT],
-        transmitted: n,
-        injected: n,
-        inject_failed: n,
-        notices: n,
-        notices_dropped: n,
-    };
-    let mut r = RouterStats {
-        received: n,
-        parse_errors: n,
-        not_control: n,
-        sent: n,
-        rts_received: n,
-        rts_accepted: n,
-        rts_refreshed: n,
-        rts_expired: n,
-        rts_deleted_down: n,
-        rts_sent: n,
-        requests_answered: n,
-        err_unk_sent: n,
-        redirects_sent: n,
-        err_general_sent: n,
-        errors_suppressed_err: n,
-        errors_suppressed_source: n,
-        errors_suppressed_rate: n,
-        hr_down: n,
-        fib_versions: n,
-        requests_limited: n,
-        auth_verified: n,
-        auth_unsigned: n,
-        auth_unchecked: n,
-        auth_refused: [n; 5],
-        downs_not_buddy: n,
-        downs_limited: n,
-        hr_down_probes: n,
-        hr_down_disproved: n,
-        strangers: vec![n; ports],
-        spoofed: vec![0; ports],
-        ..RouterStats::default()
-    };
-    for why in REFUSALS {
-        r.rts_refused.insert(why, n);
-    }
-    let p = PlaneStatsSnapshot::from_slots(&[n; stats::PLANE_FIELDS]);
+fn uniform(ports: usize, n: u64) -> (Vec<PortStats>, RouterStats, PlaneStats) {
+    let mut c = PortStats::default();
+    c.slots_mut().fill(n);
+    let mut r = RouterStats::default();
+    r.slots_mut().fill(n);
+    let mut p = PlaneStats::default();
+    p.slots_mut().fill(n);
     (vec![c; ports], r, p)
 }
 
 /// A port's counters read back from the area.
-fn counters(p: &PortSnapshot) -> PortCounters {
-    let s = p.slots();
-    let mut c = PortCounters {
-        received: s[0],
-        rx_errors: s[1],
-        forwarded: s[2],
-        punted: s[3],
-        transmitted: s[4],
-        injected: s[5],
-        inject_failed: s[6],
-        notices: s[7],
-        notices_dropped: s[8],
-        ..PortCounters::default()
-    };
-    c.dropped.copy_from_slice(&s[PORT_COUNTERS.len()..]);
-    c
+fn counters(p: &PortSnapshot) -> PortStats {
+    p.stats
 }
 
 /// Every slot of a snapshot's body.
 fn all_slots(s: &Snapshot) -> Vec<u64> {
-    let mut v: Vec<u64> = s.ports.iter().flat_map(|p| p.slots()).collect();
+    let mut v: Vec<u64> = s.ports.iter().flat_map(|p| p.slots().to_vec()).collect();
     v.extend(s.rrp.slots());
     v.extend(s.plane.slots());
     v
@@ -198,14 +144,13 @@ fn publish_read_round_trip() {
     assert_eq!(s.ports.len(), 3);
     assert!(all_slots(&s).iter().all(|&v| v == 0));
 
-    let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
-    w.publish(&port_slots(&ports), &router_stats(), &plane())
-        .unwrap();
+    let ports: Vec<PortStats> = (0..3).map(port_counters).collect();
+    w.publish(&ports, &router_stats(), &plane()).unwrap();
     let s = r.read().unwrap();
     assert_eq!(s.generation, 2);
     assert_eq!(w.generation(), 2);
     assert!(s.published_ns >= s.started_ns && s.published_ns > 0);
-    let want = Snapshot::new(&port_slots(&ports), &router_stats(), &plane());
+    let want = Snapshot::new(&ports, &router_stats(), &plane());
     assert!(same_counters(&s, &want), "{s:#?}");
     for (i, p) in s.ports.iter().enumerate() {
         assert_eq!(p.port.index(), i);
@@ -221,7 +166,7 @@ fn publish_read_round_trip() {
     assert_eq!(s.rrp.rts_refused["stale"], 20);
     assert_eq!(s.rrp.rts_refused["bad-part"], 21);
     assert_eq!(s.rrp.rts_refused["loop"], 0);
-    assert_eq!(s.rrp.rts_refused.len(), REFUSALS.len());
+    assert_eq!(s.rrp.rts_refused.len(), RtRefusal::COUNT);
     assert_eq!(s.plane, plane());
 
     // Serde: `mwctl stats --json` and back.
@@ -235,9 +180,9 @@ fn publish_read_round_trip() {
 
     // A second publication; a second reader agrees.
     w.publish(
-        &port_slots(&ports[..].iter().rev().copied().collect::<Vec<_>>()),
+        &ports[..].iter().rev().copied().collect::<Vec<_>>(),
         &RouterStats::default(),
-        &PlaneStatsSnapshot::default(),
+        &PlaneStats::default(),
     )
     .unwrap();
     let s2 = StatsReader::open(&path).unwrap().read().unwrap();
@@ -251,7 +196,7 @@ fn file_size_and_header_follow_the_documented_layout() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     w.publish(
-        &port_slots(&[port_counters(0), port_counters(1)]),
+        &[port_counters(0), port_counters(1)],
         &router_stats(),
         &plane(),
     )
@@ -302,11 +247,17 @@ fn publish_blocks_sums_the_workers() {
     let a = Arc::new(StatsBlock::new(2));
     let b = Arc::new(StatsBlock::new(2));
     a.publish(&[port_counters(0), port_counters(1)]);
-    b.publish(&[port_counters(0), PortCounters::default()]);
-    let ps = PlaneStats::default();
-    ps.fib_version.store(9, Ordering::Relaxed);
-    ps.punts.store(4, Ordering::Relaxed);
-    publish_blocks(&w, &[a, b], &router_stats(), &ps).unwrap();
+    b.publish(&[port_counters(0), PortStats::default()]);
+    let ps = PlaneStats {
+        fib_version: 9,
+        punts: 4,
+        ..PlaneStats::default()
+    };
+    let engine = EngineStats {
+        router: router_stats(),
+        ports: Vec::new(),
+    };
+    publish_blocks(&w, &[a, b], &engine, &ps).unwrap();
     let s = StatsReader::open(&path).unwrap().read().unwrap();
     let mut twice = port_counters(0);
     twice.add(&port_counters(0));
@@ -315,7 +266,7 @@ fn publish_blocks_sums_the_workers() {
     assert_eq!(s.plane.fib_version, 9);
     assert_eq!(s.plane.punts, 4);
     // No worker yet: zeros.
-    publish_blocks(&w, &[], &RouterStats::default(), &ps).unwrap();
+    publish_blocks(&w, &[], &EngineStats::default(), &ps).unwrap();
     let s = StatsReader::open(&path).unwrap().read().unwrap();
     assert_eq!(s.ports[1].received, 0);
 }
@@ -325,11 +276,7 @@ fn wrong_port_count_and_bad_files_are_refused() {
     let (dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     assert!(matches!(
-        w.publish(
-            &port_slots(&[PortCounters::default()]),
-            &RouterStats::default(),
-            &plane()
-        ),
+        w.publish(&[PortStats::default()], &RouterStats::default(), &plane()),
         Err(Error::Ports {
             expected: 2,
             got: 1
@@ -389,8 +336,7 @@ fn torn_reads_are_retried() {
             while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
                 n += 1;
                 let (p, r, pl) = uniform(PORTS, n);
-                w.publish(&control::stats::port_slots_with(&p, &r), &r, &pl)
-                    .unwrap();
+                w.publish(&p, &r, &pl).unwrap();
             }
             n
         }
@@ -438,7 +384,7 @@ fn torn_reads_are_retried() {
 fn odd_generation_waits_then_busy() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 1).unwrap();
-    w.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
+    w.publish(&[port_counters(0)], &router_stats(), &plane())
         .unwrap();
     let raw = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     raw.write_all_at(&3u64.to_le_bytes(), 16).unwrap();
@@ -463,7 +409,7 @@ fn odd_generation_waits_then_busy() {
     r.set_timeout(Duration::from_millis(50));
     assert!(matches!(r.read(), Err(Error::Busy)));
     // The next publication makes it readable again.
-    w.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
+    w.publish(&[port_counters(0)], &router_stats(), &plane())
         .unwrap();
     assert!(r.read().is_ok());
 }
@@ -472,7 +418,7 @@ fn odd_generation_waits_then_busy() {
 fn a_reader_follows_a_new_area_at_the_same_path() {
     let (_dir, path) = area();
     let w1 = StatsWriter::create(&path, 1).unwrap();
-    w1.publish(&port_slots(&[port_counters(0)]), &router_stats(), &plane())
+    w1.publish(&[port_counters(0)], &router_stats(), &plane())
         .unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     assert_eq!(r.read().unwrap().started_ns, w1.started_ns());
@@ -499,11 +445,11 @@ fn baseline_subtracts_for_displays_only() {
     let w = StatsWriter::create(&path, 2).unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     let (p1, r1, pl1) = uniform(2, 10);
-    w.publish(&port_slots(&p1), &r1, &pl1).unwrap();
+    w.publish(&p1, &r1, &pl1).unwrap();
     let base = Baseline::new(&r.read().unwrap()); // `clear counters`
 
     let (p2, r2, pl2) = uniform(2, 25);
-    w.publish(&port_slots(&p2), &r2, &pl2).unwrap();
+    w.publish(&p2, &r2, &pl2).unwrap();
     let now = r.read().unwrap();
     let shown = now.minus(&base);
     assert_eq!(shown.ports[0].received, 15);
@@ -535,7 +481,7 @@ fn baseline_subtracts_for_displays_only() {
     // A baseline of another run of the daemon subtracts nothing.
     thread::sleep(Duration::from_millis(2));
     let w2 = StatsWriter::create(&path, 2).unwrap();
-    w2.publish(&port_slots(&p1), &r1, &pl1).unwrap();
+    w2.publish(&p1, &r1, &pl1).unwrap();
     let fresh = r.read().unwrap();
     assert!(!base.applies_to(&fresh));
     assert_eq!(fresh.minus(&base), fresh);
@@ -550,16 +496,16 @@ fn baseline_subtracts_for_displays_only() {
     assert_eq!(shown.rrp.rts_accepted, 10);
 
     // The empty baseline is the identity for in-memory snapshots.
-    let s = Snapshot::new(&port_slots(&p1), &r1, &pl1);
+    let s = Snapshot::new(&p1, &r1, &pl1);
     assert_eq!(s.minus(&Baseline::default()), s);
 }
 
 #[test]
 fn baseline_never_goes_below_zero() {
     let (p, r, pl) = uniform(1, 5);
-    let now = Snapshot::new(&port_slots(&p), &r, &pl);
+    let now = Snapshot::new(&p, &r, &pl);
     let (p, r, pl) = uniform(1, 9);
-    let base = Baseline::new(&Snapshot::new(&port_slots(&p), &r, &pl));
+    let base = Baseline::new(&Snapshot::new(&p, &r, &pl));
     let shown = now.minus(&base);
     assert!(shown.ports[0].slots().iter().all(|&v| v == 0));
     assert_eq!(shown.plane.fib_version, 5);
@@ -860,8 +806,8 @@ fn promtool(text: &str) -> bool {
 }
 
 fn sample_snapshot() -> Snapshot {
-    let ports: Vec<PortCounters> = (0..3).map(port_counters).collect();
-    let mut s = Snapshot::new(&port_slots(&ports), &router_stats(), &plane());
+    let ports: Vec<PortStats> = (0..3).map(port_counters).collect();
+    let mut s = Snapshot::new(&ports, &router_stats(), &plane());
     s.started_ns = 1_700_000_000_123_456_789;
     s.published_ns = 1_700_000_100_000_000_000;
     s.generation = 84;
@@ -965,8 +911,8 @@ fn prometheus_text_is_valid() {
     }
     // Every port field and every drop reason of every port; every refusal.
     let series = |f: &str| x.samples.iter().filter(|s| s.name == f).count();
-    for (_, fam, _) in PORT_COUNTERS {
-        assert_eq!(series(&format!("mwrouter_port_{fam}_total")), 3);
+    for f in PortStats::FIELDS.iter().filter(|f| f.labels.is_none()) {
+        assert_eq!(series(&format!("mwrouter_port_{}_total", f.family)), 3);
     }
     assert_eq!(
         series("mwrouter_port_dropped_packets_total"),
@@ -984,15 +930,16 @@ fn prometheus_text_is_valid() {
             );
         }
     }
-    for (f, _) in ROUTER_COUNTERS {
-        assert_eq!(series(&format!("mwrouter_rrp_{f}_total")), 1);
+    for f in RouterStats::FIELDS.iter().filter(|f| f.labels.is_none()) {
+        assert_eq!(series(&format!("mwrouter_rrp_{}_total", f.name)), 1);
     }
-    assert_eq!(series("mwrouter_rrp_rts_refused_total"), REFUSALS.len());
-    for (f, _, gauge) in PLANE_COUNTERS {
+    assert_eq!(series("mwrouter_rrp_rts_refused_total"), RtRefusal::COUNT);
+    for f in PlaneStats::FIELDS {
+        let gauge = f.kind == Kind::Gauge;
         let n = if gauge {
-            format!("mwrouter_plane_{f}")
+            format!("mwrouter_plane_{}", f.name)
         } else {
-            format!("mwrouter_plane_{f}_total")
+            format!("mwrouter_plane_{}_total", f.name)
         };
         assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
     }
@@ -1129,11 +1076,8 @@ fn the_documentation_lists_every_slot_and_metric() {
     for r in DropReason::ALL {
         assert!(doc.contains(&format!("`{}`", r.name())), "reason {r}");
     }
-    for r in REFUSALS {
-        assert!(
-            doc.contains(&format!("`{}`", refusal_name(r))),
-            "refusal {r:?}"
-        );
+    for r in RtRefusal::ALL {
+        assert!(doc.contains(&format!("`{}`", r.name())), "refusal {r:?}");
     }
 }
 
@@ -1166,7 +1110,7 @@ fn http_listener_serves_metrics() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     w.publish(
-        &port_slots(&[port_counters(0), port_counters(1)]),
+        &[port_counters(0), port_counters(1)],
         &router_stats(),
         &plane(),
     )
@@ -1194,7 +1138,7 @@ fn http_listener_serves_metrics() {
 
     // Fresh values on each scrape.
     w.publish(
-        &port_slots(&[port_counters(1), port_counters(1)]),
+        &[port_counters(1), port_counters(1)],
         &router_stats(),
         &plane(),
     )

@@ -32,15 +32,13 @@ use rrp::wire::packet::{Layout, locate_fast, shift_ei};
 use rrp::{Address, DropReason, NativeAddr, PortId};
 
 use crate::capture::{CaptureTap, CaptureWhat};
-use crate::counters::PortCounters;
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastCount, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
+use rrp::PortStats;
+use rrp::limits::MAX_PORTS;
 use rrp::router::PortMask;
 use rrp::router::mcast::bit;
-
-/// The most ports (= HRs) one box has.
-pub const MAX_PORTS: usize = 16;
 
 /// What the engine needs to know about the box.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,7 +237,7 @@ fn update_ei(d: &mut [u8], end: usize, error: bool) {
 pub struct Engine {
     hrs: ArrayVec<Address, MAX_PORTS>,
     mtus: ArrayVec<u32, MAX_PORTS>,
-    counters: Vec<PortCounters>,
+    counters: Vec<PortStats>,
     inject_bad_port: u64,
     chan: WorkerChannels,
     tap: Option<CaptureTap>,
@@ -258,7 +256,7 @@ impl Engine {
         Engine {
             hrs: cfg.hrs.iter().copied().collect(),
             mtus: cfg.mtus.iter().copied().collect(),
-            counters: vec![PortCounters::default(); cfg.hrs.len()],
+            counters: vec![PortStats::default(); cfg.hrs.len()],
             inject_bad_port: 0,
             chan,
             tap: None,
@@ -331,7 +329,7 @@ impl Engine {
     }
 
     /// Counters per port.
-    pub fn counters(&self) -> &[PortCounters] {
+    pub fn counters(&self) -> &[PortStats] {
         &self.counters
     }
 
@@ -668,7 +666,7 @@ impl Engine {
                     continue;
                 }
                 Verdict::Drop { reason, notice } => {
-                    c.dropped[reason as usize] += 1;
+                    c.dropped[reason] += 1;
                     if drops {
                         self.capture(now_ns, in_port, Some(reason), buf.data());
                     }
@@ -753,7 +751,7 @@ impl Engine {
             if reps & (1u32 << ((sent + i) & 31)) != 0 {
                 self.mcast_unslotted.copy_failed += 1;
             } else {
-                self.counters[ip].dropped[DropReason::TxFull as usize] += 1;
+                self.counters[ip].dropped[DropReason::TxFull] += 1;
                 if drops {
                     self.capture(now_ns, in_port, Some(DropReason::TxFull), b.data());
                 }
@@ -770,7 +768,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn replicate<P: Port>(
         &mut self,
-        c: &mut PortCounters,
+        c: &mut PortStats,
         now_ns: u64,
         ip: usize,
         mut buf: P::Buf,
@@ -782,7 +780,7 @@ impl Engine {
         // Only ports this worker has (the table is the control plane's).
         let mask = out.mask & ((1u64 << ports.len().min(32)) - 1) as u32;
         if mask == 0 {
-            c.dropped[DropReason::Encap as usize] += 1;
+            c.dropped[DropReason::Encap] += 1;
             ports[ip].recycle(buf);
             return;
         }
@@ -822,7 +820,7 @@ impl Engine {
             stage[last].push(buf);
             copies += 1;
         } else {
-            c.dropped[DropReason::Encap as usize] += 1;
+            c.dropped[DropReason::Encap] += 1;
             ports[ip].recycle(buf);
         }
         let m = self.mcast_count(out.slot);
@@ -835,7 +833,7 @@ impl Engine {
     /// Queues a notice for the control plane (off the per-packet fast path).
     #[cold]
     #[inline(never)]
-    fn notify(&mut self, c: &mut PortCounters, now_ns: u64, n: Notice) {
+    fn notify(&mut self, c: &mut PortStats, now_ns: u64, n: Notice) {
         if self.chan.notice(now_ns, n) {
             c.notices += 1;
         } else {
@@ -846,13 +844,13 @@ impl Engine {
     /// Counts a packet the egress port could not encapsulate.
     #[cold]
     #[inline(never)]
-    fn encap_failed(c: &mut PortCounters, l2: bool) {
+    fn encap_failed(c: &mut PortStats, l2: bool) {
         let r = if l2 {
             DropReason::BadL2rh
         } else {
             DropReason::Encap
         };
-        c.dropped[r as usize] += 1;
+        c.dropped[r] += 1;
     }
 
     /// Hands a packet for this box to the control plane, with its layout.
@@ -861,7 +859,7 @@ impl Engine {
     #[allow(clippy::too_many_arguments)]
     fn punt<B: PacketBuf>(
         &mut self,
-        c: &mut PortCounters,
+        c: &mut PortStats,
         now_ns: u64,
         in_port: PortId,
         class: PuntClass,
@@ -878,7 +876,7 @@ impl Engine {
         };
         match self.chan.punt(now_ns, class, meta, buf.data()) {
             Ok(()) => c.punted += 1,
-            Err(r) => c.dropped[r as usize] += 1,
+            Err(r) => c.dropped[r] += 1,
         }
     }
 

@@ -4,7 +4,8 @@
 //! indices, one per destination address, into a next-hop table shared by
 //! the set. Index 0 means "no route", index 1 "this box" (punt). The set is
 //! built by the control plane and published whole ([`FibPublisher`]);
-//! workers adopt a new set between bursts without locks ([`FibReader`]).
+//! a worker adopts a new set once per pass, before the pass's first burst,
+//! without locks ([`FibReader`]; docs/dataplane.md "FIB publication").
 //! Old sets are freed by the control thread once every worker has moved on
 //! (a grace period), never on a worker.
 
@@ -299,7 +300,7 @@ pub struct FibPublisher {
     retired: Vec<Arc<FibSet>>,
 }
 
-/// A worker's side: the FIB set in use, replaced between bursts.
+/// A worker's side: the FIB set in use, replaced at the start of a pass.
 #[derive(Debug)]
 pub struct FibReader {
     shared: Arc<Shared>,
@@ -382,7 +383,7 @@ impl FibPublisher {
 
 impl FibReader {
     /// Adopts the newest published set, if there is one; returns whether it
-    /// changed. One relaxed load when nothing changed.
+    /// changed. One acquire load when nothing changed.
     #[inline]
     pub fn refresh(&mut self) -> bool {
         let v = self.shared.version.load(Ordering::Acquire);

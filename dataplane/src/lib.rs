@@ -20,8 +20,8 @@ pub mod punt;
 pub mod worker;
 
 pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
-pub use counters::{PortCounters, StatsBlock};
-pub use engine::{Decision, Engine, EngineConfig, MAX_PORTS, NextNative};
+pub use counters::StatsBlock;
+pub use engine::{Decision, Engine, EngineConfig, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables, patched};
 pub use mcast::{McastFib, McastVerdict};
 pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};

@@ -1,9 +1,9 @@
 //! The worker loop (docs/architecture.md "Threads and data flow"): one thread per
 //! configured core polls its receive queues in bursts (of every port, or
 //! with several workers of the ports it owns), runs the
-//! engine, transmits, adopts new FIBs between bursts and publishes its
-//! counters. Nothing on this path locks, allocates or shares a written
-//! cache line with another worker.
+//! engine, transmits, adopts a new FIB once per pass (before the pass's
+//! first burst) and publishes its counters. Nothing on this path locks,
+//! allocates or shares a written cache line with another worker.
 //!
 //! Idle behaviour is configurable: DPDK workers busy-poll their pinned
 //! lcores; in a lab of many processes workers spin for a while and then
@@ -19,7 +19,8 @@ use ports::clock::Clock;
 use ports::{Burst, Port};
 use rrp::PortId;
 
-use crate::counters::{PortCounters, StatsBlock};
+use crate::counters::StatsBlock;
+use rrp::PortStats;
 
 /// Passes over the ports a stopping worker makes at most to drain what is
 /// queued: enough for full rings (4096 bursts of 32), never unbounded.
@@ -123,7 +124,7 @@ impl<P: Port> Worker<P> {
     }
 
     /// The worker's counters as of now (also valid between passes).
-    pub fn counters(&self) -> &[PortCounters] {
+    pub fn counters(&self) -> &[PortStats] {
         self.engine.counters()
     }
 

@@ -64,24 +64,6 @@ mod with_dpdk {
     const NEXT_HR: Address = Address(0x0555);
     const NEXT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x05, 0x55];
 
-    /// The EAL arguments of this test process (no hugepages, no PCI, no
-    /// shared config: runs side by side with other DPDK test processes).
-    fn eal_args() -> Vec<String> {
-        [
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "-l",
-            "0-1",
-            "--log-level=warning",
-        ]
-        .map(String::from)
-        .to_vec()
-    }
-
     fn packet(dst: u16, l2rhs: Vec<L2rhRepr>, data_len: usize, ei: u64) -> PacketRepr {
         PacketRepr {
             l2rhs,
@@ -173,7 +155,7 @@ mod with_dpdk {
 
     #[test]
     fn worker_forwards_l3_and_l2_over_dpdk_ports() {
-        let eal = match Eal::init(eal_args()) {
+        let eal = match Eal::init(testkit::dpdk_eal_args()) {
             Ok(eal) => eal,
             Err(e) => {
                 testkit::skip(TEST, &format!("EAL does not start here: {e}"));
@@ -554,7 +536,7 @@ mod with_dpdk {
         use ports::dpdk::Replication;
         use rrp::router::{McastGroup, McastTables, SourceSan};
 
-        let eal = match Eal::init(eal_args()) {
+        let eal = match Eal::init(testkit::dpdk_eal_args()) {
             Ok(eal) => eal,
             Err(e) => {
                 testkit::skip(TEST, &format!("EAL does not start here: {e}"));

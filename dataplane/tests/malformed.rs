@@ -110,7 +110,7 @@ fn every_malformed_packet_lands_on_its_counter() {
         want[reason as usize] += 1;
     }
     let c = rig.counters()[0];
-    assert_eq!(c.dropped, want);
+    assert_eq!(c.dropped.0, want);
     assert_eq!(c.received, c.dropped_total());
     assert_eq!(c.notices, 0, "malformed packets cause no notice");
     assert!(rig.notices().is_empty());

@@ -10,14 +10,14 @@ mod common;
 
 use common::*;
 use dataplane::{
-    ChannelConfig, ControlChannels, Engine, EngineConfig, FibSet, Injection, PortCounters,
-    PuntClass, channels,
+    ChannelConfig, ControlChannels, Engine, EngineConfig, FibSet, Injection, PuntClass, channels,
 };
 use ports::memory::{MemPort, mem_link};
 use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
 use rrp::Address;
 use rrp::DropReason;
 use rrp::PortId;
+use rrp::PortStats;
 use rrp::kind::PacketType;
 use rrp::router::NoticeKind;
 
@@ -75,7 +75,7 @@ impl Bench {
         }
     }
 
-    fn counters(&self, i: usize) -> PortCounters {
+    fn counters(&self, i: usize) -> PortStats {
         let c = self.engine.counters()[i];
         assert!(c.balanced(), "port {i}: {c:?}");
         c

@@ -11,14 +11,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
-use dataplane::{
-    EngineConfig, FibSet, IdlePolicy, NextHop, PortCounters, Worker, channels, fib_channel,
-};
+use dataplane::{EngineConfig, FibSet, IdlePolicy, NextHop, Worker, channels, fib_channel};
 use ports::memory::{MemPort, mem_link};
 use ports::{HeapBuf, PacketBuf};
 use rrp::Address;
 use rrp::DropReason;
 use rrp::NativeAddr;
+use rrp::PortStats;
 
 /// The native address of snapshot `k`'s next hop.
 fn native_of(k: u64) -> NativeAddr {
@@ -236,7 +235,7 @@ fn worker_for_run(capacity: usize) -> (Vec<MemPort>, Worker<MemPort>, dataplane:
 }
 
 /// Waits until the published counters satisfy `f`.
-fn wait_stats(stats: &dataplane::StatsBlock, f: impl Fn(&[PortCounters]) -> bool) {
+fn wait_stats(stats: &dataplane::StatsBlock, f: impl Fn(&[PortStats]) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !f(&stats.read()) {
         assert!(

@@ -15,6 +15,16 @@
 //! - [`agent`]: the agent a router or host runs: attributes, Sets,
 //!   M_Key, traps, relaying directed routes, the response cache;
 //! - [`client`]: the asking side: transactions, TIDs, retries, time-outs;
+//! - [`manager`]: the SAN manager (docs/manager.md), InfiniBand's subnet
+//!   manager for one SAN: the election of a master among standbys,
+//!   failover and handover, the SM key, the master's database of the SAN's
+//!   members, address assignment, the SubnAdm answers and the SAN's
+//!   multicast groups (docs/multicast.md);
+//! - [`station`]: a node's agent, client and SAN managers joined the same
+//!   way in every node (docs/management.md "The station"): a request for
+//!   the node itself answered without leaving it, the rest sent by the
+//!   node's routes; mwrouterd's control thread and mwlab's hosts are its
+//!   carriers;
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!

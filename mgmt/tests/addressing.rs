@@ -318,7 +318,7 @@ fn two_identities_at_one_address_are_reported() {
     let mut n = Net::new(&[(0x0110, Some(7)), (0x0150, None), (0x0150, None)]);
     // Identities are read by heavy sweeps: every sweep here.
     let mut c = ManagerConfig::new(7, 0x10);
-    c.heavy_every = 1;
+    c.timers.heavy_every = 1;
     n.stations[0].add_manager(PortId::new(0), c, 0);
     let mut which = 1;
     for t in (700..8_000).step_by(700) {

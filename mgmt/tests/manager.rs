@@ -311,8 +311,8 @@ const KEY: u64 = 0x5EC2E7;
 /// The bound of an election from cold: two discovery rounds, each waiting
 /// at most every try of its probes, and the rounds' spacing.
 fn election_bound(c: &ManagerConfig) -> u64 {
-    let probe = c.timeout_ms * u64::from(c.retries + 1);
-    2 * (probe + c.discover_ms) + probe
+    let probe = c.timers.timeout_ms * u64::from(c.timers.retries + 1);
+    2 * (probe + c.timers.discover_ms) + probe
 }
 
 #[test]
@@ -356,7 +356,7 @@ fn a_standby_takes_over_when_the_master_dies_and_the_old_master_takes_back() {
         // polls and one discovery.
         san.kill(0x0103);
         let c = cfg(0, 0);
-        let bound = c.poll_ms * u64::from(c.poll_misses + 1) + election_bound(&c);
+        let bound = c.timers.poll_ms * u64::from(c.timers.poll_misses + 1) + election_bound(&c);
         let t = san.until_settled(bound + 2_000);
         assert!(t <= bound, "seed {seed}: failover in {t} ms, bound {bound}");
         assert_eq!(san.masters(), vec![Address(0x0102)], "seed {seed}");

@@ -251,7 +251,7 @@ fn the_master_gives_every_agent_the_sans_m_key_once_a_lease_lets_it() {
     c.mkey = 0x42;
     c.mkey_protect = 1;
     c.mkey_lease_s = 60;
-    c.heavy_every = 2;
+    c.timers.heavy_every = 2;
     n.stations[2].add_manager(PortId::new(0), c, 0);
     n.run_until(1_500);
     let master = &n.stations[2].managers()[0].1;
@@ -489,7 +489,7 @@ fn take_over_after_the_master_dies(standby_mkey: u64) -> (u64, u64) {
         c.mkey = key;
         c.mkey_protect = 1;
         c.mkey_lease_s = 3;
-        c.heavy_every = 1;
+        c.timers.heavy_every = 1;
         c
     };
     n.stations[2].add_manager(PortId::new(0), keyed(7, 0x20, 0x42), 0);

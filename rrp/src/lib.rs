@@ -9,8 +9,13 @@
 //! "Crates"). Readings of the draft that the code
 //! follows are in `docs/spec-notes.md`.
 
+// The counter-set and named-enum macros name the crate by its path, as
+// other crates see it.
+extern crate self as rrp;
+
 pub mod address;
 pub mod auth;
+pub mod counters;
 pub mod drop_reason;
 pub mod encap;
 pub mod endian;
@@ -19,6 +24,7 @@ pub mod fuzzing;
 pub mod fxhash;
 pub mod kind;
 pub mod limits;
+pub mod named_enum;
 pub mod native;
 pub mod node;
 pub mod port;
@@ -29,7 +35,8 @@ pub mod serial;
 pub mod wire;
 
 pub use address::{Address, AddressClass};
-pub use drop_reason::DropReason;
+pub use counters::PortStats;
+pub use drop_reason::{DropCounts, DropReason};
 pub use encap::LinkKind;
 pub use endian::{Endian, SwapWidth};
 pub use error::{Error, ErrorKind, Result};

@@ -18,8 +18,8 @@ use core::ops::{Deref, DerefMut, Index, IndexMut};
 pub struct PortId(pub u16);
 
 impl PortId {
-    /// Port `i`. Panics when `i` does not fit 16 bits (a box has at most a
-    /// few dozen ports; the configuration refuses more).
+    /// Port `i`. Panics when `i` does not fit 16 bits (a box has at most
+    /// [`crate::limits::MAX_PORTS`]; the configuration refuses more).
     #[inline]
     pub const fn new(i: usize) -> PortId {
         assert!(i <= u16::MAX as usize, "port index above 65535");

@@ -106,6 +106,27 @@ pub fn workspace_bin(package: &str, name: &str, features: &[&str]) -> std::path:
     bin
 }
 
+/// The EAL arguments of a test that starts DPDK (in its own process or in
+/// a daemon it runs): no hugepages (512 MB of anonymous memory), no PCI
+/// devices (vdevs only), no shared configuration files and no telemetry
+/// socket, so that it runs side by side with other DPDK test processes; on
+/// cores 0-1; EAL's warnings only.
+pub fn dpdk_eal_args() -> Vec<String> {
+    [
+        "--no-huge",
+        "-m",
+        "512",
+        "--no-pci",
+        "--no-shconf",
+        "--no-telemetry",
+        "-l",
+        "0-1",
+        "--log-level=warning",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// How a program started by [`spawn_until_ready`] ended before it was
 /// ready.
 #[derive(Debug)]

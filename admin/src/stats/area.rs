@@ -1,20 +1,21 @@
-//! The stats file: [`StatsWriter`] (the control thread) and [`StatsReader`]
-//! (anyone). Layout and protocol: docs/stats.md.
+//! The stats segment: [`StatsWriter`] (the control thread) and
+//! [`StatsReader`] (anyone). Layout and protocol: docs/stats.md.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rrp::PortId;
+use rrp::counters::CounterSet;
 use rrp::router::RouterStats;
+use rrp::{PortId, PortStats};
+use shm::{Segment, seqlock};
 
-use super::snapshot::router_slots;
 use super::{
-    Error, HEADER_SLOTS, MAGIC, MAX_PORTS, PLANE_FIELDS, PORT_FIELDS, PlaneStatsSnapshot,
-    PortSnapshot, ROUTER_FIELDS, Result, RouterSnapshot, Snapshot, VERSION, area_slots, slot,
+    AreaHeader, Error, GENERATION_SLOT, HEADER_SLOTS, MAGIC, MAX_PORTS, PUBLISHED_SLOT, PlaneStats,
+    PortSnapshot, Result, Snapshot, VERSION, area_slots,
 };
 
 /// How often the daemon publishes: counters read from the area are at most
@@ -24,7 +25,9 @@ pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
 /// How long [`StatsReader::read`] retries by default before [`Error::Busy`].
 const READ_TIMEOUT: Duration = Duration::from_secs(1);
 
-const GENERATION_OFFSET: u64 = (slot::GENERATION * 8) as u64;
+/// Mode of a new area (less the umask): readers need no privilege beyond
+/// reading the directory.
+const MODE: u32 = 0o644;
 
 fn now_ns() -> u64 {
     SystemTime::now()
@@ -33,27 +36,26 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-fn put(buf: &mut [u8], slot: usize, v: u64) {
-    buf[slot * 8..slot * 8 + 8].copy_from_slice(&v.to_le_bytes());
+/// Where each part of an area of `ports` ports starts, in words.
+#[derive(Debug, Clone, Copy)]
+struct Offsets {
+    ports: usize,
+    router: usize,
+    plane: usize,
+    end: usize,
 }
 
-fn get(buf: &[u8], slot: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&buf[slot * 8..slot * 8 + 8]);
-    u64::from_le_bytes(b)
-}
-
-/// Fills `buf` (a whole area) with a header and the given body slots.
-fn fill(buf: &mut [u8], ports: usize, generation: u64, started_ns: u64, published_ns: u64) {
-    buf[..8].copy_from_slice(&MAGIC);
-    put(buf, slot::VERSION, VERSION);
-    put(buf, slot::GENERATION, generation);
-    put(buf, slot::STARTED_NS, started_ns);
-    put(buf, slot::PUBLISHED_NS, published_ns);
-    put(buf, slot::PORTS, ports as u64);
-    put(buf, slot::PORT_FIELDS, PORT_FIELDS as u64);
-    put(buf, slot::ROUTER_FIELDS, ROUTER_FIELDS as u64);
-    put(buf, slot::PLANE_FIELDS, PLANE_FIELDS as u64);
+impl Offsets {
+    fn new(ports: usize) -> Offsets {
+        let router = HEADER_SLOTS + ports * PortStats::SLOTS;
+        let plane = router + RouterStats::SLOTS;
+        Offsets {
+            ports: HEADER_SLOTS,
+            router,
+            plane,
+            end: plane + PlaneStats::SLOTS,
+        }
+    }
 }
 
 /// The publisher of a stats area: one per daemon, used by one thread (the
@@ -61,7 +63,7 @@ fn fill(buf: &mut [u8], ports: usize, generation: u64, started_ns: u64, publishe
 /// by a lock, so a second publishing thread would be correct, only slower.
 #[derive(Debug)]
 pub struct StatsWriter {
-    file: File,
+    segment: Segment,
     path: PathBuf,
     ports: usize,
     started_ns: u64,
@@ -72,45 +74,21 @@ pub struct StatsWriter {
 impl StatsWriter {
     /// Creates the area for `ports` ports at `path`, all counters zero: the
     /// file is written whole under a temporary name in the same directory
-    /// and renamed over `path`, so a reader never sees a partial file, and
-    /// a reader of a previous run's file switches to the new one on its
-    /// next read. Mode 0644 (less the umask): readers need no privilege
-    /// beyond reading the directory.
+    /// and renamed over `path` (`shm::Segment::create`), so a reader never
+    /// sees a partial area, and a reader of a previous run's area switches
+    /// to the new one on its next read. Mode 0644 (less the umask).
     pub fn create(path: impl AsRef<Path>, ports: usize) -> Result<StatsWriter> {
         if ports > MAX_PORTS {
             return Err(Error::TooManyPorts(ports));
         }
         let path = path.as_ref().to_path_buf();
-        let name = path.file_name().ok_or_else(|| {
-            Error::Io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{}: not a file path", path.display()),
-            ))
-        })?;
-        let tmp = path.with_file_name(format!(
-            ".{}.{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o644)
-            .open(&tmp)?;
         let started_ns = now_ns();
-        let mut buf = vec![0u8; area_slots(ports) * 8];
-        fill(&mut buf, ports, 0, started_ns, 0);
-        let done = file
-            .write_all_at(&buf, 0)
-            .and_then(|()| fs::rename(&tmp, &path));
-        if let Err(e) = done {
-            let _ = fs::remove_file(&tmp);
-            return Err(e.into());
-        }
+        let mut init = vec![0u64; area_slots(ports)];
+        let header = AreaHeader::new(ports, started_ns);
+        init[..HEADER_SLOTS].copy_from_slice(bytemuck::cast_slice(core::slice::from_ref(&header)));
+        let segment = Segment::create(&path, &init, MODE)?;
         Ok(StatsWriter {
-            file,
+            segment,
             path,
             ports,
             started_ns,
@@ -118,14 +96,14 @@ impl StatsWriter {
         })
     }
 
-    /// Publishes one set of counters: generation made odd, the whole area
-    /// written, generation made even again (three positioned writes). The
-    /// ports' counters come as slots (the workers' counters summed).
+    /// Publishes one set of counters under the seqlock: the generation made
+    /// odd, the publication time and every counter set stored, the
+    /// generation made even again.
     pub fn publish(
         &self,
-        ports: &[[u64; PORT_FIELDS]],
+        ports: &[PortStats],
         router: &RouterStats,
-        plane: &PlaneStatsSnapshot,
+        plane: &PlaneStats,
     ) -> Result<()> {
         if ports.len() != self.ports {
             return Err(Error::Ports {
@@ -137,29 +115,13 @@ impl StatsWriter {
             .generation
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let odd = *generation + 1;
-        let mut buf = vec![0u8; area_slots(self.ports) * 8];
-        fill(&mut buf, self.ports, odd, self.started_ns, now_ns());
-        let mut at = HEADER_SLOTS;
-        for c in ports {
-            for v in c {
-                put(&mut buf, at, *v);
-                at += 1;
-            }
-        }
-        for v in router_slots(router).into_iter().chain(plane.slots()) {
-            put(&mut buf, at, v);
-            at += 1;
-        }
-        debug_assert_eq!(at, area_slots(self.ports));
-        // Readers that see an odd generation, or one that changed between
-        // their first and last read, retry.
-        self.file
-            .write_all_at(&odd.to_le_bytes(), GENERATION_OFFSET)?;
-        self.file.write_all_at(&buf, 0)?;
-        self.file
-            .write_all_at(&(odd + 1).to_le_bytes(), GENERATION_OFFSET)?;
-        *generation = odd + 1;
+        let at = Offsets::new(self.ports);
+        *generation = seqlock::publish(self.segment.words(), GENERATION_SLOT, |w| {
+            seqlock::store(w, PUBLISHED_SLOT, &[now_ns()]);
+            seqlock::store(w, at.ports, bytemuck::cast_slice(ports));
+            seqlock::store(w, at.router, router.slots());
+            seqlock::store(w, at.plane, plane.slots());
+        });
         Ok(())
     }
 
@@ -189,15 +151,17 @@ impl StatsWriter {
 }
 
 /// A reader of a stats area: `mwctl`, the admin thread, an exporter. It
-/// only reads the file (opened read-only) and never blocks the publisher.
+/// maps the area read-only and never blocks the publisher.
 #[derive(Debug)]
 pub struct StatsReader {
     path: PathBuf,
-    file: File,
-    /// Device and inode of `file`, to notice a new daemon's area.
+    segment: Segment,
+    /// Device and inode of the mapped file, to notice a new daemon's area.
     id: (u64, u64),
     ports: usize,
-    buf: Vec<u8>,
+    /// The last copy of the area (words, so that the counter sets can be
+    /// cast out of it).
+    buf: Vec<u64>,
     timeout: Duration,
     retries: u64,
 }
@@ -207,53 +171,57 @@ impl StatsReader {
     /// layout.
     pub fn open(path: impl AsRef<Path>) -> Result<StatsReader> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path)?;
-        let meta = file.metadata()?;
-        let mut header = [0u8; HEADER_SLOTS * 8];
-        file.read_exact_at(&mut header, 0).map_err(|e| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
-                Error::BadMagic
-            } else {
-                Error::Io(e)
-            }
-        })?;
-        if header[..8] != MAGIC {
+        let segment = match Segment::open(&path) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(Error::BadMagic),
+            Err(e) => return Err(e.into()),
+        };
+        let meta = segment.file().metadata()?;
+        let words = segment.words();
+        if words.len() < HEADER_SLOTS {
             return Err(Error::BadMagic);
         }
-        let version = get(&header, slot::VERSION);
-        if version != VERSION {
-            return Err(Error::Version(version));
+        let mut first = [0u64; HEADER_SLOTS];
+        for (f, w) in first.iter_mut().zip(words) {
+            *f = w.load(std::sync::atomic::Ordering::Relaxed);
         }
-        let ports = get(&header, slot::PORTS);
-        for (what, at, want) in [
-            ("port fields", slot::PORT_FIELDS, PORT_FIELDS),
-            ("router fields", slot::ROUTER_FIELDS, ROUTER_FIELDS),
-            ("plane fields", slot::PLANE_FIELDS, PLANE_FIELDS),
+        let header: AreaHeader = bytemuck::cast(first);
+        if header.magic != MAGIC {
+            return Err(Error::BadMagic);
+        }
+        if header.version != VERSION {
+            return Err(Error::Version(header.version));
+        }
+        let want = AreaHeader::new(0, 0);
+        for (what, got, want) in [
+            ("port fields", header.port_slots, want.port_slots),
+            ("router fields", header.router_slots, want.router_slots),
+            ("plane fields", header.plane_slots, want.plane_slots),
         ] {
-            let got = get(&header, at);
-            if got != want as u64 {
+            if got != want {
                 return Err(Error::Layout(format!(
                     "{got} {what}, this build has {want}"
                 )));
             }
         }
-        let ports = match usize::try_from(ports) {
+        let ports = match usize::try_from(header.ports) {
             Ok(p) if p <= MAX_PORTS => p,
-            _ => return Err(Error::Layout(format!("{ports} ports"))),
+            _ => return Err(Error::Layout(format!("{} ports", header.ports))),
         };
-        let len = (area_slots(ports) * 8) as u64;
-        if meta.len() != len {
+        let len = area_slots(ports);
+        if words.len() != len {
             return Err(Error::Layout(format!(
-                "{} bytes for {ports} ports, expected {len}",
-                meta.len()
+                "{} bytes for {ports} ports, expected {}",
+                meta.len(),
+                len * 8
             )));
         }
         Ok(StatsReader {
             path,
-            file,
+            segment,
             id: (meta.dev(), meta.ino()),
             ports,
-            buf: vec![0u8; len as usize],
+            buf: vec![0u64; len],
             timeout: READ_TIMEOUT,
             retries: 0,
         })
@@ -269,13 +237,8 @@ impl StatsReader {
         let deadline = Instant::now() + self.timeout;
         let mut tries = 0u32;
         loop {
-            let first = self.generation()?;
-            if first % 2 == 0 {
-                self.file.read_exact_at(&mut self.buf, 0)?;
-                let last = self.generation()?;
-                if last == first && get(&self.buf, slot::GENERATION) == first {
-                    return Ok(self.parse());
-                }
+            if seqlock::read(self.segment.words(), GENERATION_SLOT, &mut self.buf).is_some() {
+                return Ok(self.parse());
             }
             self.retries += 1;
             tries += 1;
@@ -290,12 +253,6 @@ impl StatsReader {
         }
     }
 
-    fn generation(&self) -> Result<u64> {
-        let mut b = [0u8; 8];
-        self.file.read_exact_at(&mut b, GENERATION_OFFSET)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
     fn follow_replacement(&mut self) -> Result<()> {
         if let Ok(m) = fs::metadata(&self.path)
             && (m.dev(), m.ino()) != self.id
@@ -308,26 +265,25 @@ impl StatsReader {
         Ok(())
     }
 
+    /// The snapshot in the last consistent copy: the counter sets cast out
+    /// of it.
     fn parse(&self) -> Snapshot {
-        let b = &self.buf;
-        let mut at = HEADER_SLOTS;
-        let ports = (0..self.ports)
-            .map(|p| {
-                let s: [u64; PORT_FIELDS] = core::array::from_fn(|i| get(b, at + i));
-                at += PORT_FIELDS;
-                PortSnapshot::from_slots(PortId::new(p), &s)
-            })
-            .collect();
-        let r: [u64; ROUTER_FIELDS] = core::array::from_fn(|i| get(b, at + i));
-        at += ROUTER_FIELDS;
-        let p: [u64; PLANE_FIELDS] = core::array::from_fn(|i| get(b, at + i));
+        let at = Offsets::new(self.ports);
+        let header: AreaHeader = bytemuck::cast_slice(&self.buf[..HEADER_SLOTS])[0];
+        let ports: &[PortStats] = bytemuck::cast_slice(&self.buf[at.ports..at.router]);
+        let router: RouterStats = bytemuck::cast_slice(&self.buf[at.router..at.plane])[0];
+        let plane: PlaneStats = bytemuck::cast_slice(&self.buf[at.plane..at.end])[0];
         Snapshot {
-            generation: get(b, slot::GENERATION),
-            started_ns: get(b, slot::STARTED_NS),
-            published_ns: get(b, slot::PUBLISHED_NS),
-            ports,
-            rrp: RouterSnapshot::from_slots(&r),
-            plane: PlaneStatsSnapshot::from_slots(&p),
+            generation: header.generation,
+            started_ns: header.started_ns,
+            published_ns: header.published_ns,
+            ports: ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| PortSnapshot::new(PortId::new(i), *p))
+                .collect(),
+            rrp: router,
+            plane,
         }
     }
 

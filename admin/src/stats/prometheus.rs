@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use rrp::DropReason;
+use rrp::PortStats;
+use rrp::counters::{CounterSet, Kind};
 
-use super::{PLANE_COUNTERS, PORT_COUNTERS, REFUSALS, ROUTER_COUNTERS, Snapshot, refusal_name};
+use super::Snapshot;
 
 /// Escapes a `# HELP` text: backslash and line feed.
 pub fn escape_help(s: &str) -> String {
@@ -61,12 +62,42 @@ fn seconds(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
+/// The families of a counter set: for each field its `# HELP` (the field's
+/// doc) and `# TYPE`, then one sample per row (a port, or the one row of a
+/// box-wide set) and, for a field of counts, per label value.
+fn families<T: CounterSet>(out: &mut String, rows: &[(Vec<(&str, String)>, &T)]) {
+    let mut at = 0;
+    for f in T::FIELDS {
+        let name = f.metric(T::PREFIX);
+        let kind = match f.kind {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+        };
+        family(out, &name, kind, f.help);
+        for (labels, set) in rows {
+            let mut l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            match f.labels {
+                None => sample(out, &name, &l, set.slots()[at]),
+                Some(lv) => {
+                    for (i, v) in lv.values.iter().enumerate() {
+                        l.push((lv.key, v));
+                        sample(out, &name, &l, set.slots()[at + i]);
+                        l.pop();
+                    }
+                }
+            }
+        }
+        at += f.slots();
+    }
+}
+
 /// The Prometheus text exposition (`text/plain; version=0.0.4`) of a
 /// snapshot: every counter as a `counter` family ending in `_total`, the
 /// snapshot's own values (never less a [`super::Baseline`]: exported
 /// counters stay monotonic across `clear counters`); a few gauges. Each
 /// family has one `# HELP` and one `# TYPE` before its samples; every drop
-/// reason and every refusal is present (zeros included).
+/// reason and every refusal is present (zeros included). The families are
+/// the counter sets' fields, in declaration order.
 pub fn prometheus(s: &Snapshot) -> String {
     let mut out = String::with_capacity(8192 + s.ports.len() * 4096);
 
@@ -87,68 +118,14 @@ pub fn prometheus(s: &Snapshot) -> String {
     );
     sample(&mut out, name, &[], seconds(s.published_ns));
 
-    let ports: Vec<(String, [u64; super::PORT_FIELDS])> = s
+    let ports: Vec<(Vec<(&str, String)>, &PortStats)> = s
         .ports
         .iter()
-        .map(|p| (p.port.to_string(), p.slots()))
+        .map(|p| (vec![("port", p.port.to_string())], &p.stats))
         .collect();
-    for (i, (_, fam, help)) in PORT_COUNTERS.iter().enumerate() {
-        let name = format!("mwrouter_port_{fam}_total");
-        family(&mut out, &name, "counter", help);
-        for (port, slots) in &ports {
-            sample(&mut out, &name, &[("port", port)], slots[i]);
-        }
-    }
-    let name = "mwrouter_port_dropped_packets_total";
-    family(
-        &mut out,
-        name,
-        "counter",
-        "Packets received on the port and dropped, by reason.",
-    );
-    for (port, slots) in &ports {
-        for (j, r) in DropReason::ALL.iter().enumerate() {
-            sample(
-                &mut out,
-                name,
-                &[("port", port), ("reason", r.name())],
-                slots[PORT_COUNTERS.len() + j],
-            );
-        }
-    }
-
-    let rrp = s.rrp.slots();
-    for (i, (field, help)) in ROUTER_COUNTERS.iter().enumerate() {
-        let name = format!("mwrouter_rrp_{field}_total");
-        family(&mut out, &name, "counter", help);
-        sample(&mut out, &name, &[], rrp[i]);
-    }
-    let name = "mwrouter_rrp_rts_refused_total";
-    family(&mut out, name, "counter", "RTs refused, by reason.");
-    for (j, r) in REFUSALS.iter().enumerate() {
-        sample(
-            &mut out,
-            name,
-            &[("reason", refusal_name(*r))],
-            rrp[ROUTER_COUNTERS.len() + j],
-        );
-    }
-
-    let plane = s.plane.slots();
-    for (i, (field, help, gauge)) in PLANE_COUNTERS.iter().enumerate() {
-        let name = if *gauge {
-            format!("mwrouter_plane_{field}")
-        } else {
-            format!("mwrouter_plane_{field}_total")
-        };
-        family(
-            &mut out,
-            &name,
-            if *gauge { "gauge" } else { "counter" },
-            help,
-        );
-        sample(&mut out, &name, &[], plane[i]);
-    }
+    families(&mut out, &ports);
+    families(&mut out, &[(Vec::new(), &s.rrp)]);
+    families(&mut out, &[(Vec::new(), &s.plane)]);
     out
 }
 

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd]
+//! benches/e2e --part soak|soak-lab [--minutes M] [--json FILE] [soak options]
 //! ```
 //!
 //! Part 1: forwarding throughput on one core, dpdk-testpmd (io, macswap)
@@ -12,7 +13,10 @@
 //! latency. Part mcast (only when asked for): multicast replication to four
 //! null ports, mwrouterd against DPDK's ipv4_multicast example. Part scale
 //! (only when asked for): mwrouterd with two workers against one on four
-//! ports. The modules are under `benches::e2e`.
+//! ports. Parts soak and soak-lab (alone): the soak, mwrouterd under
+//! traffic and churn and every packet accounted for (docs/reliability.md
+//! "Soak"; exit 0 every check passed, 1 a check failed, 2 the run could
+//! not be made). The modules are under `benches::e2e`.
 
 use std::path::PathBuf;
 use std::process::exit;
@@ -25,16 +29,20 @@ use benches::e2e::process::{install_interrupt_handler, interrupted};
 use benches::e2e::report;
 use benches::e2e::scale::{self, ScalePart};
 use benches::e2e::single_core_throughput::{self, Part1};
+use benches::e2e::soak::{self, Mode, SoakOptions};
 use benches::e2e::{Env, Options, Result};
 
 const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd] [--scale-cores A,B] [--scale-workers-toml LINES]
+       e2e --part soak|soak-lab [--minutes M] [--json FILE] [--no-huge] [--hugepages N] [--keep] [soak options]
   --quick         short intervals (Part 1: 1 s warm-up, 2 s measured, 1 round; Part 2: 1 s trials)
   --rounds N      Part 1, mcast and scale: measure each traffic N times with the forwarders in turn;
                   figures are medians, ratios the median of the rounds' (default 3, 1 with --quick)
   --json FILE     write the JSON report to FILE
   --part P        1, 2, mcast, scale or all, or several separated by commas (default all: 1 and 2;
                   mcast, multicast against DPDK's ipv4_multicast example, needs Debian's dpdk-doc;
-                  scale, mwrouterd with 2 workers against 1 on 4 ports; both run only when asked for)
+                  scale, mwrouterd with 2 workers against 1 on 4 ports; both run only when asked for);
+                  or soak (mwrouterd, its buddy and mwgen on DPDK memif ports) or soak-lab (mwlab's
+                  Appendix B lab with impaired hosts), alone
   --no-l3fwd      Part 1 without DPDK's L3 forwarders (l3fwd LPM and EM, l3fwd-graph; they need
                   Debian's dpdk-doc, and are skipped with a warning without it)
   --no-huge       do not reserve hugepages (EAL --no-huge -m 512)
@@ -45,7 +53,12 @@ const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|
                   the two workers whole ports (\\n between lines; default: spread = \"ports\",
                   owners = [0, 0, 1, 1], the receiving worker of each HR)
   --keep          keep the scratch directory (configurations, logs, pcaps)
-The builds of DPDK's examples are cached in target/release/e2e-examples (delete it to rebuild).";
+The builds of DPDK's examples are cached in target/release/e2e-examples (delete it to rebuild).
+{SOAK}";
+
+fn usage() -> String {
+    USAGE.replace("{SOAK}", soak::options::USAGE)
+}
 
 fn parse_args() -> Result<(Options, bool)> {
     let mut o = Options {
@@ -62,32 +75,45 @@ fn parse_args() -> Result<(Options, bool)> {
         hugepages: 512,
         no_huge: false,
         rounds: None,
+        soak: SoakOptions::default(),
     };
     let mut keep = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| {
             args.next()
-                .ok_or_else(|| format!("{name} needs a value\n{USAGE}"))
+                .ok_or_else(|| format!("{name} needs a value\n{}", usage()))
         };
         match a.as_str() {
             "--quick" => o.quick = true,
             "--json" => o.json = Some(PathBuf::from(value("--json")?)),
             "--part" => {
                 (o.part1, o.part2, o.mcast, o.scale) = (false, false, false, false);
-                for p in value("--part")?.split(',') {
+                o.soak.mode = None;
+                let parts = value("--part")?;
+                for p in parts.split(',') {
                     match p.trim() {
                         "1" => o.part1 = true,
                         "2" => o.part2 = true,
                         "mcast" => o.mcast = true,
                         "scale" => o.scale = true,
                         "all" => (o.part1, o.part2) = (true, true),
+                        "soak" => o.soak.mode = Some(Mode::Default),
+                        "soak-lab" => o.soak.mode = Some(Mode::Lab),
                         p => {
                             return Err(format!(
-                                "--part {p}: expected 1, 2, mcast, scale or all\n{USAGE}"
+                                "--part {p}: expected 1, 2, mcast, scale, all, soak or \
+                                 soak-lab\n{}",
+                                usage()
                             ));
                         }
                     }
+                }
+                if o.soak.mode.is_some() && parts.split(',').count() > 1 {
+                    return Err(format!(
+                        "--part {parts}: soak and soak-lab run alone\n{}",
+                        usage()
+                    ));
                 }
             }
             "--no-l3fwd" => o.l3fwd = false,
@@ -125,11 +151,21 @@ fn parse_args() -> Result<(Options, bool)> {
             "--pcap-dir" => o.pcap_dir = Some(PathBuf::from(value("--pcap-dir")?)),
             "--keep" => keep = true,
             "-h" | "--help" => {
-                println!("{USAGE}");
+                println!("{}", usage());
                 exit(0);
             }
-            _ => return Err(format!("unknown argument {a}\n{USAGE}")),
+            a => {
+                if !o.soak.take(a, &mut value)? {
+                    return Err(format!("unknown argument {a}\n{}", usage()));
+                }
+            }
         }
+    }
+    if o.soak.mode.is_none() && o.soak.any_given() {
+        return Err(format!(
+            "the soak's options need --part soak or soak-lab\n{}",
+            usage()
+        ));
     }
     Ok((o, keep))
 }
@@ -146,6 +182,9 @@ fn run() -> Result<i32> {
         .ok_or("this program's path has no directory")?
         .to_path_buf();
     let exe_dir = bin_dir.clone();
+    if opts.soak.mode.is_some() {
+        return run_soak(&opts, keep, &bin_dir);
+    }
 
     let mut bins = vec!["mwrouterd", "mwctl"];
     if opts.part2 || (opts.part1 && opts.pcap_dir.is_none()) {
@@ -256,6 +295,62 @@ fn run() -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// Runs the soak (`--part soak` or `soak-lab`); returns its exit code.
+fn run_soak(opts: &Options, keep: bool, bin_dir: &std::path::Path) -> Result<i32> {
+    let mode = opts.soak.mode.unwrap_or(Mode::Default);
+    let dpdk = mode == Mode::Default;
+    let bins: &[&str] = if dpdk {
+        &["mwrouterd", "mwctl", "mwgen"]
+    } else {
+        &["mwlab", "mwctl"]
+    };
+    prereq::check_soak(bin_dir, bins, dpdk)?;
+    let work = std::env::temp_dir().join(format!("mwrouter-soak-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    // Our own copies: the target directory is shared with other builds.
+    let copies = prereq::snapshot_bins(bin_dir, bins, &work.join("bin")).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&work);
+    })?;
+    println!(
+        "soak: binaries from {} (copied for the run); scratch directory {}",
+        bin_dir.display(),
+        work.display()
+    );
+    let env = Env {
+        cache: None,
+        bin_dir: copies,
+        // Not used by the soak.
+        testpmd: prereq::which("dpdk-testpmd").unwrap_or_default(),
+        stdbuf: prereq::which("stdbuf").unwrap_or_default(),
+        work: work.clone(),
+    };
+    // Held to the end of the soak: puts nr_hugepages back.
+    let (mem, reservation) = if dpdk {
+        let (m, r) = hugepages::reserve(opts.hugepages, opts.no_huge);
+        (Some(m), r)
+    } else {
+        (None, None)
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = soak::run(&env, mem.as_ref(), &opts.soak, &argv);
+    drop(reservation);
+    println!("{}", outcome.verdict());
+    if let Some(path) = &opts.json {
+        let text = serde_json::to_string_pretty(&outcome.report)
+            .map_err(|e| format!("cannot encode the report: {e}"))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("soak: report written to {}", path.display());
+    }
+    let code = outcome.exit_code();
+    if keep || code != 0 {
+        println!("soak: kept {}", work.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    Ok(code)
 }
 
 fn main() {

@@ -22,16 +22,20 @@
 //! goes to cache misses on freshly allocated header mbufs; mwrouterd's
 //! pools have caches of 256. Its ratio is reported beside the main one.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use admin::LogLevel;
+use control::config::Config;
 use rrp::wire::{HeaderRepr, PacketRepr};
 use rrp::{Address, encap};
 use serde_json::{Value, json};
 
+use super::config;
 use super::hugepages::Memory;
 use super::ipv4mc::{self, Ipv4Multicast};
 use super::process::{check_interrupt, sleep};
-use super::router::{self, Router, toml_str};
+use super::router::{self, Router};
 use super::telemetry::EthStats;
 use super::traffic::{mac_bytes, write_pcap};
 use super::{Env, Options, PART1_WORKER_LCORE, Result, median, path_str, ratio};
@@ -225,40 +229,32 @@ fn egress(i: usize) -> (u16, u16, String, u16, String) {
 /// mwrouterd's configuration: HR 0x0101 on the pcap port with the source
 /// as a static entry, four HRs on null ports each with a static member of
 /// the group.
-pub fn router_toml(eal: &[String], pcap_vdev: &str, nulls: &[String], socket: &str) -> String {
-    let mut eal: Vec<String> = eal.to_vec();
-    eal.extend(["-l".to_string(), "0".to_string()]);
-    let eal = eal
-        .iter()
-        .map(|a| toml_str(a))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mut s = format!(
-        "# Written by benches/e2e --part mcast.\n\
-         [router]\nname = \"e2e-mcast\"\n\n\
-         [dpdk]\neal_args = [{eal}]\n\n\
-         [workers]\ncount = 1\ncores = [{PART1_WORKER_LCORE}]\nidle = \"busy-poll\"\n\n\
-         [admin]\nsocket = {}\n\n\
-         [log]\nlevel = \"warn\"\n\n\
-         [[hr]]\naddress = 0x0101\nsan_id = 0x0201\nmtu = 1500\n\n\
-         [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = \"02:00:00:00:01:01\"\n\n\
-         [[hr.static]]\naddress = {SOURCE:#06x}\nnative = {}\n",
-        toml_str(socket),
-        toml_str(pcap_vdev),
-        toml_str(SOURCE_MAC),
-    );
+pub fn router_config(eal: &[String], pcap_vdev: &str, nulls: &[String], socket: &Path) -> Config {
+    let mut hrs = vec![config::dpdk_hr(
+        0x0101,
+        0x0201,
+        pcap_vdev,
+        "02:00:00:00:01:01",
+        vec![config::static_node(SOURCE, SOURCE_MAC, &[])],
+    )];
     for (i, null) in nulls.iter().enumerate() {
         let (hr, san, mac, member, member_mac) = egress(i);
-        s += &format!(
-            "\n[[hr]]\naddress = {hr:#06x}\nsan_id = {san:#06x}\nmtu = 1500\n\n\
-             [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = {}\n\n\
-             [[hr.static]]\naddress = {member:#06x}\nnative = {}\ngroups = [{GROUP:#06x}]\n",
-            toml_str(null),
-            toml_str(&mac),
-            toml_str(&member_mac),
-        );
+        hrs.push(config::dpdk_hr(
+            hr,
+            san,
+            null,
+            &mac,
+            vec![config::static_node(member, &member_mac, &[GROUP])],
+        ));
     }
-    s
+    config::dpdk_router(
+        "e2e-mcast",
+        config::eal_on(eal, 0),
+        config::busy_poll_workers(&[PART1_WORKER_LCORE as usize]),
+        socket,
+        LogLevel::Warn,
+        hrs,
+    )
 }
 
 fn nulls() -> Vec<String> {
@@ -417,9 +413,7 @@ fn run_router(
 ) -> Result<Run> {
     let tag = format!("mcast-{size}-mwrouterd");
     let (eal, pv, ns) = (mem.eal_flags(), pcap_vdev(pcap), nulls());
-    let mut r = Router::start_with(env, &tag, |socket| {
-        router_toml(&eal, &pv, &ns, &path_str(socket))
-    })?;
+    let mut r = Router::start_with(env, &tag, |socket| router_config(&eal, &pv, &ns, socket))?;
     // The configuration's static members: also added at run time, because
     // rrp::Router::new left the `groups` of configured static entries out
     // of the LRT before commit 32211e1 (only `mwctl route add --group` put
@@ -602,12 +596,13 @@ mod tests {
 
     #[test]
     fn the_router_configuration_has_the_source_and_four_members() {
-        let t = router_toml(
+        let t = router_config(
             &["--in-memory".into()],
             "net_pcap0,rx_pcap=/x.pcap,infinite_rx=1",
             &nulls(),
-            "/tmp/s.sock",
-        );
+            Path::new("/tmp/s.sock"),
+        )
+        .to_toml();
         assert_eq!(t.matches("[[hr]]").count(), 5);
         assert_eq!(t.matches("groups = [0x8101]").count(), 4);
         assert!(t.contains("address = 0x0130"));

@@ -9,7 +9,9 @@
 //!   interrupt flag (Ctrl-C) that every wait checks;
 //! - [`traffic`]: the traffic profiles and their pcaps;
 //! - [`testpmd`]: `dpdk-testpmd` driven over its interactive prompt;
-//! - [`router`]: mwrouterd with a generated configuration, its counters read
+//! - [`config`]: the harness's mwrouterd configurations, built as
+//!   mwrouterd's own `Config`;
+//! - [`router`]: mwrouterd with such a configuration, its counters read
 //!   with `mwctl stats --area`;
 //! - [`mwgen`]: the generator's NDR/PDR search;
 //! - [`single_core_throughput`] (Part 1, `--part 1`: each forwarder's
@@ -22,8 +24,12 @@
 //!   the patches in benches/ (and a build cache), run with their counters
 //!   read through DPDK telemetry ([`telemetry`]);
 //! - [`scale`]: mwrouterd with two workers against one on four ports;
+//! - [`soak`]: the soak, mwrouterd under traffic and churn for a long time
+//!   and every packet accounted for (`--part soak`), and the same in
+//!   mwlab's lab with impaired hosts (`--part soak-lab`);
 //! - [`report`]: tables and the JSON report.
 
+pub mod config;
 pub mod examples;
 pub mod hugepages;
 pub mod ipv4mc;
@@ -37,6 +43,7 @@ pub mod report;
 pub mod router;
 pub mod scale;
 pub mod single_core_throughput;
+pub mod soak;
 pub mod telemetry;
 pub mod testpmd;
 pub mod traffic;
@@ -114,6 +121,9 @@ pub struct Options {
     /// Part 1's rounds (`None`: the default for the mode, see
     /// [`Options::rounds`]).
     pub rounds: Option<u32>,
+    /// The soak (`--part soak` or `soak-lab`, which run alone) and its
+    /// options.
+    pub soak: soak::SoakOptions,
 }
 
 impl Options {

@@ -3,7 +3,8 @@
 //! one to receive on, on its own lcore.
 //!
 //! Everything the benchmark reads from mwgen's JSON report goes through
-//! [`parse_search`] (docs/mwgen.md has the schema).
+//! [`parse_search`], and [`parse_run`] for the soak's timed run
+//! (docs/mwgen.md has the schema).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,30 +50,50 @@ fn memif_client(n: u32, socket: &Path) -> String {
     )
 }
 
-/// The generator's command line for `t`.
-pub fn command(env: &Env, spec: &SearchSpec, t: &Traffic, json_out: &Path) -> Command {
+/// mwgen's options for `spec`'s EAL, core, ports and receive MAC, then the
+/// profile `profile` ([`super::traffic::profile_args`]).
+pub fn port_args(spec: &SearchSpec, profile: &[String]) -> Vec<String> {
     let mut eal = spec.eal.clone();
     eal.extend(["-l".to_string(), spec.lcore.to_string()]);
-    let mut cmd = Command::new(env.bin("mwgen"));
-    cmd.arg("--eal")
-        .arg(eal.join(" "))
-        .args(["--core", &spec.lcore.to_string()])
-        .arg("--tx")
-        .arg(memif_client(0, &spec.socket_a))
-        .arg("--rx")
-        .arg(memif_client(1, &spec.socket_b))
-        .args(["--rx-mac", spec.rx_mac])
-        .args(t.mwgen_profile_args())
-        .args(["--search", "--pdr-loss", "0.5", "--latency-at", "50"])
-        .args(["--trials", &spec.trials.to_string()])
-        .arg("--trial-duration")
-        .arg(format!("{}ms", spec.trial.as_millis()))
-        .arg("--json")
-        .arg(json_out)
-        .arg("--quiet");
+    let mut v = vec![
+        "--eal".to_string(),
+        eal.join(" "),
+        "--core".into(),
+        spec.lcore.to_string(),
+        "--tx".into(),
+        memif_client(0, &spec.socket_a),
+        "--rx".into(),
+        memif_client(1, &spec.socket_b),
+        "--rx-mac".into(),
+        spec.rx_mac.into(),
+    ];
+    v.extend(profile.iter().cloned());
+    v
+}
+
+/// The search's options: NDR and PDR (0.5 %), latency at 50 % of the NDR,
+/// `spec`'s trials, their duration and precision, the report in `json_out`.
+pub fn search_args(spec: &SearchSpec, json_out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = ["--search", "--pdr-loss", "0.5", "--latency-at", "50"]
+        .map(String::from)
+        .to_vec();
+    v.extend(["--trials".into(), spec.trials.to_string()]);
+    v.extend([
+        "--trial-duration".into(),
+        format!("{}ms", spec.trial.as_millis()),
+    ]);
+    v.extend(["--json".into(), path_str(json_out), "--quiet".into()]);
     if let Some(p) = spec.precision_pct {
-        cmd.args(["--precision", &p.to_string()]);
+        v.extend(["--precision".into(), p.to_string()]);
     }
+    v
+}
+
+/// The generator's command line for `t`.
+pub fn command(env: &Env, spec: &SearchSpec, t: &Traffic, json_out: &Path) -> Command {
+    let mut cmd = Command::new(env.bin("mwgen"));
+    cmd.args(port_args(spec, &t.mwgen_profile_args()))
+        .args(search_args(spec, json_out));
     cmd
 }
 
@@ -149,9 +170,18 @@ pub fn search(
     tag: &str,
 ) -> Result<(Vec<String>, SearchOutcome, Value)> {
     let json_out = env.file(&format!("{tag}.json"));
-    let _ = std::fs::remove_file(&json_out);
     let cmd = command(env, spec, t, &json_out);
-    let mut p = Proc::spawn("mwgen", cmd, &env.file(&format!("{tag}.log")), false)?;
+    let (words, report) = run_to_end(cmd, &json_out, &env.file(&format!("{tag}.log")))?;
+    let outcome = parse_search(&report)?;
+    Ok((words, outcome, report))
+}
+
+/// Runs mwgen's command `cmd`, which writes its JSON report to `json_out`
+/// and its output to `log`, to the end; returns the command line and the
+/// report.
+pub fn run_to_end(cmd: Command, json_out: &Path, log: &Path) -> Result<(Vec<String>, Value)> {
+    let _ = std::fs::remove_file(json_out);
+    let mut p = Proc::spawn("mwgen", cmd, log, false)?;
     let words = p.command().to_vec();
     let status = loop {
         check_interrupt()?;
@@ -166,10 +196,80 @@ pub fn search(
             p.log_tail(30)
         ));
     }
-    let text = std::fs::read_to_string(&json_out)
-        .map_err(|e| format!("mwgen wrote no report {}: {e}", json_out.display()))?;
-    let report: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("mwgen's report {} is not JSON: {e}", json_out.display()))?;
-    let outcome = parse_search(&report)?;
-    Ok((words, outcome, report))
+    Ok((words, read_report(json_out)?))
+}
+
+/// mwgen's JSON report in `path`.
+pub fn read_report(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("mwgen wrote no report {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("mwgen's report {} is not JSON: {e}", path.display()))
+}
+
+/// What a timed run (`--rate R --duration D`) counted, from its report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// Packets the transmit port accepted.
+    pub sent: u64,
+    /// Packets the transmit port refused (a full ring): never on the wire.
+    pub refused: u64,
+    /// Packets not built for want of a buffer.
+    pub no_buffer: u64,
+    /// Probes received, copies included.
+    pub received: u64,
+    /// Probes received once.
+    pub unique: u64,
+    /// Probes sent and never received.
+    pub lost: u64,
+    /// Arrivals of a probe already received.
+    pub duplicated: u64,
+    /// First arrivals below the highest number seen.
+    pub reordered: u64,
+    /// Packets received that are not probes (RRP sweeps).
+    pub other: u64,
+    /// `lost / probes sent`.
+    pub loss_ratio: f64,
+    /// Packets sent per second.
+    pub tx_pps: f64,
+    /// Probes received once per second.
+    pub rx_pps: f64,
+    /// Seconds of transmission.
+    pub duration_s: f64,
+    /// Latency of the unique probes (ns), as mwgen reports it.
+    pub latency_ns: Value,
+}
+
+/// Reads a timed run's counts from mwgen's JSON report (the only place
+/// that knows that schema: `run.tx.{sent, refused, no_buffer}`,
+/// `run.rx.{received, duplicated, reordered, other}`, `run.unique`,
+/// `run.lost`, `run.loss_ratio`, `run.tx_pps`, `run.rx_pps`,
+/// `run.duration_s`, `run.latency_ns`).
+pub fn parse_run(report: &Value) -> Result<RunOutcome> {
+    let r = report
+        .get("run")
+        .ok_or("mwgen's JSON report has no `run` object")?;
+    let count = |path: &[&str]| -> Result<u64> {
+        path.iter()
+            .try_fold(r, |v, k| v.get(k))
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("mwgen's report: no run.{}", path.join(".")))
+    };
+    let num = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    Ok(RunOutcome {
+        sent: count(&["tx", "sent"])?,
+        refused: count(&["tx", "refused"])?,
+        no_buffer: count(&["tx", "no_buffer"])?,
+        received: count(&["rx", "received"])?,
+        unique: count(&["unique"])?,
+        lost: count(&["lost"])?,
+        duplicated: count(&["rx", "duplicated"])?,
+        reordered: count(&["rx", "reordered"])?,
+        other: count(&["rx", "other"])?,
+        loss_ratio: num("loss_ratio"),
+        tx_pps: num("tx_pps"),
+        rx_pps: num("rx_pps"),
+        duration_s: num("duration_s"),
+        latency_ns: r.get("latency_ns").cloned().unwrap_or(Value::Null),
+    })
 }

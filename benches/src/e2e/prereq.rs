@@ -101,13 +101,35 @@ pub fn check(bin_dir: &Path, bins: &[&str]) -> Result<Found> {
         missing.push("stdbuf is not on the PATH: install `coreutils`".into());
     }
 
+    let (pmds_dir, pmds_missing) = find_pmds(&PMDS);
+    missing.extend(pmds_missing);
+    missing.extend(missing_bins(bin_dir, bins));
+
+    match (testpmd, stdbuf, pmds_dir) {
+        (Some(testpmd), Some(stdbuf), Some(pmds_dir)) if missing.is_empty() => Ok(Found {
+            testpmd,
+            stdbuf,
+            pmds_dir,
+            dpdk_version: pkg_config(&["--modversion", "libdpdk"])
+                .unwrap_or_else(|| "unknown".into()),
+        }),
+        _ => Err(format!(
+            "missing prerequisites:\n  - {}",
+            missing.join("\n  - ")
+        )),
+    }
+}
+
+/// The first PMD directory with every PMD of `pmds`, or what is missing.
+fn find_pmds(pmds: &[(&str, &str)]) -> (Option<PathBuf>, Vec<String>) {
+    let mut missing = Vec::new();
     let dirs = pmd_dirs();
     let pmds_dir = dirs
         .iter()
-        .find(|d| PMDS.iter().all(|(_, so)| has_pmd(d, so)))
+        .find(|d| pmds.iter().all(|(_, so)| has_pmd(d, so)))
         .cloned();
     if pmds_dir.is_none() {
-        for (pmd, so) in PMDS {
+        for &(pmd, so) in pmds {
             if !dirs.iter().any(|d| has_pmd(d, so)) {
                 let pkg = match pmd {
                     "net_pcap" => "librte-net-pcap23",
@@ -133,12 +155,20 @@ pub fn check(bin_dir: &Path, bins: &[&str]) -> Result<Found> {
         }
     }
 
+    (pmds_dir, missing)
+}
+
+/// This workspace's `bins` that are not built in `bin_dir`, with how to
+/// build each.
+fn missing_bins(bin_dir: &Path, bins: &[&str]) -> Vec<String> {
+    let mut missing = Vec::new();
     for bin in bins {
         if !is_executable(&bin_dir.join(bin)) {
             let how = match *bin {
                 "mwrouterd" => "cargo build --release --features dpdk -p control --bins",
                 "mwctl" => "cargo build --release -p mwctl --bins",
                 "mwgen" => "cargo build --release --features dpdk -p mwgen --bins",
+                "mwlab" => "cargo build --release -p mwlab --bins",
                 _ => "cargo build --release",
             };
             missing.push(format!(
@@ -148,18 +178,26 @@ pub fn check(bin_dir: &Path, bins: &[&str]) -> Result<Found> {
         }
     }
 
-    match (testpmd, stdbuf, pmds_dir) {
-        (Some(testpmd), Some(stdbuf), Some(pmds_dir)) if missing.is_empty() => Ok(Found {
-            testpmd,
-            stdbuf,
-            pmds_dir,
-            dpdk_version: pkg_config(&["--modversion", "libdpdk"])
-                .unwrap_or_else(|| "unknown".into()),
-        }),
-        _ => Err(format!(
+    missing
+}
+
+/// Checks what the soak needs: `bins` in `bin_dir`, and for the default
+/// mode (`dpdk`) `taskset` and the PMDs of memif and null ports.
+pub fn check_soak(bin_dir: &Path, bins: &[&str], dpdk: bool) -> Result<()> {
+    let mut missing = missing_bins(bin_dir, bins);
+    if dpdk {
+        if which("taskset").is_none() {
+            missing.push("taskset is not on the PATH: install `util-linux`".into());
+        }
+        missing.extend(find_pmds(&PMDS[1..]).1);
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
             "missing prerequisites:\n  - {}",
             missing.join("\n  - ")
-        )),
+        ))
     }
 }
 

@@ -6,7 +6,9 @@
 //! [`Proc`] stops its process when dropped, and the hugepage guard
 //! (`hugepages::Reservation`) puts the previous reservation back.
 
+use std::ffi::OsStr;
 use std::fs::File;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -63,9 +65,16 @@ pub fn sleep(d: Duration) -> Result<()> {
 }
 
 /// Waits up to `timeout` for `ready` to hold, polling every 20 ms.
-pub fn wait_for(
+pub fn wait_for(what: &str, timeout: Duration, ready: impl FnMut() -> Result<bool>) -> Result<()> {
+    wait_for_every(what, timeout, Duration::from_millis(20), ready)
+}
+
+/// Waits up to `timeout` for `ready` to hold, polling every `every` (a
+/// check that runs a program, say, more rarely).
+pub fn wait_for_every(
     what: &str,
     timeout: Duration,
+    every: Duration,
     mut ready: impl FnMut() -> Result<bool>,
 ) -> Result<()> {
     let end = Instant::now() + timeout;
@@ -77,7 +86,7 @@ pub fn wait_for(
         if Instant::now() >= end {
             return Err(format!("timed out after {timeout:?} waiting for {what}"));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(every);
     }
 }
 
@@ -87,6 +96,23 @@ pub fn command_line(cmd: &Command) -> Vec<String> {
         .chain(cmd.get_args())
         .map(|s| s.to_string_lossy().into_owned())
         .collect()
+}
+
+/// A command for `program`: under `taskset -c CPUS` when `cpus` is given,
+/// and in a process group of its own, so that a Ctrl-C at the terminal
+/// reaches only the harness, which stops its children itself (a capture
+/// with SIGINT, the others with SIGTERM).
+pub fn pinned(program: impl AsRef<OsStr>, cpus: Option<&str>) -> Command {
+    let mut cmd = match cpus {
+        Some(c) => {
+            let mut t = Command::new("taskset");
+            t.args(["-c", c]).arg(program);
+            t
+        }
+        None => Command::new(program),
+    };
+    cmd.process_group(0);
+    cmd
 }
 
 /// A command line as one shell-like string (for messages).
@@ -139,6 +165,11 @@ impl Proc {
             command,
             status: None,
         })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The command line it was started with.

@@ -1,16 +1,20 @@
-//! mwrouterd as the forwarder: a generated configuration (two DPDK ports,
-//! one busy-polling worker), started and stopped, its counters read with
+//! mwrouterd as the forwarder: a configuration built as mwrouterd's
+//! [`Config`] ([`super::config`]: two DPDK ports, one busy-polling worker),
+//! started and stopped, its counters read with
 //! `mwctl stats --area <socket>.stats --json` (docs/stats.md: the daemon
 //! publishes the counters area every 100 ms with its publication time,
 //! `published_ns`, which gives the rate's time base).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
+use admin::LogLevel;
+use control::config::Config;
 use serde_json::{Map, Value, json};
 
 use super::addr::*;
+use super::config;
 use super::process::{Proc, shell_words, sleep, wait_for};
 use super::{Env, Result, path_str};
 
@@ -40,46 +44,31 @@ pub struct RouterSpec {
     pub b: HrSpec,
 }
 
-/// `s` as a TOML basic string.
-pub fn toml_str(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
 impl RouterSpec {
-    /// The configuration file's text (docs/configuration.md).
+    /// The configuration (docs/configuration.md): HRs A and B on their
+    /// devices, one busy-polling worker, logging at `warn`.
+    pub fn config(&self, socket: &Path) -> Config {
+        let hr = |hr: u16, san: u16, p: &HrSpec| {
+            let statics = p
+                .static_entry
+                .iter()
+                .map(|&(addr, mac)| config::static_node(addr, mac, &[]))
+                .collect();
+            config::dpdk_hr(hr, san, &p.device, p.mac, statics)
+        };
+        config::dpdk_router(
+            "e2e",
+            config::eal_on(&self.eal, self.main_lcore),
+            config::busy_poll_workers(&[self.worker_core as usize]),
+            socket,
+            LogLevel::Warn,
+            vec![hr(HR_A, SAN_A, &self.a), hr(HR_B, SAN_B, &self.b)],
+        )
+    }
+
+    /// The configuration file's text.
     pub fn to_toml(&self, socket: &Path) -> String {
-        let mut eal: Vec<String> = self.eal.clone();
-        eal.extend(["-l".to_string(), self.main_lcore.to_string()]);
-        let eal = eal
-            .iter()
-            .map(|a| toml_str(a))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut s = format!(
-            "# Written by benches/e2e.\n\
-             [router]\nname = \"e2e\"\n\n\
-             [dpdk]\neal_args = [{eal}]\n\n\
-             [workers]\ncount = 1\ncores = [{}]\nidle = \"busy-poll\"\n\n\
-             [admin]\nsocket = {}\n\n\
-             [log]\nlevel = \"warn\"\n",
-            self.worker_core,
-            toml_str(&path_str(socket)),
-        );
-        for (hr, san, p) in [(HR_A, SAN_A, &self.a), (HR_B, SAN_B, &self.b)] {
-            s += &format!(
-                "\n[[hr]]\naddress = {hr:#06x}\nsan_id = {san:#06x}\nmtu = 1500\n\n\
-                 [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = {}\n",
-                toml_str(&p.device),
-                toml_str(p.mac)
-            );
-            if let Some((addr, mac)) = p.static_entry {
-                s += &format!(
-                    "\n[[hr.static]]\naddress = {addr:#06x}\nnative = {}\n",
-                    toml_str(mac)
-                );
-            }
-        }
-        s
+        self.config(socket).to_toml()
     }
 }
 
@@ -214,22 +203,57 @@ impl Router {
     /// Writes the configuration into the scratch directory (files named
     /// `<tag>.*`), starts mwrouterd and waits until it publishes counters.
     pub fn start(env: &Env, spec: &RouterSpec, tag: &str) -> Result<Router> {
-        Router::start_with(env, tag, |socket| spec.to_toml(socket))
+        Router::start_with(env, tag, |socket| spec.config(socket))
     }
 
-    /// As [`Router::start`], with the configuration text that `toml` makes
+    /// As [`Router::start`], with the configuration that `make_config` makes
     /// for the admin socket path it is given.
-    pub fn start_with(env: &Env, tag: &str, toml: impl FnOnce(&Path) -> String) -> Result<Router> {
+    pub fn start_with(
+        env: &Env,
+        tag: &str,
+        make_config: impl FnOnce(&Path) -> Config,
+    ) -> Result<Router> {
+        let mut r = Router::spawn(env, "mwrouterd", tag, make_config, Command::new)?;
+        r.wait_ready()?;
+        Ok(r)
+    }
+
+    /// Writes the configuration that `make_config` makes for the admin
+    /// socket path it is given (files named `<tag>.*`, checked as mwrouterd
+    /// checks them) and starts mwrouterd (`name` in messages) with the
+    /// command that `command` makes of its path (`taskset -c CORES
+    /// mwrouterd`, say); does not wait for it ([`Router::wait_ready`]).
+    pub fn spawn(
+        env: &Env,
+        name: &str,
+        tag: &str,
+        make_config: impl FnOnce(&Path) -> Config,
+        command: impl FnOnce(PathBuf) -> Command,
+    ) -> Result<Router> {
         let socket = env.file(&format!("{tag}.sock"));
         let area = socket.with_extension("stats");
         let _ = std::fs::remove_file(&area);
         let config = env.file(&format!("{tag}.toml"));
-        std::fs::write(&config, toml(&socket))
-            .map_err(|e| format!("cannot write {}: {e}", config.display()))?;
-        let mut cmd = Command::new(env.bin("mwrouterd"));
+        let c = make_config(&socket);
+        config::validate(&c)
+            .map_err(|e| format!("the configuration {} is not valid: {e}", config.display()))?;
+        config::write(&config, &c)?;
+        let mut cmd = command(env.bin("mwrouterd"));
         cmd.arg("--config").arg(&config);
-        let mut proc = Proc::spawn("mwrouterd", cmd, &env.file(&format!("{tag}.log")), false)?;
-        let mwctl = env.bin("mwctl");
+        let proc = Proc::spawn(name, cmd, &env.file(&format!("{tag}.log")), false)?;
+        Ok(Router {
+            proc,
+            area,
+            mwctl: env.bin("mwctl"),
+            config,
+            socket,
+        })
+    }
+
+    /// Waits until it answers on its admin socket and publishes counters.
+    pub fn wait_ready(&mut self) -> Result<()> {
+        let (socket, area, mwctl) = (&self.socket, &self.area, &self.mwctl);
+        let proc = &mut self.proc;
         let ready = wait_for(
             "mwrouterd's admin socket and counters",
             Duration::from_secs(30),
@@ -237,40 +261,42 @@ impl Router {
                 proc.check_running()?;
                 Ok(socket.exists()
                     && area.exists()
-                    && read_area(&mwctl, &area).is_ok_and(|s| s.published_ns > 0))
+                    && read_area(mwctl, area).is_ok_and(|s| s.published_ns > 0))
             },
         );
-        if let Err(e) = ready {
-            return Err(format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)));
-        }
-        Ok(Router {
-            proc,
-            area,
-            mwctl,
-            config,
-            socket,
-        })
+        ready.map_err(|e| format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)))
     }
 
     /// Runs `mwctl --socket <its socket> ARGS` and returns its output (an
     /// error when it fails).
     pub fn mwctl(&mut self, args: &[String]) -> Result<String> {
         self.proc.check_running()?;
-        let mut cmd = Command::new(&self.mwctl);
-        cmd.arg("--socket").arg(&self.socket).args(args);
-        let words = super::process::command_line(&cmd);
-        let out = cmd
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", shell_words(&words)))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{} failed ({}): {}",
-                shell_words(&words),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        mwctl_at(&self.mwctl, &self.socket, args)
+    }
+
+    /// Its admin socket.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+
+    /// Its log file (standard output and error).
+    pub fn log(&self) -> &Path {
+        self.proc.log()
+    }
+
+    /// An error, with the end of its log, when it has exited.
+    pub fn check_running(&mut self) -> Result<()> {
+        self.proc.check_running()
+    }
+
+    /// Whether it is still running.
+    pub fn running(&mut self) -> bool {
+        self.proc.try_status().is_ok_and(|s| s.is_none())
     }
 
     /// The command line.
@@ -314,7 +340,13 @@ impl Router {
     /// SIGTERM. (Before commit 35fb824 its worker drained the ports after
     /// SIGTERM until a pass received nothing, which an endless source such
     /// as `net_pcap,infinite_rx=1` never allows.)
-    pub fn stop(mut self, grace: Duration) -> Result<bool> {
+    pub fn stop(self, grace: Duration) -> Result<bool> {
+        Ok(self.terminate(grace)?.is_some())
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`. Returns its exit status when it
+    /// exited on SIGTERM, `None` when it had to be killed.
+    pub fn terminate(mut self, grace: Duration) -> Result<Option<ExitStatus>> {
         self.proc.signal(rustix::process::Signal::TERM)?;
         if let Some(st) = self.proc.wait_timeout(grace)? {
             if !st.success() {
@@ -323,16 +355,40 @@ impl Router {
                     self.proc.log_tail(20)
                 );
             }
-            return Ok(true);
+            return Ok(Some(st));
         }
         self.proc.kill()?;
-        Ok(false)
+        Ok(None)
+    }
+
+    /// SIGKILL (a crash, not a shutdown) and reap.
+    pub fn kill(mut self) -> Result<()> {
+        self.proc.kill().map(drop)
     }
 
     /// The end of its output.
     pub fn log_tail(&self, lines: usize) -> String {
         self.proc.log_tail(lines)
     }
+}
+
+/// `mwctl --socket SOCKET ARGS` and its output (an error when it fails).
+pub fn mwctl_at(mwctl: &Path, socket: &Path, args: &[String]) -> Result<String> {
+    let mut cmd = Command::new(mwctl);
+    cmd.arg("--socket").arg(socket).args(args);
+    let words = super::process::command_line(&cmd);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", shell_words(&words)))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            shell_words(&words),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `mwctl stats --area FILE --json`, parsed.

@@ -25,13 +25,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use admin::LogLevel;
+use control::config::{Config, WorkersSection};
 use rrp::wire::{HeaderRepr, PacketRepr};
 use rrp::{Address, encap};
 use serde_json::{Value, json};
 
+use super::config;
 use super::hugepages::Memory;
 use super::process::{check_interrupt, command_line, shell_words};
-use super::router::{self, Router, toml_str};
+use super::router::{self, Router};
 use super::traffic::{mac_bytes, write_pcap};
 use super::{Env, Options, PART1_WORKER_LCORE, Result, median, path_str, ratio};
 
@@ -132,51 +135,39 @@ pub fn devices(pcaps: &[&Path; 2]) -> [String; 4] {
     ]
 }
 
-/// mwrouterd's configuration: four HRs, `workers` (the `[workers]` lines
-/// without the section header).
-pub fn router_toml(eal: &[String], devices: &[String; 4], workers: &str, socket: &str) -> String {
-    let mut eal: Vec<String> = eal.to_vec();
-    eal.extend(["-l".to_string(), "0".to_string()]);
-    let eal = eal
-        .iter()
-        .map(|a| toml_str(a))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let mut s = format!(
-        "# Written by benches/e2e --part scale.\n\
-         [router]\nname = \"e2e-scale\"\n\n\
-         [dpdk]\neal_args = [{eal}]\n\n\
-         [workers]\n{workers}\n\n\
-         [admin]\nsocket = {}\n\n\
-         [log]\nlevel = \"warn\"\n",
-        toml_str(socket),
-    );
+/// mwrouterd's configuration: four HRs, `workers` its `[workers]`.
+pub fn router_config(
+    eal: &[String],
+    devices: &[String; 4],
+    workers: WorkersSection,
+    socket: &Path,
+) -> Config {
+    let mut hrs = Vec::new();
     for (i, pair) in PAIRS.iter().enumerate() {
         for (hr, dev, stat) in [
             (pair.hr_in, &devices[2 * i], None),
             (pair.hr_out, &devices[2 * i + 1], Some(pair.dst)),
         ] {
-            s += &format!(
-                "\n[[hr]]\naddress = {hr:#06x}\nsan_id = {:#06x}\nmtu = 1500\n\n\
-                 [hr.port]\nbackend = \"dpdk\"\ndevice = {}\nmac = {}\n",
-                san_of(hr),
-                toml_str(dev),
-                toml_str(&mac_of(hr)),
-            );
-            if let Some(n) = stat {
-                s += &format!(
-                    "\n[[hr.static]]\naddress = {n:#06x}\nnative = {}\n",
-                    toml_str(&mac_of(n))
-                );
-            }
+            let statics = stat
+                .map(|n| config::static_node(n, &mac_of(n), &[]))
+                .into_iter()
+                .collect();
+            hrs.push(config::dpdk_hr(hr, san_of(hr), dev, &mac_of(hr), statics));
         }
     }
-    s
+    config::dpdk_router(
+        "e2e-scale",
+        config::eal_on(eal, 0),
+        workers,
+        socket,
+        LogLevel::Warn,
+        hrs,
+    )
 }
 
-/// The `[workers]` lines of one worker on `core`.
-pub fn one_worker(core: u32) -> String {
-    format!("count = 1\ncores = [{core}]\nidle = \"busy-poll\"")
+/// The `[workers]` of one busy-polling worker on `core`.
+pub fn one_worker(core: u32) -> WorkersSection {
+    config::busy_poll_workers(&[core as usize])
 }
 
 /// The `[workers]` lines of two workers on `cores`, each owning a pair
@@ -322,26 +313,27 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut ScalePart) -> Resu
     let devs = devices(&[&paths[0], &paths[1]]);
     let eal = mem.eal_flags();
 
-    let check = env.file("scale-check.toml");
-    std::fs::write(
-        &check,
-        router_toml(
-            &eal,
-            &devs,
-            &out.workers_toml,
-            &path_str(&env.file("scale-check.sock")),
-        ),
-    )
-    .map_err(|e| format!("cannot write {}: {e}", check.display()))?;
-    if let Some(why) = check_config(env, &check)? {
+    let refused = |out: &mut ScalePart, why: String, by: &str| {
         out.supported = Some(false);
         out.refused = Some(why.clone());
-        return Err(format!(
-            "this mwrouterd cannot run two workers that each own whole ports: `mwrouterd \
-             --check` refuses the [workers] lines\n{}\n({why}); give the daemon's syntax with \
-             --scale-workers-toml \"...\"",
+        format!(
+            "this mwrouterd cannot run two workers that each own whole ports: {by} refuses the \
+             [workers] lines\n{}\n({why}); give the daemon's syntax with --scale-workers-toml \
+             \"...\"",
             out.workers_toml
-        ));
+        )
+    };
+    let two = match config::workers_from_toml(&out.workers_toml) {
+        Ok(w) => w,
+        Err(why) => return Err(refused(out, why, "mwrouterd's configuration")),
+    };
+    let check = env.file("scale-check.toml");
+    config::write(
+        &check,
+        &router_config(&eal, &devs, two.clone(), &env.file("scale-check.sock")),
+    )?;
+    if let Some(why) = check_config(env, &check)? {
+        return Err(refused(out, why, "`mwrouterd --check`"));
     }
     out.supported = Some(true);
 
@@ -353,12 +345,12 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut ScalePart) -> Resu
         for workers in order {
             check_interrupt()?;
             let busy = super::wait_quiet(opts.patience())?;
-            let lines = if workers == 1 {
+            let section = if workers == 1 {
                 one_worker(cores.0)
             } else {
-                out.workers_toml.clone()
+                two.clone()
             };
-            let mut r = run_router(env, opts, &eal, &devs, &lines, workers)?;
+            let mut r = run_router(env, opts, &eal, &devs, section, workers)?;
             r.round = round;
             r.record["round"] = json!(round);
             r.record["other_busy_cpus_before"] = json!(busy);
@@ -377,12 +369,12 @@ fn run_router(
     opts: &Options,
     eal: &[String],
     devs: &[String; 4],
-    workers_toml: &str,
+    section: WorkersSection,
     workers: u32,
 ) -> Result<Run> {
     let tag = format!("scale-{workers}w");
     let mut r = Router::start_with(env, &tag, |socket| {
-        router_toml(eal, devs, workers_toml, &path_str(socket))
+        router_config(eal, devs, section, socket)
     })?;
     let command = r.command().to_vec();
     let config = std::fs::read_to_string(r.config()).unwrap_or_default();
@@ -480,6 +472,7 @@ pub fn to_json(p: &ScalePart, opts: &Options) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use control::config::{IdleMode, SpreadMode};
     use rrp::limits::MAX_L2RHS;
     use rrp::wire::{Header, locate};
 
@@ -500,16 +493,29 @@ mod tests {
     #[test]
     fn the_configuration_pairs_pcap_and_null_ports() {
         let devs = devices(&[Path::new("/a.pcap"), Path::new("/b.pcap")]);
-        let t = router_toml(
+        let two = config::workers_from_toml(&two_workers((1, 0), OWNED_PORTS_TOML)).unwrap();
+        let c = router_config(
             &["--in-memory".into()],
             &devs,
-            &two_workers((1, 0), OWNED_PORTS_TOML),
-            "/tmp/s.sock",
+            two,
+            Path::new("/tmp/s.sock"),
         );
+        let t = c.to_toml();
         assert_eq!(t.matches("[[hr]]").count(), 4);
-        assert!(t.contains(
-            "count = 2\ncores = [1, 0]\nidle = \"busy-poll\"\nspread = \"ports\"\nowners = [0, 0, 1, 1]\n"
-        ));
+        // count = 2, cores = [1, 0], idle = "busy-poll", spread = "ports",
+        // owners = [0, 0, 1, 1], as mwrouterd reads the file.
+        let read = Config::from_toml(&t).unwrap();
+        assert_eq!(
+            read.workers,
+            WorkersSection {
+                count: 2,
+                cores: Some(vec![1, 0]),
+                idle: IdleMode::BusyPoll,
+                spread: SpreadMode::Ports,
+                owners: Some(vec![0, 0, 1, 1]),
+                ..WorkersSection::default()
+            }
+        );
         // HR order: pcap0, null0, pcap1, null1; the static entries on the nulls.
         let order: Vec<usize> = ["net_pcap0", "net_null0", "net_pcap1", "net_null1"]
             .iter()

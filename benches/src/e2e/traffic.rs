@@ -102,24 +102,31 @@ impl Traffic {
     /// mwgen's profile options (addresses, size, L2 route), shared by
     /// `--write-pcap` and the search.
     pub fn mwgen_profile_args(&self) -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "--mac".into(),
-            GEN_A_MAC.into(),
-            "--to".into(),
-            ROUTER_A_MAC.into(),
-            "--src".into(),
-            format!("{NODE_A:#06x}"),
-            "--dst".into(),
-            format!("{NODE_B:#06x}"),
-            "--size".into(),
-            self.size.into(),
-        ];
-        if self.kind == Kind::L2 {
-            v.push("--l2".into());
-            v.push(format!("{HR_B:#06x}@{GEN_B_MAC}"));
-        }
-        v
+        profile_args(self.kind, self.size)
     }
+}
+
+/// mwgen's profile options for `kind` at mwgen's `--size` `size`: from node
+/// 0x0130 to the router's port A, destination 0x0230 (an L2 profile with
+/// the L2RH of HR 0x0102 and native 02:00:00:00:02:30).
+pub fn profile_args(kind: Kind, size: &str) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "--mac".into(),
+        GEN_A_MAC.into(),
+        "--to".into(),
+        ROUTER_A_MAC.into(),
+        "--src".into(),
+        format!("{NODE_A:#06x}"),
+        "--dst".into(),
+        format!("{NODE_B:#06x}"),
+        "--size".into(),
+        size.into(),
+    ];
+    if kind == Kind::L2 {
+        v.push("--l2".into());
+        v.push(format!("{HR_B:#06x}@{GEN_B_MAC}"));
+    }
+    v
 }
 
 /// A pcap of one traffic, checked.

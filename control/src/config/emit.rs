@@ -1,6 +1,8 @@
 //! A [`Config`] as TOML, every key spelled out: the tables and their
 //! entries ([`tables`]), rendered as text ([`render`]) or flattened into key
-//! paths for the reload diff ([`flat`]).
+//! paths for the reload diff ([`flat`]). A section whose type is declared
+//! in a lower crate (`[timers]`, `[limits]`, `management.manager_timers`)
+//! is written field by field through its `Serialize` ([`super::literal`]).
 //!
 //! The text holds `management.mkey` (the file holds it too, and it must load
 //! again to the same configuration); the reload diff does not show it.
@@ -9,7 +11,7 @@ use std::fmt::Write as _;
 
 use rrp::NativeAddr;
 
-use super::{Config, PortConfig, SnSeed};
+use super::{Config, PortConfig, SnSeed, literal};
 
 /// One table of the file: its header, its key path and its entries (key,
 /// TOML literal).
@@ -30,6 +32,11 @@ impl Table {
 
     fn put(&mut self, key: &'static str, value: String) {
         self.entries.push((key, value));
+    }
+
+    /// Every field of `section`, in declaration order.
+    fn put_fields<T: serde::Serialize>(&mut self, section: &T) {
+        self.entries.extend(literal::fields(section));
     }
 }
 
@@ -110,29 +117,12 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("spins", w.spins.to_string());
     out.push(t);
 
-    let tm = &c.timers;
     let mut t = Table::new("[timers]", "timers".into());
-    t.put("sweep_ms", tm.sweep_ms.to_string());
-    t.put("keepalive_ms", tm.keepalive_ms.to_string());
-    t.put("keepalive_misses", tm.keepalive_misses.to_string());
-    t.put("refresh_ms", tm.refresh_ms.to_string());
-    t.put("hold_ms", tm.hold_ms.to_string());
-    t.put("advertise_ms", tm.advertise_ms.to_string());
-    t.put("fib_ms", tm.fib_ms.to_string());
-    t.put("tombstone_ms", tm.tombstone_ms.to_string());
-    t.put("probe_ms", tm.probe_ms.to_string());
+    t.put_fields(&c.timers);
     out.push(t);
 
-    let l = &c.limits;
     let mut t = Table::new("[limits]", "limits".into());
-    t.put("max_nodes_per_rt", l.max_nodes_per_rt.to_string());
-    t.put("max_rts_per_neighbour", l.max_rts_per_neighbour.to_string());
-    t.put("max_rts_per_hr", l.max_rts_per_hr.to_string());
-    t.put("max_rcvf", l.max_rcvf.to_string());
-    t.put("max_lrt", l.max_lrt.to_string());
-    t.put("answers_per_source", l.answers_per_source.to_string());
-    t.put("answers_global", l.answers_global.to_string());
-    t.put("downs_per_source", l.downs_per_source.to_string());
+    t.put_fields(&c.limits);
     out.push(t);
 
     let r = &c.rates;
@@ -200,20 +190,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         })
         .collect();
     t.put("address_pools", format!("[{}]", pools.join(", ")));
-    let mt = &m.manager_timers;
-    t.put(
-        "manager_timers",
-        format!(
-            "{{ poll_ms = {}, poll_misses = {}, sweep_ms = {}, discover_ms = {}, timeout_ms = {}, retries = {}, heavy_every = {} }}",
-            mt.poll_ms,
-            mt.poll_misses,
-            mt.sweep_ms,
-            mt.discover_ms,
-            mt.timeout_ms,
-            mt.retries,
-            mt.heavy_every
-        ),
-    );
+    t.put("manager_timers", literal::value(&m.manager_timers));
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

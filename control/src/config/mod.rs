@@ -27,6 +27,7 @@
 
 mod emit;
 pub mod fuzzing;
+mod literal;
 mod locate;
 mod parse;
 mod reload;
@@ -39,6 +40,7 @@ use std::time::Duration;
 
 use admin::LogLevel;
 use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
+use mgmt::manager::ManagerTimers;
 use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
 use ports::udp::UdpConfig;
@@ -415,56 +417,6 @@ pub struct ManagementSection {
     /// The SAN managers' timers and counts (docs/manager.md "Timers and
     /// counts").
     pub manager_timers: ManagerTimers,
-}
-
-/// `management.manager_timers`: the SAN manager's timers and counts; the
-/// defaults are `mgmt::manager::ManagerConfig::new`'s (docs/manager.md
-/// "Timers and counts").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ManagerTimers {
-    /// Between two polls of the master by a standby (ms).
-    pub poll_ms: u64,
-    /// Polls in a row without an answer before a standby rediscovers.
-    pub poll_misses: u32,
-    /// Between two sweeps of a master (ms).
-    pub sweep_ms: u64,
-    /// Between two discovery rounds (ms).
-    pub discover_ms: u64,
-    /// Wait per try of a request (ms).
-    pub timeout_ms: u64,
-    /// Tries after the first of a request.
-    pub retries: u32,
-    /// A heavy sweep every this many sweeps.
-    pub heavy_every: u64,
-}
-
-impl Default for ManagerTimers {
-    fn default() -> Self {
-        let d = mgmt::manager::ManagerConfig::new(0, 0);
-        ManagerTimers {
-            poll_ms: d.poll_ms,
-            poll_misses: d.poll_misses,
-            sweep_ms: d.sweep_ms,
-            discover_ms: d.discover_ms,
-            timeout_ms: d.timeout_ms,
-            retries: d.retries,
-            heavy_every: d.heavy_every,
-        }
-    }
-}
-
-impl ManagerTimers {
-    /// Sets them on a manager's configuration.
-    pub fn apply(&self, c: &mut mgmt::manager::ManagerConfig) {
-        c.poll_ms = self.poll_ms;
-        c.poll_misses = self.poll_misses;
-        c.sweep_ms = self.sweep_ms;
-        c.discover_ms = self.discover_ms;
-        c.timeout_ms = self.timeout_ms;
-        c.retries = self.retries;
-        c.heavy_every = self.heavy_every;
-    }
 }
 
 /// A SAN manager's address pool: on HR `hr`'s SAN, `first` to `last`.

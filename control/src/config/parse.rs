@@ -1,7 +1,8 @@
 //! From TOML text to a [`Config`]: serde structs that mirror the file
-//! (unknown keys refused everywhere), the key path of a deserialisation
-//! error (serde_path_to_error), then the per-backend reading of `[hr.port]`
-//! and of the static entries' native addresses.
+//! (unknown keys refused everywhere; `[timers]` and `[limits]` are
+//! `rrp::router::Timers` and `Limits` themselves), the key path of a
+//! deserialisation error (serde_path_to_error), then the per-backend reading
+//! of `[hr.port]` and of the static entries' native addresses.
 //!
 //! `management.mkey` is a secret: its parse errors say what is wrong without
 //! the value, and a TOML syntax error on a line that may hold it does not
@@ -30,9 +31,9 @@ struct RawConfig {
     #[serde(default)]
     workers: WorkersSection,
     #[serde(default)]
-    timers: RawTimers,
+    timers: Timers,
     #[serde(default)]
-    limits: RawLimits,
+    limits: Limits,
     #[serde(default)]
     rates: RatesSection,
     #[serde(default)]
@@ -62,7 +63,7 @@ struct RawManagement {
     manager_hrs: Vec<u16>,
     sm_key: Wide,
     address_pools: Vec<RawPool>,
-    manager_timers: super::ManagerTimers,
+    manager_timers: mgmt::manager::ManagerTimers,
 }
 
 /// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
@@ -209,99 +210,6 @@ fn parse_wide(s: &str) -> Result<u64, String> {
     }
     let clean: String = digits.chars().filter(|&c| c != '_').collect();
     u64::from_str_radix(&clean, radix).map_err(|_| "larger than 64 bits".to_string())
-}
-
-/// `[timers]` as written: `rrp::router::Timers` with its defaults.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct RawTimers {
-    sweep_ms: u64,
-    keepalive_ms: u64,
-    keepalive_misses: u32,
-    refresh_ms: u64,
-    hold_ms: u64,
-    advertise_ms: u64,
-    fib_ms: u64,
-    tombstone_ms: u64,
-    probe_ms: u64,
-}
-
-impl Default for RawTimers {
-    fn default() -> Self {
-        let t = Timers::default();
-        RawTimers {
-            sweep_ms: t.sweep_ms,
-            keepalive_ms: t.keepalive_ms,
-            keepalive_misses: t.keepalive_misses,
-            refresh_ms: t.refresh_ms,
-            hold_ms: t.hold_ms,
-            advertise_ms: t.advertise_ms,
-            fib_ms: t.fib_ms,
-            tombstone_ms: t.tombstone_ms,
-            probe_ms: t.probe_ms,
-        }
-    }
-}
-
-impl From<RawTimers> for Timers {
-    fn from(t: RawTimers) -> Timers {
-        Timers {
-            sweep_ms: t.sweep_ms,
-            keepalive_ms: t.keepalive_ms,
-            keepalive_misses: t.keepalive_misses,
-            refresh_ms: t.refresh_ms,
-            hold_ms: t.hold_ms,
-            advertise_ms: t.advertise_ms,
-            fib_ms: t.fib_ms,
-            tombstone_ms: t.tombstone_ms,
-            probe_ms: t.probe_ms,
-        }
-    }
-}
-
-/// `[limits]` as written: `rrp::router::Limits` with its defaults.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct RawLimits {
-    max_nodes_per_rt: usize,
-    max_rts_per_neighbour: usize,
-    max_rts_per_hr: usize,
-    max_rcvf: usize,
-    max_lrt: usize,
-    answers_per_source: u32,
-    answers_global: u32,
-    downs_per_source: u32,
-}
-
-impl Default for RawLimits {
-    fn default() -> Self {
-        let l = Limits::default();
-        RawLimits {
-            max_nodes_per_rt: l.max_nodes_per_rt,
-            max_rts_per_neighbour: l.max_rts_per_neighbour,
-            max_rts_per_hr: l.max_rts_per_hr,
-            max_rcvf: l.max_rcvf,
-            max_lrt: l.max_lrt,
-            answers_per_source: l.answers_per_source,
-            answers_global: l.answers_global,
-            downs_per_source: l.downs_per_source,
-        }
-    }
-}
-
-impl From<RawLimits> for Limits {
-    fn from(l: RawLimits) -> Limits {
-        Limits {
-            max_nodes_per_rt: l.max_nodes_per_rt,
-            max_rts_per_neighbour: l.max_rts_per_neighbour,
-            max_rts_per_hr: l.max_rts_per_hr,
-            max_rcvf: l.max_rcvf,
-            max_lrt: l.max_lrt,
-            answers_per_source: l.answers_per_source,
-            answers_global: l.answers_global,
-            downs_per_source: l.downs_per_source,
-        }
-    }
 }
 
 #[derive(Deserialize)]
@@ -529,8 +437,8 @@ fn convert(raw: RawConfig) -> Result<Config, Vec<ConfigError>> {
         router: raw.router,
         dpdk: raw.dpdk,
         workers: raw.workers,
-        timers: raw.timers.into(),
-        limits: raw.limits.into(),
+        timers: raw.timers,
+        limits: raw.limits,
         rates: raw.rates,
         admin: raw.admin,
         log: raw.log,

@@ -3,16 +3,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
-use rrp::limits::MAX_RCVF;
+use rrp::limits::MAX_PORTS;
 use rrp::{Address, NativeAddr};
 
 use super::{
     Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU,
-    MAX_DESCRIPTION, MAX_NAME, MAX_PROTECT, MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig,
+    MAX_DESCRIPTION, MAX_NAME, MAX_PROTECT, MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig, literal,
 };
-
-/// The longest timer interval (a day).
-const MAX_TIMER_MS: u64 = 86_400_000;
 
 struct Errs(Vec<ConfigError>);
 
@@ -26,6 +23,13 @@ fn too_big(e: &mut Errs, key: &str, v: u64) {
 impl Errs {
     fn push(&mut self, key: impl Into<String>, why: impl Into<String>) {
         self.0.push(ConfigError::new(key, why));
+    }
+
+    /// The errors of a check of `rrp::router`, under the TOML's keys.
+    fn engine(&mut self, checked: Result<(), Vec<rrp::router::ConfigError>>) {
+        for err in checked.err().into_iter().flatten() {
+            self.push(engine_key(&err.field), err.why);
+        }
     }
 }
 
@@ -44,9 +48,8 @@ pub(super) fn validate(c: &Config) -> Result<(), Vec<ConfigError>> {
         // What the engine checks, as a safety net (everything it refuses
         // should have been refused above, under the TOML's key).
         let natives = vec![NativeAddr::none(); c.hrs.len()];
-        if let Err(err) = c.router_config_with_natives(&natives, 1).validate() {
-            e.push(engine_key(&err.field), err.why);
-        }
+        let checked = c.router_config_with_natives(&natives, 1).validate();
+        e.engine(checked.map_err(|err| vec![err]));
     }
     if e.0.is_empty() { Ok(()) } else { Err(e.0) }
 }
@@ -243,57 +246,20 @@ fn workers(c: &Config, e: &mut Errs) {
     }
 }
 
+/// `[timers]`: what `rrp::router::Timers::validate` refuses (its errors
+/// name the TOML keys).
 fn timers(c: &Config, e: &mut Errs) {
-    let t = &c.timers;
-    for (k, v) in [
-        ("sweep_ms", t.sweep_ms),
-        ("keepalive_ms", t.keepalive_ms),
-        ("refresh_ms", t.refresh_ms),
-        ("hold_ms", t.hold_ms),
-        ("advertise_ms", t.advertise_ms),
-        ("fib_ms", t.fib_ms),
-        ("tombstone_ms", t.tombstone_ms),
-        ("probe_ms", t.probe_ms),
-    ] {
-        if v == 0 {
-            e.push(format!("timers.{k}"), "intervals must be > 0");
-        } else if v > MAX_TIMER_MS {
-            e.push(
-                format!("timers.{k}"),
-                format!("at most {MAX_TIMER_MS} (a day)"),
-            );
-        }
-    }
-    if t.keepalive_misses == 0 {
-        e.push("timers.keepalive_misses", "must be >= 1");
-    }
-
-    if t.hold_ms != 0 && t.hold_ms <= t.refresh_ms {
-        e.push(
-            "timers.hold_ms",
-            format!(
-                "must exceed timers.refresh_ms ({}): an RT must outlive its refresh",
-                t.refresh_ms
-            ),
-        );
-    }
+    e.engine(c.timers.validate());
 }
 
+/// `[limits]`: what `rrp::router::Limits::validate` refuses, and values a
+/// TOML integer cannot hold.
 fn limits(c: &Config, e: &mut Errs) {
-    let l = &c.limits;
-    for (k, v) in [
-        ("max_nodes_per_rt", l.max_nodes_per_rt),
-        ("max_rts_per_neighbour", l.max_rts_per_neighbour),
-        ("max_rts_per_hr", l.max_rts_per_hr),
-        ("max_lrt", l.max_lrt),
-    ] {
-        if v == 0 {
-            e.push(format!("limits.{k}"), "must be >= 1");
+    e.engine(c.limits.validate());
+    for (k, v) in literal::fields(&c.limits) {
+        if let Ok(n) = v.parse::<u64>() {
+            too_big(e, &format!("limits.{k}"), n);
         }
-        too_big(e, &format!("limits.{k}"), v as u64);
-    }
-    if l.max_rcvf == 0 || l.max_rcvf > MAX_RCVF {
-        e.push("limits.max_rcvf", format!("must be 1..={MAX_RCVF}"));
     }
 }
 
@@ -448,22 +414,8 @@ fn management(c: &Config, e: &mut Errs) {
             format!("{p} is not a manager priority (0-15)"),
         );
     }
-    let mt = &m.manager_timers;
-    for (key, v, min, max) in [
-        ("poll_ms", mt.poll_ms, 10, 600_000),
-        ("poll_misses", u64::from(mt.poll_misses), 1, 100),
-        ("sweep_ms", mt.sweep_ms, 10, 600_000),
-        ("discover_ms", mt.discover_ms, 10, 600_000),
-        ("timeout_ms", mt.timeout_ms, 1, 60_000),
-        ("retries", u64::from(mt.retries), 0, 10),
-        ("heavy_every", mt.heavy_every, 1, 1_000_000),
-    ] {
-        if !(min..=max).contains(&v) {
-            e.push(
-                format!("management.manager_timers.{key}"),
-                format!("{v} is outside {min}..={max}"),
-            );
-        }
+    for err in m.manager_timers.validate().err().into_iter().flatten() {
+        e.push(format!("management.manager_timers.{}", err.field), err.why);
     }
     for a in &m.manager_hrs {
         if !c.hrs.iter().any(|h| h.address == *a) {
@@ -603,14 +555,10 @@ fn hrs(c: &Config, e: &mut Errs) {
         e.push("hr", "a router needs at least one [[hr]]");
         return;
     }
-    if c.hrs.len() > dataplane::MAX_PORTS {
+    if c.hrs.len() > MAX_PORTS {
         e.push(
             "hr",
-            format!(
-                "{} HRs: a box has at most {} ports",
-                c.hrs.len(),
-                dataplane::MAX_PORTS
-            ),
+            format!("{} HRs: a box has at most {MAX_PORTS} ports", c.hrs.len()),
         );
     }
     let backend = c.hrs[0].port.backend();

@@ -20,7 +20,7 @@ use rrp::{Address, LinkKind, PortId};
 use crate::config::Config;
 use crate::daemon::logging::LogHandle;
 use crate::plane::PlaneHandle;
-use crate::stats::Counters;
+use crate::stats::{Counters, EngineStats};
 
 /// How long an admin request may wait for the control thread.
 const CALL: Duration = Duration::from_secs(2);
@@ -93,11 +93,11 @@ impl DaemonBackend {
 
     /// Every counter as of now (not subtracting a baseline).
     pub fn snapshot(&self) -> Snapshot {
-        let rstats = self
+        let engine = self
             .plane
-            .call(CALL, |cp| cp.engine().stats().clone())
+            .call(CALL, |cp| EngineStats::of(cp.engine()))
             .unwrap_or_default();
-        self.counters.snapshot(&rstats, &self.plane.stats)
+        self.counters.snapshot(&engine, &self.plane.stats.load())
     }
 
     /// Re-reads the configuration file and applies what can change while

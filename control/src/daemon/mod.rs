@@ -26,16 +26,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use admin::stats::StatsWriter;
 use admin::{Backend as _, Dispatcher, ServerConfig, ServerHandle};
 use clap::Parser;
-use dataplane::{
-    CaptureControl, FibSet, PortCounters, StatsBlock, Worker, capture_rings, channels, fib_channel,
-};
+use dataplane::{CaptureControl, FibSet, StatsBlock, Worker, capture_rings, channels, fib_channel};
 use ports::Port;
+use rrp::PortStats;
 use rrp::router::Router;
 use rrp::{LinkKind, NativeAddr, PortId};
 
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, LogItem, PlaneHandle};
-use crate::stats::{Counters, publish_blocks, serve_prometheus};
+use crate::stats::{Counters, EngineStats, publish_blocks, serve_prometheus};
 
 pub use backend::DaemonBackend;
 
@@ -84,7 +83,7 @@ pub fn stats_path(cfg: &Config) -> PathBuf {
 /// Everything the daemon runs, whatever the port backend.
 pub(crate) struct Running {
     pub stop_workers: Arc<AtomicBool>,
-    pub workers: Vec<thread::JoinHandle<Vec<PortCounters>>>,
+    pub workers: Vec<thread::JoinHandle<Vec<PortStats>>>,
     pub plane: Arc<PlaneHandle>,
     pub blocks: Vec<Arc<StatsBlock>>,
     pub capture: CaptureControl,
@@ -419,7 +418,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     let writer = StatsWriter::create(&stats_file, cfg.hrs.len())
         .map_err(|e| DaemonError::Run(format!("{}: {e}", stats_file.display())))?;
     // One set of counters (and one clear baseline) for the admin socket and
-    // the management agent's PortCounters.
+    // the management agent's PortStats.
     let counters = Counters::new(running.blocks.clone());
     {
         let agent = crate::management::agent_config(&cfg);
@@ -499,12 +498,12 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                 };
                 while !stop.load(Ordering::Relaxed) {
                     let got = plane.call(Duration::from_secs(1), |cp| {
-                        (cp.engine().stats().clone(), cp.take_events())
+                        (EngineStats::of(cp.engine()), cp.take_events())
                     });
                     if let Ok((rstats, (items, dropped))) = got {
                         log(items, dropped);
                         let w = writer.lock().unwrap_or_else(|e| e.into_inner());
-                        if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats) {
+                        if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats.load()) {
                             tracing::warn!("counters area: {e}");
                         }
                     }

@@ -5,12 +5,12 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use admin::stats::{Baseline, PORT_FIELDS, PlaneStatsSnapshot, Snapshot};
+use admin::stats::{Baseline, PlaneStats, Snapshot};
 use dataplane::StatsBlock;
-use rrp::PortId;
 use rrp::router::RouterStats;
+use rrp::{PortId, PortStats};
 
-use crate::PlaneStats;
+use super::EngineStats;
 
 /// The workers' counter blocks and the clear baseline.
 #[derive(Debug, Clone)]
@@ -37,26 +37,28 @@ impl Counters {
         self.baseline.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every counter as of now (not subtracting the baseline).
-    pub fn snapshot(&self, router: &RouterStats, plane: &PlaneStats) -> Snapshot {
-        let ports = super::port_slots_with(&dataplane::counters::sum(&self.blocks), router);
-        Snapshot::new(&ports, router, &super::plane_snapshot(plane))
+    /// Each port's counters now, the engine's share included.
+    fn ports(&self, engine: &EngineStats) -> Vec<PortStats> {
+        super::with_engine_share(dataplane::counters::sum(&self.blocks), &engine.ports)
     }
 
-    /// A port's counters as of now, in the area's slot order, since the
-    /// last clear.
-    pub fn port_shown(&self, port: PortId, router: &RouterStats) -> Option<[u64; PORT_FIELDS]> {
-        let ports = super::port_slots_with(&dataplane::counters::sum(&self.blocks), router);
+    /// Every counter as of now (not subtracting the baseline).
+    pub fn snapshot(&self, engine: &EngineStats, plane: &PlaneStats) -> Snapshot {
+        Snapshot::new(&self.ports(engine), &engine.router, plane)
+    }
+
+    /// A port's counters as of now, since the last clear.
+    pub fn port_shown(&self, port: PortId, engine: &EngineStats) -> Option<PortStats> {
         let s = Snapshot::new(
-            &ports,
+            &self.ports(engine),
             &RouterStats::default(),
-            &PlaneStatsSnapshot::default(),
+            &PlaneStats::default(),
         );
         let s = match &*self.baseline() {
             Some(b) => s.minus(b),
             None => s,
         };
-        s.ports.get(port.index()).map(|p| p.slots())
+        s.ports.get(port.index()).map(|p| p.stats)
     }
 
     /// `current` less the baseline: what displays show.
@@ -77,11 +79,11 @@ impl Counters {
                 }
             }
             (Some(ports), None) => {
-                let zero = vec![[0; PORT_FIELDS]; current.ports.len()];
+                let zero = vec![PortStats::default(); current.ports.len()];
                 let mut base = Baseline::new(&Snapshot::new(
                     &zero,
                     &RouterStats::default(),
-                    &PlaneStatsSnapshot::default(),
+                    &PlaneStats::default(),
                 ));
                 for p in ports {
                     base.clear_port(current, *p);

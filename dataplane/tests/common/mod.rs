@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use dataplane::{
-    ChannelConfig, ControlChannels, EngineConfig, FibPublisher, FibSet, NextHop, PortCounters,
-    Punt, Worker, channels, fib_channel,
+    ChannelConfig, ControlChannels, EngineConfig, FibPublisher, FibSet, NextHop, Punt, Worker,
+    channels, fib_channel,
 };
 use ports::HeapBuf;
 use ports::clock::TestClock;
@@ -14,6 +14,7 @@ use rrp::Address;
 use rrp::DropReason;
 use rrp::NativeAddr;
 use rrp::PortId;
+use rrp::PortStats;
 use rrp::kind::PacketType;
 use rrp::router::Notice;
 use rrp::wire::{HeaderRepr, L2rhRepr, PacketRepr, shift_ei};
@@ -210,7 +211,7 @@ impl Rig {
     }
 
     /// The worker's counters.
-    pub fn counters(&self) -> Vec<PortCounters> {
+    pub fn counters(&self) -> Vec<PortStats> {
         self.worker.counters().to_vec()
     }
 
@@ -268,7 +269,7 @@ impl Rig {
 }
 
 /// Asserts `received = forwarded + dropped + punted` on every port.
-pub fn assert_balanced(c: &[PortCounters]) {
+pub fn assert_balanced(c: &[PortStats]) {
     for (i, c) in c.iter().enumerate() {
         assert!(c.balanced(), "port {i} unbalanced: {c:?}");
     }

@@ -36,27 +36,10 @@ mod with_dpdk {
     const ROUTER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
     const HOST_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x0A, 0x0A];
 
-    /// The EAL arguments of this test process.
-    fn eal_args() -> Vec<String> {
-        [
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "-l",
-            "0-1",
-            "--log-level=warning",
-        ]
-        .map(String::from)
-        .to_vec()
-    }
-
     /// The process's EAL, or `None` after reporting a skip (panics under
     /// MWROUTER_REQUIRE_ALL=1).
     fn eal(test: &str) -> Option<&'static Eal> {
-        match Eal::init(eal_args()) {
+        match Eal::init(testkit::dpdk_eal_args()) {
             Ok(eal) => Some(eal),
             Err(e) => {
                 testkit::skip(test, &format!("EAL does not start here: {e}"));
@@ -577,12 +560,17 @@ mod with_dpdk {
         let Some(eal) = eal("ports::dpdk_port::queues_have_one_owner_and_eal_starts_once") else {
             return;
         };
-        assert!(std::ptr::eq(Eal::init(eal_args()).unwrap(), eal));
-        assert_eq!(eal.args(), eal_args());
-        let mut other = eal_args();
+        assert!(std::ptr::eq(
+            Eal::init(testkit::dpdk_eal_args()).unwrap(),
+            eal
+        ));
+        assert_eq!(eal.args(), testkit::dpdk_eal_args());
+        let mut other = testkit::dpdk_eal_args();
         other.push("--vdev=net_null0".into());
         match Eal::init(other) {
-            Err(DpdkError::AlreadyInitialised { args }) => assert_eq!(args, eal_args()),
+            Err(DpdkError::AlreadyInitialised { args }) => {
+                assert_eq!(args, testkit::dpdk_eal_args())
+            }
             r => panic!("a second EAL configuration: {r:?}"),
         }
 

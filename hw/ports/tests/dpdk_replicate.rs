@@ -37,24 +37,8 @@ mod with_dpdk {
     const B_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
     const BROADCAST: [u8; 6] = [0xFF; 6];
 
-    fn eal_args() -> Vec<String> {
-        [
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "-l",
-            "0-1",
-            "--log-level=warning",
-        ]
-        .map(String::from)
-        .to_vec()
-    }
-
     fn eal(test: &str) -> Option<&'static Eal> {
-        match Eal::init(eal_args()) {
+        match Eal::init(testkit::dpdk_eal_args()) {
             Ok(eal) => {
                 ports::dpdk::register_thread();
                 Some(eal)

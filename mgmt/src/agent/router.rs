@@ -3,8 +3,9 @@
 //! same engine calls as the admin socket's (`mwctl port N down` is
 //! `Router::port_down`), counters from the host's dataplane.
 
+use rrp::counters::CounterSet;
 use rrp::router::{FibEntry, Next, Router};
-use rrp::{Address, LinkKind, NativeAddr, PortId};
+use rrp::{Address, LinkKind, NativeAddr, PortId, PortStats};
 
 use crate::attr::{PathRecord, PortCounters, PortInfo};
 use crate::wire::Status;
@@ -13,10 +14,10 @@ use super::{LrtItem, Managed, PortFacts, Time};
 use crate::station::Carrier;
 
 /// Where a router's port counters come from (the dataplane's, less what
-/// the admin cleared), in `PortCounters` order.
+/// the admin cleared).
 pub trait CounterSource {
     /// Port `port`'s counters, `None` for a port the box does not have.
-    fn counters(&self, port: PortId) -> Option<Vec<u64>>;
+    fn counters(&self, port: PortId) -> Option<PortStats>;
     /// Clears port `port`'s counters (what reads them afterwards starts
     /// from 0, as after `mwctl clear counters`).
     fn clear(&self, port: PortId);
@@ -64,9 +65,15 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
         if port.index() >= self.ports() {
             return None;
         }
-        let mut c = self.counters.counters(port)?;
-        c.resize(PortCounters::COUNT, 0);
-        Some(c)
+        // PortCounters carries its counters by their slot names (the
+        // port's counter set has more: docs/management.md "PortCounters").
+        let c = self.counters.counters(port)?;
+        Some(
+            PortCounters::NAMES
+                .iter()
+                .map(|n| c.get(n).unwrap_or(0))
+                .collect(),
+        )
     }
 
     fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {

@@ -172,6 +172,19 @@ impl PortCounters {
 mod tests {
     use super::*;
 
+    /// Every counter the MAD carries is a slot of the port's counter set,
+    /// by name; the set's later ones (strangers, dropped.spoofed-source)
+    /// are not carried (docs/management.md "PortCounters").
+    #[test]
+    fn names_are_port_stats_slots() {
+        use rrp::counters::CounterSet;
+        let slots = rrp::PortStats::slot_names();
+        for n in PortCounters::NAMES {
+            assert!(slots.iter().any(|s| s == n), "{n}");
+        }
+        const { assert!(rrp::PortStats::SLOTS > PortCounters::COUNT) };
+    }
+
     #[test]
     fn names_follow_drop_reasons() {
         assert_eq!(PortCounters::MAX_COUNTERS, 23);

@@ -1,5 +1,5 @@
-//! SMInfo (0x0020, Subn): the SAN manager's state; a placeholder until the
-//! SAN manager (docs/management.md "SMInfo").
+//! SMInfo (0x0020, Subn): the SAN manager's state, read by a Get and sent
+//! with the controls of a Set (docs/management.md "SMInfo", docs/manager.md).
 
 use crate::attr::{need, prepare};
 use crate::bytes::{be32, be64, put32, put64};
@@ -23,7 +23,8 @@ pub mod field {
 pub struct SmInfo {
     /// Identity.
     pub identity: u64,
-    /// SM_Key (reads 0).
+    /// SM_Key: in a request, the key the requester gives; in an answer,
+    /// the manager's key if the requester gave it, else 0.
     pub sm_key: u64,
     /// ActCount.
     pub act_count: u32,

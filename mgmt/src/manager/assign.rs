@@ -104,8 +104,8 @@ impl Manager {
             modifier: 0,
             mkey,
             data,
-            timeout_ms: self.cfg.timeout_ms,
-            retries: self.cfg.retries,
+            timeout_ms: self.cfg.timers.timeout_ms,
+            retries: self.cfg.timers.retries,
         };
         self.start(request, purpose);
     }
@@ -229,7 +229,7 @@ impl Manager {
         }
         if before != 0
             && before != identity
-            && now.saturating_sub(seen) <= 2 * self.cfg.sweep_ms + self.cfg.timeout_ms
+            && now.saturating_sub(seen) <= 2 * self.cfg.timers.sweep_ms + self.cfg.timers.timeout_ms
         {
             self.stats.duplicates += 1;
             self.event(ManagerEvent::DuplicateAddress {
@@ -252,8 +252,8 @@ impl Manager {
             modifier: u32::from(index),
             mkey: 0,
             data: Vec::new(),
-            timeout_ms: self.cfg.timeout_ms,
-            retries: self.cfg.retries,
+            timeout_ms: self.cfg.timers.timeout_ms,
+            retries: self.cfg.timers.retries,
         };
         self.start(request, Purpose::Sync { master, index });
     }

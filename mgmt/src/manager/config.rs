@@ -2,7 +2,7 @@
 
 use rrp::Address;
 
-use super::Time;
+use super::ManagerTimers;
 
 /// A manager's settings (docs/manager.md "Timers and counts").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,21 +13,8 @@ pub struct ManagerConfig {
     pub identity: u64,
     /// The SAN's SM key (0: none): control Sets must carry it.
     pub sm_key: u64,
-    /// Between two polls of the master by a standby.
-    pub poll_ms: Time,
-    /// Polls in a row without an answer before a standby rediscovers.
-    pub poll_misses: u32,
-    /// Between two sweeps of a master.
-    pub sweep_ms: Time,
-    /// Between two discovery rounds.
-    pub discover_ms: Time,
-    /// Wait per try of a request.
-    pub timeout_ms: Time,
-    /// Tries after the first of a request.
-    pub retries: u32,
-    /// A heavy sweep (every member's NodeInfo and NodeDescription again)
-    /// every this many sweeps; the others ask only new members.
-    pub heavy_every: u64,
+    /// Its timers and counts.
+    pub timers: ManagerTimers,
     /// The M_Key a master gives every member's agent, with its protect
     /// bits and lease (0: the master leaves the agents' keys alone).
     pub mkey: u64,
@@ -55,13 +42,7 @@ impl ManagerConfig {
             priority: priority.min(15),
             identity,
             sm_key: 0,
-            poll_ms: 1_000,
-            poll_misses: 3,
-            sweep_ms: 1_000,
-            discover_ms: 200,
-            timeout_ms: 100,
-            retries: 2,
-            heavy_every: 10,
+            timers: ManagerTimers::default(),
             mkey: 0,
             mkey_protect: 0,
             mkey_lease_s: 0,

@@ -209,7 +209,7 @@ impl Manager {
             None => {
                 self.missed += 1;
                 self.stats.polls_missed += 1;
-                if self.missed >= self.cfg.poll_misses {
+                if self.missed >= self.cfg.timers.poll_misses {
                     self.peers.remove(&master);
                     self.start_discovery(
                         now,
@@ -226,7 +226,7 @@ impl Manager {
             // The acknowledgement: stay standby under the new master.
             self.master = Some(to);
             self.missed = 0;
-            self.next_at = now + self.cfg.poll_ms;
+            self.next_at = now + self.cfg.timers.poll_ms;
         } else {
             self.start_discovery(now, format!("HANDOVER to {to} not acknowledged"));
         }
@@ -248,7 +248,7 @@ impl Manager {
                     .stats
                     .sweeps
                     .saturating_sub(1)
-                    .is_multiple_of(self.cfg.heavy_every.max(1)));
+                    .is_multiple_of(self.cfg.timers.heavy_every.max(1)));
         if heavy {
             self.stats.heavy_sweeps += 1;
             self.heavy = false;
@@ -312,7 +312,7 @@ impl Manager {
                     if self.clean_rounds >= 2 {
                         self.become_master(now, "no master and none better".into());
                     } else {
-                        self.next_at = now + self.cfg.discover_ms;
+                        self.next_at = now + self.cfg.timers.discover_ms;
                     }
                 }
             }
@@ -339,7 +339,7 @@ impl Manager {
                     );
                     self.next_at = Time::MAX;
                 } else {
-                    self.next_at = now + self.cfg.sweep_ms;
+                    self.next_at = now + self.cfg.timers.sweep_ms;
                 }
             }
             _ => {}
@@ -348,8 +348,8 @@ impl Manager {
 
     /// How far back a peer's answer counts for the round just done.
     pub(super) fn round_span(&self) -> Time {
-        self.cfg.timeout_ms * Time::from(self.cfg.retries + 1)
-            + self.cfg.sweep_ms.max(self.cfg.discover_ms)
+        self.cfg.timers.timeout_ms * Time::from(self.cfg.timers.retries + 1)
+            + self.cfg.timers.sweep_ms.max(self.cfg.timers.discover_ms)
     }
 
     pub(super) fn follow(&mut self, now: Time, master: Address, why: String) {
@@ -361,7 +361,7 @@ impl Manager {
 
     pub(super) fn become_master(&mut self, now: Time, why: String) {
         self.master = None;
-        self.next_at = now + self.cfg.sweep_ms;
+        self.next_at = now + self.cfg.timers.sweep_ms;
         self.set_state(now, SmState::Master, why);
     }
 
@@ -380,7 +380,7 @@ impl Manager {
         };
         self.stats.polls += 1;
         self.request(master, Method::GET, 0, Purpose::Poll { master });
-        self.next_at = now + self.cfg.poll_ms;
+        self.next_at = now + self.cfg.timers.poll_ms;
     }
 
     pub(super) fn set_state(&mut self, _now: Time, to: SmState, why: String) {

@@ -345,7 +345,7 @@ impl Manager {
     /// loses its records (a new master's database fills within its first
     /// sweeps, so that it prunes nothing the old master had rightly).
     pub(super) fn mc_prune(&mut self, now: Time) {
-        let grace = 2 * self.cfg.sweep_ms;
+        let grace = 2 * self.cfg.timers.sweep_ms;
         let own = self.address;
         let known: BTreeSet<Address> = self.database.keys().copied().collect();
         let mut pruned = Vec::new();
@@ -390,8 +390,8 @@ impl Manager {
             modifier,
             mkey: 0,
             data,
-            timeout_ms: self.cfg.timeout_ms,
-            retries: self.cfg.retries,
+            timeout_ms: self.cfg.timers.timeout_ms,
+            retries: self.cfg.timers.retries,
         };
         self.start(request, p);
     }

@@ -41,6 +41,7 @@ mod requests;
 pub mod state;
 mod stats;
 mod sweep;
+mod timers;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -55,6 +56,7 @@ pub use events::{ManagerEvent, ManagerOutput};
 pub use groups::{McGroup, McMember};
 pub use state::{Control, SmState, outranks};
 pub use stats::ManagerStats;
+pub use timers::ManagerTimers;
 
 use requests::Purpose;
 

@@ -136,8 +136,8 @@ impl Manager {
             modifier,
             mkey,
             data,
-            timeout_ms: self.cfg.timeout_ms,
-            retries: self.cfg.retries,
+            timeout_ms: self.cfg.timers.timeout_ms,
+            retries: self.cfg.timers.retries,
         };
         self.start(request, purpose);
     }

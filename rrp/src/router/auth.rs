@@ -46,7 +46,7 @@ impl Router {
                 Admission::Stripped(bytes)
             }
             Verdict::Refused(why) => {
-                self.stats.auth_refused[why as usize] += 1;
+                *self.stats.auth_refused_mut(why) += 1;
                 let from = p.header().src();
                 self.event(Event::AuthRefused { port, from, why });
                 Admission::Refused(why)

@@ -1,16 +1,40 @@
 //! Router configuration as the sans-IO engine needs it (the daemon's TOML
 //! maps onto this). Validation returns typed errors naming the field.
+//!
+//! [`Timers`] and [`Limits`] are declared here once: with the `serde`
+//! feature they are also the daemon's `[timers]` and `[limits]` tables
+//! (docs/configuration.md), each field a key with its default, and their
+//! `validate` is what the engine and the daemon's configuration both check.
+//! A new timer or limit is a field with its doc, its default in `Default`,
+//! and its place in `validate` (which destructures the whole struct, so
+//! that a field cannot be forgotten there).
 
 use core::fmt;
 
 use crate::address::Address;
-use crate::limits::MAX_RCVF;
+use crate::limits::{MAX_PORTS, MAX_RCVF};
 use crate::native::NativeAddr;
 use crate::port::PerPort;
 use crate::wire::record::Capability;
 
-/// Timers in milliseconds (docs/architecture.md "Route tables and RRP").
+/// The longest timer interval in milliseconds (a day).
+pub const MAX_TIMER_MS: u64 = 86_400_000;
+
+/// Names each value by its variable: `[("sweep_ms", sweep_ms), ...]`.
+macro_rules! named {
+    ($($v:ident),* $(,)?) => {
+        [$((stringify!($v), $v)),*]
+    };
+}
+
+/// Timers in milliseconds (docs/architecture.md "Route tables and RRP");
+/// the daemon's `[timers]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Timers {
     /// Broadcast RRP#7 sweep of each SAN.
     pub sweep_ms: u64,
@@ -52,8 +76,68 @@ impl Default for Timers {
     }
 }
 
-/// Limits on what the engine accepts from the network.
+impl Timers {
+    /// Checks the timers, every problem at once, each error naming its key
+    /// (`timers.hold_ms`): every interval is 1 ms to [`MAX_TIMER_MS`], a
+    /// node may miss at least one keepalive, and an RT outlives its refresh.
+    pub fn validate(&self) -> Result<(), Vec<ConfigError>> {
+        let Timers {
+            sweep_ms,
+            keepalive_ms,
+            keepalive_misses,
+            refresh_ms,
+            hold_ms,
+            advertise_ms,
+            fib_ms,
+            tombstone_ms,
+            probe_ms,
+        } = *self;
+        let mut errs = Vec::new();
+        let mut err = |key: &str, why: String| {
+            errs.push(ConfigError {
+                field: format!("timers.{key}"),
+                why,
+            })
+        };
+        for (key, ms) in named![
+            sweep_ms,
+            keepalive_ms,
+            refresh_ms,
+            hold_ms,
+            advertise_ms,
+            fib_ms,
+            tombstone_ms,
+            probe_ms,
+        ] {
+            if ms == 0 {
+                err(key, "intervals must be > 0".into());
+            } else if ms > MAX_TIMER_MS {
+                err(key, format!("at most {MAX_TIMER_MS} (a day)"));
+            }
+        }
+        if keepalive_misses == 0 {
+            err("keepalive_misses", "must be >= 1".into());
+        }
+        if hold_ms != 0 && hold_ms <= refresh_ms {
+            err(
+                "hold_ms",
+                format!(
+                    "must exceed timers.refresh_ms ({refresh_ms}): an RT must outlive its refresh"
+                ),
+            );
+        }
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}
+
+/// Limits on what the engine accepts from the network; the daemon's
+/// `[limits]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Limits {
     /// Node entries in one RT.
     pub max_nodes_per_rt: usize,
@@ -89,6 +173,49 @@ impl Default for Limits {
             answers_global: 1000,
             downs_per_source: 10,
         }
+    }
+}
+
+impl Limits {
+    /// Checks the limits, every problem at once, each error naming its key
+    /// (`limits.max_rcvf`): every count is at least 1 (keepalives are
+    /// requests: a box that answers none is down to its buddies), and RCVFs
+    /// are capped at [`MAX_RCVF`].
+    pub fn validate(&self) -> Result<(), Vec<ConfigError>> {
+        let Limits {
+            max_nodes_per_rt,
+            max_rts_per_neighbour,
+            max_rts_per_hr,
+            max_rcvf,
+            max_lrt,
+            answers_per_source,
+            answers_global,
+            downs_per_source,
+        } = *self;
+        let mut errs = Vec::new();
+        let mut err = |key: &str, why: String| {
+            errs.push(ConfigError {
+                field: format!("limits.{key}"),
+                why,
+            })
+        };
+        for (key, n) in named![max_nodes_per_rt, max_rts_per_neighbour, max_rts_per_hr] {
+            if n == 0 {
+                err(key, "must be >= 1".into());
+            }
+        }
+        if max_rcvf == 0 || max_rcvf > MAX_RCVF {
+            err("max_rcvf", format!("must be 1..={MAX_RCVF}"));
+        }
+        if max_lrt == 0 {
+            err("max_lrt", "must be >= 1".into());
+        }
+        for (key, n) in named![answers_per_source, answers_global, downs_per_source] {
+            if n == 0 {
+                err(key, "must be >= 1".into());
+            }
+        }
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }
 
@@ -201,8 +328,8 @@ impl RouterConfig {
         if self.hrs.is_empty() {
             return err("hrs".into(), "a router needs at least one HR");
         }
-        if self.hrs.len() > crate::limits::MAX_HRS {
-            return err("hrs".into(), "at most 64 HRs per box");
+        if self.hrs.len() > MAX_PORTS {
+            return err("hrs".into(), &format!("at most {MAX_PORTS} HRs per box"));
         }
         if self.router_cost == 0 {
             return err("router_cost".into(), "costs are >= 1");
@@ -210,33 +337,9 @@ impl RouterConfig {
         if self.k == 0 {
             return err("k".into(), "must keep at least one RT per SAN");
         }
-        if self.limits.max_rcvf == 0 || self.limits.max_rcvf > MAX_RCVF {
-            return err("limits.max_rcvf".into(), "must be 1..=32");
-        }
-        // Keepalives are requests: a box that answers none is down to its
-        // buddies.
-        if self.limits.max_rts_per_hr == 0 {
-            return err("limits.max_rts_per_hr".into(), "must be >= 1");
-        }
-        if self.limits.answers_per_source == 0 {
-            return err("limits.answers_per_source".into(), "must be >= 1");
-        }
-        if self.limits.answers_global == 0 {
-            return err("limits.answers_global".into(), "must be >= 1");
-        }
-        if self.limits.downs_per_source == 0 {
-            return err("limits.downs_per_source".into(), "must be >= 1");
-        }
-        let t = &self.timers;
-        if t.keepalive_ms == 0 || t.sweep_ms == 0 || t.advertise_ms == 0 || t.refresh_ms == 0 {
-            return err("timers".into(), "intervals must be > 0");
-        }
-        if t.probe_ms == 0 {
-            return err("timers.probe_ms".into(), "must be > 0");
-        }
-        if t.hold_ms <= t.refresh_ms {
-            return err("timers.hold_ms".into(), "must exceed timers.refresh_ms");
-        }
+        // Every problem of a section is listed there; the engine needs the first.
+        self.limits.validate().map_err(first)?;
+        self.timers.validate().map_err(first)?;
         for (i, h) in self.hrs.iter().enumerate() {
             let f = |s: &str| format!("hrs[{i}].{s}");
             if !h.address.is_node() {
@@ -276,6 +379,11 @@ impl RouterConfig {
         }
         Ok(())
     }
+}
+
+/// The first of a list of errors (never empty).
+fn first(mut errs: Vec<ConfigError>) -> ConfigError {
+    errs.swap_remove(0)
 }
 
 /// A configuration error: which field, and why.

@@ -40,12 +40,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::address::Address;
+use crate::counters::PortStats;
 use crate::fxhash::FxHashMap;
 use crate::kind::CapabilityCode;
 use crate::native::NativeAddr;
 use crate::port::{PerPort, PortId};
 use crate::router::config::{ConfigError, RouterConfig};
-use crate::router::event::{Event, RouterStats};
+use crate::router::event::Event;
+use crate::router::stats::RouterStats;
 use crate::wire::header::{HEADER_LEN, Header};
 use crate::wire::message::{Message, NodeInfo};
 use crate::wire::record::Mtu;
@@ -157,6 +159,9 @@ pub struct Router {
     pub(super) fib: Arc<RouteTables>,
     pub(super) fibs: FibState,
     pub(super) stats: RouterStats,
+    /// This engine's share of each port's counters: the packets for this
+    /// box from strangers, and those refused as spoofed-source.
+    pub(super) port_stats: Vec<PortStats>,
     pub(super) limiter: ErrorLimiter,
     /// The answer rate (`Limits::answers_per_source`, `answers_global`).
     pub(super) answers: ErrorLimiter,
@@ -281,11 +286,8 @@ impl Router {
             fib_at: now,
             fib: Arc::new(RouteTables::new(cfg_ports)),
             fibs: FibState::new(),
-            stats: RouterStats {
-                spoofed: vec![0; cfg_ports],
-                strangers: vec![0; cfg_ports],
-                ..RouterStats::default()
-            },
+            stats: RouterStats::default(),
+            port_stats: vec![PortStats::default(); cfg_ports],
             limiter,
             answers,
             interner,
@@ -307,6 +309,14 @@ impl Router {
     /// Counters.
     pub fn stats(&self) -> &RouterStats {
         &self.stats
+    }
+
+    /// The engine's share of each port's counters (port 0 first): its
+    /// `strangers`, and in `dropped.spoofed-source` the control packets it
+    /// refused as spoofed (which the forwarding path counted as punted;
+    /// docs/spec-notes.md 60). The rest is zero.
+    pub fn port_stats(&self) -> &[PortStats] {
+        &self.port_stats
     }
 
     /// The current FIBs.

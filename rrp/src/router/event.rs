@@ -8,31 +8,33 @@ use crate::error::Error;
 use crate::port::PortId;
 pub use crate::wire::auth::AuthRefusal;
 
-/// Why an RT was not taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RtRefusal {
-    /// The sender is neither a known buddy nor a twin.
-    UnknownSender,
-    /// The RT describes the receiving HR's own SAN.
-    OwnSan,
-    /// Its RCVF holds an HR of this box (a loop).
-    Loop,
-    /// Its SN is older than the one held for the same RCVF.
-    Stale,
-    /// It crosses an HR that is down (tombstone).
-    Tombstone,
-    /// RCVF longer than the limit.
-    RcvfTooLong,
-    /// More node entries than the limit.
-    TooManyNodes,
-    /// More RTs from this neighbour than the limit.
-    TooManyRts,
-    /// The HR keeps as many RTs (from all its neighbours) as the limit.
-    HrFull,
-    /// Its CSR or a node SR is not in the router-hop layout, or too long.
-    BadRoute,
-    /// A part of a multi-part RT that does not match the others.
-    BadPart,
+crate::named_enum! {
+    /// Why an RT was not taken; its name is the `reason` of the
+    /// `rts_refused` counters.
+    pub enum RtRefusal counted by RefusalCounts {
+        /// The sender is neither a known buddy nor a twin.
+        UnknownSender = "unknown-sender",
+        /// The RT describes the receiving HR's own SAN.
+        OwnSan = "own-san",
+        /// Its RCVF holds an HR of this box (a loop).
+        Loop = "loop",
+        /// Its SN is older than the one held for the same RCVF.
+        Stale = "stale",
+        /// It crosses an HR that is down (tombstone).
+        Tombstone = "tombstone",
+        /// RCVF longer than the limit.
+        RcvfTooLong = "rcvf-too-long",
+        /// More node entries than the limit.
+        TooManyNodes = "too-many-nodes",
+        /// More RTs from this neighbour than the limit.
+        TooManyRts = "too-many-rts",
+        /// Its CSR or a node SR is not in the router-hop layout, or too long.
+        BadRoute = "bad-route",
+        /// A part of a multi-part RT that does not match the others.
+        BadPart = "bad-part",
+        /// The HR keeps as many RTs (from all its neighbours) as the limit.
+        HrFull = "hr-full",
+    }
 }
 
 /// A log event of the router engine.
@@ -358,80 +360,4 @@ impl fmt::Display for Event {
             ),
         }
     }
-}
-
-/// Counters of the router engine.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RouterStats {
-    /// Control packets received (parsed or not).
-    pub received: u64,
-    /// Control packets that failed to parse.
-    pub parse_errors: u64,
-    /// Packets for this box that are not RRP or ERR.
-    pub not_control: u64,
-    /// Control packets sent.
-    pub sent: u64,
-    /// RRP#9 received.
-    pub rts_received: u64,
-    /// RTs taken (new or newer SN).
-    pub rts_accepted: u64,
-    /// RTs whose hold timer an equal SN refreshed.
-    pub rts_refreshed: u64,
-    /// RTs refused, by reason.
-    pub rts_refused: std::collections::BTreeMap<RtRefusal, u64>,
-    /// RTs deleted by hold expiry.
-    pub rts_expired: u64,
-    /// RTs deleted by HR-DOWN or LINK-DOWN.
-    pub rts_deleted_down: u64,
-    /// RRP#9 messages sent (parts counted one by one).
-    pub rts_sent: u64,
-    /// Requests answered (RRP#1, #4, #6, #7, #8).
-    pub requests_answered: u64,
-    /// Requests not answered: over the answer rate (per sender or in all).
-    pub requests_limited: u64,
-    /// ERR UNK sent.
-    pub err_unk_sent: u64,
-    /// RRP#3 sent for redirect notices.
-    pub redirects_sent: u64,
-    /// ERR GENERAL sent.
-    pub err_general_sent: u64,
-    /// Error messages not sent: the failed packet was an ERR.
-    pub errors_suppressed_err: u64,
-    /// Error messages not sent: invalid source address (or, for a redirect,
-    /// a source not in the ingress HR's LRT).
-    pub errors_suppressed_source: u64,
-    /// Error messages not sent: rate limit.
-    pub errors_suppressed_rate: u64,
-    /// HR-DOWN events handled.
-    pub hr_down: u64,
-    /// FIB computations that changed something.
-    pub fib_versions: u64,
-    /// Signed control packets whose signature verified.
-    pub auth_verified: u64,
-    /// Unsigned control packets taken on an HR with keys that accepts
-    /// them (`accept_unsigned`, while a SAN moves to authentication).
-    pub auth_unsigned: u64,
-    /// Signed control packets on an HR without keys: the record removed,
-    /// the packet taken unchecked.
-    pub auth_unchecked: u64,
-    /// Control packets refused by authentication, by reason
-    /// ([`AuthRefusal::ALL`] order).
-    pub auth_refused: [u64; AuthRefusal::ALL.len()],
-    /// HR-DOWN and LINK-DOWN messages refused: the sender is not a router
-    /// this HR knows as a buddy.
-    pub downs_not_buddy: u64,
-    /// HR-DOWN and LINK-DOWN messages over `limits.downs_per_source`.
-    pub downs_limited: u64,
-    /// A third party's HR-DOWN about an HR that answered its last
-    /// keepalive: the HR was probed.
-    pub hr_down_probes: u64,
-    /// ... and answered the probe: the HR-DOWN was not taken.
-    pub hr_down_disproved: u64,
-    /// Per port (by index): control packets refused because their SA is a
-    /// buddy's or this box's own and they came from another native
-    /// address (the `spoofed-source` drop reason).
-    pub spoofed: Vec<u64>,
-    /// Per port: packets for this box from a source its HR does not know
-    /// (an SA not in its LRT, or a node's SA from another native address).
-    pub strangers: Vec<u64>,
 }

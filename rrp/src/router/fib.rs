@@ -19,7 +19,7 @@ use arrayvec::ArrayVec;
 
 use crate::address::Address;
 use crate::fxhash::FxHashMap;
-use crate::limits::MAX_HRS;
+use crate::limits::MAX_PORTS;
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::router::event::Event;
@@ -356,7 +356,7 @@ impl Router {
             // For each port t: whether a candidate of h counts there, and
             // what crossing to h adds (the router's cost through a twin;
             // from a node on t's SAN, that SAN's cost too).
-            let mut adds: ArrayVec<(PortId, Option<Address>, u16, u16, bool), MAX_HRS> =
+            let mut adds: ArrayVec<(PortId, Option<Address>, u16, u16, bool), MAX_PORTS> =
                 ArrayVec::new();
             for t in self.hrs.ids() {
                 if t != h && !self.hrs[t].up {

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::DropReason;
 use crate::address::Address;
 use crate::native::NativeAddr;
 use crate::port::PortId;
@@ -72,13 +73,13 @@ impl Router {
         match verdict {
             Source::Known => {}
             Source::Stranger => {
-                if let Some(n) = self.stats.strangers.get_mut(i) {
-                    *n += 1;
+                if let Some(p) = self.port_stats.get_mut(i) {
+                    p.strangers += 1;
                 }
             }
             Source::Spoofed => {
-                if let Some(n) = self.stats.spoofed.get_mut(i) {
-                    *n += 1;
+                if let Some(p) = self.port_stats.get_mut(i) {
+                    p.dropped[DropReason::SpoofedSource] += 1;
                 }
                 self.event(Event::Spoofed {
                     port,

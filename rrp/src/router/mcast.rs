@@ -37,6 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::address::Address;
+use crate::limits::MAX_PORTS;
 use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::serial;
@@ -47,8 +48,13 @@ use super::engine::*;
 /// conflicting group packets.
 pub const CONFLICT_ASK_MS: Time = 2_000;
 
-/// A set of ports (bit `i`: port `i`); a box has at most 32.
+/// A set of ports (bit `i`: port `i`), wide enough for every port a box has.
 pub type PortMask = u32;
+
+const _: () = assert!(
+    MAX_PORTS <= PortMask::BITS as usize,
+    "a PortMask holds a bit for every port of a box"
+);
 
 /// How a box treats packets from the nodes of one SAN.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,9 +149,14 @@ pub enum McastRefusal {
     NoBranch,
 }
 
-/// The bit of `port` in a [`PortMask`] (0 for a port beyond 31).
+/// The bit of `port` in a [`PortMask`] (0 for a port no mask holds, which no
+/// box has: see [`MAX_PORTS`]).
 pub const fn bit(port: PortId) -> PortMask {
-    if port.0 < 32 { 1 << port.0 } else { 0 }
+    if (port.0 as u32) < PortMask::BITS {
+        1 << port.0
+    } else {
+        0
+    }
 }
 
 impl Router {

@@ -21,6 +21,7 @@ mod notice_answers;
 mod receive;
 mod rt;
 mod select;
+pub mod stats;
 mod table;
 mod timers;
 
@@ -31,10 +32,11 @@ pub use config::{
     Timers,
 };
 pub use engine::{Output, Router, Time, with_destination};
-pub use event::{AuthRefusal, Event, EventKind, RouterStats, RtRefusal};
+pub use event::{AuthRefusal, Event, EventKind, RefusalCounts, RtRefusal};
 pub use intern::Interner;
 pub use lrt::LrtEntry;
 pub use mcast::{McastGroup, McastRefusal, McastTables, PortMask, SourceSan};
 pub use notice::{NOTICE_BYTES, Notice, NoticeKind};
 pub use rt::{NodeEntry, NodeList, Origin, Rt};
+pub use stats::RouterStats;
 pub use table::{FibEntry, Next, RouteTables};

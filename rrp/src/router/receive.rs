@@ -399,7 +399,7 @@ impl Router {
     ) {
         self.stats.rts_received += 1;
         let refuse = |s: &mut Self, why: RtRefusal, san: Address| {
-            *s.stats.rts_refused.entry(why).or_default() += 1;
+            s.stats.rts_refused[why] += 1;
             s.event(Event::RtRefused {
                 port,
                 from: sa,
@@ -538,7 +538,7 @@ impl Router {
         let k = self.cfg.k;
         let limit = self.cfg.limits.max_rts_per_neighbour;
         let refuse = |s: &mut Self, why: RtRefusal| {
-            *s.stats.rts_refused.entry(why).or_default() += 1;
+            s.stats.rts_refused[why] += 1;
             // A loop is RRP working (a buddy's RT coming back through this
             // box, every refresh): counted, not logged.
             if why != RtRefusal::Loop {

@@ -57,42 +57,21 @@ pub mod field {
     pub const DIGEST: Range<usize> = 16..48;
 }
 
-/// What is wrong with a packet's authentication record, or why it does
-/// not verify.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AuthRefusal {
-    /// The packet carries no authentication record, and the HR asks for one.
-    Missing,
-    /// The record names an algorithm other than HMAC-SHA-256, or an OPL
-    /// larger than 7.
-    Malformed,
-    /// The record names a key the HR does not hold.
-    UnknownKey,
-    /// The digest is not the one the key gives.
-    BadDigest,
-    /// The sequence number was seen already, or is too old.
-    Replay,
-}
-
-impl AuthRefusal {
-    /// Every refusal, in counter order.
-    pub const ALL: [AuthRefusal; 5] = [
-        AuthRefusal::Missing,
-        AuthRefusal::Malformed,
-        AuthRefusal::UnknownKey,
-        AuthRefusal::BadDigest,
-        AuthRefusal::Replay,
-    ];
-
-    /// The refusal's name in counters and logs.
-    pub const fn name(self) -> &'static str {
-        match self {
-            AuthRefusal::Missing => "missing",
-            AuthRefusal::Malformed => "malformed",
-            AuthRefusal::UnknownKey => "unknown-key",
-            AuthRefusal::BadDigest => "bad-digest",
-            AuthRefusal::Replay => "replay",
-        }
+crate::named_enum! {
+    /// What is wrong with a packet's authentication record, or why it does
+    /// not verify; its name is the counters' and the logs'.
+    pub enum AuthRefusal {
+        /// The packet carries no authentication record, and the HR asks for one.
+        Missing = "missing",
+        /// The record names an algorithm other than HMAC-SHA-256, or an OPL
+        /// larger than 7.
+        Malformed = "malformed",
+        /// The record names a key the HR does not hold.
+        UnknownKey = "unknown-key",
+        /// The digest is not the one the key gives.
+        BadDigest = "bad-digest",
+        /// The sequence number was seen already, or is too old.
+        Replay = "replay",
     }
 }
 

@@ -3,6 +3,7 @@
 //! every field, under the same names) and the layouts of counters, routes,
 //! stats, multicast and management.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use admin::mad::MadAnswer;
@@ -197,7 +198,7 @@ pub fn counters(rows: &[CounterRow]) -> String {
             num(r.received),
             num(r.forwarded),
             num(r.punted),
-            num(r.dropped),
+            num(r.dropped_total()),
             num(r.transmitted),
             num(r.rx_errors),
         ]);
@@ -214,9 +215,10 @@ pub fn counters(rows: &[CounterRow]) -> String {
     out.push('\n');
     out.push_str(&c.render());
     // Reasons in the order the daemon gives them (first row), then others.
+    let drops: Vec<BTreeMap<String, u64>> = rows.iter().map(CounterRow::drops).collect();
     let mut reasons: Vec<&String> = Vec::new();
-    for r in rows {
-        for (k, n) in &r.drops {
+    for d in &drops {
+        for (k, n) in d {
             if *n > 0 && !reasons.contains(&k) {
                 reasons.push(k);
             }
@@ -235,10 +237,7 @@ pub fn counters(rows: &[CounterRow]) -> String {
     };
     for k in reasons {
         let mut row = vec![k.clone()];
-        row.extend(
-            rows.iter()
-                .map(|r| num(r.drops.get(k).copied().unwrap_or(0))),
-        );
+        row.extend(drops.iter().map(|d| num(d.get(k).copied().unwrap_or(0))));
         d.row(row);
     }
     out.push('\n');
@@ -348,7 +347,7 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
             num(r.received),
             num(r.forwarded),
             num(r.punted),
-            num(r.dropped),
+            num(r.dropped_total()),
             num(r.transmitted),
         ];
         if let Some((p, secs)) = prev {
@@ -363,7 +362,7 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
             };
             row.push(rate(|c| c.received));
             row.push(rate(|c| c.forwarded));
-            row.push(rate(|c| c.dropped));
+            row.push(rate(|c| c.dropped_total()));
             row.push(rate(|c| c.transmitted));
         }
         t.row(row);
@@ -555,20 +554,26 @@ mod tests {
     fn counters_fit_80_columns_with_json_names() {
         let big = 9_876_543_210u64;
         let rows: Vec<CounterRow> = (0..4u16)
-            .map(|p| CounterRow {
-                port: rrp::PortId(p),
-                received: big,
-                rx_errors: big,
-                forwarded: big,
-                punted: big,
-                dropped: big,
-                transmitted: big,
-                injected: big,
-                inject_failed: big,
-                notices: big,
-                notices_dropped: big,
-                strangers: big,
-                drops: [("no-route".to_string(), big), ("mtu".to_string(), 3)].into(),
+            .map(|p| {
+                let mut stats = rrp::PortStats {
+                    received: big,
+                    rx_errors: big,
+                    forwarded: big,
+                    punted: big,
+                    transmitted: big,
+                    injected: big,
+                    inject_failed: big,
+                    notices: big,
+                    notices_dropped: big,
+                    strangers: big,
+                    ..rrp::PortStats::default()
+                };
+                stats.dropped[rrp::DropReason::NoRoute] = big;
+                stats.dropped[rrp::DropReason::Mtu] = 3;
+                CounterRow {
+                    port: rrp::PortId(p),
+                    stats,
+                }
             })
             .collect();
         let out = counters(&rows);

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::checks;
 use crate::lab::{self, Binaries, Lab, alive, load_state};
-use crate::plan::{LabManagement, LabTimers, NetnsBackend, Plan, Wiring};
+use crate::plan::{LabManagement, NetnsBackend, Plan, Wiring, lab_timers};
 
 /// mwlab: a whole MessageWay on one machine — mwrouterd and host processes
 /// on loopback UDP, wired as a topology file says (the format mwsim reads).
@@ -221,7 +221,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
                 ));
             }
             let mut plan =
-                Plan::new(topo, &dir, LabTimers::default(), wiring(netns)?).map_err(|e| (2, e))?;
+                Plan::new(topo, &dir, lab_timers(), wiring(netns)?).map_err(|e| (2, e))?;
             plan.backend = backend(dpdk)?;
             plan.set_management(management.settings())
                 .map_err(|e| (2, e))?;

@@ -119,7 +119,7 @@ impl Lab {
         };
         for i in 0..lab.plan.routers.len() {
             let r = lab.plan.routers[i].clone();
-            std::fs::write(&r.config, lab.plan.router_config(i))
+            std::fs::write(&r.config, lab.plan.daemon_config_toml(i))
                 .map_err(|e| format!("{}: {e}", r.config.display()))?;
             let log = lab.plan.dir.join(format!("{}.log", r.name));
             let child = spawn(

@@ -16,50 +16,37 @@
 //! entries on every HR of their SAN (Part-2, "Node levels").
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use mwsim::topology::Topology;
+use admin::LogLevel;
+use control::config::{
+    AddressPool, AfPacketPortConfig, Config, DpdkPortConfig, DpdkSection, HrSection, IdleMode,
+    PortConfig, UdpPortConfig,
+};
+use mwsim::topology::{SanSpec, Topology};
+use rrp::native::parse_mac;
+use rrp::router::{StaticNode, Timers};
+use rrp::{Address, NativeAddr};
 use serde::{Deserialize, Serialize};
 
 use crate::host::management::HostManagement;
 use crate::host::{HostLink, HostSpec};
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
-/// and notices a dead router in under one (docs/configuration.md "[timers]").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LabTimers {
-    /// Broadcast RRP#7 sweep of each SAN.
-    pub sweep_ms: u32,
-    /// Unicast RRP#7 to each discovered node.
-    pub keepalive_ms: u32,
-    /// Keepalives missed before a node is down (HR-DOWN for a buddy).
-    pub keepalive_misses: u32,
-    /// Full re-advertisement.
-    pub refresh_ms: u32,
-    /// RT hold time.
-    pub hold_ms: u32,
-    /// Batched advertisement interval.
-    pub advertise_ms: u32,
-    /// FIB publication interval.
-    pub fib_ms: u32,
-    /// Tombstone time after HR-DOWN.
-    pub tombstone_ms: u32,
-}
-
-impl Default for LabTimers {
-    fn default() -> LabTimers {
-        LabTimers {
-            sweep_ms: 300,
-            keepalive_ms: 150,
-            keepalive_misses: 3,
-            refresh_ms: 3000,
-            hold_ms: 9000,
-            advertise_ms: 50,
-            fib_ms: 20,
-            tombstone_ms: 1500,
-        }
+/// and notices a dead router in under one (docs/configuration.md "[timers]");
+/// the probe time is the daemon's default.
+pub fn lab_timers() -> Timers {
+    Timers {
+        sweep_ms: 300,
+        keepalive_ms: 150,
+        keepalive_misses: 3,
+        refresh_ms: 3000,
+        hold_ms: 9000,
+        advertise_ms: 50,
+        fib_ms: 20,
+        tombstone_ms: 1500,
+        ..Timers::default()
     }
 }
 
@@ -127,8 +114,8 @@ pub struct Plan {
     pub hosts: Vec<HostPlan>,
     /// Every member: address -> (native address as text, owner name).
     pub endpoints: BTreeMap<u16, (String, String)>,
-    /// The timers.
-    pub timers: LabTimers,
+    /// The routers' RRP timers.
+    pub timers: Timers,
     /// How the SANs are made.
     pub wiring: Wiring,
     /// The routers' port backend in a netns lab.
@@ -202,12 +189,7 @@ pub fn lab_mtu(mtu: u32) -> u32 {
 
 impl Plan {
     /// Plans `topo` in `dir`, wired as `wiring` says.
-    pub fn new(
-        topo: Topology,
-        dir: &Path,
-        timers: LabTimers,
-        wiring: Wiring,
-    ) -> Result<Plan, String> {
+    pub fn new(topo: Topology, dir: &Path, timers: Timers, wiring: Wiring) -> Result<Plan, String> {
         topo.validate()?;
         let n = topo.routers.iter().map(|r| r.hrs.len()).sum::<usize>() + topo.hosts.len();
         let mut ports = match wiring {
@@ -474,122 +456,133 @@ impl Plan {
     }
 
     /// The mwrouterd configuration of router `i`.
-    pub fn router_config(&self, i: usize) -> String {
+    pub fn daemon_config(&self, i: usize) -> Config {
         let r = &self.routers[i];
-        let spec = &self.topology.routers[i];
-        let t = &self.timers;
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            "# mwlab: router {name} of {dir}\n\n[router]\nname = \"{name}\"\nrouter_cost = {cost}\n\n\
-             [workers]\ncount = 1\nidle = \"adaptive\"\nidle_sleep_us = 2000\nspins = 16\n\n\
-             [timers]\nsweep_ms = {}\nkeepalive_ms = {}\nkeepalive_misses = {}\nrefresh_ms = {}\n\
-             hold_ms = {}\nadvertise_ms = {}\nfib_ms = {}\ntombstone_ms = {}\n\n\
-             [admin]\nsocket = \"{sock}\"\nmode = 0o600\n\n[log]\nlevel = \"info\"\n\n\
-             [management]\nmkey = \"{mkey:#x}\"\nprotect = {protect}\nlease_s = {lease}\ntracer = {tracer}\n{manager}{sm}{dpdk}",
-            t.sweep_ms,
-            t.keepalive_ms,
-            t.keepalive_misses,
-            t.refresh_ms,
-            t.hold_ms,
-            t.advertise_ms,
-            t.fib_ms,
-            t.tombstone_ms,
-            name = r.name,
-            dir = self.dir.display(),
-            cost = spec.cost,
-            sock = r.socket.display(),
-            mkey = self.management.mkey,
-            protect = self.management.protect,
-            lease = self.management.lease_s,
-            tracer = !self.management.no_tracer.contains(&r.name),
-            sm = self.router_manager(i).map_or(String::new(), |p| {
-                let pools: Vec<String> = r
-                    .hrs
-                    .iter()
-                    .zip(&r.sans)
-                    .filter_map(|((a, _), san)| {
-                        let sp = self.topology.sans.iter().find(|x| &x.name == san)?;
-                        let [first, last] = sp.pool?;
-                        Some(format!(
-                            "{{ hr = {a:#06x}, first = {first:#06x}, last = {last:#06x} }}"
-                        ))
-                    })
-                    .collect();
-                format!(
-                    "manager_priority = {p}\naddress_pools = [{}]\n",
-                    pools.join(", ")
-                )
-            }),
-            manager = self
-                .manager_address_of(&self.management)
-                .map_or(String::new(), |a| format!("manager = {a:#06x}\n")),
-            dpdk = if self.dpdk_routers() {
-                "\n[dpdk]\neal_args = [\"--no-huge\", \"-m\", \"256\", \"--no-pci\", \"--no-shconf\", \"--no-telemetry\", \"--log-level=warning\"]\n"
-            } else {
-                ""
-            },
-        );
-        for (p, ((addr, nat), san)) in r.hrs.iter().zip(&r.sans).enumerate() {
-            let sp = self
-                .topology
-                .sans
+        let hrs = r
+            .hrs
+            .iter()
+            .zip(&r.sans)
+            .enumerate()
+            .map(|(port, ((address, native), san))| self.daemon_hr(port, *address, native, san))
+            .collect();
+        let mut c = Config::new(&r.name, hrs);
+        c.router.router_cost = self.topology.routers[i].cost;
+        c.workers.count = 1;
+        c.workers.idle = IdleMode::Adaptive;
+        c.workers.idle_sleep_us = 2000;
+        c.workers.spins = 16;
+        c.timers = self.timers;
+        c.admin.socket = r.socket.clone();
+        c.admin.mode = 0o600;
+        c.log.level = LogLevel::Info;
+        let m = &mut c.management;
+        m.mkey = self.management.mkey;
+        m.protect = self.management.protect;
+        m.lease_s = self.management.lease_s;
+        m.tracer = !self.management.no_tracer.contains(&r.name);
+        m.manager = self.manager_address_of(&self.management).map(Address);
+        if let Some(priority) = self.router_manager(i) {
+            m.manager_priority = Some(priority);
+            m.address_pools = r
+                .hrs
                 .iter()
-                .find(|x| &x.name == san)
-                .expect("validated");
-            let _ = write!(
-                s,
-                "\n[[hr]]\nname = \"{san}\"\naddress = {addr:#06x}\nsan_id = {id:#06x}\nmtu = {mtu}\ncost = {cost}\n",
-                id = sp.id,
-                mtu = lab_mtu(sp.mtu),
-                cost = sp.cost,
-            );
-            match self.wiring {
-                Wiring::Udp => {
-                    let members: Vec<String> = self
-                        .members(san)
-                        .iter()
-                        .filter(|m| *m != nat)
-                        .map(|m| format!("\"{m}\""))
-                        .collect();
-                    let _ = write!(
-                        s,
-                        "[hr.port]\nbackend = \"udp\"\nbind = \"{nat}\"\nmembers = [{}]\n",
-                        members.join(", ")
-                    );
-                }
-                Wiring::Netns { .. } if self.dpdk_routers() => {
-                    let _ = write!(
-                        s,
-                        "[hr.port]\nbackend = \"dpdk\"\ndevice = \"net_af_packet{p},iface={}\"\nmac = \"{nat}\"\n",
-                        hr_iface(p)
-                    );
-                }
-                Wiring::Netns { .. } => {
-                    let _ = write!(
-                        s,
-                        "[hr.port]\nbackend = \"af_packet\"\ninterface = \"{}\"\n",
-                        hr_iface(p)
-                    );
-                }
-            }
-            if let Some(k) = &sp.key {
-                let _ = write!(
-                    s,
-                    "[hr.auth]\nsend_key = 1\nkeys = [{{ id = 1, secret = \"{k}\" }}]\n"
-                );
-            }
-            for h in self.hosts.iter().filter(|h| &h.san == san) {
-                if h.spec.level != "C" && h.spec.address != 0 {
-                    let _ = write!(
-                        s,
-                        "[[hr.static]]\naddress = {:#06x}\nnative = \"{}\"\nname = \"{}\"\n",
-                        h.spec.address, self.endpoints[&h.spec.address].0, h.spec.name
-                    );
-                }
-            }
+                .zip(&r.sans)
+                .filter_map(|((hr, _), san)| {
+                    let [first, last] = self.san(san).pool?;
+                    Some(AddressPool {
+                        hr: Address(*hr),
+                        first: Address(first),
+                        last: Address(last),
+                    })
+                })
+                .collect();
         }
-        s
+        if self.dpdk_routers() {
+            c.dpdk = Some(DpdkSection {
+                eal_args: [
+                    "--no-huge",
+                    "-m",
+                    "256",
+                    "--no-pci",
+                    "--no-shconf",
+                    "--no-telemetry",
+                    "--log-level=warning",
+                ]
+                .map(String::from)
+                .to_vec(),
+            });
+        }
+        c
+    }
+
+    /// The configuration file of router `i`: a comment naming the lab, then
+    /// [`Plan::daemon_config`] as TOML.
+    pub fn daemon_config_toml(&self, i: usize) -> String {
+        format!(
+            "# mwlab: router {} of {}\n\n{}",
+            self.routers[i].name,
+            self.dir.display(),
+            self.daemon_config(i).to_toml()
+        )
+    }
+
+    /// The topology's SAN named `name` (the plan was made from a validated
+    /// topology: every HR's and host's SAN is one of it).
+    fn san(&self, name: &str) -> &SanSpec {
+        self.topology
+            .sans
+            .iter()
+            .find(|x| x.name == name)
+            .expect("validated")
+    }
+
+    /// The `[[hr]]` of a router's HR `address` on port `port`, with native
+    /// address `native` on SAN `san`: its port as the wiring makes it, the
+    /// SAN's key, and every Level-A and Level-B host of the SAN as a static
+    /// entry.
+    fn daemon_hr(&self, port: usize, address: u16, native: &str, san: &str) -> HrSection {
+        let sp = self.san(san);
+        let port = match self.wiring {
+            Wiring::Udp => {
+                let mut u = UdpPortConfig::new(native.parse().expect("a planned endpoint"));
+                u.members = self
+                    .members(san)
+                    .iter()
+                    .filter(|m| *m != native)
+                    .map(|m| m.parse().expect("a planned endpoint"))
+                    .collect();
+                PortConfig::Udp(u)
+            }
+            Wiring::Netns { .. } if self.dpdk_routers() => {
+                let mut d =
+                    DpdkPortConfig::new(&format!("net_af_packet{port},iface={}", hr_iface(port)));
+                d.mac = Some(parse_mac(native).expect("a planned MAC"));
+                PortConfig::Dpdk(d)
+            }
+            Wiring::Netns { .. } => PortConfig::AfPacket(AfPacketPortConfig::new(&hr_iface(port))),
+        };
+        let link = port.backend().link_kind();
+        let mut h = HrSection::new(address, sp.id, lab_mtu(sp.mtu), port);
+        h.name = Some(san.to_string());
+        h.cost = sp.cost;
+        h.auth = sp
+            .key
+            .as_deref()
+            .map(|k| crate::host::auth_config(k).expect("a key the topology validated"));
+        h.statics = self
+            .hosts
+            .iter()
+            .filter(|x| x.san == san && x.spec.level != "C" && x.spec.address != 0)
+            .map(|x| StaticNode {
+                address: Address(x.spec.address),
+                native: NativeAddr::parse_on(link, &self.endpoints[&x.spec.address].0)
+                    .expect("a planned native address"),
+                name: Some(x.spec.name.clone().into_bytes()),
+                capabilities: Vec::new(),
+                groups: Vec::new(),
+            })
+            .collect();
+        h
     }
 }
 
@@ -604,7 +597,7 @@ mod tests {
         let mut p = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &std::env::temp_dir().join("mwlab-plan-test-mgmt"),
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
@@ -634,7 +627,7 @@ mod tests {
             ..LabManagement::default()
         })
         .unwrap();
-        assert!(p.router_config(2).contains("manager_priority = 7"));
+        assert!(p.daemon_config_toml(2).contains("manager_priority = 7"));
         assert_eq!(
             p.hosts[0]
                 .spec
@@ -652,7 +645,7 @@ mod tests {
         let p = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
@@ -663,7 +656,7 @@ mod tests {
         let d = p.members("D");
         assert!(d.len() >= 5);
         for i in 0..p.routers.len() {
-            let text = p.router_config(i);
+            let text = p.daemon_config_toml(i);
             let cfg = control::config::Config::from_toml(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{text}", p.routers[i].name));
             assert_eq!(cfg.hrs.len(), p.routers[i].hrs.len());
@@ -683,11 +676,11 @@ mod tests {
         let n = Plan::new(
             Topology::from_toml(TOPO).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Netns { run: "1a2b".into() },
         )
         .unwrap();
-        let text = n.router_config(0);
+        let text = n.daemon_config_toml(0);
         let cfg = control::config::Config::from_toml(&text).unwrap();
         assert_eq!(cfg.hrs.len(), 2);
         assert!(text.contains("interface = \"hr1\""), "{text}");
@@ -702,12 +695,12 @@ mod tests {
         let p = Plan::new(
             Topology::from_toml(text).unwrap(),
             &dir,
-            LabTimers::default(),
+            lab_timers(),
             Wiring::Udp,
         )
         .unwrap();
         for i in 0..p.routers.len() {
-            let cfg = control::config::Config::from_toml(&p.router_config(i)).unwrap();
+            let cfg = control::config::Config::from_toml(&p.daemon_config_toml(i)).unwrap();
             assert!(cfg.hrs.iter().all(|h| h.mtu <= UDP_MAX_MTU));
         }
         assert_eq!(lab_mtu(0), 0);

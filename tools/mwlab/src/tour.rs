@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::checks::{self, Flow};
 use crate::lab::{Binaries, Lab, fibs};
-use crate::plan::{LabTimers, NetnsBackend, Plan, Wiring};
+use crate::plan::{NetnsBackend, Plan, Wiring, lab_timers};
 
 /// What the tour gives back.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ pub fn run(
     let dir = std::env::temp_dir().join(format!("mwlab-demo-{}", std::process::id()));
     let mut out = json!({"dir": dir});
     let netns = matches!(wiring, Wiring::Netns { .. });
-    let plan = match Plan::new(topo, &dir, LabTimers::default(), wiring) {
+    let plan = match Plan::new(topo, &dir, lab_timers(), wiring) {
         Ok(mut p) => {
             p.backend = backend;
             p

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabTimers, Plan, Wiring};
+use mwlab::plan::{Plan, Wiring, lab_timers};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
@@ -123,7 +123,7 @@ fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
     let plan = Plan::new(
         topo.clone(),
         &tmp.path().join("lab"),
-        LabTimers::default(),
+        lab_timers(),
         Wiring::Udp,
     )
     .unwrap();

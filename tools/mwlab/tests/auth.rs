@@ -11,7 +11,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use mwlab::lab::{Lab, host_client, mwctl};
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
 use rrp::Address;
 use rrp::wire::{Message, RouteTable, SourceRoute};
 use serde_json::{Value, json};
@@ -29,12 +29,11 @@ fn rrp(lab: &Lab, name: &str) -> Value {
 #[test]
 fn a_keyed_lab_converges_and_refuses_the_forged_hr_down_and_rt() {
     // One key per SAN.
-    let (lab, _tmp) =
-        common::appendix_b_with(LabManagement::default(), LabTimers::default(), |t| {
-            for (i, s) in t.sans.iter_mut().enumerate() {
-                s.key = Some(format!("{:02x}", i + 1).repeat(20));
-            }
-        });
+    let (lab, _tmp) = common::appendix_b_with(LabManagement::default(), lab_timers(), |t| {
+        for (i, s) in t.sans.iter_mut().enumerate() {
+            s.key = Some(format!("{:02x}", i + 1).repeat(20));
+        }
+    });
     assert!(rrp(&lab, "ad")["auth_verified"].as_u64().unwrap() > 0);
 
     // ad's HR on SAN D (0x011a) and where it listens.

@@ -13,7 +13,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use mwlab::lab::{host_client, mwctl};
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
 use rrp::Address;
 use rrp::wire::{Message, RouteTable, SourceRoute};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ fn forged(m: &Message) -> Vec<u8> {
 
 #[test]
 fn forged_hr_down_rt_and_link_down_from_a_stranger_change_nothing() {
-    let (lab, _tmp) = common::appendix_b(LabManagement::default(), LabTimers::default());
+    let (lab, _tmp) = common::appendix_b(LabManagement::default(), lab_timers());
     let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
     let (port, (_, bind)) = ad
         .hrs

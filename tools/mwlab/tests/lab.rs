@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabTimers, Plan, Wiring};
+use mwlab::plan::{Plan, Wiring, lab_timers};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
@@ -38,7 +38,7 @@ fn converged(file: &str) -> (Lab, tempfile::TempDir) {
 fn converged_as(file: &str, wiring: Wiring) -> (Lab, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
-    let plan = Plan::new(topology(file), &dir, LabTimers::default(), wiring).unwrap();
+    let plan = Plan::new(topology(file), &dir, lab_timers(), wiring).unwrap();
     let lab = Lab::up(plan, &bins()).unwrap();
     checks::converge(
         &lab.plan,
@@ -526,14 +526,8 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
         .unwrap()
         .level = "A".into();
     let tmp = tempfile::tempdir().unwrap();
-    let plan = Plan::new(
-        topo,
-        &tmp.path().join("lab"),
-        LabTimers::default(),
-        Wiring::Udp,
-    )
-    .unwrap();
-    assert!(plan.router_config(0).contains("[[hr.static]]"));
+    let plan = Plan::new(topo, &tmp.path().join("lab"), lab_timers(), Wiring::Udp).unwrap();
+    assert!(plan.daemon_config_toml(0).contains("[[hr.static]]"));
     let lab = Lab::up(plan, &bins()).unwrap();
     checks::converge(
         &lab.plan,

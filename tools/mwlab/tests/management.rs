@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mwlab::checks;
 use mwlab::lab::Lab;
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
 use serde_json::Value;
 
 const KEY: &str = "0x5a5a17";
@@ -24,7 +24,7 @@ fn lab() -> (Lab, tempfile::TempDir) {
             protect: 1,
             ..LabManagement::default()
         },
-        LabTimers::default(),
+        lab_timers(),
     )
 }
 

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use mwlab::lab::{Lab, mwctl};
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
 use serde_json::Value;
 
 /// SAN D's HR of each router.
@@ -72,7 +72,7 @@ fn three_managers_on_san_d_elect_and_fail_over() {
             managers: vec![("bd1".into(), 3), ("bd2".into(), 7), ("cd".into(), 7)],
             ..LabManagement::default()
         },
-        LabTimers::default(),
+        lab_timers(),
     );
     let all = ["bd1", "bd2", "cd"];
     let (master, t) = wait_settled(&lab, &all, 20);

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use mwlab::lab::{Lab, host_client, mwctl};
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
 use serde_json::{Value, json};
 
 const G: &str = "0x8101";
@@ -59,7 +59,7 @@ fn wait_for(what: &str, within: Duration, mut f: impl FnMut() -> bool) -> Durati
 
 #[test]
 fn a_group_on_a_c_and_e_gets_every_probe_once_and_a_leave_prunes_e() {
-    let (lab, _tmp) = common::appendix_b(LabManagement::default(), LabTimers::default());
+    let (lab, _tmp) = common::appendix_b(LabManagement::default(), lab_timers());
     // SAN-IDs of A, C, E in examples/appendix-b.toml.
     let (san_a, san_c, san_e) = ("0x0201", "0x0203", "0x0205");
     for m in ["H1", "H4", "H8"] {
@@ -182,7 +182,7 @@ fn groups_at_the_san_managers_check_joins_and_creates_against_the_mtu() {
     let plan = mwlab::plan::Plan::new(
         topo,
         &tmp.path().join("lab"),
-        LabTimers::default(),
+        lab_timers(),
         mwlab::plan::Wiring::Udp,
     )
     .unwrap();

@@ -12,10 +12,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mwlab::lab::{Lab, host_client};
-use mwlab::plan::{LabManagement, LabTimers};
+use mwlab::plan::{LabManagement, lab_timers};
+use rrp::router::Timers;
 use serde_json::{Value, json};
 
-fn lab(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDir) {
+fn lab(m: LabManagement, timers: Timers) -> (Lab, tempfile::TempDir) {
     common::appendix_b(m, timers)
 }
 
@@ -68,7 +69,7 @@ fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 
 #[test]
 fn h0_to_h8_is_validated_and_again_after_ad_dies() {
-    let (mut lab, _tmp) = lab(LabManagement::default(), LabTimers::default());
+    let (mut lab, _tmp) = lab(LabManagement::default(), lab_timers());
     let (code, t) = trace(&lab, &["0x0108", "--both"]);
     assert_eq!(code, 0, "{t}");
     assert_eq!(t["outcome"], "validated", "{t}");
@@ -191,10 +192,10 @@ fn h0_to_h8_is_validated_and_again_after_ad_dies() {
 fn skipped_hops_loss_a_miswired_route_and_a_dead_hop() {
     // de runs no tracer agent; keepalives slow enough that a stopped router
     // is still believed up while the trace runs.
-    let timers = LabTimers {
+    let timers = Timers {
         keepalive_ms: 1000,
         keepalive_misses: 5,
-        ..LabTimers::default()
+        ..lab_timers()
     };
     let (lab, _tmp) = lab(
         LabManagement {

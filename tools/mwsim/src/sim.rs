@@ -20,16 +20,18 @@ use std::sync::Arc;
 use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, McastFib, channels};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
+use rrp::counters::CounterSet;
 use rrp::limits::MAX_L2RHS;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{
-    Event, HrConfig, Interner, Next, Output, Router, RouterConfig, Time, Timers, with_destination,
+    Event, HrConfig, Interner, Next, Output, Router, RouterConfig, RouterStats, Time, Timers,
+    with_destination,
 };
 use rrp::wire::Header;
 use rrp::wire::bytes::be16_checked;
 use rrp::wire::packet::{Packet, locate_fast};
 use rrp::wire::{Capability, header};
-use rrp::{Address, PerPort, PortId};
+use rrp::{Address, DropReason, PerPort, PortId};
 
 use crate::rng::seeded;
 use crate::topology::Topology;
@@ -1222,23 +1224,38 @@ impl Sim {
         self.routers[r].engine.fib().lookup(port, dst)
     }
 
-    /// Counts of the routers' RRP engine stats summed.
+    /// Counts of the routers' RRP engine stats summed: the counters the
+    /// simulator reports (by their names in the engine's counter set), every
+    /// refusal as one `rts_refused`, and the packets refused as spoofed.
     pub fn router_stats(&self) -> BTreeMap<&'static str, u64> {
-        let mut m = BTreeMap::new();
+        const REPORTED: [&str; 9] = [
+            "rts_accepted",
+            "rts_refreshed",
+            "rts_sent",
+            "parse_errors",
+            "rts_deleted_down",
+            "hr_down_probes",
+            "hr_down_disproved",
+            "downs_not_buddy",
+            "downs_limited",
+        ];
+        let mut total = RouterStats::default();
+        let mut spoofed = 0;
         for r in &self.routers {
-            let s = r.engine.stats();
-            *m.entry("rts_accepted").or_default() += s.rts_accepted;
-            *m.entry("rts_refreshed").or_default() += s.rts_refreshed;
-            *m.entry("rts_sent").or_default() += s.rts_sent;
-            *m.entry("rts_refused").or_default() += s.rts_refused.values().sum::<u64>();
-            *m.entry("parse_errors").or_default() += s.parse_errors;
-            *m.entry("rts_deleted_down").or_default() += s.rts_deleted_down;
-            *m.entry("hr_down_probes").or_default() += s.hr_down_probes;
-            *m.entry("hr_down_disproved").or_default() += s.hr_down_disproved;
-            *m.entry("spoofed").or_default() += s.spoofed.iter().sum::<u64>();
-            *m.entry("downs_not_buddy").or_default() += s.downs_not_buddy;
-            *m.entry("downs_limited").or_default() += s.downs_limited;
+            total.add(r.engine.stats());
+            spoofed += r
+                .engine
+                .port_stats()
+                .iter()
+                .map(|p| p.dropped[DropReason::SpoofedSource])
+                .sum::<u64>();
         }
+        let mut m: BTreeMap<&'static str, u64> = REPORTED
+            .iter()
+            .map(|n| (*n, total.get(n).unwrap_or(0)))
+            .collect();
+        m.insert("rts_refused", total.rts_refused.total());
+        m.insert("spoofed", spoofed);
         m
     }
 }

@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use mwlab::checks;
 use mwlab::lab::{Binaries, Lab};
-use mwlab::plan::{LabManagement, LabTimers, Plan, Wiring};
+use mwlab::plan::{LabManagement, Plan, Wiring};
 use mwsim::topology::Topology;
+use rrp::router::Timers;
 
 /// Appendix B on loopback UDP in a fresh directory, with management `m`
 /// and `timers`, converged. Fails (panics) on settings the plan refuses.
-pub fn appendix_b(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDir) {
+pub fn appendix_b(m: LabManagement, timers: Timers) -> (Lab, tempfile::TempDir) {
     appendix_b_with(m, timers, |_| {})
 }
 
@@ -21,7 +22,7 @@ pub fn appendix_b(m: LabManagement, timers: LabTimers) -> (Lab, tempfile::TempDi
 /// SANs, say).
 pub fn appendix_b_with(
     m: LabManagement,
-    timers: LabTimers,
+    timers: Timers,
     edit: impl FnOnce(&mut Topology),
 ) -> (Lab, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,0 +1,104 @@
+//! What control's end-to-end tests share: the daemon binary and starting it
+//! under a guard that stops it, loopback UDP ports and HRs on them, the
+//! two-HR box most of them run, mwctl run in-process against the daemon's
+//! admin socket, and waiting for a condition. Not every test file uses
+//! every helper.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
+use testkit::ChildGuard;
+
+/// The mwrouterd binary of this build.
+pub fn mwrouterd() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mwrouterd"))
+}
+
+/// `N` free UDP ports on loopback.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let v = ports::udp::free_loopback_ports(N).expect("free ports");
+    v.try_into().expect("N ports")
+}
+
+/// `127.0.0.1:port`.
+pub fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// An HR on loopback UDP with a 1500-byte MTU, bound to port `bind`, its
+/// SAN's other members on `members`.
+pub fn udp_hr(address: u16, san_id: u16, bind: u16, members: &[u16]) -> HrSection {
+    let mut u = UdpPortConfig::new(loopback(bind));
+    u.members = members.iter().map(|&p| loopback(p)).collect();
+    HrSection::new(address, san_id, 1500, PortConfig::Udp(u))
+}
+
+/// The two-HR box the tests run: HR 0x0511 on SAN 0x0601 bound to
+/// `binds[0]`, HR 0x0512 on SAN 0x0602 bound to `binds[1]`, each SAN's
+/// other members `members[i]`; its admin socket `mw.sock` in `dir`, every
+/// other setting at its default.
+pub fn two_hr_box(name: &str, dir: &Path, binds: [u16; 2], members: [&[u16]; 2]) -> Config {
+    let mut c = Config::new(
+        name,
+        vec![
+            udp_hr(0x0511, 0x0601, binds[0], members[0]),
+            udp_hr(0x0512, 0x0602, binds[1], members[1]),
+        ],
+    );
+    c.admin.socket = dir.join("mw.sock");
+    c
+}
+
+/// Starts mwrouterd on the configuration file `config` (standard output
+/// discarded, standard error to `stderr`) and waits for its admin socket
+/// `sock`; the guard kills it if the test ends first.
+pub fn start(config: &Path, sock: &Path, stderr: Stdio) -> ChildGuard {
+    let child = Command::new(mwrouterd())
+        .arg("--config")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("starting mwrouterd");
+    let daemon = ChildGuard::new(child);
+    wait_for("the admin socket", 10, || sock.exists());
+    daemon
+}
+
+/// `mwctl --socket SOCK ARGS...`, in-process: its exit code, standard
+/// output and standard error.
+pub fn mwctl(sock: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec![
+        "mwctl".to_string(),
+        "--socket".into(),
+        sock.display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    )
+}
+
+/// As [`mwctl`], its standard output and standard error in one text.
+pub fn mwctl_all(sock: &Path, args: &[&str]) -> (i32, String) {
+    let (code, out, err) = mwctl(sock, args);
+    (code, out + &err)
+}
+
+/// Waits until `f` holds, checking every 20 ms; panics after `secs`
+/// seconds, naming `what`.
+pub fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

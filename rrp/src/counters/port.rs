@@ -1,0 +1,53 @@
+//! [`PortStats`]: the counters of one port (docs/stats.md "Per port"),
+//! counted by the workers that forward its packets and by the control plane
+//! that takes the packets for this box; summed per port for readers.
+
+use crate::{DropCounts, DropReason};
+
+crate::counter_set! {
+    /// The counters of one port. Accounting, at quiescence: `received =
+    /// forwarded + dropped (every reason) + punted`; packets the control
+    /// plane injects and the notices sent to it are counted apart.
+    pub struct PortStats in "port" {
+        /// Packets received on the port.
+        pub received: u64 => counter "received_packets",
+        /// Packets received on the port with a receive-error flag.
+        pub rx_errors: u64 => counter "rx_error_packets",
+        /// Packets received on the port and forwarded.
+        pub forwarded: u64 => counter "forwarded_packets",
+        /// Packets received on the port and handed to the control plane.
+        pub punted: u64 => counter "punted_packets",
+        /// Packets transmitted on the port (forwarded from any port, and injected).
+        pub transmitted: u64 => counter "transmitted_packets",
+        /// Packets the control plane injected for transmission on the port.
+        pub injected: u64 => counter "injected_packets",
+        /// Injections the port could not send (no buffer, encapsulation, queue full).
+        pub inject_failed: u64 => counter "inject_failed_packets",
+        /// Notices (no route, MTU, redirect) queued for the control plane.
+        pub notices: u64 => counter "notices",
+        /// Notices not queued (ring full or rate limit).
+        pub notices_dropped: u64 => counter "notices_dropped",
+        /// Packets for this box from a source the port's HR does not know (an SA not in its LRT, or a node's SA from another native address).
+        pub strangers: u64 => counter "stranger_packets",
+        /// Packets received on the port and dropped, by reason.
+        pub dropped: DropCounts => counter "dropped_packets" by "reason",
+    }
+}
+
+impl PortStats {
+    /// Drops of one reason.
+    #[inline]
+    pub fn dropped(&self, r: DropReason) -> u64 {
+        self.dropped[r]
+    }
+
+    /// All drops.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.total()
+    }
+
+    /// Whether `received = forwarded + dropped + punted`.
+    pub fn balanced(&self) -> bool {
+        self.received == self.forwarded + self.dropped_total() + self.punted
+    }
+}
