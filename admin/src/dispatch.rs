@@ -23,10 +23,10 @@ use crate::proto::{
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
 use crate::view::{
-    CounterRow, ManagementInfo, McastCounts, McastInfo, PortRow, PrometheusText, Stats,
-    VersionInfo, View, WorkerRow,
+    CounterRow, ManagementInfo, McastInfo, PortRow, PrometheusText, Stats, VersionInfo, View,
+    WorkerRow,
 };
-use rrp::counters::CounterSet;
+use rrp::counters::{CounterSet, GroupStats};
 
 /// pcap link type of captured packets: raw MessageWay packets
 /// (LINKTYPE_USER0), as the forwarding path sees them.
@@ -114,7 +114,7 @@ pub trait Backend: Send + Sync + 'static {
     /// `show mcast`: the engine's groups, with the dataplane's per-group
     /// counters where the box has them (by default none: zero).
     fn mcast(&self) -> Result<McastInfo, AdminError> {
-        self.with_engine(|r, _| McastInfo::build(&r.mcast(), |_| None, McastCounts::default()))
+        self.with_engine(|r, _| McastInfo::build(&r.mcast(), |_| None, GroupStats::default()))
     }
 
     /// Starts the capture `req` on port `p`: packets until the source is

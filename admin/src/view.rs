@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use rrp::counters::GroupStats;
 use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
 use rrp::wire::RouterHop;
@@ -935,7 +936,8 @@ pub struct McastInfo {
     pub sources: usize,
     /// Counters of the group packets of groups that have no counter slot
     /// (more groups than the dataplane counts one by one).
-    pub unslotted: McastCounts,
+    #[serde(with = "rrp::counters::json")]
+    pub unslotted: GroupStats,
 }
 
 /// One group in `show mcast`.
@@ -950,20 +952,8 @@ pub struct McastRow {
     /// The ports whose own SAN has members.
     pub local: Vec<u16>,
     /// Its counters.
-    pub counters: McastCounts,
-}
-
-/// A group's counters (summed over the workers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct McastCounts {
-    /// Group packets accepted for forwarding.
-    pub packets: u64,
-    /// Copies handed to the egress ports.
-    pub copies: u64,
-    /// Branches a packet was too large for.
-    pub branch_mtu: u64,
-    /// Copies that could not be made or sent.
-    pub copy_failed: u64,
+    #[serde(with = "rrp::counters::json")]
+    pub counters: GroupStats,
 }
 
 fn ports_of(mask: u32) -> Vec<u16> {
@@ -975,8 +965,8 @@ impl McastInfo {
     /// counters from `counts` (none: zero).
     pub fn build(
         t: &rrp::router::McastTables,
-        counts: impl Fn(Address) -> Option<McastCounts>,
-        unslotted: McastCounts,
+        counts: impl Fn(Address) -> Option<GroupStats>,
+        unslotted: GroupStats,
     ) -> McastInfo {
         McastInfo {
             groups: t

@@ -29,9 +29,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dataplane::{ChannelConfig, EngineConfig, FibSet, McastFib, mcast::McastCount};
+use dataplane::{ChannelConfig, EngineConfig, FibSet, McastFib};
 use ports::{Burst, HeapBuf, PacketBuf, Port};
 use rrp::PortStats;
+use rrp::counters::GroupStats;
 use rrp::router::{McastGroup, McastTables, SourceSan};
 use rrp::wire::{HeaderRepr, PacketRepr};
 use rrp::{Address, NativeAddr, PortId};
@@ -143,7 +144,7 @@ pub fn group_packet(size: usize, rng: &mut Rng) -> Vec<u8> {
 pub fn check_clean(
     what: &str,
     c: &[PortStats],
-    m: &McastCount,
+    m: &GroupStats,
     received: u64,
 ) -> Result<(), String> {
     for (p, pc) in c.iter().enumerate() {
@@ -520,7 +521,7 @@ pub mod dpdk {
         }
 
         /// The group's counters (slot 0).
-        pub fn group_counters(&self) -> McastCount {
+        pub fn group_counters(&self) -> GroupStats {
             self.engine.mcast_counters()[0]
         }
 

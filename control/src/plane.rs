@@ -62,7 +62,7 @@ impl std::error::Error for PlaneError {}
 #[derive(Debug)]
 pub struct PlaneHandle {
     stop: Arc<AtomicBool>,
-    /// The control thread's counters, as it last stored them.
+    /// The control thread's counters, as it last stored them (one set).
     pub stats: Arc<SharedCounters<PlaneStats>>,
     jobs: std::sync::mpsc::Sender<Job>,
     thread: Option<thread::JoinHandle<ControlPlane>>,
@@ -150,7 +150,7 @@ impl ControlPlane {
             publisher,
             start: Instant::now(),
             stats: PlaneStats::default(),
-            shared_stats: Arc::default(),
+            shared_stats: Arc::new(SharedCounters::new(1)),
             events: std::collections::VecDeque::new(),
             events_dropped: 0,
             log: LogLimiter::new(LogLimits::default()),
@@ -387,7 +387,7 @@ impl ControlPlane {
             self.drain(now);
         }
         self.publisher.reclaim();
-        self.shared_stats.store(&self.stats);
+        self.shared_stats.store_at(0, &self.stats);
         work
     }
 
@@ -541,7 +541,7 @@ impl ControlPlane {
                     while let Ok(job) = job_rx.try_recv() {
                         job(&mut self);
                         self.flush();
-                        self.shared_stats.store(&self.stats);
+                        self.shared_stats.store_at(0, &self.stats);
                         ran = true;
                     }
                     if self.poll_once() > 0 || ran {

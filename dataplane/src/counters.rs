@@ -11,17 +11,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rrp::PortStats;
 use rrp::counters::{CounterSet, SharedCounters};
 
-use crate::mcast::{MCAST_SLOTS, McastCount};
+use crate::mcast::MCAST_SLOTS;
+use rrp::counters::GroupStats;
 
 /// A worker's published counters: one writer (the worker), any readers.
 /// Each value is a single-writer atomic so that readers never see a torn
 /// value; a snapshot may mix two publications (counters are monotonic).
 #[derive(Debug)]
 pub struct StatsBlock {
-    ports: Vec<SharedCounters<PortStats>>,
-    /// Per-group counters by counter slot, then the unslotted ones
-    /// ([`McastCount`]'s four fields each).
-    mcast: Box<[[AtomicU64; 4]]>,
+    ports: SharedCounters<PortStats>,
+    /// Per-group counters by counter slot, then the unslotted ones.
+    mcast: SharedCounters<GroupStats>,
     /// Number of publications, for readers that wait for fresh values.
     pub epoch: AtomicU64,
 }
@@ -30,58 +30,40 @@ impl StatsBlock {
     /// A block for `ports` ports, all zero.
     pub fn new(ports: usize) -> StatsBlock {
         StatsBlock {
-            ports: (0..ports).map(|_| SharedCounters::new()).collect(),
-            mcast: (0..=MCAST_SLOTS)
-                .map(|_| core::array::from_fn(|_| AtomicU64::new(0)))
-                .collect(),
+            ports: SharedCounters::new(ports),
+            mcast: SharedCounters::new(MCAST_SLOTS + 1),
             epoch: AtomicU64::new(0),
         }
     }
 
     /// Stores the worker's per-group counters (worker only).
-    pub fn publish_mcast(&self, slots: &[McastCount], unslotted: &McastCount) {
-        for (slot, c) in self.mcast.iter().zip(slots.iter().chain([unslotted])) {
-            for (a, v) in slot
-                .iter()
-                .zip([c.packets, c.copies, c.branch_mtu, c.copy_failed])
-            {
-                a.store(v, Ordering::Relaxed);
-            }
-        }
+    pub fn publish_mcast(&self, slots: &[GroupStats], unslotted: &GroupStats) {
+        self.mcast.store(&slots[..slots.len().min(MCAST_SLOTS)]);
+        self.mcast.store_at(MCAST_SLOTS, unslotted);
     }
 
     /// Loads the per-group counters: by counter slot, then the unslotted.
-    pub fn read_mcast(&self) -> Vec<McastCount> {
-        self.mcast
-            .iter()
-            .map(|s| McastCount {
-                packets: s[0].load(Ordering::Relaxed),
-                copies: s[1].load(Ordering::Relaxed),
-                branch_mtu: s[2].load(Ordering::Relaxed),
-                copy_failed: s[3].load(Ordering::Relaxed),
-            })
-            .collect()
+    pub fn read_mcast(&self) -> Vec<GroupStats> {
+        self.mcast.load_all()
     }
 
     /// Stores the worker's counters (worker only).
     pub fn publish(&self, local: &[PortStats]) {
-        for (shared, c) in self.ports.iter().zip(local) {
-            shared.store(c);
-        }
+        self.ports.store(local);
         self.epoch.fetch_add(1, Ordering::Release);
     }
 
     /// Loads the counters of every port.
     pub fn read(&self) -> Vec<PortStats> {
         let _ = self.epoch.load(Ordering::Acquire);
-        self.ports.iter().map(SharedCounters::load).collect()
+        self.ports.load_all()
     }
 }
 
 /// Sums the per-group counters of several workers, slot by slot (the last
 /// entry: the groups without a slot).
-pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<McastCount> {
-    let mut total = vec![McastCount::default(); MCAST_SLOTS + 1];
+pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<GroupStats> {
+    let mut total = vec![GroupStats::default(); MCAST_SLOTS + 1];
     for b in blocks {
         for (t, c) in total.iter_mut().zip(b.read_mcast()) {
             t.add(&c);

@@ -33,9 +33,10 @@ use rrp::{Address, DropReason, NativeAddr, PortId};
 
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
-use crate::mcast::{MCAST_SLOTS, McastCount, McastVerdict};
+use crate::mcast::{MCAST_SLOTS, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
 use rrp::PortStats;
+use rrp::counters::GroupStats;
 use rrp::limits::MAX_PORTS;
 use rrp::router::PortMask;
 use rrp::router::mcast::bit;
@@ -242,9 +243,9 @@ pub struct Engine {
     chan: WorkerChannels,
     tap: Option<CaptureTap>,
     /// Per-group counters, by the multicast table's counter slot.
-    mcast: Box<[McastCount]>,
+    mcast: Box<[GroupStats]>,
     /// Group packets counted in no slot (more groups than slots).
-    mcast_unslotted: McastCount,
+    mcast_unslotted: GroupStats,
 }
 
 impl Engine {
@@ -260,25 +261,25 @@ impl Engine {
             inject_bad_port: 0,
             chan,
             tap: None,
-            mcast: vec![McastCount::default(); MCAST_SLOTS].into_boxed_slice(),
-            mcast_unslotted: McastCount::default(),
+            mcast: vec![GroupStats::default(); MCAST_SLOTS].into_boxed_slice(),
+            mcast_unslotted: GroupStats::default(),
         }
     }
 
     /// Per-group counters, by counter slot (the multicast table says which
     /// group has which slot).
-    pub fn mcast_counters(&self) -> &[McastCount] {
+    pub fn mcast_counters(&self) -> &[GroupStats] {
         &self.mcast
     }
 
     /// Counters of the group packets whose group has no counter slot.
-    pub fn mcast_unslotted(&self) -> &McastCount {
+    pub fn mcast_unslotted(&self) -> &GroupStats {
         &self.mcast_unslotted
     }
 
     /// The counters of slot `slot` (the unslotted ones for [`crate::mcast::NO_SLOT`]).
     #[inline(always)]
-    fn mcast_count(&mut self, slot: u16) -> &mut McastCount {
+    fn mcast_count(&mut self, slot: u16) -> &mut GroupStats {
         match self.mcast.get_mut(usize::from(slot)) {
             Some(c) => c,
             None => &mut self.mcast_unslotted,

@@ -24,29 +24,6 @@ pub const MCAST_SLOTS: usize = 1024;
 /// The counter slot of a group without one.
 pub const NO_SLOT: u16 = u16::MAX;
 
-/// One group's counters on one worker (docs/multicast.md "Counters").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct McastCount {
-    /// Group packets accepted for forwarding (at least one branch).
-    pub packets: u64,
-    /// Copies transmitted (one per branch).
-    pub copies: u64,
-    /// Branches a packet was too large for (dropped there only).
-    pub branch_mtu: u64,
-    /// Copies that could not be made or sent (no buffer, queue full).
-    pub copy_failed: u64,
-}
-
-impl McastCount {
-    /// Adds another (e.g. of another worker).
-    pub fn add(&mut self, o: &McastCount) {
-        self.packets += o.packets;
-        self.copies += o.copies;
-        self.branch_mtu += o.branch_mtu;
-        self.copy_failed += o.copy_failed;
-    }
-}
-
 /// One source SAN's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McastSource {

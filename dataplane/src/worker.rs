@@ -130,7 +130,7 @@ impl<P: Port> Worker<P> {
 
     /// The worker's per-group counters, by counter slot, and those of the
     /// groups without a slot (docs/multicast.md "Counters").
-    pub fn mcast_counters(&self) -> (&[crate::mcast::McastCount], &crate::mcast::McastCount) {
+    pub fn mcast_counters(&self) -> (&[rrp::counters::GroupStats], &rrp::counters::GroupStats) {
         (self.engine.mcast_counters(), self.engine.mcast_unslotted())
     }
 

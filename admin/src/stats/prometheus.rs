@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use rrp::PortStats;
-use rrp::counters::{CounterSet, Kind};
+use rrp::counters::{CounterSet, GroupStats, Kind};
 
 use super::Snapshot;
 
@@ -209,35 +209,11 @@ pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
     for (g, r) in &rows {
         sample(&mut out, name, &[("group", g)], r.member_sans.len());
     }
-    type Get = fn(&crate::view::McastCounts) -> u64;
-    let counters: [(&str, &str, Get); 4] = [
-        (
-            "mwrouter_mcast_packets_total",
-            "Group packets accepted for forwarding.",
-            |c| c.packets,
-        ),
-        (
-            "mwrouter_mcast_copies_total",
-            "Copies of group packets handed to the egress ports (one per branch).",
-            |c| c.copies,
-        ),
-        (
-            "mwrouter_mcast_branch_mtu_total",
-            "Branches a group packet was too large for (dropped there only).",
-            |c| c.branch_mtu,
-        ),
-        (
-            "mwrouter_mcast_copy_failed_total",
-            "Copies of group packets that could not be made or sent.",
-            |c| c.copy_failed,
-        ),
-    ];
-    for (name, help, get) in counters {
-        family(&mut out, name, "counter", help);
-        for (g, r) in &rows {
-            sample(&mut out, name, &[("group", g)], get(&r.counters));
-        }
-    }
+    let groups: Vec<(Vec<(&str, String)>, &GroupStats)> = rows
+        .iter()
+        .map(|(g, r)| (vec![("group", g.clone())], &r.counters))
+        .collect();
+    families(&mut out, &groups);
     out
 }
 

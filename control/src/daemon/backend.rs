@@ -11,7 +11,7 @@ use admin::dispatch::{Backend, CaptureNext, CaptureSource};
 use admin::mad::MadResult;
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
 use admin::stats::{Snapshot, prometheus};
-use admin::view::{ManagementInfo, McastCounts, McastInfo, WorkerRow};
+use admin::view::{ManagementInfo, McastInfo, WorkerRow};
 use dataplane::{CaptureControl, CaptureWhat, StatsBlock};
 use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
@@ -97,7 +97,7 @@ impl DaemonBackend {
             .plane
             .call(CALL, |cp| EngineStats::of(cp.engine()))
             .unwrap_or_default();
-        self.counters.snapshot(&engine, &self.plane.stats.load())
+        self.counters.snapshot(&engine, &self.plane.stats.load(0))
     }
 
     /// Re-reads the configuration file and applies what can change while
@@ -267,18 +267,12 @@ impl Backend for DaemonBackend {
             .call(CALL, |cp| (cp.engine().mcast(), cp.mcast_slots()))
             .map_err(plane_err)?;
         let counts = dataplane::counters::sum_mcast(self.counters.blocks());
-        let view = |c: &dataplane::mcast::McastCount| McastCounts {
-            packets: c.packets,
-            copies: c.copies,
-            branch_mtu: c.branch_mtu,
-            copy_failed: c.copy_failed,
-        };
-        let unslotted = counts.last().map(&view).unwrap_or_default();
+        let unslotted = counts.last().copied().unwrap_or_default();
         Ok(McastInfo::build(
             &tables,
             |g| {
                 let (_, s) = slots.iter().find(|(a, _)| *a == g)?;
-                counts.get(usize::from(*s)).map(&view)
+                counts.get(usize::from(*s)).copied()
             },
             unslotted,
         ))

@@ -503,7 +503,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                     if let Ok((rstats, (items, dropped))) = got {
                         log(items, dropped);
                         let w = writer.lock().unwrap_or_else(|e| e.into_inner());
-                        if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats.load()) {
+                        if let Err(e) = publish_blocks(&w, &blocks, &rstats, &plane.stats.load(0)) {
                             tracing::warn!("counters area: {e}");
                         }
                     }

@@ -13,17 +13,19 @@
 //! in JSON, `name.variant` as slot names (`dropped.no-route`).
 //!
 //! The sets: the ports' [`PortStats`] (here: the forwarding path and the
-//! control plane both count into it), the RRP engine's
-//! [`RouterStats`](crate::router::RouterStats), the daemon's control thread's
-//! `admin::stats::PlaneStats`. docs/stats.md lists their slots.
+//! control plane both count into it), the multicast groups' [`GroupStats`],
+//! the RRP engine's [`RouterStats`](crate::router::RouterStats), the daemon's
+//! control thread's `admin::stats::PlaneStats`. docs/stats.md lists them.
 
 mod declare;
+mod group;
 #[cfg(feature = "serde")]
 pub mod json;
 mod port;
 mod shared;
 
 pub use bytemuck;
+pub use group::GroupStats;
 pub use port::PortStats;
 pub use shared::SharedCounters;
 
