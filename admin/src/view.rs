@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use rrp::counters::GroupStats;
+use rrp::counters::{CounterSet, GroupStats};
 use rrp::route::Route;
 use rrp::router::{Next, Origin, RouteInfo, Router};
 use rrp::wire::RouterHop;
@@ -138,7 +138,6 @@ impl ManagementInfo {
         let a = station.agent();
         let cfg = a.config();
         let k = a.mkey();
-        let named = |f: &[(&str, u64)]| f.iter().map(|(n, v)| (n.to_string(), *v)).collect();
         ManagementInfo {
             identity: format!("{:#018x}", cfg.identity),
             description: cfg.description.clone(),
@@ -148,9 +147,10 @@ impl ManagementInfo {
             lease_s: k.lease_s,
             lease_left_ms: k.lease_until.map(|t| t.saturating_sub(now)),
             violations: k.violations,
-            agent: named(&a.stats().fields()),
+            agent: a.stats().named_slots().into_iter().collect(),
             client: {
-                let mut c: BTreeMap<String, u64> = named(&station.client().stats().fields());
+                let mut c: BTreeMap<String, u64> =
+                    station.client().stats().named_slots().into_iter().collect();
                 c.insert("unroutable".into(), station.unroutable());
                 c
             },
@@ -178,7 +178,7 @@ impl ManagementInfo {
                         .iter()
                         .map(|(a, q)| (*a, q.state.name().to_string(), q.priority))
                         .collect(),
-                    counters: named(&m.stats().fields()),
+                    counters: m.stats().named_slots().into_iter().collect(),
                     members: m
                         .database()
                         .values()

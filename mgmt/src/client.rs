@@ -152,31 +152,19 @@ struct Pending {
     next: Time,
 }
 
-/// Counters of a client.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientStats {
-    /// Requests started.
-    pub requests: u64,
-    /// Sends, retries included.
-    pub sent: u64,
-    /// Requests answered.
-    pub answered: u64,
-    /// Requests timed out.
-    pub timeouts: u64,
-    /// Responses that matched no outstanding request.
-    pub unmatched: u64,
-}
-
-impl ClientStats {
-    /// Every counter with its name, in declaration order.
-    pub fn fields(&self) -> [(&'static str, u64); 5] {
-        [
-            ("requests", self.requests),
-            ("sent", self.sent),
-            ("answered", self.answered),
-            ("timeouts", self.timeouts),
-            ("unmatched", self.unmatched),
-        ]
+rrp::counter_set! {
+    /// Counters of a client.
+    pub struct ClientStats in "mgmt_client" {
+        /// Requests started.
+        pub requests: u64 => counter "requests",
+        /// Sends, retries included.
+        pub sent: u64 => counter "sent",
+        /// Requests answered.
+        pub answered: u64 => counter "answered",
+        /// Requests timed out.
+        pub timeouts: u64 => counter "timeouts",
+        /// Responses that matched no outstanding request.
+        pub unmatched: u64 => counter "unmatched",
     }
 }
 

@@ -747,11 +747,11 @@ fn traps_are_given_up_and_rate_limited() {
         a.agent.hr_down(0, &a.fake, Address(0x0241), PortId::new(1));
     }
     n.run();
-    let s = n.nodes[A].agent.stats().clone();
+    let s = *n.nodes[A].agent.stats();
     assert_eq!(s.traps_sent, 10, "10 per second");
     assert_eq!(s.traps_suppressed, 5);
     n.advance(60_000);
-    let s = n.nodes[A].agent.stats().clone();
+    let s = *n.nodes[A].agent.stats();
     assert_eq!(s.traps_unanswered, 10);
     assert_eq!(s.traps_resent, 70, "8 sends each");
 }

@@ -17,6 +17,7 @@ pub mod cache;
 pub mod managed;
 pub mod mkey;
 pub mod router;
+mod stats;
 pub mod traps;
 
 use std::collections::VecDeque;
@@ -30,6 +31,7 @@ use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
 pub use mkey::{Check, MKey};
+pub use stats::AgentStats;
 
 /// Time in milliseconds since an arbitrary epoch (the host's clock).
 pub type Time = u64;
@@ -103,79 +105,6 @@ impl AgentConfig {
             threshold_ms: 10_000,
             announce_ms: 1_000,
         }
-    }
-}
-
-/// Counters of an agent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentStats {
-    /// Management packets handed to the agent.
-    pub received: u64,
-    /// Requests answered (cached answers included).
-    pub answered: u64,
-    /// Answers given again from the cache.
-    pub cache_hits: u64,
-    /// MADs that did not parse.
-    pub malformed: u64,
-    /// Requests of a class this agent does not serve (answered "bad version").
-    pub bad_class: u64,
-    /// SubnAdm requests (the SAN manager's), dropped.
-    pub not_manager: u64,
-    /// Sets applied.
-    pub sets: u64,
-    /// Requests refused or left unanswered for the M_Key.
-    pub mkey_refused: u64,
-    /// Directed-route MADs relayed on.
-    pub relayed: u64,
-    /// Directed-route MADs dropped: a path that does not fit this node.
-    pub bad_path: u64,
-    /// Responses handed to the client.
-    pub to_client: u64,
-    /// Traps sent (first sends).
-    pub traps_sent: u64,
-    /// Traps sent again.
-    pub traps_resent: u64,
-    /// Traps repressed by the manager.
-    pub traps_repressed: u64,
-    /// Traps given up without a TrapRepress.
-    pub traps_unanswered: u64,
-    /// Traps not sent: rate limit.
-    pub traps_suppressed: u64,
-    /// Traps not sent: no manager configured.
-    pub traps_no_manager: u64,
-    /// Traps and Reports received (this node plays the manager).
-    pub notices_received: u64,
-    /// Announcements sent: trap 1025, a port without an address.
-    pub announcements: u64,
-    /// Announcements of other nodes heard (handed to a SAN manager here).
-    pub announcements_heard: u64,
-}
-
-impl AgentStats {
-    /// Every counter with its name, in declaration order.
-    pub fn fields(&self) -> [(&'static str, u64); 20] {
-        [
-            ("received", self.received),
-            ("answered", self.answered),
-            ("cache_hits", self.cache_hits),
-            ("malformed", self.malformed),
-            ("bad_class", self.bad_class),
-            ("not_manager", self.not_manager),
-            ("sets", self.sets),
-            ("mkey_refused", self.mkey_refused),
-            ("relayed", self.relayed),
-            ("bad_path", self.bad_path),
-            ("to_client", self.to_client),
-            ("traps_sent", self.traps_sent),
-            ("traps_resent", self.traps_resent),
-            ("traps_repressed", self.traps_repressed),
-            ("traps_unanswered", self.traps_unanswered),
-            ("traps_suppressed", self.traps_suppressed),
-            ("traps_no_manager", self.traps_no_manager),
-            ("notices_received", self.notices_received),
-            ("announcements", self.announcements),
-            ("announcements_heard", self.announcements_heard),
-        ]
     }
 }
 
