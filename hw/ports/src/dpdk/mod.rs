@@ -54,7 +54,7 @@ pub use replication::{
     CHAIN_FROM_LEN, CHAIN_MIN_LEN, CHAINING_DRIVERS, Replication, TX_OFFLOAD_MULTI_SEGS,
 };
 pub use ring::{RingPair, ring_pair};
-pub use stats::PortStats;
+pub use stats::EthdevStats;
 
 /// The raw bindings (`dpdk-sys`), for the `RTE_MBUF_F_*` constants and
 /// callers that need the C API (tests set `ol_flags` with them).

@@ -13,7 +13,7 @@ use super::ethdev::{BROADCAST, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, M
 use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
 use super::queue::{rx_into, tx_from};
 use super::replication::{ChainPools, Replication};
-use super::stats::{PortStats, bump};
+use super::stats::{EthdevStats, bump};
 use crate::{BURST, Burst, PacketBuf, Port};
 
 impl Ethdev {
@@ -301,7 +301,7 @@ impl DpdkPort {
     }
 
     /// The port's statistics now.
-    pub fn stats(&self) -> Result<PortStats, DpdkError> {
+    pub fn stats(&self) -> Result<EthdevStats, DpdkError> {
         self.dev.stats()
     }
 
@@ -445,7 +445,7 @@ impl Port for DpdkPort {
 
     /// One `rte_eth_rx_burst` into the free slots of `out` (per receive
     /// queue the port polls, until `out` is full); then each frame is
-    /// checked and its Ethernet header stripped (see [`PortStats`] for the
+    /// checked and its Ethernet header stripped (see [`EthdevStats`] for the
     /// frames refused, which are freed and counted here).
     #[inline]
     fn rx_burst(&mut self, out: &mut Burst<Mbuf>) {
@@ -508,8 +508,8 @@ impl Port for DpdkPort {
     /// what DPDK's `ipv4_multicast` does for more than two ports), else,
     /// and for packets shorter than [`StartOptions::chain_min_len`] or when
     /// the header pool is empty, a copy in one mbuf of this port's pool.
-    /// Counted in [`PortStats::replicas_chained`] /
-    /// [`PortStats::replicas_copied`]. Once shared, `buf` may only be
+    /// Counted in [`EthdevStats::replicas_chained`] /
+    /// [`EthdevStats::replicas_copied`]. Once shared, `buf` may only be
     /// encapsulated (which then puts its header in front of it, see
     /// [`Port::encap`]) or dropped.
     ///

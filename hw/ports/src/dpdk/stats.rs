@@ -34,7 +34,7 @@ pub(super) fn bump(c: &AtomicU64, n: u64) {
 /// Port statistics: the ethdev's (`rte_eth_stats_get`) and the frames the
 /// backend dropped on receive (summed over queues).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PortStats {
+pub struct EthdevStats {
     /// Frames received by the device.
     pub ipackets: u64,
     /// Frames transmitted by the device.
@@ -82,14 +82,14 @@ pub struct PortStats {
 
 impl Ethdev {
     /// The statistics now (readable from any thread).
-    pub fn stats(&self) -> Result<PortStats, DpdkError> {
+    pub fn stats(&self) -> Result<EthdevStats, DpdkError> {
         let mut s = sys::rte_eth_stats::default();
         // SAFETY: valid port; `s` is a valid out-pointer.
         let rc = unsafe { sys::rte_eth_stats_get(self.0.port_id, &mut s) };
         if rc != 0 {
             return Err(rc_error("rte_eth_stats_get", self.0.name.as_str(), rc));
         }
-        let mut st = PortStats {
+        let mut st = EthdevStats {
             ipackets: s.ipackets,
             opackets: s.opackets,
             ibytes: s.ibytes,
@@ -98,7 +98,7 @@ impl Ethdev {
             ierrors: s.ierrors,
             oerrors: s.oerrors,
             rx_nombuf: s.rx_nombuf,
-            ..PortStats::default()
+            ..EthdevStats::default()
         };
         for c in self.0.counters.iter() {
             st.rx_not_mw += c.not_mw.load(Ordering::Relaxed);
