@@ -14,6 +14,10 @@ pub enum LinkKind {
 
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = 0x88B5;
+/// EtherType of an IEEE 802.1Q tag: the Ethernet backends accept one tag
+/// on receive and strip it with the header, its VLAN id not looked at
+/// (docs/backends.md).
+pub const ETHERTYPE_VLAN: u16 = 0x8100;
 /// The UDP port of MessageWay over UDP: 34997 = 0x88B5, the EtherType's value.
 pub const UDP_PORT: u16 = 34997;
 /// Ethernet frames shorter than this are padded; the packet's end comes from DL.

@@ -53,7 +53,7 @@ pub const ETH_ZLEN: usize = rrp::encap::ETH_MIN_FRAME;
 /// The broadcast MAC, the destination of a packet for every member.
 pub const BROADCAST: [u8; 6] = [0xff; 6];
 
-const ETH_P_8021Q: u16 = 0x8100;
+const ETH_P_8021Q: u16 = rrp::encap::ETHERTYPE_VLAN;
 const ETH_P_8021AD: u16 = 0x88A8;
 const VLAN_HLEN: usize = 4;
 /// Where the kernel reads a V2 transmit frame's data (no PACKET_TX_HAS_OFF):

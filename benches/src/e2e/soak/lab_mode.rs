@@ -191,7 +191,7 @@ pub fn run(
         lab: Some(lab),
         logs_to: env.file("lab-logs"),
     };
-    let (_, took) = mwlab::demo::converge(
+    let (_, took) = mwlab::checks::converge(
         &guard.lab().plan,
         &[],
         Duration::from_millis(500),

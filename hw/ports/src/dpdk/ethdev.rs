@@ -20,14 +20,15 @@ use super::replication::{
 use super::stats::QueueCounters;
 use crate::BURST;
 
-/// MessageWay's EtherType.
-pub const ETHERTYPE_MW: u16 = 0x88B5;
-/// The EtherType of an IEEE 802.1Q tag.
-pub const ETHERTYPE_VLAN: u16 = 0x8100;
-/// Bytes of an Ethernet II header.
-pub const ETH_HLEN: usize = 14;
-/// The shortest Ethernet frame without FCS: shorter ones are padded.
-pub const MIN_FRAME: usize = 60;
+/// MessageWay's EtherType (`rrp::encap`, draft section 4.1 over Ethernet).
+pub const ETHERTYPE_MW: u16 = rrp::encap::ETHERTYPE;
+/// The EtherType of an IEEE 802.1Q tag (`rrp::encap`).
+pub const ETHERTYPE_VLAN: u16 = rrp::encap::ETHERTYPE_VLAN;
+/// Bytes of an Ethernet II header (`rrp::encap`).
+pub const ETH_HLEN: usize = rrp::encap::ETH_HEADER_LEN;
+/// The shortest Ethernet frame without FCS: shorter ones are padded
+/// (`rrp::encap`).
+pub const MIN_FRAME: usize = rrp::encap::ETH_MIN_FRAME;
 
 pub(super) const BROADCAST: [u8; 6] = [0xFF; 6];
 
