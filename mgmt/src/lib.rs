@@ -40,7 +40,6 @@ pub mod manager;
 pub mod station;
 pub mod wire;
 
-mod bytes;
 #[cfg(feature = "serde")]
 mod serde_util;
 

@@ -5,8 +5,8 @@
 use rrp::Address;
 
 use crate::attr::{join_modifier, need, prepare, split_modifier};
-use crate::bytes::{be16, put16};
 use crate::error::Result;
+use rrp::wire::bytes::{be16, put16};
 
 /// Destinations per block.
 pub const ENTRIES: usize = 16;

@@ -8,8 +8,8 @@
 use rrp::Address;
 
 use crate::attr::{join_modifier, need, prepare, split_modifier};
-use crate::bytes::{be16, put16};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be16, put16};
 
 /// Byte offsets of LrtBlock.
 pub mod field {

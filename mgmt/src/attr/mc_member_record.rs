@@ -9,8 +9,8 @@
 use rrp::Address;
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be16, be32, put16, put32};
 use crate::error::Result;
+use rrp::wire::bytes::{be16, be32, put16, put32};
 
 /// Byte offsets of McMemberRecord.
 pub mod field {

@@ -7,8 +7,8 @@
 use rrp::{Address, NativeAddr};
 
 use crate::attr::{native_at, need, prepare, put_native};
-use crate::bytes::{be16, put16};
 use crate::error::Result;
+use rrp::wire::bytes::{be16, put16};
 
 /// Byte offsets of Neighbour.
 pub mod field {

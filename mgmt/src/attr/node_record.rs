@@ -10,8 +10,8 @@
 use rrp::Address;
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be16, be64, put16, put64};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be16, be64, put16, put64};
 
 /// Byte offsets of NodeRecord.
 pub mod field {

@@ -5,9 +5,9 @@
 use rrp::Address;
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be16, be24, be32, be64, put16, put24, put32, put64};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{Method, MgmtClass};
+use rrp::wire::bytes::{be16, be24, be32, be64, put16, put24, put32, put64};
 
 /// Byte offsets of Notice.
 pub mod field {

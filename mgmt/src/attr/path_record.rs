@@ -9,8 +9,8 @@
 use rrp::{Address, NativeAddr};
 
 use crate::attr::{native_at, need, prepare, put_native};
-use crate::bytes::{be16, be32, put16, put32};
 use crate::error::Result;
+use rrp::wire::bytes::{be16, be32, put16, put32};
 
 /// Byte offsets of PathRecord.
 pub mod field {

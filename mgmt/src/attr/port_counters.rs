@@ -6,8 +6,8 @@
 use rrp::DropReason;
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be64, put64};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be64, put64};
 
 /// Byte offsets of PortCounters.
 pub mod field {

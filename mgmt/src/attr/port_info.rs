@@ -4,8 +4,8 @@
 use rrp::{Address, LinkKind, NativeAddr};
 
 use crate::attr::{native_at, need, prepare, put_native};
-use crate::bytes::{be16, be32, be64, put16, put32, put64};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be16, be32, be64, put16, put32, put64};
 
 /// Byte offsets of PortInfo.
 pub mod field {

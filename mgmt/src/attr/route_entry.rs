@@ -5,8 +5,8 @@
 use rrp::{Address, NativeAddr};
 
 use crate::attr::{join_modifier, native_at, need, prepare, put_native, split_modifier};
-use crate::bytes::{be16, be32, put16, put32};
 use crate::error::Result;
+use rrp::wire::bytes::{be16, be32, put16, put32};
 
 /// Byte offsets of RouteEntry.
 pub mod field {

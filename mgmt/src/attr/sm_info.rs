@@ -2,8 +2,8 @@
 //! with the controls of a Set (docs/management.md "SMInfo", docs/manager.md).
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be32, be64, put32, put64};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be32, be64, put32, put64};
 
 /// Byte offsets of SMInfo.
 pub mod field {

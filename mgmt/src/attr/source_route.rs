@@ -8,8 +8,8 @@
 use rrp::Address;
 
 use crate::attr::{need, prepare};
-use crate::bytes::{be16, put16};
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::{be16, put16};
 
 /// Hops a SourceRoute holds.
 pub const MAX_HOPS: usize = 64;

@@ -18,10 +18,10 @@
 //! others; only class 0x81 has the InitialPath (128-191) and ReturnPath
 //! (192-255).
 
-use crate::bytes::{be16, be32, be64, put16, put32, put64};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::class::{Method, MgmtClass, Status};
 use crate::wire::path::{MAX_HOPS, PathHop, emit_path, parse_path, parse_written_path};
+use rrp::wire::bytes::{be16, be32, be64, put16, put32, put64};
 
 /// Bytes of a MAD.
 pub const MAD_LEN: usize = 256;

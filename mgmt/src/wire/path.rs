@@ -13,8 +13,8 @@
 use rrp::native::MAX_NATIVE_LEN;
 use rrp::{Address, NativeAddr};
 
-use crate::bytes::be16;
 use crate::error::{Error, ErrorKind, Result};
+use rrp::wire::bytes::be16;
 
 /// Bytes of one path area.
 pub const PATH_AREA_LEN: usize = 64;
