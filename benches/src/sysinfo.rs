@@ -2,6 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use mwdump::capture::civil_from_days;
+
 /// The first "model name" of /proc/cpuinfo ("unknown" elsewhere).
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
@@ -64,31 +66,4 @@ pub fn date_utc() -> String {
         .map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// The proleptic Gregorian date of day `z` since 1970-01-01 (H. Hinnant's
-/// `civil_from_days`).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-    }
 }

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mwdump::capture::{self, PcapWriter};
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::bytes::be16;
 use rrp::wire::{Header, L2rh, locate};
@@ -208,66 +209,38 @@ pub fn pcap(env: &Env, t: &Traffic, given_dir: Option<&Path>) -> Result<Pcap> {
 }
 
 /// Writes `frames` as a classic pcap (little-endian, µs, Ethernet, snap
-/// length 65535), one record per frame, timestamps 1 µs apart.
+/// length 65535), one record per frame, timestamps 1 µs apart: mwdump's
+/// [`PcapWriter`], as `mwgen --write-pcap` writes them.
 pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) -> Result<()> {
-    let mut d = Vec::with_capacity(24 + frames.iter().map(|f| f.len() + 16).sum::<usize>());
-    d.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    d.extend_from_slice(&2u16.to_le_bytes());
-    d.extend_from_slice(&4u16.to_le_bytes());
-    d.extend_from_slice(&[0; 8]);
-    d.extend_from_slice(&65535u32.to_le_bytes());
-    d.extend_from_slice(&1u32.to_le_bytes());
+    let mut w = PcapWriter::in_memory(encap::LINKTYPE_ETHERNET);
     for (i, f) in frames.iter().enumerate() {
-        d.extend_from_slice(&0u32.to_le_bytes());
-        d.extend_from_slice(&(i as u32).to_le_bytes());
-        d.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        d.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        d.extend_from_slice(f);
+        w.push(0, i as u32, f);
     }
-    std::fs::write(path, d).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, w.finish()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// The frames of a classic pcap file (either byte order, µs or ns).
+/// The frames of a capture file (pcap in either byte order, µs or ns, or
+/// pcapng; mwdump's reader): Ethernet frames, whole, at least one.
 pub fn read_frames(path: &Path) -> Result<Vec<Vec<u8>>> {
     let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let bad = |why: &str| format!("{}: not a usable pcap: {why}", path.display());
-    if data.len() < 24 {
-        return Err(bad("shorter than a pcap header"));
+    let c = capture::read(&data).map_err(|e| bad(&e.to_string()))?;
+    if let Some(e) = c.error {
+        return Err(bad(&e.to_string()));
     }
-    let magic = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
-    let le = match magic {
-        0xa1b2_c3d4 | 0xa1b2_3c4d => true,
-        0xd4c3_b2a1 | 0x4d3c_b2a1 => false,
-        _ => return Err(bad("unknown magic (pcapng is not read here)")),
-    };
-    let u32_at = |at: usize| {
-        let b = [data[at], data[at + 1], data[at + 2], data[at + 3]];
-        if le {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
+    let mut frames = Vec::with_capacity(c.frames.len());
+    for f in c.frames {
+        if f.linktype != encap::LINKTYPE_ETHERNET {
+            return Err(bad(&format!(
+                "link type {} is not Ethernet ({})",
+                f.linktype,
+                encap::LINKTYPE_ETHERNET
+            )));
         }
-    };
-    if u32_at(20) != 1 {
-        return Err(bad(&format!(
-            "link type {} is not Ethernet (1)",
-            u32_at(20)
-        )));
-    }
-    let mut frames = Vec::new();
-    let mut at = 24;
-    while at + 16 <= data.len() {
-        let incl = u32_at(at + 8) as usize;
-        let orig = u32_at(at + 12) as usize;
-        let start = at + 16;
-        if start + incl > data.len() {
-            return Err(bad("truncated record"));
-        }
-        if incl != orig {
+        if f.orig_len != f.data.len() {
             return Err(bad("a frame is truncated (snap length)"));
         }
-        frames.push(data[start..start + incl].to_vec());
-        at = start + incl;
+        frames.push(f.data);
     }
     if frames.is_empty() {
         return Err(bad("no frames"));

@@ -58,8 +58,9 @@ impl Timestamp {
     }
 }
 
-/// Howard Hinnant's days-to-civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The proleptic Gregorian date (year, month, day) of day `z` since
+/// 1970-01-01: Howard Hinnant's days-to-civil algorithm.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -569,6 +570,13 @@ impl PcapWriter<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
 
     fn pcap(big: bool, nano: bool, linktype: u32, recs: &[(u32, u32, &[u8])]) -> Vec<u8> {
         let w32 = |v: u32| {
