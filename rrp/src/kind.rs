@@ -67,6 +67,22 @@ impl PacketType {
     pub const fn is_control(self) -> bool {
         matches!(self.0, 0x0001 | 0x0002)
     }
+
+    /// The draft's name of the control message of this type with extension
+    /// `te` (`"RRP#7"`, `"ERR UNK"`), if it is one the draft defines.
+    pub const fn control_name(self, te: u16) -> Option<&'static str> {
+        match self {
+            PacketType::RRP => match RrpType::from_code(te) {
+                Some(t) => Some(t.name()),
+                None => None,
+            },
+            PacketType::ERR => match ErrorCode::from_code(te) {
+                Some(c) => Some(c.message_name()),
+                None => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for PacketType {
@@ -91,138 +107,101 @@ impl fmt::Display for PacketClass {
     }
 }
 
-/// RRP message numbers, carried in TE when PT is RRP (Appendix A2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum RrpType {
-    /// RRP#1: please give me L2-routes to node (address).
-    RouteRequest = 1,
-    /// RRP#2: here are L2-routes to node (address).
-    Routes = 2,
-    /// RRP#3: redirect to node (address) via a neighbour HR (address).
-    Redirect = 3,
-    /// RRP#4: please tell me about node (address | name | capabilities).
-    InfoRequest = 4,
-    /// RRP#5: info about node (address, name, capabilities).
-    Info = 5,
-    /// RRP#6: which HR should I use for node (address).
-    WhichHr = 6,
-    /// RRP#7: who/what are you?
-    WhoAreYou = 7,
-    /// RRP#8: please give me your RTs.
-    RtRequest = 8,
-    /// RRP#9: here is an RT.
-    RouteTable = 9,
-}
-
-impl RrpType {
-    /// The message of number `te`, if it is one of 1..=9.
-    pub const fn from_u16(te: u16) -> Option<RrpType> {
-        Some(match te {
-            1 => RrpType::RouteRequest,
-            2 => RrpType::Routes,
-            3 => RrpType::Redirect,
-            4 => RrpType::InfoRequest,
-            5 => RrpType::Info,
-            6 => RrpType::WhichHr,
-            7 => RrpType::WhoAreYou,
-            8 => RrpType::RtRequest,
-            9 => RrpType::RouteTable,
-            _ => return None,
-        })
+crate::code_points! {
+    /// RRP message numbers, carried in TE when PT is RRP (Appendix A2).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum RrpType: u16 {
+        /// RRP#1: please give me L2-routes to node (address).
+        RouteRequest = 1 => "RRP#1",
+        /// RRP#2: here are L2-routes to node (address).
+        Routes = 2 => "RRP#2",
+        /// RRP#3: redirect to node (address) via a neighbour HR (address).
+        Redirect = 3 => "RRP#3",
+        /// RRP#4: please tell me about node (address | name | capabilities).
+        InfoRequest = 4 => "RRP#4",
+        /// RRP#5: info about node (address, name, capabilities).
+        Info = 5 => "RRP#5",
+        /// RRP#6: which HR should I use for node (address).
+        WhichHr = 6 => "RRP#6",
+        /// RRP#7: who/what are you?
+        WhoAreYou = 7 => "RRP#7",
+        /// RRP#8: please give me your RTs.
+        RtRequest = 8 => "RRP#8",
+        /// RRP#9: here is an RT.
+        RouteTable = 9 => "RRP#9",
     }
 }
 
-/// ERR codes, carried in TE when PT is ERR (Appendix A4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum ErrorCode {
-    /// UNK: destination unknown.
-    Unknown = 1,
-    /// HRDOWN: an HR is down.
-    HrDown = 2,
-    /// LINKDOWN: a link is down.
-    LinkDown = 3,
-    /// GENERAL: the enclosed message could not be handled.
-    General = 4,
+crate::code_points! {
+    /// ERR codes, carried in TE when PT is ERR (Appendix A4).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum ErrorCode: u16 {
+        /// UNK: destination unknown.
+        Unknown = 1 => "UNK",
+        /// HRDOWN: an HR is down.
+        HrDown = 2 => "HRDOWN",
+        /// LINKDOWN: a link is down.
+        LinkDown = 3 => "LINKDOWN",
+        /// GENERAL: the enclosed message could not be handled.
+        General = 4 => "GENERAL",
+    }
 }
 
 impl ErrorCode {
-    /// The error code `te`, if it is one of 1..=4.
-    pub const fn from_u16(te: u16) -> Option<ErrorCode> {
-        Some(match te {
-            1 => ErrorCode::Unknown,
-            2 => ErrorCode::HrDown,
-            3 => ErrorCode::LinkDown,
-            4 => ErrorCode::General,
-            _ => return None,
-        })
-    }
-
-    /// The draft's name of the code.
-    pub const fn name(self) -> &'static str {
+    /// The draft's name of an error message with this code (`"ERR UNK"`).
+    pub const fn message_name(self) -> &'static str {
         match self {
-            ErrorCode::Unknown => "UNK",
-            ErrorCode::HrDown => "HRDOWN",
-            ErrorCode::LinkDown => "LINKDOWN",
-            ErrorCode::General => "GENERAL",
+            ErrorCode::Unknown => "ERR UNK",
+            ErrorCode::HrDown => "ERR HRDOWN",
+            ErrorCode::LinkDown => "ERR LINKDOWN",
+            ErrorCode::General => "ERR GENERAL",
         }
     }
 }
 
-/// Node capability codes (Appendix A5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum CapabilityCode {
-    /// 1: GP computing node.
-    GpComputing = 1,
-    /// 2: router; parameters: SAN-IDs, 2 bytes each.
-    Router = 2,
-    /// 3: MessageWay server.
-    Server = 3,
-    /// 4: network multicast server.
-    MulticastServer = 4,
-    /// 5: NFS.
-    Nfs = 5,
-    /// 6: NPS (paging server).
-    PagingServer = 6,
-    /// 7: floating-point DSP; parameters: IEEE word sizes in bytes, 1 byte each.
-    FloatDsp = 7,
-    /// 8: fixed-point DSP; parameters: word sizes in bytes, 1 byte each.
-    FixedDsp = 8,
-    /// 9: printer.
-    Printer = 9,
+crate::code_points! {
+    /// Node capability codes (Appendix A5).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum CapabilityCode: u8 {
+        /// 1: GP computing node.
+        GpComputing = 1 => "gp-computing",
+        /// 2: router; parameters: SAN-IDs, 2 bytes each.
+        Router = 2 => "router",
+        /// 3: MessageWay server.
+        Server = 3 => "messageway-server",
+        /// 4: network multicast server.
+        MulticastServer = 4 => "multicast-server",
+        /// 5: NFS.
+        Nfs = 5 => "nfs",
+        /// 6: NPS (paging server).
+        PagingServer = 6 => "paging-server",
+        /// 7: floating-point DSP; parameters: IEEE word sizes in bytes, 1 byte each.
+        FloatDsp = 7 => "float-dsp",
+        /// 8: fixed-point DSP; parameters: word sizes in bytes, 1 byte each.
+        FixedDsp = 8 => "fixed-dsp",
+        /// 9: printer.
+        Printer = 9 => "printer",
+    }
 }
 
-impl CapabilityCode {
-    /// The capability of code `cc`, if Appendix A5 assigns it.
-    pub const fn from_u8(cc: u8) -> Option<CapabilityCode> {
-        Some(match cc {
-            1 => CapabilityCode::GpComputing,
-            2 => CapabilityCode::Router,
-            3 => CapabilityCode::Server,
-            4 => CapabilityCode::MulticastServer,
-            5 => CapabilityCode::Nfs,
-            6 => CapabilityCode::PagingServer,
-            7 => CapabilityCode::FloatDsp,
-            8 => CapabilityCode::FixedDsp,
-            9 => CapabilityCode::Printer,
-            _ => return None,
-        })
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// A short name for displays.
-    pub const fn name(self) -> &'static str {
-        match self {
-            CapabilityCode::GpComputing => "gp-computing",
-            CapabilityCode::Router => "router",
-            CapabilityCode::Server => "messageway-server",
-            CapabilityCode::MulticastServer => "multicast-server",
-            CapabilityCode::Nfs => "nfs",
-            CapabilityCode::PagingServer => "paging-server",
-            CapabilityCode::FloatDsp => "float-dsp",
-            CapabilityCode::FixedDsp => "fixed-dsp",
-            CapabilityCode::Printer => "printer",
+    #[test]
+    fn control_names_follow_the_numbers() {
+        for te in 0..=10u16 {
+            let rrp = PacketType::RRP.control_name(te);
+            assert_eq!(
+                rrp.map(String::from),
+                RrpType::from_code(te).map(|_| format!("RRP#{te}"))
+            );
+            let err = PacketType::ERR.control_name(te);
+            assert_eq!(
+                err.map(String::from),
+                ErrorCode::from_code(te).map(|c| format!("ERR {}", c.name()))
+            );
+            assert_eq!(PacketType::MANAGEMENT.control_name(te), None);
         }
     }
 }

@@ -15,6 +15,7 @@ extern crate self as rrp;
 
 pub mod address;
 pub mod auth;
+pub mod code_points;
 pub mod counters;
 pub mod drop_reason;
 pub mod encap;

@@ -480,11 +480,11 @@ fn part3_rrp4_capabilities() {
     assert_eq!(caps[1].code, CY.0);
     assert!(caps[1].params.is_empty(), "Cy with none");
     assert_eq!(
-        CapabilityCode::from_u8(caps[0].code),
+        CapabilityCode::from_code(caps[0].code),
         Some(CapabilityCode::FloatDsp)
     );
     assert_eq!(
-        CapabilityCode::from_u8(caps[1].code),
+        CapabilityCode::from_code(caps[1].code),
         Some(CapabilityCode::GpComputing)
     );
 }
@@ -827,7 +827,7 @@ fn appc_6() {
     assert_eq!(n.capabilities, [cap((7, &[4, 8])), cap((42, &[]))]);
     assert_eq!(n.logical, None);
     // Capability 42 is not in Appendix A5: carried through as a code.
-    assert_eq!(CapabilityCode::from_u8(42), None);
+    assert_eq!(CapabilityCode::from_code(42), None);
 }
 
 #[test]

@@ -132,7 +132,7 @@ impl Manager {
         result: &Result<Answer, Failure>,
     ) {
         if let Some(i) = &info
-            && let Some(state) = SmState::from_u8(i.sm_state)
+            && let Some(state) = SmState::from_code(i.sm_state)
         {
             let trusted = self.cfg.sm_key == 0 || i.sm_key == self.cfg.sm_key;
             self.peers.insert(
@@ -153,7 +153,7 @@ impl Manager {
             match (&result, self.database.get_mut(&member)) {
                 (Ok(_), Some(m)) => {
                     m.seen = now;
-                    m.manager = info.as_ref().and_then(|i| SmState::from_u8(i.sm_state));
+                    m.manager = info.as_ref().and_then(|i| SmState::from_code(i.sm_state));
                 }
                 // Gone from the SAN: out of the database.
                 (Err(_), Some(_)) => {
@@ -176,7 +176,7 @@ impl Manager {
         if self.state != SmState::Standby || self.master != Some(master) {
             return;
         }
-        match info.and_then(|i| SmState::from_u8(i.sm_state).map(|s| (i, s))) {
+        match info.and_then(|i| SmState::from_code(i.sm_state).map(|s| (i, s))) {
             Some((i, s)) => {
                 self.missed = 0;
                 let trusted = self.cfg.sm_key == 0 || i.sm_key == self.cfg.sm_key;

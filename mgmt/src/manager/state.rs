@@ -4,39 +4,18 @@
 
 use std::fmt;
 
-/// A manager's state (SMInfo's SMState).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SmState {
-    /// Not active: told to stop (DISABLE), until told DISCOVER.
-    NotActive = 0,
-    /// Looking for the SAN's managers.
-    Discovering = 1,
-    /// Another manager is master (or about to be): polling it.
-    Standby = 2,
-    /// The SAN's manager.
-    Master = 3,
-}
-
-impl SmState {
-    /// The state of an SMState value; `None` above 3.
-    pub const fn from_u8(v: u8) -> Option<SmState> {
-        Some(match v {
-            0 => SmState::NotActive,
-            1 => SmState::Discovering,
-            2 => SmState::Standby,
-            3 => SmState::Master,
-            _ => return None,
-        })
-    }
-
-    /// Its name in logs and in `mwctl san`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            SmState::NotActive => "not-active",
-            SmState::Discovering => "discovering",
-            SmState::Standby => "standby",
-            SmState::Master => "master",
-        }
+rrp::code_points! {
+    /// A manager's state (SMInfo's SMState).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum SmState: u8 {
+        /// Not active: told to stop (DISABLE), until told DISCOVER.
+        NotActive = 0 => "not-active",
+        /// Looking for the SAN's managers.
+        Discovering = 1 => "discovering",
+        /// Another manager is master (or about to be): polling it.
+        Standby = 2 => "standby",
+        /// The SAN's manager.
+        Master = 3 => "master",
     }
 }
 
@@ -105,9 +84,9 @@ mod tests {
             SmState::Standby,
             SmState::Master,
         ] {
-            assert_eq!(SmState::from_u8(s as u8), Some(s));
+            assert_eq!(SmState::from_code(s as u8), Some(s));
         }
-        assert_eq!(SmState::from_u8(4), None);
+        assert_eq!(SmState::from_code(4), None);
         for c in 1..=5 {
             assert_eq!(Control::from_modifier(c).unwrap() as u32, c);
         }

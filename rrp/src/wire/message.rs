@@ -250,44 +250,47 @@ fn emit_node_info(n: &NodeInfo, out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// What a message is, as the draft numbers it: an RRP message or an ERR code.
+#[derive(Clone, Copy)]
+enum Code {
+    Rrp(RrpType),
+    Err(ErrorCode),
+}
+
 impl Message {
-    /// PT and TE of this message.
-    pub fn kind(&self) -> (PacketType, u16) {
-        let rrp = |t: RrpType| (PacketType::RRP, t as u16);
-        let err = |c: ErrorCode| (PacketType::ERR, c as u16);
+    /// The message's number in the draft (Appendix A2, A4).
+    fn code(&self) -> Code {
         match self {
-            Message::RouteRequest { .. } => rrp(RrpType::RouteRequest),
-            Message::Routes { .. } => rrp(RrpType::Routes),
-            Message::Redirect { .. } => rrp(RrpType::Redirect),
-            Message::InfoRequest(_) => rrp(RrpType::InfoRequest),
-            Message::Info(_) => rrp(RrpType::Info),
-            Message::WhichHr { .. } => rrp(RrpType::WhichHr),
-            Message::WhoAreYou => rrp(RrpType::WhoAreYou),
-            Message::RtRequest => rrp(RrpType::RtRequest),
-            Message::RouteTable(_) => rrp(RrpType::RouteTable),
-            Message::Unknown { .. } => err(ErrorCode::Unknown),
-            Message::HrDown { .. } => err(ErrorCode::HrDown),
-            Message::LinkDown { .. } => err(ErrorCode::LinkDown),
-            Message::General { .. } => err(ErrorCode::General),
+            Message::RouteRequest { .. } => Code::Rrp(RrpType::RouteRequest),
+            Message::Routes { .. } => Code::Rrp(RrpType::Routes),
+            Message::Redirect { .. } => Code::Rrp(RrpType::Redirect),
+            Message::InfoRequest(_) => Code::Rrp(RrpType::InfoRequest),
+            Message::Info(_) => Code::Rrp(RrpType::Info),
+            Message::WhichHr { .. } => Code::Rrp(RrpType::WhichHr),
+            Message::WhoAreYou => Code::Rrp(RrpType::WhoAreYou),
+            Message::RtRequest => Code::Rrp(RrpType::RtRequest),
+            Message::RouteTable(_) => Code::Rrp(RrpType::RouteTable),
+            Message::Unknown { .. } => Code::Err(ErrorCode::Unknown),
+            Message::HrDown { .. } => Code::Err(ErrorCode::HrDown),
+            Message::LinkDown { .. } => Code::Err(ErrorCode::LinkDown),
+            Message::General { .. } => Code::Err(ErrorCode::General),
         }
     }
 
-    /// The draft's name of the message, e.g. `"RRP#9"` or `"ERR UNK"`.
+    /// PT and TE of this message.
+    pub fn kind(&self) -> (PacketType, u16) {
+        match self.code() {
+            Code::Rrp(t) => (PacketType::RRP, t as u16),
+            Code::Err(c) => (PacketType::ERR, c as u16),
+        }
+    }
+
+    /// The draft's name of the message, e.g. `"RRP#9"` or `"ERR UNK"`
+    /// ([`PacketType::control_name`] of its PT and TE).
     pub fn name(&self) -> &'static str {
-        match self {
-            Message::RouteRequest { .. } => "RRP#1",
-            Message::Routes { .. } => "RRP#2",
-            Message::Redirect { .. } => "RRP#3",
-            Message::InfoRequest(_) => "RRP#4",
-            Message::Info(_) => "RRP#5",
-            Message::WhichHr { .. } => "RRP#6",
-            Message::WhoAreYou => "RRP#7",
-            Message::RtRequest => "RRP#8",
-            Message::RouteTable(_) => "RRP#9",
-            Message::Unknown { .. } => "ERR UNK",
-            Message::HrDown { .. } => "ERR HRDOWN",
-            Message::LinkDown { .. } => "ERR LINKDOWN",
-            Message::General { .. } => "ERR GENERAL",
+        match self.code() {
+            Code::Rrp(t) => t.name(),
+            Code::Err(c) => c.message_name(),
         }
     }
 
@@ -297,7 +300,7 @@ impl Message {
         const TE_AT: usize = 6;
         let te_offset = base.saturating_sub(crate::wire::header::HEADER_LEN) + TE_AT;
         if pt == PacketType::ERR {
-            let code = ErrorCode::from_u16(te).ok_or(Error::new(
+            let code = ErrorCode::from_code(te).ok_or(Error::new(
                 ErrorKind::BadMessageType(te),
                 "eep.te",
                 te_offset,
@@ -331,7 +334,7 @@ impl Message {
                 te_offset - 2,
             ));
         }
-        let ty = RrpType::from_u16(te).ok_or(Error::new(
+        let ty = RrpType::from_code(te).ok_or(Error::new(
             ErrorKind::BadMessageType(te),
             "eep.te",
             te_offset,

@@ -33,42 +33,26 @@ pub mod field {
     pub const R8_SN: usize = 6;
 }
 
-/// Record types (Appendix A3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum RecordType {
-    /// R1: node address [PBD].
-    Address = 1,
-    /// R2: node name [PAD].
-    Name = 2,
-    /// R3: node capability [PAD].
-    Capability = 3,
-    /// R4: node logical addresses [PAD].
-    LogicalAddresses = 4,
-    /// R5: source route and its quality [PBD].
-    SourceRoute = 5,
-    /// R6: MTU [PBD].
-    Mtu = 6,
-    /// R7: RCVF [PAD].
-    Rcvf = 7,
-    /// R8: RT header.
-    RtHeader = 8,
-}
-
-impl RecordType {
-    /// The record type of RTyp `t`.
-    pub const fn from_u8(t: u8) -> Option<RecordType> {
-        Some(match t {
-            1 => RecordType::Address,
-            2 => RecordType::Name,
-            3 => RecordType::Capability,
-            4 => RecordType::LogicalAddresses,
-            5 => RecordType::SourceRoute,
-            6 => RecordType::Mtu,
-            7 => RecordType::Rcvf,
-            8 => RecordType::RtHeader,
-            _ => return None,
-        })
+crate::code_points! {
+    /// Record types (Appendix A3).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum RecordType: u8 {
+        /// R1: node address [PBD].
+        Address = 1 => "R1",
+        /// R2: node name [PAD].
+        Name = 2 => "R2",
+        /// R3: node capability [PAD].
+        Capability = 3 => "R3",
+        /// R4: node logical addresses [PAD].
+        LogicalAddresses = 4 => "R4",
+        /// R5: source route and its quality [PBD].
+        SourceRoute = 5 => "R5",
+        /// R6: MTU [PBD].
+        Mtu = 6 => "R6",
+        /// R7: RCVF [PAD].
+        Rcvf = 7 => "R7",
+        /// R8: RT header.
+        RtHeader = 8 => "R8",
     }
 }
 
@@ -86,7 +70,7 @@ impl<'a> Record<'a> {
             return Err(Error::truncated("record", 0, 8, buf.len()));
         }
         let t = buf[field::RTYP];
-        if RecordType::from_u8(t).is_none() {
+        if RecordType::from_code(t).is_none() {
             return Err(Error::new(ErrorKind::BadRecordType(t), "record.rtyp", 0));
         }
         let rl = be16(buf, field::RL);
@@ -110,7 +94,7 @@ impl<'a> Record<'a> {
     }
     /// The record type.
     pub fn record_type(&self) -> RecordType {
-        RecordType::from_u8(self.rtyp()).expect("checked")
+        RecordType::from_code(self.rtyp()).expect("checked")
     }
     /// PL.
     pub fn pad_len(&self) -> usize {

@@ -467,7 +467,7 @@ fn members(
         let total = f["total"].as_u64().unwrap_or(0);
         let manager = match f["manager"].as_u64() {
             Some(m) if m == u64::from(mgmt::attr::node_record::NO_MANAGER) => "-".to_string(),
-            Some(m) => mgmt::manager::SmState::from_u8(m as u8)
+            Some(m) => mgmt::manager::SmState::from_code(m as u8)
                 .map_or_else(|| m.to_string(), |s| s.name().to_string()),
             None => "-".into(),
         };

@@ -4,7 +4,7 @@ use rrp::wire::{
     Header, L2rh, Message, Packet, Record, RecordRepr, RouterHop, RtPart, SourceRoute,
     header::HEADER_LEN, record::RecordIter,
 };
-use rrp::{Address, CapabilityCode, ErrorCode, PacketClass, PacketType, RrpType};
+use rrp::{Address, CapabilityCode, ErrorCode, PacketType, RrpType};
 
 use crate::capture::Timestamp;
 use crate::hex;
@@ -250,22 +250,24 @@ pub fn hop_info(content: &[u8]) -> Option<HopInfo> {
     })
 }
 
+/// The header's `type_name`: an RRP message's draft name (`"RRP#9"`), an
+/// ERR code's (`"UNK"`).
 fn type_name(pt: PacketType, te: u16) -> Option<String> {
     if pt == PacketType::RRP {
-        RrpType::from_u16(te).map(|_| format!("RRP#{te}"))
+        RrpType::from_code(te).map(|t| t.name().to_string())
     } else if pt == PacketType::ERR {
-        ErrorCode::from_u16(te).map(|c| c.name().to_string())
+        ErrorCode::from_code(te).map(|c| c.name().to_string())
     } else {
         None
     }
 }
 
-/// The `kind` of a packet from its PT and TE alone.
+/// The `kind` of a packet from its PT and TE alone: the control message's
+/// draft name, else the class.
 fn kind_from_header(pt: PacketType, te: u16) -> String {
-    match (pt.class(), type_name(pt, te)) {
-        (PacketClass::Rrp, Some(n)) => n,
-        (PacketClass::Error, Some(n)) => format!("ERR {n}"),
-        (c, _) => c.to_string(),
+    match pt.control_name(te) {
+        Some(n) => n.to_string(),
+        None => pt.class().to_string(),
     }
 }
 
@@ -399,7 +401,7 @@ fn record_body(r: &RecordRepr, offset: usize) -> RecordBody {
         },
         RecordRepr::Capability(c) => RecordBody::Capability {
             code: c.code,
-            code_name: CapabilityCode::from_u8(c.code).map(|c| c.name().to_string()),
+            code_name: CapabilityCode::from_code(c.code).map(|c| c.name().to_string()),
             params: c.params.clone(),
         },
         RecordRepr::LogicalAddresses(a) | RecordRepr::Rcvf(a) => RecordBody::Addresses {

@@ -2,7 +2,7 @@
 //! and mwgen's `--l2` syntax reads them back.
 
 use rrp::Address;
-use rrp::kind::{ErrorCode, PacketType, RrpType};
+use rrp::kind::PacketType;
 use rrp::wire::{RouterHop, SourceRoute};
 use rrp::{LinkKind, NativeAddr};
 
@@ -71,19 +71,12 @@ pub(super) fn hex(a: Address) -> String {
 }
 
 /// The draft's name of a control message from its PT and TE (`"RRP#7"`,
-/// `"ERR UNK"`).
+/// `"ERR UNK"`; `"ERR 9"` and `"RRP?12"` for numbers the draft does not
+/// define).
 pub(super) fn control_name(pt: PacketType, te: u16) -> String {
-    if pt == PacketType::ERR {
-        match ErrorCode::from_u16(te) {
-            Some(ErrorCode::Unknown) => "ERR UNK".into(),
-            Some(ErrorCode::HrDown) => "ERR HRDOWN".into(),
-            Some(ErrorCode::LinkDown) => "ERR LINKDOWN".into(),
-            Some(ErrorCode::General) => "ERR GENERAL".into(),
-            None => format!("ERR {te}"),
-        }
-    } else if RrpType::from_u16(te).is_some() {
-        format!("RRP#{te}")
-    } else {
-        format!("RRP?{te}")
+    match pt.control_name(te) {
+        Some(n) => n.to_string(),
+        None if pt == PacketType::ERR => format!("ERR {te}"),
+        None => format!("RRP?{te}"),
     }
 }
