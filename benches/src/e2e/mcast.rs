@@ -454,7 +454,7 @@ fn run_router(
             "mwrouterd sent nothing at {size} B (port 0: received {}, drops {}); its \
              configuration: {}; the end of its output:\n{tail}",
             ingress.received,
-            ingress.drops_text(),
+            router::drops_text(&ingress),
             env.file(&format!("{tag}.toml")).display()
         ));
     }
@@ -463,7 +463,7 @@ fn run_router(
         eprintln!(
             "e2e: warning: mwrouterd dropped {dropped} of {} group packets at {size} B: {}",
             ingress.received,
-            ingress.drops_text()
+            router::drops_text(&ingress)
         );
     }
     Ok(Run {
@@ -482,9 +482,9 @@ fn run_router(
             "duration_s": secs,
             "out_mpps": out as f64 / secs / 1e6,
             "in_mpps": ingress.received as f64 / secs / 1e6,
-            "ports": m.delta.iter().enumerate().map(|(i, p)| (i.to_string(), p.to_json())).collect::<serde_json::Map<_, _>>(),
+            "ports": m.delta.iter().enumerate().map(|(i, p)| (i.to_string(), router::port_json(p))).collect::<serde_json::Map<_, _>>(),
             "exited_on_sigterm": exited_on_sigterm,
-            "drops": ingress.drops_text(),
+            "drops": router::drops_text(&ingress),
             "mwctl": added,
         }),
     })

@@ -12,7 +12,7 @@
 //! - [`config`]: the harness's mwrouterd configurations, built as
 //!   mwrouterd's own `Config`;
 //! - [`router`]: mwrouterd with such a configuration, its counters read
-//!   with `mwctl stats --area`;
+//!   from its counters area as `mwctl stats --area` reads them;
 //! - [`mwgen`]: the generator's NDR/PDR search;
 //! - [`single_core_throughput`] (Part 1, `--part 1`: each forwarder's
 //!   throughput on one core, pcap in, null out; its peers include DPDK's L3

@@ -18,13 +18,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rrp::counters::CounterSet;
 use serde_json::{Value, json};
 
 use super::addr::*;
 use super::hugepages::Memory;
 use super::mwgen::{self, SearchOutcome, SearchSpec};
 use super::process::{check_interrupt, wait_for};
-use super::router::{HrSpec, Router, RouterSpec};
+use super::router::{self, HrSpec, Router, RouterSpec};
 use super::testpmd::{self, Testpmd};
 use super::traffic::{PART2, Traffic};
 use super::{Env, Options, PART2_FORWARDER_LCORE, PART2_GENERATOR_LCORE, Result, path_str};
@@ -277,8 +278,8 @@ fn run_router(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Searc
             let d = before
                 .ports
                 .get(i)
-                .map_or_else(|| p.clone(), |b| p.delta(b));
-            (i.to_string(), d.to_json())
+                .map_or(p.stats, |b| p.stats.since(&b.stats));
+            (i.to_string(), router::port_json(&d))
         })
         .collect();
     Ok(Search {

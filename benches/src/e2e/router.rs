@@ -1,8 +1,8 @@
 //! mwrouterd as the forwarder: a configuration built as mwrouterd's
 //! [`Config`] ([`super::config`]: two DPDK ports, one busy-polling worker),
-//! started and stopped, its counters read with
-//! `mwctl stats --area <socket>.stats --json` (docs/stats.md: the daemon
-//! publishes the counters area every 100 ms with its publication time,
+//! started and stopped, its counters read from its counters area
+//! `<socket>.stats` as `mwctl stats --area` reads it (docs/stats.md: the
+//! daemon publishes the area every 100 ms with its publication time,
 //! `published_ns`, which gives the rate's time base).
 
 use std::path::{Path, PathBuf};
@@ -10,13 +10,16 @@ use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
 use admin::LogLevel;
+use admin::stats::StatsReader;
 use control::config::Config;
+use rrp::counters::CounterSet;
+use rrp::{DropReason, PortStats};
 use serde_json::{Map, Value, json};
 
 use super::addr::*;
 use super::config;
 use super::process::{Proc, shell_words, sleep, wait_for};
-use super::{Env, Result, path_str};
+use super::{Env, Result};
 
 /// One HR's port and static entry.
 #[derive(Debug, Clone)]
@@ -72,121 +75,42 @@ impl RouterSpec {
     }
 }
 
-/// One port's counters from the counters area.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PortCounters {
-    /// Packets received.
-    pub received: u64,
-    /// Forwarded (counted on the ingress port).
-    pub forwarded: u64,
-    /// Punted to the control plane.
-    pub punted: u64,
-    /// Transmitted (forwarded out of this port, and injected).
-    pub transmitted: u64,
-    /// Injected by the control plane.
-    pub injected: u64,
-    /// Receive errors.
-    pub rx_errors: u64,
-    /// Drops by reason.
-    pub dropped: Vec<(String, u64)>,
+/// One reading of the counters area (admin's, as `mwctl stats` reads it).
+pub use admin::stats::Snapshot;
+
+/// A port's counters as the harness's JSON records them: the counters
+/// that show where packets went, all drops, and the drops by reason (zeros
+/// left out).
+pub fn port_json(p: &PortStats) -> Value {
+    let drops: Map<String, Value> = DropReason::ALL
+        .iter()
+        .filter(|r| p.dropped(**r) > 0)
+        .map(|r| (r.name().to_string(), json!(p.dropped(*r))))
+        .collect();
+    json!({
+        "received": p.received,
+        "forwarded": p.forwarded,
+        "punted": p.punted,
+        "transmitted": p.transmitted,
+        "injected": p.injected,
+        "rx_errors": p.rx_errors,
+        "dropped": p.dropped_total(),
+        "drops": drops,
+    })
 }
 
-impl PortCounters {
-    fn from_json(v: &Value) -> PortCounters {
-        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let dropped = v
-            .get("dropped")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, x)| (k.clone(), x.as_u64().unwrap_or(0)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        PortCounters {
-            received: n("received"),
-            forwarded: n("forwarded"),
-            punted: n("punted"),
-            transmitted: n("transmitted"),
-            injected: n("injected"),
-            rx_errors: n("rx_errors"),
-            dropped,
-        }
+/// A port's drops with a count, `reason=N, ...` ("none").
+pub fn drops_text(p: &PortStats) -> String {
+    let v: Vec<String> = DropReason::ALL
+        .iter()
+        .filter(|r| p.dropped(**r) > 0)
+        .map(|r| format!("{r}={}", p.dropped(*r)))
+        .collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
     }
-
-    /// All drops.
-    pub fn dropped_total(&self) -> u64 {
-        self.dropped.iter().map(|(_, n)| n).sum()
-    }
-
-    /// `self - earlier`, counter by counter.
-    pub fn delta(&self, earlier: &PortCounters) -> PortCounters {
-        let d = |a: u64, b: u64| a.saturating_sub(b);
-        PortCounters {
-            received: d(self.received, earlier.received),
-            forwarded: d(self.forwarded, earlier.forwarded),
-            punted: d(self.punted, earlier.punted),
-            transmitted: d(self.transmitted, earlier.transmitted),
-            injected: d(self.injected, earlier.injected),
-            rx_errors: d(self.rx_errors, earlier.rx_errors),
-            dropped: self
-                .dropped
-                .iter()
-                .map(|(k, v)| {
-                    let before = earlier
-                        .dropped
-                        .iter()
-                        .find(|(q, _)| q == k)
-                        .map_or(0, |(_, x)| *x);
-                    (k.clone(), d(*v, before))
-                })
-                .collect(),
-        }
-    }
-
-    /// The JSON record (drops by reason, zeros left out).
-    pub fn to_json(&self) -> Value {
-        let drops: Map<String, Value> = self
-            .dropped
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| (k.clone(), json!(n)))
-            .collect();
-        json!({
-            "received": self.received,
-            "forwarded": self.forwarded,
-            "punted": self.punted,
-            "transmitted": self.transmitted,
-            "injected": self.injected,
-            "rx_errors": self.rx_errors,
-            "dropped": self.dropped_total(),
-            "drops": drops,
-        })
-    }
-
-    /// Drops with a count, `reason=N, ...` ("none").
-    pub fn drops_text(&self) -> String {
-        let v: Vec<String> = self
-            .dropped
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| format!("{k}={n}"))
-            .collect();
-        if v.is_empty() {
-            "none".into()
-        } else {
-            v.join(", ")
-        }
-    }
-}
-
-/// One reading of the counters area.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    /// When the daemon published it (UNIX ns).
-    pub published_ns: u64,
-    /// Per port, in port order.
-    pub ports: Vec<PortCounters>,
 }
 
 /// A running mwrouterd.
@@ -252,7 +176,7 @@ impl Router {
 
     /// Waits until it answers on its admin socket and publishes counters.
     pub fn wait_ready(&mut self) -> Result<()> {
-        let (socket, area, mwctl) = (&self.socket, &self.area, &self.mwctl);
+        let (socket, area) = (&self.socket, &self.area);
         let proc = &mut self.proc;
         let ready = wait_for(
             "mwrouterd's admin socket and counters",
@@ -261,7 +185,7 @@ impl Router {
                 proc.check_running()?;
                 Ok(socket.exists()
                     && area.exists()
-                    && read_area(mwctl, area).is_ok_and(|s| s.published_ns > 0))
+                    && read_area(area).is_ok_and(|s| s.published_ns > 0))
             },
         );
         ready.map_err(|e| format!("{e}; mwrouterd's output:\n{}", proc.log_tail(30)))
@@ -312,20 +236,20 @@ impl Router {
     /// Reads the counters (an error when mwrouterd has exited).
     pub fn snapshot(&mut self) -> Result<Snapshot> {
         self.proc.check_running()?;
-        read_area(&self.mwctl, &self.area)
+        read_area(&self.area)
     }
 
     /// Waits for a publication newer than `after_ns` and returns it.
     pub fn next_snapshot(&mut self, after_ns: u64) -> Result<Snapshot> {
         let mut got = None;
-        let (mwctl, area) = (self.mwctl.clone(), self.area.clone());
+        let area = self.area.clone();
         let proc = &mut self.proc;
         wait_for(
             "a new publication of mwrouterd's counters",
             Duration::from_secs(5),
             || {
                 proc.check_running()?;
-                let s = read_area(&mwctl, &area)?;
+                let s = read_area(&area)?;
                 let fresh = s.published_ns > after_ns;
                 if fresh {
                     got = Some(s);
@@ -391,49 +315,21 @@ pub fn mwctl_at(mwctl: &Path, socket: &Path, args: &[String]) -> Result<String> 
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `mwctl stats --area FILE --json`, parsed.
-pub fn read_area(mwctl: &Path, area: &Path) -> Result<Snapshot> {
-    let out = Command::new(mwctl)
-        .args(["stats", "--json", "--area"])
-        .arg(area)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", mwctl.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} failed ({}): {}",
-            shell_words(&[
-                path_str(mwctl),
-                "stats".into(),
-                "--json".into(),
-                "--area".into(),
-                path_str(area)
-            ]),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("mwctl stats --json: not JSON ({e})"))?;
-    let ports = v
-        .get("ports")
-        .and_then(Value::as_array)
-        .ok_or("mwctl stats --json: no `ports` array")?
-        .iter()
-        .map(PortCounters::from_json)
-        .collect();
-    Ok(Snapshot {
-        published_ns: v.get("published_ns").and_then(Value::as_u64).unwrap_or(0),
-        ports,
-    })
+/// The last publication in the counters area at `area`, read as `mwctl
+/// stats --area` reads it (admin's [`StatsReader`]).
+pub fn read_area(area: &Path) -> Result<Snapshot> {
+    StatsReader::open(area)
+        .and_then(|mut r| r.read())
+        .map_err(|e| format!("counters area {}: {e}", area.display()))
 }
 
 /// A Part 1 style measurement: warm-up, then two readings `interval` apart.
 #[derive(Debug, Clone)]
 pub struct Measurement {
     /// Per port: counters over the interval.
-    pub delta: Vec<PortCounters>,
+    pub delta: Vec<PortStats>,
     /// Per port: counters at the end.
-    pub end: Vec<PortCounters>,
+    pub end: Vec<PortStats>,
     /// The interval between the two publications.
     pub interval: Duration,
 }
@@ -452,13 +348,14 @@ pub fn measure(r: &mut Router, warmup: Duration, interval: Duration) -> Result<M
         .zip(
             a.ports
                 .iter()
-                .chain(std::iter::repeat(&PortCounters::default())),
+                .map(|p| p.stats)
+                .chain(std::iter::repeat(PortStats::default())),
         )
-        .map(|(y, x)| y.delta(x))
+        .map(|(y, x)| y.since(&x))
         .collect();
     Ok(Measurement {
         delta,
-        end: b.ports,
+        end: b.ports.iter().map(|p| p.stats).collect(),
         interval: Duration::from_nanos(b.published_ns.saturating_sub(a.published_ns)),
     })
 }

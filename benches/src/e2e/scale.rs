@@ -396,8 +396,8 @@ fn run_router(
         return Err(format!(
             "mwrouterd with {workers} worker(s) forwarded nothing on a pair (Mpps per pair \
              {per_pair:?}; drops: {}, {}); its configuration: {}; the end of its output:\n{tail}",
-            m.delta.first().map(|p| p.drops_text()).unwrap_or_default(),
-            m.delta.get(2).map(|p| p.drops_text()).unwrap_or_default(),
+            m.delta.first().map(router::drops_text).unwrap_or_default(),
+            m.delta.get(2).map(router::drops_text).unwrap_or_default(),
             env.file(&format!("{tag}.toml")).display()
         ));
     }
@@ -415,7 +415,7 @@ fn run_router(
             "per_pair_mpps": per_pair,
             "ports": m.delta.iter().enumerate().map(|(i, p)| (i.to_string(), json!({
                 "vdev": devs.get(i),
-                "delta": p.to_json(),
+                "delta": router::port_json(p),
             }))).collect::<serde_json::Map<_, _>>(),
             "exited_on_sigterm": exited_on_sigterm,
         }),

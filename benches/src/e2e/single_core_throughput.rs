@@ -522,7 +522,7 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
              its configuration: {}; the end of its output:\n{tail}",
             t.label,
             a.received,
-            a.drops_text(),
+            router::drops_text(&a),
             env.file(&format!("{tag}.toml")).display()
         ));
     }
@@ -532,7 +532,7 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
             "e2e: warning: mwrouterd dropped {dropped} of {} packets of {} during the interval: {}",
             a.received,
             t.label,
-            a.drops_text()
+            router::drops_text(&a)
         );
     }
     let record = json!({
@@ -545,14 +545,14 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
         "duration_s": secs,
         "mpps": pps / 1e6,
         "ports": {
-            "0": { "vdev": spec.a.device, "delta": a.to_json() },
-            "1": { "vdev": spec.b.device, "delta": b.to_json() },
+            "0": { "vdev": spec.a.device, "delta": router::port_json(&a) },
+            "1": { "vdev": spec.b.device, "delta": router::port_json(&b) },
         },
-        "ports_total": m.end.iter().enumerate().map(|(i, p)| (i.to_string(), p.to_json())).collect::<serde_json::Map<_, _>>(),
+        "ports_total": m.end.iter().enumerate().map(|(i, p)| (i.to_string(), router::port_json(p))).collect::<serde_json::Map<_, _>>(),
         "exited_on_sigterm": exited_on_sigterm,
         "drops": {
-            "interval": a.drops_text(),
-            "run_total": m.end.first().map(|p| p.drops_text()).unwrap_or_default(),
+            "interval": router::drops_text(&a),
+            "run_total": m.end.first().map(router::drops_text).unwrap_or_default(),
         },
     });
     Ok(Run {
