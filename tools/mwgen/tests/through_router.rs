@@ -6,10 +6,18 @@
 //! router saw an error; the router shifted a 0 in), and the router's own
 //! counters agree with mwgen's.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
+use admin::LogLevel;
+use control::config::{
+    AfPacketPortConfig, Config, DpdkPortConfig, DpdkSection, HrSection, IdleMode, PortConfig,
+    UdpPortConfig,
+};
+use rrp::router::StaticNode;
+use rrp::{Address, NativeAddr};
 use serde_json::Value;
 
 /// A running mwrouterd, stopped (SIGKILL if need be) on drop.
@@ -19,14 +27,14 @@ struct Router {
 }
 
 impl Router {
-    fn start(dir: &Path, body: &str) -> Result<Router, String> {
+    /// Starts mwrouterd with `config` (its admin socket and log level set
+    /// here), written as mwrouterd's own configuration type emits it.
+    fn start(dir: &Path, mut config: Config) -> Result<Router, String> {
         let sock = dir.join("mw.sock");
-        let cfg = format!(
-            "[router]\nname = \"gen-test\"\n\n[admin]\nsocket = \"{}\"\n\n[log]\nlevel = \"warn\"\n\n{body}",
-            sock.display()
-        );
+        config.admin.socket = sock.clone();
+        config.log.level = LogLevel::Warn;
         let path = dir.join("router.toml");
-        std::fs::write(&path, cfg).unwrap();
+        std::fs::write(&path, config.to_toml()).unwrap();
         let bin = testkit::workspace_bin("control", "mwrouterd", &[]);
         let child = testkit::spawn_until_ready(
             Command::new(bin).arg("--config").arg(&path),
@@ -104,22 +112,36 @@ fn router_agrees(router: &Router, n: u64) {
     assert!(fwd >= n, "router forwarded {fwd} < {n}: {text}");
 }
 
-/// The two HRs of the router under test: HR 0x0101 (SAN 0x0201) with the
+/// The router under test, "gen-test": HR 0x0101 (SAN 0x0201) with the
 /// generator's sending end 0x0130 as a static entry, HR 0x0102 (SAN 0x0202)
-/// with its receiving end 0x0230. `ports` are the two `[hr.port]` tables'
-/// keys, `gens` the generator ends' native addresses.
-fn two_hrs(ports: [String; 2], gens: [String; 2]) -> String {
-    let mut s = String::new();
-    for (i, (port, gen_end)) in ports.iter().zip(&gens).enumerate() {
-        s += &format!(
-            "\n[[hr]]\naddress = 0x010{}\nsan_id = 0x020{}\nmtu = 1500\n[hr.port]\n{port}\n\
-             [[hr.static]]\naddress = 0x0{}30\nnative = \"{gen_end}\"\n",
-            i + 1,
-            i + 1,
-            i + 1
-        );
-    }
-    s
+/// with its receiving end 0x0230. `ports` are the two HRs' ports, `gens`
+/// the generator ends' native addresses.
+fn two_hrs(ports: [PortConfig; 2], gens: [NativeAddr; 2]) -> Config {
+    let hrs = ports
+        .into_iter()
+        .zip(gens)
+        .zip(1u16..)
+        .map(|((port, native), i)| {
+            let mut hr = HrSection::new(0x0100 + i, 0x0200 + i, 1500, port);
+            hr.statics.push(StaticNode {
+                address: Address(0x0030 + 0x0100 * i),
+                native,
+                name: None,
+                capabilities: Vec::new(),
+                groups: Vec::new(),
+            });
+            hr
+        })
+        .collect();
+    Config::new("gen-test", hrs)
+}
+
+fn udp_port(port: u16) -> PortConfig {
+    PortConfig::Udp(UdpPortConfig::new(loopback(port)))
+}
+
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 fn free_udp<const N: usize>() -> [u16; N] {
@@ -131,14 +153,11 @@ fn free_udp<const N: usize>() -> [u16; N] {
 fn udp_l3_and_l2_through_mwrouterd() {
     let dir = tempfile::tempdir().unwrap();
     let [r0, r1, g0, g1] = free_udp();
-    let body = two_hrs(
-        [
-            format!("backend = \"udp\"\nbind = \"127.0.0.1:{r0}\""),
-            format!("backend = \"udp\"\nbind = \"127.0.0.1:{r1}\""),
-        ],
-        [format!("127.0.0.1:{g0}"), format!("127.0.0.1:{g1}")],
+    let config = two_hrs(
+        [udp_port(r0), udp_port(r1)],
+        [NativeAddr::udp(loopback(g0)), NativeAddr::udp(loopback(g1))],
     );
-    let router = Router::start(dir.path(), &body).unwrap();
+    let router = Router::start(dir.path(), config).unwrap();
     let (tx, rx, to) = (
         format!("udp:127.0.0.1:{g0}"),
         format!("udp:127.0.0.1:{g1}"),
@@ -181,14 +200,10 @@ fn af_packet_through_mwrouterd_on_veth_pairs() {
     let b = testkit::VethPair::new("mgb").unwrap();
     // mwgen on a.a and b.a; the router on a.b and b.b.
     let dir = tempfile::tempdir().unwrap();
-    let body = two_hrs(
-        [
-            format!("backend = \"af_packet\"\ninterface = \"{}\"", a.b),
-            format!("backend = \"af_packet\"\ninterface = \"{}\"", b.b),
-        ],
-        [mac_of(&a.a), mac_of(&b.a)],
-    );
-    let router = Router::start(dir.path(), &body).unwrap();
+    let af_packet = |ifname: &str| PortConfig::AfPacket(AfPacketPortConfig::new(ifname));
+    let mac = |ifname: &str| NativeAddr::parse(&mac_of(ifname)).unwrap();
+    let config = two_hrs([af_packet(&a.b), af_packet(&b.b)], [mac(&a.a), mac(&b.a)]);
+    let router = Router::start(dir.path(), config).unwrap();
     let (tx, rx) = (format!("af_packet:{}", a.a), format!("af_packet:{}", b.a));
     let to = mac_of(&a.b);
     let l3 = mwgen(&[
@@ -209,23 +224,27 @@ fn af_packet_through_mwrouterd_on_veth_pairs() {
 fn dpdk_memif_through_mwrouterd() {
     let dir = tempfile::tempdir().unwrap();
     let (sa, sb) = (dir.path().join("a.sock"), dir.path().join("b.sock"));
-    let eal = r#"["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0", "--log-level=warning"]"#;
     let memif = |n: u8, sock: &Path| {
-        format!(
-            "backend = \"dpdk\"\ndevice = \"net_memif{},role=server,id=0,socket={}\"\nmac = \"02:00:00:00:01:0{}\"",
-            n,
-            sock.display(),
-            n + 1
-        )
+        let mut port = DpdkPortConfig::new(&format!(
+            "net_memif{n},role=server,id=0,socket={}",
+            sock.display()
+        ));
+        port.mac = Some([2, 0, 0, 0, 1, n + 1]);
+        PortConfig::Dpdk(port)
     };
-    let body = format!(
-        "[dpdk]\neal_args = {eal}\n\n[workers]\ncount = 1\nidle = \"adaptive\"\n{}",
-        two_hrs(
-            [memif(0, &sa), memif(1, &sb)],
-            ["02:00:00:00:01:30".into(), "02:00:00:00:02:30".into()],
-        )
+    let mut config = two_hrs(
+        [memif(0, &sa), memif(1, &sb)],
+        [
+            NativeAddr::mac([2, 0, 0, 0, 1, 0x30]),
+            NativeAddr::mac([2, 0, 0, 0, 2, 0x30]),
+        ],
     );
-    let router = match Router::start(dir.path(), &body) {
+    config.dpdk = Some(DpdkSection {
+        eal_args: testkit::dpdk_eal_args(),
+    });
+    config.workers.count = 1;
+    config.workers.idle = IdleMode::Adaptive;
+    let router = match Router::start(dir.path(), config) {
         Ok(r) => r,
         Err(e) if e.contains("--features dpdk") => {
             testkit::skip(
