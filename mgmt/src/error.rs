@@ -11,9 +11,9 @@ pub enum ErrorKind {
     /// The buffer ends before the field does.
     Truncated {
         /// Bytes the field needs from its offset.
-        need: usize,
+        needed: usize,
         /// Bytes that are left from its offset.
-        have: usize,
+        available: usize,
     },
     /// A MAD data block that is not 256 bytes (this many).
     BadLength(usize),
@@ -36,51 +36,13 @@ pub enum ErrorKind {
     BadValue(&'static str),
 }
 
-/// A failure: what, in which field, at which byte offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Error {
-    /// What went wrong.
-    pub kind: ErrorKind,
-    /// The field, e.g. `"mad.base_version"` or `"port_info.native_len"`.
-    pub field: &'static str,
-    /// Byte offset of the field, from the start of the outermost buffer.
-    pub offset: usize,
-}
-
-/// Result of a parse or an emit.
-pub type Result<T> = core::result::Result<T, Error>;
-
-impl Error {
-    /// An error of `kind` in `field` at `offset`.
-    pub const fn new(kind: ErrorKind, field: &'static str, offset: usize) -> Self {
-        Error {
-            kind,
-            field,
-            offset,
-        }
-    }
-
-    /// A truncation error: `need` bytes wanted at `offset`, `have` there.
-    pub const fn truncated(field: &'static str, offset: usize, need: usize, have: usize) -> Self {
-        Error::new(ErrorKind::Truncated { need, have }, field, offset)
-    }
-
-    /// The same error with its offset moved by `base` bytes: used when a
-    /// parser of an inner part reports relative to that part.
-    #[must_use]
-    pub const fn shifted(self, base: usize) -> Self {
-        Error {
-            offset: self.offset + base,
-            ..self
-        }
-    }
-}
+rrp::located_error!(ErrorKind);
 
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            ErrorKind::Truncated { need, have } => {
-                write!(f, "truncated: needs {need} bytes, {have} left")
+            ErrorKind::Truncated { needed, available } => {
+                write!(f, "truncated: needs {needed} bytes, {available} left")
             }
             ErrorKind::BadLength(n) => write!(f, "a MAD of {n} bytes, expected 256"),
             ErrorKind::BadBaseVersion(v) => write!(f, "MAD base version {v}, expected 1"),
@@ -95,14 +57,6 @@ impl fmt::Display for ErrorKind {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}: {}", self.field, self.offset, self.kind)
-    }
-}
-
-impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {

@@ -63,50 +63,7 @@ pub enum ErrorKind {
     Unauthenticated(crate::wire::auth::AuthRefusal),
 }
 
-/// A parse failure: what, in which field, at which byte offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Error {
-    /// What went wrong.
-    pub kind: ErrorKind,
-    /// The field being parsed, e.g. `"eep.version"` or `"r5.l2rh.len"`.
-    pub field: &'static str,
-    /// Byte offset of the field, from the start of the outermost buffer.
-    pub offset: usize,
-}
-
-/// Result of a parse.
-pub type Result<T> = core::result::Result<T, Error>;
-
-impl Error {
-    /// An error of `kind` in `field` at `offset`.
-    pub const fn new(kind: ErrorKind, field: &'static str, offset: usize) -> Self {
-        Error {
-            kind,
-            field,
-            offset,
-        }
-    }
-
-    /// The same error with its offset moved by `base` bytes: used when a
-    /// parser of an inner part reports relative to that part.
-    #[must_use]
-    pub const fn shifted(self, base: usize) -> Self {
-        Error {
-            offset: self.offset + base,
-            ..self
-        }
-    }
-
-    /// A truncation error: `needed` bytes wanted at `offset`, `available` there.
-    pub const fn truncated(
-        field: &'static str,
-        offset: usize,
-        needed: usize,
-        available: usize,
-    ) -> Self {
-        Error::new(ErrorKind::Truncated { needed, available }, field, offset)
-    }
-}
+crate::located_error!(ErrorKind);
 
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -143,11 +100,3 @@ impl fmt::Display for ErrorKind {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}: {}", self.field, self.offset, self.kind)
-    }
-}
-
-impl std::error::Error for Error {}

@@ -25,6 +25,7 @@ pub mod fuzzing;
 pub mod fxhash;
 pub mod kind;
 pub mod limits;
+pub mod located_error;
 pub mod named_enum;
 pub mod native;
 pub mod node;

@@ -647,8 +647,8 @@ mod tests {
         assert_eq!(
             e.kind,
             ErrorKind::Truncated {
-                need: 256,
-                have: 255
+                needed: 256,
+                available: 255
             }
         );
     }
