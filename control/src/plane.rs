@@ -125,6 +125,12 @@ pub struct ControlPlane {
 /// Log lines kept for readers before the oldest are dropped.
 const EVENTS_KEPT: usize = 4096;
 
+/// Punts the control thread takes from one worker in one pass, at most:
+/// then notices, due timers (keepalives among them) and outputs get their
+/// turn, so that a flood of punts cannot hold them off (docs/dataplane.md
+/// "Punt classes").
+const PUNTS_PER_PASS: usize = 256;
+
 /// A line for the daemon's log from the control plane.
 #[derive(Debug, Clone)]
 pub enum LogItem {
@@ -343,13 +349,18 @@ impl ControlPlane {
         self.events.push_back(item);
     }
 
-    /// One pass: punts (protocol traffic first), notices, due timers, then
-    /// the engine's outputs. Returns how many punts and notices it handled.
+    /// One pass: punts (by class, routing first; at most
+    /// [`PUNTS_PER_PASS`] from each worker), notices, due timers, then the
+    /// engine's outputs. Returns how many punts and notices it handled.
     pub fn poll_once(&mut self) -> usize {
         let now = self.now();
         let mut work = 0;
         for w in 0..self.workers.len() {
-            while let Some(p) = self.workers[w].recv_punt() {
+            let mut taken = 0;
+            while taken < PUNTS_PER_PASS
+                && let Some(p) = self.workers[w].recv_punt()
+            {
+                taken += 1;
                 work += 1;
                 self.stats.punts += 1;
                 // The worker located the packet: its layout comes along, so
@@ -365,7 +376,7 @@ impl ControlPlane {
                         .engine
                         .handle_bytes(now, p.in_port, &p.native_src, &p.data),
                 }
-                self.workers[w].recycle_any(p);
+                self.workers[w].recycle(p);
                 self.drain(now);
             }
             while let Some(n) = self.workers[w].recv_notice() {

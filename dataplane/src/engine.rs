@@ -21,7 +21,6 @@
 
 use arrayvec::ArrayVec;
 use ports::{Burst, PacketBuf, Port};
-use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::native::MAX_NATIVE_LEN;
 use rrp::router::{Notice, NoticeKind};
@@ -215,14 +214,6 @@ impl Verdict<'_> {
             reason,
             notice: None,
         }
-    }
-}
-
-#[inline(always)]
-fn class_of(pt: PacketType) -> PuntClass {
-    match pt {
-        PacketType::RRP | PacketType::ERR | PacketType::MANAGEMENT => PuntClass::Control,
-        _ => PuntClass::Local,
     }
 }
 
@@ -434,7 +425,7 @@ impl Engine {
                 };
             }
             if idx == NH_LOCAL {
-                let class = class_of(h.packet_type());
+                let class = PuntClass::of(h.packet_type());
                 buf.trim(end);
                 return Verdict::Punt {
                     class,
@@ -478,7 +469,7 @@ impl Engine {
             let class = if lay.l2rh_count > 1 {
                 PuntClass::Local
             } else {
-                class_of(Header::new_unchecked(&d[lay.header_offset..]).packet_type())
+                PuntClass::of(Header::new_unchecked(&d[lay.header_offset..]).packet_type())
             };
             buf.trim(end);
             buf.adj(strip);
@@ -876,8 +867,17 @@ impl Engine {
             layout,
         };
         match self.chan.punt(now_ns, class, meta, buf.data()) {
-            Ok(()) => c.punted += 1,
-            Err(r) => c.dropped[r] += 1,
+            Ok(()) => {
+                c.punted += 1;
+                c.punted_by_class[class] += 1;
+            }
+            Err(r) => {
+                c.dropped[r] += 1;
+                match r {
+                    DropReason::PuntRate => c.punt_rate_by_class[class] += 1,
+                    _ => c.punt_full_by_class[class] += 1,
+                }
+            }
         }
     }
 

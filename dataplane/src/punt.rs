@@ -1,6 +1,8 @@
 //! The rings between a worker and the control thread (docs/architecture.md "Threads
-//! and data flow"): punted packets for this box in two classes (protocol
-//! traffic first), notices for the control plane (no route, MTU, redirect),
+//! and data flow"): punted packets for this box, each [`PuntClass`] with its
+//! own rate limit and its own slots (routing traffic served first, so that
+//! a flood of one class costs that class only; docs/dataplane.md "Punt
+//! classes"), notices for the control plane (no route, MTU, redirect),
 //! and packets the control plane injects. Every ring is bounded and
 //! lock-free; the worker rate-limits before it enqueues, and when a ring is
 //! full it drops and counts. The worker never blocks.
@@ -11,23 +13,16 @@
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
+pub use rrp::PuntClass;
 use rrp::router::Notice;
 use rrp::wire::packet::Layout;
 use rrp::{DropReason, NativeAddr, PortId};
 
-/// Punt classes, in the order the control thread serves them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum PuntClass {
-    /// RRP, ERR and management packets for this box.
-    Control = 0,
-    /// Other packets for this box.
-    Local = 1,
-}
-
 /// A packet handed to the control plane.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Punt {
+    /// The class it was punted under (its slot goes back to that class).
+    pub class: PuntClass,
     /// The port it arrived on.
     pub in_port: PortId,
     /// The HR it is delivered to (differs from `in_port` for an egress-only
@@ -42,6 +37,20 @@ pub struct Punt {
     pub layout: Layout,
     /// The packet, from its first remaining L2RH or EEP header to its trailer.
     pub data: Vec<u8>,
+}
+
+impl Default for Punt {
+    fn default() -> Self {
+        Punt {
+            class: PuntClass::Local,
+            in_port: PortId::default(),
+            hr_port: PortId::default(),
+            native_src: NativeAddr::default(),
+            rx_error: false,
+            layout: Layout::default(),
+            data: Vec::new(),
+        }
+    }
 }
 
 /// Where a punted packet came from and whom it is for.
@@ -118,7 +127,7 @@ impl RateLimit {
 /// Sizes and limits of one worker's rings.
 #[derive(Debug, Clone, Copy)]
 pub struct ChannelConfig {
-    /// Punt slots per class.
+    /// Punt slots per class (each class has its own).
     pub punt_slots: usize,
     /// Bytes per punt slot (the largest punted packet).
     pub punt_slot_bytes: usize,
@@ -126,7 +135,8 @@ pub struct ChannelConfig {
     pub notices: usize,
     /// Injections in flight.
     pub injections: usize,
-    /// Punts per second per class (0 = unlimited) and burst.
+    /// Punts per second per class (0 = unlimited) and burst: each class
+    /// has a bucket of its own.
     pub punt_rate: (u64, u64),
     /// Notices per second (0 = unlimited) and burst.
     pub notice_rate: (u64, u64),
@@ -147,8 +157,8 @@ impl Default for ChannelConfig {
 
 #[derive(Debug)]
 struct Rings {
-    free: [ArrayQueue<Punt>; 2],
-    full: [ArrayQueue<Punt>; 2],
+    free: [ArrayQueue<Punt>; PuntClass::COUNT],
+    full: [ArrayQueue<Punt>; PuntClass::COUNT],
     notices: ArrayQueue<Notice>,
     injections: ArrayQueue<Injection>,
     /// New punt and notice rates from the control side (a reload), taken
@@ -160,7 +170,7 @@ struct Rings {
 #[derive(Debug)]
 pub struct WorkerChannels {
     rings: Arc<Rings>,
-    punt_limit: [RateLimit; 2],
+    punt_limit: [RateLimit; PuntClass::COUNT],
     notice_limit: RateLimit,
     slot_bytes: usize,
 }
@@ -174,10 +184,11 @@ pub struct ControlChannels {
 /// Makes the rings of one worker.
 pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
     let slots = cfg.punt_slots.max(1);
-    let mk_free = || {
+    let mk_free = |class: PuntClass| {
         let q = ArrayQueue::new(slots);
         for _ in 0..slots {
             let _ = q.push(Punt {
+                class,
                 data: Vec::with_capacity(cfg.punt_slot_bytes),
                 ..Punt::default()
             });
@@ -185,8 +196,8 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
         q
     };
     let rings = Arc::new(Rings {
-        free: [mk_free(), mk_free()],
-        full: [ArrayQueue::new(slots), ArrayQueue::new(slots)],
+        free: PuntClass::ALL.map(mk_free),
+        full: PuntClass::ALL.map(|_| ArrayQueue::new(slots)),
         notices: ArrayQueue::new(cfg.notices.max(1)),
         injections: ArrayQueue::new(cfg.injections.max(1)),
         rates: ArrayQueue::new(1),
@@ -194,10 +205,7 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
     (
         WorkerChannels {
             rings: rings.clone(),
-            punt_limit: [
-                RateLimit::new(cfg.punt_rate.0, cfg.punt_rate.1),
-                RateLimit::new(cfg.punt_rate.0, cfg.punt_rate.1),
-            ],
+            punt_limit: PuntClass::ALL.map(|_| RateLimit::new(cfg.punt_rate.0, cfg.punt_rate.1)),
             notice_limit: RateLimit::new(cfg.notice_rate.0, cfg.notice_rate.1),
             slot_bytes: cfg.punt_slot_bytes,
         },
@@ -209,10 +217,7 @@ impl WorkerChannels {
     /// Adopts rates the control side set since the last punt or notice.
     #[cold]
     fn adopt_rates(&mut self, (punt, notice): ((u64, u64), (u64, u64))) {
-        self.punt_limit = [
-            RateLimit::new(punt.0, punt.1),
-            RateLimit::new(punt.0, punt.1),
-        ];
+        self.punt_limit = PuntClass::ALL.map(|_| RateLimit::new(punt.0, punt.1));
         self.notice_limit = RateLimit::new(notice.0, notice.1);
     }
 
@@ -239,6 +244,7 @@ impl WorkerChannels {
         let Some(mut slot) = self.rings.free[c].pop() else {
             return Err(DropReason::PuntFull);
         };
+        slot.class = class;
         slot.in_port = meta.in_port;
         slot.hr_port = meta.hr_port;
         slot.native_src = meta.native_src;
@@ -281,24 +287,15 @@ impl ControlChannels {
         let _ = self.rings.rates.force_push((punt, notice));
     }
 
-    /// The next punted packet, protocol traffic first. Give it back with
-    /// [`ControlChannels::recycle`].
+    /// The next punted packet, the classes in their order (routing
+    /// traffic first). Give it back with [`ControlChannels::recycle`].
     pub fn recv_punt(&self) -> Option<Punt> {
-        self.rings.full[PuntClass::Control as usize]
-            .pop()
-            .or_else(|| self.rings.full[PuntClass::Local as usize].pop())
+        self.rings.full.iter().find_map(ArrayQueue::pop)
     }
 
-    /// Returns a punt slot to its worker.
-    pub fn recycle(&self, class: PuntClass, p: Punt) {
-        let _ = self.rings.free[class as usize].push(p);
-    }
-
-    /// Returns a punt slot, finding its class from the ring that has room.
-    pub fn recycle_any(&self, p: Punt) {
-        if let Err(p) = self.rings.free[0].push(p) {
-            let _ = self.rings.free[1].push(p);
-        }
+    /// Returns a punt slot to its worker, to the class it was taken from.
+    pub fn recycle(&self, p: Punt) {
+        let _ = self.rings.free[p.class as usize].push(p);
     }
 
     /// The next notice.
@@ -346,14 +343,42 @@ mod tests {
             w.punt(0, PuntClass::Local, m, &[2]),
             Err(DropReason::PuntFull)
         );
-        w.punt(0, PuntClass::Control, m, &[3]).unwrap();
-        let p = c.recv_punt().unwrap();
-        assert_eq!(p.data, vec![3]);
-        c.recycle(PuntClass::Control, p);
-        let p = c.recv_punt().unwrap();
-        assert_eq!(p.data, vec![1]);
-        c.recycle(PuntClass::Local, p);
-        w.punt(0, PuntClass::Local, m, &[4]).unwrap();
+        w.punt(0, PuntClass::Management, m, &[3]).unwrap();
+        w.punt(0, PuntClass::Routing, m, &[4]).unwrap();
+        // Served in class order, each slot back to its own class.
+        for (want, class) in [
+            (4, PuntClass::Routing),
+            (3, PuntClass::Management),
+            (1, PuntClass::Local),
+        ] {
+            let p = c.recv_punt().unwrap();
+            assert_eq!((p.data[0], p.class), (want, class));
+            c.recycle(p);
+        }
+        assert!(c.recv_punt().is_none());
+        for class in PuntClass::ALL {
+            w.punt(0, class, m, &[5]).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_flood_of_one_class_leaves_the_others_their_budget() {
+        let (mut w, c) = channels(ChannelConfig {
+            punt_slots: 8,
+            punt_rate: (100, 4),
+            ..Default::default()
+        });
+        let m = PuntMeta::default();
+        let flood: Vec<_> = (0..1000)
+            .map(|i| w.punt(i, PuntClass::Management, m, &[0]))
+            .collect();
+        assert_eq!(flood.iter().filter(|r| r.is_ok()).count(), 4);
+        assert!(flood[4..].iter().all(|r| *r == Err(DropReason::PuntRate)));
+        for i in 0..4 {
+            w.punt(1000 + i, PuntClass::Routing, m, &[1]).unwrap();
+        }
+        let first: Vec<_> = (0..4).map(|_| c.recv_punt().unwrap().class).collect();
+        assert_eq!(first, [PuntClass::Routing; 4]);
     }
 
     #[test]

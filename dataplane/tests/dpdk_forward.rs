@@ -425,7 +425,7 @@ mod with_dpdk {
                 p.rx_error,
                 p.data.clone(),
             ));
-            cch.recycle_any(p);
+            cch.recycle(p);
         }
         // The egress-only punt carries the packet without its L2RH, EI
         // untouched; both carry the native source read from the Ethernet

@@ -146,8 +146,8 @@ fn egress_only_punts_to_that_hr() {
     let mut rig = Rig::simple(|_| {});
     for (in_port, hr) in [(0usize, 2usize), (0, 0), (1, 2), (2, 1)] {
         for (pt, class) in [
-            (PacketType::RRP.0, PuntClass::Control),
-            (PacketType::ERR.0, PuntClass::Control),
+            (PacketType::RRP.0, PuntClass::Routing),
+            (PacketType::ERR.0, PuntClass::Routing),
             (0x0100, PuntClass::Local),
         ] {
             let mut p = typed(DST, pt);
@@ -166,7 +166,8 @@ fn egress_only_punts_to_that_hr() {
             let mut q = p.clone();
             q.l2rhs.clear();
             assert_eq!(punt.data, bytes(&q), "stripped, trimmed, EI untouched");
-            rig.ctl.recycle(class, punt);
+            assert_eq!(punt.class, class);
+            rig.ctl.recycle(punt);
         }
     }
     // With more L2RHs after it: punted from the next L2RH on, as Local.
@@ -177,7 +178,7 @@ fn egress_only_punts_to_that_hr() {
     let mut q = p.clone();
     q.l2rhs.remove(0);
     assert_eq!(punt.data, bytes(&q));
-    rig.ctl.recycle(PuntClass::Local, punt);
+    rig.ctl.recycle(punt);
     rig.assert_balanced();
 }
 

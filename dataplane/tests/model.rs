@@ -123,9 +123,13 @@ fn drop1(r: DropReason) -> Expect {
     }
 }
 
+/// The class of a packet for this box: RRP and ERR, management, the rest
+/// (docs/dataplane.md "Punt classes").
 fn class_of(pt: PacketType) -> PuntClass {
-    if [PacketType::RRP, PacketType::ERR, PacketType::MANAGEMENT].contains(&pt) {
-        PuntClass::Control
+    if [PacketType::RRP, PacketType::ERR].contains(&pt) {
+        PuntClass::Routing
+    } else if pt == PacketType::MANAGEMENT {
+        PuntClass::Management
     } else {
         PuntClass::Local
     }

@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use dataplane::{
-    ChannelConfig, ControlChannels, Engine, EngineConfig, FibSet, Injection, PuntClass, channels,
+    ChannelConfig, ControlChannels, Engine, EngineConfig, FibSet, Injection, channels,
 };
 use ports::memory::{MemPort, mem_link};
 use ports::{BURST, Burst, HeapBuf, PacketBuf, Port};
@@ -18,6 +18,7 @@ use rrp::Address;
 use rrp::DropReason;
 use rrp::PortId;
 use rrp::PortStats;
+use rrp::PuntClass;
 use rrp::kind::PacketType;
 use rrp::router::NoticeKind;
 
@@ -112,11 +113,58 @@ fn punt_rate_limits_each_class_on_its_own() {
     assert_eq!((c.punted, c.dropped(DropReason::PuntRate)), (10, 20));
     let mut n = 0;
     while let Some(p) = b.ctl.recv_punt() {
-        b.ctl.recycle_any(p);
+        b.ctl.recycle(p);
         n += 1;
     }
     assert_eq!(n, 10);
     assert_eq!(c.dropped(DropReason::PuntFull), 0);
+}
+
+#[test]
+fn a_management_flood_costs_its_class_only_and_is_counted_by_class() {
+    // The shape of a stranger's flood of management datagrams (issue: a
+    // stranger's flood must not take routing down): the management class
+    // runs over its rate and its ring, routing packets keep their budget and
+    // room and come out first.
+    let mut b = Bench::new(
+        ChannelConfig {
+            punt_slots: 4,
+            punt_rate: (1000, 8),
+            ..roomy_channels()
+        },
+        |_| {},
+    );
+    let mgmt = bytes(&typed(HRS[0].0, PacketType::MANAGEMENT.0));
+    let rrp = bytes(&typed(HRS[0].0, PacketType::RRP.0));
+    b.feed(0, 0, &n_of(&mgmt, 100));
+    b.feed(0, 0, &n_of(&rrp, 3));
+    let c = b.counters(0);
+    let (routing, management) = (PuntClass::Routing, PuntClass::Management);
+    assert_eq!(c.punted_by_class[management], 4, "its 4 slots");
+    assert_eq!(c.punt_full_by_class[management], 4, "tokens 5-8, no slot");
+    assert_eq!(c.punt_rate_by_class[management], 92);
+    assert_eq!(c.punted_by_class[routing], 3);
+    assert_eq!(
+        c.punt_rate_by_class[routing] + c.punt_full_by_class[routing],
+        0
+    );
+    assert_eq!(c.punted, c.punted_by_class.total());
+    assert_eq!(
+        c.dropped(DropReason::PuntRate),
+        c.punt_rate_by_class.total()
+    );
+    assert_eq!(
+        c.dropped(DropReason::PuntFull),
+        c.punt_full_by_class.total()
+    );
+    let order: Vec<PuntClass> = std::iter::from_fn(|| b.ctl.recv_punt())
+        .map(|p| {
+            let class = p.class;
+            b.ctl.recycle(p);
+            class
+        })
+        .collect();
+    assert_eq!(order, [[routing; 3].as_slice(), &[management; 4]].concat());
 }
 
 #[test]
@@ -136,7 +184,7 @@ fn punt_full_when_the_ring_is_full_or_the_packet_too_big() {
     assert_eq!((c.punted, c.dropped(DropReason::PuntFull)), (2, 3));
     // A slot given back is used again.
     let p = b.ctl.recv_punt().unwrap();
-    b.ctl.recycle(PuntClass::Local, p);
+    b.ctl.recycle(p);
     b.feed(0, 1, &n_of(&local, 2));
     let c = b.counters(1);
     assert_eq!((c.punted, c.dropped(DropReason::PuntFull)), (3, 4));

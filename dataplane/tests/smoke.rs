@@ -1,9 +1,7 @@
 //! A worker over two in-memory ports forwards L3 and L2 packets, punts
 //! packets for this box, and counts a no-route drop.
 
-use dataplane::{
-    ChannelConfig, EngineConfig, FibSet, NextHop, PuntClass, Worker, channels, fib_channel,
-};
+use dataplane::{ChannelConfig, EngineConfig, FibSet, NextHop, Worker, channels, fib_channel};
 use ports::PacketBuf;
 use ports::memory::{MemPort, mem_link};
 use rrp::Address;
@@ -91,7 +89,7 @@ fn forwards_punts_and_drops() {
     let punt = cch.recv_punt().unwrap();
     assert_eq!(punt.data, who);
     assert_eq!(punt.native_src, HOST_A);
-    cch.recycle(PuntClass::Control, punt);
+    cch.recycle(punt);
     let n = cch.recv_notice().unwrap();
     assert_eq!(n.kind, rrp::router::NoticeKind::NoRoute);
 

@@ -279,7 +279,7 @@ fn run_loop_stops_on_its_flag_and_publishes_its_counters() {
         if i % 3 == 1 {
             // Keep the punt ring from filling up.
             while let Some(p) = ctl.recv_punt() {
-                ctl.recycle_any(p);
+                ctl.recycle(p);
             }
         }
     }

@@ -199,7 +199,7 @@ impl Rig {
         std::iter::from_fn(|| self.ctl.recv_punt())
             .map(|p| {
                 let c = p.clone();
-                self.ctl.recycle_any(p);
+                self.ctl.recycle(p);
                 c
             })
             .collect()

@@ -211,7 +211,10 @@ mod tests {
 
     #[test]
     fn port_stats_slots_follow_the_declaration() {
-        assert_eq!(PortStats::SLOTS, 10 + DropReason::COUNT);
+        assert_eq!(
+            PortStats::SLOTS,
+            10 + DropReason::COUNT + 3 * crate::PuntClass::COUNT
+        );
         let slots: usize = PortStats::FIELDS.iter().map(Field::slots).sum();
         assert_eq!(slots, PortStats::SLOTS);
         let mut p = PortStats {
@@ -227,6 +230,7 @@ mod tests {
         let names = PortStats::slot_names();
         assert_eq!(names[0], "received");
         assert_eq!(names[10], "dropped.truncated");
+        assert_eq!(names[10 + DropReason::COUNT], "punted_by_class.routing");
         assert_eq!(names.len(), PortStats::SLOTS);
     }
 

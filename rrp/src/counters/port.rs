@@ -2,7 +2,7 @@
 //! counted by the workers that forward its packets and by the control plane
 //! that takes the packets for this box; summed per port for readers.
 
-use crate::{DropCounts, DropReason};
+use crate::{DropCounts, DropReason, PuntCounts};
 
 crate::counter_set! {
     /// The counters of one port. Accounting, at quiescence: `received =
@@ -31,6 +31,12 @@ crate::counter_set! {
         pub strangers: u64 => counter "stranger_packets",
         /// Packets received on the port and dropped, by reason.
         pub dropped: DropCounts => counter "dropped_packets" by "reason",
+        /// Packets received on the port and handed to the control plane, by punt class (their sum is `punted` as the workers count it).
+        pub punted_by_class: PuntCounts => counter "punted_class_packets" by "class",
+        /// Packets for this box dropped over their punt class's rate limit, by class (their sum is `dropped.punt-rate`).
+        pub punt_rate_by_class: PuntCounts => counter "punt_rate_dropped_packets" by "class",
+        /// Packets for this box dropped because their punt class's ring was full, by class (their sum is `dropped.punt-full`).
+        pub punt_full_by_class: PuntCounts => counter "punt_full_dropped_packets" by "class",
     }
 }
 
