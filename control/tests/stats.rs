@@ -203,24 +203,24 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 34 + 43 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 38 + 43 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
     assert_eq!(slot(1), 6); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (34, 43, 7));
+    assert_eq!((slot(6), slot(7), slot(8)), (38, 43, 7));
     // Port 1's `received`, `strangers` (0: the engine's, not published
-    // here), its last drop reason (spoofed-source) and, after the drop
-    // reasons, the punts by class.
-    assert_eq!(slot(16 + 34), 2000);
-    assert_eq!(slot(16 + 34 + 9), 0);
-    assert_eq!(slot(16 + 34 + 24), 2000 + 100 + 14);
-    assert_eq!(slot(16 + 34 + 25), 0, "punted_by_class.routing");
+    // here), its drop reason spoofed-source and, after the drop reasons,
+    // the punts by class.
+    assert_eq!(slot(16 + 38), 2000);
+    assert_eq!(slot(16 + 38 + 9), 0);
+    assert_eq!(slot(16 + 38 + 24), 2000 + 100 + 14);
+    assert_eq!(slot(16 + 38 + 26), 0, "punted_by_class.routing");
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 34;
+    let router = 16 + 2 * 38;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);
@@ -945,9 +945,9 @@ fn prometheus_text_is_valid() {
         };
         assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
     }
-    // Counters and families: 10 port + drops + 3 by punt class + 32 rrp +
+    // Counters and families: 10 port + drops + 4 by punt class + 32 rrp +
     // refusals + 7 plane + 2 meta.
-    assert_eq!(x.families.len(), 10 + 1 + 3 + 32 + 1 + 7 + 2);
+    assert_eq!(x.families.len(), 10 + 1 + 4 + 32 + 1 + 7 + 2);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());

@@ -875,6 +875,7 @@ impl Engine {
                 c.dropped[r] += 1;
                 match r {
                     DropReason::PuntRate => c.punt_rate_by_class[class] += 1,
+                    DropReason::PuntSource => c.punt_source_by_class[class] += 1,
                     _ => c.punt_full_by_class[class] += 1,
                 }
             }

@@ -155,6 +155,48 @@ impl Default for ChannelConfig {
     }
 }
 
+/// Sources of one punt class that get a bucket of their own (a power of
+/// two, at least 2); sources whose native addresses hash alike share one, as in
+/// stochastic fair queueing.
+pub const SOURCE_BUCKETS: usize = 256;
+
+/// A source's share of its class's budget: the class's rate and burst
+/// divided by this (docs/dataplane.md "Punt classes").
+pub const SOURCE_SHARE: u64 = 8;
+
+/// The per-source buckets of one punt class.
+#[derive(Debug)]
+struct SourceShares {
+    buckets: Box<[RateLimit; SOURCE_BUCKETS]>,
+}
+
+impl SourceShares {
+    fn new((rate, burst): (u64, u64)) -> SourceShares {
+        let share = RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE));
+        SourceShares {
+            buckets: Box::new([share; SOURCE_BUCKETS]),
+        }
+    }
+
+    /// Gives every source the share of a new class budget, in place (the
+    /// worker does not allocate after start).
+    fn reset(&mut self, (rate, burst): (u64, u64)) {
+        let share = RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE));
+        self.buckets.fill(share);
+    }
+
+    /// Whether `src` may take one more punt at `now_ns`.
+    #[inline]
+    fn allow(&mut self, now_ns: u64, src: &NativeAddr) -> bool {
+        use std::hash::Hasher;
+        let mut h = rrp::fxhash::FxHasher::default();
+        h.write(src.as_bytes());
+        // The top bits: a multiplicative hash carries every input bit up.
+        let i = (h.finish() >> (64 - SOURCE_BUCKETS.trailing_zeros())) as usize;
+        self.buckets[i].allow(now_ns)
+    }
+}
+
 #[derive(Debug)]
 struct Rings {
     free: [ArrayQueue<Punt>; PuntClass::COUNT],
@@ -171,6 +213,7 @@ struct Rings {
 pub struct WorkerChannels {
     rings: Arc<Rings>,
     punt_limit: [RateLimit; PuntClass::COUNT],
+    source_limit: [SourceShares; PuntClass::COUNT],
     notice_limit: RateLimit,
     slot_bytes: usize,
 }
@@ -206,6 +249,7 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
         WorkerChannels {
             rings: rings.clone(),
             punt_limit: PuntClass::ALL.map(|_| RateLimit::new(cfg.punt_rate.0, cfg.punt_rate.1)),
+            source_limit: PuntClass::ALL.map(|_| SourceShares::new(cfg.punt_rate)),
             notice_limit: RateLimit::new(cfg.notice_rate.0, cfg.notice_rate.1),
             slot_bytes: cfg.punt_slot_bytes,
         },
@@ -218,6 +262,9 @@ impl WorkerChannels {
     #[cold]
     fn adopt_rates(&mut self, (punt, notice): ((u64, u64), (u64, u64))) {
         self.punt_limit = PuntClass::ALL.map(|_| RateLimit::new(punt.0, punt.1));
+        for shares in &mut self.source_limit {
+            shares.reset(punt);
+        }
         self.notice_limit = RateLimit::new(notice.0, notice.1);
     }
 
@@ -237,6 +284,11 @@ impl WorkerChannels {
         let c = class as usize;
         if data.len() > self.slot_bytes {
             return Err(DropReason::PuntFull);
+        }
+        // A source over its share is refused before it takes a token of
+        // the class (another source's room).
+        if class.shared_by_source() && !self.source_limit[c].allow(now_ns, &meta.native_src) {
+            return Err(DropReason::PuntSource);
         }
         if !self.punt_limit[c].allow(now_ns) {
             return Err(DropReason::PuntRate);
@@ -364,21 +416,38 @@ mod tests {
     #[test]
     fn a_flood_of_one_class_leaves_the_others_their_budget() {
         let (mut w, c) = channels(ChannelConfig {
-            punt_slots: 8,
-            punt_rate: (100, 4),
+            punt_slots: 64,
+            punt_rate: (800, 32),
             ..Default::default()
         });
-        let m = PuntMeta::default();
+        let flooder = PuntMeta {
+            native_src: NativeAddr::mac([2, 0, 0, 0, 0, 0x66]),
+            ..PuntMeta::default()
+        };
+        // One source's flood of management datagrams: it gets its share
+        // (a burst of 32 / 8 = 4), the rest is refused before it takes the
+        // class's tokens.
         let flood: Vec<_> = (0..1000)
-            .map(|i| w.punt(i, PuntClass::Management, m, &[0]))
+            .map(|i| w.punt(i, PuntClass::Management, flooder, &[0]))
             .collect();
         assert_eq!(flood.iter().filter(|r| r.is_ok()).count(), 4);
-        assert!(flood[4..].iter().all(|r| *r == Err(DropReason::PuntRate)));
+        assert!(flood[4..].iter().all(|r| *r == Err(DropReason::PuntSource)));
+        // Another source of the same class still has its share.
+        let manager = PuntMeta {
+            native_src: NativeAddr::mac([2, 0, 0, 0, 0, 0x01]),
+            ..PuntMeta::default()
+        };
         for i in 0..4 {
-            w.punt(1000 + i, PuntClass::Routing, m, &[1]).unwrap();
+            w.punt(1000 + i, PuntClass::Management, manager, &[1])
+                .unwrap();
         }
-        let first: Vec<_> = (0..4).map(|_| c.recv_punt().unwrap().class).collect();
-        assert_eq!(first, [PuntClass::Routing; 4]);
+        // Routing: a bucket of its own and no per-source share (a buddy's
+        // burst of RTs), served first.
+        for i in 0..20 {
+            w.punt(1000 + i, PuntClass::Routing, flooder, &[2]).unwrap();
+        }
+        let first: Vec<_> = (0..20).map(|_| c.recv_punt().unwrap().class).collect();
+        assert_eq!(first, [PuntClass::Routing; 20]);
     }
 
     #[test]
@@ -388,14 +457,21 @@ mod tests {
             ..Default::default()
         });
         let m = PuntMeta::default();
-        w.punt(0, PuntClass::Local, m, &[1]).unwrap();
+        w.punt(0, PuntClass::Routing, m, &[1]).unwrap();
         assert_eq!(
-            w.punt(0, PuntClass::Local, m, &[2]),
+            w.punt(0, PuntClass::Routing, m, &[2]),
             Err(DropReason::PuntRate)
         );
+        assert_eq!(
+            w.punt(0, PuntClass::Local, m, &[2])
+                .and(w.punt(0, PuntClass::Local, m, &[2])),
+            Err(DropReason::PuntSource)
+        );
         c.set_rates((0, 1), (0, 1));
-        w.punt(0, PuntClass::Local, m, &[3]).unwrap();
-        w.punt(0, PuntClass::Local, m, &[4]).unwrap();
+        for class in PuntClass::ALL {
+            w.punt(0, class, m, &[3]).unwrap();
+            w.punt(0, class, m, &[4]).unwrap();
+        }
     }
 
     #[test]

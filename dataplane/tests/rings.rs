@@ -89,6 +89,9 @@ fn n_of(p: &[u8], n: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn punt_rate_limits_each_class_on_its_own() {
+    // Rate 1/s, burst 3 per class; one source's share of the local class
+    // is rate 1/s, burst 1 (a class's budget / 8, rounded up); routing has
+    // no per-source share.
     let mut b = Bench::new(
         ChannelConfig {
             punt_rate: (1, 3),
@@ -101,48 +104,55 @@ fn punt_rate_limits_each_class_on_its_own() {
     b.feed(0, 0, &n_of(&local, 10));
     b.feed(0, 0, &n_of(&control, 10));
     let c = b.counters(0);
-    assert_eq!(c.punted, 6, "a burst of 3 per class");
-    assert_eq!(c.dropped(DropReason::PuntRate), 14);
-    // One second later: one more token per class.
+    assert_eq!(
+        c.punted,
+        1 + 3,
+        "the source's share of local, a burst of routing"
+    );
+    assert_eq!(c.dropped(DropReason::PuntSource), 9);
+    assert_eq!(c.dropped(DropReason::PuntRate), 7);
+    // One second later: one more token for the source and per class.
     b.feed(SEC, 0, &n_of(&local, 5));
     let c = b.counters(0);
-    assert_eq!((c.punted, c.dropped(DropReason::PuntRate)), (7, 18));
-    // Much later: the bucket is full again, not more.
+    assert_eq!((c.punted, c.dropped(DropReason::PuntSource)), (5, 13));
+    // Much later: routing's bucket is full again, not more.
     b.feed(100 * SEC, 0, &n_of(&control, 5));
     let c = b.counters(0);
-    assert_eq!((c.punted, c.dropped(DropReason::PuntRate)), (10, 20));
+    assert_eq!((c.punted, c.dropped(DropReason::PuntRate)), (8, 9));
     let mut n = 0;
     while let Some(p) = b.ctl.recv_punt() {
         b.ctl.recycle(p);
         n += 1;
     }
-    assert_eq!(n, 10);
+    assert_eq!(n, 8);
     assert_eq!(c.dropped(DropReason::PuntFull), 0);
 }
 
 #[test]
-fn a_management_flood_costs_its_class_only_and_is_counted_by_class() {
+fn a_management_flood_costs_its_source_and_class_only_and_is_counted_by_class() {
     // The shape of a stranger's flood of management datagrams (issue: a
-    // stranger's flood must not take routing down): the management class
-    // runs over its rate and its ring, routing packets keep their budget and
-    // room and come out first.
+    // stranger's flood must not take routing down): host 0 floods; it gets
+    // its share of the management class (burst 32 / 8 = 4) and no more;
+    // host 1's management datagrams still get through, routing packets
+    // keep their own budget and room and come out first.
     let mut b = Bench::new(
         ChannelConfig {
-            punt_slots: 4,
-            punt_rate: (1000, 8),
+            punt_slots: 6,
+            punt_rate: (1000, 32),
             ..roomy_channels()
         },
         |_| {},
     );
     let mgmt = bytes(&typed(HRS[0].0, PacketType::MANAGEMENT.0));
+    let mgmt1 = bytes(&typed(HRS[1].0, PacketType::MANAGEMENT.0));
     let rrp = bytes(&typed(HRS[0].0, PacketType::RRP.0));
     b.feed(0, 0, &n_of(&mgmt, 100));
+    b.feed(0, 1, &n_of(&mgmt1, 4));
     b.feed(0, 0, &n_of(&rrp, 3));
-    let c = b.counters(0);
     let (routing, management) = (PuntClass::Routing, PuntClass::Management);
-    assert_eq!(c.punted_by_class[management], 4, "its 4 slots");
-    assert_eq!(c.punt_full_by_class[management], 4, "tokens 5-8, no slot");
-    assert_eq!(c.punt_rate_by_class[management], 92);
+    let c = b.counters(0);
+    assert_eq!(c.punted_by_class[management], 4, "the flooder's share");
+    assert_eq!(c.punt_source_by_class[management], 96);
     assert_eq!(c.punted_by_class[routing], 3);
     assert_eq!(
         c.punt_rate_by_class[routing] + c.punt_full_by_class[routing],
@@ -150,12 +160,15 @@ fn a_management_flood_costs_its_class_only_and_is_counted_by_class() {
     );
     assert_eq!(c.punted, c.punted_by_class.total());
     assert_eq!(
-        c.dropped(DropReason::PuntRate),
-        c.punt_rate_by_class.total()
+        c.dropped(DropReason::PuntSource),
+        c.punt_source_by_class.total()
     );
+    let c1 = b.counters(1);
+    assert_eq!(c1.punted_by_class[management], 2, "the class's 6 slots");
+    assert_eq!(c1.punt_full_by_class[management], 2);
     assert_eq!(
-        c.dropped(DropReason::PuntFull),
-        c.punt_full_by_class.total()
+        c1.dropped(DropReason::PuntFull),
+        c1.punt_full_by_class.total()
     );
     let order: Vec<PuntClass> = std::iter::from_fn(|| b.ctl.recv_punt())
         .map(|p| {
@@ -164,7 +177,7 @@ fn a_management_flood_costs_its_class_only_and_is_counted_by_class() {
             class
         })
         .collect();
-    assert_eq!(order, [[routing; 3].as_slice(), &[management; 4]].concat());
+    assert_eq!(order, [[routing; 3].as_slice(), &[management; 6]].concat());
 }
 
 #[test]

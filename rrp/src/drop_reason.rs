@@ -43,6 +43,9 @@ crate::named_enum! {
         /// A control packet with the SA of a buddy or of this box from another
         /// native address: the control plane refused it (docs/spec-notes.md 60).
         SpoofedSource = "spoofed-source",
+        /// A packet for this box from a source over its share of its punt
+        /// class's budget (docs/dataplane.md "Punt classes").
+        PuntSource = "punt-source",
     }
 }
 

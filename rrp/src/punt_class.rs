@@ -20,6 +20,15 @@ crate::named_enum! {
 }
 
 impl PuntClass {
+    /// Whether the sources of this class each get a share of its budget
+    /// (docs/dataplane.md "Punt classes"). Not yet `routing`: a buddy's
+    /// burst of RTs is legitimate and must not be cut to one source's
+    /// share, and the worker does not yet tell buddies from strangers.
+    #[inline]
+    pub const fn shared_by_source(self) -> bool {
+        !matches!(self, PuntClass::Routing)
+    }
+
     /// The class of a packet of type `pt` for this box.
     #[inline]
     pub const fn of(pt: crate::PacketType) -> PuntClass {

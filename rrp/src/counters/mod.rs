@@ -213,7 +213,7 @@ mod tests {
     fn port_stats_slots_follow_the_declaration() {
         assert_eq!(
             PortStats::SLOTS,
-            10 + DropReason::COUNT + 3 * crate::PuntClass::COUNT
+            10 + DropReason::COUNT + 4 * crate::PuntClass::COUNT
         );
         let slots: usize = PortStats::FIELDS.iter().map(Field::slots).sum();
         assert_eq!(slots, PortStats::SLOTS);

@@ -37,6 +37,8 @@ crate::counter_set! {
         pub punt_rate_by_class: PuntCounts => counter "punt_rate_dropped_packets" by "class",
         /// Packets for this box dropped because their punt class's ring was full, by class (their sum is `dropped.punt-full`).
         pub punt_full_by_class: PuntCounts => counter "punt_full_dropped_packets" by "class",
+        /// Packets for this box dropped because their source was over its share of its punt class's budget, by class (their sum is `dropped.punt-source`).
+        pub punt_source_by_class: PuntCounts => counter "punt_source_dropped_packets" by "class",
     }
 }
 
