@@ -189,26 +189,9 @@ impl Agent {
             self.stats.traps_suppressed += 1;
             return;
         }
-        let tid = self.next_tid;
-        self.next_tid = self.next_tid.wrapping_add(1);
-        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
-        if notice.emit(&mut data).is_err() {
+        let Some((tid, bytes)) = self.trap_mad(&notice) else {
             return;
-        }
-        let mad = MadRepr {
-            class: MgmtClass::SUBN,
-            class_version: 1,
-            response: false,
-            method: Method::TRAP,
-            status: Status::OK,
-            tid,
-            attribute: Notice::ID,
-            modifier: 0,
-            mkey: 0,
-            data,
-            dr: None,
         };
-        let Ok(bytes) = mad.to_bytes() else { return };
         let number = notice.trap_number;
         if let Some(old) = self.traps.sent(now, tid, number, &bytes) {
             self.stats.traps_unanswered += 1;
@@ -269,6 +252,29 @@ impl Agent {
         self.trap(now, n);
     }
 
+    /// The Trap(Notice) MAD of `notice` with the next transaction id, and
+    /// that id; none if it does not encode.
+    fn trap_mad(&mut self, notice: &Notice) -> Option<(u64, [u8; MAD_LEN])> {
+        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        notice.emit(&mut data).ok()?;
+        let tid = self.next_tid;
+        self.next_tid = self.next_tid.wrapping_add(1);
+        let mad = MadRepr {
+            class: MgmtClass::SUBN,
+            class_version: 1,
+            response: false,
+            method: Method::TRAP,
+            status: Status::OK,
+            tid,
+            attribute: Notice::ID,
+            modifier: 0,
+            mkey: 0,
+            data,
+            dr: None,
+        };
+        Some((tid, mad.to_bytes().ok()?))
+    }
+
     /// Trap 1025 out of every port without an address, to every member of
     /// its SAN (docs/manager.md "Address assignment").
     pub(super) fn announce(&mut self) {
@@ -278,26 +284,9 @@ impl Agent {
             }
             let mut notice = Notice::no_address(self.cfg.identity, p as u8);
             notice.producer_type = self.cfg.node_type as u32;
-            let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
-            if notice.emit(&mut data).is_err() {
+            let Some((_, bytes)) = self.trap_mad(&notice) else {
                 continue;
-            }
-            let tid = self.next_tid;
-            self.next_tid = self.next_tid.wrapping_add(1);
-            let mad = MadRepr {
-                class: MgmtClass::SUBN,
-                class_version: 1,
-                response: false,
-                method: Method::TRAP,
-                status: Status::OK,
-                tid,
-                attribute: Notice::ID,
-                modifier: 0,
-                mkey: 0,
-                data,
-                dr: None,
             };
-            let Ok(bytes) = mad.to_bytes() else { continue };
             self.stats.announcements += 1;
             self.outputs.push_back(Output::Send {
                 port: PortId::new(p),
