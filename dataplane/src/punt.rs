@@ -171,18 +171,22 @@ struct SourceShares {
 }
 
 impl SourceShares {
-    fn new((rate, burst): (u64, u64)) -> SourceShares {
-        let share = RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE));
+    fn new(class_rate: (u64, u64)) -> SourceShares {
         SourceShares {
-            buckets: Box::new([share; SOURCE_BUCKETS]),
+            buckets: Box::new([Self::share(class_rate); SOURCE_BUCKETS]),
         }
+    }
+
+    /// One source's bucket: the class's rate and burst divided by
+    /// [`SOURCE_SHARE`], rounded up.
+    fn share((rate, burst): (u64, u64)) -> RateLimit {
+        RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE))
     }
 
     /// Gives every source the share of a new class budget, in place (the
     /// worker does not allocate after start).
-    fn reset(&mut self, (rate, burst): (u64, u64)) {
-        let share = RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE));
-        self.buckets.fill(share);
+    fn reset(&mut self, class_rate: (u64, u64)) {
+        self.buckets.fill(Self::share(class_rate));
     }
 
     /// Whether `src` may take one more punt at `now_ns`.
