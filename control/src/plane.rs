@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::log_limit::{LogLimiter, LogLimits, Suppressed};
 use admin::stats::PlaneStats;
 use dataplane::{
-    ControlChannels, FibPublisher, FibSet, Injection, McastFib, from_route_tables, patched,
+    Buddies, ControlChannels, FibPublisher, FibSet, Injection, McastFib, from_route_tables, patched,
 };
 use mgmt::agent::AgentConfig;
 use mgmt::client::Request;
@@ -120,6 +120,9 @@ pub struct ControlPlane {
     next_worker: usize,
     /// In-band management (docs/management.md), once enabled.
     mgmt: Option<Management>,
+    /// The engine's [`Router::lrt_changes`] when the workers' buddies
+    /// were last brought up to date.
+    buddies_at: Option<u64>,
 }
 
 /// Log lines kept for readers before the oldest are dropped.
@@ -162,6 +165,7 @@ impl ControlPlane {
             log: LogLimiter::new(LogLimits::default()),
             next_worker: 0,
             mgmt: None,
+            buddies_at: None,
         }
     }
 
@@ -293,8 +297,8 @@ impl ControlPlane {
         &mut self.engine
     }
 
-    /// Sets every worker's punt and notice rates (per second, burst).
-    pub fn set_rates(&self, punt: (u64, u64), notice: (u64, u64)) {
+    /// Sets every worker's punt budgets and notice rate (per second, burst).
+    pub fn set_rates(&self, punt: rrp::PuntBudgets, notice: (u64, u64)) {
         for w in &self.workers {
             w.set_rates(punt, notice);
         }
@@ -445,6 +449,7 @@ impl ControlPlane {
                         None => {
                             let mut f = from_route_tables(&tables, &self.hrs);
                             f.set_mcast(current.mcast_arc());
+                            f.set_buddies(current.buddies_arc());
                             f
                         }
                     };
@@ -520,6 +525,29 @@ impl ControlPlane {
             }
         }
         self.publish_mtus();
+        self.publish_buddies();
+    }
+
+    /// Publishes each HR's buddies to the workers when an LRT changed and
+    /// the buddies with it: the punt classes' view of who is a buddy
+    /// (docs/dataplane.md "Punt classes").
+    fn publish_buddies(&mut self) {
+        let changes = self.engine.lrt_changes();
+        if self.buddies_at == Some(changes) {
+            return;
+        }
+        self.buddies_at = Some(changes);
+        let buddies = Buddies::new(
+            (0..self.hrs.len()).map(|p| self.engine.buddies_with_native(PortId::new(p))),
+        );
+        let current = self.publisher.current();
+        if *current.buddies() == buddies {
+            return;
+        }
+        let mut fib = FibSet::clone(&current);
+        fib.set_buddies(Arc::new(buddies));
+        self.publisher.publish(fib);
+        self.stats.fibs_published += 1;
     }
 
     /// Publishes the ports' MTUs to the workers when they changed (by a

@@ -204,7 +204,8 @@ fn defaults() {
     assert_eq!(c.limits, rrp::router::Limits::default());
     let ch = c.channel_config();
     let dch = dataplane::ChannelConfig::default();
-    assert_eq!(ch.punt_rate, dch.punt_rate);
+    assert_eq!(ch.punt_budgets, dch.punt_budgets);
+    assert_eq!(ch.punt_budgets, rrp::PuntBudgets::default());
     assert_eq!(ch.notice_rate, dch.notice_rate);
     assert_eq!(ch.punt_slots, dch.punt_slots);
     assert_eq!(c.rates.error_rates(), rrp::router::ErrorRates::default());
@@ -347,7 +348,14 @@ fn unknown_keys_are_errors() {
     check(&pre("[routr]\nname = \"x\""), "routr", "unknown key");
     check(&pre("[timers]\nhold = 5"), "timers.hold", "unknown key");
     check(&pre("[workers]\ncuont = 2"), "workers.cuont", "unknown key");
-    check(&pre("[rates]\npunt = 2"), "rates.punt", "unknown key");
+    check(&pre("[rates]\npnut = 2"), "rates.pnut", "unknown key");
+    // The single punt budget of earlier versions is a table per class now.
+    let e = check(
+        &pre("[rates]\npunt_per_s = 2"),
+        "rates.punt_per_s",
+        "unknown key",
+    );
+    assert!(e.why.contains("`punt`"), "{e}");
     check(&pre("[admin]\nsock = \"/x\""), "admin.sock", "unknown key");
     check(&pre("[log]\nlvl = \"info\""), "log.lvl", "unknown key");
     check(&pre("[limits]\nmax = 1"), "limits.max", "unknown key");
@@ -758,11 +766,15 @@ fn timer_errors() {
 fn limit_and_rate_errors() {
     check(&pre("[limits]\nmax_rcvf = 33"), "limits.max_rcvf", "1..=32");
     let mut c = Config::from_toml(BASE).unwrap();
-    c.rates.punt_per_s = u64::MAX;
+    c.rates.punt.request.per_s = u64::MAX;
     c.timers.hold_ms = u64::MAX;
     let errs = c.validate().unwrap_err();
     let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
-    assert_eq!(keys, ["timers.hold_ms", "rates.punt_per_s"], "{errs:?}");
+    assert_eq!(
+        keys,
+        ["timers.hold_ms", "rates.punt.request.per_s"],
+        "{errs:?}"
+    );
     check(&pre("[limits]\nmax_rcvf = 0"), "limits.max_rcvf", "1..=32");
     check(&pre("[limits]\nmax_lrt = 0"), "limits.max_lrt", ">= 1");
     check(
@@ -775,17 +787,37 @@ fn limit_and_rate_errors() {
         "limits.max_rts_per_neighbour",
         ">= 1",
     );
-    check(&pre("[rates]\npunt_burst = 0"), "rates.punt_burst", ">= 1");
+    check(
+        &pre("[rates.punt]\nlocal = { per_s = 10, burst = 0 }"),
+        "rates.punt.local.burst",
+        ">= 1",
+    );
+    check(
+        &pre("[rates.punt]\nlocal = { per_s = 10 }"),
+        "rates.punt.local.burst",
+        "missing",
+    );
+    check(
+        &pre("[rates.punt]\nbuddies = { per_s = 10, burst = 1 }"),
+        "rates.punt.buddies",
+        "unknown key",
+    );
     check(
         &pre("[rates]\nnotice_burst = 0"),
         "rates.notice_burst",
         ">= 1",
     );
     let c = Config::from_toml(&pre(
-        "[rates]\npunt_per_s = 0\nerrors_global = 0\nerrors_per_source = 3",
+        "[rates]\nerrors_global = 0\nerrors_per_source = 3\n[rates.punt]\nmanagement = { per_s = 0, burst = 64 }",
     ))
     .unwrap();
-    assert_eq!(c.channel_config().punt_rate, (0, 1024));
+    let b = c.channel_config().punt_budgets;
+    assert_eq!(b.management, rrp::PuntBudget::new(0, 64));
+    assert_eq!(
+        b.routing,
+        rrp::PuntBudgets::default().routing,
+        "the others as they were"
+    );
     assert_eq!(c.router_config(1).error_rates.per_source, 3);
     assert_eq!(c.router_config(1).error_rates.global, 0);
 }
@@ -1376,8 +1408,8 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 answers_global: 1 + (l.1 % 5000) as u32,
                 downs_per_source: 1 + (l.2 % 50) as u32,
             };
-            c.rates.punt_per_s = r.0;
-            c.rates.punt_burst = r.1;
+            c.rates.punt.management = rrp::PuntBudget::new(r.0, r.1);
+            c.rates.punt.local = rrp::PuntBudget::new(r.1, r.0.max(1));
             c.rates.notice_per_s = r.2;
             c.rates.notice_burst = r.3;
             c.rates.errors_per_source = r.4;

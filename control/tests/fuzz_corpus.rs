@@ -39,8 +39,10 @@ idle = "busy-poll"
 sweep_ms = 5000
 
 [rates]
-punt_per_s = 1000
-punt_burst = 64
+notice_per_s = 500
+
+[rates.punt]
+management = { per_s = 1000, burst = 64 }
 
 [admin]
 socket = "/tmp/mw.sock"

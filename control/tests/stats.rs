@@ -203,24 +203,24 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 38 + 43 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 42 + 43 + 7);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 6); // version
+    assert_eq!(slot(1), 7); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (38, 43, 7));
+    assert_eq!((slot(6), slot(7), slot(8)), (42, 43, 7));
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
     // the punts by class.
-    assert_eq!(slot(16 + 38), 2000);
-    assert_eq!(slot(16 + 38 + 9), 0);
-    assert_eq!(slot(16 + 38 + 24), 2000 + 100 + 14);
-    assert_eq!(slot(16 + 38 + 26), 0, "punted_by_class.routing");
+    assert_eq!(slot(16 + 42), 2000);
+    assert_eq!(slot(16 + 42 + 9), 0);
+    assert_eq!(slot(16 + 42 + 24), 2000 + 100 + 14);
+    assert_eq!(slot(16 + 42 + 26), 0, "punted_by_class.routing");
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 38;
+    let router = 16 + 2 * 42;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);
@@ -306,9 +306,9 @@ fn wrong_port_count_and_bad_files_are_refused() {
 
     // Another layout version.
     let mut bytes = std::fs::read(&path).unwrap();
-    bytes[8..16].copy_from_slice(&7u64.to_le_bytes());
+    bytes[8..16].copy_from_slice(&99u64.to_le_bytes());
     std::fs::write(&other, &bytes).unwrap();
-    assert!(matches!(StatsReader::open(&other), Err(Error::Version(7))));
+    assert!(matches!(StatsReader::open(&other), Err(Error::Version(99))));
     // Another number of port fields.
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[48..56].copy_from_slice(&20u64.to_le_bytes());

@@ -12,7 +12,17 @@ use rrp::PortStats;
 use rrp::counters::{CounterSet, SharedCounters};
 
 use crate::mcast::MCAST_SLOTS;
+use crate::punt::HEAVIEST;
+use rrp::PuntSource;
 use rrp::counters::GroupStats;
+
+/// Attempts of a reader to read a consistent report of heaviest sources
+/// before it gives up (the worker rewrites it at most every
+/// [`SOURCES_EVERY_NS`], so the first attempt all but always succeeds).
+const SOURCES_READ_TRIES: usize = 64;
+
+/// How often a worker reports its heaviest punt sources.
+pub const SOURCES_EVERY_NS: u64 = 100_000_000;
 
 /// A worker's published counters: one writer (the worker), any readers.
 /// Each value is a single-writer atomic so that readers never see a torn
@@ -22,6 +32,10 @@ pub struct StatsBlock {
     ports: SharedCounters<PortStats>,
     /// Per-group counters by counter slot, then the unslotted ones.
     mcast: SharedCounters<GroupStats>,
+    /// The heaviest sources of each punt class, as the worker last
+    /// reported them: a generation word, then [`HEAVIEST`] entries of
+    /// [`PuntSource::WORDS`] words (empty entries zero), under a seqlock.
+    sources: Box<[AtomicU64]>,
     /// Number of publications, for readers that wait for fresh values.
     pub epoch: AtomicU64,
 }
@@ -32,6 +46,9 @@ impl StatsBlock {
         StatsBlock {
             ports: SharedCounters::new(ports),
             mcast: SharedCounters::new(MCAST_SLOTS + 1),
+            sources: (0..1 + HEAVIEST * PuntSource::WORDS)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             epoch: AtomicU64::new(0),
         }
     }
@@ -45,6 +62,35 @@ impl StatsBlock {
     /// Loads the per-group counters: by counter slot, then the unslotted.
     pub fn read_mcast(&self) -> Vec<GroupStats> {
         self.mcast.load_all()
+    }
+
+    /// Stores the worker's heaviest punt sources (worker only; at most
+    /// [`HEAVIEST`]).
+    pub fn publish_sources(&self, sources: &[PuntSource]) {
+        shm::seqlock::publish(&self.sources, 0, |words| {
+            for i in 0..HEAVIEST {
+                let w = sources
+                    .get(i)
+                    .map_or([0; PuntSource::WORDS], PuntSource::to_words);
+                shm::seqlock::store(words, 1 + i * PuntSource::WORDS, &w);
+            }
+        });
+    }
+
+    /// The worker's heaviest punt sources as it last reported them (none
+    /// if no consistent copy could be read).
+    pub fn read_sources(&self) -> Vec<PuntSource> {
+        let mut words = vec![0u64; self.sources.len()];
+        for _ in 0..SOURCES_READ_TRIES {
+            if shm::seqlock::read(&self.sources, 0, &mut words).is_some() {
+                return words[1..]
+                    .chunks(PuntSource::WORDS)
+                    .filter_map(PuntSource::from_words)
+                    .collect();
+            }
+            std::hint::spin_loop();
+        }
+        Vec::new()
     }
 
     /// Stores the worker's counters (worker only).
@@ -70,6 +116,12 @@ pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<GroupStats> {
         }
     }
     total
+}
+
+/// The box's heaviest punt sources: the workers' reports merged
+/// ([`PuntSource::heaviest`]).
+pub fn heaviest_sources(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<PuntSource> {
+    PuntSource::heaviest(blocks.iter().flat_map(|b| b.read_sources()))
 }
 
 /// Sums the counters of several workers, port by port.
@@ -106,5 +158,23 @@ mod tests {
         assert_eq!(b.read()[0], c);
         let s = sum(&[std::sync::Arc::new(b)]);
         assert_eq!(s[0].dropped(rrp::DropReason::NoRoute), 3);
+    }
+
+    #[test]
+    fn heaviest_sources_published_and_merged() {
+        use rrp::{NativeAddr, PortId, PuntClass};
+        let src = |n: u8, offered: u64| PuntSource {
+            class: PuntClass::Management,
+            port: PortId(1),
+            native: NativeAddr::mac([2, 0, 0, 0, 0, n]),
+            offered_per_s: offered,
+            dropped_per_s: 0,
+        };
+        let (a, b) = (StatsBlock::new(2), StatsBlock::new(2));
+        assert!(a.read_sources().is_empty());
+        a.publish_sources(&[src(1, 10), src(2, 5)]);
+        b.publish_sources(&[src(2, 7)]);
+        let h = heaviest_sources(&[std::sync::Arc::new(a), std::sync::Arc::new(b)]);
+        assert_eq!(h, [src(2, 12), src(1, 10)]);
     }
 }

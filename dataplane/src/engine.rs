@@ -425,7 +425,9 @@ impl Engine {
                 };
             }
             if idx == NH_LOCAL {
-                let class = PuntClass::of(h.packet_type());
+                let class = PuntClass::of(h.packet_type(), || {
+                    fib.sent_by_buddy(h.src(), &buf.native_src())
+                });
                 buf.trim(end);
                 return Verdict::Punt {
                     class,
@@ -469,7 +471,10 @@ impl Engine {
             let class = if lay.l2rh_count > 1 {
                 PuntClass::Local
             } else {
-                PuntClass::of(Header::new_unchecked(&d[lay.header_offset..]).packet_type())
+                let h = Header::new_unchecked(&d[lay.header_offset..]);
+                PuntClass::of(h.packet_type(), || {
+                    fib.sent_by_buddy(h.src(), &buf.native_src())
+                })
             };
             buf.trim(end);
             buf.adj(strip);
@@ -843,6 +848,15 @@ impl Engine {
             DropReason::Encap
         };
         c.dropped[r] += 1;
+    }
+
+    /// The heaviest senders of each punt class as of `now_ns`
+    /// ([`crate::punt::WorkerChannels::heaviest`]).
+    pub fn heaviest_sources(
+        &self,
+        now_ns: u64,
+    ) -> arrayvec::ArrayVec<rrp::PuntSource, { crate::punt::HEAVIEST }> {
+        self.chan.heaviest(now_ns)
     }
 
     /// Hands a packet for this box to the control plane, with its layout.

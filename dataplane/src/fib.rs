@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use rrp::{Address, NativeAddr, PerPort, PortId};
 
+use crate::buddies::Buddies;
 use crate::mcast::McastFib;
 
 /// FIB index: no route.
@@ -64,6 +65,9 @@ pub struct FibSet {
     /// The multicast table (docs/multicast.md), shared by the sets that
     /// patch one another.
     mcast: Arc<McastFib>,
+    /// The buddies of each HR, for the punt classes (docs/dataplane.md
+    /// "Punt classes"), shared like the multicast table.
+    buddies: Arc<Buddies>,
     /// Publication number (set by the publisher).
     pub version: u64,
 }
@@ -93,6 +97,7 @@ impl FibSet {
             nexthops: vec![filler, filler],
             port_mtus: PerPort::default(),
             mcast: Arc::default(),
+            buddies: Arc::default(),
             version: 0,
         }
     }
@@ -120,6 +125,22 @@ impl FibSet {
     /// The multicast table, shared (to carry it into a set built anew).
     pub fn mcast_arc(&self) -> Arc<McastFib> {
         self.mcast.clone()
+    }
+
+    /// Sets the buddies of each HR (the control plane's, from its LRTs).
+    pub fn set_buddies(&mut self, b: Arc<Buddies>) {
+        self.buddies = b;
+    }
+
+    /// The buddies of each HR.
+    #[inline]
+    pub fn buddies(&self) -> &Buddies {
+        &self.buddies
+    }
+
+    /// The buddies, shared (to carry them into a set built anew).
+    pub fn buddies_arc(&self) -> Arc<Buddies> {
+        self.buddies.clone()
     }
 
     /// The MTU of `port`'s SAN, when the control plane has set them.
@@ -225,6 +246,7 @@ impl FibSet {
             nexthops: &self.nexthops,
             port_mtus: &self.port_mtus,
             mcast: &self.mcast,
+            buddies: self.buddies.of(in_port),
         }
     }
 
@@ -257,6 +279,7 @@ pub struct PortFib<'f> {
     nexthops: &'f [NextHop],
     port_mtus: &'f [u32],
     mcast: &'f McastFib,
+    buddies: &'f [(Address, NativeAddr)],
 }
 
 impl<'f> PortFib<'f> {
@@ -283,6 +306,13 @@ impl<'f> PortFib<'f> {
     #[inline(always)]
     pub fn mcast(&self) -> &'f McastFib {
         self.mcast
+    }
+
+    /// Whether `sa`, from native address `native`, is a buddy of this
+    /// port's HR ([`Buddies::knows`]): punted packets only.
+    #[inline]
+    pub fn sent_by_buddy(&self, sa: Address, native: &NativeAddr) -> bool {
+        crate::buddies::listed(self.buddies, sa, native)
     }
 }
 

@@ -3,6 +3,8 @@
 //! - [`engine`]: the per-packet decision over bursts (L2RH strip, L3 lookup,
 //!   EI shift-and-OR, MTU check, punt, drop by reason);
 //! - [`fib`]: the per-ingress-HR FIBs and their lock-free publication;
+//! - [`buddies`]: the buddies each HR knows, published with the FIBs, by
+//!   which punted RRP and ERR are classed;
 //! - [`punt`]: the rings between workers and the control thread (punts,
 //!   notices, injections), bounded and rate-limited;
 //! - [`counters`]: per-worker, per-port counters and their publication;
@@ -11,6 +13,7 @@
 //!
 //! Generic over the port backend ([`ports::Port`]).
 
+pub mod buddies;
 pub mod capture;
 pub mod counters;
 pub mod engine;
@@ -19,6 +22,7 @@ pub mod mcast;
 pub mod punt;
 pub mod worker;
 
+pub use buddies::Buddies;
 pub use capture::{CaptureControl, CaptureTap, CaptureWhat, Captured, capture_rings};
 pub use counters::StatsBlock;
 pub use engine::{Decision, Engine, EngineConfig, NextNative};

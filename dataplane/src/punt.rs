@@ -12,11 +12,14 @@
 
 use std::sync::Arc;
 
+use arrayvec::ArrayVec;
 use crossbeam_queue::ArrayQueue;
 pub use rrp::PuntClass;
+use rrp::punt_source::HEAVIEST_PER_CLASS;
 use rrp::router::Notice;
 use rrp::wire::packet::Layout;
 use rrp::{DropReason, NativeAddr, PortId};
+use rrp::{PuntBudget, PuntBudgets, PuntSource};
 
 /// A packet handed to the control plane.
 #[derive(Debug, Clone)]
@@ -135,9 +138,8 @@ pub struct ChannelConfig {
     pub notices: usize,
     /// Injections in flight.
     pub injections: usize,
-    /// Punts per second per class (0 = unlimited) and burst: each class
-    /// has a bucket of its own.
-    pub punt_rate: (u64, u64),
+    /// Each punt class's token bucket (docs/dataplane.md "Punt classes").
+    pub punt_budgets: PuntBudgets,
     /// Notices per second (0 = unlimited) and burst.
     pub notice_rate: (u64, u64),
 }
@@ -149,7 +151,7 @@ impl Default for ChannelConfig {
             punt_slot_bytes: 9216,
             notices: 256,
             injections: 1024,
-            punt_rate: (50_000, 1024),
+            punt_budgets: PuntBudgets::default(),
             notice_rate: (10_000, 256),
         }
     }
@@ -164,42 +166,142 @@ pub const SOURCE_BUCKETS: usize = 256;
 /// divided by this (docs/dataplane.md "Punt classes").
 pub const SOURCE_SHARE: u64 = 8;
 
+/// The packets of one source bucket in two seconds of the worker's clock:
+/// what the heaviest-sources report reads.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    /// The second (`now_ns / 1e9`) the `[0]` counts are of.
+    second: u64,
+    /// Packets offered in that second and in the one before.
+    offered: [u64; 2],
+    /// Of those, dropped.
+    dropped: [u64; 2],
+    /// The source last seen in the bucket, and its port.
+    native: NativeAddr,
+    port: PortId,
+}
+
+impl Seen {
+    /// Moves the counts on to `second`.
+    #[inline]
+    fn at(&mut self, second: u64) {
+        if second != self.second {
+            let carry = second == self.second + 1;
+            self.offered = [0, if carry { self.offered[0] } else { 0 }];
+            self.dropped = [0, if carry { self.dropped[0] } else { 0 }];
+            self.second = second;
+        }
+    }
+
+    /// (offered, dropped) a second as of `second`: the last full second's,
+    /// or this one's when more.
+    fn rate(&self, second: u64) -> (u64, u64) {
+        if second == self.second {
+            if self.offered[0] >= self.offered[1] {
+                (self.offered[0], self.dropped[0])
+            } else {
+                (self.offered[1], self.dropped[1])
+            }
+        } else if second == self.second + 1 {
+            (self.offered[0], self.dropped[0])
+        } else {
+            (0, 0)
+        }
+    }
+}
+
+/// One source bucket of a class: its share of the class's budget and what
+/// it sent.
+#[derive(Debug, Clone, Copy)]
+struct SourceBucket {
+    share: RateLimit,
+    seen: Seen,
+}
+
 /// The per-source buckets of one punt class.
 #[derive(Debug)]
 struct SourceShares {
-    buckets: Box<[RateLimit; SOURCE_BUCKETS]>,
+    buckets: Box<[SourceBucket; SOURCE_BUCKETS]>,
 }
 
 impl SourceShares {
-    fn new(class_rate: (u64, u64)) -> SourceShares {
+    fn new(budget: PuntBudget) -> SourceShares {
         SourceShares {
-            buckets: Box::new([Self::share(class_rate); SOURCE_BUCKETS]),
+            buckets: Box::new(
+                [SourceBucket {
+                    share: Self::share(budget),
+                    seen: Seen::default(),
+                }; SOURCE_BUCKETS],
+            ),
         }
     }
 
     /// One source's bucket: the class's rate and burst divided by
     /// [`SOURCE_SHARE`], rounded up.
-    fn share((rate, burst): (u64, u64)) -> RateLimit {
-        RateLimit::new(rate.div_ceil(SOURCE_SHARE), burst.div_ceil(SOURCE_SHARE))
+    fn share(b: PuntBudget) -> RateLimit {
+        RateLimit::new(
+            b.per_s.div_ceil(SOURCE_SHARE),
+            b.burst.div_ceil(SOURCE_SHARE),
+        )
     }
 
     /// Gives every source the share of a new class budget, in place (the
-    /// worker does not allocate after start).
-    fn reset(&mut self, class_rate: (u64, u64)) {
-        self.buckets.fill(Self::share(class_rate));
+    /// worker does not allocate after start); what they sent is kept.
+    fn reset(&mut self, budget: PuntBudget) {
+        for b in self.buckets.iter_mut() {
+            b.share = Self::share(budget);
+        }
     }
 
-    /// Whether `src` may take one more punt at `now_ns`.
+    /// The bucket of `src`.
     #[inline]
-    fn allow(&mut self, now_ns: u64, src: &NativeAddr) -> bool {
+    fn bucket(&mut self, src: &NativeAddr) -> &mut SourceBucket {
         use std::hash::Hasher;
         let mut h = rrp::fxhash::FxHasher::default();
         h.write(src.as_bytes());
         // The top bits: a multiplicative hash carries every input bit up.
         let i = (h.finish() >> (64 - SOURCE_BUCKETS.trailing_zeros())) as usize;
-        self.buckets[i].allow(now_ns)
+        &mut self.buckets[i]
+    }
+
+    /// The heaviest buckets as of `second`, heaviest first, into `out`.
+    fn heaviest(
+        &self,
+        class: PuntClass,
+        second: u64,
+        out: &mut ArrayVec<PuntSource, HEAVIEST_PER_CLASS>,
+    ) {
+        for b in self.buckets.iter() {
+            let (offered, dropped) = b.seen.rate(second);
+            if offered == 0 {
+                continue;
+            }
+            let pos = out
+                .iter()
+                .position(|s| s.offered_per_s < offered)
+                .unwrap_or(out.len());
+            if pos == HEAVIEST_PER_CLASS {
+                continue;
+            }
+            if out.is_full() {
+                out.pop();
+            }
+            out.insert(
+                pos,
+                PuntSource {
+                    class,
+                    port: b.seen.port,
+                    native: b.seen.native,
+                    offered_per_s: offered,
+                    dropped_per_s: dropped,
+                },
+            );
+        }
     }
 }
+
+/// Most sources in one worker's report: [`HEAVIEST_PER_CLASS`] per class.
+pub const HEAVIEST: usize = HEAVIEST_PER_CLASS * PuntClass::COUNT;
 
 #[derive(Debug)]
 struct Rings {
@@ -207,9 +309,9 @@ struct Rings {
     full: [ArrayQueue<Punt>; PuntClass::COUNT],
     notices: ArrayQueue<Notice>,
     injections: ArrayQueue<Injection>,
-    /// New punt and notice rates from the control side (a reload), taken
-    /// by the worker on its next punt or notice.
-    rates: ArrayQueue<((u64, u64), (u64, u64))>,
+    /// New punt budgets and notice rate from the control side (a reload),
+    /// taken by the worker on its next punt or notice.
+    rates: ArrayQueue<(PuntBudgets, (u64, u64))>,
 }
 
 /// A worker's side of its rings.
@@ -217,7 +319,7 @@ struct Rings {
 pub struct WorkerChannels {
     rings: Arc<Rings>,
     punt_limit: [RateLimit; PuntClass::COUNT],
-    source_limit: [SourceShares; PuntClass::COUNT],
+    sources: [SourceShares; PuntClass::COUNT],
     notice_limit: RateLimit,
     slot_bytes: usize,
 }
@@ -226,6 +328,10 @@ pub struct WorkerChannels {
 #[derive(Debug, Clone)]
 pub struct ControlChannels {
     rings: Arc<Rings>,
+}
+
+fn class_limits(b: &PuntBudgets) -> [RateLimit; PuntClass::COUNT] {
+    b.all().map(|b| RateLimit::new(b.per_s, b.burst))
 }
 
 /// Makes the rings of one worker.
@@ -252,8 +358,8 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
     (
         WorkerChannels {
             rings: rings.clone(),
-            punt_limit: PuntClass::ALL.map(|_| RateLimit::new(cfg.punt_rate.0, cfg.punt_rate.1)),
-            source_limit: PuntClass::ALL.map(|_| SourceShares::new(cfg.punt_rate)),
+            punt_limit: class_limits(&cfg.punt_budgets),
+            sources: PuntClass::ALL.map(|c| SourceShares::new(cfg.punt_budgets.of(c))),
             notice_limit: RateLimit::new(cfg.notice_rate.0, cfg.notice_rate.1),
             slot_bytes: cfg.punt_slot_bytes,
         },
@@ -264,16 +370,18 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
 impl WorkerChannels {
     /// Adopts rates the control side set since the last punt or notice.
     #[cold]
-    fn adopt_rates(&mut self, (punt, notice): ((u64, u64), (u64, u64))) {
-        self.punt_limit = PuntClass::ALL.map(|_| RateLimit::new(punt.0, punt.1));
-        for shares in &mut self.source_limit {
-            shares.reset(punt);
+    fn adopt_rates(&mut self, (punt, notice): (PuntBudgets, (u64, u64))) {
+        self.punt_limit = class_limits(&punt);
+        for (shares, class) in self.sources.iter_mut().zip(PuntClass::ALL) {
+            shares.reset(punt.of(class));
         }
         self.notice_limit = RateLimit::new(notice.0, notice.1);
     }
 
     /// Queues a copy of `data` for the control plane, with the metadata of
-    /// `meta` (whose `data` is ignored), or says why not.
+    /// `meta` (whose `data` is ignored), or says why not. Every packet
+    /// offered is counted in its source's bucket, passed or dropped (the
+    /// heaviest-sources report).
     #[inline]
     pub fn punt(
         &mut self,
@@ -286,31 +394,56 @@ impl WorkerChannels {
             self.adopt_rates(r);
         }
         let c = class as usize;
-        if data.len() > self.slot_bytes {
-            return Err(DropReason::PuntFull);
-        }
-        // A source over its share is refused before it takes a token of
-        // the class (another source's room).
-        if class.shared_by_source() && !self.source_limit[c].allow(now_ns, &meta.native_src) {
-            return Err(DropReason::PuntSource);
-        }
-        if !self.punt_limit[c].allow(now_ns) {
-            return Err(DropReason::PuntRate);
-        }
-        let Some(mut slot) = self.rings.free[c].pop() else {
-            return Err(DropReason::PuntFull);
+        let bucket = self.sources[c].bucket(&meta.native_src);
+        bucket.seen.at(now_ns / 1_000_000_000);
+        bucket.seen.offered[0] += 1;
+        bucket.seen.native = meta.native_src;
+        bucket.seen.port = meta.in_port;
+        let verdict = if data.len() > self.slot_bytes {
+            Err(DropReason::PuntFull)
+        } else if class.shared_by_source() && !bucket.share.allow(now_ns) {
+            // A source over its share is refused before it takes a token
+            // of the class (another source's room).
+            Err(DropReason::PuntSource)
+        } else if !self.punt_limit[c].allow(now_ns) {
+            Err(DropReason::PuntRate)
+        } else {
+            match self.rings.free[c].pop() {
+                Some(mut slot) => {
+                    slot.class = class;
+                    slot.in_port = meta.in_port;
+                    slot.hr_port = meta.hr_port;
+                    slot.native_src = meta.native_src;
+                    slot.rx_error = meta.rx_error;
+                    slot.layout = meta.layout;
+                    slot.data.clear();
+                    slot.data.extend_from_slice(data);
+                    // `full` has as many places as there are slots: this
+                    // cannot fail.
+                    let _ = self.rings.full[c].push(slot);
+                    Ok(())
+                }
+                None => Err(DropReason::PuntFull),
+            }
         };
-        slot.class = class;
-        slot.in_port = meta.in_port;
-        slot.hr_port = meta.hr_port;
-        slot.native_src = meta.native_src;
-        slot.rx_error = meta.rx_error;
-        slot.layout = meta.layout;
-        slot.data.clear();
-        slot.data.extend_from_slice(data);
-        // `full` has as many places as there are slots: this cannot fail.
-        let _ = self.rings.full[c].push(slot);
-        Ok(())
+        if verdict.is_err() {
+            self.sources[c].bucket(&meta.native_src).seen.dropped[0] += 1;
+        }
+        verdict
+    }
+
+    /// The heaviest sources of each class as of `now_ns` (at most
+    /// [`HEAVIEST_PER_CLASS`] each, heaviest first, in class order): a scan
+    /// of the buckets, for the worker's periodic report, never per packet.
+    pub fn heaviest(&self, now_ns: u64) -> ArrayVec<PuntSource, HEAVIEST> {
+        let second = now_ns / 1_000_000_000;
+        let mut out = ArrayVec::new();
+        for (shares, class) in self.sources.iter().zip(PuntClass::ALL) {
+            let mut top = ArrayVec::new();
+            shares.heaviest(class, second, &mut top);
+            out.extend(top);
+        }
+        out
     }
 
     /// Queues a notice; false when the ring is full or the rate is exceeded.
@@ -337,9 +470,9 @@ impl WorkerChannels {
 }
 
 impl ControlChannels {
-    /// Sets the worker's punt and notice rates (per second, burst; rate 0 =
-    /// unlimited), taken by the worker at its next punt or notice.
-    pub fn set_rates(&self, punt: (u64, u64), notice: (u64, u64)) {
+    /// Sets the worker's punt budgets and notice rate (per second, burst;
+    /// rate 0 = unlimited), taken by the worker at its next punt or notice.
+    pub fn set_rates(&self, punt: PuntBudgets, notice: (u64, u64)) {
         let _ = self.rings.rates.force_push((punt, notice));
     }
 
@@ -390,7 +523,7 @@ mod tests {
     fn punt_slots_recycle_and_classes_order() {
         let (mut w, c) = channels(ChannelConfig {
             punt_slots: 1,
-            punt_rate: (0, 1),
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(0, 1)),
             ..Default::default()
         });
         let m = PuntMeta::default();
@@ -400,10 +533,12 @@ mod tests {
             Err(DropReason::PuntFull)
         );
         w.punt(0, PuntClass::Management, m, &[3]).unwrap();
+        w.punt(0, PuntClass::Request, m, &[6]).unwrap();
         w.punt(0, PuntClass::Routing, m, &[4]).unwrap();
         // Served in class order, each slot back to its own class.
         for (want, class) in [
             (4, PuntClass::Routing),
+            (6, PuntClass::Request),
             (3, PuntClass::Management),
             (1, PuntClass::Local),
         ] {
@@ -421,7 +556,7 @@ mod tests {
     fn a_flood_of_one_class_leaves_the_others_their_budget() {
         let (mut w, c) = channels(ChannelConfig {
             punt_slots: 64,
-            punt_rate: (800, 32),
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(800, 32)),
             ..Default::default()
         });
         let flooder = PuntMeta {
@@ -455,9 +590,66 @@ mod tests {
     }
 
     #[test]
+    fn the_heaviest_sources_by_class_with_what_they_lost() {
+        const S: u64 = 1_000_000_000;
+        let (mut w, c) = channels(ChannelConfig {
+            punt_slots: 4096,
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(800, 80)),
+            ..Default::default()
+        });
+        let from = |n: u8, port: u16| PuntMeta {
+            in_port: PortId(port),
+            native_src: NativeAddr::mac([2, 0, 0, 0, 0, n]),
+            ..PuntMeta::default()
+        };
+        // Second 5: a flooder sends 1000 management datagrams, a manager
+        // 3; a buddy sends 50 RTs.
+        for i in 0..1000 {
+            let _ = w.punt(5 * S + i, PuntClass::Management, from(0x66, 2), &[0]);
+        }
+        for i in 0..3 {
+            w.punt(5 * S + i, PuntClass::Management, from(0x01, 2), &[0])
+                .unwrap();
+        }
+        for i in 0..50 {
+            w.punt(5 * S + i, PuntClass::Routing, from(0x07, 1), &[0])
+                .unwrap();
+        }
+        while let Some(p) = c.recv_punt() {
+            c.recycle(p);
+        }
+        let h = w.heaviest(5 * S + 500_000_000);
+        let got: Vec<_> = h
+            .iter()
+            .map(|s| {
+                (
+                    s.class,
+                    s.port,
+                    s.native.as_bytes()[5],
+                    s.offered_per_s,
+                    s.dropped_per_s,
+                )
+            })
+            .collect();
+        // The flooder got its share, a burst of 80 / 8.
+        assert_eq!(
+            got,
+            [
+                (PuntClass::Routing, PortId(1), 0x07, 50, 0),
+                (PuntClass::Management, PortId(2), 0x66, 1000, 990),
+                (PuntClass::Management, PortId(2), 0x01, 3, 0),
+            ]
+        );
+        // A second later the last full second is reported; two seconds
+        // later nothing.
+        assert_eq!(w.heaviest(6 * S + 1)[1].offered_per_s, 1000);
+        assert!(w.heaviest(7 * S).is_empty());
+    }
+
+    #[test]
     fn rates_change_at_run_time() {
         let (mut w, c) = channels(ChannelConfig {
-            punt_rate: (1, 1),
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(1, 1)),
             ..Default::default()
         });
         let m = PuntMeta::default();
@@ -471,7 +663,7 @@ mod tests {
                 .and(w.punt(0, PuntClass::Local, m, &[2])),
             Err(DropReason::PuntSource)
         );
-        c.set_rates((0, 1), (0, 1));
+        c.set_rates(PuntBudgets::uniform(PuntBudget::new(0, 1)), (0, 1));
         for class in PuntClass::ALL {
             w.punt(0, class, m, &[3]).unwrap();
             w.punt(0, class, m, &[4]).unwrap();

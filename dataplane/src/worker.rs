@@ -19,7 +19,7 @@ use ports::clock::Clock;
 use ports::{Burst, Port};
 use rrp::PortId;
 
-use crate::counters::StatsBlock;
+use crate::counters::{SOURCES_EVERY_NS, StatsBlock};
 use rrp::PortStats;
 
 /// Passes over the ports a stopping worker makes at most to drain what is
@@ -77,6 +77,8 @@ pub struct Worker<P: Port> {
     /// DPDK lcores: a read of the counter instead of a clock_gettime).
     clock: Option<Box<dyn Clock>>,
     passes: u32,
+    /// When the heaviest punt sources were last reported.
+    sources_at: u64,
 }
 
 impl<P: Port> Worker<P> {
@@ -102,6 +104,7 @@ impl<P: Port> Worker<P> {
             start: Instant::now(),
             clock: None,
             passes: 0,
+            sources_at: 0,
         }
     }
 
@@ -176,10 +179,7 @@ impl<P: Port> Worker<P> {
     #[inline]
     pub fn poll_once(&mut self) -> usize {
         self.fib.refresh();
-        let now_ns = match &self.clock {
-            Some(c) => c.now_ns(),
-            None => self.start.elapsed().as_nanos() as u64,
-        };
+        let now_ns = self.now_ns();
         let mut received = 0;
         for i in 0..self.rx_ports.len() {
             let p = self.rx_ports[i];
@@ -203,8 +203,31 @@ impl<P: Port> Worker<P> {
         self.passes = self.passes.wrapping_add(1);
         if self.passes.is_multiple_of(PUBLISH_EVERY) {
             self.publish();
+            self.report_sources(now_ns);
         }
         received
+    }
+
+    /// The worker's clock, in nanoseconds.
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        match &self.clock {
+            Some(c) => c.now_ns(),
+            None => self.start.elapsed().as_nanos() as u64,
+        }
+    }
+
+    /// Reports the heaviest punt sources, at most every
+    /// [`SOURCES_EVERY_NS`]: a scan of the source buckets, off the
+    /// per-packet path.
+    #[cold]
+    fn report_sources(&mut self, now_ns: u64) {
+        if now_ns.saturating_sub(self.sources_at) < SOURCES_EVERY_NS {
+            return;
+        }
+        self.sources_at = now_ns;
+        self.stats
+            .publish_sources(&self.engine.heaviest_sources(now_ns));
     }
 
     /// Publishes the counters now.
@@ -229,6 +252,7 @@ impl<P: Port> Worker<P> {
                 && empty >= spins
             {
                 self.publish();
+                self.report_sources(self.now_ns());
                 self.pause(sleep);
             }
         }

@@ -146,8 +146,8 @@ fn egress_only_punts_to_that_hr() {
     let mut rig = Rig::simple(|_| {});
     for (in_port, hr) in [(0usize, 2usize), (0, 0), (1, 2), (2, 1)] {
         for (pt, class) in [
-            (PacketType::RRP.0, PuntClass::Routing),
-            (PacketType::ERR.0, PuntClass::Routing),
+            (PacketType::RRP.0, PuntClass::Request),
+            (PacketType::ERR.0, PuntClass::Request),
             (0x0100, PuntClass::Local),
         ] {
             let mut p = typed(DST, pt);

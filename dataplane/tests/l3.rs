@@ -187,8 +187,8 @@ fn this_box_hey_you_and_broadcast_are_punted_by_class() {
         Address::BROADCAST.0,
     ];
     let types = [
-        (PacketType::RRP.0, PuntClass::Routing),
-        (PacketType::ERR.0, PuntClass::Routing),
+        (PacketType::RRP.0, PuntClass::Request),
+        (PacketType::ERR.0, PuntClass::Request),
         (PacketType::MANAGEMENT.0, PuntClass::Management),
         (PacketType::EMBEDDED.0, PuntClass::Local),
         (PacketType::MEMORY_READ.0, PuntClass::Local),

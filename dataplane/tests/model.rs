@@ -31,6 +31,8 @@ const DSTS: [u16; 7] = [0x0040, 0x0200, 0x0201, 0x0202, 0x7FFF, 0x8001, 0xC000];
 struct World {
     mtus: Vec<u32>,
     routes: Vec<(usize, u16, NextHop)>,
+    /// Whether [`SRC`] from the host of port `i` is a buddy of HR `i`.
+    buddies: [bool; 3],
 }
 
 enum Route {
@@ -45,6 +47,14 @@ impl World {
             let i = f.add_nexthop(nh);
             f.set(PortId::new(p), Address(d), i);
         }
+        f.set_buddies(std::sync::Arc::new(dataplane::Buddies::new(
+            (0..3).map(|i| self.buddies[i].then_some((SRC, host(i)))),
+        )));
+    }
+
+    /// Whether a packet with SA `sa` from `native` on `port` is a buddy's.
+    fn sent_by_buddy(&self, port: usize, sa: Address, native: NativeAddr) -> bool {
+        self.buddies[port] && sa == SRC && native == host(port)
     }
 
     fn lookup(&self, in_port: usize, dst: u16) -> Route {
@@ -123,11 +133,15 @@ fn drop1(r: DropReason) -> Expect {
     }
 }
 
-/// The class of a packet for this box: RRP and ERR, management, the rest
-/// (docs/dataplane.md "Punt classes").
-fn class_of(pt: PacketType) -> PuntClass {
+/// The class of a packet for this box: RRP and ERR from a buddy, from
+/// anyone else, management, the rest (docs/dataplane.md "Punt classes").
+fn class_of(pt: PacketType, from_buddy: bool) -> PuntClass {
     if [PacketType::RRP, PacketType::ERR].contains(&pt) {
-        PuntClass::Routing
+        if from_buddy {
+            PuntClass::Routing
+        } else {
+            PuntClass::Request
+        }
     } else if pt == PacketType::MANAGEMENT {
         PuntClass::Management
     } else {
@@ -170,7 +184,10 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
         }
         return match w.lookup(in_port, p.header.dst.0) {
             Route::Local => Expect::Punt {
-                class: class_of(p.header.packet_type),
+                class: class_of(
+                    p.header.packet_type,
+                    w.sent_by_buddy(in_port, p.header.src, src),
+                ),
                 hr_port: in_port,
                 data: packet.to_vec(),
             },
@@ -220,7 +237,10 @@ fn model(w: &World, in_port: usize, src: NativeAddr, err: bool, b: &[u8]) -> Exp
     let strip = p.l2rhs[0].buffer_len();
     if h.native.is_empty() {
         let class = if p.l2rhs.len() == 1 {
-            class_of(p.header.packet_type)
+            class_of(
+                p.header.packet_type,
+                w.sent_by_buddy(in_port, p.header.src, src),
+            )
         } else {
             PuntClass::Local
         };
@@ -394,8 +414,13 @@ fn world() -> impl Strategy<Value = World> {
             (0usize..3, prop::sample::select(DSTS.to_vec()), nexthop()),
             0..16,
         ),
+        prop::array::uniform3(any::<bool>()),
     )
-        .prop_map(|(mtus, routes)| World { mtus, routes })
+        .prop_map(|(mtus, routes, buddies)| World {
+            mtus,
+            routes,
+            buddies,
+        })
 }
 
 fn packet_type() -> impl Strategy<Value = PacketType> {

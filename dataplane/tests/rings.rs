@@ -21,6 +21,7 @@ use rrp::PortStats;
 use rrp::PuntClass;
 use rrp::kind::PacketType;
 use rrp::router::NoticeKind;
+use rrp::{PuntBudget, PuntBudgets};
 
 const DST: u16 = 0x0202;
 const SEC: u64 = 1_000_000_000;
@@ -89,15 +90,15 @@ fn n_of(p: &[u8], n: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn punt_rate_limits_each_class_on_its_own() {
-    // Rate 1/s, burst 3 per class; one source's share of the local class
-    // is rate 1/s, burst 1 (a class's budget / 8, rounded up); routing has
-    // no per-source share.
+    // Rate 1/s, burst 3 per class; one source's share of the local and
+    // request classes is rate 1/s, burst 1 (a class's budget / 8, rounded
+    // up); routing, the buddies' class, has no per-source share.
     let mut b = Bench::new(
         ChannelConfig {
-            punt_rate: (1, 3),
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(1, 3)),
             ..roomy_channels()
         },
-        |_| {},
+        |f| buddy_on(f, 0),
     );
     let local = bytes(&typed(HRS[0].0, 0x0100));
     let control = bytes(&typed(HRS[0].0, PacketType::RRP.0));
@@ -109,6 +110,7 @@ fn punt_rate_limits_each_class_on_its_own() {
         1 + 3,
         "the source's share of local, a burst of routing"
     );
+    assert_eq!(c.punted_by_class[PuntClass::Routing], 3);
     assert_eq!(c.dropped(DropReason::PuntSource), 9);
     assert_eq!(c.dropped(DropReason::PuntRate), 7);
     // One second later: one more token for the source and per class.
@@ -119,12 +121,18 @@ fn punt_rate_limits_each_class_on_its_own() {
     b.feed(100 * SEC, 0, &n_of(&control, 5));
     let c = b.counters(0);
     assert_eq!((c.punted, c.dropped(DropReason::PuntRate)), (8, 9));
+    // The same RRP packets on port 1, where their source is no buddy: the
+    // request class, one source's share of it.
+    b.feed(100 * SEC, 1, &n_of(&control, 5));
+    let c1 = b.counters(1);
+    assert_eq!(c1.punted_by_class[PuntClass::Request], 1);
+    assert_eq!(c1.punt_source_by_class[PuntClass::Request], 4);
     let mut n = 0;
     while let Some(p) = b.ctl.recv_punt() {
         b.ctl.recycle(p);
         n += 1;
     }
-    assert_eq!(n, 8);
+    assert_eq!(n, 9);
     assert_eq!(c.dropped(DropReason::PuntFull), 0);
 }
 
@@ -133,21 +141,24 @@ fn a_management_flood_costs_its_source_and_class_only_and_is_counted_by_class() 
     // The shape of a stranger's flood of management datagrams (issue: a
     // stranger's flood must not take routing down): host 0 floods; it gets
     // its share of the management class (burst 32 / 8 = 4) and no more;
-    // host 1's management datagrams still get through, routing packets
-    // keep their own budget and room and come out first.
+    // host 1's management datagrams still get through, the buddy's routing
+    // packets keep their own budget and room and come out first, then the
+    // requests of a node that is no buddy.
     let mut b = Bench::new(
         ChannelConfig {
             punt_slots: 6,
-            punt_rate: (1000, 32),
+            punt_budgets: PuntBudgets::uniform(PuntBudget::new(1000, 32)),
             ..roomy_channels()
         },
-        |_| {},
+        |f| buddy_on(f, 0),
     );
     let mgmt = bytes(&typed(HRS[0].0, PacketType::MANAGEMENT.0));
     let mgmt1 = bytes(&typed(HRS[1].0, PacketType::MANAGEMENT.0));
     let rrp = bytes(&typed(HRS[0].0, PacketType::RRP.0));
+    let rrp2 = bytes(&typed(HRS[2].0, PacketType::RRP.0));
     b.feed(0, 0, &n_of(&mgmt, 100));
     b.feed(0, 1, &n_of(&mgmt1, 4));
+    b.feed(0, 2, &n_of(&rrp2, 2));
     b.feed(0, 0, &n_of(&rrp, 3));
     let (routing, management) = (PuntClass::Routing, PuntClass::Management);
     let c = b.counters(0);
@@ -170,6 +181,7 @@ fn a_management_flood_costs_its_source_and_class_only_and_is_counted_by_class() 
         c1.dropped(DropReason::PuntFull),
         c1.punt_full_by_class.total()
     );
+    assert_eq!(b.counters(2).punted_by_class[PuntClass::Request], 2);
     let order: Vec<PuntClass> = std::iter::from_fn(|| b.ctl.recv_punt())
         .map(|p| {
             let class = p.class;
@@ -177,7 +189,36 @@ fn a_management_flood_costs_its_source_and_class_only_and_is_counted_by_class() 
             class
         })
         .collect();
-    assert_eq!(order, [[routing; 3].as_slice(), &[management; 6]].concat());
+    assert_eq!(
+        order,
+        [
+            [routing; 3].as_slice(),
+            &[PuntClass::Request; 2],
+            &[management; 6]
+        ]
+        .concat()
+    );
+}
+
+#[test]
+fn a_buddy_is_known_only_from_its_native_address() {
+    // SRC is host 0's buddy address on HR 0; the same SA from another
+    // station of SAN 0 (a spoofer) is a request, not routing.
+    let mut b = Bench::new(roomy_channels(), |f| buddy_on(f, 0));
+    let rrp = bytes(&typed(HRS[0].0, PacketType::ERR.0));
+    b.feed(0, 0, &n_of(&rrp, 2));
+    assert_eq!(b.counters(0).punted_by_class[PuntClass::Routing], 2);
+    let mut f = fib_for(3, |_| {});
+    f.set_buddies(std::sync::Arc::new(dataplane::Buddies::new([
+        vec![(SRC, station(0, 9))],
+        vec![],
+        vec![],
+    ])));
+    b.fib = f;
+    b.feed(0, 0, &n_of(&rrp, 2));
+    let c = b.counters(0);
+    assert_eq!(c.punted_by_class[PuntClass::Routing], 2);
+    assert_eq!(c.punted_by_class[PuntClass::Request], 2);
 }
 
 #[test]

@@ -8,9 +8,13 @@ crate::named_enum! {
     /// A punt class: its name in counters and logs, and its place in the
     /// control thread's order of service (declaration order).
     pub enum PuntClass counted by PuntCounts {
-        /// RRP and ERR packets: the routers' keepalives, RTs and HR-DOWNs,
-        /// and the nodes' requests.
+        /// RRP and ERR packets from a buddy the HR knows, from the native
+        /// address it learned for it: the routers' keepalive answers, RTs
+        /// and HR-DOWNs, the control plane's lifeblood.
         Routing = "routing",
+        /// RRP and ERR packets from anyone else: the nodes' requests, a
+        /// newcomer's first answers to a sweep, strangers.
+        Request = "request",
         /// Management datagrams (PT 0x0006): requests to the agent, the
         /// SAN managers' traffic, answers to this box's client.
         Management = "management",
@@ -21,19 +25,27 @@ crate::named_enum! {
 
 impl PuntClass {
     /// Whether the sources of this class each get a share of its budget
-    /// (docs/dataplane.md "Punt classes"). Not yet `routing`: a buddy's
-    /// burst of RTs is legitimate and must not be cut to one source's
-    /// share, and the worker does not yet tell buddies from strangers.
+    /// (docs/dataplane.md "Punt classes"): every class but `routing`, whose
+    /// sources are the HR's buddies, few and known, and whose burst of RTs
+    /// after a sweep is legitimate at any size.
     #[inline]
     pub const fn shared_by_source(self) -> bool {
         !matches!(self, PuntClass::Routing)
     }
 
-    /// The class of a packet of type `pt` for this box.
+    /// The class of a packet of type `pt` for this box; `from_buddy` says
+    /// whether its SA is a buddy of the HR it arrived on, sent from that
+    /// buddy's native address (asked only of RRP and ERR packets).
     #[inline]
-    pub const fn of(pt: crate::PacketType) -> PuntClass {
+    pub fn of(pt: crate::PacketType, from_buddy: impl FnOnce() -> bool) -> PuntClass {
         match pt {
-            crate::PacketType::RRP | crate::PacketType::ERR => PuntClass::Routing,
+            crate::PacketType::RRP | crate::PacketType::ERR => {
+                if from_buddy() {
+                    PuntClass::Routing
+                } else {
+                    PuntClass::Request
+                }
+            }
             crate::PacketType::MANAGEMENT => PuntClass::Management,
             _ => PuntClass::Local,
         }
@@ -46,12 +58,32 @@ mod tests {
     use crate::PacketType;
 
     #[test]
-    fn classes_by_packet_type() {
-        assert_eq!(PuntClass::of(PacketType::RRP), PuntClass::Routing);
-        assert_eq!(PuntClass::of(PacketType::ERR), PuntClass::Routing);
-        assert_eq!(PuntClass::of(PacketType::MANAGEMENT), PuntClass::Management);
-        assert_eq!(PuntClass::of(PacketType::EMBEDDED), PuntClass::Local);
-        assert_eq!(PuntClass::of(PacketType(0x0100)), PuntClass::Local);
+    fn classes_by_packet_type_and_sender() {
+        let buddy = || true;
+        let other = || false;
+        assert_eq!(PuntClass::of(PacketType::RRP, buddy), PuntClass::Routing);
+        assert_eq!(PuntClass::of(PacketType::ERR, buddy), PuntClass::Routing);
+        assert_eq!(PuntClass::of(PacketType::RRP, other), PuntClass::Request);
+        assert_eq!(PuntClass::of(PacketType::ERR, other), PuntClass::Request);
+        assert_eq!(
+            PuntClass::of(PacketType::MANAGEMENT, buddy),
+            PuntClass::Management
+        );
+        assert_eq!(PuntClass::of(PacketType::EMBEDDED, buddy), PuntClass::Local);
+        assert_eq!(PuntClass::of(PacketType(0x0100), other), PuntClass::Local);
         assert_eq!(PuntClass::ALL[0], PuntClass::Routing);
+        assert!(!PuntClass::Routing.shared_by_source());
+        assert!(PuntClass::ALL[1..].iter().all(|c| c.shared_by_source()));
+    }
+
+    #[test]
+    fn the_sender_is_asked_only_of_rrp_and_err() {
+        for pt in [
+            PacketType::MANAGEMENT,
+            PacketType::EMBEDDED,
+            PacketType(0x0800),
+        ] {
+            PuntClass::of(pt, || panic!("asked of {pt:?}"));
+        }
     }
 }

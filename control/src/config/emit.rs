@@ -127,12 +127,13 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
 
     let r = &c.rates;
     let mut t = Table::new("[rates]", "rates".into());
-    t.put("punt_per_s", r.punt_per_s.to_string());
-    t.put("punt_burst", r.punt_burst.to_string());
     t.put("notice_per_s", r.notice_per_s.to_string());
     t.put("notice_burst", r.notice_burst.to_string());
     t.put("errors_per_source", r.errors_per_source.to_string());
     t.put("errors_global", r.errors_global.to_string());
+    out.push(t);
+    let mut t = Table::new("[rates.punt]", "rates.punt".into());
+    t.put_fields(&r.punt);
     out.push(t);
 
     let a = &c.admin;

@@ -45,7 +45,7 @@ use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
 use ports::udp::UdpConfig;
 use rrp::router::{AuthConfig, ErrorRates, HrConfig, Limits, RouterConfig, StaticNode, Timers};
-use rrp::{Address, LinkKind, NativeAddr};
+use rrp::{Address, LinkKind, NativeAddr, PuntBudgets};
 use serde::Deserialize;
 
 pub use reload::ReloadPlan;
@@ -267,10 +267,9 @@ impl IdleMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RatesSection {
-    /// Punted packets per second per class and worker (0 = unlimited).
-    pub punt_per_s: u64,
-    /// Punt burst (>= 1).
-    pub punt_burst: u64,
+    /// Each punt class's budget per worker (`[rates.punt]`,
+    /// docs/dataplane.md "Punt classes").
+    pub punt: PuntBudgets,
     /// Notices per second per worker (0 = unlimited).
     pub notice_per_s: u64,
     /// Notice burst (>= 1).
@@ -286,8 +285,7 @@ impl Default for RatesSection {
         let c = ChannelConfig::default();
         let e = ErrorRates::default();
         RatesSection {
-            punt_per_s: c.punt_rate.0,
-            punt_burst: c.punt_rate.1,
+            punt: c.punt_budgets,
             notice_per_s: c.notice_rate.0,
             notice_burst: c.notice_rate.1,
             errors_per_source: e.per_source,
@@ -308,7 +306,7 @@ impl RatesSection {
     /// The workers' channel sizes (defaults) with these rates.
     pub fn channel_config(&self) -> ChannelConfig {
         ChannelConfig {
-            punt_rate: (self.punt_per_s, self.punt_burst),
+            punt_budgets: self.punt,
             notice_rate: (self.notice_per_s, self.notice_burst),
             ..ChannelConfig::default()
         }

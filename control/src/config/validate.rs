@@ -266,15 +266,16 @@ fn limits(c: &Config, e: &mut Errs) {
 fn rates(c: &Config, e: &mut Errs) {
     let r = &c.rates;
     for (k, v) in [
-        ("punt_per_s", r.punt_per_s),
-        ("punt_burst", r.punt_burst),
         ("notice_per_s", r.notice_per_s),
         ("notice_burst", r.notice_burst),
     ] {
         too_big(e, &format!("rates.{k}"), v);
     }
-    if r.punt_burst == 0 {
-        e.push("rates.punt_burst", "must be >= 1");
+    e.engine(r.punt.validate());
+    for class in rrp::PuntClass::ALL {
+        let b = r.punt.of(class);
+        too_big(e, &format!("rates.punt.{class}.per_s"), b.per_s);
+        too_big(e, &format!("rates.punt.{class}.burst"), b.burst);
     }
     if r.notice_burst == 0 {
         e.push("rates.notice_burst", "must be >= 1");

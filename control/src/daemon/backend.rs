@@ -136,7 +136,7 @@ impl DaemonBackend {
                 cp.engine_mut()
                     .set_tunables(timers, limits, rates)
                     .map_err(|e| e.to_string())?;
-                cp.set_rates(chan.punt_rate, chan.notice_rate);
+                cp.set_rates(chan.punt_budgets, chan.notice_rate);
                 for (port, a) in auth {
                     cp.engine_mut()
                         .set_auth(port, a)

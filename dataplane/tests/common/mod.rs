@@ -18,6 +18,7 @@ use rrp::PortStats;
 use rrp::kind::PacketType;
 use rrp::router::Notice;
 use rrp::wire::{HeaderRepr, L2rhRepr, PacketRepr, shift_ei};
+use rrp::{PuntBudget, PuntBudgets};
 
 /// The HR address of each port.
 pub const HRS: [Address; 3] = [Address(0x0110), Address(0x0120), Address(0x0130)];
@@ -40,7 +41,7 @@ pub const fn station(i: usize, n: u8) -> NativeAddr {
 /// Rings with neither rate limits nor tight sizes.
 pub fn roomy_channels() -> ChannelConfig {
     ChannelConfig {
-        punt_rate: (0, 1),
+        punt_budgets: PuntBudgets::uniform(PuntBudget::new(0, 1)),
         notice_rate: (0, 1),
         ..ChannelConfig::default()
     }
@@ -127,6 +128,18 @@ impl Outcome {
             o => panic!("expected a drop, got {o:?}"),
         }
     }
+}
+
+/// The source address of the packets [`pkt`] builds.
+pub const SRC: Address = Address(0x0101);
+
+/// Makes [`SRC`], from the host of port `i`, the one buddy of HR `i`:
+/// its RRP and ERR are punted as `routing`, everyone else's as `request`.
+pub fn buddy_on(fib: &mut FibSet, i: usize) {
+    let ports = fib.ports();
+    fib.set_buddies(std::sync::Arc::new(dataplane::Buddies::new(
+        (0..ports).map(|p| if p == i { vec![(SRC, host(i))] } else { vec![] }),
+    )));
 }
 
 /// A FIB set for the default box with routes added by `build`.
@@ -296,7 +309,7 @@ pub fn pkt(dst: u16, len: usize) -> PacketRepr {
             packet_type: PacketType(0x0100),
             type_ext: 0x1234,
             endian: rrp::endian::Endian::from_nibble(0x3),
-            src: Address(0x0101),
+            src: SRC,
             free: 0xBEEF,
         },
         data: (0..len).map(|i| (i * 7 + 3) as u8).collect(),

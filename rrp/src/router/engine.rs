@@ -186,6 +186,8 @@ pub struct Router {
     pub(super) downs: ErrorLimiter,
     /// HRs probed after a third party's HR-DOWN about them.
     pub(super) probes: super::guard::Probes,
+    /// LRT changes since start, on any HR ([`Router::lrt_changes`]).
+    pub(super) lrt_changes: u64,
 }
 
 /// The engine moves to the control thread.
@@ -275,6 +277,7 @@ impl Router {
                 window: (0, 0),
             },
             probes: Default::default(),
+            lrt_changes: 0,
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
             next_adv: now,
@@ -336,11 +339,29 @@ impl Router {
 
     /// The buddies of HR `port` (router HRs on its SAN).
     pub fn buddies(&self, port: PortId) -> Vec<Address> {
+        self.buddies_with_native(port)
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect()
+    }
+
+    /// How many times an LRT changed (an entry came, went, or changed its
+    /// native address or role) since the engine started: a reader that
+    /// mirrors the buddies ([`Router::buddies_with_native`]) rereads them
+    /// when this moves.
+    pub fn lrt_changes(&self) -> u64 {
+        self.lrt_changes
+    }
+
+    /// The buddies of HR `port` with the native address the HR knows each
+    /// at: the only address their RRP and ERR are believed from
+    /// (docs/spec-notes.md 60).
+    pub fn buddies_with_native(&self, port: PortId) -> Vec<(Address, NativeAddr)> {
         self.hrs[port]
             .lrt
             .values()
             .filter(|e| e.router)
-            .map(|e| e.info.address)
+            .map(|e| (e.info.address, e.native))
             .collect()
     }
 

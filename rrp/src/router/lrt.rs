@@ -92,6 +92,7 @@ impl Router {
     }
 
     pub(super) fn lrt_changed(&mut self, port: PortId) {
+        self.lrt_changes += 1;
         let h = &mut self.hrs[port];
         h.lrt_sn = h.lrt_sn.wrapping_add(1);
         h.lrt_nodes = None;
