@@ -2,9 +2,12 @@
 //! "Authentication") on loopback UDP. What it sends there is signed; an
 //! unsigned request, a replayed one and one under an unknown key are
 //! refused and counted by reason; a signed one is answered; a key rollover
-//! by reload changes the key it signs with; no secret reaches the log.
+//! by reload changes the key it signs with; a key read from a file is
+//! rotated by writing the file and reloading (SIGHUP); no secret reaches the
+//! log.
 
 use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -167,4 +170,87 @@ fn a_keyed_san_signs_refuses_by_reason_and_rolls_over() {
         text.contains("authentication"),
         "refusals are logged: {text}"
     );
+}
+
+#[test]
+fn a_key_in_a_file_is_rotated_by_writing_the_file_and_reloading() {
+    let dir = tempfile::tempdir().unwrap();
+    let [r0, r1, m] = common::free_ports();
+    let member = UdpSocket::bind(("127.0.0.1", m)).unwrap();
+    member
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let key = dir.path().join("san-a.key");
+    std::fs::write(&key, format!("{KEY1}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut c = common::two_hr_box("keyfile", dir.path(), [r0, r1], [&[m], &[]]);
+    c.hrs[0].auth = Some(AuthConfig {
+        keys: vec![AuthKey {
+            id: 1,
+            secret: hex(KEY1),
+        }],
+        send_key: 1,
+        accept_unsigned: false,
+    });
+    c.hrs[0].key_files.insert(1, key.clone());
+    c.timers.sweep_ms = 200;
+    let text = c.to_toml();
+    assert!(!text.contains(KEY1), "{text}");
+    let path = dir.path().join("r.toml");
+    std::fs::write(&path, &text).unwrap();
+    let sock = dir.path().join("mw.sock");
+    let log = dir.path().join("log.txt");
+    let daemon = common::start(&path, &sock, std::fs::File::create(&log).unwrap().into());
+
+    // Signed with the key the file holds.
+    let (bytes, r) = next_signed(&member);
+    assert_eq!(r.key_id, 1);
+    assert!(verifies(&bytes, &hex(KEY1)));
+    // show config names the file, not the key.
+    let (code, out) = mwctl_all(&sock, &["show", "config"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("secret_file = \"{}\"", key.display())),
+        "{out}"
+    );
+    assert!(!out.contains(KEY1), "{out}");
+
+    // Rotation: the new key into the file, SIGHUP; the text is the same.
+    std::fs::write(&key, format!("{KEY2}\n")).unwrap();
+    let pid = rustix::process::Pid::from_raw(daemon.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+    wait_for("packets signed with the key in the file", 10, || {
+        let (bytes, r) = next_signed(&member);
+        r.key_id == 1 && verifies(&bytes, &hex(KEY2))
+    });
+    wait_for("the reload's log line", 10, || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains(&format!("{} holds a new key", key.display()))
+    });
+
+    // A key file others may read refuses the reload; the key stays.
+    std::fs::write(&key, format!("{KEY1}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("hr[0].auth.keys[0].secret_file"), "{out}");
+    assert!(
+        out.contains("readable or writable by group or others"),
+        "{out}"
+    );
+    assert!(!out.contains(KEY1), "{out}");
+    // What was sent before the refusal drained, the next sweep.
+    member.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 2048];
+    while member.recv_from(&mut buf).is_ok() {}
+    member.set_nonblocking(false).unwrap();
+    let (bytes, _) = next_signed(&member);
+    assert!(
+        verifies(&bytes, &hex(KEY2)),
+        "the running key stays in force"
+    );
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(KEY1) && !text.contains(KEY2), "{text}");
 }

@@ -3,7 +3,8 @@
 
 use rrp::PortId;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use admin::LogLevel;
@@ -1204,6 +1205,7 @@ fn round_trip_variants() {
         identity: Some(u64::MAX),
         description: Some("quote \" é ☃ \u{7f}".into()),
         mkey: u64::MAX,
+        mkey_file: None,
         protect: 3,
         lease_s: u16::MAX,
         manager: Some(Address(0x7fff)),
@@ -1214,6 +1216,7 @@ fn round_trip_variants() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
+        sm_key_file: None,
         manager_timers: mgmt::manager::ManagerTimers {
             poll_ms: 600_000,
             poll_misses: 1,
@@ -1434,6 +1437,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 identity: m.0,
                 description: m.1,
                 mkey: m.2,
+                mkey_file: None,
                 protect: m.3,
                 lease_s: m.4,
                 manager: m.5.map(Address),
@@ -1444,6 +1448,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 manager_hrs: Vec::new(),
                 address_pools: Vec::new(),
                 sm_key: m.2 ^ 0x55,
+                sm_key_file: None,
                 manager_timers: mgmt::manager::ManagerTimers {
                     poll_ms: 10 + m.2 % 1000,
                     ..Default::default()
@@ -1511,6 +1516,7 @@ traps_per_s = 5"#);
             identity: Some(0x0123_4567_89ab_cdef),
             description: Some("rab".into()),
             mkey: 0x1122_3344_5566_7788,
+            mkey_file: None,
             protect: 2,
             lease_s: 60,
             manager: Some(Address(0x0120)),
@@ -1521,6 +1527,7 @@ traps_per_s = 5"#);
             manager_hrs: Vec::new(),
             address_pools: Vec::new(),
             sm_key: 0,
+            sm_key_file: None,
             manager_timers: Default::default(),
         }
     );
@@ -2178,6 +2185,7 @@ fn reload_management_is_live() {
         identity: Some(7),
         description: Some("box".into()),
         mkey: 1,
+        mkey_file: None,
         protect: 1,
         lease_s: 60,
         manager: Some(Address(0x0120)),
@@ -2188,6 +2196,7 @@ fn reload_management_is_live() {
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
         sm_key: 0,
+        sm_key_file: None,
         manager_timers: mgmt::manager::ManagerTimers {
             poll_ms: 600_000,
             poll_misses: 1,
@@ -2362,4 +2371,376 @@ fn auth_changes_apply_on_reload_without_showing_secrets() {
     assert_eq!(plan.auth, vec![(rrp::PortId(1), one.hrs[1].auth.clone())]);
     let plan = one.diff_for_reload(&none).unwrap();
     assert_eq!(plan.auth, vec![(rrp::PortId(1), None)]);
+}
+
+// ---------------------------------------------------------------- keys in files
+
+/// Another M_Key, for a rotation.
+const MKEY2: u64 = 0x0bad_cafe_1234_5678;
+
+/// A key file `name` in `dir` holding `text`, with permissions `mode`.
+fn key_file(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+/// `[management]` with `mkey_file` and `sm_key_file`, and on the second HR
+/// key 1 inline and key 2 in `secret` (key 2 signs).
+fn with_key_files(mkey: &Path, sm_key: &Path, secret: &Path) -> String {
+    format!(
+        "[management]\nmkey_file = \"{}\"\nsm_key_file = \"{}\"\n\n{}",
+        mkey.display(),
+        sm_key.display(),
+        keyed(&format!(
+            "send_key = 2\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}, {{ id = 2, secret_file = \"{}\" }}]",
+            secret.display()
+        ))
+    )
+}
+
+/// The three key files of [`with_key_files`], mode 0600: the M_Key, SM key
+/// 4660 in decimal, key 2's secret `SECRET2`.
+fn three_key_files(dir: &Path) -> [PathBuf; 3] {
+    [
+        key_file(dir, "mkey", &format!("0x{MKEY:016x}\n"), 0o600),
+        key_file(dir, "sm.key", "4660", 0o400),
+        key_file(dir, "san-b.key", &format!("{SECRET2}\r\n"), 0o600),
+    ]
+}
+
+#[test]
+fn key_files_load_round_trip_and_keep_the_secrets_out_of_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let [mkey, sm, san] = three_key_files(dir.path());
+    let c = Config::from_toml(&with_key_files(&mkey, &sm, &san)).unwrap();
+    assert_eq!(c.management.mkey, MKEY);
+    assert_eq!(c.management.mkey_file.as_deref(), Some(mkey.as_path()));
+    assert_eq!(c.management.sm_key, 4660);
+    assert_eq!(c.management.sm_key_file.as_deref(), Some(sm.as_path()));
+    let a = c.hrs[1].auth.as_ref().unwrap();
+    assert_eq!(a.keys[1].secret[..2], [0xff, 0xee]);
+    assert_eq!(a.keys[1].secret.len(), 16);
+    assert_eq!(c.hrs[1].key_files.len(), 1);
+    assert_eq!(c.hrs[1].key_files[&2], san);
+    assert!(c.hrs[0].key_files.is_empty());
+    // The engine and the agent get the secrets.
+    let rc = c.router_config(1);
+    let keys = &rc.hrs[PortId(1)].auth.as_ref().unwrap().keys;
+    assert_eq!(keys[1].secret, a.keys[1].secret);
+
+    // The emitted text names the files, never what they hold, and loads
+    // again to the same configuration.
+    let t = c.to_toml();
+    assert!(
+        t.contains(&format!("mkey_file = \"{}\"", mkey.display())),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!("sm_key_file = \"{}\"", sm.display())),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!(
+            "keys = [{{ id = 1, secret = \"{SECRET1}\" }}, {{ id = 2, secret_file = \"{}\" }}]",
+            san.display()
+        )),
+        "{t}"
+    );
+    assert!(!t.lines().any(|l| l.starts_with("mkey =")), "{t}");
+    assert!(!t.lines().any(|l| l.starts_with("sm_key =")), "{t}");
+    assert!(!t.contains(SECRET2), "{t}");
+    no_mkey(&t);
+    round_trip(&c);
+
+    // Redacted: no secret at all; the files' names stay.
+    let r = c.to_toml_redacted();
+    no_mkey(&r);
+    assert!(!r.contains(SECRET1) && !r.contains(SECRET2), "{r}");
+    assert!(r.contains("mkey_file = "), "{r}");
+    assert!(r.contains("# management.mkey: set"), "{r}");
+    // Debug neither.
+    let d = format!("{c:?}");
+    no_mkey(&d);
+    assert!(!d.contains("ffeedd") && !d.contains("ff, ee"), "{d}");
+    assert!(d.contains("mkey_file: Some("), "{d}");
+}
+
+#[test]
+fn key_files_are_read_through_the_reader_given() {
+    let text = with_key_files(
+        Path::new("/k/mkey"),
+        Path::new("/k/sm"),
+        Path::new("/k/san"),
+    );
+    let files = |p: &Path| -> Result<String, String> {
+        Ok(match p.to_str().unwrap() {
+            "/k/mkey" => format!("{MKEY}\n"),
+            "/k/sm" => "0x01".into(),
+            "/k/san" => SECRET2.into(),
+            other => panic!("{other} read"),
+        })
+    };
+    let c = Config::from_toml_with(&text, &files).unwrap();
+    assert_eq!((c.management.mkey, c.management.sm_key), (MKEY, 1));
+    assert_eq!(Config::from_toml_with(&c.to_toml(), &files), Ok(c));
+    // The daemon's reader finds no such file.
+    check(&text, "management.mkey_file", "/k/mkey: cannot read");
+}
+
+#[test]
+fn key_files_refused_name_the_key_and_the_file_never_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let [mkey, sm, san] = three_key_files(dir.path());
+    let text = with_key_files(&mkey, &sm, &san);
+    let mkey_line = line_of(&text, "mkey_file");
+    let san_line = line_of(&text, "secret_file");
+    let set_mode = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+
+    // Readable or writable by group or others, the M_Key's file or a SAN
+    // key's; mode 0400 and 0700 are the owner's only.
+    for mode in [
+        0o644,
+        0o640,
+        0o604,
+        0o620,
+        0o602,
+        0o610,
+        0o660,
+        0o4600 | 0o020,
+    ] {
+        set_mode(&mkey, mode);
+        let e = check(
+            &text,
+            "management.mkey_file",
+            "readable or writable by group or others",
+        );
+        assert!(e.why.contains(&mkey.display().to_string()), "{e}");
+        assert!(e.why.contains(&format!("mode {:04o}", mode)), "{e}");
+        assert_eq!(e.location.map(|l| l.0), Some(mkey_line), "{e}");
+        no_mkey(&e.to_string());
+    }
+    for mode in [0o400, 0o700] {
+        set_mode(&mkey, mode);
+        assert_eq!(Config::from_toml(&text).unwrap().management.mkey, MKEY);
+    }
+    set_mode(&san, 0o640);
+    let e = check(&text, "hr[1].auth.keys[1].secret_file", "group or others");
+    assert!(e.why.contains(&san.display().to_string()), "{e}");
+    assert_eq!(e.location.map(|l| l.0), Some(san_line), "{e}");
+    // check_toml lists every refused file.
+    set_mode(&mkey, 0o644);
+    let errs = Config::check_toml(&text).unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["management.mkey_file", "hr[1].auth.keys[1].secret_file"]
+    );
+    set_mode(&mkey, 0o600);
+    set_mode(&san, 0o600);
+    Config::from_toml(&text).unwrap();
+
+    // Not a regular file, missing, unreadable, relative.
+    let with_mkey_file = |path: &str| text.replace(&mkey.display().to_string(), path);
+    check(
+        &with_mkey_file(&dir.path().display().to_string()),
+        "management.mkey_file",
+        "not a regular file",
+    );
+    check(
+        &with_mkey_file("/dev/null"),
+        "management.mkey_file",
+        "/dev/null: not a regular file",
+    );
+    let missing = dir.path().join("missing.key");
+    let e = check(
+        &with_mkey_file(&missing.display().to_string()),
+        "management.mkey_file",
+        "cannot read",
+    );
+    assert!(e.why.starts_with(&missing.display().to_string()), "{e}");
+    check(
+        &with_mkey_file("keys/mkey"),
+        "management.mkey_file",
+        "keys/mkey: not an absolute path",
+    );
+    if !testkit::is_root() {
+        set_mode(&mkey, 0o000);
+        check(&text, "management.mkey_file", "cannot read");
+        set_mode(&mkey, 0o600);
+    }
+
+    // Malformed: the errors say what is wrong, never what the file holds.
+    let bad_mkey = [
+        format!("0x{MKEY:016x}zz"),
+        format!("0x{MKEY:016x}0"),
+        format!("0x{MKEY:016x}\n\n"),
+        format!(" 0x{MKEY:016x}"),
+        format!("\"0x{MKEY:016x}\""),
+        format!("mkey = \"0x{MKEY:016x}\""),
+        String::new(),
+    ];
+    for b in &bad_mkey {
+        std::fs::write(&mkey, b).unwrap();
+        let e = err(&text);
+        assert_eq!(e.key, "management.mkey_file", "{b:?}: {e}");
+        assert!(e.why.contains(&mkey.display().to_string()), "{e}");
+        no_mkey(&e.to_string());
+        no_mkey(&format!("{e:?}"));
+    }
+    std::fs::write(&mkey, format!("0x{MKEY:016x}zz")).unwrap();
+    check(&text, "management.mkey_file", "holds no 64-bit value");
+    std::fs::write(&mkey, [0xff, 0xfe, b'0']).unwrap();
+    check(&text, "management.mkey_file", "not UTF-8");
+    std::fs::write(&mkey, "0".repeat(5000)).unwrap();
+    check(&text, "management.mkey_file", "at most 4096");
+    std::fs::write(&mkey, format!("0x{MKEY:016x}")).unwrap();
+
+    std::fs::write(&san, format!("{SECRET2}zz")).unwrap();
+    let e = check(&text, "hr[1].auth.keys[1].secret_file", "hex digits");
+    assert!(!e.to_string().contains(SECRET2), "{e}");
+    std::fs::write(&san, "0011\n").unwrap();
+    check(
+        &text,
+        "hr[1].auth.keys[1].secret_file",
+        "fewer than 16 bytes",
+    );
+    std::fs::write(&san, "").unwrap();
+    check(
+        &text,
+        "hr[1].auth.keys[1].secret_file",
+        "fewer than 16 bytes",
+    );
+    std::fs::write(&san, SECRET2).unwrap();
+
+    // One of inline and file per secret.
+    check(
+        &text.replace("mkey_file", "mkey = 1\nmkey_file"),
+        "management.mkey_file",
+        "give mkey or mkey_file, not both",
+    );
+    check(
+        &text.replace("sm_key_file", "sm_key = \"0x01\"\nsm_key_file"),
+        "management.sm_key_file",
+        "give sm_key or sm_key_file, not both",
+    );
+    check(
+        &text.replace(
+            "id = 2, secret_file",
+            &format!("id = 2, secret = \"{SECRET1}\", secret_file"),
+        ),
+        "hr[1].auth.keys[1].secret_file",
+        "give secret or secret_file, not both",
+    );
+    let e = check(
+        &text.replace(&format!("id = 1, secret = \"{SECRET1}\""), "id = 1"),
+        "hr[1].auth.keys[0].secret",
+        "missing",
+    );
+    assert!(e.why.contains("secret_file"), "{e}");
+}
+
+#[test]
+fn a_key_is_rotated_by_writing_its_file_and_reloading() {
+    let dir = tempfile::tempdir().unwrap();
+    let [mkey, sm, san] = three_key_files(dir.path());
+    let text = with_key_files(&mkey, &sm, &san);
+    let running = Config::from_toml(&text).unwrap();
+    // The same files: nothing changes.
+    let plan = running
+        .diff_for_reload(&Config::from_toml(&text).unwrap())
+        .unwrap();
+    assert!(plan.is_empty(), "{plan:?}");
+
+    // New keys in the same files, the same configuration text.
+    std::fs::write(&mkey, format!("0x{MKEY2:016x}\n")).unwrap();
+    std::fs::write(&san, format!("{SECRET1}\n")).unwrap();
+    let new = Config::from_toml(&text).unwrap();
+    assert_eq!(new.to_toml(), running.to_toml(), "the text names the files");
+    let plan = running.diff_for_reload(&new).unwrap();
+    assert_eq!(
+        plan.changes,
+        [
+            format!(
+                "management.mkey_file: {} holds a new key (the value is not shown)",
+                mkey.display()
+            ),
+            format!(
+                "hr[1].auth.keys[1].secret_file: {} holds a new key (the value is not shown)",
+                san.display()
+            ),
+        ]
+    );
+    let m = plan
+        .management
+        .as_ref()
+        .expect("the agent gets the new M_Key");
+    assert_eq!(m.mkey, MKEY2);
+    assert_eq!(plan.auth, vec![(PortId(1), new.hrs[1].auth.clone())]);
+    assert_eq!(
+        plan.auth[0].1.as_ref().unwrap().keys[1].secret,
+        new.hrs[1].auth.as_ref().unwrap().keys[0].secret
+    );
+    let shown = format!("{}\n{plan:?}", plan.changes.join("\n"));
+    no_mkey(&shown);
+    assert!(!shown.contains(&format!("{MKEY2:x}")), "{shown}");
+    assert!(
+        !shown.contains(SECRET1) && !shown.contains(SECRET2),
+        "{shown}"
+    );
+
+    // From the key in the text to the same key in a file: the text changes.
+    let inline = Config::from_toml(&text.replace(
+        &format!("mkey_file = \"{}\"", mkey.display()),
+        &format!("mkey = \"0x{MKEY2:016x}\""),
+    ))
+    .unwrap();
+    let plan = inline.diff_for_reload(&new).unwrap();
+    assert_eq!(
+        plan.changes,
+        [
+            "management.mkey: changed (the value is not shown)".to_string(),
+            format!("management.mkey_file: (unset) -> \"{}\"", mkey.display()),
+        ]
+    );
+
+    // A rotation into a file the daemon refuses is refused whole.
+    std::fs::set_permissions(&san, std::fs::Permissions::from_mode(0o644)).unwrap();
+    check(&text, "hr[1].auth.keys[1].secret_file", "group or others");
+}
+
+#[test]
+fn key_files_of_a_configuration_built_in_code() {
+    let mut c = Config::from_toml(&keyed(&format!(
+        "send_key = 1\nkeys = [{{ id = 1, secret = \"{SECRET1}\" }}]"
+    )))
+    .unwrap();
+    c.hrs[1].key_files.insert(7, PathBuf::from("/k/7"));
+    let errs = c.validate().unwrap_err();
+    assert_eq!(errs[0].key, "hr[1].auth", "{errs:?}");
+    assert!(errs[0].why.contains("key ID 7"), "{errs:?}");
+    c.hrs[1].key_files.clear();
+    c.hrs[1].key_files.insert(1, PathBuf::from("k/1"));
+    c.management.mkey_file = Some(PathBuf::from("mkey"));
+    let errs = c.validate().unwrap_err();
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["management.mkey_file", "hr[1].auth.keys[0].secret_file"]
+    );
+    assert!(errs[0].why.contains("not an absolute path"), "{errs:?}");
+
+    // Written as the files, read back through them.
+    let dir = tempfile::tempdir().unwrap();
+    let mkey = key_file(dir.path(), "m", &MKEY.to_string(), 0o600);
+    let san = key_file(dir.path(), "s", SECRET1, 0o600);
+    c.management.mkey = MKEY;
+    c.management.mkey_file = Some(mkey);
+    c.hrs[1].key_files.insert(1, san);
+    assert_eq!(c.validate(), Ok(()));
+    no_mkey(&c.to_toml());
+    round_trip(&c);
 }

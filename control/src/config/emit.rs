@@ -5,7 +5,10 @@
 //! is written field by field through its `Serialize` ([`super::literal`]).
 //!
 //! The text holds `management.mkey` (the file holds it too, and it must load
-//! again to the same configuration); the reload diff does not show it.
+//! again to the same configuration); the reload diff does not show it. A
+//! secret read from a file is written as the file's name (`mkey_file`,
+//! `sm_key_file`, `secret_file`), so that the text loads again to the same
+//! configuration while the file holds the same key.
 
 use std::fmt::Write as _;
 
@@ -163,7 +166,10 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     if let Some(d) = &m.description {
         t.put("description", quote(d));
     }
-    t.put("mkey", hex64(m.mkey));
+    match &m.mkey_file {
+        Some(f) => t.put("mkey_file", quote(&f.to_string_lossy())),
+        None => t.put("mkey", hex64(m.mkey)),
+    }
     t.put("protect", m.protect.to_string());
     t.put("lease_s", m.lease_s.to_string());
     if let Some(a) = m.manager {
@@ -177,7 +183,10 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     }
     let hrs: Vec<String> = m.manager_hrs.iter().map(|a| hex16(*a)).collect();
     t.put("manager_hrs", format!("[{}]", hrs.join(", ")));
-    t.put("sm_key", hex64(m.sm_key));
+    match &m.sm_key_file {
+        Some(f) => t.put("sm_key_file", quote(&f.to_string_lossy())),
+        None => t.put("sm_key", hex64(m.sm_key)),
+    }
     let pools: Vec<String> = m
         .address_pools
         .iter()
@@ -238,9 +247,16 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
             t.put("accept_unsigned", a.accept_unsigned.to_string());
             t.put(
                 "keys",
-                list(&a.keys, |k| {
-                    let hex: String = k.secret.iter().map(|b| format!("{b:02x}")).collect();
-                    format!("{{ id = {}, secret = {} }}", k.id, quote(&hex))
+                list(&a.keys, |k| match h.key_files.get(&k.id) {
+                    Some(f) => format!(
+                        "{{ id = {}, secret_file = {} }}",
+                        k.id,
+                        quote(&f.to_string_lossy())
+                    ),
+                    None => {
+                        let hex: String = k.secret.iter().map(|b| format!("{b:02x}")).collect();
+                        format!("{{ id = {}, secret = {} }}", k.id, quote(&hex))
+                    }
                 }),
             );
             out.push(t);

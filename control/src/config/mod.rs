@@ -21,12 +21,16 @@
 //! - On SIGHUP, [`Config::diff_for_reload`] tells what applies live (static
 //!   entries, timers, limits, rates, logging, management) and refuses the
 //!   rest, one message per key.
-//! - `management.mkey` is a secret: no error message and no reload line shows
-//!   it, nor does `Debug`; only [`Config::to_toml`] writes it (the file holds
-//!   it).
+//! - `management.mkey`, `management.sm_key` and the `[hr.auth]` keys are
+//!   secrets: no error message and no reload line shows them, nor does
+//!   `Debug`; only [`Config::to_toml`] writes them (the file holds them).
+//! - Each secret may instead be read from a file of its own (`mkey_file`,
+//!   `sm_key_file`, `secret_file`; [`key_file`]), at every load and reload;
+//!   [`Config::to_toml`] then names the file.
 
 mod emit;
 pub mod fuzzing;
+pub mod key_file;
 mod literal;
 mod locate;
 mod parse;
@@ -34,6 +38,7 @@ mod reload;
 mod validate;
 
 use core::fmt;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,6 +53,7 @@ use rrp::router::{AuthConfig, ErrorRates, HrConfig, Limits, RouterConfig, Static
 use rrp::{Address, LinkKind, NativeAddr, PuntBudgets};
 use serde::Deserialize;
 
+pub use key_file::{KeyFiles, OnDisk};
 pub use reload::ReloadPlan;
 
 /// The admin socket's default path.
@@ -377,8 +383,9 @@ impl LogFormat {
 
 /// `[management]`: the in-band management agent (docs/management.md).
 ///
-/// `mkey` is a secret: `Debug` does not show it (nor does any configuration
-/// error or reload line); [`Config::to_toml`] writes it.
+/// `mkey` and `sm_key` are secrets: `Debug` does not show them (nor does any
+/// configuration error or reload line); [`Config::to_toml`] writes them, or
+/// the files they are read from (`mkey_file`, `sm_key_file`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ManagementSection {
     /// The node identity (`NodeInfo.NodeIdentity`, 64 bits, not 0); none:
@@ -388,8 +395,12 @@ pub struct ManagementSection {
     /// The node's description (NodeDescription), 1-64 bytes of UTF-8; none:
     /// `router.name` ([`Config::node_description`]).
     pub description: Option<String>,
-    /// The box's management key (M_Key); 0: no protection.
+    /// The box's management key (M_Key); 0: no protection. Read from
+    /// `mkey_file` when that is set.
     pub mkey: u64,
+    /// The file `mkey` is read from (an absolute path; docs/configuration.md
+    /// "Keys in files"); none: `mkey` is written in the configuration.
+    pub mkey_file: Option<PathBuf>,
     /// The M_Key protect bits, 0-3.
     pub protect: u8,
     /// The M_Key lease period in seconds; 0: the lease never runs out.
@@ -409,6 +420,8 @@ pub struct ManagementSection {
     pub manager_hrs: Vec<Address>,
     /// The SANs' SM key (0: none): a secret, as `mkey`.
     pub sm_key: u64,
+    /// The file `sm_key` is read from, as `mkey_file`.
+    pub sm_key_file: Option<PathBuf>,
     /// The addresses the manager on an HR's SAN gives nodes that start
     /// without one (docs/manager.md "Address assignment").
     pub address_pools: Vec<AddressPool>,
@@ -435,6 +448,7 @@ impl Default for ManagementSection {
             identity: None,
             description: None,
             mkey: 0,
+            mkey_file: None,
             protect: 0,
             lease_s: 0,
             manager: None,
@@ -444,6 +458,7 @@ impl Default for ManagementSection {
             manager_priority: None,
             manager_hrs: Vec::new(),
             sm_key: 0,
+            sm_key_file: None,
             address_pools: Vec::new(),
             manager_timers: ManagerTimers::default(),
         }
@@ -451,7 +466,8 @@ impl Default for ManagementSection {
 }
 
 impl fmt::Debug for ManagementSection {
-    /// Every field but the key's value: `mkey` shows as `0` or `(secret)`.
+    /// Every field but the keys' values: `mkey` and `sm_key` show as `0` or
+    /// `(secret)` (their files' names show).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         struct Secret(u64);
         impl fmt::Debug for Secret {
@@ -463,6 +479,7 @@ impl fmt::Debug for ManagementSection {
             .field("identity", &self.identity)
             .field("description", &self.description)
             .field("mkey", &Secret(self.mkey))
+            .field("mkey_file", &self.mkey_file)
             .field("protect", &self.protect)
             .field("lease_s", &self.lease_s)
             .field("manager", &self.manager)
@@ -472,6 +489,7 @@ impl fmt::Debug for ManagementSection {
             .field("manager_priority", &self.manager_priority)
             .field("manager_hrs", &self.manager_hrs)
             .field("sm_key", &Secret(self.sm_key))
+            .field("sm_key_file", &self.sm_key_file)
             .field("address_pools", &self.address_pools)
             .field("manager_timers", &self.manager_timers)
             .finish()
@@ -502,6 +520,10 @@ pub struct HrSection {
     /// `[hr.auth]`: the SAN's authentication keys (docs/configuration.md
     /// "Authentication"); none: the HR signs nothing and asks for nothing.
     pub auth: Option<AuthConfig>,
+    /// The keys of `auth` whose secret is read from a file (`secret_file`),
+    /// by key ID: the file (an absolute path; docs/configuration.md "Keys in
+    /// files"). The other keys are written in the configuration.
+    pub key_files: BTreeMap<u16, PathBuf>,
 }
 
 impl HrSection {
@@ -516,6 +538,7 @@ impl HrSection {
             port,
             statics: Vec::new(),
             auth: None,
+            key_files: BTreeMap::new(),
         }
     }
 
@@ -754,16 +777,28 @@ impl Config {
         }
     }
 
-    /// Parses and validates a configuration; the error is the first problem
-    /// in file order ([`Config::check_toml`] lists them all).
+    /// Parses and validates a configuration, reading the key files it names
+    /// ([`OnDisk`]); the error is the first problem in file order
+    /// ([`Config::check_toml`] lists them all).
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        Config::check_toml(text).map_err(|mut v| v.swap_remove(0))
+        Config::from_toml_with(text, &OnDisk)
     }
 
-    /// Parses and validates a configuration, listing every problem found
-    /// (`mwrouterd --check`). A file that does not parse gives one error.
+    /// As [`Config::from_toml`], reading the key files through `files`.
+    pub fn from_toml_with(text: &str, files: &dyn KeyFiles) -> Result<Config, ConfigError> {
+        Config::check_toml_with(text, files).map_err(|mut v| v.swap_remove(0))
+    }
+
+    /// Parses and validates a configuration, reading the key files it names
+    /// ([`OnDisk`]), and lists every problem found (`mwrouterd --check`). A
+    /// file that does not parse gives one error.
     pub fn check_toml(text: &str) -> Result<Config, Vec<ConfigError>> {
-        let cfg = parse::parse(text).map_err(|e| vec![e])?;
+        Config::check_toml_with(text, &OnDisk)
+    }
+
+    /// As [`Config::check_toml`], reading the key files through `files`.
+    pub fn check_toml_with(text: &str, files: &dyn KeyFiles) -> Result<Config, Vec<ConfigError>> {
+        let cfg = parse::parse(text, files).map_err(|e| vec![e])?;
         let cfg = cfg.map_err(|errs| locate::locate_all(text, errs))?;
         cfg.validate()
             .map_err(|errs| locate::locate_all(text, errs))?;
@@ -790,9 +825,10 @@ impl Config {
         emit::render(&emit::tables(self))
     }
 
-    /// As [`Config::to_toml`] without the management key: `mkey` is left
-    /// out and a comment says whether one is set (what `show config` gives
-    /// a read-only peer).
+    /// As [`Config::to_toml`] without the secrets: `mkey`, `sm_key` and the
+    /// `[hr.auth]` keys are left out (`mkey_file` and `sm_key_file`, which
+    /// name files, stay) and a comment says whether an M_Key is set (what
+    /// `show config` gives a read-only peer).
     pub fn to_toml_redacted(&self) -> String {
         let mut t = emit::tables(self);
         for table in t.iter_mut().filter(|t| t.path == "management") {

@@ -6,16 +6,22 @@
 //!
 //! `management.mkey` is a secret: its parse errors say what is wrong without
 //! the value, and a TOML syntax error on a line that may hold it does not
-//! quote the line.
+//! quote the line. So are `management.sm_key` and the `[hr.auth]` keys. A
+//! secret given as a file (`mkey_file`, `sm_key_file`, `secret_file`) is
+//! read here, through [`KeyFiles`] ([`super::key_file`]).
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
+use rrp::auth::MIN_SECRET_LEN;
 use rrp::native::parse_mac;
 use rrp::router::{AuthConfig, AuthKey, Limits, StaticNode, Timers};
 use rrp::wire::record::Capability;
 use rrp::{Address, NativeAddr};
 use serde::Deserialize;
 
+use super::key_file::{self, KeyFiles};
 use super::{
     AdminSection, AfPacketPortConfig, Backend, Config, ConfigError, DpdkPortConfig, DpdkSection,
     HrSection, LogSection, ManagementSection, PortConfig, RatesSection, RouterSection,
@@ -46,13 +52,15 @@ struct RawConfig {
     hr: Vec<RawHr>,
 }
 
-/// `[management]` as written: 64-bit values as an integer or a string.
+/// `[management]` as written: 64-bit values as an integer or a string; a
+/// key inline or as a file (`mkey`, `mkey_file`), not both.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct RawManagement {
     identity: Option<Wide>,
     description: Option<String>,
-    mkey: Wide,
+    mkey: Option<Wide>,
+    mkey_file: Option<PathBuf>,
     protect: u8,
     lease_s: u16,
     manager: Option<u16>,
@@ -61,7 +69,8 @@ struct RawManagement {
     tracer: bool,
     manager_priority: Option<u8>,
     manager_hrs: Vec<u16>,
-    sm_key: Wide,
+    sm_key: Option<Wide>,
+    sm_key_file: Option<PathBuf>,
     address_pools: Vec<RawPool>,
     manager_timers: mgmt::manager::ManagerTimers,
 }
@@ -81,7 +90,8 @@ impl Default for RawManagement {
         RawManagement {
             identity: m.identity.map(Wide),
             description: m.description,
-            mkey: Wide(m.mkey),
+            mkey: None,
+            mkey_file: None,
             protect: m.protect,
             lease_s: m.lease_s,
             manager: m.manager.map(|a| a.0),
@@ -90,7 +100,8 @@ impl Default for RawManagement {
             tracer: m.tracer,
             manager_priority: m.manager_priority,
             manager_hrs: m.manager_hrs.iter().map(|a| a.0).collect(),
-            sm_key: Wide(m.sm_key),
+            sm_key: None,
+            sm_key_file: None,
             address_pools: m
                 .address_pools
                 .iter()
@@ -105,32 +116,76 @@ impl Default for RawManagement {
     }
 }
 
-impl From<RawManagement> for ManagementSection {
-    fn from(m: RawManagement) -> ManagementSection {
-        ManagementSection {
-            identity: m.identity.map(|w| w.0),
-            description: m.description,
-            mkey: m.mkey.0,
-            protect: m.protect,
-            lease_s: m.lease_s,
-            manager: m.manager.map(Address),
-            drop_threshold: m.drop_threshold,
-            traps_per_s: m.traps_per_s,
-            tracer: m.tracer,
-            manager_priority: m.manager_priority,
-            manager_hrs: m.manager_hrs.into_iter().map(Address).collect(),
-            sm_key: m.sm_key.0,
-            address_pools: m
-                .address_pools
-                .into_iter()
-                .map(|p| super::AddressPool {
-                    hr: Address(p.hr),
-                    first: Address(p.first),
-                    last: Address(p.last),
-                })
-                .collect(),
-            manager_timers: m.manager_timers,
+/// What a key file of `[management]` holds: a 64-bit value as the key's
+/// string form takes it. The error does not repeat the text.
+fn wide_in_file(text: &str) -> Result<u64, String> {
+    parse_wide(text).map_err(|why| {
+        if why.starts_with("not a 64-bit value") {
+            "holds no 64-bit value: \"0x\" and 1-16 hex digits, or decimal digits, and at most a newline (the content is not shown)".to_string()
+        } else {
+            why
         }
+    })
+}
+
+/// A 64-bit key of `[management]` (`mkey`, `sm_key`): inline, read from
+/// its file, or 0 without either.
+fn management_key(
+    name: &str,
+    inline: Option<Wide>,
+    file: Option<&PathBuf>,
+    files: &dyn KeyFiles,
+    errs: &mut Vec<ConfigError>,
+) -> u64 {
+    let key = format!("management.{name}_file");
+    match (inline, file) {
+        (Some(_), Some(_)) => {
+            errs.push(ConfigError::new(
+                key,
+                format!("give {name} or {name}_file, not both"),
+            ));
+            0
+        }
+        (None, Some(path)) => key_file::read(files, &key, path, wide_in_file).unwrap_or_else(|e| {
+            errs.push(e);
+            0
+        }),
+        (inline, None) => inline.map_or(0, |w| w.0),
+    }
+}
+
+/// `[management]` with its keys read (an unreadable key file is an error in
+/// `errs`).
+fn management(
+    m: RawManagement,
+    files: &dyn KeyFiles,
+    errs: &mut Vec<ConfigError>,
+) -> ManagementSection {
+    ManagementSection {
+        identity: m.identity.map(|w| w.0),
+        description: m.description,
+        mkey: management_key("mkey", m.mkey, m.mkey_file.as_ref(), files, errs),
+        mkey_file: m.mkey_file,
+        protect: m.protect,
+        lease_s: m.lease_s,
+        manager: m.manager.map(Address),
+        drop_threshold: m.drop_threshold,
+        traps_per_s: m.traps_per_s,
+        tracer: m.tracer,
+        manager_priority: m.manager_priority,
+        manager_hrs: m.manager_hrs.into_iter().map(Address).collect(),
+        sm_key: management_key("sm_key", m.sm_key, m.sm_key_file.as_ref(), files, errs),
+        sm_key_file: m.sm_key_file,
+        address_pools: m
+            .address_pools
+            .into_iter()
+            .map(|p| super::AddressPool {
+                hr: Address(p.hr),
+                first: Address(p.first),
+                last: Address(p.last),
+            })
+            .collect(),
+        manager_timers: m.manager_timers,
     }
 }
 
@@ -237,12 +292,14 @@ struct RawAuth {
     keys: Vec<RawKey>,
 }
 
-/// `{ id = .., secret = ".." }` in `hr.auth.keys`.
+/// `{ id = .., secret = ".." }` or `{ id = .., secret_file = ".." }` in
+/// `hr.auth.keys`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawKey {
     id: u16,
-    secret: String,
+    secret: Option<String>,
+    secret_file: Option<PathBuf>,
 }
 
 /// A key's secret: hex digits (an even count; `0x` and `:` allowed). The
@@ -267,6 +324,18 @@ fn secret_bytes(s: &str) -> Result<Vec<u8>, String> {
             d(p[0]) << 4 | d(p[1])
         })
         .collect())
+}
+
+/// What a key file of `[hr.auth]` holds: a secret as `secret` takes it, at
+/// least [`MIN_SECRET_LEN`] bytes. The error does not repeat the text.
+fn secret_in_file(text: &str) -> Result<Vec<u8>, String> {
+    let secret = secret_bytes(text)?;
+    if secret.len() < MIN_SECRET_LEN {
+        return Err(format!(
+            "holds fewer than {MIN_SECRET_LEN} bytes of key (the content is not shown)"
+        ));
+    }
+    Ok(secret)
 }
 
 /// `[hr.port]`: the keys of every backend; which ones a port may have
@@ -327,13 +396,17 @@ pub(super) fn backend_keys(b: Backend) -> &'static [&'static str] {
     }
 }
 
-/// Parses `text`: `Err` for a file that is not a configuration's TOML (the
-/// first error), `Ok(Err)` for values that parsed but do not fit their
-/// port's backend (every such error).
-pub(super) fn parse(text: &str) -> Result<Result<Config, Vec<ConfigError>>, ConfigError> {
+/// Parses `text`, reading the key files it names through `files`: `Err` for
+/// a file that is not a configuration's TOML (the first error), `Ok(Err)`
+/// for values that parsed but do not fit their port's backend, and key
+/// files refused (every such error).
+pub(super) fn parse(
+    text: &str,
+    files: &dyn KeyFiles,
+) -> Result<Result<Config, Vec<ConfigError>>, ConfigError> {
     let de = toml::Deserializer::new(text);
     let raw: RawConfig = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, text))?;
-    Ok(convert(raw))
+    Ok(convert(raw, files))
 }
 
 fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str) -> ConfigError {
@@ -422,11 +495,12 @@ fn backticked_after<'a>(msg: &'a str, prefix: &str) -> Option<&'a str> {
     rest.split_once('`').map(|(name, _)| name)
 }
 
-fn convert(raw: RawConfig) -> Result<Config, Vec<ConfigError>> {
+fn convert(raw: RawConfig, files: &dyn KeyFiles) -> Result<Config, Vec<ConfigError>> {
     let mut errs = Vec::new();
+    let management = management(raw.management, files, &mut errs);
     let mut hrs = Vec::with_capacity(raw.hr.len());
     for (i, h) in raw.hr.into_iter().enumerate() {
-        if let Some(hr) = convert_hr(i, h, &mut errs) {
+        if let Some(hr) = convert_hr(i, h, files, &mut errs) {
             hrs.push(hr);
         }
     }
@@ -442,12 +516,17 @@ fn convert(raw: RawConfig) -> Result<Config, Vec<ConfigError>> {
         rates: raw.rates,
         admin: raw.admin,
         log: raw.log,
-        management: raw.management.into(),
+        management,
         hrs,
     })
 }
 
-fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSection> {
+fn convert_hr(
+    i: usize,
+    h: RawHr,
+    files: &dyn KeyFiles,
+    errs: &mut Vec<ConfigError>,
+) -> Option<HrSection> {
     let n = errs.len();
     let port = convert_port(i, h.port, errs);
     let backend = port.as_ref().map(PortConfig::backend);
@@ -486,15 +565,35 @@ fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSecti
             groups: s.groups.into_iter().map(Address).collect(),
         });
     }
+    let mut key_files = BTreeMap::new();
     let auth = h.auth.map(|a| {
         let mut keys = Vec::with_capacity(a.keys.len());
         for (j, k) in a.keys.into_iter().enumerate() {
-            match secret_bytes(&k.secret) {
-                Ok(secret) => keys.push(AuthKey { id: k.id, secret }),
-                Err(why) => errs.push(ConfigError::new(
-                    format!("hr[{i}].auth.keys[{j}].secret"),
-                    why,
+            let key = |name: &str| format!("hr[{i}].auth.keys[{j}].{name}");
+            let secret = match (&k.secret, &k.secret_file) {
+                (Some(_), Some(_)) => Err(ConfigError::new(
+                    key("secret_file"),
+                    "give secret or secret_file, not both",
                 )),
+                (None, None) => Err(ConfigError::new(
+                    key("secret"),
+                    "missing (required: secret, or secret_file naming the file that holds it)",
+                )),
+                (Some(s), None) => {
+                    secret_bytes(s).map_err(|why| ConfigError::new(key("secret"), why))
+                }
+                (None, Some(path)) => {
+                    key_file::read(files, &key("secret_file"), path, secret_in_file)
+                }
+            };
+            match secret {
+                Ok(secret) => {
+                    if let Some(path) = k.secret_file {
+                        key_files.insert(k.id, path);
+                    }
+                    keys.push(AuthKey { id: k.id, secret });
+                }
+                Err(e) => errs.push(e),
             }
         }
         AuthConfig {
@@ -508,6 +607,7 @@ fn convert_hr(i: usize, h: RawHr, errs: &mut Vec<ConfigError>) -> Option<HrSecti
     }
     Some(HrSection {
         auth,
+        key_files,
         address: Address(h.address),
         san_id: Address(h.san_id),
         mtu: h.mtu,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use rrp::PortId;
 use rrp::router::{AuthConfig, Limits, StaticNode, Timers};
 
-use super::{Config, LogSection, ManagementSection, RatesSection, emit};
+use super::{Config, LogSection, ManagementSection, RatesSection, emit, key_file};
 
 /// The key whose value a change line never shows.
 const SECRET_KEYS: [&str; 2] = ["management.mkey", "management.sm_key"];
@@ -33,7 +33,8 @@ pub struct ReloadPlan {
     pub auth: Vec<(PortId, Option<AuthConfig>)>,
     /// One line per change, for the log and the admin's answer
     /// (`timers.hold_ms: 90000 -> 120000`; `management.mkey: changed (the
-    /// value is not shown)`).
+    /// value is not shown)`; `management.mkey_file: /etc/mwrouter/mkey
+    /// holds a new key (the value is not shown)`).
     pub changes: Vec<String>,
 }
 
@@ -125,6 +126,20 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
                 "{key}: {} -> {}",
                 ov.unwrap_or(&"(unset)"),
                 nv.unwrap_or(&"(unset)")
+            ));
+        }
+    }
+    // A key file that holds a new key: the emitted texts are the same.
+    let before = key_file::file_secrets(old);
+    for s in key_file::file_secrets(new) {
+        if before
+            .iter()
+            .any(|b| b.which == s.which && b.file == s.file && b.secret != s.secret)
+        {
+            plan.changes.push(format!(
+                "{}: {} holds a new key (the value is not shown)",
+                s.key,
+                s.file.display()
             ));
         }
     }

@@ -8,7 +8,8 @@ use rrp::{Address, NativeAddr};
 
 use super::{
     Backend, Config, ConfigError, DpdkPortConfig, HrSection, IdleMode, MAX_BUFFERED_MTU,
-    MAX_DESCRIPTION, MAX_NAME, MAX_PROTECT, MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig, literal,
+    MAX_DESCRIPTION, MAX_NAME, MAX_PROTECT, MAX_WORKERS, MIN_BUFFERS, MIN_MTU, PortConfig,
+    key_file, literal,
 };
 
 struct Errs(Vec<ConfigError>);
@@ -386,6 +387,16 @@ fn management(c: &Config, e: &mut Errs) {
             );
         }
     }
+    for (key, file) in [
+        ("management.mkey_file", &m.mkey_file),
+        ("management.sm_key_file", &m.sm_key_file),
+    ] {
+        if let Some(f) = file
+            && let Some(why) = key_file::path_problem(f)
+        {
+            e.push(key, format!("{}: {why}", f.display()));
+        }
+    }
     if m.protect > MAX_PROTECT {
         e.push(
             "management.protect",
@@ -631,6 +642,7 @@ fn hrs(c: &Config, e: &mut Errs) {
             );
         }
         port(i, h, no_pci, e, &mut binds, &mut ifaces, &mut devices);
+        key_files(i, h, e);
         statics(c, i, h, e, &mut node_addrs);
     }
     // A static node's address must not be one of the box's.
@@ -762,6 +774,34 @@ fn port<'a>(
                     k("mac"),
                     format!("{} is not a unicast MAC address", NativeAddr::mac(m)),
                 );
+            }
+        }
+    }
+}
+
+/// The files of an HR's auth keys: each for a key of `[hr.auth]`, at an
+/// absolute path (the keys themselves are the engine's to check).
+fn key_files(i: usize, h: &HrSection, e: &mut Errs) {
+    for (id, f) in &h.key_files {
+        let place = h
+            .auth
+            .as_ref()
+            .and_then(|a| a.keys.iter().position(|k| k.id == *id));
+        match place {
+            None => e.push(
+                format!("hr[{i}].auth"),
+                format!(
+                    "{}: a key file for key ID {id}, which is not a key of the HR",
+                    f.display()
+                ),
+            ),
+            Some(j) => {
+                if let Some(why) = key_file::path_problem(f) {
+                    e.push(
+                        format!("hr[{i}].auth.keys[{j}].secret_file"),
+                        format!("{}: {why}", f.display()),
+                    );
+                }
             }
         }
     }
