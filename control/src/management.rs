@@ -110,6 +110,8 @@ pub fn agent_config(cfg: &Config) -> AgentConfig {
     a.traps_per_s = m.traps_per_s;
     a.tracer = m.tracer;
     a.drop_threshold = m.drop_threshold;
+    a.answers_per_source = m.answers_per_source;
+    a.answers_global = m.answers_global;
     a
 }
 

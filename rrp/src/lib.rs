@@ -31,6 +31,7 @@ pub mod native;
 pub mod node;
 pub mod port;
 pub mod punt_class;
+pub mod rate;
 pub mod rng;
 pub mod route;
 pub mod router;

@@ -22,6 +22,7 @@ pub mod traps;
 
 use std::collections::VecDeque;
 
+use rrp::rate::RateLimiter;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
@@ -39,6 +40,17 @@ pub type Time = u64;
 /// Status of a Set refused for a missing or wrong M_Key at protect 0 or 1
 /// (class-specific upper byte of the Subn classes; docs/management.md).
 pub const STATUS_MKEY: Status = Status(0x0100);
+
+/// Answers per second to one requester at most, by default
+/// ([`AgentConfig::answers_per_source`]; docs/management.md "Answers at a
+/// bounded rate"): a SAN manager's heavy sweep of a 16-port router asks each
+/// HR a handful of attributes, and a discovery tool reads a node one Get at
+/// a time; both stay far below it.
+pub const ANSWERS_PER_SOURCE: u32 = 200;
+
+/// Answers per second in all at most, by default
+/// ([`AgentConfig::answers_global`]): ten requesters at their bound.
+pub const ANSWERS_GLOBAL: u32 = 2_000;
 
 /// An agent's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +92,12 @@ pub struct AgentConfig {
     /// Between two announcements (trap 1025) of a port without an
     /// address, until a SAN manager gives it one.
     pub announce_ms: Time,
+    /// Packets sent per second at most because of one requester's (its
+    /// SA's) packets: answers, and directed-route MADs relayed (>= 1;
+    /// default [`ANSWERS_PER_SOURCE`]).
+    pub answers_per_source: u32,
+    /// The same in all requesters (>= 1; default [`ANSWERS_GLOBAL`]).
+    pub answers_global: u32,
 }
 
 impl AgentConfig {
@@ -104,6 +122,8 @@ impl AgentConfig {
             tracer: true,
             threshold_ms: 10_000,
             announce_ms: 1_000,
+            answers_per_source: ANSWERS_PER_SOURCE,
+            answers_global: ANSWERS_GLOBAL,
         }
     }
 }
@@ -281,6 +301,8 @@ pub struct Agent {
     mkey: MKey,
     cache: cache::Cache,
     traps: traps::Traps,
+    /// The answers' bounds (`answers_per_source`, `answers_global`).
+    answers: RateLimiter,
     stats: AgentStats,
     outputs: VecDeque<Output>,
     /// Notices received (this node plays the manager), newest last.
@@ -305,6 +327,7 @@ impl Agent {
             mkey: MKey::new(cfg.mkey, cfg.protect, cfg.lease_s),
             cache: cache::Cache::new(cfg.cache_entries, cfg.cache_ms),
             traps: traps::Traps::new(cfg.traps_per_s, cfg.trap_resend_ms, cfg.trap_max_sends),
+            answers: RateLimiter::new(cfg.answers_per_source, cfg.answers_global),
             stats: AgentStats::default(),
             outputs: VecDeque::new(),
             notices: VecDeque::new(),
@@ -360,7 +383,7 @@ impl Agent {
     }
 
     /// Applies a new configuration (a reload): identity, description,
-    /// manager, trap and threshold settings; the key, protect bits and lease
+    /// manager, trap, threshold and answer settings; the key, protect bits and lease
     /// when they changed (a running lease stops then). Counters, the
     /// response cache and traps in flight are kept.
     pub fn reconfigure(&mut self, new: AgentConfig) {
@@ -373,6 +396,7 @@ impl Agent {
         self.traps.per_s = new.traps_per_s;
         self.traps.resend_ms = new.trap_resend_ms;
         self.traps.max_sends = new.trap_max_sends.max(1);
+        self.answers.set(new.answers_per_source, new.answers_global);
         self.cfg = AgentConfig {
             protect: self.cfg.protect,
             ..new
@@ -401,7 +425,7 @@ impl Agent {
             }
         };
         if req.response {
-            return self.response(input, req);
+            return self.response(now, input, req);
         }
         if let Some(dr) = &req.dr {
             if dr.returning {
@@ -409,7 +433,7 @@ impl Agent {
                 self.stats.bad_path += 1;
                 return;
             }
-            if let Some(r) = self.dr_arrived(&input, req) {
+            if let Some(r) = self.dr_arrived(now, &input, req) {
                 self.request(now, managed, &input, r);
             }
             return;
@@ -418,7 +442,7 @@ impl Agent {
     }
 
     /// A response: for the client here, or passing back along a directed route.
-    fn response(&mut self, input: Incoming<'_>, mut r: MadRepr) {
+    fn response(&mut self, now: Time, input: Incoming<'_>, mut r: MadRepr) {
         if let Some(dr) = &mut r.dr
             && dr.hop_pointer > 0
             && dr.returning
@@ -429,7 +453,7 @@ impl Agent {
                 return;
             };
             dr.hop_pointer -= 1;
-            return self.relay(input.port, back, &r);
+            return self.relay(now, &input, back, &r);
         }
         self.stats.to_client += 1;
         if let Ok(mad) = r.to_bytes() {
@@ -440,8 +464,10 @@ impl Agent {
         }
     }
 
-    /// Sends a directed-route MAD one hop on, by `hop` (an HR of this node).
-    fn relay(&mut self, _in_port: PortId, hop: PathHop, r: &MadRepr) {
+    /// Sends a directed-route MAD one hop on, by `hop` (an HR of this
+    /// node), within the answer bounds: a relay is a packet the node sends
+    /// because of one it received.
+    fn relay(&mut self, now: Time, input: &Incoming<'_>, hop: PathHop, r: &MadRepr) {
         // The hop names this node's HR by address; 0 means its only port.
         let port = match self.port_of(hop.hr) {
             Some(p) => p,
@@ -454,6 +480,9 @@ impl Agent {
             self.stats.bad_path += 1;
             return;
         };
+        if !self.answer_allowed(now, input) {
+            return;
+        }
         self.stats.relayed += 1;
         self.outputs.push_back(Output::Send {
             port,
@@ -461,6 +490,19 @@ impl Agent {
             dst: Address::HEY_YOU,
             mad: Box::new(mad),
         });
+    }
+
+    /// Whether the node may send a packet because of `input` (an answer, a
+    /// relay): always for a request of the node itself (delivered by its
+    /// station, from no native address), else within `answers_per_source`
+    /// for its SA and `answers_global` in all (docs/management.md "Answers
+    /// at a bounded rate"). What is past a bound is counted.
+    fn answer_allowed(&mut self, now: Time, input: &Incoming<'_>) -> bool {
+        if input.native.is_empty() || self.answers.allow(now, input.src) {
+            return true;
+        }
+        self.stats.answers_limited += 1;
+        false
     }
 
     fn refresh_ports<M: Managed + ?Sized>(&mut self, managed: &M) {
@@ -484,7 +526,7 @@ impl Agent {
     /// A directed-route request arrived at position HopPointer: notes where
     /// it came from, then relays it on (`None`) or, at the target, hands it
     /// back to be answered.
-    fn dr_arrived(&mut self, input: &Incoming<'_>, mut r: MadRepr) -> Option<MadRepr> {
+    fn dr_arrived(&mut self, now: Time, input: &Incoming<'_>, mut r: MadRepr) -> Option<MadRepr> {
         let me = self
             .ports
             .get(input.port.index())
@@ -507,7 +549,7 @@ impl Agent {
                 return None;
             };
             dr.hop_pointer += 1;
-            self.relay(input.port, next, &r);
+            self.relay(now, input, next, &r);
             return None;
         }
         Some(r)
@@ -541,6 +583,11 @@ impl Agent {
                     managed.unaddressed(input.port, input.native, d.identity);
                     return;
                 }
+                // Past the answer bounds a notice is neither kept nor
+                // repressed: its issuer repeats it.
+                if !self.answer_allowed(now, input) {
+                    return;
+                }
                 self.stats.notices_received += 1;
                 if let Ok(notice) = Notice::parse(&req.data) {
                     if self.notices.len() >= NOTICES_KEPT {
@@ -566,6 +613,12 @@ impl Agent {
             }
             Method::SEND => return,
             _ => {}
+        }
+        // Every other request draws an answer (or a refusal): past the
+        // bounds it is dropped before anything is read or changed, so a Set
+        // is applied only when it is answered.
+        if !self.answer_allowed(now, input) {
+            return;
         }
         if req.class == MgmtClass::SUBN_ADM {
             // Answered by the master manager of the SAN it arrived on, from
