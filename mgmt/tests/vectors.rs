@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
-use mgmt::attr::{Attribute, NodeInfo, Notice, PortCounters, PortInfo};
+use mgmt::attr::{
+    AddressRecord, AddressTable, Attribute, NodeInfo, Notice, PortCounters, PortInfo,
+};
 use mgmt::wire::{
     DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status, mad_in, mad_packet,
 };
@@ -314,6 +316,46 @@ fn subn_trap_bad_mkey() {
     let d = parsed.bad_mkey_details().unwrap();
     assert_eq!(d.requester, Address(0x0105));
     assert_eq!(d.key, 0xdead_beef_0000_0001);
+}
+
+#[test]
+fn subnadm_gettableresp_address_record() {
+    let table = AddressTable {
+        records: vec![
+            AddressRecord {
+                identity: NODE_IDENTITY,
+                address: ROUTER_HR,
+            },
+            AddressRecord {
+                identity: 0x13,
+                address: Address(0x0181),
+            },
+        ],
+    };
+    let mut data = vec![0; 192];
+    table.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN_ADM,
+        class_version: 1,
+        response: true,
+        method: Method::GET_TABLE_RESP,
+        status: Status::OK,
+        tid: 0x77,
+        attribute: AddressRecord::ID,
+        modifier: 0,
+        mkey: 0,
+        data,
+        dr: None,
+    };
+    let name = "subnadm-gettableresp-address-record.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN_ADM,
+        AddressRecord::ID,
+        &area,
+        &Attribute::AddressTable(table),
+    );
 }
 
 #[test]

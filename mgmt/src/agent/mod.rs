@@ -26,7 +26,8 @@ use rrp::rate::RateLimiter;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
-    Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice, PathRecord, SmInfo, SourceRoute,
+    AddressRecord, AddressTable, Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice,
+    PathRecord, SmInfo, SourceRoute,
 };
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
@@ -628,6 +629,12 @@ impl Agent {
                     Ok(t) => managed
                         .sa_record(input.port, req.modifier, &t)
                         .map(|r| r.map(Attribute::NodeRecord)),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
+                (Method::GET_TABLE, AddressRecord::ID) => match AddressTable::parse(&req.data) {
+                    Ok(t) => managed
+                        .sa_addresses(input.port, t.start())
+                        .map(|r| Ok(Attribute::AddressTable(r))),
                     Err(_) => Some(Err(Status::INVALID_VALUE)),
                 },
                 (Method::GET, PathRecord::ID) => match PathRecord::parse(&req.data) {

@@ -210,6 +210,19 @@ pub fn fields(a: &Attribute) -> Fields {
             b.num("full_members", g.full_members);
             b.num("flags", g.flags);
         }
+        Attribute::AddressTable(t) => {
+            let records = t
+                .records
+                .iter()
+                .map(|r| {
+                    let mut x = B::default();
+                    x.u64_hex("identity", "identity_hex", r.identity);
+                    x.addr("address", r.address);
+                    x.done()
+                })
+                .collect();
+            b.push("records", FieldValue::List(records), None);
+        }
         Attribute::PathRecord(p) => {
             b.addr("destination", p.destination);
             b.addr("source", p.source);
