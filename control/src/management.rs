@@ -306,6 +306,26 @@ impl Management {
         self.carry_out(now, o)
     }
 
+    /// A control packet failed the SAN's authentication on `port`: trap
+    /// 1027 (once per source within the agent's window).
+    #[allow(clippy::too_many_arguments)]
+    pub fn auth_refused(
+        &mut self,
+        now: Time,
+        router: &mut Router,
+        plane: &PlaneStats,
+        port: PortId,
+        from: Address,
+        native: NativeAddr,
+        why: rrp::router::AuthRefusal,
+    ) -> Vec<Send> {
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.auth_refused(now, v, port, from, native, why)
+        });
+        self.carry_out(now, o)
+    }
+
     /// Starts an admin request; its answer goes to `reply`.
     pub fn start(
         &mut self,

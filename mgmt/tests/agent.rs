@@ -15,7 +15,7 @@ use mgmt::agent::{
 use mgmt::attr::{LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block};
 use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
 use mgmt::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
-use rrp::router::FibEntry;
+use rrp::router::{AuthRefusal, FibEntry};
 use rrp::{Address, NativeAddr, PortId};
 
 const KEY: u64 = 0x0123_4567_89AB_CDEF;
@@ -737,6 +737,86 @@ fn port_events_trap_the_manager_until_repressed() {
         (1, PortInfo::DOWN, Address(0x0240))
     );
     assert_eq!(notice.trap_number, Notice::TRAP_PORT_STATE);
+}
+
+#[test]
+fn authentication_refusals_trap_the_manager_once_per_source_within_a_minute() {
+    let mut n = net(0);
+    let stranger = native(9, 9);
+    let refuse = |n: &mut Net, from: u16, native: NativeAddr, why: AuthRefusal| {
+        let now = n.now;
+        let a = &mut n.nodes[A];
+        a.agent
+            .auth_refused(now, &a.fake, PortId::new(1), Address(from), native, why);
+        n.run();
+    };
+    // A stream of refused packets from one source: one trap.
+    for why in [
+        AuthRefusal::Missing,
+        AuthRefusal::BadDigest,
+        AuthRefusal::Replay,
+    ] {
+        refuse(&mut n, 0x0250, stranger, why);
+    }
+    let notices = |n: &Net| -> Vec<Notice> {
+        n.nodes[M]
+            .agent
+            .notices()
+            .map(|(_, _, x)| x.clone())
+            .filter(|x| x.trap_number == Notice::TRAP_AUTH_REFUSED)
+            .collect()
+    };
+    let got = notices(&n);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].notice_type, Notice::SECURITY);
+    assert_eq!(got[0].issuer, Address(0x0240), "the HR of the port");
+    let d = got[0].auth_refused_details().unwrap();
+    assert_eq!(
+        (d.from, d.port, d.why, d.native),
+        (Address(0x0250), 1, Some(AuthRefusal::Missing), stranger)
+    );
+    // Another SA, or the same SA from another native address: a source of
+    // its own.
+    refuse(&mut n, 0x0251, stranger, AuthRefusal::UnknownKey);
+    refuse(&mut n, 0x0250, native(9, 8), AuthRefusal::Missing);
+    assert_eq!(notices(&n).len(), 3);
+    // A minute later the first source is trapped again.
+    n.advance(59_999);
+    refuse(&mut n, 0x0250, stranger, AuthRefusal::Missing);
+    assert_eq!(notices(&n).len(), 3);
+    n.advance(60_000);
+    refuse(&mut n, 0x0250, stranger, AuthRefusal::Replay);
+    let got = notices(&n);
+    assert_eq!(got.len(), 4);
+    assert_eq!(
+        got[3].auth_refused_details().unwrap().why,
+        Some(AuthRefusal::Replay)
+    );
+    // Repressed like every trap, within traps_per_s.
+    assert_eq!(n.nodes[A].agent.stats().traps_sent, 4);
+    assert_eq!(n.nodes[A].agent.stats().traps_repressed, 4);
+}
+
+#[test]
+fn authentication_traps_of_many_sources_stay_within_traps_per_s() {
+    let mut n = net(0);
+    n.black_hole = Some(M);
+    // Forged sources, each new: ten traps in the second, the rest
+    // suppressed.
+    for i in 0..1_000u16 {
+        let a = &mut n.nodes[A];
+        a.agent.auth_refused(
+            0,
+            &a.fake,
+            PortId::new(0),
+            Address(0x0400 + i),
+            native(7, 7),
+            AuthRefusal::BadDigest,
+        );
+    }
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(s.traps_sent, 10);
+    assert_eq!(s.traps_suppressed, 990);
 }
 
 #[test]

@@ -93,6 +93,9 @@ pub struct AgentConfig {
     /// Between two announcements (trap 1025) of a port without an
     /// address, until a SAN manager gives it one.
     pub announce_ms: Time,
+    /// Trap 1027 (a packet refused by the SAN's authentication) is sent
+    /// once per source (SA and native address) within this time.
+    pub auth_trap_ms: Time,
     /// Packets sent per second at most because of one requester's (its
     /// SA's) packets: answers, and directed-route MADs relayed (>= 1;
     /// default [`ANSWERS_PER_SOURCE`]).
@@ -123,6 +126,7 @@ impl AgentConfig {
             tracer: true,
             threshold_ms: 10_000,
             announce_ms: 1_000,
+            auth_trap_ms: 60_000,
             answers_per_source: ANSWERS_PER_SOURCE,
             answers_global: ANSWERS_GLOBAL,
         }
@@ -316,6 +320,9 @@ pub struct Agent {
     ports: Vec<Address>,
     /// When a port without an address next announces itself.
     next_announce: Time,
+    /// Sources of packets refused by the SAN's authentication, and when
+    /// trap 1027 last went out for each (at most [`traps::AUTH_SOURCES_KEPT`]).
+    auth_trapped: std::collections::HashMap<(Address, NativeAddr), Time>,
 }
 
 /// Notices kept.
@@ -339,6 +346,7 @@ impl Agent {
             next_threshold: now + cfg.threshold_ms,
             ports: Vec::new(),
             next_announce: now,
+            auth_trapped: Default::default(),
             cfg,
         }
     }

@@ -305,6 +305,15 @@ fn notice(b: &mut B, n: &Notice) {
             },
         );
         d.num("max", x.max);
+    } else if let Some(x) = n.auth_refused_details() {
+        d.addr("from", x.from);
+        d.num("port", x.port);
+        d.named(
+            "reason",
+            n.details[3],
+            x.why.map(rrp::wire::auth::AuthRefusal::name),
+        );
+        d.native(&x.native);
     }
     b.push(
         "details_hex",

@@ -158,6 +158,28 @@ fn counters_and_traps() {
 }
 
 #[test]
+fn an_authentication_trap() {
+    let v = one(&wrapped("subn-trap-auth-refused.hex"));
+    let f = &v["mad"]["fields"];
+    assert_eq!(f["trap_number"], 1027);
+    assert_eq!(f["type"], 2);
+    assert_eq!(f["issuer"], 0x0521);
+    let d = &f["details"];
+    assert_eq!(d["from"], 0x0599);
+    assert_eq!(d["port"], 0);
+    assert_eq!(d["reason"], 0);
+    assert_eq!(d["native_mac"], "02:00:00:00:05:99");
+    let t = mwdump(&["--hex", &wrapped("subn-trap-auth-refused.hex")], b"");
+    assert!(
+        t.stdout
+            .contains("trap_number    1027 (authentication refused)"),
+        "{}",
+        t.stdout
+    );
+    assert!(t.stdout.contains("0 (missing)"), "{}", t.stdout);
+}
+
+#[test]
 fn a_table_of_address_records() {
     let v = one(&wrapped("subnadm-gettableresp-address-record.hex"));
     let m = &v["mad"];
