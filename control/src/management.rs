@@ -110,6 +110,8 @@ pub fn agent_config(cfg: &Config) -> AgentConfig {
     a.traps_per_s = m.traps_per_s;
     a.tracer = m.tracer;
     a.drop_threshold = m.drop_threshold;
+    a.answers_per_source = m.answers_per_source;
+    a.answers_global = m.answers_global;
     a
 }
 
@@ -300,6 +302,26 @@ impl Management {
         let st = &mut self.station;
         let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
             st.rt_limit(now, v, port, from, which, max)
+        });
+        self.carry_out(now, o)
+    }
+
+    /// A control packet failed the SAN's authentication on `port`: trap
+    /// 1027 (once per source within the agent's window).
+    #[allow(clippy::too_many_arguments)]
+    pub fn auth_refused(
+        &mut self,
+        now: Time,
+        router: &mut Router,
+        plane: &PlaneStats,
+        port: PortId,
+        from: Address,
+        native: NativeAddr,
+        why: rrp::router::AuthRefusal,
+    ) -> Vec<Send> {
+        let st = &mut self.station;
+        let o = with_node(&self.counters, &self.kinds, router, plane, now, |v| {
+            st.auth_refused(now, v, port, from, native, why)
         });
         self.carry_out(now, o)
     }

@@ -245,7 +245,7 @@ impl ControlPlane {
         }
         // The SAN's authentication, as for RRP and ERR (refusals are the
         // engine's counters and log lines).
-        let stripped = match self.engine.admit(now, port, view) {
+        let stripped = match self.engine.admit(now, port, &native, view) {
             Admission::AsIs => None,
             Admission::Refused(_) => return,
             Admission::Stripped(bytes) => Some(bytes),
@@ -507,6 +507,23 @@ impl ControlPlane {
                                     max,
                                 )
                             }
+                            // A packet refused by the SAN's authentication
+                            // (trap 1027, once per source within the
+                            // agent's window).
+                            Event::AuthRefused {
+                                port,
+                                from,
+                                native,
+                                why,
+                            } => m.auth_refused(
+                                now,
+                                &mut self.engine,
+                                &self.stats,
+                                *port,
+                                *from,
+                                *native,
+                                *why,
+                            ),
                             _ => Vec::new(),
                         };
                         self.send_all(sends);

@@ -1212,6 +1212,8 @@ fn round_trip_variants() {
         drop_threshold: i64::MAX as u64,
         traps_per_s: u32::MAX,
         tracer: false,
+        answers_per_source: u32::MAX,
+        answers_global: 1,
         manager_priority: None,
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
@@ -1444,6 +1446,8 @@ fn arb_config() -> impl Strategy<Value = Config> {
                 drop_threshold: m.6,
                 traps_per_s: m.7,
                 tracer: m.2 % 2 == 0,
+                answers_per_source: m.7,
+                answers_global: 1 + (m.2 % 10_000) as u32,
                 manager_priority: (m.2 % 3 == 0).then_some((m.2 % 16) as u8),
                 manager_hrs: Vec::new(),
                 address_pools: Vec::new(),
@@ -1508,7 +1512,9 @@ protect = 2
 lease_s = 60
 manager = 0x0120
 drop_threshold = 1000
-traps_per_s = 5"#);
+traps_per_s = 5
+answers_per_source = 20
+answers_global = 300"#);
     let c = Config::from_toml(&text).unwrap();
     assert_eq!(
         c.management,
@@ -1523,6 +1529,8 @@ traps_per_s = 5"#);
             drop_threshold: 1000,
             traps_per_s: 5,
             tracer: true,
+            answers_per_source: 20,
+            answers_global: 300,
             manager_priority: None,
             manager_hrs: Vec::new(),
             address_pools: Vec::new(),
@@ -1593,6 +1601,7 @@ fn management_defaults() {
     assert_eq!(d.manager, None);
     assert_eq!(d.drop_threshold, 0);
     assert_eq!(d.traps_per_s, 10);
+    assert_eq!((d.answers_per_source, d.answers_global), (200, 2_000));
     let c = Config::from_toml(BASE).unwrap();
     assert_eq!(c.management, d);
     assert_eq!(c.node_description(), "t");
@@ -1777,6 +1786,18 @@ fn management_errors() {
         "management.traps_per_s",
         ">= 1",
         "traps_per_s =",
+    );
+    at(
+        &m("answers_per_source = 0"),
+        "management.answers_per_source",
+        ">= 1",
+        "answers_per_source =",
+    );
+    at(
+        &m("answers_global = 0"),
+        "management.answers_global",
+        ">= 1",
+        "answers_global =",
     );
     at(
         &m("identity = 0"),
@@ -2192,6 +2213,8 @@ fn reload_management_is_live() {
         drop_threshold: 100,
         traps_per_s: 2,
         tracer: true,
+        answers_per_source: 50,
+        answers_global: 500,
         manager_priority: None,
         manager_hrs: Vec::new(),
         address_pools: Vec::new(),
@@ -2217,6 +2240,8 @@ fn reload_management_is_live() {
             "management.lease_s: 0 -> 60",
             "management.drop_threshold: 0 -> 100",
             "management.traps_per_s: 10 -> 2",
+            "management.answers_per_source: 200 -> 50",
+            "management.answers_global: 2000 -> 500",
             "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1 }",
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",
@@ -2225,7 +2250,7 @@ fn reload_management_is_live() {
     );
     let back = all.diff_for_reload(&old).unwrap();
     assert_eq!(back.management, Some(old.management.clone()));
-    assert_eq!(back.changes.len(), 9, "{:?}", back.changes);
+    assert_eq!(back.changes.len(), 11, "{:?}", back.changes);
     // With a change that is refused, the whole reload is.
     let mut r = new.clone();
     r.workers.count = 2;

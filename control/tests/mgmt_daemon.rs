@@ -2,7 +2,8 @@
 //! loopback UDP, driven with `mwctl mad` and `mwctl query` on one of them:
 //! Gets by address, by directed route and of the box itself; Sets with and
 //! without the management key, applied as `mwctl` changes are and shown by
-//! `mwctl show`; the refused Set counted and trapped to the manager.
+//! `mwctl show`; the refused Set counted and trapped to the manager; an RT
+//! limit and packets refused by a keyed SAN's authentication trapped too.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -315,4 +316,105 @@ fn an_rt_limit_is_trapped_to_the_manager() {
         text.contains("mwrouter_rrp_rts_refused_total{reason=\"hr-full\"}"),
         "{text}"
     );
+}
+
+/// A keyed SAN: a box that refuses packets for their authentication traps
+/// its manager once per source (trap 1027), with the HR, the source and the
+/// reason; the refusals are all counted.
+#[test]
+fn authentication_refusals_are_trapped_to_the_manager_once_per_source() {
+    use rrp::router::{AuthConfig, AuthKey};
+    use rrp::wire::Message;
+
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb, s1, s2] = common::free_ports();
+    let keyed = |mut c: Config| {
+        c.hrs[0].auth = Some(AuthConfig {
+            keys: vec![AuthKey {
+                id: 1,
+                secret: b"the key of SAN 0x0601, 32 bytes.".to_vec(),
+            }],
+            send_key: 1,
+            accept_unsigned: false,
+        });
+        c
+    };
+    let a = keyed(config(
+        dir.path(),
+        "a",
+        (0x0511, 0x0601),
+        (0x0512, 0x0602),
+        [pa, pb, la],
+    ));
+    let (_a, sa) = start(dir.path(), "a", &a);
+    let mut b = keyed(config(
+        dir.path(),
+        "b",
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
+    ));
+    b.management.manager = Some(Address(0x0511));
+    let (_b, sb) = start(dir.path(), "b", &b);
+    let (sa2, sb2) = (sa.clone(), sb.clone());
+    let _dump = Dump(Box::new(move || {
+        format!(
+            "a: {}\nb: {}",
+            json(&sa2, &["show", "management"]),
+            json(&sb2, &["show", "management"])
+        )
+    }));
+    // B reaches its manager over the keyed SAN.
+    wait_for("a route from b to a", 15, || {
+        mwctl_all(
+            &sb,
+            &["mad", "0x0511", "get", "node_info", "-t", "200", "-r", "0"],
+        )
+        .0 == 0
+    });
+    // Unsigned RRP#7 to B from two strangers on the SAN, three each.
+    let b_at = common::loopback(pb);
+    let who = |sa: u16| {
+        Message::WhoAreYou
+            .to_packet(Address(0x0521), Address(sa))
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+    };
+    let one = std::net::UdpSocket::bind(common::loopback(s1)).unwrap();
+    let two = std::net::UdpSocket::bind(common::loopback(s2)).unwrap();
+    for _ in 0..3 {
+        one.send_to(&who(0x0599), b_at).unwrap();
+        two.send_to(&who(0x0599), b_at).unwrap();
+    }
+    let traps = || -> Vec<Value> {
+        let m = json(&sa, &["show", "management"]);
+        m["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["trap"] == 1027 && n["issuer"] == "0x0521")
+            .cloned()
+            .collect()
+    };
+    wait_for("trap 1027 from b for each stranger", 20, || {
+        traps().len() >= 2
+    });
+    wait_for("every refusal counted", 10, || {
+        let (_, text) = mwctl_all(&sb, &["stats", "--prometheus"]);
+        text.contains("mwrouter_rrp_auth_refused_missing_total 6")
+    });
+    // Once per source, however many packets.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = traps();
+    assert_eq!(got.len(), 2, "{got:?}");
+    for n in &got {
+        let s = n["summary"].as_str().unwrap();
+        assert!(
+            s.starts_with("port 0: control packet with SA 0x0599 from ")
+                && s.ends_with("refused: authentication missing"),
+            "{s}"
+        );
+    }
+    assert_ne!(got[0]["summary"], got[1]["summary"], "two native addresses");
 }

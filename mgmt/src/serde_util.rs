@@ -1,7 +1,7 @@
 //! Serde forms the derives of this crate need and `rrp` does not give:
 //! native addresses as text (`"02:00:00:00:00:07"`, `"[::1]:34997"`, `"-"`,
-//! as `rrp::NativeAddr` prints and parses them) and fixed byte arrays
-//! longer than serde's 32 as sequences.
+//! as `rrp::NativeAddr` prints and parses them), refusal reasons by name,
+//! and fixed byte arrays longer than serde's 32 as sequences.
 
 /// `#[serde(with = "crate::serde_util::native")]` for an `rrp::NativeAddr`.
 pub(crate) mod native {
@@ -15,6 +15,27 @@ pub(crate) mod native {
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<NativeAddr, D::Error> {
         let s = String::deserialize(d)?;
         NativeAddr::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+/// `#[serde(with = "crate::serde_util::auth_refusal")]` for an
+/// `Option<rrp::wire::auth::AuthRefusal>`: the reason's name, or null.
+pub(crate) mod auth_refusal {
+    use rrp::wire::auth::AuthRefusal;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        why: &Option<AuthRefusal>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        why.map(AuthRefusal::name).serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<AuthRefusal>, D::Error> {
+        let name = Option::<String>::deserialize(d)?;
+        Ok(name.as_deref().and_then(AuthRefusal::from_name))
     }
 }
 

@@ -3,7 +3,8 @@
 //! address announce themselves (trap 1025 to every member), the master
 //! gives them one from its pool by directed route to their native address,
 //! the same one over their restarts and over a change of master (standbys
-//! copy the master's NodeRecords), never one another node answers at; two
+//! copy the master's identity -> address map at every poll, a SubnAdm
+//! GetTable of AddressRecord), never one another node answers at; two
 //! identities at one address are reported.
 
 use std::collections::BTreeMap;
@@ -333,4 +334,90 @@ fn two_identities_at_one_address_are_reported() {
         e,
         ManagerEvent::DuplicateAddress { address, .. } if *address == Address(0x0150)
     )));
+}
+
+#[test]
+fn an_address_given_just_before_the_master_dies_is_kept_by_the_standby() {
+    // Master 0x0110 (identity 0x10), standby 0x0111; 0x0180 configured;
+    // nodes 3 and 4 start without an address once the managers are settled.
+    let mut n = Net::new(&[
+        (0x0110, Some(7)),
+        (0x0111, Some(7)),
+        (0x0180, None),
+        (0, None),
+        (0, None),
+    ]);
+    n.up[3] = false;
+    n.up[4] = false;
+    n.run_until(3_000);
+    assert_eq!(n.state(0), Some(SmState::Master));
+    assert_eq!(n.state(1), Some(SmState::Standby));
+    n.restart(3, None);
+    while !n.nodes[3].me.is_node() {
+        assert!(n.now < 6_000, "node 3 got no address");
+        n.run_until(n.now + 1);
+    }
+    let given = n.nodes[3].me;
+    // Node 3 goes away at once, before any sweep finds it: the address is in
+    // the master's map only, not among the members it has swept.
+    n.up[3] = false;
+    n.learn();
+    // The standby's next poll, answered; the master dies right after it,
+    // before a second poll.
+    let standby = |n: &Net| n.stations[1].managers()[0].1.stats().polls;
+    let polls = standby(&n);
+    while standby(&n) == polls {
+        n.run_until(n.now + 1);
+    }
+    n.run_until(n.now + 20);
+    n.up[0] = false;
+    n.learn();
+    let copied = n.stations[1].managers()[0]
+        .1
+        .assignments()
+        .get(&0x13)
+        .copied();
+    assert_eq!(copied, Some(given), "the one poll copied the whole map");
+    n.run_until(n.now + 7_000);
+    assert_eq!(n.state(1), Some(SmState::Master));
+    // A new node does not get it.
+    n.restart(4, None);
+    n.run_until(n.now + 3_000);
+    let other = n.nodes[4].me;
+    assert!(other.is_node() && other != given, "{other} {given}");
+    // The node comes back: its address again, from the new master.
+    n.restart(3, None);
+    n.run_until(n.now + 3_000);
+    assert_eq!(n.nodes[3].me, given);
+    assert!(n.events.iter().any(|(i, e)| *i == 1
+        && matches!(e, ManagerEvent::AddressAssigned { address, again: true, .. } if *address == given)));
+}
+
+#[test]
+fn a_map_longer_than_one_answer_is_copied_whole_at_each_poll() {
+    // 16 members, each swept into the master's map: two GetTable answers
+    // (12 records, then 4) at every poll.
+    let spec: Vec<(u16, Option<u8>)> = [(0x0110, Some(7)), (0x0111, Some(7))]
+        .into_iter()
+        .chain((0..14).map(|i| (0x0120 + i, None)))
+        .collect();
+    let mut n = Net::new(&spec);
+    n.run_until(5_000);
+    assert_eq!(n.state(0), Some(SmState::Master));
+    assert_eq!(n.state(1), Some(SmState::Standby));
+    let master = n.stations[0].managers()[0].1.assignments().clone();
+    assert_eq!(master.len(), 15, "the members the master swept");
+    let standby = &n.stations[1].managers()[0].1;
+    for (identity, address) in &master {
+        assert_eq!(standby.assignments().get(identity), Some(address));
+    }
+    // Each poll copies the map in two requests.
+    let (polls, requests) = (standby.stats().polls, standby.stats().requests);
+    n.run_until(6_000);
+    let standby = &n.stations[1].managers()[0].1;
+    let more_polls = standby.stats().polls - polls;
+    assert!(more_polls >= 1);
+    // Per poll: the poll, the map's two pages, and the multicast walk (a
+    // McGroupRecord Get and a McMemberRecord Get: no groups).
+    assert_eq!(standby.stats().requests - requests, 5 * more_polls);
 }

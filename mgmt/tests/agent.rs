@@ -9,12 +9,13 @@
 use std::collections::VecDeque;
 
 use mgmt::agent::{
-    Agent, AgentConfig, Incoming, LrtItem, Managed, NodeType, Output, PortFacts, STATUS_MKEY,
+    ANSWERS_GLOBAL, ANSWERS_PER_SOURCE, Agent, AgentConfig, Incoming, LrtItem, Managed, NodeType,
+    Output, PortFacts, STATUS_MKEY,
 };
 use mgmt::attr::{LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block};
 use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
-use mgmt::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
-use rrp::router::FibEntry;
+use mgmt::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
+use rrp::router::{AuthRefusal, FibEntry};
 use rrp::{Address, NativeAddr, PortId};
 
 const KEY: u64 = 0x0123_4567_89AB_CDEF;
@@ -739,6 +740,86 @@ fn port_events_trap_the_manager_until_repressed() {
 }
 
 #[test]
+fn authentication_refusals_trap_the_manager_once_per_source_within_a_minute() {
+    let mut n = net(0);
+    let stranger = native(9, 9);
+    let refuse = |n: &mut Net, from: u16, native: NativeAddr, why: AuthRefusal| {
+        let now = n.now;
+        let a = &mut n.nodes[A];
+        a.agent
+            .auth_refused(now, &a.fake, PortId::new(1), Address(from), native, why);
+        n.run();
+    };
+    // A stream of refused packets from one source: one trap.
+    for why in [
+        AuthRefusal::Missing,
+        AuthRefusal::BadDigest,
+        AuthRefusal::Replay,
+    ] {
+        refuse(&mut n, 0x0250, stranger, why);
+    }
+    let notices = |n: &Net| -> Vec<Notice> {
+        n.nodes[M]
+            .agent
+            .notices()
+            .map(|(_, _, x)| x.clone())
+            .filter(|x| x.trap_number == Notice::TRAP_AUTH_REFUSED)
+            .collect()
+    };
+    let got = notices(&n);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].notice_type, Notice::SECURITY);
+    assert_eq!(got[0].issuer, Address(0x0240), "the HR of the port");
+    let d = got[0].auth_refused_details().unwrap();
+    assert_eq!(
+        (d.from, d.port, d.why, d.native),
+        (Address(0x0250), 1, Some(AuthRefusal::Missing), stranger)
+    );
+    // Another SA, or the same SA from another native address: a source of
+    // its own.
+    refuse(&mut n, 0x0251, stranger, AuthRefusal::UnknownKey);
+    refuse(&mut n, 0x0250, native(9, 8), AuthRefusal::Missing);
+    assert_eq!(notices(&n).len(), 3);
+    // A minute later the first source is trapped again.
+    n.advance(59_999);
+    refuse(&mut n, 0x0250, stranger, AuthRefusal::Missing);
+    assert_eq!(notices(&n).len(), 3);
+    n.advance(60_000);
+    refuse(&mut n, 0x0250, stranger, AuthRefusal::Replay);
+    let got = notices(&n);
+    assert_eq!(got.len(), 4);
+    assert_eq!(
+        got[3].auth_refused_details().unwrap().why,
+        Some(AuthRefusal::Replay)
+    );
+    // Repressed like every trap, within traps_per_s.
+    assert_eq!(n.nodes[A].agent.stats().traps_sent, 4);
+    assert_eq!(n.nodes[A].agent.stats().traps_repressed, 4);
+}
+
+#[test]
+fn authentication_traps_of_many_sources_stay_within_traps_per_s() {
+    let mut n = net(0);
+    n.black_hole = Some(M);
+    // Forged sources, each new: ten traps in the second, the rest
+    // suppressed.
+    for i in 0..1_000u16 {
+        let a = &mut n.nodes[A];
+        a.agent.auth_refused(
+            0,
+            &a.fake,
+            PortId::new(0),
+            Address(0x0400 + i),
+            native(7, 7),
+            AuthRefusal::BadDigest,
+        );
+    }
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(s.traps_sent, 10);
+    assert_eq!(s.traps_suppressed, 990);
+}
+
+#[test]
 fn traps_are_given_up_and_rate_limited() {
     let mut n = net(0);
     n.black_hole = Some(M);
@@ -928,4 +1009,131 @@ fn source_route_says_which_hr_the_request_arrived_on() {
         .ask(R, get(to(0x0140), MgmtClass::VENDOR_TRACE, 0x0001, 0))
         .unwrap();
     assert_eq!(cpi.mad.status, Status::BAD_VERSION);
+}
+
+/// A router A alone (two ports), its agent with `cfg`, for requests handed
+/// to it directly.
+fn lone_router(cfg: AgentConfig) -> (Agent, Fake) {
+    let fake = Fake {
+        ports: vec![port(A as u8, 0, 0x0140), port(A as u8, 1, 0x0240)],
+        counters: vec![vec![0; PortCounters::COUNT]; 2],
+        name: "a".into(),
+        changes: Vec::new(),
+    };
+    (Agent::new(cfg, 0), fake)
+}
+
+/// Hands `count` copies of `mad` from `src` (at native `from`, on port 0) to
+/// the agent at `now`; returns how many packets it sent.
+fn flood(
+    agent: &mut Agent,
+    fake: &mut Fake,
+    now: u64,
+    src: u16,
+    from: NativeAddr,
+    mad: &MadRepr,
+    count: usize,
+) -> usize {
+    let bytes = mad.to_bytes().unwrap();
+    let mut sent = 0;
+    for i in 0..count {
+        // Each its own TID, as a flood of new requests (not retries).
+        let mut b = bytes;
+        b[8..16].copy_from_slice(&(i as u64 + 1).to_be_bytes());
+        agent.handle(
+            now,
+            fake,
+            Incoming {
+                port: PortId::new(0),
+                native: from,
+                src: Address(src),
+                dst: Address(0x0140),
+                mad: &b,
+            },
+        );
+        while let Some(o) = agent.poll_output() {
+            sent += usize::from(matches!(o, Output::Send { .. }));
+        }
+    }
+    sent
+}
+
+#[test]
+fn answers_are_bounded_per_requester_and_in_all() {
+    let cfg = AgentConfig::new(NodeType::Router, 0xA0, "a");
+    assert_eq!((cfg.answers_per_source, cfg.answers_global), (200, 2_000));
+    let (mut a, mut f) = lone_router(cfg);
+    let get = MadRepr::new(MgmtClass::SUBN, Method::GET, 0, NodeInfo::ID, 0);
+    let per = ANSWERS_PER_SOURCE as usize;
+    // A stranger's flood of NodeInfo Gets: 200 answers in its second.
+    assert_eq!(
+        flood(&mut a, &mut f, 0, 0x0150, native(9, 0), &get, 1_000),
+        per
+    );
+    assert_eq!(a.stats().answered, per as u64);
+    assert_eq!(a.stats().answers_limited, 800);
+    // Another requester is still answered.
+    assert_eq!(flood(&mut a, &mut f, 10, 0x0151, native(9, 1), &get, 5), 5);
+    // The node's own requests (its station's, from no native address) are
+    // not bounded.
+    let own = flood(&mut a, &mut f, 20, 0x0140, NativeAddr::NONE, &get, 300);
+    assert_eq!(own, 300);
+    // The global bound: 2,000 answers in the second, whoever asks.
+    let mut total = per + 5;
+    for src in 0x0160..0x0180 {
+        total += flood(&mut a, &mut f, 500, src, native(9, 2), &get, per);
+    }
+    assert_eq!(total, ANSWERS_GLOBAL as usize);
+    assert_eq!(flood(&mut a, &mut f, 999, 0x0152, native(9, 3), &get, 1), 0);
+    // The next second answers again, 200 per requester.
+    assert_eq!(
+        flood(&mut a, &mut f, 1_000, 0x0150, native(9, 0), &get, 1_000),
+        per
+    );
+    assert_eq!(
+        flood(&mut a, &mut f, 1_999, 0x0150, native(9, 0), &get, 10),
+        0
+    );
+}
+
+#[test]
+fn a_set_past_the_bound_is_not_applied_and_relays_count_as_answers() {
+    let mut cfg = AgentConfig::new(NodeType::Router, 0xA0, "a");
+    cfg.answers_per_source = 2;
+    let (mut a, mut f) = lone_router(cfg);
+    let mut set = MadRepr::new(MgmtClass::SUBN, Method::SET, 0, NodeDescription::ID, 0);
+    NodeDescription("x".into()).emit(&mut set.data).unwrap();
+    assert_eq!(flood(&mut a, &mut f, 0, 0x0150, native(9, 0), &set, 5), 2);
+    assert_eq!(f.changes.len(), 2, "only the answered Sets were applied");
+    assert_eq!(a.stats().sets, 2);
+    assert_eq!(a.stats().answers_limited, 3);
+
+    // Directed-route MADs passing through: relayed within the same bound.
+    let mut dr = MadRepr::new(MgmtClass::SUBN_DR, Method::GET, 0, NodeInfo::ID, 0);
+    dr.dr = Some(DrRoute::outbound(vec![
+        PathHop {
+            hr: Address(0x0101),
+            native: native(A as u8, 0),
+        },
+        PathHop {
+            hr: Address(0x0240),
+            native: native(B as u8, 0),
+        },
+    ]));
+    assert_eq!(
+        flood(&mut a, &mut f, 10, 0x0101, native(R as u8, 0), &dr, 5),
+        2
+    );
+    assert_eq!(a.stats().relayed, 2);
+    assert_eq!(a.stats().answers_limited, 6);
+
+    // A reload changes the bounds at once.
+    let mut cfg = a.config().clone();
+    cfg.answers_per_source = 4;
+    a.reconfigure(cfg);
+    assert_eq!(
+        flood(&mut a, &mut f, 20, 0x0101, native(R as u8, 0), &dr, 5),
+        2
+    );
+    assert_eq!(a.stats().relayed, 4);
 }

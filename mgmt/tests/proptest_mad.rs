@@ -12,9 +12,9 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 use mgmt::attr::{
-    Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour,
-    NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, RouteEntry,
-    SmInfo, SourceRoute,
+    AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock,
+    LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
+    PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -392,6 +392,18 @@ mod strategy {
                     })
                 )
             ),
+            vec((1u64..=u64::MAX, any::<u16>()), 0..=12).prop_map(|v| (
+                MgmtClass::SUBN_ADM,
+                Attribute::AddressTable(AddressTable {
+                    records: v
+                        .into_iter()
+                        .map(|(identity, a)| AddressRecord {
+                            identity,
+                            address: Address(a),
+                        })
+                        .collect(),
+                })
+            )),
             (smp, address(), native()).prop_map(|(c, a, n)| (
                 c,
                 Attribute::Neighbour(Neighbour {

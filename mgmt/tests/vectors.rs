@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
-use mgmt::attr::{Attribute, NodeInfo, Notice, PortCounters, PortInfo};
+use mgmt::attr::{
+    AddressRecord, AddressTable, Attribute, NodeInfo, Notice, PortCounters, PortInfo,
+};
 use mgmt::wire::{
     DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status, mad_in, mad_packet,
 };
@@ -314,6 +316,89 @@ fn subn_trap_bad_mkey() {
     let d = parsed.bad_mkey_details().unwrap();
     assert_eq!(d.requester, Address(0x0105));
     assert_eq!(d.key, 0xdead_beef_0000_0001);
+}
+
+#[test]
+fn subn_trap_auth_refused() {
+    let native = NativeAddr::mac([2, 0, 0, 0, 5, 0x99]);
+    let n = Notice::auth_refused(
+        Address(0x0521),
+        Address(0x0599),
+        0,
+        rrp::router::AuthRefusal::Missing,
+        &native,
+    );
+    let mut data = vec![0; 64];
+    n.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN,
+        class_version: 1,
+        response: false,
+        method: Method::TRAP,
+        status: Status::OK,
+        tid: 0x101,
+        attribute: Notice::ID,
+        modifier: 0,
+        mkey: 0,
+        data,
+        dr: None,
+    };
+    let name = "subn-trap-auth-refused.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN,
+        Notice::ID,
+        &area,
+        &Attribute::Notice(n),
+    );
+    let d = Notice::parse(&area)
+        .unwrap()
+        .auth_refused_details()
+        .unwrap();
+    assert_eq!(d.from, Address(0x0599));
+    assert_eq!(d.why, Some(rrp::router::AuthRefusal::Missing));
+    assert_eq!(d.native, native);
+}
+
+#[test]
+fn subnadm_gettableresp_address_record() {
+    let table = AddressTable {
+        records: vec![
+            AddressRecord {
+                identity: NODE_IDENTITY,
+                address: ROUTER_HR,
+            },
+            AddressRecord {
+                identity: 0x13,
+                address: Address(0x0181),
+            },
+        ],
+    };
+    let mut data = vec![0; 192];
+    table.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN_ADM,
+        class_version: 1,
+        response: true,
+        method: Method::GET_TABLE_RESP,
+        status: Status::OK,
+        tid: 0x77,
+        attribute: AddressRecord::ID,
+        modifier: 0,
+        mkey: 0,
+        data,
+        dr: None,
+    };
+    let name = "subnadm-gettableresp-address-record.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN_ADM,
+        AddressRecord::ID,
+        &area,
+        &Attribute::AddressTable(table),
+    );
 }
 
 #[test]

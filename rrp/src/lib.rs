@@ -33,6 +33,7 @@ pub mod port;
 pub mod punt_budget;
 pub mod punt_class;
 pub mod punt_source;
+pub mod rate;
 pub mod rng;
 pub mod route;
 pub mod router;

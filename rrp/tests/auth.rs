@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use rrp::router::{
-    AuthConfig, AuthKey, AuthRefusal, HrConfig, Output, Router, RouterConfig, Timers,
+    AuthConfig, AuthKey, AuthRefusal, Event, HrConfig, Output, Router, RouterConfig, Timers,
 };
 use rrp::wire::auth;
 use rrp::wire::{Message, Packet, RouteTable, SourceRoute, locate};
@@ -426,4 +426,39 @@ fn a_keyed_node_and_a_keyed_router_hear_each_other_and_no_one_else() {
         rrp::error::ErrorKind::Unauthenticated(AuthRefusal::BadDigest)
     );
     assert!(node.redirects.is_empty());
+}
+
+#[test]
+fn a_refusal_is_reported_with_its_port_source_native_address_and_reason() {
+    let mut a = box_a(keys(&[(1, KEY1)], 1, false));
+    while a.poll_output().is_some() {}
+    let stranger = nat(0x77);
+    // Unsigned, then under a key ID A does not hold, both "from B".
+    a.handle_bytes(0, PortId(0), &stranger, &forged_rt(0x0409, 1));
+    let unknown = signed(forged_rt(0x0409, 2), 7, KEY1, 5);
+    a.handle_bytes(0, PortId(0), &stranger, &unknown);
+    let events: Vec<Event> = std::iter::from_fn(|| a.poll_output())
+        .filter_map(|o| match o {
+            Output::Event(e @ Event::AuthRefused { .. }) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let refusal = |why| Event::AuthRefused {
+        port: PortId(0),
+        from: B0,
+        native: stranger,
+        why,
+    };
+    assert_eq!(
+        events,
+        [
+            refusal(AuthRefusal::Missing),
+            refusal(AuthRefusal::UnknownKey)
+        ]
+    );
+    assert_eq!(
+        events[1].to_string(),
+        "port 0: control packet with SA 0x0430 from 02:00:00:00:04:77 refused: authentication unknown-key"
+    );
+    assert_eq!(events[0].source(), Some(B0));
 }

@@ -178,6 +178,8 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("drop_threshold", m.drop_threshold.to_string());
     t.put("traps_per_s", m.traps_per_s.to_string());
     t.put("tracer", m.tracer.to_string());
+    t.put("answers_per_source", m.answers_per_source.to_string());
+    t.put("answers_global", m.answers_global.to_string());
     if let Some(p) = m.manager_priority {
         t.put("manager_priority", p.to_string());
     }

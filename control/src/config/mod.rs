@@ -413,6 +413,12 @@ pub struct ManagementSection {
     pub traps_per_s: u32,
     /// Whether the path tracer's agent (vendor class 0x30) answers.
     pub tracer: bool,
+    /// Answers per second at most to one requester (its SA), directed-route
+    /// relays included (>= 1; `mgmt::agent::AgentConfig::answers_per_source`).
+    pub answers_per_source: u32,
+    /// Answers per second at most in all (>= 1;
+    /// `mgmt::agent::AgentConfig::answers_global`).
+    pub answers_global: u32,
     /// The priority (0-15) of the SAN manager this box runs on its HRs
     /// (docs/manager.md); none: no manager.
     pub manager_priority: Option<u8>,
@@ -455,6 +461,8 @@ impl Default for ManagementSection {
             drop_threshold: 0,
             traps_per_s: DEFAULT_TRAPS_PER_S,
             tracer: true,
+            answers_per_source: mgmt::agent::ANSWERS_PER_SOURCE,
+            answers_global: mgmt::agent::ANSWERS_GLOBAL,
             manager_priority: None,
             manager_hrs: Vec::new(),
             sm_key: 0,
@@ -486,6 +494,8 @@ impl fmt::Debug for ManagementSection {
             .field("drop_threshold", &self.drop_threshold)
             .field("traps_per_s", &self.traps_per_s)
             .field("tracer", &self.tracer)
+            .field("answers_per_source", &self.answers_per_source)
+            .field("answers_global", &self.answers_global)
             .field("manager_priority", &self.manager_priority)
             .field("manager_hrs", &self.manager_hrs)
             .field("sm_key", &Secret(self.sm_key))

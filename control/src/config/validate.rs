@@ -418,6 +418,14 @@ fn management(c: &Config, e: &mut Errs) {
             "must be >= 1 (leave manager out for no traps)",
         );
     }
+    for (key, n) in [
+        ("management.answers_per_source", m.answers_per_source),
+        ("management.answers_global", m.answers_global),
+    ] {
+        if n == 0 {
+            e.push(key, "must be >= 1 (the SAN manager's sweeps are requests)");
+        }
+    }
     if let Some(p) = m.manager_priority
         && p > 15
     {

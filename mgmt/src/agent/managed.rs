@@ -7,7 +7,7 @@
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{NodeRecord, PathRecord, SmInfo};
+use crate::attr::{AddressTable, NodeRecord, PathRecord, SmInfo};
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -113,6 +113,14 @@ pub trait Managed {
         template: &NodeRecord,
     ) -> Option<Result<NodeRecord, Status>> {
         let _ = (port, modifier, template);
+        None
+    }
+
+    /// A SubnAdm GetTable of AddressRecord for the master manager of
+    /// `port`'s SAN: its identity -> address map from identity `from` on,
+    /// as much of it as one answer holds; `None`: no master here.
+    fn sa_addresses(&self, port: PortId, from: u64) -> Option<AddressTable> {
+        let _ = (port, from);
         None
     }
 

@@ -22,10 +22,12 @@ pub mod traps;
 
 use std::collections::VecDeque;
 
+use rrp::rate::RateLimiter;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
-    Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice, PathRecord, SmInfo, SourceRoute,
+    AddressRecord, AddressTable, Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice,
+    PathRecord, SmInfo, SourceRoute,
 };
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
@@ -39,6 +41,17 @@ pub type Time = u64;
 /// Status of a Set refused for a missing or wrong M_Key at protect 0 or 1
 /// (class-specific upper byte of the Subn classes; docs/management.md).
 pub const STATUS_MKEY: Status = Status(0x0100);
+
+/// Answers per second to one requester at most, by default
+/// ([`AgentConfig::answers_per_source`]; docs/management.md "Answers at a
+/// bounded rate"): a SAN manager's heavy sweep of a 16-port router asks each
+/// HR a handful of attributes, and a discovery tool reads a node one Get at
+/// a time; both stay far below it.
+pub const ANSWERS_PER_SOURCE: u32 = 200;
+
+/// Answers per second in all at most, by default
+/// ([`AgentConfig::answers_global`]): ten requesters at their bound.
+pub const ANSWERS_GLOBAL: u32 = 2_000;
 
 /// An agent's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +93,15 @@ pub struct AgentConfig {
     /// Between two announcements (trap 1025) of a port without an
     /// address, until a SAN manager gives it one.
     pub announce_ms: Time,
+    /// Trap 1027 (a packet refused by the SAN's authentication) is sent
+    /// once per source (SA and native address) within this time.
+    pub auth_trap_ms: Time,
+    /// Packets sent per second at most because of one requester's (its
+    /// SA's) packets: answers, and directed-route MADs relayed (>= 1;
+    /// default [`ANSWERS_PER_SOURCE`]).
+    pub answers_per_source: u32,
+    /// The same in all requesters (>= 1; default [`ANSWERS_GLOBAL`]).
+    pub answers_global: u32,
 }
 
 impl AgentConfig {
@@ -104,6 +126,9 @@ impl AgentConfig {
             tracer: true,
             threshold_ms: 10_000,
             announce_ms: 1_000,
+            auth_trap_ms: 60_000,
+            answers_per_source: ANSWERS_PER_SOURCE,
+            answers_global: ANSWERS_GLOBAL,
         }
     }
 }
@@ -281,6 +306,8 @@ pub struct Agent {
     mkey: MKey,
     cache: cache::Cache,
     traps: traps::Traps,
+    /// The answers' bounds (`answers_per_source`, `answers_global`).
+    answers: RateLimiter,
     stats: AgentStats,
     outputs: VecDeque<Output>,
     /// Notices received (this node plays the manager), newest last.
@@ -293,6 +320,9 @@ pub struct Agent {
     ports: Vec<Address>,
     /// When a port without an address next announces itself.
     next_announce: Time,
+    /// Sources of packets refused by the SAN's authentication, and when
+    /// trap 1027 last went out for each (at most [`traps::AUTH_SOURCES_KEPT`]).
+    auth_trapped: std::collections::HashMap<(Address, NativeAddr), Time>,
 }
 
 /// Notices kept.
@@ -305,6 +335,7 @@ impl Agent {
             mkey: MKey::new(cfg.mkey, cfg.protect, cfg.lease_s),
             cache: cache::Cache::new(cfg.cache_entries, cfg.cache_ms),
             traps: traps::Traps::new(cfg.traps_per_s, cfg.trap_resend_ms, cfg.trap_max_sends),
+            answers: RateLimiter::new(cfg.answers_per_source, cfg.answers_global),
             stats: AgentStats::default(),
             outputs: VecDeque::new(),
             notices: VecDeque::new(),
@@ -315,6 +346,7 @@ impl Agent {
             next_threshold: now + cfg.threshold_ms,
             ports: Vec::new(),
             next_announce: now,
+            auth_trapped: Default::default(),
             cfg,
         }
     }
@@ -360,7 +392,7 @@ impl Agent {
     }
 
     /// Applies a new configuration (a reload): identity, description,
-    /// manager, trap and threshold settings; the key, protect bits and lease
+    /// manager, trap, threshold and answer settings; the key, protect bits and lease
     /// when they changed (a running lease stops then). Counters, the
     /// response cache and traps in flight are kept.
     pub fn reconfigure(&mut self, new: AgentConfig) {
@@ -373,6 +405,7 @@ impl Agent {
         self.traps.per_s = new.traps_per_s;
         self.traps.resend_ms = new.trap_resend_ms;
         self.traps.max_sends = new.trap_max_sends.max(1);
+        self.answers.set(new.answers_per_source, new.answers_global);
         self.cfg = AgentConfig {
             protect: self.cfg.protect,
             ..new
@@ -401,7 +434,7 @@ impl Agent {
             }
         };
         if req.response {
-            return self.response(input, req);
+            return self.response(now, input, req);
         }
         if let Some(dr) = &req.dr {
             if dr.returning {
@@ -409,7 +442,7 @@ impl Agent {
                 self.stats.bad_path += 1;
                 return;
             }
-            if let Some(r) = self.dr_arrived(&input, req) {
+            if let Some(r) = self.dr_arrived(now, &input, req) {
                 self.request(now, managed, &input, r);
             }
             return;
@@ -418,7 +451,7 @@ impl Agent {
     }
 
     /// A response: for the client here, or passing back along a directed route.
-    fn response(&mut self, input: Incoming<'_>, mut r: MadRepr) {
+    fn response(&mut self, now: Time, input: Incoming<'_>, mut r: MadRepr) {
         if let Some(dr) = &mut r.dr
             && dr.hop_pointer > 0
             && dr.returning
@@ -429,7 +462,7 @@ impl Agent {
                 return;
             };
             dr.hop_pointer -= 1;
-            return self.relay(input.port, back, &r);
+            return self.relay(now, &input, back, &r);
         }
         self.stats.to_client += 1;
         if let Ok(mad) = r.to_bytes() {
@@ -440,8 +473,10 @@ impl Agent {
         }
     }
 
-    /// Sends a directed-route MAD one hop on, by `hop` (an HR of this node).
-    fn relay(&mut self, _in_port: PortId, hop: PathHop, r: &MadRepr) {
+    /// Sends a directed-route MAD one hop on, by `hop` (an HR of this
+    /// node), within the answer bounds: a relay is a packet the node sends
+    /// because of one it received.
+    fn relay(&mut self, now: Time, input: &Incoming<'_>, hop: PathHop, r: &MadRepr) {
         // The hop names this node's HR by address; 0 means its only port.
         let port = match self.port_of(hop.hr) {
             Some(p) => p,
@@ -454,6 +489,9 @@ impl Agent {
             self.stats.bad_path += 1;
             return;
         };
+        if !self.answer_allowed(now, input) {
+            return;
+        }
         self.stats.relayed += 1;
         self.outputs.push_back(Output::Send {
             port,
@@ -461,6 +499,19 @@ impl Agent {
             dst: Address::HEY_YOU,
             mad: Box::new(mad),
         });
+    }
+
+    /// Whether the node may send a packet because of `input` (an answer, a
+    /// relay): always for a request of the node itself (delivered by its
+    /// station, from no native address), else within `answers_per_source`
+    /// for its SA and `answers_global` in all (docs/management.md "Answers
+    /// at a bounded rate"). What is past a bound is counted.
+    fn answer_allowed(&mut self, now: Time, input: &Incoming<'_>) -> bool {
+        if input.native.is_empty() || self.answers.allow(now, input.src) {
+            return true;
+        }
+        self.stats.answers_limited += 1;
+        false
     }
 
     fn refresh_ports<M: Managed + ?Sized>(&mut self, managed: &M) {
@@ -484,7 +535,7 @@ impl Agent {
     /// A directed-route request arrived at position HopPointer: notes where
     /// it came from, then relays it on (`None`) or, at the target, hands it
     /// back to be answered.
-    fn dr_arrived(&mut self, input: &Incoming<'_>, mut r: MadRepr) -> Option<MadRepr> {
+    fn dr_arrived(&mut self, now: Time, input: &Incoming<'_>, mut r: MadRepr) -> Option<MadRepr> {
         let me = self
             .ports
             .get(input.port.index())
@@ -507,7 +558,7 @@ impl Agent {
                 return None;
             };
             dr.hop_pointer += 1;
-            self.relay(input.port, next, &r);
+            self.relay(now, input, next, &r);
             return None;
         }
         Some(r)
@@ -541,6 +592,11 @@ impl Agent {
                     managed.unaddressed(input.port, input.native, d.identity);
                     return;
                 }
+                // Past the answer bounds a notice is neither kept nor
+                // repressed: its issuer repeats it.
+                if !self.answer_allowed(now, input) {
+                    return;
+                }
                 self.stats.notices_received += 1;
                 if let Ok(notice) = Notice::parse(&req.data) {
                     if self.notices.len() >= NOTICES_KEPT {
@@ -567,6 +623,12 @@ impl Agent {
             Method::SEND => return,
             _ => {}
         }
+        // Every other request draws an answer (or a refusal): past the
+        // bounds it is dropped before anything is read or changed, so a Set
+        // is applied only when it is answered.
+        if !self.answer_allowed(now, input) {
+            return;
+        }
         if req.class == MgmtClass::SUBN_ADM {
             // Answered by the master manager of the SAN it arrived on, from
             // its database (docs/manager.md "SubnAdm"); elsewhere dropped.
@@ -575,6 +637,12 @@ impl Agent {
                     Ok(t) => managed
                         .sa_record(input.port, req.modifier, &t)
                         .map(|r| r.map(Attribute::NodeRecord)),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
+                (Method::GET_TABLE, AddressRecord::ID) => match AddressTable::parse(&req.data) {
+                    Ok(t) => managed
+                        .sa_addresses(input.port, t.start())
+                        .map(|r| Ok(Attribute::AddressTable(r))),
                     Err(_) => Some(Err(Status::INVALID_VALUE)),
                 },
                 (Method::GET, PathRecord::ID) => match PathRecord::parse(&req.data) {

@@ -43,5 +43,8 @@ rrp::counter_set! {
         pub announcements: u64 => counter "announcements",
         /// Announcements of other nodes heard (handed to a SAN manager here).
         pub announcements_heard: u64 => counter "announcements_heard",
+        /// Requests not answered and directed-route MADs not relayed: over
+        /// the answers' bounds per requester or in all.
+        pub answers_limited: u64 => counter "answers_limited",
     }
 }

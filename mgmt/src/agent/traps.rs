@@ -7,15 +7,23 @@
 //!
 //! Here are the queue of traps in flight ([`Traps`]) and the agent's trap
 //! senders: port state (128), drops (129), M_Key violation (256), HR down
-//! (1024), no address (1025, the announcement), RT limit (1026).
+//! (1024), no address (1025, the announcement), RT limit (1026), a packet
+//! refused by the SAN's authentication (1027).
 
 use std::collections::VecDeque;
 
+use rrp::wire::auth::AuthRefusal;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{Agent, AgentEvent, Incoming, Managed, Output, Time};
 use crate::attr::{Notice, PortCounters, PortInfo};
 use crate::wire::{MAD_LEN, MadRepr, Method, MgmtClass, Status};
+
+/// Sources (SA and native address) of packets refused by the SAN's
+/// authentication that the agent remembers, to send trap 1027 once per
+/// source within `auth_trap_ms`: past it, the one trapped longest ago is
+/// forgotten (a flood of forged sources is bounded by `traps_per_s`).
+pub const AUTH_SOURCES_KEPT: usize = 256;
 
 /// A trap waiting for its TrapRepress.
 #[derive(Debug, Clone)]
@@ -252,6 +260,49 @@ impl Agent {
         self.trap(now, n);
     }
 
+    /// A control packet from `native` with SA `from` failed the SAN's
+    /// authentication on `port` for `why` (trap 1027): once per source (SA
+    /// and native address) within `auth_trap_ms`, so that a box with a
+    /// wrong key tells the manager once a minute, not once a packet.
+    #[allow(clippy::too_many_arguments)]
+    pub fn auth_refused<M: Managed + ?Sized>(
+        &mut self,
+        now: Time,
+        managed: &M,
+        port: PortId,
+        from: Address,
+        native: NativeAddr,
+        why: AuthRefusal,
+    ) {
+        let window = self.cfg.auth_trap_ms;
+        let source = (from, native);
+        if self
+            .auth_trapped
+            .get(&source)
+            .is_some_and(|t| now < t.saturating_add(window))
+        {
+            return;
+        }
+        if self.auth_trapped.len() >= AUTH_SOURCES_KEPT && !self.auth_trapped.contains_key(&source)
+        {
+            self.auth_trapped
+                .retain(|_, t| now < t.saturating_add(window));
+            if self.auth_trapped.len() >= AUTH_SOURCES_KEPT
+                && let Some(oldest) = self
+                    .auth_trapped
+                    .iter()
+                    .min_by_key(|(_, t)| **t)
+                    .map(|(k, _)| *k)
+            {
+                self.auth_trapped.remove(&oldest);
+            }
+        }
+        self.auth_trapped.insert(source, now);
+        self.refresh_ports(managed);
+        let n = Notice::auth_refused(self.issuer(port), from, port.index() as u8, why, &native);
+        self.trap(now, n);
+    }
+
     /// The Trap(Notice) MAD of `notice` with the next transaction id, and
     /// that id; none if it does not encode.
     fn trap_mad(&mut self, notice: &Notice) -> Option<(u64, [u8; MAD_LEN])> {
@@ -346,6 +397,77 @@ mod tests {
         assert!(t.allow(10));
         assert!(!t.allow(20));
         assert!(t.allow(1_020));
+    }
+
+    /// A node of one port at 0x0140, for the trap senders.
+    struct One;
+
+    impl Managed for One {
+        fn ports(&self) -> usize {
+            1
+        }
+        fn port(&self, _: PortId) -> Option<crate::agent::PortFacts> {
+            Some(crate::agent::PortFacts {
+                address: Address(0x0140),
+                san_id: Address(0x0100),
+                mtu: 1500,
+                cost: 1,
+                up: true,
+                link_kind: 2,
+                native: NativeAddr::NONE,
+                lrt_entries: 0,
+                buddies: 0,
+            })
+        }
+        fn counters(&self, _: PortId) -> Option<Vec<u64>> {
+            None
+        }
+        fn route(&self, _: PortId, _: Address) -> Option<rrp::router::FibEntry> {
+            None
+        }
+        fn lrt(&self, _: PortId) -> Vec<crate::agent::LrtItem> {
+            Vec::new()
+        }
+        fn set_port_up(&mut self, _: PortId, _: bool) -> Result<(), Status> {
+            Ok(())
+        }
+        fn set_mtu(&mut self, _: PortId, _: u32) -> Result<(), Status> {
+            Ok(())
+        }
+        fn set_cost(&mut self, _: PortId, _: u16) -> Result<(), Status> {
+            Ok(())
+        }
+        fn clear_counters(&mut self, _: PortId) -> Result<(), Status> {
+            Ok(())
+        }
+        fn set_name(&mut self, _: &str) {}
+    }
+
+    #[test]
+    fn authentication_sources_are_remembered_within_a_bound() {
+        let mut cfg = crate::agent::AgentConfig::new(crate::agent::NodeType::Router, 1, "a");
+        cfg.manager = Address(0x0150);
+        cfg.traps_per_s = u32::MAX;
+        let mut a = Agent::new(cfg, 0);
+        let refuse = |a: &mut Agent, now: Time, i: u16| {
+            let native = NativeAddr::mac([2, 0, 0, 0, (i >> 8) as u8, i as u8]);
+            a.auth_refused(
+                now,
+                &One,
+                PortId::new(0),
+                Address(0x0200),
+                native,
+                AuthRefusal::Missing,
+            );
+        };
+        for i in 0..1_000 {
+            refuse(&mut a, 0, i);
+        }
+        assert_eq!(a.auth_trapped.len(), AUTH_SOURCES_KEPT);
+        assert_eq!(a.stats().traps_sent, 1_000, "each source new when it came");
+        // Past the window, the ones of the window before are forgotten.
+        refuse(&mut a, 60_000, 5_000);
+        assert_eq!(a.auth_trapped.len(), 1);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! for code that handles MADs of every attribute (decoders, fuzzing).
 
 use crate::attr::{
-    ClassPortInfo, FibBlock, LrtBlock, McGroupRecord, McMemberRecord, Neighbour, NodeDescription,
-    NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo, RouteEntry, SmInfo,
-    SourceRoute, name,
+    AddressRecord, AddressTable, ClassPortInfo, FibBlock, LrtBlock, McGroupRecord, McMemberRecord,
+    Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo,
+    RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -45,6 +45,9 @@ pub enum Attribute {
     McMemberRecord(McMemberRecord),
     /// McGroupRecord (0xFF20, SubnAdm).
     McGroupRecord(McGroupRecord),
+    /// AddressRecord (0xFF21, SubnAdm): a GetTable's template or its
+    /// answer's table.
+    AddressTable(AddressTable),
 }
 
 impl Attribute {
@@ -65,6 +68,9 @@ impl Attribute {
                 }
                 McGroupRecord::ID => {
                     return Ok(Some(Attribute::McGroupRecord(McGroupRecord::parse(area)?)));
+                }
+                AddressRecord::ID => {
+                    return Ok(Some(Attribute::AddressTable(AddressTable::parse(area)?)));
                 }
                 _ => {}
             }
@@ -107,6 +113,7 @@ impl Attribute {
             Attribute::PathRecord(_) => PathRecord::ID,
             Attribute::McMemberRecord(_) => McMemberRecord::ID,
             Attribute::McGroupRecord(_) => McGroupRecord::ID,
+            Attribute::AddressTable(_) => AddressRecord::ID,
         }
     }
 
@@ -129,6 +136,7 @@ impl Attribute {
             Attribute::PathRecord(a) => a.emit(area),
             Attribute::McMemberRecord(a) => a.emit(area),
             Attribute::McGroupRecord(a) => a.emit(area),
+            Attribute::AddressTable(a) => a.emit(area),
         }
     }
 }

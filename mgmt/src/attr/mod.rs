@@ -4,6 +4,7 @@
 //! reserved bytes). Integers are big-endian. Errors name the attribute's
 //! field and count from the attribute area's first byte.
 
+pub mod address_record;
 pub mod attribute;
 pub mod class_port_info;
 pub mod fib_block;
@@ -22,6 +23,7 @@ pub mod route_entry;
 pub mod sm_info;
 pub mod source_route;
 
+pub use address_record::{AddressRecord, AddressTable};
 pub use attribute::Attribute;
 pub use class_port_info::ClassPortInfo;
 pub use fib_block::{FibBlock, FibBlockEntry};
@@ -59,6 +61,7 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
             PathRecord::ID => Some("PathRecord"),
             McMemberRecord::ID => Some("McMemberRecord"),
             McGroupRecord::ID => Some("McGroupRecord"),
+            AddressRecord::ID => Some("AddressRecord"),
             _ => None,
         };
     }
@@ -157,6 +160,8 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0011), Some("NodeRecord"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0035), Some("PathRecord"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0015), None);
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0xFF21), Some("AddressRecord"));
+        assert_eq!(name(MgmtClass::SUBN, 0xFF21), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));
         assert_eq!(name(MgmtClass::SUBN, 0x0010), Some("NodeDescription"));

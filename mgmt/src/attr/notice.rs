@@ -1,10 +1,11 @@
 //! Notice (0x0002, Subn): a trap from an agent to the manager, and the
 //! Report and TrapRepress about it (docs/management.md "Notice"), with the
-//! DataDetails of the four traps mwrouter sends.
+//! DataDetails of the traps mwrouter sends.
 
-use rrp::Address;
+use rrp::wire::auth::AuthRefusal;
+use rrp::{Address, NativeAddr};
 
-use crate::attr::{need, prepare};
+use crate::attr::{native_at, need, prepare, put_native};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{Method, MgmtClass};
 use rrp::wire::bytes::{be16, be24, be32, be64, put16, put24, put32, put64};
@@ -131,6 +132,23 @@ pub struct RtLimit {
     pub max: u32,
 }
 
+/// Trap 1027's details: a control packet failed the SAN's authentication
+/// (docs/management.md "Traps and notices").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AuthRefused {
+    /// The packet's SA (not proven: it did not authenticate).
+    pub from: Address,
+    /// The port it arrived on.
+    pub port: u8,
+    /// Why it was refused; `None` for a number this version does not know.
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_util::auth_refusal"))]
+    pub why: Option<AuthRefusal>,
+    /// The native address it came from.
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_util::native"))]
+    pub native: NativeAddr,
+}
+
 /// Trap 1025: a node without an address asks its SAN's manager for one
 /// (docs/manager.md "Address assignment").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -175,6 +193,8 @@ impl Notice {
     pub const TRAP_NO_ADDRESS: u16 = 1025;
     /// Trap 1026: an RT limit was reached.
     pub const TRAP_RT_LIMIT: u16 = 1026;
+    /// Trap 1027: a control packet failed the SAN's authentication.
+    pub const TRAP_AUTH_REFUSED: u16 = 1027;
     /// Trap 1026's limit: the RTs of one neighbour (`limits.max_rts_per_neighbour`).
     pub const RT_LIMIT_NEIGHBOUR: u8 = 1;
     /// Trap 1026's limit: the RTs of one HR (`limits.max_rts_per_hr`).
@@ -213,6 +233,7 @@ impl Notice {
             Self::TRAP_HR_DOWN => "neighbour HR down",
             Self::TRAP_NO_ADDRESS => "node without an address",
             Self::TRAP_RT_LIMIT => "RT limit reached",
+            Self::TRAP_AUTH_REFUSED => "authentication refused",
             _ => return None,
         })
     }
@@ -250,6 +271,14 @@ impl Notice {
                     d.port, d.from, d.max
                 ),
             }
+        } else if let Some(d) = self.auth_refused_details() {
+            format!(
+                "port {}: control packet with SA {} from {} refused: authentication {}",
+                d.port,
+                d.from,
+                d.native,
+                d.why.map_or("(unknown reason)", AuthRefusal::name)
+            )
         } else if self.is_generic {
             format!("trap {}", self.trap_number)
         } else {
@@ -379,6 +408,41 @@ impl Notice {
         })
     }
 
+    /// Trap 1027 (security): a control packet that arrived on `port` from
+    /// `native` with SA `from` failed the SAN's authentication for `why`.
+    /// DataDetails 0-1: the SA, 2: the port, 3: the reason (its position in
+    /// [`AuthRefusal`]: 0 missing, 1 malformed, 2 unknown key, 3 bad digest,
+    /// 4 replay), 4: the native address's length, 5-22: the native address.
+    pub fn auth_refused(
+        issuer: Address,
+        from: Address,
+        port: u8,
+        why: AuthRefusal,
+        native: &NativeAddr,
+    ) -> Notice {
+        let mut n = Self::generic(issuer, Self::SECURITY, Self::TRAP_AUTH_REFUSED);
+        put16(&mut n.details, 0, from.0);
+        n.details[2] = port;
+        n.details[3] = why as u8;
+        put_native(&mut n.details, 4, native);
+        n
+    }
+
+    /// Trap 1027's details, when this is a generic trap 1027 whose native
+    /// address reads.
+    pub fn auth_refused_details(&self) -> Option<AuthRefused> {
+        if !(self.is_generic && self.trap_number == Self::TRAP_AUTH_REFUSED) {
+            return None;
+        }
+        let d = &self.details;
+        Some(AuthRefused {
+            from: Address(be16(d, 0)),
+            port: d[2],
+            why: AuthRefusal::ALL.get(usize::from(d[3])).copied(),
+            native: native_at(d, 4, "notice.details.native").ok()?,
+        })
+    }
+
     /// Trap 1025 (subnet management): a node without an address, sent to
     /// every member of its SAN from address 0x0000 until a manager gives it
     /// one. DataDetails 0-7: the node's identity, 8: its port.
@@ -490,6 +554,51 @@ mod tests {
             back.summary().contains("holds 65536 RTs"),
             "{}",
             back.summary()
+        );
+    }
+
+    #[test]
+    fn auth_refused_trap_round_trips() {
+        let native = NativeAddr::mac([2, 0, 0, 0, 0x89, 0x1d]);
+        let n = Notice::auth_refused(
+            Address(0x0521),
+            Address(0x0511),
+            0,
+            AuthRefusal::UnknownKey,
+            &native,
+        );
+        assert_eq!(n.notice_type, Notice::SECURITY);
+        let mut area = [0u8; Notice::LEN];
+        n.emit(&mut area).unwrap();
+        // DataDetails from byte 10: SA, port, reason 2, length 6, the
+        // address and port.
+        assert_eq!(
+            &area[10..21],
+            &[0x05, 0x11, 0, 2, 6, 2, 0, 0, 0, 0x89, 0x1d]
+        );
+        let back = Notice::parse(&area).unwrap();
+        assert_eq!(
+            back.auth_refused_details(),
+            Some(AuthRefused {
+                from: Address(0x0511),
+                port: 0,
+                why: Some(AuthRefusal::UnknownKey),
+                native,
+            })
+        );
+        assert_eq!(back.trap_name(), Some("authentication refused"));
+        assert_eq!(
+            back.summary(),
+            "port 0: control packet with SA 0x0511 from 02:00:00:00:89:1d refused: authentication unknown-key"
+        );
+        let mut odd = back.clone();
+        odd.details[3] = 9;
+        assert_eq!(odd.auth_refused_details().unwrap().why, None);
+        odd.details[4] = 19;
+        assert_eq!(
+            odd.auth_refused_details(),
+            None,
+            "a native address too long"
         );
     }
 

@@ -4,13 +4,14 @@
 //! (to its native address: it has no other) and sets PortInfo's address,
 //! from its pool, the same one for the same identity every time. The
 //! identity -> address map survives the node's restarts (the master keeps
-//! it) and a change of master (standbys copy the master's NodeRecords at
-//! every poll); an address another identity answers at is never given, and
-//! two identities answering at one address are reported.
+//! it) and a change of master (standbys copy the whole map at every poll,
+//! a SubnAdm GetTable of AddressRecord); an address another identity
+//! answers at is never given, and two identities answering at one address
+//! are reported.
 
 use rrp::{Address, NativeAddr};
 
-use crate::attr::{NodeInfo, NodeRecord, PortInfo};
+use crate::attr::{AddressRecord, AddressTable, NodeInfo, PortInfo, address_record};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, PathHop, Status};
 
@@ -242,44 +243,64 @@ impl Manager {
         self.assigned.insert(identity, member);
     }
 
-    /// A standby copies its master's database: NodeRecord `index`.
-    pub(super) fn sync_from(&mut self, master: Address, index: u16) {
+    /// The identity -> address map from identity `from` on, as much of it
+    /// as one GetTableResp holds (SubnAdm AddressRecord, docs/spec-notes.md
+    /// 63).
+    pub fn address_table(&self, from: u64) -> AddressTable {
+        AddressTable {
+            records: self
+                .assigned
+                .range(from.max(1)..)
+                .filter(|(_, a)| a.is_node())
+                .take(address_record::PER_MAD)
+                .map(|(identity, address)| AddressRecord {
+                    identity: *identity,
+                    address: *address,
+                })
+                .collect(),
+        }
+    }
+
+    /// A standby copies its master's identity -> address map: a GetTable
+    /// of AddressRecord from identity `from` on.
+    pub(super) fn sync_from(&mut self, master: Address, from: u64) {
+        let mut data = vec![0u8; MgmtClass::SUBN_ADM.attribute_len()];
+        if AddressTable::from_identity(from).emit(&mut data).is_err() {
+            return;
+        }
         let request = Request {
             target: Target::Address(master),
             class: MgmtClass::SUBN_ADM,
-            method: Method::GET,
-            attribute: NodeRecord::ID,
-            modifier: u32::from(index),
+            method: Method::GET_TABLE,
+            attribute: AddressRecord::ID,
+            modifier: 0,
             mkey: 0,
-            data: Vec::new(),
+            data,
             timeout_ms: self.cfg.timers.timeout_ms,
             retries: self.cfg.timers.retries,
         };
-        self.start(request, Purpose::Sync { master, index });
+        self.start(request, Purpose::Sync { master, from });
     }
 
-    /// A NodeRecord of the master: its identity and address kept; the next
-    /// one asked until the last.
-    pub(super) fn on_sync(
-        &mut self,
-        master: Address,
-        index: u16,
-        result: &Result<Answer, Failure>,
-    ) {
-        let rec = match result {
-            Ok(a) if a.mad.status == Status::OK => NodeRecord::parse(&a.mad.data).ok(),
+    /// A table of the master's map: every record kept; when the answer is
+    /// full, the rest asked for from the identity after its last.
+    pub(super) fn on_sync(&mut self, master: Address, result: &Result<Answer, Failure>) {
+        let table = match result {
+            Ok(a) if a.mad.status == Status::OK => AddressTable::parse(&a.mad.data).ok(),
             _ => None,
         };
-        let Some(r) = rec else { return };
+        let Some(t) = table else { return };
         if self.state != SmState::Standby || self.master != Some(master) {
             return;
         }
-        if r.identity != 0 && r.address.is_node() {
+        for r in t.records.iter().filter(|r| r.address.is_node()) {
             self.stats.synced += 1;
             self.assigned.insert(r.identity, r.address);
         }
-        if index.saturating_add(1) < r.total {
-            self.sync_from(master, index + 1);
+        if t.full()
+            && let Some(next) = t.records.last().and_then(|r| r.identity.checked_add(1))
+        {
+            self.sync_from(master, next);
         }
     }
 }

@@ -40,8 +40,9 @@ pub(super) enum Purpose {
         identity: u64,
         address: Address,
     },
-    /// A standby's copy of its master's database: NodeRecord `index`.
-    Sync { master: Address, index: u16 },
+    /// A standby's copy of its master's identity -> address map: a
+    /// GetTable of AddressRecord from identity `from` on.
+    Sync { master: Address, from: u64 },
     /// A standby's copy of its master's groups: McGroupRecord `index`.
     SyncGroup { master: Address, index: u16 },
     /// And of their members: McMemberRecord `index`.
@@ -76,7 +77,7 @@ impl Manager {
                 identity,
                 address,
             } => self.on_assign_set(native, identity, address, &result),
-            Purpose::Sync { master, index } => self.on_sync(master, index, &result),
+            Purpose::Sync { master, .. } => self.on_sync(master, &result),
             Purpose::SyncGroup { master, index } => self.on_sync_group(master, index, &result),
             Purpose::SyncMember { master, index } => {
                 self.on_sync_member(now, master, index, &result)

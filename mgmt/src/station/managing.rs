@@ -6,7 +6,9 @@ use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
-use crate::attr::{Attribute, McGroupRecord, McMemberRecord, NodeRecord, PathRecord, SmInfo};
+use crate::attr::{
+    AddressTable, Attribute, McGroupRecord, McMemberRecord, NodeRecord, PathRecord, SmInfo,
+};
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
 use crate::wire::Method;
@@ -115,6 +117,10 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
         template: &NodeRecord,
     ) -> Option<Result<NodeRecord, Status>> {
         self.master(port).map(|m| m.node_record(modifier, template))
+    }
+
+    fn sa_addresses(&self, port: PortId, from: u64) -> Option<AddressTable> {
+        self.master(port).map(|m| m.address_table(from))
     }
 
     /// A member of the master's database is reached on the SAN itself (Q

@@ -293,6 +293,23 @@ impl Station {
         })
     }
 
+    /// A control packet failed the SAN's authentication on `port`: trap
+    /// 1027, once per source within the agent's window.
+    #[allow(clippy::too_many_arguments)]
+    pub fn auth_refused<N: Carrier + ?Sized>(
+        &mut self,
+        now: Time,
+        node: &mut N,
+        port: PortId,
+        from: Address,
+        native: NativeAddr,
+        why: rrp::wire::auth::AuthRefusal,
+    ) -> Outcome {
+        self.with(now, node, |a, _, m| {
+            a.auth_refused(now, m, port, from, native, why)
+        })
+    }
+
     /// Starts a request of the node's own (an operator's); its result comes
     /// back in an [`Outcome`]'s `done` under the id returned.
     pub fn start<N: Carrier + ?Sized>(

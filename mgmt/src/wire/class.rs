@@ -87,12 +87,17 @@ impl Method {
     pub const REPORT: Method = Method(0x06);
     /// TrapRepress: the manager asks to stop repeating a trap (same TID).
     pub const TRAP_REPRESS: Method = Method(0x07);
+    /// GetTable (SubnAdm): every record that matches, answered by
+    /// GetTableResp with a table of them (docs/spec-notes.md 63).
+    pub const GET_TABLE: Method = Method(0x12);
     /// Delete (SubnAdm): removes a record, answered by DeleteResp.
     pub const DELETE: Method = Method(0x15);
     /// GetResp: the answer to Get and Set.
     pub const GET_RESP: Method = Method(0x81);
     /// DeleteResp: the answer to Delete, with the record as it was.
     pub const DELETE_RESP: Method = Method(0x95);
+    /// GetTableResp: the answer to GetTable, a table of records.
+    pub const GET_TABLE_RESP: Method = Method(0x92);
     /// ReportResp: the answer to Report.
     pub const REPORT_RESP: Method = Method(0x86);
 
@@ -100,7 +105,8 @@ impl Method {
     pub const RESPONSE_BIT: u8 = 0x80;
 
     /// `"Get"`, `"Set"`, `"Send"`, `"Trap"`, `"Report"`, `"TrapRepress"`,
-    /// `"GetResp"`, `"ReportResp"`; `None` for other values.
+    /// `"GetTable"`, `"Delete"`, and their answers' names; `None` for other
+    /// values.
     pub const fn name(self) -> Option<&'static str> {
         Some(match self.0 {
             0x01 => "Get",
@@ -109,17 +115,19 @@ impl Method {
             0x05 => "Trap",
             0x06 => "Report",
             0x07 => "TrapRepress",
+            0x12 => "GetTable",
             0x15 => "Delete",
             0x81 => "GetResp",
             0x86 => "ReportResp",
+            0x92 => "GetTableResp",
             0x95 => "DeleteResp",
             _ => return None,
         })
     }
 
-    /// A request that is answered: Get, Set, Report, Delete.
+    /// A request that is answered: Get, Set, Report, GetTable, Delete.
     pub const fn is_request(self) -> bool {
-        matches!(self.0, 0x01 | 0x02 | 0x06 | 0x15)
+        matches!(self.0, 0x01 | 0x02 | 0x06 | 0x12 | 0x15)
     }
 
     /// The R bit is set: GetResp, ReportResp (or an unassigned response).
@@ -128,11 +136,13 @@ impl Method {
     }
 
     /// The method that answers this request: GetResp for Get and Set,
-    /// ReportResp for Report; `None` for methods that are not answered.
+    /// ReportResp for Report, GetTableResp for GetTable, DeleteResp for
+    /// Delete; `None` for methods that are not answered.
     pub const fn response(self) -> Option<Method> {
         match self.0 {
             0x01 | 0x02 => Some(Method::GET_RESP),
             0x06 => Some(Method::REPORT_RESP),
+            0x12 => Some(Method::GET_TABLE_RESP),
             0x15 => Some(Method::DELETE_RESP),
             _ => None,
         }
@@ -271,8 +281,15 @@ mod tests {
 
     #[test]
     fn methods() {
-        for m in [Method::GET, Method::SET, Method::REPORT] {
+        for m in [
+            Method::GET,
+            Method::SET,
+            Method::REPORT,
+            Method::GET_TABLE,
+            Method::DELETE,
+        ] {
             assert!(m.is_request() && !m.is_response());
+            assert!(m.response().is_some_and(Method::is_response));
         }
         for m in [Method::SEND, Method::TRAP, Method::TRAP_REPRESS] {
             assert!(!m.is_request() && !m.is_response());
@@ -282,6 +299,8 @@ mod tests {
         assert!(Method::REPORT_RESP.is_response());
         assert_eq!(Method::SET.response(), Some(Method::GET_RESP));
         assert_eq!(Method::REPORT.response(), Some(Method::REPORT_RESP));
+        assert_eq!(Method::GET_TABLE.response(), Some(Method::GET_TABLE_RESP));
+        assert_eq!(Method::GET_TABLE_RESP.to_string(), "GetTableResp");
         assert_eq!(Method::TRAP_REPRESS.to_string(), "TrapRepress");
         assert_eq!(Method(0x7F).to_string(), "0x7f");
     }

@@ -546,16 +546,14 @@ impl MadRepr {
         Ok(b)
     }
 
-    /// The answer to this request: the same MAD with the R bit, GetResp
-    /// (ReportResp for a Report) and `status`. Everything else is copied,
-    /// the directed route included: the agent turns that around.
+    /// The answer to this request: the same MAD with the R bit, the
+    /// method that answers it ([`Method::response`]: GetResp, ReportResp
+    /// for a Report, GetTableResp, DeleteResp; GetResp for anything else)
+    /// and `status`. Everything else is copied, the directed route
+    /// included: the agent turns that around.
     #[must_use]
     pub fn response(&self, status: Status) -> MadRepr {
-        let method = if self.method == Method::REPORT {
-            Method::REPORT_RESP
-        } else {
-            Method::GET_RESP
-        };
+        let method = self.method.response().unwrap_or(Method::GET_RESP);
         MadRepr {
             response: true,
             method,
@@ -619,6 +617,10 @@ mod tests {
         let mut rep = get();
         rep.method = Method::REPORT;
         assert_eq!(rep.response(Status::OK).method, Method::REPORT_RESP);
+        rep.method = Method::GET_TABLE;
+        assert_eq!(rep.response(Status::OK).method, Method::GET_TABLE_RESP);
+        rep.method = Method::DELETE;
+        assert_eq!(rep.response(Status::OK).method, Method::DELETE_RESP);
     }
 
     #[test]

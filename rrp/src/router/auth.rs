@@ -5,6 +5,7 @@
 //! are counted by reason and logged.
 
 use crate::auth::{self as keyed, Verdict};
+use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::router::event::Event;
 use crate::wire::auth::AuthRefusal;
@@ -25,8 +26,15 @@ pub enum Admission {
 
 impl Router {
     /// Authenticates a control packet (RRP, ERR or management) that
-    /// arrived on `port`, by the keys of that HR.
-    pub fn admit(&mut self, now: Time, port: PortId, p: &Packet<&[u8]>) -> Admission {
+    /// arrived on `port` from `native`, by the keys of that HR. A refusal
+    /// is counted by reason and reported ([`Event::AuthRefused`]).
+    pub fn admit(
+        &mut self,
+        now: Time,
+        port: PortId,
+        native: &NativeAddr,
+        p: &Packet<&[u8]>,
+    ) -> Admission {
         let Some(hr) = self.cfg.hrs.get(port) else {
             return Admission::AsIs;
         };
@@ -48,7 +56,12 @@ impl Router {
             Verdict::Refused(why) => {
                 *self.stats.auth_refused_mut(why) += 1;
                 let from = p.header().src();
-                self.event(Event::AuthRefused { port, from, why });
+                self.event(Event::AuthRefused {
+                    port,
+                    from,
+                    native: *native,
+                    why,
+                });
                 Admission::Refused(why)
             }
         }

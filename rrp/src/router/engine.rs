@@ -36,7 +36,7 @@
 //!   buddies go to the twins (by derivation); never twin to twin.
 //! - The FIB of each HR routes every known destination along its best route.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use crate::address::Address;
@@ -45,6 +45,7 @@ use crate::fxhash::FxHashMap;
 use crate::kind::CapabilityCode;
 use crate::native::NativeAddr;
 use crate::port::{PerPort, PortId};
+use crate::rate::RateLimiter;
 use crate::router::config::{ConfigError, RouterConfig};
 use crate::router::event::Event;
 use crate::router::stats::RouterStats;
@@ -56,7 +57,6 @@ use super::advertise::{AdvKey, Advertised};
 use super::fib::FibState;
 use super::intern::Interner;
 use super::lrt::LrtEntry;
-use super::notice_answers::ErrorLimiter;
 use super::receive::PartBuf;
 use super::rt::{Learned, NodeList, Origin, Rt, mtu_words};
 use super::table::RouteTables;
@@ -162,9 +162,9 @@ pub struct Router {
     /// This engine's share of each port's counters: the packets for this
     /// box from strangers, and those refused as spoofed-source.
     pub(super) port_stats: Vec<PortStats>,
-    pub(super) limiter: ErrorLimiter,
+    pub(super) limiter: RateLimiter,
     /// The answer rate (`Limits::answers_per_source`, `answers_global`).
-    pub(super) answers: ErrorLimiter,
+    pub(super) answers: RateLimiter,
     /// Node lists and RT bodies held once (shared with other engines when
     /// made by [`Router::with_interner`]).
     pub(super) interner: Arc<Interner>,
@@ -183,7 +183,7 @@ pub struct Router {
     /// UNSPECIFIED for the HR's own limit, which).
     pub(super) at_limit: BTreeSet<(PortId, Address, super::event::RtRefusal)>,
     /// HR-DOWN and LINK-DOWN taken per sender (`limits.downs_per_source`).
-    pub(super) downs: ErrorLimiter,
+    pub(super) downs: RateLimiter,
     /// HRs probed after a third party's HR-DOWN about them.
     pub(super) probes: super::guard::Probes,
     /// LRT changes since start, on any HR ([`Router::lrt_changes`]).
@@ -252,30 +252,15 @@ impl Router {
                 }
             })
             .collect();
-        let limiter = ErrorLimiter {
-            per_source: cfg.error_rates.per_source,
-            global: cfg.error_rates.global,
-            sources: HashMap::new(),
-            window: (0, 0),
-        };
-        let answers = ErrorLimiter {
-            per_source: cfg.limits.answers_per_source,
-            global: cfg.limits.answers_global,
-            sources: HashMap::new(),
-            window: (0, 0),
-        };
+        let limiter = RateLimiter::new(cfg.error_rates.per_source, cfg.error_rates.global);
+        let answers = RateLimiter::new(cfg.limits.answers_per_source, cfg.limits.answers_global);
         let cfg_ports = cfg.hrs.len();
         let replay = cfg.hrs.iter().map(|_| Default::default()).collect();
         let mut r = Router {
             replay,
             auth_seq: cfg.auth_seq_seed,
             at_limit: BTreeSet::new(),
-            downs: ErrorLimiter {
-                per_source: cfg.limits.downs_per_source,
-                global: u32::MAX,
-                sources: HashMap::new(),
-                window: (0, 0),
-            },
+            downs: RateLimiter::new(cfg.limits.downs_per_source, u32::MAX),
             probes: Default::default(),
             lrt_changes: 0,
             next_refresh: now + cfg.timers.refresh_ms,
@@ -507,11 +492,10 @@ impl Router {
         cfg.error_rates = error_rates;
         cfg.validate()?;
         self.cfg = cfg;
-        self.limiter.per_source = error_rates.per_source;
-        self.limiter.global = error_rates.global;
-        self.answers.per_source = limits.answers_per_source;
-        self.answers.global = limits.answers_global;
-        self.downs.per_source = limits.downs_per_source;
+        self.limiter.set(error_rates.per_source, error_rates.global);
+        self.answers
+            .set(limits.answers_per_source, limits.answers_global);
+        self.downs.set(limits.downs_per_source, u32::MAX);
         Ok(())
     }
 

@@ -161,12 +161,16 @@ pub enum Event {
         /// Whether it answered (the HR-DOWN not taken) or the probe is sent.
         answered: bool,
     },
-    /// A control packet failed the SAN's authentication (docs/spec-notes.md 59).
+    /// A control packet failed the SAN's authentication (docs/spec-notes.md
+    /// 59): counted, logged, and trapped to the manager (trap 1027,
+    /// docs/management.md "Traps and notices").
     AuthRefused {
         /// The port it came on.
         port: PortId,
         /// Its SA (not proven: the packet did not authenticate).
         from: Address,
+        /// The native address it came from.
+        native: crate::native::NativeAddr,
         /// Why.
         why: AuthRefusal,
     },
@@ -353,9 +357,14 @@ impl fmt::Display for Event {
                 f,
                 "HR-DOWN of {hr} from {from} not taken: {hr} answered the probe"
             ),
-            Event::AuthRefused { port, from, why } => write!(
+            Event::AuthRefused {
+                port,
+                from,
+                native,
+                why,
+            } => write!(
                 f,
-                "port {port}: control packet with SA {from} refused: authentication {}",
+                "port {port}: control packet with SA {from} from {native} refused: authentication {}",
                 why.name()
             ),
         }

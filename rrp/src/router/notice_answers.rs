@@ -1,49 +1,12 @@
 //! Dataplane notices answered under the error manners of
 //! docs/architecture.md "Route tables and RRP": ERR UNK, RRP#3, ERR GENERAL,
-//! rate-limited per source and in all.
+//! rate-limited per source and in all (`rrp::rate::RateLimiter`).
 
-use std::collections::HashMap;
-
-use crate::address::Address;
 use crate::kind::PacketType;
 use crate::router::notice::{Notice, NoticeKind};
 use crate::wire::message::Message;
 
 use super::engine::*;
-
-/// Per-source and global token buckets for error messages (1 s window).
-#[derive(Debug, Clone)]
-pub(super) struct ErrorLimiter {
-    pub(super) per_source: u32,
-    pub(super) global: u32,
-    pub(super) sources: HashMap<Address, (Time, u32)>,
-    pub(super) window: (Time, u32),
-}
-
-impl ErrorLimiter {
-    pub(super) fn allow(&mut self, now: Time, src: Address) -> bool {
-        let sec = now / 1000;
-        if self.window.0 != sec {
-            self.window = (sec, 0);
-        }
-        if self.window.1 >= self.global {
-            return false;
-        }
-        if self.sources.len() > 4096 {
-            self.sources.retain(|_, (s, _)| *s == sec);
-        }
-        let e = self.sources.entry(src).or_insert((sec, 0));
-        if e.0 != sec {
-            *e = (sec, 0);
-        }
-        if e.1 >= self.per_source {
-            return false;
-        }
-        e.1 += 1;
-        self.window.1 += 1;
-        true
-    }
-}
 
 impl Router {
     /// A dataplane notice: may produce ERR UNK, RRP#3 or ERR GENERAL under

@@ -84,7 +84,7 @@ impl Router {
         // follows reads the packet as it was before it was signed.
         let stripped;
         let checked;
-        let p = match self.admit(now, port, p) {
+        let p = match self.admit(now, port, native_src, p) {
             Admission::AsIs => p,
             Admission::Refused(_) => return,
             Admission::Stripped(bytes) => {

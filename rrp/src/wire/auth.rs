@@ -59,7 +59,9 @@ pub mod field {
 
 crate::named_enum! {
     /// What is wrong with a packet's authentication record, or why it does
-    /// not verify; its name is the counters' and the logs'.
+    /// not verify; its name is the counters' and the logs'. Its position
+    /// (from 0) is its number in trap 1027's DataDetails (docs/management.md
+    /// "Notice"): a new reason goes last.
     pub enum AuthRefusal {
         /// The packet carries no authentication record, and the HR asks for one.
         Missing = "missing",

@@ -210,6 +210,19 @@ pub fn fields(a: &Attribute) -> Fields {
             b.num("full_members", g.full_members);
             b.num("flags", g.flags);
         }
+        Attribute::AddressTable(t) => {
+            let records = t
+                .records
+                .iter()
+                .map(|r| {
+                    let mut x = B::default();
+                    x.u64_hex("identity", "identity_hex", r.identity);
+                    x.addr("address", r.address);
+                    x.done()
+                })
+                .collect();
+            b.push("records", FieldValue::List(records), None);
+        }
         Attribute::PathRecord(p) => {
             b.addr("destination", p.destination);
             b.addr("source", p.source);
@@ -292,6 +305,15 @@ fn notice(b: &mut B, n: &Notice) {
             },
         );
         d.num("max", x.max);
+    } else if let Some(x) = n.auth_refused_details() {
+        d.addr("from", x.from);
+        d.num("port", x.port);
+        d.named(
+            "reason",
+            n.details[3],
+            x.why.map(rrp::wire::auth::AuthRefusal::name),
+        );
+        d.native(&x.native);
     }
     b.push(
         "details_hex",

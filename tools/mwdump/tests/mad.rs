@@ -158,6 +158,49 @@ fn counters_and_traps() {
 }
 
 #[test]
+fn an_authentication_trap() {
+    let v = one(&wrapped("subn-trap-auth-refused.hex"));
+    let f = &v["mad"]["fields"];
+    assert_eq!(f["trap_number"], 1027);
+    assert_eq!(f["type"], 2);
+    assert_eq!(f["issuer"], 0x0521);
+    let d = &f["details"];
+    assert_eq!(d["from"], 0x0599);
+    assert_eq!(d["port"], 0);
+    assert_eq!(d["reason"], 0);
+    assert_eq!(d["native_mac"], "02:00:00:00:05:99");
+    let t = mwdump(&["--hex", &wrapped("subn-trap-auth-refused.hex")], b"");
+    assert!(
+        t.stdout
+            .contains("trap_number    1027 (authentication refused)"),
+        "{}",
+        t.stdout
+    );
+    assert!(t.stdout.contains("0 (missing)"), "{}", t.stdout);
+}
+
+#[test]
+fn a_table_of_address_records() {
+    let v = one(&wrapped("subnadm-gettableresp-address-record.hex"));
+    let m = &v["mad"];
+    assert_eq!(m["class_name"], "SubnAdm");
+    assert_eq!(m["method_name"], "GetTableResp");
+    assert_eq!(m["attribute_name"], "AddressRecord");
+    let r = m["fields"]["records"].as_array().expect("records");
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0]["identity_hex"], "0x0200000000000a01");
+    assert_eq!(r[0]["address"], 0x0111);
+    assert_eq!(r[1]["identity"], 0x13);
+    assert_eq!(r[1]["address"], 0x0181);
+    let t = mwdump(
+        &["--hex", &wrapped("subnadm-gettableresp-address-record.hex")],
+        b"",
+    );
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    assert!(t.stdout.contains("GetTableResp (0x92)"), "{}", t.stdout);
+}
+
+#[test]
 fn a_bad_mad_is_an_error_at_its_byte() {
     // BaseVersion 2 in the packet vector: MAD byte 0, frame byte 16.
     let mut hex = vector("packet-subn-get-node-info.hex");
