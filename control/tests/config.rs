@@ -1601,7 +1601,7 @@ fn management_defaults() {
     assert_eq!(d.manager, None);
     assert_eq!(d.drop_threshold, 0);
     assert_eq!(d.traps_per_s, 10);
-    assert_eq!((d.answers_per_source, d.answers_global), (200, 2_000));
+    assert_eq!((d.answers_per_source, d.answers_global), (1_000, 4_000));
     let c = Config::from_toml(BASE).unwrap();
     assert_eq!(c.management, d);
     assert_eq!(c.node_description(), "t");
@@ -2240,8 +2240,8 @@ fn reload_management_is_live() {
             "management.lease_s: 0 -> 60",
             "management.drop_threshold: 0 -> 100",
             "management.traps_per_s: 10 -> 2",
-            "management.answers_per_source: 200 -> 50",
-            "management.answers_global: 2000 -> 500",
+            "management.answers_per_source: 1000 -> 50",
+            "management.answers_global: 4000 -> 500",
             "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1 }",
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",

@@ -47,11 +47,11 @@ pub const STATUS_MKEY: Status = Status(0x0100);
 /// bounded rate"): a SAN manager's heavy sweep of a 16-port router asks each
 /// HR a handful of attributes, and a discovery tool reads a node one Get at
 /// a time; both stay far below it.
-pub const ANSWERS_PER_SOURCE: u32 = 200;
+pub const ANSWERS_PER_SOURCE: u32 = 1_000;
 
 /// Answers per second in all at most, by default
-/// ([`AgentConfig::answers_global`]): ten requesters at their bound.
-pub const ANSWERS_GLOBAL: u32 = 2_000;
+/// ([`AgentConfig::answers_global`]): four requesters at their bound.
+pub const ANSWERS_GLOBAL: u32 = 4_000;
 
 /// An agent's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
