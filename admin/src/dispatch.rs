@@ -23,8 +23,8 @@ use crate::proto::{
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
 use crate::view::{
-    CounterRow, ManagementInfo, McastInfo, PortRow, PrometheusText, Stats, VersionInfo, View,
-    WorkerRow,
+    CounterRow, ManagementInfo, McastInfo, PortRow, PrometheusText, PuntInfo, Stats, VersionInfo,
+    View, WorkerRow,
 };
 use rrp::counters::{CounterSet, GroupStats};
 
@@ -103,6 +103,12 @@ pub trait Backend: Send + Sync + 'static {
         Err(AdminError::unsupported(
             "this box has no in-band management",
         ))
+    }
+
+    /// The punt classes' budgets per worker (`show punt`), where the box
+    /// has a dataplane of its own (by default none).
+    fn punt_budgets(&self) -> Option<rrp::PuntBudgets> {
+        None
     }
 
     /// `show workers`: the dataplane's workers (none where the box has no
@@ -236,6 +242,14 @@ impl<B: Backend> Dispatcher<B> {
             Show::Management {} => to_json(self.backend.management()?),
             Show::Mcast {} => to_json(self.backend.mcast()?),
             Show::Workers {} => to_json(self.backend.workers()),
+            Show::Punt {} => {
+                let snap = self.backend.counters();
+                to_json(PuntInfo::new(
+                    &snap.ports,
+                    snap.punt_sources.clone(),
+                    self.backend.punt_budgets(),
+                ))
+            }
         }
     }
 

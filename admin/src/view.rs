@@ -280,6 +280,66 @@ pub struct PortRow {
     pub strangers: u64,
 }
 
+/// `show punt`: the packets for the box by punt class on each port
+/// (docs/dataplane.md "Punt classes"), the classes' budgets, and the
+/// heaviest sources now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PuntInfo {
+    /// The budget of each class per worker, where the box has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<rrp::PuntBudgets>,
+    /// One row per port and class, ports in order, classes in their order
+    /// of service (since `clear counters`).
+    pub classes: Vec<PuntRow>,
+    /// The heaviest senders of each class now (rates, never cleared).
+    pub sources: Vec<rrp::PuntSource>,
+}
+
+/// One port's packets for the box of one punt class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PuntRow {
+    /// The port they arrived on.
+    pub port: PortId,
+    /// The class, by name.
+    pub class: String,
+    /// Handed to the control plane.
+    pub punted: u64,
+    /// Dropped over the class's rate.
+    pub over_rate: u64,
+    /// Dropped with the class's ring full (or too large for a slot).
+    pub ring_full: u64,
+    /// Dropped over their source's share of the class.
+    pub over_share: u64,
+}
+
+impl PuntInfo {
+    /// The rows of `ports`' counters, with `sources` and `budgets`.
+    pub fn new(
+        ports: &[PortSnapshot],
+        sources: Vec<rrp::PuntSource>,
+        budgets: Option<rrp::PuntBudgets>,
+    ) -> PuntInfo {
+        let classes = ports
+            .iter()
+            .flat_map(|p| {
+                rrp::PuntClass::ALL.into_iter().map(move |c| PuntRow {
+                    port: p.port,
+                    class: c.name().to_string(),
+                    punted: p.punted_by_class[c],
+                    over_rate: p.punt_rate_by_class[c],
+                    ring_full: p.punt_full_by_class[c],
+                    over_share: p.punt_source_by_class[c],
+                })
+            })
+            .collect();
+        PuntInfo {
+            budgets,
+            classes,
+            sources,
+        }
+    }
+}
+
 /// A row of `show workers`: one dataplane worker and what it did since
 /// the daemon started (`clear counters` does not apply).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,7 +25,7 @@ fn corpus() -> PathBuf {
 }
 
 /// A request of every command and `show` target, and refused lines.
-const LINES: [(&str, &str); 32] = [
+const LINES: [(&str, &str); 33] = [
     (
         "show-router",
         r#"{"v":1,"id":1,"cmd":"show","what":"router"}"#,
@@ -61,6 +61,7 @@ const LINES: [(&str, &str); 32] = [
     ),
     ("show-mcast", r#"{"v":1,"cmd":"show","what":"mcast"}"#),
     ("show-workers", r#"{"v":1,"cmd":"show","what":"workers"}"#),
+    ("show-punt", r#"{"v":1,"cmd":"show","what":"punt"}"#),
     (
         "port-down",
         r#"{"v":1,"id":2,"cmd":"port","port":1,"state":"down"}"#,

@@ -21,7 +21,7 @@ use control::stats::{EngineStats, publish_blocks, serve_prometheus};
 use dataplane::StatsBlock;
 use rrp::counters::{CounterSet, Kind};
 use rrp::router::{RouterStats, RtRefusal};
-use rrp::{DropReason, PortStats};
+use rrp::{DropReason, LinkKind, NativeAddr, PortStats, PuntClass, PuntSource};
 
 // ----- fixtures ----------------------------------------------------------------
 
@@ -145,7 +145,7 @@ fn publish_read_round_trip() {
     assert!(all_slots(&s).iter().all(|&v| v == 0));
 
     let ports: Vec<PortStats> = (0..3).map(port_counters).collect();
-    w.publish(&ports, &router_stats(), &plane()).unwrap();
+    w.publish(&ports, &router_stats(), &plane(), &[]).unwrap();
     let s = r.read().unwrap();
     assert_eq!(s.generation, 2);
     assert_eq!(w.generation(), 2);
@@ -183,6 +183,7 @@ fn publish_read_round_trip() {
         &ports[..].iter().rev().copied().collect::<Vec<_>>(),
         &RouterStats::default(),
         &PlaneStats::default(),
+        &[],
     )
     .unwrap();
     let s2 = StatsReader::open(&path).unwrap().read().unwrap();
@@ -195,22 +196,31 @@ fn publish_read_round_trip() {
 fn file_size_and_header_follow_the_documented_layout() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
+    let flooder = PuntSource {
+        class: PuntClass::Management,
+        port: PortId(1),
+        link: LinkKind::Udp,
+        native: NativeAddr::udp("127.0.0.1:41822".parse().unwrap()),
+        offered_per_s: 180_000,
+        dropped_per_s: 178_750,
+    };
     w.publish(
         &[port_counters(0), port_counters(1)],
         &router_stats(),
         &plane(),
+        &[flooder],
     )
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 42 + 43 + 7);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 42 + 43 + 7 + 16 * 6);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 7); // version
+    assert_eq!(slot(1), 8); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8)), (42, 43, 7));
+    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (42, 43, 7, 96));
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
     // the punts by class.
@@ -228,6 +238,15 @@ fn file_size_and_header_follow_the_documented_layout() {
     assert_eq!(slot(router + 27), 46); // auth_refused_replay
     assert_eq!(slot(router + 32 + 3), 20);
     assert_eq!(slot(router + 43 + 6), 37);
+    // The heaviest sources last: class + 1 and link kind and port in the
+    // first word, the native address, the rates; unused entries zero.
+    let sources = router + 43 + 7;
+    assert_eq!(slot(sources), (3 << 32) | (1 << 16) | 1);
+    assert_eq!((slot(sources + 4), slot(sources + 5)), (180_000, 178_750));
+    assert!((sources + 6..sources + 96).all(|i| slot(i) == 0));
+    assert_eq!(sources + 96, stats::area_slots(2));
+    let read = StatsReader::open(&path).unwrap().read().unwrap();
+    assert_eq!(read.punt_sources, [flooder]);
     let meta = std::fs::metadata(&path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());
@@ -278,7 +297,12 @@ fn wrong_port_count_and_bad_files_are_refused() {
     let (dir, path) = area();
     let w = StatsWriter::create(&path, 2).unwrap();
     assert!(matches!(
-        w.publish(&[PortStats::default()], &RouterStats::default(), &plane()),
+        w.publish(
+            &[PortStats::default()],
+            &RouterStats::default(),
+            &plane(),
+            &[]
+        ),
         Err(Error::Ports {
             expected: 2,
             got: 1
@@ -338,7 +362,7 @@ fn torn_reads_are_retried() {
             while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
                 n += 1;
                 let (p, r, pl) = uniform(PORTS, n);
-                w.publish(&p, &r, &pl).unwrap();
+                w.publish(&p, &r, &pl, &[]).unwrap();
             }
             n
         }
@@ -386,7 +410,7 @@ fn torn_reads_are_retried() {
 fn odd_generation_waits_then_busy() {
     let (_dir, path) = area();
     let w = StatsWriter::create(&path, 1).unwrap();
-    w.publish(&[port_counters(0)], &router_stats(), &plane())
+    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
         .unwrap();
     let raw = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     raw.write_all_at(&3u64.to_le_bytes(), 16).unwrap();
@@ -411,7 +435,7 @@ fn odd_generation_waits_then_busy() {
     r.set_timeout(Duration::from_millis(50));
     assert!(matches!(r.read(), Err(Error::Busy)));
     // The next publication makes it readable again.
-    w.publish(&[port_counters(0)], &router_stats(), &plane())
+    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
         .unwrap();
     assert!(r.read().is_ok());
 }
@@ -420,7 +444,7 @@ fn odd_generation_waits_then_busy() {
 fn a_reader_follows_a_new_area_at_the_same_path() {
     let (_dir, path) = area();
     let w1 = StatsWriter::create(&path, 1).unwrap();
-    w1.publish(&[port_counters(0)], &router_stats(), &plane())
+    w1.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
         .unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     assert_eq!(r.read().unwrap().started_ns, w1.started_ns());
@@ -447,11 +471,11 @@ fn baseline_subtracts_for_displays_only() {
     let w = StatsWriter::create(&path, 2).unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     let (p1, r1, pl1) = uniform(2, 10);
-    w.publish(&p1, &r1, &pl1).unwrap();
+    w.publish(&p1, &r1, &pl1, &[]).unwrap();
     let base = Baseline::new(&r.read().unwrap()); // `clear counters`
 
     let (p2, r2, pl2) = uniform(2, 25);
-    w.publish(&p2, &r2, &pl2).unwrap();
+    w.publish(&p2, &r2, &pl2, &[]).unwrap();
     let now = r.read().unwrap();
     let shown = now.minus(&base);
     assert_eq!(shown.ports[0].received, 15);
@@ -483,7 +507,7 @@ fn baseline_subtracts_for_displays_only() {
     // A baseline of another run of the daemon subtracts nothing.
     thread::sleep(Duration::from_millis(2));
     let w2 = StatsWriter::create(&path, 2).unwrap();
-    w2.publish(&p1, &r1, &pl1).unwrap();
+    w2.publish(&p1, &r1, &pl1, &[]).unwrap();
     let fresh = r.read().unwrap();
     assert!(!base.applies_to(&fresh));
     assert_eq!(fresh.minus(&base), fresh);
@@ -813,6 +837,14 @@ fn sample_snapshot() -> Snapshot {
     s.started_ns = 1_700_000_000_123_456_789;
     s.published_ns = 1_700_000_100_000_000_000;
     s.generation = 84;
+    s.punt_sources = vec![PuntSource {
+        class: PuntClass::Management,
+        port: PortId(0),
+        link: LinkKind::Udp,
+        native: NativeAddr::udp("127.0.0.1:41822".parse().unwrap()),
+        offered_per_s: 180_000,
+        dropped_per_s: 178_750,
+    }];
     s
 }
 
@@ -945,9 +977,22 @@ fn prometheus_text_is_valid() {
         };
         assert_eq!(x.families[&n].0, if gauge { "gauge" } else { "counter" });
     }
+    // The heaviest punt sources: one sample each, labelled.
+    let offered: Vec<_> = x
+        .samples
+        .iter()
+        .filter(|s| s.name == "mwrouter_punt_source_offered_packets_per_second")
+        .collect();
+    assert_eq!(offered.len(), 1);
+    assert_eq!(offered[0].labels["class"], "management");
+    assert_eq!(offered[0].labels["source"], "127.0.0.1:41822");
+    assert_eq!(
+        x.families["mwrouter_punt_source_dropped_packets_per_second"].0,
+        "gauge"
+    );
     // Counters and families: 10 port + drops + 4 by punt class + 32 rrp +
-    // refusals + 7 plane + 2 meta.
-    assert_eq!(x.families.len(), 10 + 1 + 4 + 32 + 1 + 7 + 2);
+    // refusals + 7 plane + 2 meta + 2 punt sources.
+    assert_eq!(x.families.len(), 10 + 1 + 4 + 32 + 1 + 7 + 2 + 2);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());
@@ -1116,6 +1161,7 @@ fn http_listener_serves_metrics() {
         &[port_counters(0), port_counters(1)],
         &router_stats(),
         &plane(),
+        &[],
     )
     .unwrap();
     let reader = Mutex::new(StatsReader::open(&path).unwrap());
@@ -1144,6 +1190,7 @@ fn http_listener_serves_metrics() {
         &[port_counters(1), port_counters(1)],
         &router_stats(),
         &plane(),
+        &[],
     )
     .unwrap();
     let (_, _, body) = http(addr, "GET /metrics?x=1 HTTP/1.0\r\n\r\n");

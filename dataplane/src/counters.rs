@@ -166,6 +166,7 @@ mod tests {
         let src = |n: u8, offered: u64| PuntSource {
             class: PuntClass::Management,
             port: PortId(1),
+            link: rrp::LinkKind::Ethernet,
             native: NativeAddr::mac([2, 0, 0, 0, 0, n]),
             offered_per_s: offered,
             dropped_per_s: 0,

@@ -291,6 +291,8 @@ impl SourceShares {
                 PuntSource {
                     class,
                     port: b.seen.port,
+                    // The worker knows its ports' kinds and sets it.
+                    link: rrp::LinkKind::Memory,
                     native: b.seen.native,
                     offered_per_s: offered,
                     dropped_per_s: dropped,
@@ -300,8 +302,7 @@ impl SourceShares {
     }
 }
 
-/// Most sources in one worker's report: [`HEAVIEST_PER_CLASS`] per class.
-pub const HEAVIEST: usize = HEAVIEST_PER_CLASS * PuntClass::COUNT;
+pub use rrp::punt_source::HEAVIEST;
 
 #[derive(Debug)]
 struct Rings {

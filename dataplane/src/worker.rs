@@ -226,8 +226,13 @@ impl<P: Port> Worker<P> {
             return;
         }
         self.sources_at = now_ns;
-        self.stats
-            .publish_sources(&self.engine.heaviest_sources(now_ns));
+        let mut sources = self.engine.heaviest_sources(now_ns);
+        for s in sources.iter_mut() {
+            if let Some(p) = self.ports.get(s.port.index()) {
+                s.link = p.link_kind();
+            }
+        }
+        self.stats.publish_sources(&sources);
     }
 
     /// Publishes the counters now.

@@ -12,6 +12,25 @@ pub enum LinkKind {
     Memory,
 }
 
+impl LinkKind {
+    /// Every kind.
+    pub const ALL: [LinkKind; 3] = [LinkKind::Ethernet, LinkKind::Udp, LinkKind::Memory];
+
+    /// Its name in tables, JSON and logs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LinkKind::Ethernet => "ethernet",
+            LinkKind::Udp => "udp",
+            LinkKind::Memory => "memory",
+        }
+    }
+
+    /// The kind of this name.
+    pub fn from_name(name: &str) -> Option<LinkKind> {
+        LinkKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = 0x88B5;
 /// EtherType of an IEEE 802.1Q tag: the Ethernet backends accept one tag

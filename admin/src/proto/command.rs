@@ -78,6 +78,9 @@ pub enum Show {
     /// The dataplane's workers: core, the ports each receives from, its
     /// packets ([`crate::view::WorkerRow`]).
     Workers {},
+    /// Packets for the box by punt class and port, the classes' budgets,
+    /// and the heaviest sources now ([`crate::view::PuntInfo`]).
+    Punt {},
 }
 
 impl Show {
@@ -98,6 +101,7 @@ impl Show {
             Show::Management {} => "management",
             Show::Mcast {} => "mcast",
             Show::Workers {} => "workers",
+            Show::Punt {} => "punt",
         }
     }
 }

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rrp::counters::CounterSet;
 use rrp::router::RouterStats;
-use rrp::{PortId, PortStats};
+use rrp::{PortId, PortStats, PuntSource};
 use shm::{Segment, seqlock};
 
 use super::{
     AreaHeader, Error, GENERATION_SLOT, HEADER_SLOTS, MAGIC, MAX_PORTS, PUBLISHED_SLOT, PlaneStats,
-    PortSnapshot, Result, Snapshot, VERSION, area_slots,
+    PortSnapshot, Result, SOURCE_SLOTS, Snapshot, VERSION, area_slots,
 };
 
 /// How often the daemon publishes: counters read from the area are at most
@@ -42,6 +42,7 @@ struct Offsets {
     ports: usize,
     router: usize,
     plane: usize,
+    sources: usize,
     end: usize,
 }
 
@@ -49,11 +50,13 @@ impl Offsets {
     fn new(ports: usize) -> Offsets {
         let router = HEADER_SLOTS + ports * PortStats::SLOTS;
         let plane = router + RouterStats::SLOTS;
+        let sources = plane + PlaneStats::SLOTS;
         Offsets {
             ports: HEADER_SLOTS,
             router,
             plane,
-            end: plane + PlaneStats::SLOTS,
+            sources,
+            end: sources + SOURCE_SLOTS,
         }
     }
 }
@@ -96,14 +99,16 @@ impl StatsWriter {
         })
     }
 
-    /// Publishes one set of counters under the seqlock: the generation made
-    /// odd, the publication time and every counter set stored, the
-    /// generation made even again.
+    /// Publishes one set of counters and the heaviest punt sources (at
+    /// most [`rrp::punt_source::HEAVIEST`]; more are left out) under the
+    /// seqlock: the generation made odd, the publication time and every
+    /// counter set stored, the generation made even again.
     pub fn publish(
         &self,
         ports: &[PortStats],
         router: &RouterStats,
         plane: &PlaneStats,
+        sources: &[PuntSource],
     ) -> Result<()> {
         if ports.len() != self.ports {
             return Err(Error::Ports {
@@ -121,6 +126,12 @@ impl StatsWriter {
             seqlock::store(w, at.ports, bytemuck::cast_slice(ports));
             seqlock::store(w, at.router, router.slots());
             seqlock::store(w, at.plane, plane.slots());
+            for i in 0..SOURCE_SLOTS / PuntSource::WORDS {
+                let words = sources
+                    .get(i)
+                    .map_or([0; PuntSource::WORDS], PuntSource::to_words);
+                seqlock::store(w, at.sources + i * PuntSource::WORDS, &words);
+            }
         });
         Ok(())
     }
@@ -197,6 +208,7 @@ impl StatsReader {
             ("port fields", header.port_slots, want.port_slots),
             ("router fields", header.router_slots, want.router_slots),
             ("plane fields", header.plane_slots, want.plane_slots),
+            ("source fields", header.source_slots, want.source_slots),
         ] {
             if got != want {
                 return Err(Error::Layout(format!(
@@ -272,7 +284,11 @@ impl StatsReader {
         let header: AreaHeader = bytemuck::cast_slice(&self.buf[..HEADER_SLOTS])[0];
         let ports: &[PortStats] = bytemuck::cast_slice(&self.buf[at.ports..at.router]);
         let router: RouterStats = bytemuck::cast_slice(&self.buf[at.router..at.plane])[0];
-        let plane: PlaneStats = bytemuck::cast_slice(&self.buf[at.plane..at.end])[0];
+        let plane: PlaneStats = bytemuck::cast_slice(&self.buf[at.plane..at.sources])[0];
+        let punt_sources = self.buf[at.sources..at.end]
+            .chunks(PuntSource::WORDS)
+            .filter_map(PuntSource::from_words)
+            .collect();
         Snapshot {
             generation: header.generation,
             started_ns: header.started_ns,
@@ -284,6 +300,7 @@ impl StatsReader {
                 .collect(),
             rrp: router,
             plane,
+            punt_sources,
         }
     }
 

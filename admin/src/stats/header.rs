@@ -6,7 +6,7 @@ use rrp::PortStats;
 use rrp::counters::CounterSet;
 use rrp::router::RouterStats;
 
-use super::{MAGIC, PlaneStats, VERSION};
+use super::{MAGIC, PlaneStats, SOURCE_SLOTS, VERSION};
 
 /// The stats area's header: what a reader checks before it trusts the
 /// rest, and the seqlock's generation.
@@ -33,8 +33,10 @@ pub struct AreaHeader {
     pub router_slots: u64,
     /// Words of the control thread's counters ([`PlaneStats`]).
     pub plane_slots: u64,
+    /// Words of the heaviest punt sources ([`SOURCE_SLOTS`]).
+    pub source_slots: u64,
     /// Zero.
-    pub reserved: [u64; 7],
+    pub reserved: [u64; 6],
 }
 
 /// Words of the header.
@@ -59,7 +61,8 @@ impl AreaHeader {
             port_slots: PortStats::SLOTS as u64,
             router_slots: RouterStats::SLOTS as u64,
             plane_slots: PlaneStats::SLOTS as u64,
-            reserved: [0; 7],
+            source_slots: SOURCE_SLOTS as u64,
+            reserved: [0; 6],
         }
     }
 }
@@ -77,8 +80,8 @@ mod tests {
         let w: &[u64] = bytemuck::cast_slice(core::slice::from_ref(&h));
         assert_eq!(w[0].to_le_bytes(), *b"MWSTATS1");
         assert_eq!(
-            (w[1], w[3], w[5], w[6], w[7], w[8]),
-            (VERSION, 9, 3, 42, 43, 7)
+            (w[1], w[3], w[5], w[6], w[7], w[8], w[9]),
+            (VERSION, 9, 3, 42, 43, 7, 96)
         );
     }
 }

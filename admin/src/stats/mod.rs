@@ -14,7 +14,8 @@
 //! The area is a file mapped by the publisher (read-write) and by each
 //! reader (read-only, `shm::Segment`): an [`AreaHeader`], then every port's
 //! [`PortStats`], then the RRP engine's [`RouterStats`] and the control
-//! thread's [`PlaneStats`], each a `#[repr(C)]` struct of `u64`s declared
+//! thread's [`PlaneStats`], and last the heaviest punt sources
+//! ([`PuntSource`] as words); the counter sets each a `#[repr(C)]` struct of `u64`s declared
 //! once ([`rrp::counter_set!`]) and copied in and out whole with `bytemuck`.
 //! One publisher writes it under the seqlock that the header's generation
 //! is; readers copy it and retry while the generation is odd or changed
@@ -34,9 +35,9 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 
-use rrp::PortStats;
 use rrp::counters::CounterSet;
 use rrp::router::RouterStats;
+use rrp::{PortStats, PuntSource};
 
 pub use area::{PUBLISH_INTERVAL, StatsReader, StatsWriter};
 pub use header::{AreaHeader, GENERATION_SLOT, HEADER_SLOTS, PUBLISHED_SLOT};
@@ -51,14 +52,19 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 7;
+pub const VERSION: u64 = 8;
 
 /// Most ports an area holds: a box's ([`rrp::limits::MAX_PORTS`]).
 pub use rrp::limits::MAX_PORTS;
 
+/// Words of the heaviest punt sources at the end of the area: each of the
+/// [`rrp::punt_source::HEAVIEST`] entries [`PuntSource::WORDS`] words, the
+/// unused ones zero (docs/stats.md "Heaviest sources").
+pub const SOURCE_SLOTS: usize = rrp::punt_source::HEAVIEST * PuntSource::WORDS;
+
 /// Words of an area of `ports` ports.
 pub const fn area_slots(ports: usize) -> usize {
-    HEADER_SLOTS + ports * PortStats::SLOTS + RouterStats::SLOTS + PlaneStats::SLOTS
+    HEADER_SLOTS + ports * PortStats::SLOTS + RouterStats::SLOTS + PlaneStats::SLOTS + SOURCE_SLOTS
 }
 
 /// The slot names of one port, in order (`received`, ...,

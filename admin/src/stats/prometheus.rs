@@ -126,7 +126,45 @@ pub fn prometheus(s: &Snapshot) -> String {
     families(&mut out, &ports);
     families(&mut out, &[(Vec::new(), &s.rrp)]);
     families(&mut out, &[(Vec::new(), &s.plane)]);
+    punt_sources(&mut out, &s.punt_sources);
     out
+}
+
+/// The heaviest punt sources (docs/stats.md "Heaviest sources"): two gauge
+/// families, their packets for the box offered and dropped a second, one
+/// sample per source labelled with its class, port and native address.
+/// The families are present (with no sample) when no source sends.
+fn punt_sources(out: &mut String, sources: &[rrp::PuntSource]) {
+    let rows: Vec<(String, String, &rrp::PuntSource)> = sources
+        .iter()
+        .map(|s| (s.port.to_string(), s.source(), s))
+        .collect();
+    for (name, help, value) in [
+        (
+            "mwrouter_punt_source_offered_packets_per_second",
+            "Packets for the box a second from one of the heaviest sources of a punt class, in the last full second.",
+            (|s: &rrp::PuntSource| s.offered_per_s) as fn(&rrp::PuntSource) -> u64,
+        ),
+        (
+            "mwrouter_punt_source_dropped_packets_per_second",
+            "Of those, the packets dropped (over the source's share, the class's rate, or the class's ring full).",
+            |s: &rrp::PuntSource| s.dropped_per_s,
+        ),
+    ] {
+        family(out, name, "gauge", help);
+        for (port, source, s) in &rows {
+            sample(
+                out,
+                name,
+                &[
+                    ("class", s.class.name()),
+                    ("port", port),
+                    ("source", source),
+                ],
+                value(s),
+            );
+        }
+    }
 }
 
 /// The in-band management families (docs/stats.md "Management"): the

@@ -5,7 +5,7 @@ use core::ops::Deref;
 
 use rrp::counters::CounterSet;
 use rrp::router::RouterStats;
-use rrp::{PortId, PortStats};
+use rrp::{PortId, PortStats, PuntSource};
 use serde::{Deserialize, Serialize};
 
 use super::PlaneStats;
@@ -55,6 +55,11 @@ pub struct Snapshot {
     /// The control thread's counters.
     #[serde(with = "rrp::counters::json")]
     pub plane: PlaneStats,
+    /// The heaviest senders of each punt class now, in class order, the
+    /// heaviest first (docs/stats.md "Heaviest sources"): rates, not
+    /// counters, so `clear counters` leaves them as they are.
+    #[serde(default)]
+    pub punt_sources: Vec<PuntSource>,
 }
 
 impl Snapshot {
@@ -72,7 +77,14 @@ impl Snapshot {
                 .collect(),
             rrp: *router,
             plane: *plane,
+            punt_sources: Vec::new(),
         }
+    }
+
+    /// The snapshot with these heaviest punt sources.
+    pub fn with_punt_sources(mut self, sources: Vec<PuntSource>) -> Snapshot {
+        self.punt_sources = sources;
+        self
     }
 
     /// The counters since `base` was taken, for displays: every counter
@@ -102,6 +114,7 @@ impl Snapshot {
             ports,
             rrp: self.rrp.since(&b.rrp),
             plane: self.plane.since(&b.plane),
+            punt_sources: self.punt_sources.clone(),
         }
     }
 }

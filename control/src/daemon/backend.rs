@@ -220,6 +220,16 @@ impl Backend for DaemonBackend {
             .unwrap_or_default()
     }
 
+    fn punt_budgets(&self) -> Option<rrp::PuntBudgets> {
+        Some(
+            self.cfg
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .rates
+                .punt,
+        )
+    }
+
     fn workers(&self) -> Vec<WorkerRow> {
         let l = &self.layout;
         l.workers

@@ -45,6 +45,7 @@ impl Counters {
     /// Every counter as of now (not subtracting the baseline).
     pub fn snapshot(&self, engine: &EngineStats, plane: &PlaneStats) -> Snapshot {
         Snapshot::new(&self.ports(engine), &engine.router, plane)
+            .with_punt_sources(dataplane::counters::heaviest_sources(&self.blocks))
     }
 
     /// A port's counters as of now, since the last clear.

@@ -53,8 +53,8 @@ pub fn with_engine_share(mut ports: Vec<PortStats>, engine: &[PortStats]) -> Vec
 }
 
 /// Publishes the workers' counters with the engine's share (ports beyond
-/// the area's are left out), the engine's counters and the control
-/// thread's.
+/// the area's are left out), the engine's counters, the control thread's,
+/// and the workers' heaviest punt sources merged.
 pub fn publish_blocks(
     w: &StatsWriter,
     blocks: &[Arc<StatsBlock>],
@@ -67,6 +67,7 @@ pub fn publish_blocks(
         &with_engine_share(ports, &engine.ports),
         &engine.router,
         plane,
+        &dataplane::counters::heaviest_sources(blocks),
     )
 }
 

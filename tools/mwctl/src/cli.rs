@@ -207,6 +207,9 @@ pub enum ShowCmd {
     Mcast,
     /// The dataplane's workers: core, the ports each receives from, packets.
     Workers,
+    /// Packets for the box by punt class and port, the classes' budgets,
+    /// and the heaviest sources now.
+    Punt,
 }
 
 /// `route` operations.
@@ -312,6 +315,7 @@ impl Cmd {
                 ShowCmd::Management => Show::Management {},
                 ShowCmd::Mcast => Show::Mcast {},
                 ShowCmd::Workers => Show::Workers {},
+                ShowCmd::Punt => Show::Punt {},
             }),
             Cmd::Port { port, state } => Command::Port {
                 port: *port,

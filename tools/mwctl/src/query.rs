@@ -277,9 +277,7 @@ fn port_info(
             _ => None,
         };
         let link = match kind {
-            Some(LinkKind::Memory) => "memory".to_string(),
-            Some(LinkKind::Udp) => "udp".to_string(),
-            Some(LinkKind::Ethernet) => "ethernet".to_string(),
+            Some(k) => k.name().to_string(),
             None => cell(&r["link_kind"]),
         };
         // The native address as its link writes it (an endpoint on UDP).

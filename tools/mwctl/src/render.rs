@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use admin::mad::MadAnswer;
 use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
-use admin::view::{CounterRow, ManagementInfo, McastInfo, RouteLookup, Stats};
+use admin::view::{CounterRow, ManagementInfo, McastInfo, PuntInfo, RouteLookup, Stats};
 use serde_json::Value;
 
 use crate::table::{Table, cell, generic, objects_table_only};
@@ -94,6 +94,10 @@ pub fn render(cmd: &Command, v: &Value) -> String {
                 Err(_) => generic(v, &[]),
             },
             Show::Workers {} => generic(v, WORKERS),
+            Show::Punt {} => match serde_json::from_value::<PuntInfo>(v.clone()) {
+                Ok(p) => punt(&p),
+                Err(_) => generic(v, &[]),
+            },
         },
         Command::Mad(_) => match serde_json::from_value::<MadAnswer>(v.clone()) {
             Ok(a) => crate::mad::render_answer(&a),
@@ -166,6 +170,93 @@ pub fn render(cmd: &Command, v: &Value) -> String {
 
 fn num(n: u64) -> String {
     n.to_string()
+}
+
+/// `show punt`: each class's budget and its packets on each port (the
+/// ports where it had none left out), then the heaviest sources now.
+pub fn punt(p: &PuntInfo) -> String {
+    let mut t = Table::new(&[
+        "class",
+        "per_s",
+        "burst",
+        "port",
+        "punted",
+        "over_rate",
+        "ring_full",
+        "over_share",
+    ]);
+    t.right = vec![false, true, true, true, true, true, true, true];
+    for c in rrp::PuntClass::ALL {
+        let b = p.budgets.map(|b| b.of(c));
+        let rows: Vec<&admin::view::PuntRow> = p
+            .classes
+            .iter()
+            .filter(|r| r.class == c.name())
+            .filter(|r| r.punted + r.over_rate + r.ring_full + r.over_share > 0)
+            .collect();
+        let budget = |f: fn(rrp::PuntBudget) -> u64| {
+            b.map_or_else(String::new, |b| match f(b) {
+                0 => "unlimited".to_string(),
+                n => num(n),
+            })
+        };
+        if rows.is_empty() {
+            t.row(vec![
+                c.name().to_string(),
+                budget(|b| b.per_s),
+                budget(|b| b.burst.max(1)),
+                "-".into(),
+                num(0),
+                num(0),
+                num(0),
+                num(0),
+            ]);
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let first = i == 0;
+            t.row(vec![
+                if first {
+                    c.name().to_string()
+                } else {
+                    String::new()
+                },
+                if first {
+                    budget(|b| b.per_s)
+                } else {
+                    String::new()
+                },
+                if first {
+                    budget(|b| b.burst.max(1))
+                } else {
+                    String::new()
+                },
+                num(u64::from(r.port.0)),
+                num(r.punted),
+                num(r.over_rate),
+                num(r.ring_full),
+                num(r.over_share),
+            ]);
+        }
+    }
+    let mut out = t.render();
+    if p.sources.is_empty() {
+        out.push_str("\nno source sends packets for the box now\n");
+        return out;
+    }
+    let mut s = Table::new(&["class", "port", "source", "offered_per_s", "dropped_per_s"]);
+    s.right = vec![false, true, false, true, true];
+    for x in &p.sources {
+        s.row(vec![
+            x.class.name().to_string(),
+            num(u64::from(x.port.0)),
+            x.source(),
+            num(x.offered_per_s),
+            num(x.dropped_per_s),
+        ]);
+    }
+    out.push_str("\nheaviest sources now\n");
+    out.push_str(&s.render());
+    out
 }
 
 /// `show counters`: one row per port, then drops by reason (the reasons
@@ -587,5 +678,52 @@ mod tests {
             }
         }
         assert!(out.contains("no-route"), "{out}");
+    }
+
+    #[test]
+    fn punt_shows_the_budgets_the_busy_classes_and_the_heaviest_sources() {
+        use rrp::{LinkKind, NativeAddr, PortId, PuntClass, PuntSource};
+        let mut ports: Vec<admin::stats::PortSnapshot> = (0..16u16)
+            .map(|p| admin::stats::PortSnapshot::new(PortId(p), rrp::PortStats::default()))
+            .collect();
+        let big = 9_876_543_210u64;
+        ports[3].stats.punted_by_class[PuntClass::Management] = big;
+        ports[3].stats.punt_source_by_class[PuntClass::Management] = big;
+        ports[15].stats.punted_by_class[PuntClass::Routing] = 12;
+        let flooder = PuntSource {
+            class: PuntClass::Management,
+            port: PortId(3),
+            link: LinkKind::Udp,
+            native: NativeAddr::udp("[2001:db8::1234:5678]:65535".parse().unwrap()),
+            offered_per_s: big,
+            dropped_per_s: big,
+        };
+        let info = PuntInfo::new(&ports, vec![flooder], Some(rrp::PuntBudgets::default()));
+        let out = punt(&info);
+        fits_80("show punt", &out);
+        let lines: Vec<&str> = out.lines().collect();
+        // One row per class with packets on a port, one per idle class.
+        assert_eq!(lines.len(), 1 + 4 + 3 + 1);
+        assert!(
+            lines[1].starts_with("routing") && lines[1].ends_with(" 0"),
+            "{out}"
+        );
+        assert!(lines[3].starts_with("management"), "{out}");
+        assert!(out.contains("[2001:db8::1234:5678]:65535"), "{out}");
+        let json = serde_json::to_value(&info).unwrap();
+        for h in lines[0].split_whitespace().skip(3) {
+            assert!(
+                json["classes"][0].get(h).is_some(),
+                "{h} is a field of --json: {json}"
+            );
+        }
+        for h in lines[7].split_whitespace() {
+            assert!(json["sources"][0].get(h).is_some(), "{h}: {json}");
+        }
+        let none = punt(&PuntInfo::new(&ports[..1], Vec::new(), None));
+        assert!(
+            none.contains("no source sends packets for the box now"),
+            "{none}"
+        );
     }
 }
