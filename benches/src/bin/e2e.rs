@@ -2,7 +2,7 @@
 //! dpdk-testpmd"). Run it through the wrapper, which builds what it needs:
 //!
 //! ```text
-//! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd]
+//! benches/e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|flood|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd]
 //! benches/e2e --part soak|soak-lab [--minutes M] [--json FILE] [soak options]
 //! ```
 //!
@@ -13,7 +13,9 @@
 //! latency. Part mcast (only when asked for): multicast replication to four
 //! null ports, mwrouterd against DPDK's ipv4_multicast example. Part scale
 //! (only when asked for): mwrouterd with two workers against one on four
-//! ports. Parts soak and soak-lab (alone): the soak, mwrouterd under
+//! ports. Part flood (only when asked for): mwrouterd forwarding mwgen's
+//! probes while a port is flooded with packets for the box, against the
+//! same run without the flood. Parts soak and soak-lab (alone): the soak, mwrouterd under
 //! traffic and churn and every packet accounted for (docs/reliability.md
 //! "Soak"; exit 0 every check passed, 1 a check failed, 2 the run could
 //! not be made). The modules are under `benches::e2e`.
@@ -21,6 +23,7 @@
 use std::path::PathBuf;
 use std::process::exit;
 
+use benches::e2e::flood::{self, FloodOptions};
 use benches::e2e::hugepages;
 use benches::e2e::mcast::{self, McastPart};
 use benches::e2e::ndr_with_mwgen::{self, Part2};
@@ -32,7 +35,7 @@ use benches::e2e::single_core_throughput::{self, Part1};
 use benches::e2e::soak::{self, Mode, SoakOptions};
 use benches::e2e::{Env, Options, Result};
 
-const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd] [--scale-cores A,B] [--scale-workers-toml LINES]
+const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|flood|all[,...]] [--rounds N] [--no-huge] [--hugepages N] [--pcap-dir DIR] [--no-l3fwd] [--scale-cores A,B] [--scale-workers-toml LINES] [--flood-seconds S] [--flood-rate-pps N]
        e2e --part soak|soak-lab [--minutes M] [--json FILE] [--no-huge] [--hugepages N] [--keep] [soak options]
   --quick         short intervals (Part 1: 1 s warm-up, 2 s measured, 1 round; Part 2: 1 s trials)
   --rounds N      Part 1, mcast and scale: measure each traffic N times with the forwarders in turn;
@@ -40,7 +43,9 @@ const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|
   --json FILE     write the JSON report to FILE
   --part P        1, 2, mcast, scale or all, or several separated by commas (default all: 1 and 2;
                   mcast, multicast against DPDK's ipv4_multicast example, needs Debian's dpdk-doc;
-                  scale, mwrouterd with 2 workers against 1 on 4 ports; both run only when asked for);
+                  scale, mwrouterd with 2 workers against 1 on 4 ports; flood, mwrouterd forwarding
+                  mwgen's probes at 50 % and 90 % of the NDR while a port is flooded with management
+                  datagrams, then RRP#7, against no flood; these run only when asked for);
                   or soak (mwrouterd, its buddy and mwgen on DPDK memif ports) or soak-lab (mwlab's
                   Appendix B lab with impaired hosts), alone
   --no-l3fwd      Part 1 without DPDK's L3 forwarders (l3fwd LPM and EM, l3fwd-graph; they need
@@ -52,6 +57,8 @@ const USAGE: &str = "usage: e2e [--quick] [--json FILE] [--part 1|2|mcast|scale|
   --scale-workers-toml L   scale: the [workers] lines, after count, cores and idle, that give each of
                   the two workers whole ports (\\n between lines; default: spread = \"ports\",
                   owners = [0, 0, 1, 1], the receiving worker of each HR)
+  --flood-seconds S        flood: each round's length (default 10; 3 with --quick)
+  --flood-rate-pps N       flood: the probes' rate instead of the NDR search (one rate)
   --keep          keep the scratch directory (configurations, logs, pcaps)
 The builds of DPDK's examples are cached in target/release/e2e-examples (delete it to rebuild).
 {SOAK}";
@@ -76,7 +83,9 @@ fn parse_args() -> Result<(Options, bool)> {
         no_huge: false,
         rounds: None,
         soak: SoakOptions::default(),
+        flood: None,
     };
+    let mut flood_opts = FloodOptions::default();
     let mut keep = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -90,6 +99,7 @@ fn parse_args() -> Result<(Options, bool)> {
             "--part" => {
                 (o.part1, o.part2, o.mcast, o.scale) = (false, false, false, false);
                 o.soak.mode = None;
+                o.flood = None;
                 let parts = value("--part")?;
                 for p in parts.split(',') {
                     match p.trim() {
@@ -97,13 +107,14 @@ fn parse_args() -> Result<(Options, bool)> {
                         "2" => o.part2 = true,
                         "mcast" => o.mcast = true,
                         "scale" => o.scale = true,
+                        "flood" => o.flood = Some(FloodOptions::default()),
                         "all" => (o.part1, o.part2) = (true, true),
                         "soak" => o.soak.mode = Some(Mode::Default),
                         "soak-lab" => o.soak.mode = Some(Mode::Lab),
                         p => {
                             return Err(format!(
-                                "--part {p}: expected 1, 2, mcast, scale, all, soak or \
-                                 soak-lab\n{}",
+                                "--part {p}: expected 1, 2, mcast, scale, flood, all, soak \
+                                 or soak-lab\n{}",
                                 usage()
                             ));
                         }
@@ -149,6 +160,23 @@ fn parse_args() -> Result<(Options, bool)> {
                 );
             }
             "--pcap-dir" => o.pcap_dir = Some(PathBuf::from(value("--pcap-dir")?)),
+            "--flood-seconds" => {
+                let v = value("--flood-seconds")?;
+                flood_opts.seconds = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| (1.0..=3600.0).contains(s))
+                    .ok_or_else(|| format!("--flood-seconds {v}: expected 1 to 3600"))?;
+            }
+            "--flood-rate-pps" => {
+                let v = value("--flood-rate-pps")?;
+                flood_opts.rate_pps = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|r: &f64| *r > 0.0)
+                        .ok_or_else(|| format!("--flood-rate-pps {v}: expected a rate"))?,
+                );
+            }
             "--keep" => keep = true,
             "-h" | "--help" => {
                 println!("{}", usage());
@@ -160,6 +188,16 @@ fn parse_args() -> Result<(Options, bool)> {
                 }
             }
         }
+    }
+    if let Some(f) = o.flood.as_mut() {
+        *f = FloodOptions {
+            seconds: if o.quick && flood_opts.seconds == FloodOptions::default().seconds {
+                3.0
+            } else {
+                flood_opts.seconds
+            },
+            ..flood_opts
+        };
     }
     if o.soak.mode.is_none() && o.soak.any_given() {
         return Err(format!(
@@ -187,7 +225,7 @@ fn run() -> Result<i32> {
     }
 
     let mut bins = vec!["mwrouterd", "mwctl"];
-    if opts.part2 || (opts.part1 && opts.pcap_dir.is_none()) {
+    if opts.part2 || opts.flood.is_some() || (opts.part1 && opts.pcap_dir.is_none()) {
         bins.push("mwgen");
     }
     let found = prereq::check(&bin_dir, &bins)?;
@@ -221,6 +259,7 @@ fn run() -> Result<i32> {
     let mut p2 = Part2::default();
     let mut pm = McastPart::default();
     let mut ps = ScalePart::default();
+    let mut pf: (f64, Vec<flood::Round>) = (0.0, Vec::new());
     if opts.part1
         && let Err(e) = single_core_throughput::run(&env, &opts, &mem, &mut p1)
     {
@@ -248,6 +287,17 @@ fn run() -> Result<i32> {
         eprintln!("e2e: Part scale stopped: {e}");
         errors.push(format!("part scale: {e}"));
     }
+    if let Some(fo) = &opts.flood
+        && !interrupted()
+    {
+        match flood::run(&env, &mem, fo, &mut pf.1) {
+            Ok(ndr) => pf.0 = ndr,
+            Err(e) => {
+                eprintln!("e2e: Part flood stopped: {e}");
+                errors.push(format!("part flood: {e}"));
+            }
+        }
+    }
     drop(reservation);
 
     println!("\n{}", mem.describe());
@@ -263,6 +313,9 @@ fn run() -> Result<i32> {
     if opts.scale {
         println!("\n{}", scale::table(&ps));
     }
+    if let Some(fo) = &opts.flood {
+        println!("\n{}", flood::table(pf.0, &pf.1, fo.seconds));
+    }
     if let Some(path) = &opts.json {
         let v = report::to_json(
             &opts,
@@ -273,6 +326,7 @@ fn run() -> Result<i32> {
                 p2: opts.part2.then_some(&p2),
                 mcast: opts.mcast.then_some(&pm),
                 scale: opts.scale.then_some(&ps),
+                flood: opts.flood.is_some().then_some((pf.0, &pf.1[..])),
             },
             &errors,
         );

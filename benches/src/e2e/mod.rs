@@ -24,6 +24,8 @@
 //!   the patches in benches/ (and a build cache), run with their counters
 //!   read through DPDK telemetry ([`telemetry`]);
 //! - [`scale`]: mwrouterd with two workers against one on four ports;
+//! - [`flood`]: mwrouterd forwarding mwgen's probes while a port is flooded
+//!   with packets for the box, against the same run without the flood;
 //! - [`soak`]: the soak, mwrouterd under traffic and churn for a long time
 //!   and every packet accounted for (`--part soak`), and the same in
 //!   mwlab's lab with impaired hosts (`--part soak-lab`);
@@ -31,6 +33,7 @@
 
 pub mod config;
 pub mod examples;
+pub mod flood;
 pub mod hugepages;
 pub mod ipv4mc;
 pub mod l3fwd;
@@ -124,6 +127,8 @@ pub struct Options {
     /// The soak (`--part soak` or `soak-lab`, which run alone) and its
     /// options.
     pub soak: soak::SoakOptions,
+    /// Run the flood part (`--part flood`), with these options.
+    pub flood: Option<flood::FloodOptions>,
 }
 
 impl Options {

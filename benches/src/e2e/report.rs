@@ -163,6 +163,8 @@ pub struct Parts<'a> {
     pub mcast: Option<&'a McastPart>,
     /// The scaling part.
     pub scale: Option<&'a ScalePart>,
+    /// The flood part: the NDR without the flood and the rounds.
+    pub flood: Option<(f64, &'a [super::flood::Round])>,
 }
 
 /// The whole JSON report.
@@ -178,6 +180,7 @@ pub fn to_json(
         p2,
         mcast: pm,
         scale: ps,
+        flood: pf,
     } = parts;
     let mut v = json!({
         "benchmark": "e2e",
@@ -204,6 +207,9 @@ pub fn to_json(
     }
     if let Some(p) = p2 {
         v["part2"] = ndr_with_mwgen::to_json(p);
+    }
+    if let (Some((ndr, rounds)), Some(fo)) = (pf, &opts.flood) {
+        v["flood"] = super::flood::to_json(ndr, rounds, fo);
     }
     if let Some(p) = pm {
         v["mcast"] = mcast::to_json(p, opts);
