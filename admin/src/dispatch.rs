@@ -274,11 +274,6 @@ impl<B: Backend> Dispatcher<B> {
                     router,
                     groups,
                 } => {
-                    if let Some(g) = groups.iter().find(|g| !g.is_logical()) {
-                        return Err(AdminError::bad_request(format!(
-                            "group {g}: not a logical address (0x8000-0xFFFD)"
-                        )));
-                    }
                     let p = ports(port)?;
                     let native = NativeAddr::parse(&native)
                         .ok()
@@ -301,9 +296,12 @@ impl<B: Backend> Dispatcher<B> {
                         },
                         groups,
                     };
-                    if !r.add_static(p, node) {
+                    // The engine bounds the entry and the LRT (a name,
+                    // groups, limits.max_lrt): a client cannot make the box
+                    // hold more than a SAN could.
+                    if let Err(why) = r.add_static(p, node) {
                         return Err(AdminError::bad_request(format!(
-                            "{dst} cannot be a static entry on port {p}"
+                            "{dst} cannot be a static entry on port {p}: {why}"
                         )));
                     }
                     Ok(json!({"port": p, "dst": dst, "op": "add", "replaced": replaced}))

@@ -531,6 +531,95 @@ fn unknown_commands_and_wrong_types() {
     assert!(c.ok(Command::Version {}).is_object());
 }
 
+/// `route add` cannot make the box hold without bound: a name, the groups
+/// and the LRT's entries are bounded as a SAN's nodes are (a name of at
+/// most 64 bytes, 64 groups, `limits.max_lrt` entries per LRT); what is
+/// over is refused with `bad_request` and kept nowhere.
+#[test]
+fn route_add_is_bounded() {
+    let handler = SampleBox::handler();
+    let sample = handler.backend().clone();
+    let fx = fixture_with(|_| {}, handler);
+    let mut c = Client::connect(&fx.path);
+    let lrt = |c: &mut Client| -> Vec<LrtRow> {
+        serde_json::from_value(c.ok(Command::Show(Show::Lrt {
+            port: Some(PortSpec::Index(PortId(0))),
+        })))
+        .unwrap()
+    };
+    let add = |dst: u16, name: Option<String>, groups: Vec<Address>| {
+        Command::Route(RouteOp::Add {
+            port: PortSpec::Index(PortId(0)),
+            dst: Address(dst),
+            native: format!("02:00:00:00:{:02x}:{:02x}", dst >> 8, dst & 0xff),
+            name,
+            router: false,
+            groups,
+        })
+    };
+    let refused = |c: &mut Client, cmd: Command, why: &str| {
+        let r = c.call(9, cmd);
+        let e = r.error.expect("refused");
+        assert_eq!(e.code, AdminErrorCode::BadRequest, "{e:?}");
+        assert!(e.message.contains(why), "{e:?}");
+    };
+    let before = lrt(&mut c).len();
+
+    // What a line of 64 KiB can carry: a name of 60,000 bytes, 6,000
+    // groups (an entry of them was kept twice, for each node address).
+    refused(
+        &mut c,
+        add(0x0300, Some("n".repeat(60_000)), Vec::new()),
+        "longer than 64",
+    );
+    let many: Vec<Address> = (0..6_000).map(|i| Address(0x8000 + i)).collect();
+    refused(
+        &mut c,
+        add(0x0300, None, many.clone()),
+        "6000 groups, more than the 64",
+    );
+    refused(
+        &mut c,
+        add(0x0300, None, vec![Address(0x8001), Address(0x0102)]),
+        "not a logical address",
+    );
+    assert_eq!(lrt(&mut c).len(), before, "nothing of them kept");
+    // At the bounds: taken.
+    c.ok(add(0x0300, Some("n".repeat(64)), many[..64].to_vec()));
+    let row = lrt(&mut c)
+        .into_iter()
+        .find(|r| r.address == Address(0x0300))
+        .unwrap();
+    assert_eq!((row.name.len(), row.logical.len()), (64, 64));
+
+    // The LRT's entries: limits.max_lrt, as for learned nodes.
+    let max = before + 3;
+    sample
+        .with_engine(move |r, _| {
+            let mut limits = r.config().limits;
+            limits.max_lrt = max;
+            r.set_tunables(r.config().timers, limits, r.config().error_rates)
+        })
+        .unwrap()
+        .unwrap();
+    c.ok(add(0x0301, None, Vec::new()));
+    c.ok(add(0x0302, None, Vec::new()));
+    refused(
+        &mut c,
+        add(0x0303, None, Vec::new()),
+        &format!("the LRT holds limits.max_lrt = {max} entries already"),
+    );
+    // An entry replaced in a full LRT, and one removed to make room.
+    let v = c.ok(add(0x0302, Some("again".into()), Vec::new()));
+    assert_eq!(v["replaced"], true);
+    c.ok(Command::Route(RouteOp::Del {
+        port: PortSpec::Index(PortId(0)),
+        dst: Address(0x0301),
+    }));
+    c.ok(add(0x0303, None, Vec::new()));
+    assert_eq!(lrt(&mut c).len(), max);
+}
+
 #[test]
 fn oversized_line_is_refused_and_closed() {
     let fx = fixture();

@@ -44,18 +44,21 @@ impl Default for LogLimits {
 pub enum Source {
     /// The node that sent the packet.
     Node(Address),
-    /// Not known (no header, or a local cause).
+    /// None (no header, or a local cause): its summary names no source.
     Unknown,
     /// One of the sources past [`LogLimits::sources`].
     Others,
 }
 
+/// Where a summary says the events came from: " from 0x0599", " from
+/// other sources", and nothing for events without a source (a local cause
+/// such as a FIB computed has no sender to name).
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Source::Node(a) => write!(f, "from {a}"),
-            Source::Unknown => write!(f, "from an unknown source"),
-            Source::Others => write!(f, "from other sources"),
+            Source::Node(a) => write!(f, " from {a}"),
+            Source::Unknown => Ok(()),
+            Source::Others => write!(f, " from other sources"),
         }
     }
 }
@@ -80,7 +83,7 @@ impl std::fmt::Display for Suppressed {
         match self.source {
             Some(s) => write!(
                 f,
-                "{} {s}: ... and {} more like it in the last {secs} s (not logged; counted)",
+                "{}{s}: ... and {} more like it in the last {secs} s (not logged; counted)",
                 self.kind,
                 grouped(self.count)
             ),
@@ -341,8 +344,36 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].count, 7);
         assert_eq!(s[0].source, Some(Source::Unknown));
-        assert!(s[0].to_string().contains("from an unknown source"));
+        assert_eq!(
+            s[0].to_string(),
+            "bad packet: ... and 7 more like it in the last 3 s (not logged; counted)"
+        );
         assert!(l.flush(2_600).is_empty());
+    }
+
+    #[test]
+    fn events_without_a_source_are_summarised_without_one() {
+        let mut l = LogLimiter::new(LogLimits {
+            per_source: 3,
+            ..LogLimits::default()
+        });
+        let admitted = (0..40)
+            .filter(|i| l.admit(i * 100, EventKind::FibComputed.name(), None))
+            .count();
+        assert_eq!(admitted, 3);
+        // A sender's events of the same kind keep their own burst and name.
+        for _ in 0..4 {
+            l.admit(0, EventKind::FibComputed.name(), A);
+        }
+        let s = l.expired(10_000);
+        let lines: Vec<String> = s.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            lines,
+            [
+                "FIB computed from 0x011c: ... and 1 more like it in the last 10 s (not logged; counted)",
+                "FIB computed: ... and 37 more like it in the last 10 s (not logged; counted)",
+            ]
+        );
     }
 
     #[test]

@@ -224,7 +224,7 @@ fn packets_cross_two_boxes_once_rrp_has_converged() {
             )
         })
         .unwrap();
-    assert!(added);
+    assert_eq!(added, Ok(()));
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let routed = box_a

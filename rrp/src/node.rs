@@ -20,6 +20,10 @@ use crate::wire::record::{Capability, SourceRoute};
 /// The most groups one node listens to: what its R4 carries.
 pub const MAX_GROUPS: usize = 64;
 
+/// The longest node name (R2) a box is given, in bytes: the router's, an
+/// HR's, a static LRT entry's (in the configuration or by `route add`).
+pub const MAX_NAME: usize = 64;
+
 /// Node implementation levels (Part-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {

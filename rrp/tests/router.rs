@@ -10,7 +10,9 @@ use rrp::PortId;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::route::Route;
-use rrp::router::{HrConfig, Notice, NoticeKind, Output, Router, RouterConfig, RtRefusal, Timers};
+use rrp::router::{
+    HrConfig, Notice, NoticeKind, Output, Router, RouterConfig, RtRefusal, StaticRefusal, Timers,
+};
 use rrp::wire::RouterHop;
 use rrp::wire::{
     Capability, HeaderRepr, Message, Mtu, NodeInfo, PacketRepr, RouteTable, RtNode, RtPart,
@@ -520,6 +522,92 @@ proptest! {
 }
 
 #[test]
+fn static_entries_are_bounded() {
+    let mut r = router(1500);
+    let node = |a: u16| rrp::router::StaticNode {
+        groups: Vec::new(),
+        address: Address(a),
+        native: nat(a as u8),
+        name: None,
+        capabilities: vec![],
+    };
+    let mut limits = r.config().limits;
+    limits.max_lrt = r.lrt(PortId(0)).len() + 2;
+    r.set_tunables(r.config().timers, limits, r.config().error_rates)
+        .unwrap();
+    assert_eq!(r.add_static(PortId(0), node(0x0555)), Ok(()));
+    assert_eq!(r.add_static(PortId(0), node(0x0556)), Ok(()));
+    assert_eq!(
+        r.add_static(PortId(0), node(0x0557)),
+        Err(StaticRefusal::LrtFull(limits.max_lrt)),
+        "a new entry in a full LRT"
+    );
+    assert_eq!(
+        r.add_static(PortId(0), node(0x0556)),
+        Ok(()),
+        "an entry replaced in a full LRT"
+    );
+    assert_eq!(
+        r.add_static(PortId(1), node(0x0557)),
+        Ok(()),
+        "the other HR's LRT has room"
+    );
+    assert!(!r.lrt(PortId(0)).contains_key(&Address(0x0557)));
+
+    let groups = |n: u16| (0..n).map(|i| Address(0x8000 + i)).collect::<Vec<_>>();
+    let n = rrp::node::MAX_GROUPS as u16;
+    assert_eq!(
+        r.add_static(
+            PortId(0),
+            rrp::router::StaticNode {
+                groups: groups(n + 1),
+                ..node(0x0555)
+            }
+        ),
+        Err(StaticRefusal::TooManyGroups(usize::from(n) + 1))
+    );
+    assert_eq!(
+        r.add_static(
+            PortId(0),
+            rrp::router::StaticNode {
+                groups: vec![Address(0x8001), Address(0x0102)],
+                ..node(0x0555)
+            }
+        ),
+        Err(StaticRefusal::NotLogical(Address(0x0102)))
+    );
+    let name = |len: usize| Some(vec![b'n'; len]);
+    assert_eq!(
+        r.add_static(
+            PortId(0),
+            rrp::router::StaticNode {
+                name: name(rrp::node::MAX_NAME + 1),
+                ..node(0x0555)
+            }
+        ),
+        Err(StaticRefusal::NameTooLong(rrp::node::MAX_NAME + 1))
+    );
+    assert_eq!(
+        r.add_static(PortId(0), node(0x0030)),
+        Err(StaticRefusal::NotANode)
+    );
+    // At the bounds: taken.
+    assert_eq!(
+        r.add_static(
+            PortId(0),
+            rrp::router::StaticNode {
+                groups: groups(n),
+                name: name(rrp::node::MAX_NAME),
+                ..node(0x0555)
+            }
+        ),
+        Ok(())
+    );
+    let e = &r.lrt(PortId(0))[&Address(0x0555)];
+    assert_eq!(e.info.logical.as_ref().map(Vec::len), Some(usize::from(n)));
+}
+
+#[test]
 fn static_entries_and_tunables_change_at_run_time() {
     let mut r = router(1500);
     let node = rrp::router::StaticNode {
@@ -532,23 +620,26 @@ fn static_entries_and_tunables_change_at_run_time() {
             params: vec![],
         }],
     };
-    assert!(r.add_static(PortId(0), node.clone()));
+    assert_eq!(r.add_static(PortId(0), node.clone()), Ok(()));
     assert!(r.lrt(PortId(0))[&Address(0x0555)].is_static);
     r.on_timer(10);
     assert!(
         r.fib().lookup(PortId(1), Address(0x0555)).is_some(),
         "routed from the twin too"
     );
-    assert!(!r.add_static(PortId(5), node.clone()), "no such port");
-    assert!(
-        !r.add_static(
+    assert_eq!(
+        r.add_static(PortId(5), node.clone()),
+        Err(StaticRefusal::NoSuchPort)
+    );
+    assert_eq!(
+        r.add_static(
             PortId(0),
             rrp::router::StaticNode {
                 address: HR1,
                 ..node.clone()
             }
         ),
-        "an HR of the box"
+        Err(StaticRefusal::OwnAddress)
     );
     assert!(r.remove_static(PortId(0), Address(0x0555)));
     assert!(!r.remove_static(PortId(0), Address(0x0555)));

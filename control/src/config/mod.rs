@@ -69,8 +69,9 @@ pub const MIN_MTU: u32 = 64;
 pub const MAX_BUFFERED_MTU: u32 = (DEFAULT_BUF_SIZE - DEFAULT_HEADROOM) as u32;
 /// The most workers (DPDK's lcore limit).
 pub const MAX_WORKERS: usize = 128;
-/// The longest router, HR or node name in bytes.
-pub const MAX_NAME: usize = 64;
+/// The longest router, HR or node name in bytes: the engine's, which
+/// bounds a static entry added by `route add` too.
+pub use rrp::node::MAX_NAME;
 /// A burst: the smallest pool or ring the configuration accepts.
 pub const MIN_BUFFERS: usize = ports::BURST;
 /// The longest node description (`management.description`, NodeDescription)

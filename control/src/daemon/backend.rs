@@ -125,8 +125,9 @@ impl DaemonBackend {
                 crate::management::manager_configs(&new),
             )
         });
-        self.plane
-            .call(CALL, move |cp| -> Result<(), String> {
+        let refused = self
+            .plane
+            .call(CALL, move |cp| -> Result<Vec<String>, String> {
                 if let Some((a, managers)) = agent {
                     if let Some(m) = cp.management_mut() {
                         m.agent_mut().reconfigure(a);
@@ -142,6 +143,7 @@ impl DaemonBackend {
                         .set_auth(port, a)
                         .map_err(|e| e.to_string())?;
                 }
+                let mut refused = Vec::new();
                 for (port, nodes) in statics {
                     let old: Vec<Address> = cp
                         .engine()
@@ -156,12 +158,21 @@ impl DaemonBackend {
                         }
                     }
                     for n in nodes {
-                        cp.engine_mut().add_static(port, n);
+                        // The file was checked against the same bounds;
+                        // what is left is an LRT that learned nodes filled.
+                        let a = n.address;
+                        if let Err(why) = cp.engine_mut().add_static(port, n) {
+                            refused
+                                .push(format!("static entry {a} on port {port} not added: {why}"));
+                        }
                     }
                 }
-                Ok(())
+                Ok(refused)
             })
             .map_err(|e| e.to_string())??;
+        for r in &refused {
+            tracing::warn!("{r}");
+        }
         if let Some(l) = plan.log {
             self.log.set_level(l.level);
         }

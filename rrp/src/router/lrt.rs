@@ -3,11 +3,13 @@
 //! with RRP#5, keepalives (docs/spec-notes.md 49), and the LRT as the RT the
 //! HR's twins derive from.
 
+use std::fmt;
 use std::sync::Arc;
 
 use crate::address::Address;
 use crate::kind::CapabilityCode;
 use crate::native::NativeAddr;
+use crate::node::{MAX_GROUPS, MAX_NAME};
 use crate::port::PortId;
 use crate::route::Route;
 use crate::router::config::StaticNode;
@@ -18,6 +20,53 @@ use crate::wire::record::Capability;
 
 use super::engine::*;
 use super::rt::*;
+
+/// Why [`Router::add_static`] refused a static LRT entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaticRefusal {
+    /// The box has no such port.
+    NoSuchPort,
+    /// The address is not a node address.
+    NotANode,
+    /// The address is one of the box's HRs.
+    OwnAddress,
+    /// A group that is not a logical address.
+    NotLogical(Address),
+    /// More groups than a node's R4 carries (how many).
+    TooManyGroups(usize),
+    /// A name longer than [`MAX_NAME`] (its length).
+    NameTooLong(usize),
+    /// A new entry, and the LRT holds `limits.max_lrt` entries already
+    /// (the limit).
+    LrtFull(usize),
+}
+
+impl fmt::Display for StaticRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StaticRefusal::NoSuchPort => write!(f, "no such port"),
+            StaticRefusal::NotANode => write!(f, "not a node address (0x0040-0x7FFF)"),
+            StaticRefusal::OwnAddress => write!(f, "an HR of this box"),
+            StaticRefusal::NotLogical(g) => {
+                write!(f, "group {g}: not a logical address (0x8000-0xFFFD)")
+            }
+            StaticRefusal::TooManyGroups(n) => {
+                write!(
+                    f,
+                    "{n} groups, more than the {MAX_GROUPS} a node listens to"
+                )
+            }
+            StaticRefusal::NameTooLong(n) => {
+                write!(f, "a name of {n} bytes, longer than {MAX_NAME}")
+            }
+            StaticRefusal::LrtFull(max) => {
+                write!(f, "the LRT holds limits.max_lrt = {max} entries already")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StaticRefusal {}
 
 /// A node in an LRT.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,11 +244,35 @@ impl Router {
     }
 
     /// Adds (or replaces) a static LRT entry on HR `port` (Level-A/B
-    /// nodes; exempt from keepalives). Returns false for a bad port or an
-    /// address that is not a node address.
-    pub fn add_static(&mut self, port: PortId, node: StaticNode) -> bool {
-        if !self.hrs.has(port) || !node.address.is_node() || self.box_has(node.address) {
-            return false;
+    /// nodes; exempt from keepalives). Refused for a bad port or address, a
+    /// group that is not logical, more than [`MAX_GROUPS`] groups, a name
+    /// longer than [`MAX_NAME`], and a new entry when the LRT holds
+    /// `limits.max_lrt` entries already (as a learned one is): what the
+    /// daemon's admin socket can make the LRT hold is bounded as what a
+    /// SAN can.
+    pub fn add_static(&mut self, port: PortId, node: StaticNode) -> Result<(), StaticRefusal> {
+        if !self.hrs.has(port) {
+            return Err(StaticRefusal::NoSuchPort);
+        }
+        if !node.address.is_node() {
+            return Err(StaticRefusal::NotANode);
+        }
+        if self.box_has(node.address) {
+            return Err(StaticRefusal::OwnAddress);
+        }
+        if let Some(g) = node.groups.iter().find(|g| !g.is_logical()) {
+            return Err(StaticRefusal::NotLogical(*g));
+        }
+        if node.groups.len() > MAX_GROUPS {
+            return Err(StaticRefusal::TooManyGroups(node.groups.len()));
+        }
+        if let Some(n) = node.name.as_ref().filter(|n| n.len() > MAX_NAME) {
+            return Err(StaticRefusal::NameTooLong(n.len()));
+        }
+        let lrt = &self.hrs[port].lrt;
+        let max = self.cfg.limits.max_lrt;
+        if !lrt.contains_key(&node.address) && lrt.len() >= max {
+            return Err(StaticRefusal::LrtFull(max));
         }
         let router = node
             .capabilities
@@ -225,7 +298,7 @@ impl Router {
             h.static_nodes.push(node);
         }
         self.lrt_changed(port);
-        true
+        Ok(())
     }
 
     /// Removes a static LRT entry from HR `port`; false when there was none.

@@ -34,7 +34,7 @@ pub use config::{
 pub use engine::{Output, Router, Time, with_destination};
 pub use event::{AuthRefusal, Event, EventKind, RefusalCounts, RtRefusal};
 pub use intern::Interner;
-pub use lrt::LrtEntry;
+pub use lrt::{LrtEntry, StaticRefusal};
 pub use mcast::{McastGroup, McastRefusal, McastTables, PortMask, SourceSan};
 pub use notice::{NOTICE_BYTES, Notice, NoticeKind};
 pub use rt::{NodeEntry, NodeList, Origin, Rt};
