@@ -218,6 +218,11 @@ impl<B: Backend> Dispatcher<B> {
                             transmitted: c.map_or(0, |c| c.transmitted),
                             dropped: c.map_or(0, |c| c.dropped_total()),
                             strangers: c.map_or(0, |c| c.strangers),
+                            rx_bytes: c.map_or(0, |c| c.rx_bytes),
+                            tx_bytes: c.map_or(0, |c| c.tx_bytes),
+                            rx_lost: c
+                                .map_or(0, |c| c.rx_missed + c.rx_no_buffer + c.rx_link_errors),
+                            tx_lost: c.map_or(0, |c| c.tx_link_errors),
                         }
                     })
                     .collect();

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use mgmt::attr::{self, Attribute, NodeDescription, PortCounters, PortInfo};
+use mgmt::attr::{self, Attribute, NodeDescription, PortCounters, PortCountersExtended, PortInfo};
 use std::time::Duration;
 
 use mgmt::client::{Answer, Failure, Request, Target};
@@ -103,7 +103,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 29] = [
+const NAMES: [(&str, u16); 32] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -115,6 +115,9 @@ const NAMES: [(&str, u16); 29] = [
     ("port_counters", PortCounters::ID),
     ("portcounters", PortCounters::ID),
     ("counters", PortCounters::ID),
+    ("port_counters_extended", PortCountersExtended::ID),
+    ("portcountersextended", PortCountersExtended::ID),
+    ("link_counters", PortCountersExtended::ID),
     ("port_info", PortInfo::ID),
     ("portinfo", PortInfo::ID),
     ("sm_info", attr::SmInfo::ID),
@@ -194,7 +197,7 @@ impl MadQuery {
         let class = match &self.class {
             Some(c) => class_of(c).ok_or_else(|| bad(format!("unknown class {c:?}")))?,
             None if !self.dr.is_empty() => MgmtClass::SUBN_DR,
-            None if id == PortCounters::ID => MgmtClass::PERF,
+            None if id == PortCounters::ID || id == PortCountersExtended::ID => MgmtClass::PERF,
             None if matches!(
                 self.attribute.trim().to_ascii_lowercase().as_str(),
                 "source_route" | "sourceroute"

@@ -278,6 +278,21 @@ pub struct PortRow {
     /// "What a router accepts").
     #[serde(default)]
     pub strangers: u64,
+    /// Bytes the port's link received (`rx_bytes`, docs/stats.md "The
+    /// link's counters").
+    #[serde(default)]
+    pub rx_bytes: u64,
+    /// Bytes the port's link transmitted (`tx_bytes`).
+    #[serde(default)]
+    pub tx_bytes: u64,
+    /// Packets the link lost before the port read them: `rx_missed +
+    /// rx_no_buffer + rx_link_errors`.
+    #[serde(default)]
+    pub rx_lost: u64,
+    /// Packets the port took for transmission that the link did not send
+    /// (`tx_link_errors`).
+    #[serde(default)]
+    pub tx_lost: u64,
 }
 
 /// `show punt`: the packets for the box by punt class on each port

@@ -1,6 +1,7 @@
 //! End to end: in-band management between two mwrouterd processes on
 //! loopback UDP, driven with `mwctl mad` and `mwctl query` on one of them:
-//! Gets by address, by directed route and of the box itself; Sets with and
+//! Gets by address, by directed route and of the box itself (the link's
+//! counters by PortCountersExtended among them); Sets with and
 //! without the management key, applied as `mwctl` changes are and shown by
 //! `mwctl show`; the refused Set counted and trapped to the manager; an RT
 //! limit and packets refused by a keyed SAN's authentication trapped too.
@@ -135,6 +136,13 @@ fn one_box_manages_another_in_band() {
         counters[0]["counters"]["received"].as_u64().unwrap() > 0,
         "{counters}"
     );
+    // The link's counters (PortCountersExtended), which B's worker reads
+    // when it publishes: its HR on the shared SAN has received bytes.
+    wait_for("b's link counters by PortCountersExtended", 15, || {
+        let l = json(&sa, &["query", "0x0521", "link", "-p", "0"]);
+        l[0]["counters"]["rx_bytes"].as_u64().unwrap_or(0) > 0
+            && l[0]["counters"]["tx_bytes"].as_u64().unwrap_or(0) > 0
+    });
     let routes = json(
         &sa,
         &[

@@ -44,6 +44,12 @@ fn port_counters(p: usize) -> PortStats {
         inject_failed: b + 6,
         notices: b + 7,
         notices_dropped: b + 8,
+        rx_bytes: b + 50,
+        tx_bytes: b + 51,
+        rx_missed: b + 52,
+        rx_no_buffer: b + 53,
+        rx_link_errors: b + 54,
+        tx_link_errors: b + 55,
         ..PortStats::default()
     };
     for (i, d) in c.dropped.0.iter_mut().enumerate() {
@@ -213,24 +219,26 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 42 + 43 + 7 + 16 * 6);
+    assert_eq!(stats::area_slots(2), 16 + 2 * 48 + 43 + 7 + 16 * 6);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 8); // version
+    assert_eq!(slot(1), 9); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (42, 43, 7, 96));
+    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (48, 43, 7, 96));
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
-    // the punts by class.
-    assert_eq!(slot(16 + 42), 2000);
-    assert_eq!(slot(16 + 42 + 9), 0);
-    assert_eq!(slot(16 + 42 + 24), 2000 + 100 + 14);
-    assert_eq!(slot(16 + 42 + 26), 0, "punted_by_class.routing");
+    // the punts by class, then the link's counters.
+    assert_eq!(slot(16 + 48), 2000);
+    assert_eq!(slot(16 + 48 + 9), 0);
+    assert_eq!(slot(16 + 48 + 24), 2000 + 100 + 14);
+    assert_eq!(slot(16 + 48 + 26), 0, "punted_by_class.routing");
+    assert_eq!(slot(16 + 48 + 42), 2000 + 50, "rx_bytes");
+    assert_eq!(slot(16 + 48 + 47), 2000 + 55, "tx_link_errors");
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 42;
+    let router = 16 + 2 * 48;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);
@@ -990,9 +998,21 @@ fn prometheus_text_is_valid() {
         x.families["mwrouter_punt_source_dropped_packets_per_second"].0,
         "gauge"
     );
-    // Counters and families: 10 port + drops + 4 by punt class + 32 rrp +
-    // refusals + 7 plane + 2 meta + 2 punt sources.
-    assert_eq!(x.families.len(), 10 + 1 + 4 + 32 + 1 + 7 + 2 + 2);
+    // The link's counters, one family each.
+    for (f, v) in [
+        ("mwrouter_port_received_bytes_total", 50),
+        ("mwrouter_port_tx_link_error_packets_total", 55),
+    ] {
+        assert!(
+            x.samples
+                .iter()
+                .any(|s| s.name == f && s.labels["port"] == "1" && s.value == (2000 + v) as f64),
+            "{f}"
+        );
+    }
+    // Counters and families: 10 port + drops + 4 by punt class + 6 link +
+    // 32 rrp + refusals + 7 plane + 2 meta + 2 punt sources.
+    assert_eq!(x.families.len(), 10 + 1 + 4 + 6 + 32 + 1 + 7 + 2 + 2);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());

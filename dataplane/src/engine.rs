@@ -34,11 +34,11 @@ use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
-use rrp::PortStats;
 use rrp::counters::GroupStats;
 use rrp::limits::MAX_PORTS;
 use rrp::router::PortMask;
 use rrp::router::mcast::bit;
+use rrp::{LinkStats, PortStats};
 
 /// What the engine needs to know about the box.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,6 +323,15 @@ impl Engine {
     /// Counters per port.
     pub fn counters(&self) -> &[PortStats] {
         &self.counters
+    }
+
+    /// Takes a port's link counters as its backend reports them now
+    /// (`ports::Port::link_stats`; running totals, not added): the worker,
+    /// when it publishes.
+    pub fn set_link(&mut self, port: PortId, link: &LinkStats) {
+        if let Some(c) = self.counters.get_mut(port.index()) {
+            c.set_link(link);
+        }
     }
 
     /// Injections for a port this box does not have (no port counter can

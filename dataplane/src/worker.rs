@@ -2,8 +2,10 @@
 //! configured core polls its receive queues in bursts (of every port, or
 //! with several workers of the ports it owns), runs the
 //! engine, transmits, adopts a new FIB once per pass (before the pass's
-//! first burst) and publishes its counters. Nothing on this path locks,
-//! allocates or shares a written cache line with another worker.
+//! first burst) and publishes its counters, with its ports' link counters
+//! read at most every [`LINK_EVERY_NS`] (docs/stats.md "The link's
+//! counters"). Nothing on this path locks, allocates or shares a written
+//! cache line with another worker.
 //!
 //! Idle behaviour is configurable: DPDK workers busy-poll their pinned
 //! lcores; in a lab of many processes workers spin for a while and then
@@ -60,6 +62,12 @@ const INJECT_PER_PASS: usize = 32;
 /// Passes between two publications of the counters while traffic flows.
 const PUBLISH_EVERY: u32 = 1024;
 
+/// How often a worker reads its ports' link counters ([`Port::link_stats`])
+/// when it publishes: a system call per port on the socket backends, the
+/// device's counters on DPDK, so not at every publication while traffic
+/// flows (every 1024 passes). An explicit [`Worker::publish`] reads them.
+pub const LINK_EVERY_NS: u64 = 100_000_000;
+
 /// One worker: its queues of every port, its engine and FIB reader.
 pub struct Worker<P: Port> {
     id: usize,
@@ -79,6 +87,8 @@ pub struct Worker<P: Port> {
     passes: u32,
     /// When the heaviest punt sources were last reported.
     sources_at: u64,
+    /// When the ports' link counters were last read.
+    links_at: u64,
 }
 
 impl<P: Port> Worker<P> {
@@ -105,6 +115,7 @@ impl<P: Port> Worker<P> {
             clock: None,
             passes: 0,
             sources_at: 0,
+            links_at: 0,
         }
     }
 
@@ -126,7 +137,8 @@ impl<P: Port> Worker<P> {
         self.stats.clone()
     }
 
-    /// The worker's counters as of now (also valid between passes).
+    /// The worker's counters as of now (also valid between passes); the
+    /// link's counters in them as of the last publication.
     pub fn counters(&self) -> &[PortStats] {
         self.engine.counters()
     }
@@ -202,7 +214,7 @@ impl<P: Port> Worker<P> {
             .inject(now_ns, &mut self.ports, &mut inj, INJECT_PER_PASS);
         self.passes = self.passes.wrapping_add(1);
         if self.passes.is_multiple_of(PUBLISH_EVERY) {
-            self.publish();
+            self.publish_at(now_ns);
             self.report_sources(now_ns);
         }
         received
@@ -235,11 +247,40 @@ impl<P: Port> Worker<P> {
         self.stats.publish_sources(&sources);
     }
 
-    /// Publishes the counters now.
-    pub fn publish(&self) {
+    /// Reads every port's link counters into the port's counters (all
+    /// ports: a worker transmits on every port, even those it does not
+    /// receive from).
+    #[cold]
+    fn read_links(&mut self) {
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            let l = p.link_stats();
+            self.engine.set_link(PortId::new(i), &l);
+        }
+    }
+
+    /// Publishes the counters, having read the link's counters if they
+    /// were last read [`LINK_EVERY_NS`] ago or more.
+    #[cold]
+    fn publish_at(&mut self, now_ns: u64) {
+        if now_ns.saturating_sub(self.links_at) >= LINK_EVERY_NS {
+            self.links_at = now_ns;
+            self.read_links();
+        }
+        self.publish_counters();
+    }
+
+    /// Stores the counters in the worker's block.
+    fn publish_counters(&self) {
         self.stats
             .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
         self.stats.publish(self.engine.counters());
+    }
+
+    /// Publishes the counters now, the ports' link counters read now.
+    pub fn publish(&mut self) {
+        self.links_at = self.now_ns();
+        self.read_links();
+        self.publish_counters();
     }
 
     /// Polls until `stop` is set, pausing per `idle` when there is no
@@ -256,8 +297,9 @@ impl<P: Port> Worker<P> {
             if let IdlePolicy::Adaptive { spins, sleep } = idle
                 && empty >= spins
             {
-                self.publish();
-                self.report_sources(self.now_ns());
+                let now_ns = self.now_ns();
+                self.publish_at(now_ns);
+                self.report_sources(now_ns);
                 self.pause(sleep);
             }
         }

@@ -9,7 +9,7 @@
 
 use crate::attr::{
     Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortInfo, RouteEntry, SmInfo,
+    PortCountersExtended, PortInfo, RouteEntry, SmInfo,
 };
 use crate::error::Error;
 use crate::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, mad_in};
@@ -85,6 +85,7 @@ fn every_attribute(data: &[u8]) {
         attribute(MgmtClass::SUBN, id, smp);
     }
     attribute(MgmtClass::PERF, PortCounters::ID, perf);
+    attribute(MgmtClass::PERF, PortCountersExtended::ID, perf);
     attribute(MgmtClass::PERF, ClassPortInfo::ID, perf);
 }
 
@@ -130,6 +131,9 @@ impl crate::agent::Managed for Toy {
     }
     fn counters(&self, port: rrp::PortId) -> Option<Vec<u64>> {
         (port.index() < 2).then(|| vec![7; PortCounters::COUNT])
+    }
+    fn link_counters(&self, port: rrp::PortId) -> Option<Vec<u64>> {
+        (port.index() < 2).then(|| vec![8; PortCountersExtended::COUNT])
     }
     fn route(&self, _: rrp::PortId, _: rrp::Address) -> Option<rrp::router::FibEntry> {
         None

@@ -12,7 +12,10 @@ use mgmt::agent::{
     ANSWERS_GLOBAL, ANSWERS_PER_SOURCE, Agent, AgentConfig, Incoming, LrtItem, Managed, NodeType,
     Output, PortFacts, STATUS_MKEY,
 };
-use mgmt::attr::{LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortInfo, lrt_block};
+use mgmt::attr::{
+    LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortCountersExtended, PortInfo,
+    lrt_block,
+};
 use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
 use mgmt::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 use rrp::router::{AuthRefusal, FibEntry};
@@ -24,6 +27,8 @@ const KEY: u64 = 0x0123_4567_89AB_CDEF;
 struct Fake {
     ports: Vec<PortFacts>,
     counters: Vec<Vec<u64>>,
+    /// The link's counters per port (none: a node that does not count them).
+    link: Vec<Vec<u64>>,
     name: String,
     /// Calls of the change methods, in order.
     changes: Vec<String>,
@@ -38,6 +43,9 @@ impl Managed for Fake {
     }
     fn counters(&self, port: PortId) -> Option<Vec<u64>> {
         self.counters.get(port.index()).cloned()
+    }
+    fn link_counters(&self, port: PortId) -> Option<Vec<u64>> {
+        self.link.get(port.index()).cloned()
     }
     fn route(&self, _port: PortId, _dst: Address) -> Option<FibEntry> {
         None
@@ -72,6 +80,9 @@ impl Managed for Fake {
     }
     fn clear_counters(&mut self, port: PortId) -> Result<(), Status> {
         self.counters[port.index()].iter_mut().for_each(|c| *c = 0);
+        if let Some(l) = self.link.get_mut(port.index()) {
+            l.iter_mut().for_each(|c| *c = 0);
+        }
         self.changes.push(format!("port {} clear", port.index()));
         Ok(())
     }
@@ -156,6 +167,17 @@ fn net(protect: u8) -> Net {
                         .collect()
                 })
                 .collect();
+            // Routers count their links; hosts here do not.
+            let link = match ty {
+                NodeType::Router => (0..ports.len() as u64)
+                    .map(|p| {
+                        (0..PortCountersExtended::COUNT as u64)
+                            .map(|c| 1000 * (c + 1) + p)
+                            .collect()
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
             let mut cfg = AgentConfig::new(*ty, ids[i], &format!("node {i}"));
             if i != M {
                 cfg.manager = Address(0x0301);
@@ -166,6 +188,7 @@ fn net(protect: u8) -> Net {
                 fake: Fake {
                     ports,
                     counters,
+                    link,
                     name: format!("node {i}"),
                     changes: Vec::new(),
                 },
@@ -925,6 +948,69 @@ fn set_node_description_and_clear_counters() {
     assert_eq!(n.nodes[B].fake.changes, ["name edge-7", "port 1 clear"]);
 }
 
+/// PortCountersExtended: a router's link counters by Get, cleared with the
+/// port's other counters by a Set; a node that does not count them has no
+/// such attribute.
+#[test]
+fn port_counters_extended_carries_the_links_counters() {
+    let mut n = net(0);
+    let a = n
+        .ask(
+            R,
+            get(to(0x0241), MgmtClass::PERF, PortCountersExtended::ID, 1),
+        )
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    let c = PortCountersExtended::parse(&a.mad.data).unwrap();
+    assert_eq!(c.port_select, 1);
+    assert_eq!(c.counters, [1001, 2001, 3001, 4001, 5001, 6001]);
+    assert_eq!(c.rx_bytes(), Some(1001));
+    assert_eq!(c.rx_lost(), Some(3001 + 4001 + 5001));
+    // No such port.
+    let bad = n
+        .ask(
+            R,
+            get(to(0x0241), MgmtClass::PERF, PortCountersExtended::ID, 2),
+        )
+        .unwrap();
+    assert_eq!(bad.mad.status, Status::INVALID_VALUE);
+    // Not a Subn attribute.
+    let bad = n
+        .ask(
+            R,
+            get(to(0x0241), MgmtClass::SUBN, PortCountersExtended::ID, 1),
+        )
+        .unwrap();
+    assert_eq!(bad.mad.status, Status::METHOD_ATTR_UNSUPPORTED);
+    // A host that does not count its link: neither Get nor Set.
+    let host = n
+        .ask(
+            R,
+            get(to(0x0301), MgmtClass::PERF, PortCountersExtended::ID, 0),
+        )
+        .unwrap();
+    assert_eq!(host.mad.status, Status::METHOD_ATTR_UNSUPPORTED);
+    let set = |to_: u16, port: u32| Request {
+        method: Method::SET,
+        mkey: KEY,
+        ..get(to(to_), MgmtClass::PERF, PortCountersExtended::ID, port)
+    };
+    let host = n.ask(R, set(0x0301, 0)).unwrap();
+    assert_eq!(host.mad.status, Status::METHOD_ATTR_UNSUPPORTED);
+    assert!(n.nodes[M].fake.changes.is_empty());
+    // A Set clears the port's counters, both attributes'.
+    let a = n.ask(R, set(0x0241, 1)).unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    let c = PortCountersExtended::parse(&a.mad.data).unwrap();
+    assert_eq!(c.counters, [0; PortCountersExtended::COUNT]);
+    assert_eq!(n.nodes[B].fake.changes, ["port 1 clear"]);
+    let pc = n
+        .ask(R, get(to(0x0241), MgmtClass::PERF, PortCounters::ID, 1))
+        .unwrap();
+    let pc = PortCounters::parse(&pc.mad.data).unwrap();
+    assert!(pc.counters.iter().all(|c| *c == 0));
+}
+
 #[test]
 fn the_client_times_out_and_ignores_strays() {
     let mut n = net(0);
@@ -1017,6 +1103,7 @@ fn lone_router(cfg: AgentConfig) -> (Agent, Fake) {
     let fake = Fake {
         ports: vec![port(A as u8, 0, 0x0140), port(A as u8, 1, 0x0240)],
         counters: vec![vec![0; PortCounters::COUNT]; 2],
+        link: vec![vec![0; PortCountersExtended::COUNT]; 2],
         name: "a".into(),
         changes: Vec::new(),
     };

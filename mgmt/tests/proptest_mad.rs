@@ -14,7 +14,7 @@ use proptest::sample::Index;
 use mgmt::attr::{
     AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock,
     LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
-    PortCounters, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
@@ -225,6 +225,17 @@ mod strategy {
             })
     }
 
+    pub fn port_counters_extended() -> impl Strategy<Value = PortCountersExtended> {
+        (
+            any::<u8>(),
+            vec(any::<u64>(), 0..=PortCounters::MAX_COUNTERS),
+        )
+            .prop_map(|(p, c)| PortCountersExtended {
+                port_select: p,
+                counters: c,
+            })
+    }
+
     pub fn port_info() -> impl Strategy<Value = PortInfo> {
         (
             (any::<u64>(), address(), address(), address(), any::<u16>()),
@@ -355,6 +366,8 @@ mod strategy {
             (smp.clone(), node_description()).prop_map(|(c, a)| (c, Attribute::NodeDescription(a))),
             (smp.clone(), node_info()).prop_map(|(c, a)| (c, Attribute::NodeInfo(a))),
             port_counters().prop_map(|a| (MgmtClass::PERF, Attribute::PortCounters(a))),
+            port_counters_extended()
+                .prop_map(|a| (MgmtClass::PERF, Attribute::PortCountersExtended(a))),
             (smp.clone(), port_info()).prop_map(|(c, a)| (c, Attribute::PortInfo(a))),
             (smp.clone(), sm_info()).prop_map(|(c, a)| (c, Attribute::SmInfo(a))),
             (smp.clone(), route_entry()).prop_map(|(c, a)| (c, Attribute::RouteEntry(a))),

@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 
 use mgmt::attr::{
-    AddressRecord, AddressTable, Attribute, NodeInfo, Notice, PortCounters, PortInfo,
+    AddressRecord, AddressTable, Attribute, NodeInfo, Notice, PortCounters, PortCountersExtended,
+    PortInfo,
 };
 use mgmt::wire::{
     DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status, mad_in, mad_packet,
@@ -271,6 +272,42 @@ fn perf_getresp_port_counters() {
     );
     assert_eq!(pc.by_name("dropped.no-route"), Some(7));
     assert_eq!(pc.received(), Some(1000));
+}
+
+#[test]
+fn perf_getresp_port_counters_extended() {
+    let pc = PortCountersExtended {
+        port_select: 1,
+        counters: vec![0x0000_0001_2345_6789, 64000, 12, 3, 2, 1],
+    };
+    let mut data = vec![0; 192];
+    pc.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::PERF,
+        class_version: 1,
+        response: true,
+        method: Method::GET_RESP,
+        status: Status::OK,
+        tid: 10,
+        attribute: PortCountersExtended::ID,
+        modifier: 1,
+        mkey: MKEY,
+        data,
+        dr: None,
+    };
+    let name = "perf-getresp-port-counters-extended.hex";
+    let area = check_mad(name, &want);
+    assert_eq!(area.len(), 192);
+    check_attr(
+        name,
+        MgmtClass::PERF,
+        PortCountersExtended::ID,
+        &area,
+        &Attribute::PortCountersExtended(pc.clone()),
+    );
+    assert_eq!(pc.by_name("rx_missed"), Some(12));
+    assert_eq!(pc.rx_lost(), Some(17));
+    assert_eq!(pc.tx_bytes(), Some(64000));
 }
 
 #[test]

@@ -41,7 +41,7 @@ pub mod serial;
 pub mod wire;
 
 pub use address::{Address, AddressClass};
-pub use counters::PortStats;
+pub use counters::{LinkStats, PortStats};
 pub use drop_reason::{DropCounts, DropReason};
 pub use encap::LinkKind;
 pub use endian::{Endian, SwapWidth};

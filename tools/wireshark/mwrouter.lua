@@ -134,7 +134,9 @@ local function attribute_name(class, id)
               [0x0038] = "McMemberRecord", [0xFF20] = "McGroupRecord" })[id]
   end
   if class == 0x30 then return id == 0x0010 and "SourceRoute" or nil end
-  if class == 0x04 then return id == 0x0012 and "PortCounters" or nil end
+  if class == 0x04 then
+    return ({ [0x0012] = "PortCounters", [0x001D] = "PortCountersExtended" })[id]
+  end
   if class ~= 0x01 and class ~= 0x81 then return nil end
   return ({ [0x0002] = "Notice", [0x0010] = "NodeDescription", [0x0011] = "NodeInfo",
             [0x0015] = "PortInfo", [0x0020] = "SMInfo", [0xFF10] = "RouteEntry",

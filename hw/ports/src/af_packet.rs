@@ -28,6 +28,11 @@
 //!   socket-wide loss (TP_STATUS_LOSING, counted in [`AfPacketStats`]).
 //!   A frame longer than the ring's frame is delivered truncated (counted,
 //!   not flagged): the engine drops it as truncated from its DL.
+//! - The link's counters ([`Port::link_stats`]): the frames the kernel
+//!   dropped because the receive ring was full (PACKET_STATISTICS, read and
+//!   accumulated there: one system call, never per burst), the bytes of the
+//!   frames taken off the receive ring and queued on the transmit ring, and
+//!   the packets the port could not send.
 
 use core::ffi::{c_int, c_void};
 use core::fmt;
@@ -41,8 +46,8 @@ use memmap2::{MmapOptions, MmapRaw};
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
 use crate::{Burst, PacketBuf, Port};
-use rrp::LinkKind;
 use rrp::NativeAddr;
+use rrp::{LinkKind, LinkStats};
 
 /// EtherType of MessageWay over Ethernet II.
 pub const ETHERTYPE: u16 = rrp::encap::ETHERTYPE;
@@ -121,6 +126,10 @@ pub struct AfPacketStats {
     pub rx_packets: u64,
     /// Bytes delivered (after the Ethernet header, padding included).
     pub rx_bytes: u64,
+    /// Bytes of every frame taken off the receive ring, the frames handed
+    /// back undelivered included: their length on the wire (Ethernet
+    /// header included, FCS not), also where the ring's frame cut them.
+    pub rx_frame_bytes: u64,
     /// Frames cut by the ring's frame size (delivered anyway).
     pub rx_truncated: u64,
     /// Frames that were not MessageWay or too short for an Ethernet header
@@ -485,6 +494,15 @@ impl AfPacketPort {
         unsafe { AtomicU32::from_ptr(f.cast::<u32>()) }
     }
 
+    /// Hands receive frame `f` (the one at `rx_head`, `len` bytes on the
+    /// wire) back to the kernel and moves on to the next.
+    #[inline]
+    fn release(&mut self, f: *mut u8, len: u32) {
+        self.stats.rx_frame_bytes += u64::from(len);
+        Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
+        self.rx_head = (self.rx_head + 1) % self.rx_frames;
+    }
+
     /// Asks the kernel to transmit the frames marked SEND_REQUEST.
     fn kick(&mut self) {
         self.stats.tx_kicks += 1;
@@ -523,8 +541,7 @@ impl Port for AfPacketPort {
             let snap = h.tp_snaplen as usize;
             if mac + snap > self.frame_size || snap < ETH_HLEN {
                 self.stats.rx_other += 1;
-                Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
-                self.rx_head = (self.rx_head + 1) % self.rx_frames;
+                self.release(f, h.tp_len);
                 continue;
             }
             // SAFETY: checked above: `snap` bytes at `mac` lie inside this
@@ -538,14 +555,12 @@ impl Port for AfPacketPort {
             }
             if et != ETHERTYPE {
                 self.stats.rx_other += 1;
-                Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
-                self.rx_head = (self.rx_head + 1) % self.rx_frames;
+                self.release(f, h.tp_len);
                 continue;
             }
             if frame[0] & 1 == 0 && frame[0..6] != self.mac {
                 self.stats.rx_not_for_us += 1;
-                Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
-                self.rx_head = (self.rx_head + 1) % self.rx_frames;
+                self.release(f, h.tp_len);
                 continue;
             }
             let Some(mut b) = self.pool.get() else {
@@ -567,8 +582,7 @@ impl Port for AfPacketPort {
                 self.stats.rx_truncated += 1;
             }
             // The copy is done: hand the frame back.
-            Self::status(f).store(libc::TP_STATUS_KERNEL, Ordering::Release);
-            self.rx_head = (self.rx_head + 1) % self.rx_frames;
+            self.release(f, h.tp_len);
             self.stats.rx_packets += 1;
             self.stats.rx_bytes += n as u64;
             out.push(b);
@@ -658,5 +672,22 @@ impl Port for AfPacketPort {
 
     fn wait_fd(&self) -> Option<BorrowedFd<'_>> {
         Some(self.fd.as_fd())
+    }
+
+    /// Bytes: whole frames taken off the receive ring
+    /// ([`AfPacketStats::rx_frame_bytes`]) and queued on the transmit ring
+    /// (padded to 60 bytes); `rx_missed`: the frames the kernel dropped
+    /// with the receive ring full ([`AfPacketPort::ring_drops`], one
+    /// `getsockopt`); `tx_link_errors`: the packets the interface cannot
+    /// carry ([`AfPacketStats::tx_errors`]). Frames with errors never
+    /// reach a packet socket: the interface's own counters have them.
+    fn link_stats(&mut self) -> LinkStats {
+        LinkStats {
+            rx_bytes: self.stats.rx_frame_bytes,
+            tx_bytes: self.stats.tx_bytes,
+            rx_missed: self.ring_drops(),
+            tx_link_errors: self.stats.tx_errors,
+            ..LinkStats::default()
+        }
     }
 }

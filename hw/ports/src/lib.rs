@@ -22,7 +22,7 @@ pub mod memory;
 pub mod udp;
 
 use arrayvec::ArrayVec;
-use rrp::{LinkKind, NativeAddr};
+use rrp::{LinkKind, LinkStats, NativeAddr};
 
 pub use heap::{BufPool, HeapBuf};
 
@@ -173,5 +173,19 @@ pub trait Port: Send {
     /// workers that block when idle; `None` for polled-only backends.
     fn wait_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         None
+    }
+
+    /// The link's own counters, as running totals since the port was
+    /// opened: the bytes it received and transmitted, the packets the
+    /// kernel or the device dropped before the port read them, and the
+    /// device's errors (docs/backends.md "The link's counters" says what
+    /// each backend reports). Read when the worker publishes its counters,
+    /// never per burst: a backend may make a system call here or read the
+    /// device's counters. Where several ports share one device (a DPDK
+    /// ethdev's queues), one of them reports the device's counters and the
+    /// others zeros, so that a sum over the ports counts them once. Zeros
+    /// by default.
+    fn link_stats(&mut self) -> LinkStats {
+        LinkStats::default()
     }
 }

@@ -13,6 +13,12 @@
 //! Either direction of a wire may be impaired ([`MemPort::with_impairment`]):
 //! the packets towards that end then go through a seeded [`Impairer`]
 //! (loss, duplication, reordering, delay, corruption; see [`crate::impair`]).
+//!
+//! The link's counters of a [`MemPort`] ([`Port::link_stats`]) are the bytes
+//! of the packets it took off its wire and put on it. Nothing is dropped
+//! between a wire and the end that reads it (a full ring refuses the
+//! sender), and the impairer's losses are the wire's, which no counter of
+//! a real receiving end sees either: they stay in [`Impairer::stats`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
@@ -23,8 +29,8 @@ use crate::clock::Clock;
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
 use crate::impair::{ImpairConfig, Impairer};
 use crate::{BURST, Burst, PacketBuf, Port};
-use rrp::LinkKind;
 use rrp::NativeAddr;
+use rrp::{LinkKind, LinkStats};
 
 /// One direction of an in-memory wire.
 pub type Wire = Arc<ArrayQueue<HeapBuf>>;
@@ -43,6 +49,8 @@ pub struct MemPort {
     addr: NativeAddr,
     peer: NativeAddr,
     pool: BufPool,
+    /// Bytes taken off the wire and put on it by this end.
+    link: LinkStats,
 }
 
 /// The two ends of a wire with `capacity` packets in flight per direction;
@@ -70,6 +78,7 @@ pub fn mem_link(capacity: usize, a: NativeAddr, b: NativeAddr) -> (MemPort, MemP
             addr: a,
             peer: b,
             pool: pool(),
+            link: LinkStats::default(),
         },
         MemPort {
             rx: ab,
@@ -79,6 +88,7 @@ pub fn mem_link(capacity: usize, a: NativeAddr, b: NativeAddr) -> (MemPort, MemP
             addr: b,
             peer: a,
             pool: pool(),
+            link: LinkStats::default(),
         },
     )
 }
@@ -120,18 +130,24 @@ impl MemPort {
     }
 
     #[inline]
-    fn push(&self, b: HeapBuf) -> Result<(), HeapBuf> {
+    fn push(&mut self, b: HeapBuf) -> Result<(), HeapBuf> {
+        let len = b.len() as u64;
         match self.tx_hook.get() {
             Some(imp) => imp.push(b),
             None => self.tx.push(b),
-        }
+        }?;
+        self.link.tx_bytes += len;
+        Ok(())
     }
 
     #[inline]
-    fn pop(&self) -> Option<HeapBuf> {
-        self.rx
+    fn pop(&mut self) -> Option<HeapBuf> {
+        let b = self
+            .rx
             .pop()
-            .or_else(|| self.rx_hook.get().and_then(|imp| imp.pop()))
+            .or_else(|| self.rx_hook.get().and_then(|imp| imp.pop()))?;
+        self.link.rx_bytes += b.len() as u64;
+        Some(b)
     }
 
     /// Sends a copy of `bytes` to the other end; false when the ring is full.
@@ -180,6 +196,7 @@ impl Port for MemPort {
 
     #[inline]
     fn rx_burst(&mut self, out: &mut Burst<HeapBuf>) {
+        let first = out.len();
         while !out.is_full() {
             match self.rx.pop() {
                 Some(b) => out.push(b),
@@ -189,15 +206,23 @@ impl Port for MemPort {
         if let Some(imp) = self.rx_hook.get() {
             imp.pop_burst(out);
         }
+        let bytes: usize = out[first..].iter().map(|b| b.len()).sum();
+        self.link.rx_bytes += bytes as u64;
     }
 
     #[inline]
     fn tx_burst(&mut self, pkts: &mut Burst<HeapBuf>) -> usize {
+        let mut bytes = 0;
         for b in pkts.iter_mut() {
             b.set_native_src(self.addr);
+            bytes += b.len();
         }
         if let Some(imp) = self.tx_hook.get() {
-            return imp.push_burst(pkts);
+            // The refused ones stay in the burst.
+            let sent = imp.push_burst(pkts);
+            let left: usize = pkts.iter().map(|b| b.len()).sum();
+            self.link.tx_bytes += (bytes - left) as u64;
+            return sent;
         }
         // Push one at a time: the ring may fill up in the middle of the
         // burst (checking for room without pushing would count packets as
@@ -209,8 +234,12 @@ impl Port for MemPort {
                 pkts.push(b);
                 continue;
             }
+            let len = b.len();
             match self.tx.push(b) {
-                Ok(()) => sent += 1,
+                Ok(()) => {
+                    sent += 1;
+                    self.link.tx_bytes += len as u64;
+                }
                 Err(b) => pkts.push(b),
             }
         }
@@ -243,6 +272,13 @@ impl Port for MemPort {
 
     fn link_kind(&self) -> LinkKind {
         LinkKind::Memory
+    }
+
+    /// The bytes of the packets this end took off its wire and put on it
+    /// (through [`Port`] and [`MemPort::send`], [`MemPort::recv`] and
+    /// their byte forms alike); nothing else.
+    fn link_stats(&mut self) -> LinkStats {
+        self.link
     }
 }
 
@@ -407,6 +443,67 @@ mod tests {
             assert_eq!(b.tx_burst(&mut burst), 1);
             assert_eq!(a.recv_bytes().unwrap(), i.to_be_bytes());
         }
+    }
+
+    #[test]
+    fn the_link_counts_the_bytes_each_end_took_and_gave() {
+        let (mut a, mut b) = mem_link(
+            2,
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
+        );
+        let mut burst = Burst::new();
+        for n in [10usize, 20, 30] {
+            burst.push(HeapBuf::from_bytes(&vec![n as u8; n]));
+        }
+        assert_eq!(a.tx_burst(&mut burst), 2, "the ring holds two");
+        assert_eq!(a.link_stats().tx_bytes, 30, "the refused one not counted");
+        assert!(!a.send_bytes(&[0; 5]), "still full");
+        assert_eq!(a.link_stats().tx_bytes, 30);
+        let mut got = Burst::new();
+        b.rx_burst(&mut got);
+        assert_eq!(b.link_stats().rx_bytes, 30);
+        assert!(b.recv().is_none());
+        assert!(a.send_bytes(&[0; 5]));
+        assert_eq!(b.recv_bytes().unwrap().len(), 5);
+        assert_eq!(a.link_stats().tx_bytes, 35);
+        assert_eq!(
+            b.link_stats(),
+            LinkStats {
+                rx_bytes: 35,
+                ..LinkStats::default()
+            }
+        );
+    }
+
+    #[test]
+    fn an_impaired_wire_counts_what_the_impairer_took_and_released() {
+        use crate::clock::TestClock;
+        let (mut a, b) = mem_link(
+            64,
+            NativeAddr::mac([2, 0, 0, 0, 0, 1]),
+            NativeAddr::mac([2, 0, 0, 0, 0, 2]),
+        );
+        let cfg = ImpairConfig {
+            seed: 7,
+            loss: 0.5,
+            ..ImpairConfig::default()
+        };
+        let mut b = b.with_impairment(cfg, TestClock::new());
+        let mut burst = Burst::new();
+        for _ in 0..20 {
+            burst.push(HeapBuf::from_bytes(&[1; 10]));
+        }
+        assert_eq!(a.tx_burst(&mut burst), 20);
+        assert_eq!(a.link_stats().tx_bytes, 200, "all handed to the wire");
+        let mut got = Burst::new();
+        b.rx_burst(&mut got);
+        let lost = b.impairment().unwrap().stats().lost;
+        assert!(lost > 0 && lost < 20);
+        assert_eq!(got.len() as u64, 20 - lost);
+        let l = b.link_stats();
+        assert_eq!(l.rx_bytes, 10 * (20 - lost));
+        assert_eq!(l.rx_missed, 0, "the wire's losses are no receiver's count");
     }
 
     #[test]

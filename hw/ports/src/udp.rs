@@ -21,6 +21,13 @@
 //!   end from DL and drops it as truncated. UDP has no per-packet receive
 //!   error flag (the kernel drops datagrams with bad checksums), so
 //!   [`PacketBuf::rx_error`] is always false.
+//! - The link's counters ([`Port::link_stats`]): the datagrams the kernel
+//!   dropped for the socket before the port read them (its receive buffer
+//!   full, a bad checksum) are the socket's drop count, which every
+//!   datagram received carries once there have been drops (SO_RXQ_OVFL, a
+//!   control message: no system call of its own) and which `link_stats`
+//!   reads as it is now (SO_MEMINFO), so that drops after the last datagram
+//!   read are counted too; bytes are the datagrams' as sent and received.
 
 use core::ffi::{c_int, c_uint, c_void};
 use core::fmt;
@@ -31,8 +38,8 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use crate::heap::{BufPool, DEFAULT_BUF_SIZE, DEFAULT_HEADROOM, HeapBuf};
 use crate::{BURST, Burst, PacketBuf, Port};
-use rrp::LinkKind;
 use rrp::NativeAddr;
+use rrp::{LinkKind, LinkStats};
 
 /// The default UDP port of MessageWay over UDP (`rrp::encap::UDP_PORT`).
 pub const DEFAULT_PORT: u16 = rrp::encap::UDP_PORT;
@@ -119,6 +126,12 @@ pub struct UdpStats {
     /// Receive bursts that found fewer free buffers than free burst slots
     /// (pool exhausted: reception slows or stops until buffers come back).
     pub rx_nobuf: u64,
+    /// Datagrams the kernel dropped for this socket before the port read
+    /// them (receive buffer full, bad checksum), since the port was opened:
+    /// the count the last datagram received carried (SO_RXQ_OVFL), or the
+    /// socket's count when [`Port::link_stats`] last read it, whichever is
+    /// later.
+    pub rx_missed: u64,
     /// Datagrams sent (a packet for every member counts once per member).
     pub tx_packets: u64,
     /// Bytes sent.
@@ -135,13 +148,19 @@ pub struct UdpStats {
     pub tx_full: u64,
 }
 
+/// Room for the control messages of one received datagram: one
+/// SO_RXQ_OVFL (CMSG_SPACE(4) = 24 bytes on 64-bit Linux), aligned as a
+/// `cmsghdr`.
+type Control = [u64; 4];
+
 /// Scratch space for one `recvmmsg`/`sendmmsg` call: message headers, I/O
-/// vectors and socket addresses, allocated at open and rewritten before
-/// every call.
+/// vectors, socket addresses and (receive only) control buffers, allocated
+/// at open and rewritten before every call.
 struct Scratch {
     hdrs: Vec<libc::mmsghdr>,
     iov: Vec<libc::iovec>,
     names: Vec<libc::sockaddr_storage>,
+    control: Vec<Control>,
 }
 
 // SAFETY: the raw pointers in `hdrs` and `iov` are scratch values: they are
@@ -151,7 +170,7 @@ struct Scratch {
 unsafe impl Send for Scratch {}
 
 impl Scratch {
-    fn new(msgs: usize, iovs: usize, names: usize) -> Scratch {
+    fn new(msgs: usize, iovs: usize, names: usize, control: usize) -> Scratch {
         Scratch {
             // SAFETY: mmsghdr, iovec and sockaddr_storage are plain C
             // structs for which all-zero bytes (null pointers, zero
@@ -161,6 +180,7 @@ impl Scratch {
             iov: (0..iovs).map(|_| unsafe { zeroed() }).collect(),
             // SAFETY: as above.
             names: (0..names).map(|_| unsafe { zeroed() }).collect(),
+            control: vec![[0; 4]; control],
         }
     }
 }
@@ -189,6 +209,10 @@ pub struct UdpPort {
     /// Per transmit message: the burst index of its buffer.
     tx_owner: Vec<u8>,
     stats: UdpStats,
+    /// The socket's drop count (a 32-bit kernel counter) as last read,
+    /// from a datagram or from SO_MEMINFO; `stats.rx_missed` grows by the
+    /// difference to a later reading.
+    drops: u32,
 }
 
 impl fmt::Debug for UdpPort {
@@ -364,6 +388,8 @@ impl UdpPort {
                 let _ = setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUF, n);
             }
         }
+        // Every datagram carries the socket's drop count (since Linux 2.6.33).
+        setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RXQ_OVFL, 1)?;
 
         let scope_id = match cfg.bind {
             SocketAddr::V6(a) => a.scope_id(),
@@ -438,10 +464,11 @@ impl UdpPort {
                 BufPool::new(cfg.buf_size, cfg.headroom, cfg.pool_size, cfg.pool_size)
             }),
             armed: Burst::new(),
-            rx: Scratch::new(BURST, BURST, BURST),
-            tx: Scratch::new(BURST * fan, BURST, BURST),
+            rx: Scratch::new(BURST, BURST, BURST, BURST),
+            tx: Scratch::new(BURST * fan, BURST, BURST, 0),
             tx_owner: vec![0; BURST * fan],
             stats: UdpStats::default(),
+            drops: 0,
         })
     }
 
@@ -463,6 +490,35 @@ impl UdpPort {
     /// Buffers waiting in the pool.
     pub fn pool_available(&self) -> usize {
         self.pool.available()
+    }
+
+    /// Takes a reading of the socket's drop count: a later one (in 32-bit
+    /// serial order) adds its difference to `rx_missed`, an earlier one (a
+    /// datagram queued before the last SO_MEMINFO reading) changes nothing.
+    fn saw_drops(&mut self, now: u32) {
+        let d = now.wrapping_sub(self.drops);
+        if d != 0 && d < 1 << 31 {
+            self.drops = now;
+            self.stats.rx_missed += u64::from(d);
+        }
+    }
+
+    /// The socket's drop count now (SO_MEMINFO), if the kernel tells it.
+    fn socket_drops(&self) -> Option<u32> {
+        let mut mem = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+        let mut len = size_of_val(&mem) as libc::socklen_t;
+        // SAFETY: `mem` is writable storage of `len` bytes; the kernel
+        // writes at most that many.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_MEMINFO,
+                mem.as_mut_ptr().cast::<c_void>(),
+                &mut len,
+            )
+        };
+        (r == 0 && len as usize == size_of_val(&mem)).then(|| mem[libc::SK_MEMINFO_DROPS as usize])
     }
 
     /// Whether this port can send to `dst` (a 6- or 18-byte native of a
@@ -511,17 +567,17 @@ impl Port for UdpPort {
             h.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             h.msg_hdr.msg_iov = &raw mut rx.iov[i];
             h.msg_hdr.msg_iovlen = 1;
-            h.msg_hdr.msg_control = core::ptr::null_mut();
-            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_control = rx.control[i].as_mut_ptr().cast::<c_void>();
+            h.msg_hdr.msg_controllen = size_of::<Control>();
             h.msg_hdr.msg_flags = 0;
             h.msg_len = 0;
         }
         let mut tries = 0;
         let got = loop {
-            // SAFETY: the first `n` headers point at live iovecs and socket
-            // address storage in `rx`, and the iovecs at the writable tails
-            // of `n` buffers owned by `self.armed`, none of which move or
-            // are dropped during the call.
+            // SAFETY: the first `n` headers point at live iovecs, socket
+            // address storage and control buffers in `rx`, and the iovecs at
+            // the writable tails of `n` buffers owned by `self.armed`, none
+            // of which move or are dropped during the call.
             let r = unsafe {
                 libc::recvmmsg(
                     self.fd.as_raw_fd(),
@@ -553,6 +609,7 @@ impl Port for UdpPort {
         }
         self.stats.rx_calls += 1;
         self.stats.rx_packets += got as u64;
+        let mut drops = None;
         for i in 0..got {
             let h = &rx.hdrs[i];
             let b = &mut self.armed[i];
@@ -565,8 +622,14 @@ impl Port for UdpPort {
             }
             let src = read_sockaddr(&rx.names[i]).map_or(NativeAddr::NONE, native_of);
             b.set_native_src(src);
+            if h.msg_hdr.msg_controllen != 0 {
+                drops = rxq_ovfl(&h.msg_hdr).or(drops);
+            }
         }
         out.extend(self.armed.drain(..got));
+        if let Some(d) = drops {
+            self.saw_drops(d);
+        }
     }
 
     fn tx_burst(&mut self, pkts: &mut Burst<HeapBuf>) -> usize {
@@ -732,6 +795,47 @@ impl Port for UdpPort {
     fn wait_fd(&self) -> Option<BorrowedFd<'_>> {
         Some(self.fd.as_fd())
     }
+
+    /// Bytes: the datagrams' as received (after truncation) and as sent;
+    /// `rx_missed`: the socket's drops ([`UdpStats::rx_missed`], read now
+    /// with one `getsockopt`); `tx_link_errors`: datagrams the kernel or
+    /// the port refused ([`UdpStats::tx_errors`]).
+    fn link_stats(&mut self) -> LinkStats {
+        if let Some(d) = self.socket_drops() {
+            self.saw_drops(d);
+        }
+        LinkStats {
+            rx_bytes: self.stats.rx_bytes,
+            tx_bytes: self.stats.tx_bytes,
+            rx_missed: self.stats.rx_missed,
+            tx_link_errors: self.stats.tx_errors,
+            ..LinkStats::default()
+        }
+    }
+}
+
+/// The socket's drop count a received message carries (SO_RXQ_OVFL), if
+/// any: the kernel adds it once the socket has dropped datagrams.
+fn rxq_ovfl(h: &libc::msghdr) -> Option<u32> {
+    // SAFETY: CMSG_LEN is arithmetic on its argument.
+    let need = unsafe { libc::CMSG_LEN(size_of::<u32>() as u32) } as usize;
+    // SAFETY: `h` is a header the kernel filled in: its control buffer is
+    // `msg_controllen` valid bytes holding whole cmsghdrs, which the CMSG
+    // macros walk without reading past it; a data word is read only from a
+    // header long enough to hold it.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET
+                && (*c).cmsg_type == libc::SO_RXQ_OVFL
+                && (*c).cmsg_len as usize >= need
+            {
+                return Some(libc::CMSG_DATA(c).cast::<u32>().read_unaligned());
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 /// Finds `n` distinct free UDP ports on 127.0.0.1 for other processes (or

@@ -2,7 +2,8 @@
 //! only; otherwise `testkit::skip`): bursts both ways, padding of short
 //! frames, native sources, broadcast, the EtherType filter against other
 //! traffic, transmit-ring full, bad lengths, pool exhaustion, reopening,
-//! and a port inside a network namespace.
+//! a port inside a network namespace, and the link's counters (the frames
+//! a full receive ring dropped, bytes, unsendable packets).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -500,6 +501,125 @@ fn a_port_inside_a_network_namespace() {
     drop((a, b));
     drop(veth);
     drop(ns);
+}
+
+/// Takes every frame waiting on `port` (none held); returns how many.
+fn drain(port: &mut AfPacketPort) -> u64 {
+    let mut n = 0;
+    loop {
+        let mut burst = Burst::new();
+        port.rx_burst(&mut burst);
+        if burst.is_empty() {
+            return n;
+        }
+        n += burst.len() as u64;
+        port.recycle_burst(&mut burst);
+    }
+}
+
+/// A flood into a receive ring of 4 frames that the port does not read,
+/// the receiving end in a network namespace of its own: the kernel drops
+/// what the ring cannot hold, and every frame sent is then either received
+/// or counted by the link as missed (PACKET_STATISTICS), exactly; the
+/// bytes both ways are the frames' (Ethernet header included).
+#[test]
+fn frames_the_full_ring_dropped_are_counted_by_the_link() {
+    let test = "ports::af_packet::frames_the_full_ring_dropped_are_counted_by_the_link";
+    if !can_run(test) {
+        return;
+    }
+    if !testkit::netns_available() {
+        testkit::skip(test, "needs ip netns");
+        return;
+    }
+    let ns = Netns::new("mwn").expect("netns");
+    let veth = VethPair::new("mwd").expect("veth");
+    veth.move_to(&veth.b.clone(), &ns).expect("move b");
+    wait_up(&veth.a);
+    let mut a = AfPacketPort::open(AfPacketConfig::new(&veth.a)).expect("open a");
+    let bname = veth.b.clone();
+    let mut b = in_netns(&ns, move || {
+        let mut c = AfPacketConfig::new(&bname);
+        c.rx_frames = 4;
+        c.pool_size = 64;
+        AfPacketPort::open(c).expect("open b in netns")
+    });
+    let (_, rx_frames, _) = b.ring_geometry();
+    assert_eq!(rx_frames, 4);
+    let db = b.native_addr();
+    // The moved end comes up asynchronously: retry a first packet, then
+    // count from what both ends have seen so far.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        send(&mut a, db, &[payload(0, 8)]);
+        if recv(&mut b, 1, Duration::from_millis(100)).len() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no traffic into the namespace");
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    drain(&mut b);
+    let (a0, b0) = (a.link_stats(), b.link_stats());
+    let rx0 = b.stats().rx_packets;
+
+    // 300 frames of 14 + 100 bytes, fewer than the kernel's backlog of
+    // 1000 per CPU: nothing is lost before the socket.
+    const LEN: usize = 100;
+    let pkts: Vec<Vec<u8>> = (0..300).map(|i| payload(i, LEN)).collect();
+    for chunk in pkts.chunks(BURST) {
+        send(&mut a, db, chunk);
+    }
+    let sent = pkts.len() as u64;
+    let frame = (ETH_HLEN + LEN) as u64;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (received, link) = loop {
+        drain(&mut b);
+        let l = b.link_stats();
+        let received = b.stats().rx_packets - rx0;
+        if received + (l.rx_missed - b0.rx_missed) >= sent || Instant::now() > deadline {
+            break (received, l);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let missed = link.rx_missed - b0.rx_missed;
+    assert!(missed > 0, "the ring overflowed");
+    assert_eq!(received + missed, sent, "received or missed, exactly");
+    assert_eq!(link.rx_bytes - b0.rx_bytes, received * frame);
+    let la = a.link_stats();
+    assert_eq!(la.tx_bytes - a0.tx_bytes, sent * frame);
+    assert_eq!(la.tx_link_errors, 0);
+    assert_eq!(link.rx_link_errors + link.rx_no_buffer, 0);
+    assert_eq!(
+        b.link_stats().rx_missed,
+        link.rx_missed,
+        "accumulated, not reset"
+    );
+    drop((a, b));
+    drop(veth);
+    drop(ns);
+}
+
+/// A packet the interface cannot carry (longer than its MTU) is taken off
+/// the burst and counted as the link's transmit error; short frames are
+/// counted at their padded length.
+#[test]
+fn unsendable_packets_are_link_transmit_errors() {
+    let Some(mut l) = link("ports::af_packet::unsendable_packets_are_link_transmit_errors") else {
+        return;
+    };
+    let dst = l.b.native_addr();
+    let too_long = payload(1, l.a.mtu() + 1);
+    let mut burst = burst_for(&mut l.a, dst, &[payload(0, 10), too_long]);
+    assert_eq!(l.a.tx_burst(&mut burst), 2);
+    assert_eq!(recv(&mut l.b, 1, Duration::from_secs(2)).len(), 1);
+    let la = l.a.link_stats();
+    assert_eq!(la.tx_link_errors, 1);
+    assert_eq!(la.tx_bytes, ETH_ZLEN as u64, "padded to 60 bytes");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while l.b.link_stats().rx_bytes < ETH_ZLEN as u64 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(l.b.link_stats().rx_bytes, ETH_ZLEN as u64);
 }
 
 /// A rough rate on a veth pair, one thread sending and receiving bursts of

@@ -6,7 +6,8 @@
 //! transmission, queue ownership, one EAL per process, and how a device's
 //! frames are spread over several workers (flow rules refused by the
 //! vdevs: one worker owns each port's receive queues, every worker has a
-//! transmit queue).
+//! transmit queue), and the device's counters as the link's (bytes and
+//! `rx_nombuf` over a pcap vdev, reported by one port of a device).
 //!
 //! EAL is initialised once per test process (`Eal::init` keeps the first
 //! outcome); every test of this file uses the same arguments. Without the
@@ -27,7 +28,7 @@ mod with_dpdk {
 
     use ports::dpdk::sys;
     use ports::dpdk::{
-        DeviceSpec, DpdkError, DpdkPort, ETHERTYPE_MW, Eal, Ethdev, Mbuf, RX_ERROR_FLAGS,
+        DeviceSpec, DpdkError, DpdkPort, ETH_HLEN, ETHERTYPE_MW, Eal, Ethdev, Mbuf, RX_ERROR_FLAGS,
         RX_FLAGS_MASK, RawQueue, RxSpread, Spread, StartOptions, ring_pair,
     };
     use ports::{BURST, Burst, PacketBuf, Port};
@@ -775,5 +776,158 @@ mod with_dpdk {
                 why: "one worker".into()
             }
         );
+    }
+    /// Writes a classic pcap (little-endian, µs, Ethernet) of `frames`.
+    fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
+        let mut d = Vec::new();
+        d.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        d.extend_from_slice(&2u16.to_le_bytes());
+        d.extend_from_slice(&4u16.to_le_bytes());
+        d.extend_from_slice(&[0; 8]);
+        d.extend_from_slice(&65535u32.to_le_bytes());
+        d.extend_from_slice(&1u32.to_le_bytes());
+        for (i, f) in frames.iter().enumerate() {
+            d.extend_from_slice(&(i as u32).to_le_bytes());
+            d.extend_from_slice(&0u32.to_le_bytes());
+            d.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            d.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            d.extend_from_slice(f);
+        }
+        std::fs::write(path, d).unwrap();
+    }
+
+    /// The link's counters of a port are its device's: over a pcap vdev,
+    /// the bytes of the frames received and transmitted, and the frames the
+    /// driver read but could not store for want of mbufs (`rx_nombuf`): the
+    /// packets are held here until the pool runs dry, and then every frame
+    /// of the file is received or counted so, exactly.
+    #[test]
+    fn the_link_counts_bytes_and_frames_without_buffers() {
+        let Some(eal) = eal("ports::dpdk_port::the_link_counts_bytes_and_frames_without_buffers")
+        else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        let dir = std::env::temp_dir();
+        let rx = dir.join(format!("mwrouter-link-rx-{}.pcap", std::process::id()));
+        let tx = dir.join(format!("mwrouter-link-tx-{}.pcap", std::process::id()));
+        const N: usize = 600;
+        const LEN: usize = 100;
+        let frames: Vec<Vec<u8>> = (0..N)
+            .map(|i| frame(ROUTER_MAC, HOST_MAC, ETHERTYPE_MW, &payload(i, LEN)))
+            .collect();
+        write_pcap(&rx, &frames);
+        let dev = eal
+            .create_vdev(
+                "net_pcap_link0",
+                &format!("rx_pcap={},tx_pcap={}", rx.display(), tx.display()),
+            )
+            .unwrap();
+        let devs = eal
+            .start_ports(
+                &[DeviceSpec::new(&dev).mac(ROUTER_MAC).rings(64, 64)],
+                &StartOptions {
+                    queues: 1,
+                    cache: 0,
+                    extra_mbufs: 0,
+                    ..StartOptions::default()
+                },
+            )
+            .expect("start the pcap port");
+        let mut port = devs[0].port(0).unwrap();
+        assert!(port.link_reporter());
+        let pool = port.pool().size() as usize;
+        assert!(pool < N, "a pool of {pool} runs dry");
+
+        // Hold every packet: once the pool is empty each read loses a
+        // frame of the file to rx_nombuf, until the file ends.
+        let mut held: Vec<Mbuf> = Vec::new();
+        let mut link = port.link_stats();
+        for _ in 0..4 * N {
+            let mut b = Burst::new();
+            port.rx_burst(&mut b);
+            held.extend(b.drain(..));
+            link = port.link_stats();
+            if held.len() as u64 + link.rx_no_buffer >= N as u64 {
+                break;
+            }
+        }
+        assert!(link.rx_no_buffer > 0, "the pool ran dry");
+        assert_eq!(held.len() as u64 + link.rx_no_buffer, N as u64);
+        assert_eq!(link.rx_bytes, held.len() as u64 * (ETH_HLEN + LEN) as u64);
+        assert_eq!(link.rx_bytes, port.stats().unwrap().ibytes);
+        assert_eq!(link.tx_bytes, 0);
+
+        // Transmit ten short packets: padded to 60 bytes on the wire.
+        held.truncate(10);
+        let mut out: Burst<Mbuf> = Burst::new();
+        for mut m in held.drain(..) {
+            m.trim(20);
+            assert!(port.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
+            out.push(m);
+        }
+        assert_eq!(port.tx_burst(&mut out), 10);
+        let link = port.link_stats();
+        assert_eq!(link.tx_bytes, 10 * 60);
+        assert_eq!(
+            (link.rx_missed, link.rx_link_errors, link.tx_link_errors),
+            (0, 0, 0)
+        );
+        drop((port, devs));
+        let _ = std::fs::remove_file(&rx);
+        let _ = std::fs::remove_file(&tx);
+    }
+
+    /// With several workers on one device only the port of transmit queue
+    /// 0 reports the device's counters, so that their sum counts them
+    /// once: what worker 1 sends on its queue of a pcap vdev (two queues)
+    /// is in worker 0's transmitted bytes.
+    #[test]
+    fn one_port_of_a_device_reports_its_counters() {
+        let Some(eal) = eal("ports::dpdk_port::one_port_of_a_device_reports_its_counters") else {
+            return;
+        };
+        ports::dpdk::register_thread();
+        let dir = std::env::temp_dir();
+        let path = |n: &str| dir.join(format!("mwrouter-linkq-{n}-{}.pcap", std::process::id()));
+        let files = [path("rx0"), path("rx1"), path("tx0"), path("tx1")];
+        write_pcap(&files[0], &[]);
+        write_pcap(&files[1], &[]);
+        let dev = eal
+            .create_vdev(
+                "net_pcap_linkq0",
+                &format!(
+                    "rx_pcap={},rx_pcap={},tx_pcap={},tx_pcap={}",
+                    files[0].display(),
+                    files[1].display(),
+                    files[2].display(),
+                    files[3].display()
+                ),
+            )
+            .unwrap();
+        let devs = eal
+            .start_ports(
+                &[DeviceSpec::new(&dev).mac(ROUTER_MAC).rings(64, 64)],
+                &two_workers(Spread::Auto),
+            )
+            .unwrap();
+        let mut w0 = devs[0].port_with(0..2, 0).unwrap();
+        let mut w1 = devs[0].port_with(0..0, 1).unwrap();
+        assert!(w0.link_reporter() && !w1.link_reporter());
+        let mut b = Burst::new();
+        for i in 0..5 {
+            let mut m = devs[0].pool().mbuf_from(&payload(i, 100)).unwrap();
+            assert!(w1.encap(&mut m, &NativeAddr::mac(HOST_MAC)));
+            b.push(m);
+        }
+        assert_eq!(w1.tx_burst(&mut b), 5);
+        let l0 = w0.link_stats();
+        assert_eq!(l0.tx_bytes, 5 * (ETH_HLEN + 100) as u64);
+        assert_eq!(l0, w0.stats().unwrap().link());
+        assert_eq!(w1.link_stats(), rrp::LinkStats::default());
+        drop((w0, w1, devs));
+        for f in &files {
+            let _ = std::fs::remove_file(f);
+        }
     }
 }

@@ -8,7 +8,7 @@ use rrp::{Address, PortId};
 
 use crate::attr::{
     ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour, NodeDescription,
-    NodeInfo, PortCounters, PortInfo, RouteEntry, SmInfo, lrt_block,
+    NodeInfo, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, lrt_block,
 };
 use crate::wire::{MadRepr, MgmtClass, Status};
 
@@ -239,6 +239,18 @@ impl Agent {
                     PortCounters::emit,
                 )
             }
+            PortCountersExtended::ID if class == MgmtClass::PERF => {
+                let p = port_arg(m, req.modifier)?;
+                let counters = m.link_counters(p).ok_or(Status::METHOD_ATTR_UNSUPPORTED)?;
+                emit(
+                    class,
+                    &PortCountersExtended {
+                        port_select: p.index() as u8,
+                        counters,
+                    },
+                    PortCountersExtended::emit,
+                )
+            }
             _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
         }
     }
@@ -298,6 +310,13 @@ impl Agent {
             }
             PortCounters::ID if req.class == MgmtClass::PERF => {
                 let p = port_arg(m, req.modifier)?;
+                m.clear_counters(p)?;
+            }
+            PortCountersExtended::ID if req.class == MgmtClass::PERF => {
+                let p = port_arg(m, req.modifier)?;
+                if m.link_counters(p).is_none() {
+                    return Err(Status::METHOD_ATTR_UNSUPPORTED);
+                }
                 m.clear_counters(p)?;
             }
             _ => return Err(Status::METHOD_ATTR_UNSUPPORTED),

@@ -66,6 +66,14 @@ pub trait Managed {
     /// A port's counters in `PortCounters` order (docs/management.md).
     fn counters(&self, port: PortId) -> Option<Vec<u64>>;
 
+    /// A port's link counters in `PortCountersExtended` order
+    /// (docs/management.md); `None` where the node does not count them
+    /// (then it has no PortCountersExtended: the agent answers 0x000C).
+    fn link_counters(&self, port: PortId) -> Option<Vec<u64>> {
+        let _ = port;
+        None
+    }
+
     /// The FIB entry of `dst` on ingress `port` (routers; `None` otherwise).
     fn route(&self, port: PortId, dst: Address) -> Option<FibEntry>;
 

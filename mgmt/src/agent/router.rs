@@ -7,7 +7,7 @@ use rrp::counters::CounterSet;
 use rrp::router::{FibEntry, Next, Router};
 use rrp::{Address, LinkKind, NativeAddr, PortId, PortStats};
 
-use crate::attr::{PathRecord, PortCounters, PortInfo};
+use crate::attr::{PathRecord, PortCounters, PortCountersExtended, PortInfo};
 use crate::wire::Status;
 
 use super::{LrtItem, Managed, PortFacts, Time};
@@ -36,6 +36,19 @@ pub struct RouterNode<'a, C: CounterSource + ?Sized> {
     pub counters: &'a C,
 }
 
+impl<C: CounterSource + ?Sized> RouterNode<'_, C> {
+    /// Port `port`'s counters named `names`: PortCounters and
+    /// PortCountersExtended carry their counters by their slot names (the
+    /// port's counter set has more: docs/management.md "PortCounters").
+    fn named(&self, port: PortId, names: &[&str]) -> Option<Vec<u64>> {
+        if port.index() >= self.ports() {
+            return None;
+        }
+        let c = self.counters.counters(port)?;
+        Some(names.iter().map(|n| c.get(n).unwrap_or(0)).collect())
+    }
+}
+
 impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
     fn ports(&self) -> usize {
         self.router.config().hrs.len()
@@ -62,18 +75,13 @@ impl<C: CounterSource + ?Sized> Managed for RouterNode<'_, C> {
     }
 
     fn counters(&self, port: PortId) -> Option<Vec<u64>> {
-        if port.index() >= self.ports() {
-            return None;
-        }
-        // PortCounters carries its counters by their slot names (the
-        // port's counter set has more: docs/management.md "PortCounters").
-        let c = self.counters.counters(port)?;
-        Some(
-            PortCounters::NAMES
-                .iter()
-                .map(|n| c.get(n).unwrap_or(0))
-                .collect(),
-        )
+        self.named(port, &PortCounters::NAMES)
+    }
+
+    /// The link's counters, which the box counts for every port
+    /// (docs/stats.md "The link's counters").
+    fn link_counters(&self, port: PortId) -> Option<Vec<u64>> {
+        self.named(port, &PortCountersExtended::NAMES)
     }
 
     fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {

@@ -3,8 +3,8 @@
 
 use crate::attr::{
     AddressRecord, AddressTable, ClassPortInfo, FibBlock, LrtBlock, McGroupRecord, McMemberRecord,
-    Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters, PortInfo,
-    RouteEntry, SmInfo, SourceRoute, name,
+    Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters,
+    PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -23,6 +23,8 @@ pub enum Attribute {
     NodeInfo(NodeInfo),
     /// PortCounters (0x0012).
     PortCounters(PortCounters),
+    /// PortCountersExtended (0x001D).
+    PortCountersExtended(PortCountersExtended),
     /// PortInfo (0x0015).
     PortInfo(PortInfo),
     /// SMInfo (0x0020).
@@ -75,6 +77,11 @@ impl Attribute {
                 _ => {}
             }
         }
+        if class.0 == MgmtClass::PERF.0 && id == PortCountersExtended::ID {
+            return Ok(Some(Attribute::PortCountersExtended(
+                PortCountersExtended::parse(area)?,
+            )));
+        }
         if class.0 == MgmtClass::VENDOR_TRACE.0 && id == SourceRoute::ID {
             return Ok(Some(Attribute::SourceRoute(SourceRoute::parse(area)?)));
         }
@@ -102,6 +109,7 @@ impl Attribute {
             Attribute::NodeDescription(_) => NodeDescription::ID,
             Attribute::NodeInfo(_) => NodeInfo::ID,
             Attribute::PortCounters(_) => PortCounters::ID,
+            Attribute::PortCountersExtended(_) => PortCountersExtended::ID,
             Attribute::PortInfo(_) => PortInfo::ID,
             Attribute::SmInfo(_) => SmInfo::ID,
             Attribute::RouteEntry(_) => RouteEntry::ID,
@@ -125,6 +133,7 @@ impl Attribute {
             Attribute::NodeDescription(a) => a.emit(area),
             Attribute::NodeInfo(a) => a.emit(area),
             Attribute::PortCounters(a) => a.emit(area),
+            Attribute::PortCountersExtended(a) => a.emit(area),
             Attribute::PortInfo(a) => a.emit(area),
             Attribute::SmInfo(a) => a.emit(area),
             Attribute::RouteEntry(a) => a.emit(area),

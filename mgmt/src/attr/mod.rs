@@ -18,6 +18,7 @@ pub mod node_record;
 pub mod notice;
 pub mod path_record;
 pub mod port_counters;
+pub mod port_counters_extended;
 pub mod port_info;
 pub mod route_entry;
 pub mod sm_info;
@@ -37,6 +38,7 @@ pub use node_record::NodeRecord;
 pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange, RtLimit};
 pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
+pub use port_counters_extended::PortCountersExtended;
 pub use port_info::PortInfo;
 pub use route_entry::RouteEntry;
 pub use sm_info::SmInfo;
@@ -49,7 +51,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::wire::MgmtClass;
 
 /// The name of attribute `id` in `class` (docs/management.md's table):
-/// ClassPortInfo in every class, PortCounters in Perf, the others in Subn
+/// ClassPortInfo in every class, PortCounters and PortCountersExtended in
+/// Perf, the others in Subn
 /// and SubnDR; `None` for anything else.
 pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
     if id == ClassPortInfo::ID {
@@ -73,10 +76,10 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
         };
     }
     if class.0 == MgmtClass::PERF.0 {
-        return if id == PortCounters::ID {
-            Some("PortCounters")
-        } else {
-            None
+        return match id {
+            PortCounters::ID => Some("PortCounters"),
+            PortCountersExtended::ID => Some("PortCountersExtended"),
+            _ => None,
         };
     }
     if !class.is_smp() {
@@ -154,6 +157,8 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN, 0x0011), Some("NodeInfo"));
         assert_eq!(name(MgmtClass::SUBN_DR, 0x0015), Some("PortInfo"));
         assert_eq!(name(MgmtClass::PERF, 0x0012), Some("PortCounters"));
+        assert_eq!(name(MgmtClass::PERF, 0x001D), Some("PortCountersExtended"));
+        assert_eq!(name(MgmtClass::SUBN, 0x001D), None);
         assert_eq!(name(MgmtClass::PERF, 0x0011), None);
         assert_eq!(name(MgmtClass::SUBN, 0x0012), None);
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 1), Some("ClassPortInfo"));

@@ -128,44 +128,78 @@ impl PortCounters {
 
     /// Reads the attribute area: PortSelect, N, then N counters.
     pub fn parse(area: &[u8]) -> Result<Self> {
-        need(area, field::COUNTERS, "port_counters")?;
-        let n = area[field::COUNTER_COUNT] as usize;
-        let len = field::COUNTERS + 8 * n;
-        if area.len() < len {
-            return Err(Error::truncated(
-                "port_counters.counters",
-                field::COUNTERS,
-                8 * n,
-                area.len() - field::COUNTERS,
-            ));
-        }
+        let (port_select, counters) = parse_counters(area, &FIELDS)?;
         Ok(PortCounters {
-            port_select: area[field::PORT_SELECT],
-            counters: (0..n)
-                .map(|i| be64(area, field::COUNTERS + 8 * i))
-                .collect(),
+            port_select,
+            counters,
         })
     }
 
     /// Writes the attribute into `area`, zeroing the rest. Refuses more
     /// counters than the area holds (or than N can count).
     pub fn emit(&self, area: &mut [u8]) -> Result<()> {
-        let n = self.counters.len();
-        if n > u8::MAX as usize {
-            return Err(Error::new(
-                ErrorKind::BadValue("more than 255 counters"),
-                "port_counters.counter_count",
-                field::COUNTER_COUNT,
-            ));
-        }
-        prepare(area, field::COUNTERS + 8 * n, "port_counters")?;
-        area[field::PORT_SELECT] = self.port_select;
-        area[field::COUNTER_COUNT] = n as u8;
-        for (i, c) in self.counters.iter().enumerate() {
-            put64(area, field::COUNTERS + 8 * i, *c);
-        }
-        Ok(())
+        emit_counters(area, self.port_select, &self.counters, &FIELDS)
     }
+}
+
+/// The names errors give the parts of a layout of counters: the area, N,
+/// the counters.
+pub(crate) struct CounterFields {
+    pub(crate) area: &'static str,
+    pub(crate) count: &'static str,
+    pub(crate) counters: &'static str,
+}
+
+const FIELDS: CounterFields = CounterFields {
+    area: "port_counters",
+    count: "port_counters.counter_count",
+    counters: "port_counters.counters",
+};
+
+/// Reads PortSelect, N and N 64-bit counters ([`field`]): PortCounters'
+/// layout, which PortCountersExtended shares.
+pub(crate) fn parse_counters(area: &[u8], names: &CounterFields) -> Result<(u8, Vec<u64>)> {
+    need(area, field::COUNTERS, names.area)?;
+    let n = area[field::COUNTER_COUNT] as usize;
+    let len = field::COUNTERS + 8 * n;
+    if area.len() < len {
+        return Err(Error::truncated(
+            names.counters,
+            field::COUNTERS,
+            8 * n,
+            area.len() - field::COUNTERS,
+        ));
+    }
+    Ok((
+        area[field::PORT_SELECT],
+        (0..n)
+            .map(|i| be64(area, field::COUNTERS + 8 * i))
+            .collect(),
+    ))
+}
+
+/// Writes what [`parse_counters`] reads, zeroing the rest of `area`.
+pub(crate) fn emit_counters(
+    area: &mut [u8],
+    port_select: u8,
+    counters: &[u64],
+    names: &CounterFields,
+) -> Result<()> {
+    let n = counters.len();
+    if n > u8::MAX as usize {
+        return Err(Error::new(
+            ErrorKind::BadValue("more than 255 counters"),
+            names.count,
+            field::COUNTER_COUNT,
+        ));
+    }
+    prepare(area, field::COUNTERS + 8 * n, names.area)?;
+    area[field::PORT_SELECT] = port_select;
+    area[field::COUNTER_COUNT] = n as u8;
+    for (i, c) in counters.iter().enumerate() {
+        put64(area, field::COUNTERS + 8 * i, *c);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -44,6 +44,10 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
         self.node.counters(port)
     }
 
+    fn link_counters(&self, port: PortId) -> Option<Vec<u64>> {
+        self.node.link_counters(port)
+    }
+
     fn route(&self, port: PortId, dst: Address) -> Option<FibEntry> {
         self.node.route(port, dst)
     }

@@ -21,11 +21,13 @@ mod declare;
 mod group;
 #[cfg(feature = "serde")]
 pub mod json;
+mod link;
 mod port;
 mod shared;
 
 pub use bytemuck;
 pub use group::GroupStats;
+pub use link::LinkStats;
 pub use port::PortStats;
 pub use shared::SharedCounters;
 
@@ -213,7 +215,7 @@ mod tests {
     fn port_stats_slots_follow_the_declaration() {
         assert_eq!(
             PortStats::SLOTS,
-            10 + DropReason::COUNT + 4 * crate::PuntClass::COUNT
+            10 + DropReason::COUNT + 4 * crate::PuntClass::COUNT + 6
         );
         let slots: usize = PortStats::FIELDS.iter().map(Field::slots).sum();
         assert_eq!(slots, PortStats::SLOTS);

@@ -7,7 +7,9 @@ use crate::{DropCounts, DropReason, PuntCounts};
 crate::counter_set! {
     /// The counters of one port. Accounting, at quiescence: `received =
     /// forwarded + dropped (every reason) + punted`; packets the control
-    /// plane injects and the notices sent to it are counted apart.
+    /// plane injects and the notices sent to it are counted apart, and so
+    /// are the link's own counters (the last six, [`LinkStats`](super::LinkStats)):
+    /// its bytes, and what it lost before the port received it.
     pub struct PortStats in "port" {
         /// Packets received on the port.
         pub received: u64 => counter "received_packets",
@@ -39,6 +41,18 @@ crate::counter_set! {
         pub punt_full_by_class: PuntCounts => counter "punt_full_dropped_packets" by "class",
         /// Packets for this box dropped because their source was over its share of its punt class's budget, by class (their sum is `dropped.punt-source`).
         pub punt_source_by_class: PuntCounts => counter "punt_source_dropped_packets" by "class",
+        /// Bytes the port's link received, counted below the port (whole frames on Ethernet, datagrams on UDP; docs/backends.md "The link's counters"), frames the port then refused included.
+        pub rx_bytes: u64 => counter "received_bytes",
+        /// Bytes the port's link transmitted, counted below the port (whole frames on Ethernet, datagrams on UDP).
+        pub tx_bytes: u64 => counter "transmitted_bytes",
+        /// Packets the kernel or the device dropped before the port read them (socket buffer, packet ring or receive queue full); never in `received`.
+        pub rx_missed: u64 => counter "rx_missed_packets",
+        /// Packets the device could not store for want of receive buffers; never in `received`.
+        pub rx_no_buffer: u64 => counter "rx_no_buffer_packets",
+        /// Packets the device received with errors (a bad FCS, a frame too long) and dropped; never in `received`.
+        pub rx_link_errors: u64 => counter "rx_link_error_packets",
+        /// Packets the port took for transmission that the link did not send (the device failed them, or the kernel refused them); they are in `transmitted`.
+        pub tx_link_errors: u64 => counter "tx_link_error_packets",
     }
 }
 

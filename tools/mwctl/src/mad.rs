@@ -11,7 +11,7 @@ use admin::mad::{DrHop, MadAnswer, MadMethod, MadQuery};
 use admin::proto::Command;
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
-use mgmt::attr::PortCounters;
+use mgmt::attr::{PortCounters, PortCountersExtended};
 use rrp::Address;
 use serde_json::Value;
 
@@ -56,18 +56,18 @@ Examples:
 pub struct MadArgs {
     /// `[ADDR] get|set ATTRIBUTE [FIELD=VALUE ...]`: the node's address
     /// (none with --dr); get or set; the attribute (node_info,
-    /// node_description, port_info, port_counters or counters, sm_info,
-    /// class_port_info, route_entry, fib_block, lrt_block, or a number such
-    /// as 0x0015); for set, the fields to change (port_state=down, cost=5,
-    /// mtu=0x400).
+    /// node_description, port_info, port_counters or counters,
+    /// port_counters_extended or link_counters, sm_info, class_port_info,
+    /// route_entry, fib_block, lrt_block, or a number such as 0x0015); for
+    /// set, the fields to change (port_state=down, cost=5, mtu=0x400).
     #[arg(value_name = "WORDS", required = true)]
     pub words: Vec<String>,
-    /// The attribute modifier (the port for port_info and port_counters;
+    /// The attribute modifier (the port for port_info and the counters;
     /// port << 16 | address or block for route_entry, fib_block, lrt_block).
     #[arg(short = 'm', long, value_name = "N", value_parser = parse_u32)]
     pub modifier: Option<u32>,
     /// The class (subn, subn_dr, perf, trace, or a number); by default
-    /// perf for counters, subn_dr on a directed route, subn otherwise.
+    /// perf for the counters, subn_dr on a directed route, subn otherwise.
     #[arg(long)]
     pub class: Option<String>,
     /// The whole attribute area as hex: for set instead of fields, for get
@@ -224,12 +224,18 @@ pub fn render_answer(a: &MadAnswer) -> String {
         a.rtt_ms
     );
     match &a.fields {
-        Some(Value::Object(m)) if a.attribute_id == PortCounters::ID => {
+        Some(Value::Object(m))
+            if a.attribute_id == PortCounters::ID || a.attribute_id == PortCountersExtended::ID =>
+        {
             let values = m.get("counters").and_then(Value::as_array);
             let _ = writeln!(out, "  port_select  {}", cell(&m["port_select"]));
             for (i, v) in values.into_iter().flatten().enumerate() {
-                let name =
-                    PortCounters::name(i).map_or_else(|| format!("counter {i}"), str::to_string);
+                let name = if a.attribute_id == PortCounters::ID {
+                    PortCounters::name(i)
+                } else {
+                    PortCountersExtended::name(i)
+                };
+                let name = name.map_or_else(|| format!("counter {i}"), str::to_string);
                 let _ = writeln!(out, "  {name:24}  {}", cell(v));
             }
         }

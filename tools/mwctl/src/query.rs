@@ -9,7 +9,10 @@ use std::fmt::Write as _;
 use admin::mad::{MadAnswer, MadQuery};
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
-use mgmt::attr::{FibBlock, LrtBlock, NodeInfo, PortCounters, PortInfo, RouteEntry, lrt_block};
+use mgmt::attr::{
+    FibBlock, LrtBlock, NodeInfo, PortCounters, PortCountersExtended, PortInfo, RouteEntry,
+    lrt_block,
+};
 use mgmt::wire::MgmtClass;
 use rrp::{Address, LinkKind};
 use serde_json::Value;
@@ -28,6 +31,10 @@ pub enum QueryWhat {
     Portinfo,
     /// PortCounters of every port, or of --port (perfquery).
     Counters,
+    /// PortCountersExtended of every port, or of --port (perfquery -x):
+    /// the link's bytes and what it lost below the port.
+    #[value(alias = "extended")]
+    Link,
     /// The FIB of --port (default 0) over --from..--to, by FibBlock: the
     /// entries that route somewhere.
     Routes,
@@ -51,11 +58,12 @@ Examples:
   mwctl query 0x0110 nodeinfo
   mwctl query 0x0110 portinfo
   mwctl query 0x0110 counters -p 1
+  mwctl query 0x0110 link
   mwctl query 0x0110 routes -p 0 --from 0x0100 --to 0x01ff
   mwctl query --dr 0x0101/127.0.0.1:7001 nodeinfo")]
 pub struct QueryArgs {
     /// `[ADDR] WHAT`: the node's address (none with --dr) and what to read:
-    /// nodeinfo, portinfo, counters, routes, lrt, route.
+    /// nodeinfo, portinfo, counters, link, routes, lrt, route.
     #[arg(value_name = "WORDS", required = true)]
     pub words: Vec<String>,
     /// Only this port of the node.
@@ -203,6 +211,7 @@ pub fn query(c: &mut Client, args: &QueryArgs) -> Result<(Value, String), Client
         QueryWhat::Nodeinfo => node_info(c, &base),
         QueryWhat::Portinfo => port_info(c, args, &base),
         QueryWhat::Counters => counters(c, args, &base),
+        QueryWhat::Link => link(c, args, &base),
         QueryWhat::Routes => routes(c, args, &base),
         QueryWhat::Members => members(c, args, &base),
         QueryWhat::Path => path(c, args, &base),
@@ -371,6 +380,48 @@ fn counters(
         text.push_str(&drops);
     }
     Ok((Value::Array(rows), text))
+}
+
+/// `query link`: PortCountersExtended of every port (or `--port`): the
+/// link's bytes, and the packets it lost below the port each way
+/// (docs/stats.md "The link's counters").
+fn link(c: &mut Client, args: &QueryArgs, base: &MadQuery) -> Result<(Value, String), ClientError> {
+    let mut rows = Vec::new();
+    let mut t = Table::new(&["port", "rx_bytes", "tx_bytes", "rx_lost", "tx_lost"]);
+    t.right = vec![true; t.headers.len()];
+    for p in ports(c, args, base)? {
+        let (a, _) = ask(c, &get(base, PortCountersExtended::ID, u32::from(p)))?;
+        let f = fields(&ok(a)?);
+        let e = PortCountersExtended {
+            port_select: p,
+            counters: f["counters"]
+                .as_array()
+                .map(|v| v.iter().filter_map(Value::as_u64).collect())
+                .unwrap_or_default(),
+        };
+        let num = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |n| n.to_string());
+        t.row(vec![
+            p.to_string(),
+            num(e.rx_bytes()),
+            num(e.tx_bytes()),
+            num(e.rx_lost()),
+            num(e.tx_lost()),
+        ]);
+        let named: serde_json::Map<String, Value> = e
+            .counters
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (
+                    PortCountersExtended::name(i)
+                        .map_or_else(|| format!("counter{i}"), str::to_string),
+                    Value::from(*v),
+                )
+            })
+            .collect();
+        rows.push(serde_json::json!({"port": p, "counters": named}));
+    }
+    Ok((Value::Array(rows), t.render()))
 }
 
 /// `query routes`: the FIB of `--port` over `--from`..`--to`, by

@@ -29,6 +29,10 @@ const PORTS: &[&str] = &[
     "transmitted",
     "dropped",
     "strangers",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_lost",
+    "tx_lost",
 ];
 const LRT: &[&str] = &[
     "port", "hr", "address", "name", "native", "static", "router", "missed", "logical",
@@ -262,8 +266,9 @@ pub fn punt(p: &PuntInfo) -> String {
 /// `show counters`: one row per port, then drops by reason (the reasons
 /// that occurred).
 pub fn counters(rows: &[CounterRow]) -> String {
-    // Two tables, each within 80 columns: traffic, then what the control
-    // plane sent and was told.
+    // Four tables, each within 80 columns: traffic, what the control
+    // plane sent and was told, the link's own losses and its bytes
+    // (docs/stats.md "The link's counters").
     let mut t = Table::new(&[
         "port",
         "received",
@@ -283,6 +288,16 @@ pub fn counters(rows: &[CounterRow]) -> String {
         "strangers",
     ]);
     c.right = vec![true; c.headers.len()];
+    let mut l = Table::new(&[
+        "port",
+        "rx_missed",
+        "rx_no_buffer",
+        "rx_link_errors",
+        "tx_link_errors",
+    ]);
+    l.right = vec![true; l.headers.len()];
+    let mut b = Table::new(&["port", "rx_bytes", "tx_bytes"]);
+    b.right = vec![true; b.headers.len()];
     for r in rows {
         t.row(vec![
             num(u64::from(r.port.0)),
@@ -301,10 +316,26 @@ pub fn counters(rows: &[CounterRow]) -> String {
             num(r.notices_dropped),
             num(r.strangers),
         ]);
+        l.row(vec![
+            num(u64::from(r.port.0)),
+            num(r.rx_missed),
+            num(r.rx_no_buffer),
+            num(r.rx_link_errors),
+            num(r.tx_link_errors),
+        ]);
+        b.row(vec![
+            num(u64::from(r.port.0)),
+            num(r.rx_bytes),
+            num(r.tx_bytes),
+        ]);
     }
     let mut out = t.render();
     out.push('\n');
     out.push_str(&c.render());
+    out.push('\n');
+    out.push_str(&l.render());
+    out.push('\n');
+    out.push_str(&b.render());
     // Reasons in the order the daemon gives them (first row), then others.
     let drops: Vec<BTreeMap<String, u64>> = rows.iter().map(CounterRow::drops).collect();
     let mut reasons: Vec<&String> = Vec::new();
@@ -657,6 +688,12 @@ mod tests {
                     notices: big,
                     notices_dropped: big,
                     strangers: big,
+                    rx_bytes: big * 1000,
+                    tx_bytes: big * 1000,
+                    rx_missed: big,
+                    rx_no_buffer: big,
+                    rx_link_errors: big,
+                    tx_link_errors: big,
                     ..rrp::PortStats::default()
                 };
                 stats.dropped[rrp::DropReason::NoRoute] = big;
@@ -670,8 +707,8 @@ mod tests {
         let out = counters(&rows);
         fits_80("show counters", &out);
         let json = serde_json::to_value(&rows[0]).unwrap();
-        // The two tables of counters (the third is drops by reason).
-        for block in out.split("\n\n").take(2) {
+        // The four tables of counters (the fifth is drops by reason).
+        for block in out.split("\n\n").take(4) {
             let head = block.lines().next().unwrap();
             for h in head.split_whitespace() {
                 assert!(json.get(h).is_some(), "{h} is a field of --json: {json}");

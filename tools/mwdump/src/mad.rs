@@ -4,7 +4,7 @@
 
 use mgmt::attr::{
     Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortInfo, RouteEntry, SmInfo, SourceRoute,
+    PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::wire::mad::field::{ATTR_DATA, INITIAL_PATH, RETURN_PATH};
 use mgmt::wire::{Mad, MadRepr, Method, PathHop, mad_in};
@@ -161,7 +161,15 @@ pub fn fields(a: &Attribute) -> Fields {
             b.push("text", FieldValue::Text(t.clone()), Some(format!("{t:?}")));
         }
         Attribute::NodeInfo(n) => node_info(&mut b, n),
-        Attribute::PortCounters(p) => port_counters(&mut b, p),
+        Attribute::PortCounters(p) => {
+            counters(&mut b, p.port_select, &p.counters, &PortCounters::NAMES)
+        }
+        Attribute::PortCountersExtended(p) => counters(
+            &mut b,
+            p.port_select,
+            &p.counters,
+            &PortCountersExtended::NAMES,
+        ),
         Attribute::PortInfo(p) => port_info(&mut b, p),
         Attribute::SmInfo(s) => sm_info(&mut b, s),
         Attribute::RouteEntry(r) => route_entry(&mut b, r),
@@ -379,16 +387,17 @@ fn node_info(b: &mut B, n: &NodeInfo) {
     b.addr("local_port_address", n.local_port_address);
 }
 
-fn port_counters(b: &mut B, p: &PortCounters) {
-    b.num("port_select", p.port_select);
-    b.num("counter_count", p.counters.len() as u64);
-    let known = p.counters.len().min(PortCounters::COUNT);
+/// PortCounters and PortCountersExtended: the counters by their `names`.
+fn counters(b: &mut B, port_select: u8, counters: &[u64], names: &[&'static str]) {
+    b.num("port_select", port_select);
+    b.num("counter_count", counters.len() as u64);
+    let known = counters.len().min(names.len());
     let mut c = B::default();
-    for (name, v) in PortCounters::NAMES.iter().zip(&p.counters) {
+    for (name, v) in names.iter().zip(counters) {
         c.num(name, *v);
     }
     b.push("counters", FieldValue::Object(c.done()), None);
-    let extra = &p.counters[known..];
+    let extra = &counters[known..];
     if !extra.is_empty() {
         let t: Vec<String> = extra.iter().map(u64::to_string).collect();
         b.push(

@@ -141,6 +141,16 @@ fn counters_and_traps() {
     assert_eq!(f["counters"]["dropped.no-route"], 7);
     assert_eq!(f["counters"].as_object().unwrap().len(), 21);
 
+    let v = one(&wrapped("perf-getresp-port-counters-extended.hex"));
+    assert_eq!(v["mad"]["attribute_name"], "PortCountersExtended");
+    let f = &v["mad"]["fields"];
+    assert_eq!(f["port_select"], 1);
+    assert_eq!(f["counter_count"], 6);
+    assert_eq!(f["counters"]["rx_bytes"], 0x0000_0001_2345_6789u64);
+    assert_eq!(f["counters"]["rx_missed"], 12);
+    assert_eq!(f["counters"]["tx_link_errors"], 1);
+    assert_eq!(f["counters"].as_object().unwrap().len(), 6);
+
     let v = one(&wrapped("subn-trap-bad-mkey.hex"));
     let m = &v["mad"];
     assert_eq!(m["method_name"], "Trap");

@@ -980,6 +980,10 @@ fn mad_packets() -> Vec<Vec<u8>> {
         .emit(&mut m.data)
         .unwrap();
     out.push(mad_packet(Address(0x0101), Address(0x0122), &m.to_bytes().unwrap()).unwrap());
+    let mad: [u8; 256] = vector("perf-getresp-port-counters-extended.hex")
+        .try_into()
+        .expect("a 256-byte MAD");
+    out.push(mad_packet(Address(0x0101), Address(0x0111), &mad).unwrap());
     out
 }
 

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::ptr;
 
 use dpdk_sys as sys;
-use rrp::{LinkKind, NativeAddr};
+use rrp::{LinkKind, LinkStats, NativeAddr};
 
 use super::eal::DpdkError;
 use super::ethdev::{BROADCAST, ETH_HLEN, ETHERTYPE_MW, ETHERTYPE_VLAN, Ethdev, MIN_FRAME};
@@ -305,6 +305,13 @@ impl DpdkPort {
         self.dev.stats()
     }
 
+    /// Whether this port reports the device's counters in
+    /// [`Port::link_stats`]: the port of transmit queue 0 (every worker
+    /// transmits on a queue of its own, worker 0 on queue 0).
+    pub fn link_reporter(&self) -> bool {
+        self.queue == 0
+    }
+
     /// How this port makes multicast replicas.
     pub fn replication(&self) -> Replication {
         self.dev.0.replication
@@ -555,5 +562,20 @@ impl Port for DpdkPort {
 
     fn link_kind(&self) -> LinkKind {
         LinkKind::Ethernet
+    }
+
+    /// The device's counters (`rte_eth_stats_get`: no system call, but
+    /// driver work, a register read per counter on some NICs) on the port
+    /// of transmit queue 0 and zeros on the others (one per worker), so
+    /// that the workers' sum counts the device once: `ibytes`, `obytes`,
+    /// `imissed`, `rx_nombuf`, `ierrors`, `oerrors`
+    /// ([`DpdkPort::link_reporter`]). Zeros when the driver fails the read.
+    fn link_stats(&mut self) -> LinkStats {
+        if !self.link_reporter() {
+            return LinkStats::default();
+        }
+        self.dev
+            .stats()
+            .map_or_else(|_| LinkStats::default(), |s| s.link())
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dpdk_sys as sys;
+use rrp::LinkStats;
 
 use super::eal::{DpdkError, rc_error};
 use super::ethdev::Ethdev;
@@ -78,6 +79,22 @@ pub struct EthdevStats {
     /// Multicast replicas made as copies (copying ports, packets shorter
     /// than [`CHAIN_MIN_LEN`](super::CHAIN_MIN_LEN), or a chain pool ran empty).
     pub replicas_copied: u64,
+}
+
+impl EthdevStats {
+    /// The device's counters as the link's counters of a port
+    /// ([`crate::Port::link_stats`]): `ibytes`, `obytes`, `imissed`,
+    /// `rx_nombuf`, `ierrors`, `oerrors`.
+    pub fn link(&self) -> LinkStats {
+        LinkStats {
+            rx_bytes: self.ibytes,
+            tx_bytes: self.obytes,
+            rx_missed: self.imissed,
+            rx_no_buffer: self.rx_nombuf,
+            rx_link_errors: self.ierrors,
+            tx_link_errors: self.oerrors,
+        }
+    }
 }
 
 impl Ethdev {
