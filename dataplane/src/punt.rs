@@ -83,12 +83,19 @@ pub struct Injection {
 }
 
 /// A token bucket on a clock in nanoseconds: `rate` per second, bursts of `burst`.
+///
+/// A refused event costs a subtraction and a comparison: an empty bucket
+/// refuses without arithmetic until a token's time has passed, so that a
+/// flood is dropped cheaply; the refill (a 128-bit division) runs at most
+/// `rate` times a second.
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimit {
     rate: u64,
     burst: u64,
     tokens: u64,
     last_ns: u64,
+    /// Nanoseconds one token takes (at least 1).
+    ns_per_token: u64,
 }
 
 impl RateLimit {
@@ -99,6 +106,7 @@ impl RateLimit {
             burst: burst.max(1),
             tokens: burst.max(1),
             last_ns: 0,
+            ns_per_token: (1_000_000_000 / rate.max(1)).max(1),
         }
     }
 
@@ -108,6 +116,21 @@ impl RateLimit {
         if self.rate == 0 {
             return true;
         }
+        if self.tokens == 0 && now_ns.saturating_sub(self.last_ns) < self.ns_per_token {
+            return false;
+        }
+        self.refill(now_ns);
+        if self.tokens > 0 {
+            self.tokens -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Adds the tokens the time since the last refill made.
+    #[inline]
+    fn refill(&mut self, now_ns: u64) {
         let dt = now_ns.saturating_sub(self.last_ns);
         let add = (dt as u128 * self.rate as u128 / 1_000_000_000) as u64;
         if add > 0 {
@@ -117,12 +140,6 @@ impl RateLimit {
             if self.tokens == self.burst {
                 self.last_ns = now_ns;
             }
-        }
-        if self.tokens > 0 {
-            self.tokens -= 1;
-            true
-        } else {
-            false
         }
     }
 }
@@ -172,6 +189,8 @@ pub const SOURCE_SHARE: u64 = 8;
 struct Seen {
     /// The second (`now_ns / 1e9`) the `[0]` counts are of.
     second: u64,
+    /// When that second ends (ns): a packet before it needs no division.
+    second_end_ns: u64,
     /// Packets offered in that second and in the one before.
     offered: [u64; 2],
     /// Of those, dropped.
@@ -182,15 +201,18 @@ struct Seen {
 }
 
 impl Seen {
-    /// Moves the counts on to `second`.
+    /// Moves the counts on to the second of `now_ns`.
     #[inline]
-    fn at(&mut self, second: u64) {
-        if second != self.second {
-            let carry = second == self.second + 1;
-            self.offered = [0, if carry { self.offered[0] } else { 0 }];
-            self.dropped = [0, if carry { self.dropped[0] } else { 0 }];
-            self.second = second;
+    fn at(&mut self, now_ns: u64) {
+        if now_ns < self.second_end_ns {
+            return;
         }
+        let second = now_ns / 1_000_000_000;
+        let carry = second == self.second + 1;
+        self.offered = [0, if carry { self.offered[0] } else { 0 }];
+        self.dropped = [0, if carry { self.dropped[0] } else { 0 }];
+        self.second = second;
+        self.second_end_ns = (second + 1) * 1_000_000_000;
     }
 
     /// (offered, dropped) a second as of `second`: the last full second's,
@@ -396,7 +418,7 @@ impl WorkerChannels {
         }
         let c = class as usize;
         let bucket = self.sources[c].bucket(&meta.native_src);
-        bucket.seen.at(now_ns / 1_000_000_000);
+        bucket.seen.at(now_ns);
         bucket.seen.offered[0] += 1;
         bucket.seen.native = meta.native_src;
         bucket.seen.port = meta.in_port;

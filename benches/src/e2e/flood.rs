@@ -321,7 +321,8 @@ pub fn run(env: &Env, mem: &Memory, o: &FloodOptions, rounds: &mut Vec<Round>) -
                 path_str(&rj),
                 "--quiet".into(),
             ]);
-            let mut generator = Proc::spawn("mwgen", cmd, &env.file(&format!("mwgen-{n}.log")), false)?;
+            let mut generator =
+                Proc::spawn("mwgen", cmd, &env.file(&format!("mwgen-{n}.log")), false)?;
             while generator.try_status()?.is_none() {
                 router
                     .check_running()
@@ -367,10 +368,7 @@ pub fn run(env: &Env, mem: &Memory, o: &FloodOptions, rounds: &mut Vec<Round>) -
                 flood_received: port_received(&after).saturating_sub(port_received(&before)),
                 flood_class,
                 routing_punted: routing[0],
-                hr_downs: (
-                    rrp_u64(&after, "hr_down"),
-                    rrp_u64(&buddy_stats, "hr_down"),
-                ),
+                hr_downs: (rrp_u64(&after, "hr_down"), rrp_u64(&buddy_stats, "hr_down")),
                 buddy_rts: (rts_after, rts_before),
             };
             println!("{}", row_text(&round, o.seconds));
@@ -483,7 +481,15 @@ mod tests {
             };
             assert_eq!(p.header.packet_type, want);
         }
-        assert!(Flood::Management.device(Path::new("/x.pcap")).contains("infinite_rx=1"));
-        assert!(Flood::None.device(Path::new("/x.pcap")).contains("infinite_rx=0"));
+        assert!(
+            Flood::Management
+                .device(Path::new("/x.pcap"))
+                .contains("infinite_rx=1")
+        );
+        assert!(
+            Flood::None
+                .device(Path::new("/x.pcap"))
+                .contains("infinite_rx=0")
+        );
     }
 }
