@@ -2075,6 +2075,7 @@ fn reload_live_changes() {
     new.timers.sweep_ms = 7000;
     new.limits.max_lrt = 100;
     new.rates.errors_global = 50;
+    new.rates.punt.request = rrp::PuntBudget::new(2000, 64);
     new.log.level = LogLevel::Debug;
     new.hrs[0].statics.push(StaticNode {
         groups: Vec::new(),
@@ -2110,6 +2111,7 @@ fn reload_live_changes() {
             "timers.hold_ms: 90000 -> 120000",
             "limits.max_lrt: 4096 -> 100",
             "rates.errors_global: 200 -> 50",
+            "rates.punt.request: { per_s = 10000, burst = 256 } -> { per_s = 2000, burst = 64 }",
             "log.level: \"info\" -> \"debug\"",
             "hr[0].static: added 0x0111; changed 0x0110",
             "hr[1].static: added 0x0112",

@@ -7,7 +7,8 @@
 //! records, and packets that are not MessageWay at all). During each round
 //! H0 sends 2,000 probes to H8 through ad at 400 pps. Every probe arrives;
 //! no router handles an HR-DOWN (nobody declared ad's HR down); the flood
-//! is counted in its class on ad's D port and its source named the
+//! is counted in its class on ad's D port (or as missed by the port, when
+//! the kernel dropped it before the port read it) and its source named the
 //! heaviest of the class; ad's admin socket keeps answering (its median
 //! answer within 100 ms); every port's accounting balances.
 
@@ -105,6 +106,15 @@ fn hr_downs(lab: &Lab) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// What the kernel dropped before ad's port `port` read it.
+fn rx_missed(lab: &Lab, port: usize) -> u64 {
+    let ad = lab.plan.routers.iter().find(|r| r.name == "ad").unwrap();
+    let s = mwctl(&ad.socket, &["stats"]).unwrap();
+    s["ports"][port]["rx_missed"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no rx_missed: {s}"))
+}
+
 /// ad's D port's packets of `class`, in all (punted or dropped).
 fn class_total(punt: &Value, port: usize, class: &str) -> u64 {
     let r = punt["classes"]
@@ -137,6 +147,7 @@ fn a_strangers_flood_of_each_kind_costs_its_class_only() {
 
     for round in rounds() {
         let punt_before = mwctl(&ad.socket, &["show", "punt"]).unwrap();
+        let missed_before = rx_missed(&lab, port);
         ok(h0
             .request(&json!({"cmd": "send", "dst": 0x0108, "count": PROBES, "rate_pps": 400, "wait": false}))
             .unwrap());
@@ -187,16 +198,19 @@ fn a_strangers_flood_of_each_kind_costs_its_class_only() {
             round.name
         );
 
-        // The flood is counted in its class on that port, and its source
-        // named the heaviest of the class.
+        // The flood is counted in its class on that port (what the
+        // kernel dropped before the port read it counted there too), and
+        // its source named the heaviest of the class.
         let punt_after = mwctl(&ad.socket, &["show", "punt"]).unwrap();
+        let missed = rx_missed(&lab, port) - missed_before;
         for ((_, class), n) in round.packets.iter().zip(&sent) {
             let Some(class) = class else { continue };
             let counted =
                 class_total(&punt_after, port, class) - class_total(&punt_before, port, class);
             assert!(
-                counted >= n / 2 && counted <= n + 1_000,
-                "{}: {counted} of {n} counted in {class}: {punt_after}",
+                // The class also has the SAN's own requests, a few a second.
+                counted <= n + 1_000 && counted + missed >= *n,
+                "{}: {counted} of {n} counted in {class}, {missed} missed by the port: {punt_after}",
                 round.name
             );
             let heaviest = punt_during["sources"]
