@@ -229,19 +229,7 @@ fn a_strangers_flood_of_each_kind_costs_its_class_only() {
     }
 
     assert_eq!(hr_downs(&lab), downs_before, "no HR-DOWN anywhere");
-    for r in &lab.plan.routers {
-        let s = mwctl(&r.socket, &["stats"]).unwrap();
-        for p in s["ports"].as_array().unwrap() {
-            let n = |k: &str| p[k].as_u64().unwrap();
-            assert_eq!(
-                n("received"),
-                n("forwarded") + n("dropped") + n("punted"),
-                "router {} port {}: {p}",
-                r.name,
-                p["port"]
-            );
-        }
-    }
+    common::accounting_balances(&lab);
     eprintln!("{}", report.join("\n"));
     lab.down().unwrap();
 }

@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod common;
+
 use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
 use mwlab::plan::{Plan, Wiring, lab_timers};
@@ -49,27 +51,6 @@ fn converged_as(file: &str, wiring: Wiring) -> (Lab, tempfile::TempDir) {
     )
     .unwrap();
     (lab, tmp)
-}
-
-/// received = forwarded + dropped + punted on every port of every live
-/// router (one consistent publication of each worker's counters).
-fn accounting_balances(lab: &Lab) {
-    for r in &lab.plan.routers {
-        if !lab.router_alive(&r.name) {
-            continue;
-        }
-        let s = mwctl(&r.socket, &["stats"]).unwrap();
-        for p in s["ports"].as_array().unwrap() {
-            let n = |k: &str| p[k].as_u64().unwrap();
-            assert_eq!(
-                n("received"),
-                n("forwarded") + n("dropped") + n("punted"),
-                "router {} port {}: {p}",
-                r.name,
-                p["port"]
-            );
-        }
-    }
 }
 
 /// Runs `mwlab demo --json ARGS`; checks that it exits 0 with every step
@@ -162,7 +143,7 @@ fn appendix_b_converges_to_the_simulators_routes_without_loops() {
         p.routers.ends_with(&["ad".to_string(), "de".to_string()]),
         "{p:?}"
     );
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 
@@ -226,7 +207,7 @@ fn a_router_port_down_and_up_with_mwctl() {
         same,
         "routes after the port came back up differ from the simulator's"
     );
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 
@@ -283,7 +264,7 @@ fn l2_traffic_along_an_rrp2_answer_and_redirects_and_err_unk_at_a_host() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(unk, "no ERR UNK reached H0");
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 
@@ -330,7 +311,7 @@ fn a_host_moves_to_its_best_first_hr_and_stays_there() {
         by_r1 >= 595,
         "r1 forwarded {by_r1} of h's probes, r2 {by_r2}"
     );
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 
@@ -421,7 +402,7 @@ fn appendix_c_requests_and_answers_on_the_wire() {
         let n = s1["control"][what].as_u64().unwrap_or(0);
         assert!(n >= at_least, "{what}: {n} in {s1}");
     }
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 
@@ -449,7 +430,7 @@ fn appendix_b_over_ethernet_in_network_namespaces() {
     )
     .unwrap();
     assert!(flows.iter().all(|f| f.lost == 0), "{flows:?}");
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
     // Nothing is left: no namespace, no bridge.
     nothing_left(&made.namespaces, &made.bridges);
@@ -547,7 +528,7 @@ fn level_a_hosts_are_static_entries_and_still_reachable() {
     );
     let flows = checks::traffic(&lab.plan, &[("H9".into(), "H1".into())], 200, 2000).unwrap();
     assert_eq!(flows[0].lost, 0, "{flows:?}");
-    accounting_balances(&lab);
+    common::accounting_balances(&lab);
     lab.down().unwrap();
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mwlab::checks;
-use mwlab::lab::{Binaries, Lab};
+use mwlab::lab::{Binaries, Lab, mwctl};
 use mwlab::plan::{LabManagement, Plan, Wiring};
 use mwsim::topology::Topology;
 use rrp::router::Timers;
@@ -62,5 +62,26 @@ pub fn probes_received(lab: &Lab, to: &str, from: &str, want: u64, secs: u64) ->
             return n;
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// received = forwarded + dropped + punted on every port of every live
+/// router (one consistent publication of each worker's counters).
+pub fn accounting_balances(lab: &Lab) {
+    for r in &lab.plan.routers {
+        if !lab.router_alive(&r.name) {
+            continue;
+        }
+        let s = mwctl(&r.socket, &["stats"]).unwrap();
+        for p in s["ports"].as_array().unwrap() {
+            let n = |k: &str| p[k].as_u64().unwrap();
+            assert_eq!(
+                n("received"),
+                n("forwarded") + n("dropped") + n("punted"),
+                "router {} port {}: {p}",
+                r.name,
+                p["port"]
+            );
+        }
     }
 }
