@@ -10,13 +10,16 @@
 //! - [`daemon`]: the daemon itself: ports, workers, the control plane, the
 //!   admin socket (the daemon's [`admin::Backend`]), signals;
 //! - [`stats`]: the workers' counters published to the stats area, and
-//!   the Prometheus listener.
+//!   the Prometheus listener;
+//! - [`punt_log`]: the log lines of floods of packets for the box, within
+//!   the log's rate limit ([`log_limit`]).
 
 pub mod config;
 pub mod daemon;
 pub mod log_limit;
 pub mod management;
 pub mod plane;
+pub mod punt_log;
 pub mod stats;
 
 pub use admin::stats::PlaneStats;

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use rrp::Address;
+use rrp::{Address, LinkKind, NativeAddr};
 
 /// The limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,9 @@ impl Default for LogLimits {
 pub enum Source {
     /// The node that sent the packet.
     Node(Address),
+    /// A sender known by its native address on a SAN of this kind (a
+    /// flooder of packets for the box, whose SA proves nothing).
+    Native(NativeAddr, LinkKind),
     /// None (no header, or a local cause): its summary names no source.
     Unknown,
     /// One of the sources past [`LogLimits::sources`].
@@ -57,6 +60,7 @@ impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Node(a) => write!(f, " from {a}"),
+            Source::Native(n, k) => write!(f, " from {}", n.on(*k)),
             Source::Unknown => Ok(()),
             Source::Others => write!(f, " from other sources"),
         }
@@ -157,7 +161,12 @@ impl LogLimiter {
     /// counted either way. Windows that have ended are summarised by
     /// [`LogLimiter::expired`], which the caller runs now and then.
     pub fn admit(&mut self, now_ms: u64, kind: &'static str, source: Option<Address>) -> bool {
-        let mut src = source.map_or(Source::Unknown, Source::Node);
+        self.admit_from(now_ms, kind, source.map_or(Source::Unknown, Source::Node))
+    }
+
+    /// [`LogLimiter::admit`] for a line whose source is any [`Source`].
+    pub fn admit_from(&mut self, now_ms: u64, kind: &'static str, source: Source) -> bool {
+        let mut src = source;
         if !self.sources.contains_key(&(kind, src)) && self.sources.len() >= self.limits.sources {
             src = Source::Others;
         }

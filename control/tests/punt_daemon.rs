@@ -1,7 +1,8 @@
 //! mwrouterd under a stranger's flood of management datagrams: the flood is
 //! cut to its source's share of the management class and counted there,
 //! the flooder is named among the heaviest sources (`mwctl show punt`,
-//! the stats area, Prometheus) (docs/dataplane.md "Punt classes").
+//! the stats area, Prometheus, the log within its rate limit)
+//! (docs/dataplane.md "Punt classes").
 
 use std::net::UdpSocket;
 use std::path::Path;
@@ -39,7 +40,8 @@ fn a_management_flood_is_cut_to_its_share_and_its_source_named() {
     let cfg = dir.path().join("punt.toml");
     std::fs::write(&cfg, c.to_toml()).unwrap();
     let sock = dir.path().join("mw.sock");
-    let _daemon = common::start(&cfg, &sock, std::process::Stdio::null());
+    let log = dir.path().join("mwrouterd.log");
+    let _daemon = common::start(&cfg, &sock, std::fs::File::create(&log).unwrap().into());
     common::wait_for("the admin socket", 10, || {
         common::mwctl(&sock, &["show", "router"]).0 == 0
     });
@@ -114,4 +116,12 @@ fn a_management_flood_is_cut_to_its_share_and_its_source_named() {
     assert_eq!(code, 0);
     assert!(table.contains("heaviest sources now"), "{table}");
     assert!(table.contains(&format!("127.0.0.1:{flood}")), "{table}");
+
+    // And the log says so, once (one line a source a minute).
+    let needle = format!("packets for the box dropped: 127.0.0.1:{flood} on port 0");
+    common::wait_for("the flood in the log", 5, || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains(&needle))
+    });
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches(&needle).count(), 1, "{text}");
 }

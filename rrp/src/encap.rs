@@ -2,7 +2,7 @@
 //! (docs/architecture.md "Wire"; docs/encapsulation.md).
 
 /// What a SAN's native addresses are, and how MessageWay travels on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LinkKind {
     /// Ethernet II: 6-byte MACs, EtherType 0x88B5.
     Ethernet,

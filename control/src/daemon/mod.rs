@@ -34,6 +34,7 @@ use rrp::{LinkKind, NativeAddr, PortId};
 
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, LogItem, PlaneHandle};
+use crate::punt_log::{self, PuntLog};
 use crate::stats::{Counters, EngineStats, publish_blocks, serve_prometheus};
 
 pub use backend::DaemonBackend;
@@ -496,6 +497,14 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                         );
                     }
                 };
+                // Floods of packets for the box, within the log's limit.
+                let mut punt_log = PuntLog::default();
+                let started = Instant::now();
+                let log_floods = |lines: Vec<punt_log::Line>| {
+                    for l in lines {
+                        tracing::warn!(target: "mwrouter::punt", "{l}");
+                    }
+                };
                 while !stop.load(Ordering::Relaxed) {
                     let got = plane.call(Duration::from_secs(1), |cp| {
                         (EngineStats::of(cp.engine()), cp.take_events())
@@ -507,8 +516,14 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                             tracing::warn!("counters area: {e}");
                         }
                     }
+                    let now_ms = started.elapsed().as_millis() as u64;
+                    if now_ms >= punt_log.next_ms() {
+                        let sources = dataplane::counters::heaviest_sources(&blocks);
+                        log_floods(punt_log.lines(now_ms, &sources));
+                    }
                     thread::sleep(Duration::from_millis(100));
                 }
+                log_floods(punt_log.flush(started.elapsed().as_millis() as u64));
                 // The last lines, with every open window summarised.
                 if let Ok((items, dropped)) =
                     plane.call(Duration::from_secs(1), |cp| cp.take_events_final())
