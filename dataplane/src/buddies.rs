@@ -53,7 +53,7 @@ impl Buddies {
 
 /// Whether `sa`, from `native`, is in one HR's `list` (sorted by address).
 #[inline]
-pub(crate) fn listed(list: &[(Address, NativeAddr)], sa: Address, native: &NativeAddr) -> bool {
+fn listed(list: &[(Address, NativeAddr)], sa: Address, native: &NativeAddr) -> bool {
     match list.binary_search_by_key(&sa, |(a, _)| *a) {
         Ok(i) => list[i].1 == *native,
         Err(_) => false,

@@ -30,6 +30,7 @@ use rrp::wire::l2rh::L2rh;
 use rrp::wire::packet::{Layout, locate_fast, shift_ei};
 use rrp::{Address, DropReason, NativeAddr, PortId};
 
+use crate::buddies::Buddies;
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastVerdict};
@@ -217,6 +218,26 @@ impl Verdict<'_> {
     }
 }
 
+/// The class of a packet punted under `class` (by its type,
+/// [`PuntClass::by_type`]) once its sender is looked at: RRP and ERR from
+/// anyone but a buddy of the ingress HR `in_port` (`buddies`, published
+/// with the FIB set), at its native address, are `request`
+/// (docs/dataplane.md "Punt classes"). `buf` holds the packet as punted,
+/// `layout` where its header is.
+#[inline]
+fn punt_class<B: PacketBuf>(
+    buddies: &Buddies,
+    in_port: PortId,
+    class: PuntClass,
+    layout: Layout,
+    buf: &B,
+) -> PuntClass {
+    class.refined(|| {
+        let h = Header::new_unchecked(&buf.data()[layout.header_offset..]);
+        buddies.knows(in_port, h.src(), &buf.native_src())
+    })
+}
+
 /// Shifts the EI of the trailer that ends at `end` and ORs in `error`.
 #[inline(always)]
 fn update_ei(d: &mut [u8], end: usize, error: bool) {
@@ -382,7 +403,7 @@ impl Engine {
                 hr_port,
                 layout,
             } => Decision::Punt {
-                class,
+                class: punt_class(fib.buddies(), in_port, class, layout, buf),
                 hr_port,
                 layout,
             },
@@ -434,9 +455,8 @@ impl Engine {
                 };
             }
             if idx == NH_LOCAL {
-                let class = PuntClass::of(h.packet_type(), || {
-                    fib.sent_by_buddy(h.src(), &buf.native_src())
-                });
+                // Who sent it refines the class where it is punted (cold).
+                let class = PuntClass::by_type(h.packet_type());
                 buf.trim(end);
                 return Verdict::Punt {
                     class,
@@ -480,10 +500,7 @@ impl Engine {
             let class = if lay.l2rh_count > 1 {
                 PuntClass::Local
             } else {
-                let h = Header::new_unchecked(&d[lay.header_offset..]);
-                PuntClass::of(h.packet_type(), || {
-                    fib.sent_by_buddy(h.src(), &buf.native_src())
-                })
+                PuntClass::by_type(Header::new_unchecked(&d[lay.header_offset..]).packet_type())
             };
             buf.trim(end);
             buf.adj(strip);
@@ -626,7 +643,11 @@ impl Engine {
         let tx_cap = self.transmit_capture();
         let pfib = fib.port(in_port);
         let ip = in_port.index();
-        let mut c = self.counters[ip];
+        // The port's counters, out of `self` for the burst (a move of the
+        // vector, not a copy of the counters): the loop counts into them
+        // while it calls `self`'s methods.
+        let mut counters = std::mem::take(&mut self.counters);
+        let c = &mut counters[ip];
         c.received += n;
         // Which staged packets are multicast replicas (bit i: stage[p][i]):
         // their transmission counts as copies, not as forwarded packets.
@@ -638,7 +659,7 @@ impl Engine {
                 Verdict::Route { nh, redirect } => {
                     if redirect {
                         let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
-                        self.notify(&mut c, now_ns, n);
+                        self.notify(c, now_ns, n);
                     }
                     (nh.port, Hop::Route(&nh.native), false)
                 }
@@ -651,7 +672,7 @@ impl Engine {
                 } => {
                     if let Some(dn) = notice {
                         let n = drop_notice(in_port, dn, &buf);
-                        self.notify(&mut c, now_ns, n);
+                        self.notify(c, now_ns, n);
                     }
                     let out = McastOut {
                         mask,
@@ -659,7 +680,7 @@ impl Engine {
                         slot,
                         tx_cap,
                     };
-                    self.replicate(&mut c, now_ns, ip, buf, out, ports, stage, &mut replicas);
+                    self.replicate(c, now_ns, ip, buf, out, ports, stage, &mut replicas);
                     continue;
                 }
                 Verdict::Punt {
@@ -667,7 +688,16 @@ impl Engine {
                     hr_port,
                     layout,
                 } => {
-                    self.punt(&mut c, now_ns, in_port, class, hr_port, layout, &buf);
+                    self.punt(
+                        c,
+                        fib.buddies(),
+                        now_ns,
+                        in_port,
+                        class,
+                        hr_port,
+                        layout,
+                        &buf,
+                    );
                     ports[ip].recycle(buf);
                     continue;
                 }
@@ -678,7 +708,7 @@ impl Engine {
                     }
                     if let Some(dn) = notice {
                         let n = drop_notice(in_port, dn, &buf);
-                        self.notify(&mut c, now_ns, n);
+                        self.notify(c, now_ns, n);
                     }
                     ports[ip].recycle(buf);
                     continue;
@@ -710,11 +740,11 @@ impl Engine {
             if encapsulated {
                 stage[p].push(buf);
             } else {
-                Self::encap_failed(&mut c, l2);
+                Self::encap_failed(c, l2);
                 ports[ip].recycle(buf);
             }
         }
-        self.counters[ip] = c;
+        self.counters = counters;
         for (p, out) in stage.iter_mut().enumerate() {
             if out.is_empty() {
                 continue;
@@ -875,6 +905,7 @@ impl Engine {
     fn punt<B: PacketBuf>(
         &mut self,
         c: &mut PortStats,
+        buddies: &Buddies,
         now_ns: u64,
         in_port: PortId,
         class: PuntClass,
@@ -882,6 +913,7 @@ impl Engine {
         layout: Layout,
         buf: &B,
     ) {
+        let class = punt_class(buddies, in_port, class, layout, buf);
         let meta = PuntMeta {
             in_port,
             hr_port,

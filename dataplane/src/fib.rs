@@ -246,7 +246,6 @@ impl FibSet {
             nexthops: &self.nexthops,
             port_mtus: &self.port_mtus,
             mcast: &self.mcast,
-            buddies: self.buddies.of(in_port),
         }
     }
 
@@ -279,7 +278,6 @@ pub struct PortFib<'f> {
     nexthops: &'f [NextHop],
     port_mtus: &'f [u32],
     mcast: &'f McastFib,
-    buddies: &'f [(Address, NativeAddr)],
 }
 
 impl<'f> PortFib<'f> {
@@ -306,13 +304,6 @@ impl<'f> PortFib<'f> {
     #[inline(always)]
     pub fn mcast(&self) -> &'f McastFib {
         self.mcast
-    }
-
-    /// Whether `sa`, from native address `native`, is a buddy of this
-    /// port's HR ([`Buddies::knows`]): punted packets only.
-    #[inline]
-    pub fn sent_by_buddy(&self, sa: Address, native: &NativeAddr) -> bool {
-        crate::buddies::listed(self.buddies, sa, native)
     }
 }
 

@@ -38,16 +38,30 @@ impl PuntClass {
     /// buddy's native address (asked only of RRP and ERR packets).
     #[inline]
     pub fn of(pt: crate::PacketType, from_buddy: impl FnOnce() -> bool) -> PuntClass {
+        PuntClass::by_type(pt).refined(from_buddy)
+    }
+
+    /// The class as far as the packet type tells: RRP and ERR are `routing`
+    /// until [`PuntClass::refined`] asks who sent them (the forwarding path
+    /// decides this much in its hot loop and the rest where it punts).
+    #[inline(always)]
+    pub const fn by_type(pt: crate::PacketType) -> PuntClass {
         match pt {
-            crate::PacketType::RRP | crate::PacketType::ERR => {
-                if from_buddy() {
-                    PuntClass::Routing
-                } else {
-                    PuntClass::Request
-                }
-            }
+            crate::PacketType::RRP | crate::PacketType::ERR => PuntClass::Routing,
             crate::PacketType::MANAGEMENT => PuntClass::Management,
             _ => PuntClass::Local,
+        }
+    }
+
+    /// This class of [`PuntClass::by_type`] once the sender is known:
+    /// `routing` stays so only when `from_buddy` says the sender is a buddy,
+    /// else it is `request`; the other classes do not depend on the sender
+    /// (`from_buddy` is not asked).
+    #[inline]
+    pub fn refined(self, from_buddy: impl FnOnce() -> bool) -> PuntClass {
+        match self {
+            PuntClass::Routing if !from_buddy() => PuntClass::Request,
+            c => c,
         }
     }
 }
