@@ -356,8 +356,9 @@ impl PuntInfo {
 }
 
 /// A row of `show workers`: one dataplane worker and what it did since
-/// the daemon started (`clear counters` does not apply).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// the daemon started or the last `clear counters` (docs/stats.md
+/// "Workers").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerRow {
     /// The worker's index (`mw-worker-N`).
     pub worker: usize,
@@ -365,12 +366,38 @@ pub struct WorkerRow {
     pub core: Option<usize>,
     /// The ports it receives from (it transmits on all).
     pub receives: Vec<PortId>,
-    /// Packets it received.
-    pub received: u64,
-    /// Packets it transmitted (forwarded, replicated and injected).
-    pub transmitted: u64,
-    /// Packets it dropped (all reasons).
-    pub dropped: u64,
+    /// Its counters: packets received, transmitted and dropped, passes,
+    /// bursts and cycles (in JSON beside `worker`, by name).
+    #[serde(flatten, with = "rrp::counters::json")]
+    pub stats: rrp::counters::WorkerStats,
+    /// The share of its cycles spent on passes that received packets (%).
+    pub busy_percent: f64,
+    /// Busy cycles per packet received.
+    pub cycles_per_packet: f64,
+    /// Packets per burst that brought any (at most 32).
+    pub average_burst: f64,
+}
+
+impl WorkerRow {
+    /// The row of worker `worker` on `core`, receiving from `receives`,
+    /// with these counters; the derived figures computed from them.
+    pub fn new(
+        worker: usize,
+        core: Option<usize>,
+        receives: Vec<PortId>,
+        stats: rrp::counters::WorkerStats,
+    ) -> WorkerRow {
+        let round = |x: f64| (x * 10.0).round() / 10.0;
+        WorkerRow {
+            worker,
+            core,
+            receives,
+            busy_percent: round(stats.busy_percent()),
+            cycles_per_packet: round(stats.cycles_per_packet()),
+            average_burst: round(stats.average_burst()),
+            stats,
+        }
+    }
 }
 
 /// A row of `show lrt`.

@@ -312,6 +312,30 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         let (code, table) = mwctl_all(&sock, &["show", "workers"]);
         assert_eq!(code, 0, "{table}");
         assert!(table.contains("receives"), "{table}");
+        assert!(table.contains("cycles/pkt"), "{table}");
+        // Where the cycles went: each worker received in bursts, on passes
+        // whose cycles count as busy, and polled idle between them.
+        for w in 0..2 {
+            let r = &workers[w];
+            let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k}: {r}"));
+            assert!(n("bursts") > 0 && n("bursts") <= n("received"), "{r}");
+            assert!(n("polls") >= n("bursts") / 2 && n("idle_polls") > 0, "{r}");
+            assert!(n("busy_cycles") > 0 && n("idle_cycles") > 0, "{r}");
+            assert!(n("tsc_hz") > 100_000_000, "{r}");
+            assert!(r["cycles_per_packet"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["average_burst"].as_f64().unwrap() >= 1.0, "{r}");
+        }
+        // `clear counters` clears them (no traffic after the pcaps ran dry).
+        let (code, out) = mwctl_all(&sock, &["clear", "counters"]);
+        assert_eq!(code, 0, "{out}");
+        let (code, out) = mwctl_all(&sock, &["--json", "show", "workers"]);
+        assert_eq!(code, 0, "{out}");
+        let after: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        for w in 0..2 {
+            assert_eq!(after[w]["received"], 0, "{after}");
+            assert_eq!(after[w]["busy_cycles"], 0, "{after}");
+            assert_eq!(after[w]["tsc_hz"], workers[w]["tsc_hz"], "a gauge: {after}");
+        }
 
         let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
         rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();

@@ -19,7 +19,7 @@ use admin::stats::{
 };
 use control::stats::{EngineStats, publish_blocks, serve_prometheus};
 use dataplane::StatsBlock;
-use rrp::counters::{CounterSet, Kind};
+use rrp::counters::{CounterSet, Kind, WorkerStats};
 use rrp::router::{RouterStats, RtRefusal};
 use rrp::{DropReason, LinkKind, NativeAddr, PortStats, PuntClass, PuntSource};
 
@@ -138,7 +138,7 @@ fn same_counters(a: &Snapshot, b: &Snapshot) -> bool {
 #[test]
 fn publish_read_round_trip() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 3).unwrap();
+    let w = StatsWriter::create(&path, 3, 0).unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     assert_eq!(r.ports(), 3);
 
@@ -151,7 +151,8 @@ fn publish_read_round_trip() {
     assert!(all_slots(&s).iter().all(|&v| v == 0));
 
     let ports: Vec<PortStats> = (0..3).map(port_counters).collect();
-    w.publish(&ports, &router_stats(), &plane(), &[]).unwrap();
+    w.publish(&ports, &router_stats(), &plane(), &[], &[])
+        .unwrap();
     let s = r.read().unwrap();
     assert_eq!(s.generation, 2);
     assert_eq!(w.generation(), 2);
@@ -190,6 +191,7 @@ fn publish_read_round_trip() {
         &RouterStats::default(),
         &PlaneStats::default(),
         &[],
+        &[],
     )
     .unwrap();
     let s2 = StatsReader::open(&path).unwrap().read().unwrap();
@@ -201,7 +203,13 @@ fn publish_read_round_trip() {
 #[test]
 fn file_size_and_header_follow_the_documented_layout() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 2).unwrap();
+    let w = StatsWriter::create(&path, 2, 1).unwrap();
+    let worker = WorkerStats {
+        received: 4000,
+        polls: 77,
+        tsc_hz: 2_000_000_000,
+        ..WorkerStats::default()
+    };
     let flooder = PuntSource {
         class: PuntClass::Management,
         port: PortId(1),
@@ -215,18 +223,20 @@ fn file_size_and_header_follow_the_documented_layout() {
         &router_stats(),
         &plane(),
         &[flooder],
+        &[worker],
     )
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(bytes.len(), stats::area_slots(2) * 8);
-    assert_eq!(stats::area_slots(2), 16 + 2 * 48 + 43 + 7 + 16 * 6);
+    assert_eq!(bytes.len(), stats::area_slots(2, 1) * 8);
+    assert_eq!(stats::area_slots(2, 1), 16 + 2 * 48 + 43 + 7 + 16 * 6 + 9);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 9); // version
+    assert_eq!(slot(1), 10); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
     assert_eq!((slot(6), slot(7), slot(8), slot(9)), (48, 43, 7, 96));
+    assert_eq!((slot(10), slot(11)), (1, 9)); // workers, words per worker
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
     // the punts by class, then the link's counters.
@@ -252,9 +262,17 @@ fn file_size_and_header_follow_the_documented_layout() {
     assert_eq!(slot(sources), (3 << 32) | (1 << 16) | 1);
     assert_eq!((slot(sources + 4), slot(sources + 5)), (180_000, 178_750));
     assert!((sources + 6..sources + 96).all(|i| slot(i) == 0));
-    assert_eq!(sources + 96, stats::area_slots(2));
+    // Then each worker's own counters: received first, polls fourth,
+    // tsc_hz last.
+    let workers = sources + 96;
+    assert_eq!(slot(workers), 4000);
+    assert_eq!(slot(workers + 3), 77);
+    assert_eq!(slot(workers + 8), 2_000_000_000);
+    assert_eq!(workers + 9, stats::area_slots(2, 1));
     let read = StatsReader::open(&path).unwrap().read().unwrap();
     assert_eq!(read.punt_sources, [flooder]);
+    assert_eq!(read.workers.len(), 1);
+    assert_eq!(read.workers[0].stats, worker);
     let meta = std::fs::metadata(&path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(meta.permissions().mode() & 0o444, 0o444 & !umask_bits());
@@ -272,11 +290,17 @@ fn umask_bits() -> u32 {
 #[test]
 fn publish_blocks_sums_the_workers() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 2).unwrap();
+    let w = StatsWriter::create(&path, 2, 2).unwrap();
     let a = Arc::new(StatsBlock::new(2));
     let b = Arc::new(StatsBlock::new(2));
-    a.publish(&[port_counters(0), port_counters(1)]);
-    b.publish(&[port_counters(0), PortStats::default()]);
+    let worker = |polls: u64| WorkerStats {
+        polls,
+        busy_cycles: 10 * polls,
+        tsc_hz: 1_000_000_000,
+        ..WorkerStats::default()
+    };
+    a.publish(&[port_counters(0), port_counters(1)], &worker(5));
+    b.publish(&[port_counters(0), PortStats::default()], &worker(7));
     let ps = PlaneStats {
         fib_version: 9,
         punts: 4,
@@ -294,6 +318,10 @@ fn publish_blocks_sums_the_workers() {
     assert_eq!(counters(&s.ports[1]), port_counters(1));
     assert_eq!(s.plane.fib_version, 9);
     assert_eq!(s.plane.punts, 4);
+    // Each worker's own counters, apart.
+    assert_eq!(s.workers.len(), 2);
+    assert_eq!((s.workers[0].worker, s.workers[0].stats), (0, worker(5)));
+    assert_eq!((s.workers[1].worker, s.workers[1].stats), (1, worker(7)));
     // No worker yet: zeros.
     publish_blocks(&w, &[], &EngineStats::default(), &ps).unwrap();
     let s = StatsReader::open(&path).unwrap().read().unwrap();
@@ -303,13 +331,14 @@ fn publish_blocks_sums_the_workers() {
 #[test]
 fn wrong_port_count_and_bad_files_are_refused() {
     let (dir, path) = area();
-    let w = StatsWriter::create(&path, 2).unwrap();
+    let w = StatsWriter::create(&path, 2, 0).unwrap();
     assert!(matches!(
         w.publish(
             &[PortStats::default()],
             &RouterStats::default(),
             &plane(),
-            &[]
+            &[],
+            &[],
         ),
         Err(Error::Ports {
             expected: 2,
@@ -317,7 +346,7 @@ fn wrong_port_count_and_bad_files_are_refused() {
         })
     ));
     assert!(matches!(
-        StatsWriter::create(dir.path().join("big"), stats::MAX_PORTS + 1),
+        StatsWriter::create(dir.path().join("big"), stats::MAX_PORTS + 1, 0),
         Err(Error::TooManyPorts(_))
     ));
 
@@ -361,7 +390,7 @@ fn wrong_port_count_and_bad_files_are_refused() {
 fn torn_reads_are_retried() {
     const PORTS: usize = 4;
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, PORTS).unwrap();
+    let w = StatsWriter::create(&path, PORTS, 0).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let writer = thread::spawn({
         let stop = stop.clone();
@@ -370,7 +399,7 @@ fn torn_reads_are_retried() {
             while !stop.load(Ordering::Relaxed) && n < 2_000_000 {
                 n += 1;
                 let (p, r, pl) = uniform(PORTS, n);
-                w.publish(&p, &r, &pl, &[]).unwrap();
+                w.publish(&p, &r, &pl, &[], &[]).unwrap();
             }
             n
         }
@@ -417,8 +446,8 @@ fn torn_reads_are_retried() {
 #[test]
 fn odd_generation_waits_then_busy() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 1).unwrap();
-    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
+    let w = StatsWriter::create(&path, 1, 0).unwrap();
+    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[], &[])
         .unwrap();
     let raw = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     raw.write_all_at(&3u64.to_le_bytes(), 16).unwrap();
@@ -443,7 +472,7 @@ fn odd_generation_waits_then_busy() {
     r.set_timeout(Duration::from_millis(50));
     assert!(matches!(r.read(), Err(Error::Busy)));
     // The next publication makes it readable again.
-    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
+    w.publish(&[port_counters(0)], &router_stats(), &plane(), &[], &[])
         .unwrap();
     assert!(r.read().is_ok());
 }
@@ -451,13 +480,13 @@ fn odd_generation_waits_then_busy() {
 #[test]
 fn a_reader_follows_a_new_area_at_the_same_path() {
     let (_dir, path) = area();
-    let w1 = StatsWriter::create(&path, 1).unwrap();
-    w1.publish(&[port_counters(0)], &router_stats(), &plane(), &[])
+    let w1 = StatsWriter::create(&path, 1, 0).unwrap();
+    w1.publish(&[port_counters(0)], &router_stats(), &plane(), &[], &[])
         .unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     assert_eq!(r.read().unwrap().started_ns, w1.started_ns());
     thread::sleep(Duration::from_millis(2));
-    let w2 = StatsWriter::create(&path, 2).unwrap();
+    let w2 = StatsWriter::create(&path, 2, 0).unwrap();
     assert_ne!(w1.started_ns(), w2.started_ns());
     let s = r.read().unwrap();
     assert_eq!(s.started_ns, w2.started_ns());
@@ -476,14 +505,14 @@ fn a_reader_follows_a_new_area_at_the_same_path() {
 #[test]
 fn baseline_subtracts_for_displays_only() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 2).unwrap();
+    let w = StatsWriter::create(&path, 2, 0).unwrap();
     let mut r = StatsReader::open(&path).unwrap();
     let (p1, r1, pl1) = uniform(2, 10);
-    w.publish(&p1, &r1, &pl1, &[]).unwrap();
+    w.publish(&p1, &r1, &pl1, &[], &[]).unwrap();
     let base = Baseline::new(&r.read().unwrap()); // `clear counters`
 
     let (p2, r2, pl2) = uniform(2, 25);
-    w.publish(&p2, &r2, &pl2, &[]).unwrap();
+    w.publish(&p2, &r2, &pl2, &[], &[]).unwrap();
     let now = r.read().unwrap();
     let shown = now.minus(&base);
     assert_eq!(shown.ports[0].received, 15);
@@ -514,8 +543,8 @@ fn baseline_subtracts_for_displays_only() {
 
     // A baseline of another run of the daemon subtracts nothing.
     thread::sleep(Duration::from_millis(2));
-    let w2 = StatsWriter::create(&path, 2).unwrap();
-    w2.publish(&p1, &r1, &pl1, &[]).unwrap();
+    let w2 = StatsWriter::create(&path, 2, 0).unwrap();
+    w2.publish(&p1, &r1, &pl1, &[], &[]).unwrap();
     let fresh = r.read().unwrap();
     assert!(!base.applies_to(&fresh));
     assert_eq!(fresh.minus(&base), fresh);
@@ -853,7 +882,17 @@ fn sample_snapshot() -> Snapshot {
         offered_per_s: 180_000,
         dropped_per_s: 178_750,
     }];
-    s
+    s.with_workers(&[WorkerStats {
+        received: 3000,
+        transmitted: 2990,
+        dropped: 10,
+        polls: 500,
+        idle_polls: 400,
+        bursts: 100,
+        busy_cycles: 300_000,
+        idle_cycles: 900_000,
+        tsc_hz: 2_000_000_000,
+    }])
 }
 
 /// `show management` of a box with managers on two HRs.
@@ -1010,9 +1049,17 @@ fn prometheus_text_is_valid() {
             "{f}"
         );
     }
+    // Each worker's own counters, labelled with the worker.
+    assert!(
+        x.samples.iter().any(|s| s.name == "mwrouter_worker_busy_cycles_total"
+            && s.labels["worker"] == "0"
+            && s.value == 300_000.0),
+        "worker busy cycles"
+    );
+    assert_eq!(x.families["mwrouter_worker_tsc_hz"].0, "gauge");
     // Counters and families: 10 port + drops + 4 by punt class + 6 link +
-    // 32 rrp + refusals + 7 plane + 2 meta + 2 punt sources.
-    assert_eq!(x.families.len(), 10 + 1 + 4 + 6 + 32 + 1 + 7 + 2 + 2);
+    // 32 rrp + refusals + 7 plane + 2 meta + 2 punt sources + 9 worker.
+    assert_eq!(x.families.len(), 10 + 1 + 4 + 6 + 32 + 1 + 7 + 2 + 2 + 9);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());
@@ -1128,6 +1175,7 @@ fn the_documentation_lists_every_slot_and_metric() {
     for name in stats::port_slot_names()
         .iter()
         .chain(&stats::router_slot_names())
+        .chain(&WorkerStats::slot_names())
     {
         assert!(
             doc.contains(&format!("`{name}`")),
@@ -1176,11 +1224,12 @@ fn http(addr: SocketAddr, request: &str) -> (u16, BTreeMap<String, String>, Stri
 #[test]
 fn http_listener_serves_metrics() {
     let (_dir, path) = area();
-    let w = StatsWriter::create(&path, 2).unwrap();
+    let w = StatsWriter::create(&path, 2, 0).unwrap();
     w.publish(
         &[port_counters(0), port_counters(1)],
         &router_stats(),
         &plane(),
+        &[],
         &[],
     )
     .unwrap();
@@ -1210,6 +1259,7 @@ fn http_listener_serves_metrics() {
         &[port_counters(1), port_counters(1)],
         &router_stats(),
         &plane(),
+        &[],
         &[],
     )
     .unwrap();

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rrp::PortStats;
-use rrp::counters::{CounterSet, SharedCounters};
+use rrp::counters::{CounterSet, SharedCounters, WorkerStats};
 
 use crate::mcast::MCAST_SLOTS;
 use crate::punt::HEAVIEST;
@@ -30,6 +30,8 @@ pub const SOURCES_EVERY_NS: u64 = 100_000_000;
 #[derive(Debug)]
 pub struct StatsBlock {
     ports: SharedCounters<PortStats>,
+    /// The worker's passes, bursts and cycles (docs/stats.md "Workers").
+    worker: SharedCounters<WorkerStats>,
     /// Per-group counters by counter slot, then the unslotted ones.
     mcast: SharedCounters<GroupStats>,
     /// The heaviest sources of each punt class, as the worker last
@@ -45,6 +47,7 @@ impl StatsBlock {
     pub fn new(ports: usize) -> StatsBlock {
         StatsBlock {
             ports: SharedCounters::new(ports),
+            worker: SharedCounters::new(1),
             mcast: SharedCounters::new(MCAST_SLOTS + 1),
             sources: (0..1 + HEAVIEST * PuntSource::WORDS)
                 .map(|_| AtomicU64::new(0))
@@ -93,9 +96,10 @@ impl StatsBlock {
         Vec::new()
     }
 
-    /// Stores the worker's counters (worker only).
-    pub fn publish(&self, local: &[PortStats]) {
+    /// Stores the worker's counters (worker only): its ports' and its own.
+    pub fn publish(&self, local: &[PortStats], worker: &WorkerStats) {
         self.ports.store(local);
+        self.worker.store_at(0, worker);
         self.epoch.fetch_add(1, Ordering::Release);
     }
 
@@ -103,6 +107,12 @@ impl StatsBlock {
     pub fn read(&self) -> Vec<PortStats> {
         let _ = self.epoch.load(Ordering::Acquire);
         self.ports.load_all()
+    }
+
+    /// Loads the worker's own counters (passes, bursts, cycles).
+    pub fn read_worker(&self) -> WorkerStats {
+        let _ = self.epoch.load(Ordering::Acquire);
+        self.worker.load(0)
     }
 }
 
@@ -122,6 +132,11 @@ pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<GroupStats> {
 /// ([`PuntSource::heaviest`]).
 pub fn heaviest_sources(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<PuntSource> {
     PuntSource::heaviest(blocks.iter().flat_map(|b| b.read_sources()))
+}
+
+/// Each worker's own counters (passes, bursts, cycles), worker 0 first.
+pub fn workers(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<WorkerStats> {
+    blocks.iter().map(|b| b.read_worker()).collect()
 }
 
 /// Sums the counters of several workers, port by port.
@@ -154,8 +169,14 @@ mod tests {
         c.dropped[rrp::DropReason::NoRoute] = 3;
         assert!(c.balanced());
         let b = StatsBlock::new(2);
-        b.publish(&[c, PortStats::default()]);
+        let w = WorkerStats {
+            received: 10,
+            polls: 3,
+            ..WorkerStats::default()
+        };
+        b.publish(&[c, PortStats::default()], &w);
         assert_eq!(b.read()[0], c);
+        assert_eq!(b.read_worker(), w);
         let s = sum(&[std::sync::Arc::new(b)]);
         assert_eq!(s[0].dropped(rrp::DropReason::NoRoute), 3);
     }

@@ -23,6 +23,7 @@ use rrp::PortId;
 
 use crate::counters::{SOURCES_EVERY_NS, StatsBlock};
 use rrp::PortStats;
+use rrp::counters::WorkerStats;
 
 /// Passes over the ports a stopping worker makes at most to drain what is
 /// queued: enough for full rings (4096 bursts of 32), never unbounded.
@@ -89,6 +90,12 @@ pub struct Worker<P: Port> {
     sources_at: u64,
     /// When the ports' link counters were last read.
     links_at: u64,
+    /// Its own counters: passes, bursts, cycles (docs/stats.md "Workers").
+    perf: WorkerStats,
+    /// The time-stamp counter at the start of the last pass.
+    pass_cycles: u64,
+    /// Whether the last pass received any packet (its cycles are busy).
+    pass_busy: bool,
 }
 
 impl<P: Port> Worker<P> {
@@ -116,6 +123,12 @@ impl<P: Port> Worker<P> {
             passes: 0,
             sources_at: 0,
             links_at: 0,
+            perf: WorkerStats {
+                tsc_hz: ports::tsc::hz(),
+                ..WorkerStats::default()
+            },
+            pass_cycles: ports::tsc::cycles(),
+            pass_busy: false,
         }
     }
 
@@ -187,12 +200,23 @@ impl<P: Port> Worker<P> {
 
     /// One pass: adopt a new FIB if one was published, receive and process
     /// one burst from every port, transmit injected packets. Returns the
-    /// number of packets received.
+    /// number of packets received. The cycles since the last pass began
+    /// count as busy if it received packets, else as idle (with any pause
+    /// after it): one read of the time-stamp counter per pass.
     #[inline]
     pub fn poll_once(&mut self) -> usize {
+        let t = ports::tsc::cycles();
+        let spent = t.wrapping_sub(self.pass_cycles);
+        self.pass_cycles = t;
+        if self.pass_busy {
+            self.perf.busy_cycles += spent;
+        } else {
+            self.perf.idle_cycles += spent;
+        }
         self.fib.refresh();
         let now_ns = self.now_ns();
         let mut received = 0;
+        let mut bursts = 0;
         for i in 0..self.rx_ports.len() {
             let p = self.rx_ports[i];
             self.ports[p.index()].rx_burst(&mut self.rx);
@@ -200,6 +224,7 @@ impl<P: Port> Worker<P> {
                 continue;
             }
             received += self.rx.len();
+            bursts += 1;
             self.engine.process_burst(
                 self.fib.fib(),
                 now_ns,
@@ -212,6 +237,10 @@ impl<P: Port> Worker<P> {
         let mut inj = Burst::new();
         self.engine
             .inject(now_ns, &mut self.ports, &mut inj, INJECT_PER_PASS);
+        self.pass_busy = received > 0;
+        self.perf.polls += 1;
+        self.perf.idle_polls += u64::from(received == 0);
+        self.perf.bursts += bursts;
         self.passes = self.passes.wrapping_add(1);
         if self.passes.is_multiple_of(PUBLISH_EVERY) {
             self.publish_at(now_ns);
@@ -269,11 +298,22 @@ impl<P: Port> Worker<P> {
         self.publish_counters();
     }
 
-    /// Stores the counters in the worker's block.
-    fn publish_counters(&self) {
+    /// Stores the counters in the worker's block, its own with the sums of
+    /// its ports' counters.
+    fn publish_counters(&mut self) {
+        let ports = self.engine.counters();
+        self.perf.received = ports.iter().map(|c| c.received).sum();
+        self.perf.transmitted = ports.iter().map(|c| c.transmitted).sum();
+        self.perf.dropped = ports.iter().map(PortStats::dropped_total).sum();
         self.stats
             .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
-        self.stats.publish(self.engine.counters());
+        self.stats.publish(ports, &self.perf);
+    }
+
+    /// The worker's own counters as of now (passes, bursts, cycles; the
+    /// packet sums as of the last publication).
+    pub fn perf(&self) -> &WorkerStats {
+        &self.perf
     }
 
     /// Publishes the counters now, the ports' link counters read now.
@@ -287,6 +327,10 @@ impl<P: Port> Worker<P> {
     /// traffic; then drains what is queued (at most [`DRAIN_PASSES`] passes
     /// or [`DRAIN_TIME`]) and publishes the counters.
     pub fn run(&mut self, stop: &AtomicBool, idle: IdlePolicy) {
+        // Cycles before the first pass (setup, the thread's start) are not
+        // the worker's.
+        self.pass_cycles = ports::tsc::cycles();
+        self.pass_busy = false;
         let mut empty = 0u32;
         while !stop.load(Ordering::Relaxed) {
             if self.poll_once() > 0 {

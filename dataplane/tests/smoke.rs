@@ -101,3 +101,53 @@ fn forwards_punts_and_drops() {
     assert!(c.balanced());
     assert_eq!(w.counters()[1].transmitted, 2);
 }
+
+/// The worker's own counters: passes, bursts and where the cycles went
+/// (docs/stats.md "Workers"), published with the ports' counters.
+#[test]
+fn counts_passes_bursts_and_cycles() {
+    let (host_a, r0) = mem_link(64, HOST_A, NativeAddr::mac([2, 0, 0, 0, 1, 0]));
+    let (_host_b, r1) = mem_link(64, HOST_B, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
+    let mut host_a: MemPort = host_a;
+    let cfg = EngineConfig {
+        hrs: vec![HR0, HR1],
+        mtus: vec![1500, 1500],
+    };
+    let mut fib = FibSet::new(2, &cfg.hrs);
+    fib.set_all(
+        Address(0x0202),
+        NextHop {
+            port: PortId(1),
+            native: HOST_B,
+            mtu: 1500,
+            redirect: false,
+        },
+    );
+    let (_publisher, mut readers) = fib_channel(fib, 1);
+    let (wch, _cch) = channels(ChannelConfig::default());
+    let mut w = Worker::new(0, &cfg, vec![r0, r1], readers.remove(0), wch);
+
+    // Three idle passes, one of 40 packets (a full burst of 32 now, 8 on
+    // the next pass), then idle again.
+    for _ in 0..3 {
+        assert_eq!(w.poll_once(), 0);
+    }
+    for _ in 0..40 {
+        assert!(host_a.send_bytes(&data_packet(0x0202, vec![], 0)));
+    }
+    assert_eq!(w.poll_once(), 32);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    assert_eq!(w.poll_once(), 8);
+    assert_eq!(w.poll_once(), 0);
+    assert_eq!(w.poll_once(), 0);
+    w.publish();
+    let p = *w.perf();
+    assert_eq!((p.polls, p.idle_polls, p.bursts), (7, 5, 2));
+    assert_eq!((p.received, p.transmitted, p.dropped), (40, 40, 0));
+    // The pass of 32 packets slept 2 ms before the next began: busy.
+    assert!(p.busy_cycles > p.tsc_hz / 1000, "{p:?}");
+    assert!(p.idle_cycles > 0, "{p:?}");
+    assert_eq!(p.average_burst(), 20.0);
+    // What the worker published is what it holds.
+    assert_eq!(w.stats().read_worker(), p);
+}

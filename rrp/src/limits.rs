@@ -21,3 +21,7 @@ pub const MAX_RCVF: usize = 32;
 /// mwsim's random topologies have 2 to 4 HRs, those of the shipped
 /// examples at most 3), and a NIC-based appliance has a few ports.
 pub const MAX_PORTS: usize = 16;
+
+/// The most dataplane workers of one box (DPDK's lcore limit): the
+/// configuration's bound on `workers.count` and the stats area's room.
+pub const MAX_WORKERS: usize = 128;

@@ -8,14 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rrp::counters::CounterSet;
+use rrp::counters::{CounterSet, WorkerStats};
 use rrp::router::RouterStats;
 use rrp::{PortId, PortStats, PuntSource};
 use shm::{Segment, seqlock};
 
 use super::{
-    AreaHeader, Error, GENERATION_SLOT, HEADER_SLOTS, MAGIC, MAX_PORTS, PUBLISHED_SLOT, PlaneStats,
-    PortSnapshot, Result, SOURCE_SLOTS, Snapshot, VERSION, area_slots,
+    AreaHeader, Error, GENERATION_SLOT, HEADER_SLOTS, MAGIC, MAX_PORTS, MAX_WORKERS,
+    PUBLISHED_SLOT, PlaneStats, PortSnapshot, Result, SOURCE_SLOTS, Snapshot, VERSION,
+    WorkerSnapshot, area_slots,
 };
 
 /// How often the daemon publishes: counters read from the area are at most
@@ -43,20 +44,23 @@ struct Offsets {
     router: usize,
     plane: usize,
     sources: usize,
+    workers: usize,
     end: usize,
 }
 
 impl Offsets {
-    fn new(ports: usize) -> Offsets {
+    fn new(ports: usize, workers: usize) -> Offsets {
         let router = HEADER_SLOTS + ports * PortStats::SLOTS;
         let plane = router + RouterStats::SLOTS;
         let sources = plane + PlaneStats::SLOTS;
+        let first_worker = sources + SOURCE_SLOTS;
         Offsets {
             ports: HEADER_SLOTS,
             router,
             plane,
             sources,
-            end: sources + SOURCE_SLOTS,
+            workers: first_worker,
+            end: first_worker + workers * WorkerStats::SLOTS,
         }
     }
 }
@@ -69,46 +73,55 @@ pub struct StatsWriter {
     segment: Segment,
     path: PathBuf,
     ports: usize,
+    workers: usize,
     started_ns: u64,
     /// The last even generation written (and the publication lock).
     generation: Mutex<u64>,
 }
 
 impl StatsWriter {
-    /// Creates the area for `ports` ports at `path`, all counters zero: the
+    /// Creates the area for `ports` ports and `workers` dataplane workers
+    /// at `path`, all counters zero: the
     /// file is written whole under a temporary name in the same directory
     /// and renamed over `path` (`shm::Segment::create`), so a reader never
     /// sees a partial area, and a reader of a previous run's area switches
     /// to the new one on its next read. Mode 0644 (less the umask).
-    pub fn create(path: impl AsRef<Path>, ports: usize) -> Result<StatsWriter> {
+    pub fn create(path: impl AsRef<Path>, ports: usize, workers: usize) -> Result<StatsWriter> {
         if ports > MAX_PORTS {
             return Err(Error::TooManyPorts(ports));
         }
+        if workers > MAX_WORKERS {
+            return Err(Error::TooManyWorkers(workers));
+        }
         let path = path.as_ref().to_path_buf();
         let started_ns = now_ns();
-        let mut init = vec![0u64; area_slots(ports)];
-        let header = AreaHeader::new(ports, started_ns);
+        let mut init = vec![0u64; area_slots(ports, workers)];
+        let header = AreaHeader::new(ports, workers, started_ns);
         init[..HEADER_SLOTS].copy_from_slice(bytemuck::cast_slice(core::slice::from_ref(&header)));
         let segment = Segment::create(&path, &init, MODE)?;
         Ok(StatsWriter {
             segment,
             path,
             ports,
+            workers,
             started_ns,
             generation: Mutex::new(0),
         })
     }
 
-    /// Publishes one set of counters and the heaviest punt sources (at
-    /// most [`rrp::punt_source::HEAVIEST`]; more are left out) under the
-    /// seqlock: the generation made odd, the publication time and every
-    /// counter set stored, the generation made even again.
+    /// Publishes one set of counters, the heaviest punt sources (at
+    /// most [`rrp::punt_source::HEAVIEST`]; more are left out) and the
+    /// workers' own counters (those beyond the area's workers left out,
+    /// those missing zero) under the seqlock: the generation made odd, the
+    /// publication time and every counter set stored, the generation made
+    /// even again.
     pub fn publish(
         &self,
         ports: &[PortStats],
         router: &RouterStats,
         plane: &PlaneStats,
         sources: &[PuntSource],
+        workers: &[WorkerStats],
     ) -> Result<()> {
         if ports.len() != self.ports {
             return Err(Error::Ports {
@@ -120,7 +133,7 @@ impl StatsWriter {
             .generation
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let at = Offsets::new(self.ports);
+        let at = Offsets::new(self.ports, self.workers);
         *generation = seqlock::publish(self.segment.words(), GENERATION_SLOT, |w| {
             seqlock::store(w, PUBLISHED_SLOT, &[now_ns()]);
             seqlock::store(w, at.ports, bytemuck::cast_slice(ports));
@@ -131,6 +144,10 @@ impl StatsWriter {
                     .get(i)
                     .map_or([0; PuntSource::WORDS], PuntSource::to_words);
                 seqlock::store(w, at.sources + i * PuntSource::WORDS, &words);
+            }
+            for i in 0..self.workers {
+                let set = workers.get(i).copied().unwrap_or_default();
+                seqlock::store(w, at.workers + i * WorkerStats::SLOTS, set.slots());
             }
         });
         Ok(())
@@ -144,6 +161,11 @@ impl StatsWriter {
     /// The area's number of ports.
     pub fn ports(&self) -> usize {
         self.ports
+    }
+
+    /// The area's number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers
     }
 
     /// When the area was created (UNIX time, ns).
@@ -170,6 +192,7 @@ pub struct StatsReader {
     /// Device and inode of the mapped file, to notice a new daemon's area.
     id: (u64, u64),
     ports: usize,
+    workers: usize,
     /// The last copy of the area (words, so that the counter sets can be
     /// cast out of it).
     buf: Vec<u64>,
@@ -203,12 +226,13 @@ impl StatsReader {
         if header.version != VERSION {
             return Err(Error::Version(header.version));
         }
-        let want = AreaHeader::new(0, 0);
+        let want = AreaHeader::new(0, 0, 0);
         for (what, got, want) in [
             ("port fields", header.port_slots, want.port_slots),
             ("router fields", header.router_slots, want.router_slots),
             ("plane fields", header.plane_slots, want.plane_slots),
             ("source fields", header.source_slots, want.source_slots),
+            ("worker fields", header.worker_slots, want.worker_slots),
         ] {
             if got != want {
                 return Err(Error::Layout(format!(
@@ -220,10 +244,14 @@ impl StatsReader {
             Ok(p) if p <= MAX_PORTS => p,
             _ => return Err(Error::Layout(format!("{} ports", header.ports))),
         };
-        let len = area_slots(ports);
+        let workers = match usize::try_from(header.workers) {
+            Ok(w) if w <= MAX_WORKERS => w,
+            _ => return Err(Error::Layout(format!("{} workers", header.workers))),
+        };
+        let len = area_slots(ports, workers);
         if words.len() != len {
             return Err(Error::Layout(format!(
-                "{} bytes for {ports} ports, expected {}",
+                "{} bytes for {ports} ports and {workers} workers, expected {}",
                 meta.len(),
                 len * 8
             )));
@@ -233,6 +261,7 @@ impl StatsReader {
             segment,
             id: (meta.dev(), meta.ino()),
             ports,
+            workers,
             buf: vec![0u64; len],
             timeout: READ_TIMEOUT,
             retries: 0,
@@ -280,15 +309,16 @@ impl StatsReader {
     /// The snapshot in the last consistent copy: the counter sets cast out
     /// of it.
     fn parse(&self) -> Snapshot {
-        let at = Offsets::new(self.ports);
+        let at = Offsets::new(self.ports, self.workers);
         let header: AreaHeader = bytemuck::cast_slice(&self.buf[..HEADER_SLOTS])[0];
         let ports: &[PortStats] = bytemuck::cast_slice(&self.buf[at.ports..at.router]);
         let router: RouterStats = bytemuck::cast_slice(&self.buf[at.router..at.plane])[0];
         let plane: PlaneStats = bytemuck::cast_slice(&self.buf[at.plane..at.sources])[0];
-        let punt_sources = self.buf[at.sources..at.end]
+        let punt_sources = self.buf[at.sources..at.workers]
             .chunks(PuntSource::WORDS)
             .filter_map(PuntSource::from_words)
             .collect();
+        let workers: &[WorkerStats] = bytemuck::cast_slice(&self.buf[at.workers..at.end]);
         Snapshot {
             generation: header.generation,
             started_ns: header.started_ns,
@@ -301,6 +331,11 @@ impl StatsReader {
             rrp: router,
             plane,
             punt_sources,
+            workers: workers
+                .iter()
+                .enumerate()
+                .map(|(i, w)| WorkerSnapshot::new(i, *w))
+                .collect(),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use rrp::PortStats;
-use rrp::counters::CounterSet;
+use rrp::counters::{CounterSet, WorkerStats};
 use rrp::router::RouterStats;
 
 use super::{MAGIC, PlaneStats, SOURCE_SLOTS, VERSION};
@@ -35,8 +35,12 @@ pub struct AreaHeader {
     pub plane_slots: u64,
     /// Words of the heaviest punt sources ([`SOURCE_SLOTS`]).
     pub source_slots: u64,
+    /// Number of dataplane workers.
+    pub workers: u64,
+    /// Words per worker ([`WorkerStats`]).
+    pub worker_slots: u64,
     /// Zero.
-    pub reserved: [u64; 6],
+    pub reserved: [u64; 4],
 }
 
 /// Words of the header.
@@ -49,8 +53,9 @@ pub const GENERATION_SLOT: usize = core::mem::offset_of!(AreaHeader, generation)
 pub const PUBLISHED_SLOT: usize = core::mem::offset_of!(AreaHeader, published_ns) / 8;
 
 impl AreaHeader {
-    /// The header of a new area of `ports` ports created at `started_ns`.
-    pub fn new(ports: usize, started_ns: u64) -> AreaHeader {
+    /// The header of a new area of `ports` ports and `workers` workers
+    /// created at `started_ns`.
+    pub fn new(ports: usize, workers: usize, started_ns: u64) -> AreaHeader {
         AreaHeader {
             magic: MAGIC,
             version: VERSION,
@@ -62,7 +67,9 @@ impl AreaHeader {
             router_slots: RouterStats::SLOTS as u64,
             plane_slots: PlaneStats::SLOTS as u64,
             source_slots: SOURCE_SLOTS as u64,
-            reserved: [0; 6],
+            workers: workers as u64,
+            worker_slots: WorkerStats::SLOTS as u64,
+            reserved: [0; 4],
         }
     }
 }
@@ -76,12 +83,12 @@ mod tests {
         assert_eq!(HEADER_SLOTS, 16);
         assert_eq!(GENERATION_SLOT, 2);
         assert_eq!(PUBLISHED_SLOT, 4);
-        let h = AreaHeader::new(3, 9);
+        let h = AreaHeader::new(3, 2, 9);
         let w: &[u64] = bytemuck::cast_slice(core::slice::from_ref(&h));
         assert_eq!(w[0].to_le_bytes(), *b"MWSTATS1");
         assert_eq!(
-            (w[1], w[3], w[5], w[6], w[7], w[8], w[9]),
-            (VERSION, 9, 3, 48, 43, 7, 96)
+            (w[1], w[3], w[5], w[6], w[7], w[8], w[9], w[10], w[11]),
+            (VERSION, 9, 3, 48, 43, 7, 96, 2, 9)
         );
     }
 }

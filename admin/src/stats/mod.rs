@@ -36,6 +36,7 @@ use std::io;
 use std::net::SocketAddr;
 
 use rrp::counters::CounterSet;
+use rrp::counters::WorkerStats;
 use rrp::router::RouterStats;
 use rrp::{PortStats, PuntSource};
 
@@ -45,14 +46,14 @@ pub use plane::PlaneStats;
 pub use prometheus::{
     escape_help, escape_label_value, management_exposition, mcast_exposition, prometheus,
 };
-pub use snapshot::{Baseline, PortSnapshot, Snapshot};
+pub use snapshot::{Baseline, PortSnapshot, Snapshot, WorkerSnapshot};
 
 /// The first 8 bytes of a stats file.
 pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 9;
+pub const VERSION: u64 = 10;
 
 /// Most ports an area holds: a box's ([`rrp::limits::MAX_PORTS`]).
 pub use rrp::limits::MAX_PORTS;
@@ -62,9 +63,17 @@ pub use rrp::limits::MAX_PORTS;
 /// unused ones zero (docs/stats.md "Heaviest sources").
 pub const SOURCE_SLOTS: usize = rrp::punt_source::HEAVIEST * PuntSource::WORDS;
 
-/// Words of an area of `ports` ports.
-pub const fn area_slots(ports: usize) -> usize {
-    HEADER_SLOTS + ports * PortStats::SLOTS + RouterStats::SLOTS + PlaneStats::SLOTS + SOURCE_SLOTS
+/// Most workers an area holds: a box's ([`rrp::limits::MAX_WORKERS`]).
+pub use rrp::limits::MAX_WORKERS;
+
+/// Words of an area of `ports` ports and `workers` workers.
+pub const fn area_slots(ports: usize, workers: usize) -> usize {
+    HEADER_SLOTS
+        + ports * PortStats::SLOTS
+        + RouterStats::SLOTS
+        + PlaneStats::SLOTS
+        + SOURCE_SLOTS
+        + workers * WorkerStats::SLOTS
 }
 
 /// The slot names of one port, in order (`received`, ...,
@@ -112,6 +121,8 @@ pub enum Error {
     },
     /// More ports than [`MAX_PORTS`].
     TooManyPorts(usize),
+    /// More workers than [`MAX_WORKERS`].
+    TooManyWorkers(usize),
     /// The metrics listener only binds loopback addresses.
     NotLoopback(SocketAddr),
 }
@@ -130,6 +141,7 @@ impl fmt::Display for Error {
                 write!(f, "stats: {got} ports published, the area has {expected}")
             }
             Error::TooManyPorts(n) => write!(f, "stats: {n} ports, at most {MAX_PORTS}"),
+            Error::TooManyWorkers(n) => write!(f, "stats: {n} workers, at most {MAX_WORKERS}"),
             Error::NotLoopback(a) => {
                 write!(f, "metrics listener: {a} is not a loopback address")
             }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use rrp::PortStats;
-use rrp::counters::{CounterSet, GroupStats, Kind};
+use rrp::counters::{CounterSet, GroupStats, Kind, WorkerStats};
 
 use super::Snapshot;
 
@@ -127,6 +127,12 @@ pub fn prometheus(s: &Snapshot) -> String {
     families(&mut out, &[(Vec::new(), &s.rrp)]);
     families(&mut out, &[(Vec::new(), &s.plane)]);
     punt_sources(&mut out, &s.punt_sources);
+    let workers: Vec<(Vec<(&str, String)>, &WorkerStats)> = s
+        .workers
+        .iter()
+        .map(|w| (vec![("worker", w.worker.to_string())], &w.stats))
+        .collect();
+    families(&mut out, &workers);
     out
 }
 

@@ -3,7 +3,7 @@
 
 use core::ops::Deref;
 
-use rrp::counters::CounterSet;
+use rrp::counters::{CounterSet, WorkerStats};
 use rrp::router::RouterStats;
 use rrp::{PortId, PortStats, PuntSource};
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,24 @@ impl Deref for PortSnapshot {
     }
 }
 
+/// The own counters of one dataplane worker (passes, bursts, cycles), and
+/// which worker they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerSnapshot {
+    /// The worker's index (`mw-worker-N`).
+    pub worker: usize,
+    /// Its counters (in JSON beside `worker`, by name).
+    #[serde(flatten, with = "rrp::counters::json")]
+    pub stats: WorkerStats,
+}
+
+impl WorkerSnapshot {
+    /// Worker `worker`'s counters.
+    pub fn new(worker: usize, stats: WorkerStats) -> WorkerSnapshot {
+        WorkerSnapshot { worker, stats }
+    }
+}
+
 /// Everything the area holds at one publication: what `mwctl stats --json`
 /// prints.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +78,10 @@ pub struct Snapshot {
     /// counters, so `clear counters` leaves them as they are.
     #[serde(default)]
     pub punt_sources: Vec<PuntSource>,
+    /// Each dataplane worker's own counters, worker 0 first
+    /// (docs/stats.md "Workers").
+    #[serde(default)]
+    pub workers: Vec<WorkerSnapshot>,
 }
 
 impl Snapshot {
@@ -78,7 +100,18 @@ impl Snapshot {
             rrp: *router,
             plane: *plane,
             punt_sources: Vec::new(),
+            workers: Vec::new(),
         }
+    }
+
+    /// The snapshot with these workers' own counters, worker 0 first.
+    pub fn with_workers(mut self, workers: &[WorkerStats]) -> Snapshot {
+        self.workers = workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| WorkerSnapshot::new(i, *w))
+            .collect();
+        self
     }
 
     /// The snapshot with these heaviest punt sources.
@@ -115,6 +148,14 @@ impl Snapshot {
             rrp: self.rrp.since(&b.rrp),
             plane: self.plane.since(&b.plane),
             punt_sources: self.punt_sources.clone(),
+            workers: self
+                .workers
+                .iter()
+                .map(|w| match b.workers.get(w.worker) {
+                    Some(bw) => WorkerSnapshot::new(w.worker, w.stats.since(&bw.stats)),
+                    None => w.clone(),
+                })
+                .collect(),
         }
     }
 }

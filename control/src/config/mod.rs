@@ -68,7 +68,7 @@ pub const MIN_MTU: u32 = 64;
 /// the largest MTU of an HR on those backends.
 pub const MAX_BUFFERED_MTU: u32 = (DEFAULT_BUF_SIZE - DEFAULT_HEADROOM) as u32;
 /// The most workers (DPDK's lcore limit).
-pub const MAX_WORKERS: usize = 128;
+pub use rrp::limits::MAX_WORKERS;
 /// The longest router, HR or node name in bytes: the engine's, which
 /// bounds a static entry added by `route add` too.
 pub use rrp::node::MAX_NAME;

@@ -12,7 +12,7 @@ use admin::mad::MadResult;
 use admin::proto::{AdminError, CaptureRequest, LogLevel};
 use admin::stats::{Snapshot, prometheus};
 use admin::view::{ManagementInfo, McastInfo, WorkerRow};
-use dataplane::{CaptureControl, CaptureWhat, StatsBlock};
+use dataplane::{CaptureControl, CaptureWhat};
 use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
@@ -48,8 +48,6 @@ pub(crate) struct Layout {
     pub receive: Vec<String>,
     /// Per worker: its core and the ports it receives from.
     pub workers: Vec<(Option<usize>, Vec<PortId>)>,
-    /// Per worker: its published counters.
-    pub blocks: Vec<Arc<StatsBlock>>,
 }
 
 fn plane_err(e: crate::plane::PlaneError) -> AdminError {
@@ -242,21 +240,14 @@ impl Backend for DaemonBackend {
     }
 
     fn workers(&self) -> Vec<WorkerRow> {
-        let l = &self.layout;
-        l.workers
+        let shown = self.counters.shown(self.snapshot());
+        self.layout
+            .workers
             .iter()
-            .zip(&l.blocks)
             .enumerate()
-            .map(|(i, ((core, rx), block))| {
-                let ports = block.read();
-                WorkerRow {
-                    worker: i,
-                    core: *core,
-                    receives: rx.clone(),
-                    received: ports.iter().map(|c| c.received).sum(),
-                    transmitted: ports.iter().map(|c| c.transmitted).sum(),
-                    dropped: ports.iter().map(|c| c.dropped_total()).sum(),
-                }
+            .map(|(i, (core, rx))| {
+                let stats = shown.workers.get(i).map(|w| w.stats).unwrap_or_default();
+                WorkerRow::new(i, *core, rx.clone(), stats)
             })
             .collect()
     }

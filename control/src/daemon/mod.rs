@@ -416,7 +416,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     if let Some(dir) = stats_file.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let writer = StatsWriter::create(&stats_file, cfg.hrs.len())
+    let writer = StatsWriter::create(&stats_file, cfg.hrs.len(), running.blocks.len())
         .map_err(|e| DaemonError::Run(format!("{}: {e}", stats_file.display())))?;
     // One set of counters (and one clear baseline) for the admin socket and
     // the management agent's PortStats.
@@ -441,7 +441,6 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
             .copied()
             .zip(running.worker_rx.iter().cloned())
             .collect(),
-        blocks: running.blocks.clone(),
     };
     let backend = Arc::new(DaemonBackend::new(
         layout,

@@ -46,6 +46,7 @@ impl Counters {
     pub fn snapshot(&self, engine: &EngineStats, plane: &PlaneStats) -> Snapshot {
         Snapshot::new(&self.ports(engine), &engine.router, plane)
             .with_punt_sources(dataplane::counters::heaviest_sources(&self.blocks))
+            .with_workers(&dataplane::counters::workers(&self.blocks))
     }
 
     /// A port's counters as of now, since the last clear.

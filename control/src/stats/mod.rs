@@ -68,6 +68,7 @@ pub fn publish_blocks(
         &engine.router,
         plane,
         &dataplane::counters::heaviest_sources(blocks),
+        &dataplane::counters::workers(blocks),
     )
 }
 
@@ -78,15 +79,18 @@ mod tests {
     #[test]
     fn spoofed_packets_move_from_punted_to_their_drop_reason() {
         let block = Arc::new(StatsBlock::new(2));
-        block.publish(&[
-            PortStats {
-                received: 10,
-                punted: 4,
-                forwarded: 6,
-                ..PortStats::default()
-            },
-            PortStats::default(),
-        ]);
+        block.publish(
+            &[
+                PortStats {
+                    received: 10,
+                    punted: 4,
+                    forwarded: 6,
+                    ..PortStats::default()
+                },
+                PortStats::default(),
+            ],
+            &Default::default(),
+        );
         let mut engine = vec![PortStats::default(); 2];
         engine[0].strangers = 2;
         engine[0].dropped[DropReason::SpoofedSource] = 3;

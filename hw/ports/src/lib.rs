@@ -19,6 +19,7 @@ pub mod dpdk;
 pub mod heap;
 pub mod impair;
 pub mod memory;
+pub mod tsc;
 pub mod udp;
 
 use arrayvec::ArrayVec;

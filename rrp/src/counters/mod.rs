@@ -15,7 +15,8 @@
 //! The sets: the ports' [`PortStats`] (here: the forwarding path and the
 //! control plane both count into it), the multicast groups' [`GroupStats`],
 //! the RRP engine's [`RouterStats`](crate::router::RouterStats), the daemon's
-//! control thread's `admin::stats::PlaneStats`. docs/stats.md lists them.
+//! control thread's `admin::stats::PlaneStats`, the dataplane workers'
+//! [`WorkerStats`]. docs/stats.md lists them.
 
 mod declare;
 mod group;
@@ -24,12 +25,14 @@ pub mod json;
 mod link;
 mod port;
 mod shared;
+mod worker;
 
 pub use bytemuck;
 pub use group::GroupStats;
 pub use link::LinkStats;
 pub use port::PortStats;
 pub use shared::SharedCounters;
+pub use worker::WorkerStats;
 
 /// Whether a value only grows (a counter) or says what is now (a gauge,
 /// never subtracted by a baseline).

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use admin::mad::MadAnswer;
 use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
-use admin::view::{CounterRow, ManagementInfo, McastInfo, PuntInfo, RouteLookup, Stats};
+use admin::view::{CounterRow, ManagementInfo, McastInfo, PuntInfo, RouteLookup, Stats, WorkerRow};
 use serde_json::Value;
 
 use crate::table::{Table, cell, generic, objects_table_only};
@@ -45,14 +45,6 @@ const RTS: &[&str] = &[
 const ROUTES: &[&str] = &["port", "dst", "q", "mtu", "next", "rcvf"];
 const FIB: &[&str] = &["port", "hr", "dst", "next", "egress", "native", "q", "mtu"];
 const NEIGHBORS: &[&str] = &["port", "hr", "address", "name", "native", "missed", "rts"];
-const WORKERS: &[&str] = &[
-    "worker",
-    "core",
-    "receives",
-    "received",
-    "transmitted",
-    "dropped",
-];
 const ROUTER: &[&str] = &[
     "name",
     "version",
@@ -97,7 +89,10 @@ pub fn render(cmd: &Command, v: &Value) -> String {
                 Ok(m) => mcast(&m),
                 Err(_) => generic(v, &[]),
             },
-            Show::Workers {} => generic(v, WORKERS),
+            Show::Workers {} => match serde_json::from_value::<Vec<WorkerRow>>(v.clone()) {
+                Ok(w) => workers(&w),
+                Err(_) => generic(v, &[]),
+            },
             Show::Punt {} => match serde_json::from_value::<PuntInfo>(v.clone()) {
                 Ok(p) => punt(&p),
                 Err(_) => generic(v, &[]),
@@ -174,6 +169,63 @@ pub fn render(cmd: &Command, v: &Value) -> String {
 
 fn num(n: u64) -> String {
     n.to_string()
+}
+
+/// `show workers`: two tables within 80 columns, in the manner of VPP's
+/// `show runtime`: the packets of each worker, then where its cycles went
+/// (busy share, cycles per packet, average burst, idle passes).
+pub fn workers(rows: &[WorkerRow]) -> String {
+    if rows.is_empty() {
+        return "(none)\n".into();
+    }
+    let mut t = Table::new(&[
+        "worker",
+        "core",
+        "receives",
+        "received",
+        "transmitted",
+        "dropped",
+    ]);
+    t.right = vec![true, true, false, true, true, true];
+    for w in rows {
+        t.row(vec![
+            num(w.worker as u64),
+            w.core.map_or_else(|| "-".to_string(), |c| c.to_string()),
+            w.receives
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            num(w.stats.received),
+            num(w.stats.transmitted),
+            num(w.stats.dropped),
+        ]);
+    }
+    let mut c = Table::new(&[
+        "worker",
+        "busy_%",
+        "cycles/pkt",
+        "burst",
+        "polls",
+        "idle_polls",
+        "mhz",
+    ]);
+    c.right = vec![true; 7];
+    for w in rows {
+        c.row(vec![
+            num(w.worker as u64),
+            format!("{:.1}", w.busy_percent),
+            format!("{:.1}", w.cycles_per_packet),
+            format!("{:.1}", w.average_burst),
+            num(w.stats.polls),
+            num(w.stats.idle_polls),
+            num(w.stats.tsc_hz / 1_000_000),
+        ]);
+    }
+    let mut out = t.render();
+    out.push('\n');
+    out.push_str(&c.render());
+    out
 }
 
 /// `show punt`: each class's budget and its packets on each port (the
