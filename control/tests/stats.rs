@@ -1051,9 +1051,11 @@ fn prometheus_text_is_valid() {
     }
     // Each worker's own counters, labelled with the worker.
     assert!(
-        x.samples.iter().any(|s| s.name == "mwrouter_worker_busy_cycles_total"
-            && s.labels["worker"] == "0"
-            && s.value == 300_000.0),
+        x.samples
+            .iter()
+            .any(|s| s.name == "mwrouter_worker_busy_cycles_total"
+                && s.labels["worker"] == "0"
+                && s.value == 300_000.0),
         "worker busy cycles"
     );
     assert_eq!(x.families["mwrouter_worker_tsc_hz"].0, "gauge");

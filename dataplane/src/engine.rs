@@ -258,6 +258,10 @@ pub struct Engine {
     mcast: Box<[GroupStats]>,
     /// Group packets counted in no slot (more groups than slots).
     mcast_unslotted: GroupStats,
+    /// Whether a group counter moved since [`Engine::take_mcast_changed`]
+    /// (the worker then publishes the per-group counters, else not: a
+    /// box without group traffic never copies them).
+    mcast_changed: bool,
 }
 
 impl Engine {
@@ -275,7 +279,14 @@ impl Engine {
             tap: None,
             mcast: vec![GroupStats::default(); MCAST_SLOTS].into_boxed_slice(),
             mcast_unslotted: GroupStats::default(),
+            mcast_changed: false,
         }
+    }
+
+    /// Whether a group counter moved since the last call (and clears the
+    /// flag).
+    pub fn take_mcast_changed(&mut self) -> bool {
+        std::mem::take(&mut self.mcast_changed)
     }
 
     /// Per-group counters, by counter slot (the multicast table says which
@@ -292,6 +303,7 @@ impl Engine {
     /// The counters of slot `slot` (the unslotted ones for [`crate::mcast::NO_SLOT`]).
     #[inline(always)]
     fn mcast_count(&mut self, slot: u16) -> &mut GroupStats {
+        self.mcast_changed = true;
         match self.mcast.get_mut(usize::from(slot)) {
             Some(c) => c,
             None => &mut self.mcast_unslotted,
@@ -785,6 +797,7 @@ impl Engine {
         let ip = in_port.index();
         for (i, b) in out.drain(..).enumerate() {
             if reps & (1u32 << ((sent + i) & 31)) != 0 {
+                self.mcast_changed = true;
                 self.mcast_unslotted.copy_failed += 1;
             } else {
                 self.counters[ip].dropped[DropReason::TxFull] += 1;

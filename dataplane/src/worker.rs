@@ -295,18 +295,22 @@ impl<P: Port> Worker<P> {
             self.links_at = now_ns;
             self.read_links();
         }
-        self.publish_counters();
+        self.publish_counters(false);
     }
 
     /// Stores the counters in the worker's block, its own with the sums of
-    /// its ports' counters.
-    fn publish_counters(&mut self) {
+    /// its ports' counters; the per-group counters only when one moved
+    /// since they were last stored, or `all` (a copy of every group's
+    /// counters is most of a publication's cost: docs/performance.md).
+    fn publish_counters(&mut self, all: bool) {
+        if self.engine.take_mcast_changed() || all {
+            self.stats
+                .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
+        }
         let ports = self.engine.counters();
         self.perf.received = ports.iter().map(|c| c.received).sum();
         self.perf.transmitted = ports.iter().map(|c| c.transmitted).sum();
         self.perf.dropped = ports.iter().map(PortStats::dropped_total).sum();
-        self.stats
-            .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
         self.stats.publish(ports, &self.perf);
     }
 
@@ -320,7 +324,7 @@ impl<P: Port> Worker<P> {
     pub fn publish(&mut self) {
         self.links_at = self.now_ns();
         self.read_links();
-        self.publish_counters();
+        self.publish_counters(true);
     }
 
     /// Polls until `stop` is set, pausing per `idle` when there is no

@@ -561,6 +561,17 @@ fn place_threads(cfg: &Config, allowed: &[usize], workers: &[i32]) {
     match placement::control_cores(cfg, allowed) {
         Ok(None) => {}
         Ok(Some(cores)) => match placement::place_others(&cores, workers) {
+            Ok(n) if !placement::shared_worker_cores(cfg, &cores).is_empty() => {
+                let shared = placement::shared_worker_cores(cfg, &cores);
+                tracing::warn!(
+                    ?cores,
+                    threads = n,
+                    "threads other than the workers run on cores {cores:?}, sharing the \
+                     workers' cores {shared:?}: a worker preempted mid-burst forwards unevenly, \
+                     and on memif ports a peer's restart can then crash the process \
+                     (docs/reliability.md)"
+                )
+            }
             Ok(n) => tracing::info!(
                 ?cores,
                 threads = n,

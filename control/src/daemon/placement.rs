@@ -51,6 +51,27 @@ pub fn control_cores(cfg: &Config, allowed: &[usize]) -> Result<Option<Vec<usize
     Ok(Some(rest))
 }
 
+/// The workers' cores that the other threads share (`control`): a
+/// configuration can ask for it (`workers.control_cores` naming a worker's
+/// core), and the daemon then warns, because a worker preempted in the
+/// middle of a burst by the control threads or by EAL's interrupt thread
+/// forwards unevenly, and DPDK's memif driver unmaps a disconnected peer's
+/// rings from that interrupt thread while a preempted worker may still be
+/// reading them (docs/reliability.md "Default mode").
+pub fn shared_worker_cores(cfg: &Config, control: &[usize]) -> Vec<usize> {
+    let Some(workers) = &cfg.workers.cores else {
+        return Vec::new();
+    };
+    let mut shared: Vec<usize> = workers
+        .iter()
+        .copied()
+        .filter(|c| control.contains(c))
+        .collect();
+    shared.sort_unstable();
+    shared.dedup();
+    shared
+}
+
 /// The id of the calling thread (for [`place_others`]' exceptions).
 pub fn thread_id() -> i32 {
     gettid().as_raw_nonzero().get()
@@ -112,5 +133,15 @@ mod tests {
         assert_eq!(control_cores(&c, &[0, 1]).unwrap(), Some(vec![1]));
         let c = cfg("");
         assert_eq!(control_cores(&c, &[0, 1]).unwrap(), None);
+    }
+
+    #[test]
+    fn workers_sharing_a_core_with_the_others_are_found() {
+        let c = cfg("count = 2\ncores = [1, 2]\ncontrol_cores = [0, 2]");
+        assert_eq!(shared_worker_cores(&c, &[0, 2]), [2]);
+        let c = cfg("cores = [1]");
+        assert!(shared_worker_cores(&c, &[0]).is_empty());
+        let c = cfg("");
+        assert!(shared_worker_cores(&c, &[0, 1]).is_empty());
     }
 }

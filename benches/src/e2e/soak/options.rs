@@ -100,7 +100,8 @@ pub struct SoakOptions {
     /// Default mode: the router's worker core.
     pub worker_core: u32,
     /// Default mode: the core of the router's other threads, its buddy,
-    /// mwctl and this harness.
+    /// mwctl and this harness: by default mwgen's, so that the worker has
+    /// its core alone as a deployed box's has (docs/reliability.md).
     pub control_core: u32,
     /// Default mode: mwgen's core.
     pub gen_core: u32,
@@ -137,7 +138,7 @@ impl Default for SoakOptions {
             search_trial: Duration::from_secs(2),
             size: "64".into(),
             worker_core: 0,
-            control_core: 0,
+            control_core: 1,
             gen_core: 1,
             topology: None,
             flap_router: "ad".into(),
@@ -170,7 +171,7 @@ pub const USAGE: &str =
   --rss-slack-kb K       RSS growth allowed: max(K kB, 5 %) (4096)
   --patience S           wait up to S s for a quiet machine first (60)
   soak: --rate-pps N (skips the NDR search), --fraction F (0.9 of the NDR), --search-trial D (2s),
-        --size S (mwgen's, 64), --worker-core C (0), --control-core C (0), --gen-core C (1)
+        --size S (mwgen's, 64), --worker-core C (0), --control-core C (1), --gen-core C (1)
   soak-lab: --topology FILE (examples/appendix-b.toml), --flap-router NAME (ad),
         --streams A>B,... (H0>H9,H9>H0,H1>H6,H6>H1,H2>H8,H8>H2,H4>H3,H3>H4), --lab-rate PPS (250
         per stream), --impair loss=P,dup=P,reorder=P (0.01 each), --seed N (1)";
