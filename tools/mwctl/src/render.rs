@@ -169,6 +169,7 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             s
         }
         Command::Capture { .. } => generic(v, &["captured", "lost", "ended", "drops"]),
+        Command::TracePackets { .. } => generic(v, &["recorded", "requested", "lost", "ended"]),
     }
 }
 
