@@ -389,9 +389,10 @@ impl<B: Backend> Dispatcher<B> {
             only: req.only,
             timeout_ms: req.timeout_ms,
         })?)?;
+        // A timeout past what the clock can hold is none.
         let deadline = req
             .timeout_ms
-            .map(|ms| Instant::now() + Duration::from_millis(ms));
+            .and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
         let mut summary = TraceSummary {
             requested: req.count,
             ended: "count".into(),

@@ -1082,7 +1082,8 @@ fn trace_requests_are_checked_before_streaming() {
         assert!(!r.ok, "{line}: {r:?}");
         assert_eq!(r.error.unwrap().code, AdminErrorCode::BadRequest, "{line}");
     }
-    // Still served: the largest count, L2 only, every record so.
+    // Still served: the largest count and timeout, L2 only, every record
+    // so.
     let r = c.call(
         3,
         Command::TracePackets {
@@ -1090,7 +1091,7 @@ fn trace_requests_are_checked_before_streaming() {
             count: max,
             dst: None,
             only: Some(TraceKind::L2),
-            timeout_ms: None,
+            timeout_ms: Some(u64::MAX),
         },
     );
     assert!(r.ok && r.more, "{r:?}");

@@ -206,9 +206,10 @@ fn mwctl_traces_what_mwrouterd_decides() {
     );
 
     // Refused requests: typed errors, the daemon goes on.
+    let too_many = (admin::proto::TRACE_MAX_COUNT + 1).to_string();
     for (args, says) in [
         (&["trace-packets", "-c", "0"][..], "bad_request"),
-        (&["trace-packets", "-c", "10001"], "bad_request"),
+        (&["trace-packets", "-c", too_many.as_str()], "bad_request"),
         (
             &["trace-packets", "-c", "1", "--dst", "0x0001"],
             "bad_request",

@@ -27,7 +27,7 @@ pub struct TracePacketsArgs {
     /// Only packets received on this port: index or HR address (default:
     /// any port).
     pub port: Option<PortSpec>,
-    /// How many packets to trace (at most 10,000).
+    /// How many packets to trace.
     #[arg(short = 'c', long = "count", value_name = "N")]
     pub count: u64,
     /// Only packets to this destination (the EEP header's, also behind
@@ -73,7 +73,7 @@ pub fn run(
 ) -> Result<TraceSummary, ClientError> {
     // The daemon ends the trace at the timeout; wait a little longer for
     // its summary (or for ever with no timeout: packets may be rare).
-    c.set_timeout(timeout.map(|t| t + SUMMARY_GRACE))?;
+    c.set_timeout(timeout.map(|t| t.saturating_add(SUMMARY_GRACE)))?;
     let write = |out: &mut dyn Write, text: &str| {
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
