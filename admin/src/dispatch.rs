@@ -6,7 +6,7 @@
 //! the answers cannot drift apart.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rrp::router::{Router, StaticNode, Time};
 use rrp::wire::Capability;
@@ -18,7 +18,8 @@ use mgmt::client::Request as MgmtRequest;
 use crate::mad::{self, MadQuery, MadResult};
 use crate::proto::{
     AdminError, CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, Command,
-    LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat,
+    LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat, TraceEvent,
+    TraceRequest, TraceSummary, TracedPacket,
 };
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
@@ -130,6 +131,40 @@ pub trait Backend: Send + Sync + 'static {
         p: PortId,
         req: &CaptureRequest,
     ) -> Result<Box<dyn CaptureSource + '_>, AdminError>;
+
+    /// Starts the packet trace `req` (its port, if it names one, is `port`):
+    /// records until the source is dropped. Boxes without a dataplane of
+    /// their own answer `unsupported`.
+    fn trace_packets(
+        &self,
+        port: Option<PortId>,
+        req: &TraceRequest,
+    ) -> Result<Box<dyn TraceSource + '_>, AdminError> {
+        let _ = (port, req);
+        Err(AdminError::unsupported(
+            "this box has no dataplane of its own to trace",
+        ))
+    }
+}
+
+/// What a packet trace yields next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceNext {
+    /// A traced packet.
+    Packet(Box<TracedPacket>),
+    /// Nothing yet.
+    Idle,
+    /// Nothing more: the dataplane traced every packet asked for (some
+    /// records may have been lost), or it stops.
+    End,
+}
+
+/// A running packet trace; dropping it stops the trace.
+pub trait TraceSource {
+    /// The next record, if any.
+    fn next(&mut self) -> TraceNext;
+    /// Records the dataplane could not keep since the trace started.
+    fn lost(&self) -> u64;
 }
 
 /// What a capture yields next.
@@ -160,7 +195,7 @@ pub trait CaptureSource {
     fn lost(&self) -> u64;
 }
 
-/// How long an idle capture waits before it looks again.
+/// How long an idle capture or trace waits before it looks again.
 const CAPTURE_IDLE: Duration = Duration::from_millis(1);
 
 /// The admin [`Handler`] of a box: every command answered once, from `B`.
@@ -325,6 +360,75 @@ impl<B: Backend> Dispatcher<B> {
     }
 }
 
+impl<B: Backend> Dispatcher<B> {
+    /// `trace_packets`: arms the trace, sends a start item, then each
+    /// record as the dataplane makes it, until `count` are sent, the
+    /// timeout passes or the client leaves; answers with the summary.
+    fn trace_packets(
+        &self,
+        req: TraceRequest,
+        out: &mut dyn StreamOut,
+    ) -> Result<Value, AdminError> {
+        let spec = req.port;
+        let (port, hr) = match spec {
+            Some(s) => {
+                let (p, hr) = self.view(move |v| {
+                    let p = v.ports(Some(s))?[0];
+                    Ok((p, v.hr_addrs()[p]))
+                })?;
+                (Some(p), Some(hr))
+            }
+            None => (None, None),
+        };
+        let mut source = self.backend.trace_packets(port, &req)?;
+        out.send(to_json(TraceEvent::Start {
+            count: req.count,
+            port,
+            hr,
+            dst: req.dst,
+            only: req.only,
+            timeout_ms: req.timeout_ms,
+        })?)?;
+        // A timeout past what the clock can hold is none.
+        let deadline = req
+            .timeout_ms
+            .and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
+        let mut summary = TraceSummary {
+            requested: req.count,
+            ended: "count".into(),
+            ..Default::default()
+        };
+        while summary.recorded < u64::from(req.count) {
+            if out.closed() {
+                summary.ended = "client".into();
+                break;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                summary.ended = "timeout".into();
+                break;
+            }
+            match source.next() {
+                TraceNext::Packet(p) => {
+                    if out.send(to_json(TraceEvent::Packet(*p))?).is_err() {
+                        summary.ended = "client".into();
+                        break;
+                    }
+                    summary.recorded += 1;
+                }
+                TraceNext::Idle => std::thread::sleep(CAPTURE_IDLE),
+                TraceNext::End => {
+                    if summary.recorded + source.lost() < u64::from(req.count) {
+                        summary.ended = "stopped".into();
+                    }
+                    break;
+                }
+            }
+        }
+        summary.lost = source.lost();
+        to_json(summary)
+    }
+}
+
 fn to_json<T: serde::Serialize>(v: T) -> Result<Value, AdminError> {
     serde_json::to_value(v).map_err(|e| AdminError::failed(e.to_string()))
 }
@@ -383,6 +487,9 @@ impl<B: Backend> Handler for Dispatcher<B> {
                 protocol: PROTOCOL_VERSION,
             }),
             Command::Capture { .. } => Err(AdminError::bad_request("capture streams its answer")),
+            Command::TracePackets { .. } => {
+                Err(AdminError::bad_request("trace_packets streams its answer"))
+            }
         }
     }
 
@@ -392,6 +499,9 @@ impl<B: Backend> Handler for Dispatcher<B> {
         privilege: Privilege,
         out: &mut dyn StreamOut,
     ) -> Result<Value, AdminError> {
+        if let Some(req) = TraceRequest::of(cmd) {
+            return self.trace_packets(req?, out);
+        }
         let req = match CaptureRequest::of(cmd) {
             None => return self.handle(cmd, privilege),
             Some(r) => r?,

@@ -26,7 +26,7 @@ use crate::dispatch::Dispatcher;
 use crate::mad::{self, MadQuery};
 use crate::proto::{
     AdminError, AdminErrorCode, CAPTURE_MAX_SNAPLEN, CaptureRequest, Command, MAX_LINE, Privilege,
-    Request, Response,
+    Request, Response, TRACE_MAX_COUNT, TraceRequest,
 };
 use crate::sample::SampleBox;
 use crate::server::{Handler, StreamOut};
@@ -158,6 +158,15 @@ fn check_request(req: &Request, d: &Dispatcher<SampleBox>) {
     if let Some(c) = CaptureRequest::of(&req.cmd) {
         match c {
             Ok(c) => assert!(c.snaplen <= CAPTURE_MAX_SNAPLEN),
+            Err(e) => check_error(&e),
+        }
+    }
+    if let Some(t) = TraceRequest::of(&req.cmd) {
+        match t {
+            Ok(t) => {
+                assert!((1..=TRACE_MAX_COUNT).contains(&t.count));
+                assert!(t.dst.is_none_or(|d| d.is_valid_destination()));
+            }
             Err(e) => check_error(&e),
         }
     }

@@ -24,9 +24,12 @@ use mgmt::agent::{AgentConfig, NodeType};
 use mgmt::client::{Failure, Request, Target};
 use mgmt::station::Station;
 
-use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher};
+use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher, TraceNext, TraceSource};
 use crate::mad::MadResult;
-use crate::proto::{AdminError, CaptureRequest, LogLevel};
+use crate::proto::{
+    AdminError, CaptureRequest, LogLevel, TraceKind, TraceRequest, TracedEntry, TracedHop,
+    TracedLookup, TracedPacket, TracedVerdict,
+};
 use crate::stats::{PlaneStats, Snapshot, prometheus};
 use crate::view::ManagementInfo;
 
@@ -303,6 +306,20 @@ impl Backend for SampleBox {
             drops: req.drops,
         }))
     }
+
+    fn trace_packets(
+        &self,
+        port: Option<PortId>,
+        req: &TraceRequest,
+    ) -> Result<Box<dyn TraceSource + '_>, AdminError> {
+        Ok(Box::new(SampleTrace {
+            left: req.count.min(1000),
+            sent: 0,
+            port,
+            dst: req.dst,
+            only: req.only,
+        }))
+    }
 }
 
 /// The sample box's counters for its agent.
@@ -355,6 +372,111 @@ impl CaptureSource for SampleCapture {
             data,
             reason: (self.drops && i % 2 == 1).then_some(DropReason::NoRoute),
         }
+    }
+
+    fn lost(&self) -> u64 {
+        0
+    }
+}
+
+/// A trace of the sample box: packets from h1 (port 0) in turn forwarded
+/// to h2 by L3, forwarded by an L2RH, punted to the box, and dropped for
+/// no route, as far as the request's filters take them.
+struct SampleTrace {
+    left: u32,
+    sent: u64,
+    port: Option<PortId>,
+    dst: Option<Address>,
+    only: Option<TraceKind>,
+}
+
+impl SampleTrace {
+    /// The `i`th packet of the cycle.
+    fn packet(&self, i: u64) -> TracedPacket {
+        let in_port = self.port.unwrap_or(PortId(0));
+        let hop = TracedHop {
+            port: PortId(1),
+            hr: Address(0x0116),
+            native: mac(0x0102).to_string(),
+        };
+        let l2 = self.only == Some(TraceKind::L2) || (self.only.is_none() && i % 4 == 1);
+        let (dst, lookup, next_hop, verdict) = if l2 {
+            (
+                0x0102,
+                TracedLookup::L2 {
+                    egress_hr: Some(Address(0x0116)),
+                },
+                Some(hop),
+                TracedVerdict::Forwarded { redirect: false },
+            )
+        } else {
+            match i % 4 {
+                2 => (
+                    0x0115,
+                    TracedLookup::L3 {
+                        fib_version: 2,
+                        entry: TracedEntry::Local,
+                    },
+                    None,
+                    TracedVerdict::Punted {
+                        class: rrp::PuntClass::Local.name().into(),
+                    },
+                ),
+                3 => (
+                    0x0777,
+                    TracedLookup::L3 {
+                        fib_version: 2,
+                        entry: TracedEntry::NoRoute,
+                    },
+                    None,
+                    TracedVerdict::Dropped {
+                        reason: DropReason::NoRoute.name().into(),
+                    },
+                ),
+                _ => (
+                    0x0102,
+                    TracedLookup::L3 {
+                        fib_version: 2,
+                        entry: TracedEntry::NextHop(2),
+                    },
+                    Some(hop),
+                    TracedVerdict::Forwarded { redirect: false },
+                ),
+            }
+        };
+        let forwarded = matches!(verdict, TracedVerdict::Forwarded { .. });
+        let egress = match &verdict {
+            TracedVerdict::Forwarded { .. } => Some(PortId(1)),
+            TracedVerdict::Punted { .. } => Some(in_port),
+            _ => None,
+        };
+        TracedPacket {
+            ts_ns: 1_700_000_000_000_000_000 + i * 1_000_000,
+            worker: 0,
+            port: in_port,
+            hr: Address(0x0115 + in_port.0),
+            len: if l2 { 48 } else { 40 },
+            src: Some(Address(0x0101)),
+            dst: Some(self.dst.unwrap_or(Address(dst))),
+            lookup,
+            next_hop,
+            ei_before: Some(i),
+            ei_after: forwarded.then_some(i << 1),
+            egress,
+            verdict,
+        }
+    }
+}
+
+impl TraceSource for SampleTrace {
+    fn next(&mut self) -> TraceNext {
+        if self.left == 0 {
+            return TraceNext::End;
+        }
+        self.left -= 1;
+        let p = self.packet(self.sent);
+        self.sent += 1;
+        TraceNext::Packet(Box::new(p))
     }
 
     fn lost(&self) -> u64 {

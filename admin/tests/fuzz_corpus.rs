@@ -25,7 +25,7 @@ fn corpus() -> PathBuf {
 }
 
 /// A request of every command and `show` target, and refused lines.
-const LINES: [(&str, &str); 33] = [
+const LINES: [(&str, &str); 35] = [
     (
         "show-router",
         r#"{"v":1,"id":1,"cmd":"show","what":"router"}"#,
@@ -83,6 +83,14 @@ const LINES: [(&str, &str); 33] = [
     (
         "capture",
         r#"{"v":1,"id":3,"cmd":"capture","port":0,"count":4,"drops":true,"snaplen":64}"#,
+    ),
+    (
+        "trace-packets",
+        r#"{"v":1,"id":4,"cmd":"trace_packets","port":"0x0115","count":3,"dst":"0x0102","only":"l3","timeout_ms":1000}"#,
+    ),
+    (
+        "trace-count-zero",
+        r#"{"v":1,"cmd":"trace_packets","count":0}"#,
     ),
     ("stats", r#"{"v":1,"cmd":"stats"}"#),
     (

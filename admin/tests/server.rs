@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use admin::policy::Peer;
 use admin::proto::{
     AdminErrorCode, CaptureEvent, CaptureSummary, Clear, Command, Direction, LogLevel, PortSpec,
-    PortState, Privilege, Request, Response, RouteOp, Show, StatsFormat,
+    PortState, Privilege, Request, Response, RouteOp, Show, StatsFormat, TraceEvent, TraceKind,
+    TraceSummary, TracedLookup,
 };
 use admin::sample::SampleBox;
 use admin::server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};
@@ -160,6 +161,13 @@ fn every_command() -> Vec<Command> {
             transmitted: false,
             snaplen: Some(64),
         },
+        Command::TracePackets {
+            port: Some(PortSpec::Hr(Address(0x0116))),
+            count: 3,
+            dst: Some(Address(0x0102)),
+            only: None,
+            timeout_ms: Some(5000),
+        },
         Command::Stats {
             format: StatsFormat::Json,
         },
@@ -294,6 +302,7 @@ fn privileges_of_commands() {
                 | Command::LogLevel { .. }
                 | Command::Reload {}
                 | Command::Capture { .. }
+                | Command::TracePackets { .. }
                 | Command::Mad(_)
         );
         assert_eq!(cmd.needs_admin(), admin, "{cmd:?}");
@@ -315,6 +324,44 @@ fn every_command_is_served() {
     for (i, cmd) in every_command().into_iter().enumerate() {
         let id = 100 + i as u64;
         let r = c.call(id, cmd.clone());
+        if let Command::TracePackets { .. } = cmd {
+            // A trace: its start, a record per packet, then the summary.
+            assert!(r.ok && r.more, "{r:?}");
+            let start: TraceEvent = serde_json::from_value(r.result.unwrap()).unwrap();
+            assert_eq!(
+                start,
+                TraceEvent::Start {
+                    count: 3,
+                    port: Some(PortId(1)),
+                    hr: Some(Address(0x0116)),
+                    dst: Some(Address(0x0102)),
+                    only: None,
+                    timeout_ms: Some(5000),
+                }
+            );
+            let mut packets = Vec::new();
+            loop {
+                let r = c.read().unwrap();
+                assert_eq!(r.id, Some(id));
+                assert!(r.ok);
+                if !r.more {
+                    let s: TraceSummary = serde_json::from_value(r.result.unwrap()).unwrap();
+                    assert_eq!((s.recorded, s.requested, s.lost), (3, 3, 0));
+                    assert_eq!(s.ended, "count");
+                    break;
+                }
+                let TraceEvent::Packet(p) = serde_json::from_value(r.result.unwrap()).unwrap()
+                else {
+                    panic!("a packet")
+                };
+                packets.push(p);
+            }
+            assert_eq!(packets.len(), 3);
+            assert!(packets.iter().all(|p| p.port == PortId(1)
+                && p.hr == Address(0x0116)
+                && p.dst == Some(Address(0x0102))));
+            continue;
+        }
         if cmd.streams() {
             // A capture: items with "more", then the summary.
             assert!(r.ok && r.more, "{r:?}");
@@ -980,6 +1027,88 @@ fn socket_group_follows_the_policy() {
     let m = std::fs::metadata(&path).unwrap();
     assert_eq!(m.gid(), 901);
     assert_eq!(m.mode() & 0o777, 0o660);
+}
+
+#[test]
+fn trace_requests_are_checked_before_streaming() {
+    let fx = fixture();
+    let mut c = Client::connect(&fx.path);
+    let trace = |port: Option<u16>, count: u64, dst: Option<u16>| Command::TracePackets {
+        port: port.map(|p| PortSpec::Index(PortId(p))),
+        count,
+        dst: dst.map(Address),
+        only: None,
+        timeout_ms: None,
+    };
+    let max = u64::from(admin::proto::TRACE_MAX_COUNT);
+    for (cmd, code, says) in [
+        (
+            trace(None, 0, None),
+            AdminErrorCode::BadRequest,
+            "count must be",
+        ),
+        (
+            trace(None, max + 1, None),
+            AdminErrorCode::BadRequest,
+            "count must be",
+        ),
+        (
+            trace(None, u64::MAX, None),
+            AdminErrorCode::BadRequest,
+            "count must be",
+        ),
+        (
+            trace(None, 1, Some(0x0010)),
+            AdminErrorCode::BadRequest,
+            "not a destination",
+        ),
+        (trace(Some(9), 1, None), AdminErrorCode::NotFound, "9"),
+    ] {
+        // Refused before any item is streamed: one error line, no `more`.
+        let r = c.call(1, cmd.clone());
+        assert!(!r.ok && !r.more, "{cmd:?}: {r:?}");
+        let e = r.error.unwrap();
+        assert_eq!(e.code, code, "{cmd:?}: {e:?}");
+        assert!(e.message.contains(says), "{}", e.message);
+    }
+    // A malformed address or kind is refused as the request is read.
+    for line in [
+        r#"{"v":1,"id":2,"cmd":"trace_packets","count":1,"dst":"0xZZ"}"#,
+        r#"{"v":1,"id":2,"cmd":"trace_packets","count":1,"only":"l4"}"#,
+        r#"{"v":1,"id":2,"cmd":"trace_packets","count":-1}"#,
+        r#"{"v":1,"id":2,"cmd":"trace_packets"}"#,
+    ] {
+        let r = c.raw(line);
+        assert!(!r.ok, "{line}: {r:?}");
+        assert_eq!(r.error.unwrap().code, AdminErrorCode::BadRequest, "{line}");
+    }
+    // Still served: the largest count and timeout, L2 only, every record
+    // so.
+    let r = c.call(
+        3,
+        Command::TracePackets {
+            port: None,
+            count: max,
+            dst: None,
+            only: Some(TraceKind::L2),
+            timeout_ms: Some(u64::MAX),
+        },
+    );
+    assert!(r.ok && r.more, "{r:?}");
+    let mut n = 0;
+    loop {
+        let r = c.read().unwrap();
+        assert!(r.ok, "{r:?}");
+        if !r.more {
+            break;
+        }
+        let TraceEvent::Packet(p) = serde_json::from_value(r.result.unwrap()).unwrap() else {
+            panic!("a packet")
+        };
+        assert!(matches!(p.lookup, TracedLookup::L2 { .. }), "{p:?}");
+        n += 1;
+    }
+    assert!(n > 0);
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! mwrouterd on DPDK vdevs (net_null, no traffic): starts its EAL, ports,
 //! pinned worker (every other thread off its core) and control thread,
-//! answers mwctl, stops cleanly; and two workers owning pcap ports. Skipped
-//! (a failure under MWROUTER_REQUIRE_ALL=1) when mwrouterd was built
-//! without the `dpdk` feature.
+//! answers mwctl, stops cleanly; two workers owning pcap ports; and
+//! `mwctl trace-packets` on a pcap port. Skipped (a failure under
+//! MWROUTER_REQUIRE_ALL=1) when mwrouterd was built without the `dpdk`
+//! feature.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -355,4 +356,157 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         assert!(q0.iter().all(|&s| s == from(0)), "queue 0: {q0:x?}");
         assert!(q1.iter().all(|&s| s == from(1)), "queue 1: {q1:x?}");
     }
+}
+
+// ------------------------------------------------------- packet traces
+
+/// A pcap of L3 data packets to port 0's MAC, to the sink node 0x0833
+/// (behind HR 1) and to 0x0777 (no route) in turn.
+fn trace_input_pcap() -> Vec<u8> {
+    use rrp::Address;
+    use rrp::kind::PacketType;
+    use rrp::wire::{HeaderRepr, PacketRepr};
+    let mut w = mwdump::capture::PcapWriter::in_memory(1);
+    for i in 0..8u8 {
+        let p = PacketRepr {
+            l2rhs: Vec::new(),
+            header: HeaderRepr {
+                dst: Address(if i % 2 == 0 { 0x0833 } else { 0x0777 }),
+                src: Address(SRC_A),
+                packet_type: PacketType(0x0100),
+                ..Default::default()
+            },
+            data: vec![i; 40],
+            ei: 0,
+        };
+        let mut f = MAC[0].to_vec();
+        f.extend_from_slice(&[0x02, 0, 0, 0, 0x0A, 1]);
+        f.extend_from_slice(&0x88B5u16.to_be_bytes());
+        f.extend_from_slice(&p.to_bytes().unwrap());
+        w.push(1, u32::from(i), &f);
+    }
+    w.into_inner()
+}
+
+/// `mwctl trace-packets` on DPDK ports: HR 0 replays a pcap without end
+/// (`infinite_rx`), one worker forwards its packets to the sink behind
+/// HR 1 or drops them for no route, and the traces say so: the FIB's
+/// next hop and the sink's MAC, EI, the verdict; then the drops.
+#[test]
+fn trace_packets_on_pcap_vdevs() {
+    let mwrouterd = common::mwrouterd();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.pcap"), trace_input_pcap()).unwrap();
+    std::fs::write(
+        d.join("empty.pcap"),
+        mwdump::capture::PcapWriter::in_memory(1).into_inner(),
+    )
+    .unwrap();
+    let p = |n: &str| d.join(n).display().to_string();
+    let sock = d.join("mw.sock");
+    let pcap_hr = |port: usize, device: String| {
+        let mut d = DpdkPortConfig::new(&device);
+        d.mac = Some(MAC[port]);
+        HrSection::new(
+            0x0811 + port as u16,
+            0x0801 + port as u16,
+            1500,
+            PortConfig::Dpdk(d),
+        )
+    };
+    let mut out_hr = pcap_hr(
+        1,
+        format!("net_pcap1,rx_pcap={},tx_pcap=/dev/null", p("empty.pcap")),
+    );
+    out_hr.statics.push(StaticNode {
+        address: rrp::Address(0x0833),
+        native: NativeAddr::mac(SINK_MAC),
+        name: Some(b"sink".to_vec()),
+        capabilities: Vec::new(),
+        groups: Vec::new(),
+    });
+    let mut cfg = Config::new(
+        "trace-dpdk",
+        vec![
+            pcap_hr(
+                0,
+                format!(
+                    "net_pcap0,rx_pcap={},infinite_rx=1,tx_pcap=/dev/null",
+                    p("in.pcap")
+                ),
+            ),
+            out_hr,
+        ],
+    );
+    cfg.dpdk = Some(DpdkSection {
+        eal_args: testkit::dpdk_eal_args(),
+    });
+    cfg.workers.count = 1;
+    cfg.workers.idle = IdleMode::Adaptive;
+    cfg.admin.socket = sock.clone();
+    let path = d.join("router.toml");
+    std::fs::write(&path, cfg.to_toml()).unwrap();
+    let child = match testkit::spawn_until_ready(
+        Command::new(&mwrouterd).arg("--config").arg(&path),
+        &sock,
+        Duration::from_secs(20),
+    ) {
+        Ok(c) => testkit::ChildGuard::new(c),
+        Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
+            testkit::skip(
+                "mwctl::daemon_dpdk::trace_packets",
+                "mwrouterd built without the dpdk feature",
+            );
+            return;
+        }
+        Err(e) => panic!("mwrouterd {e}"),
+    };
+
+    // Two routed packets, as JSON lines: start, the packets, the summary.
+    let (code, out, err) = common::mwctl(
+        &sock,
+        &["--json", "trace-packets", "0", "-c", "2", "--dst", "0x0833"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let items: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(items.len(), 4, "{out}");
+    assert_eq!(items[0]["kind"], "start");
+    for p in &items[1..3] {
+        assert_eq!(p["kind"], "packet", "{p}");
+        assert_eq!(
+            (p["port"].as_u64(), p["worker"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(p["src"], rrp::Address(SRC_A).to_string(), "{p}");
+        assert_eq!(p["dst"], "0x0833");
+        assert_eq!(p["lookup"]["kind"], "l3", "{p}");
+        assert!(p["lookup"]["entry"]["next_hop"].as_u64().is_some(), "{p}");
+        assert_eq!(p["next_hop"]["port"], 1);
+        assert_eq!(p["next_hop"]["hr"], "0x0812");
+        assert_eq!(p["next_hop"]["native"], "02:00:00:00:08:33");
+        assert_eq!(
+            (p["ei_before"].as_u64(), p["ei_after"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(p["egress"], 1);
+        assert_eq!(p["verdict"]["kind"], "forwarded", "{p}");
+    }
+    assert_eq!(items[3]["recorded"], 2);
+    assert_eq!(items[3]["ended"], "count");
+
+    // The others, dropped for no route; forwarding goes on.
+    let (code, out) = mwctl_all(&sock, &["trace-packets", "-c", "1", "--dst", "0x0777"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  lookup: L3 in FIB version "), "{out}");
+    assert!(out.contains("  verdict: dropped: no-route\n"), "{out}");
+    assert!(out.ends_with("1 of 1 packet traced\n"), "{out}");
+
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = child.into_inner().wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", out.status);
 }

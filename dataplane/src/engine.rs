@@ -35,6 +35,7 @@ use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastVerdict};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
+use crate::trace::{Armed, TraceRecord, TraceTap};
 use rrp::counters::GroupStats;
 use rrp::limits::MAX_PORTS;
 use rrp::router::PortMask;
@@ -254,6 +255,9 @@ pub struct Engine {
     inject_bad_port: u64,
     chan: WorkerChannels,
     tap: Option<CaptureTap>,
+    /// This worker's side of packet tracing (a detached tap until one is
+    /// attached: never armed).
+    trace: TraceTap,
     /// Per-group counters, by the multicast table's counter slot.
     mcast: Box<[GroupStats]>,
     /// Group packets counted in no slot (more groups than slots).
@@ -277,6 +281,7 @@ impl Engine {
             inject_bad_port: 0,
             chan,
             tap: None,
+            trace: TraceTap::detached(),
             mcast: vec![GroupStats::default(); MCAST_SLOTS].into_boxed_slice(),
             mcast_unslotted: GroupStats::default(),
             mcast_changed: false,
@@ -313,6 +318,11 @@ impl Engine {
     /// Attaches this worker's side of the capture rings.
     pub fn set_capture(&mut self, tap: CaptureTap) {
         self.tap = Some(tap);
+    }
+
+    /// Attaches this worker's side of the trace rings.
+    pub fn set_trace(&mut self, tap: TraceTap) {
+        self.trace = tap;
     }
 
     /// What to capture on `in_port` during this burst, if anything.
@@ -628,9 +638,60 @@ impl Engine {
     /// Processes a burst received on `in_port`: decides each packet, queues
     /// punts and notices, stages forwarded packets per egress port and
     /// transmits them. `stage` has one empty burst per port; `rx` is emptied.
+    ///
+    /// The burst is run by one of two instances of the one loop
+    /// ([`Engine::burst`]), chosen here once per burst from the trace's armed
+    /// word (one relaxed load): the untraced one, without a trace hook in
+    /// it, unless a trace is armed (docs/dataplane.md "Tracing packets").
     #[inline]
     pub fn process_burst<P: Port>(
         &mut self,
+        fib: &FibSet,
+        now_ns: u64,
+        in_port: PortId,
+        rx: &mut Burst<P::Buf>,
+        ports: &mut [P],
+        stage: &mut [Burst<P::Buf>],
+    ) {
+        let armed = self.trace.armed();
+        if armed.on() {
+            self.traced_burst(armed, fib, now_ns, in_port, rx, ports, stage);
+        } else {
+            self.burst::<P, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
+        }
+    }
+
+    /// A burst while a trace is armed: traced if the trace takes packets of
+    /// `in_port`.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn traced_burst<P: Port>(
+        &mut self,
+        armed: Armed,
+        fib: &FibSet,
+        now_ns: u64,
+        in_port: PortId,
+        rx: &mut Burst<P::Buf>,
+        ports: &mut [P],
+        stage: &mut [Burst<P::Buf>],
+    ) {
+        if armed.admits_port(in_port) {
+            self.burst::<P, true>(armed, fib, now_ns, in_port, rx, ports, stage);
+        } else {
+            self.burst::<P, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
+        }
+    }
+
+    /// The burst loop of [`Engine::process_burst`]; with `TRACE`, each
+    /// packet that the trace `armed` takes gets a record
+    /// ([`crate::trace`]), built on the cold path. Without `TRACE` the hooks
+    /// are compiled out.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn burst<P: Port, const TRACE: bool>(
+        &mut self,
+        armed: Armed,
         fib: &FibSet,
         now_ns: u64,
         in_port: PortId,
@@ -667,15 +728,22 @@ impl Engine {
         for mut buf in rx.drain(..) {
             let err = buf.rx_error();
             c.rx_errors += err as u64;
-            let (port, native, l2) = match self.verdict(pfib, in_port, err, &mut buf) {
+            // Traced: the packet's record as received, if the trace takes it.
+            let rec: Option<TraceRecord> = if TRACE {
+                self.trace
+                    .begin(armed, fib, &self.hrs, in_port, now_ns, buf.data())
+            } else {
+                None
+            };
+            let (port, native, l2, redirect) = match self.verdict(pfib, in_port, err, &mut buf) {
                 Verdict::Route { nh, redirect } => {
                     if redirect {
                         let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
                         self.notify(c, now_ns, n);
                     }
-                    (nh.port, Hop::Route(&nh.native), false)
+                    (nh.port, Hop::Route(&nh.native), false, redirect)
                 }
-                Verdict::Source { port, native } => (port, Hop::Source(native), true),
+                Verdict::Source { port, native } => (port, Hop::Source(native), true, false),
                 Verdict::Mcast {
                     ports: mask,
                     too_big,
@@ -685,6 +753,9 @@ impl Engine {
                     if let Some(dn) = notice {
                         let n = drop_notice(in_port, dn, &buf);
                         self.notify(c, now_ns, n);
+                    }
+                    if TRACE && let Some(r) = rec {
+                        self.trace.record(r.replicated(mask, buf.data()));
                     }
                     let out = McastOut {
                         mask,
@@ -700,7 +771,7 @@ impl Engine {
                     hr_port,
                     layout,
                 } => {
-                    self.punt(
+                    let outcome = self.punt(
                         c,
                         fib.buddies(),
                         now_ns,
@@ -710,6 +781,9 @@ impl Engine {
                         layout,
                         &buf,
                     );
+                    if TRACE && let Some(r) = rec {
+                        self.trace.record(r.punted(hr_port, outcome));
+                    }
                     ports[ip].recycle(buf);
                     continue;
                 }
@@ -718,6 +792,12 @@ impl Engine {
                     if drops {
                         self.capture(now_ns, in_port, Some(reason), buf.data());
                     }
+                    if TRACE && let Some(r) = rec {
+                        let egress = notice
+                            .filter(|_| reason == DropReason::Mtu)
+                            .map(|dn| dn.egress);
+                        self.trace.record(r.dropped(reason, egress));
+                    }
                     if let Some(dn) = notice {
                         let n = drop_notice(in_port, dn, &buf);
                         self.notify(c, now_ns, n);
@@ -725,6 +805,13 @@ impl Engine {
                     ports[ip].recycle(buf);
                     continue;
                 }
+            };
+            // Traced: forwarded, as it leaves (EI shifted), before the
+            // native header goes on.
+            let rec = if TRACE {
+                rec.map(|r| r.forwarded(port, redirect, buf.data()))
+            } else {
+                None
             };
             let p = port.index();
             let encapsulated = match native {
@@ -750,8 +837,15 @@ impl Engine {
                 }
             };
             if encapsulated {
+                if TRACE && let Some(r) = rec {
+                    self.trace.stage(r, p, stage[p].len());
+                }
                 stage[p].push(buf);
             } else {
+                if TRACE && let Some(r) = rec {
+                    self.trace
+                        .record(r.dropped(Self::encap_reason(l2), Some(port)));
+                }
                 Self::encap_failed(c, l2);
                 ports[ip].recycle(buf);
             }
@@ -771,9 +865,15 @@ impl Engine {
             let sent_reps = u64::from((reps & sent_mask).count_ones());
             self.counters[ip].forwarded += sent as u64 - sent_reps;
             self.counters[p].transmitted += sent as u64;
+            if TRACE && !out.is_empty() {
+                self.trace.sent(p, sent);
+            }
             if !out.is_empty() {
                 self.drop_unsent(now_ns, in_port, p, out, ports, reps, sent, drops);
             }
+        }
+        if TRACE {
+            self.trace.flush();
         }
     }
 
@@ -894,12 +994,18 @@ impl Engine {
     #[cold]
     #[inline(never)]
     fn encap_failed(c: &mut PortStats, l2: bool) {
-        let r = if l2 {
+        c.dropped[Self::encap_reason(l2)] += 1;
+    }
+
+    /// Why a packet the egress port could not encapsulate is dropped: on
+    /// L2, the L2RH's native address did not suit the port.
+    #[inline(always)]
+    fn encap_reason(l2: bool) -> DropReason {
+        if l2 {
             DropReason::BadL2rh
         } else {
             DropReason::Encap
-        };
-        c.dropped[r] += 1;
+        }
     }
 
     /// The heaviest senders of each punt class as of `now_ns`
@@ -911,7 +1017,8 @@ impl Engine {
         self.chan.heaviest(now_ns)
     }
 
-    /// Hands a packet for this box to the control plane, with its layout.
+    /// Hands a packet for this box to the control plane, with its layout:
+    /// the class it was punted in, or why it was dropped.
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -925,7 +1032,7 @@ impl Engine {
         hr_port: PortId,
         layout: Layout,
         buf: &B,
-    ) {
+    ) -> Result<PuntClass, DropReason> {
         let class = punt_class(buddies, in_port, class, layout, buf);
         let meta = PuntMeta {
             in_port,
@@ -938,6 +1045,7 @@ impl Engine {
             Ok(()) => {
                 c.punted += 1;
                 c.punted_by_class[class] += 1;
+                Ok(class)
             }
             Err(r) => {
                 c.dropped[r] += 1;
@@ -946,6 +1054,7 @@ impl Engine {
                     DropReason::PuntSource => c.punt_source_by_class[class] += 1,
                     _ => c.punt_full_by_class[class] += 1,
                 }
+                Err(r)
             }
         }
     }

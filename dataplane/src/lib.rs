@@ -9,6 +9,8 @@
 //!   notices, injections), bounded and rate-limited;
 //! - [`counters`]: per-worker, per-port counters and their publication;
 //! - [`capture`]: copies of received or dropped packets for `mwctl capture`;
+//! - [`trace`]: what was decided for the next N matching packets, for
+//!   `mwctl trace-packets`;
 //! - [`worker`]: the polling loop on a (pinned) core.
 //!
 //! Generic over the port backend ([`ports::Port`]).
@@ -20,6 +22,7 @@ pub mod engine;
 pub mod fib;
 pub mod mcast;
 pub mod punt;
+pub mod trace;
 pub mod worker;
 
 pub use buddies::Buddies;
@@ -29,4 +32,8 @@ pub use engine::{Decision, Engine, EngineConfig, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables, patched};
 pub use mcast::{McastFib, McastVerdict};
 pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};
+pub use trace::{
+    LookupEntry, TRACE_RING, TraceControl, TraceFilter, TraceKind, TraceLookup, TraceRecord,
+    TraceTap, TraceVerdict, trace_rings,
+};
 pub use worker::{IdlePolicy, Worker};

@@ -172,6 +172,11 @@ impl<P: Port> Worker<P> {
         self.engine.set_capture(tap);
     }
 
+    /// Attaches this worker's side of the trace rings.
+    pub fn set_trace(&mut self, tap: crate::trace::TraceTap) {
+        self.engine.set_trace(tap);
+    }
+
     /// Receives from `ports` only (the others it only transmits on: their
     /// receive side is another worker's). Ports this worker does not have
     /// are ignored.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::is_false;
 use super::mad::MadQuery;
 use super::port::PortSpec;
+use super::trace::TraceKind;
 
 /// What `show` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +249,26 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         snaplen: Option<u32>,
     },
+    /// Traces what the dataplane decides for the next `count` received
+    /// packets that match (admin; see [`TraceEvent`](super::TraceEvent)).
+    TracePackets {
+        /// Only packets received on this port (default: any).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        port: Option<PortSpec>,
+        /// How many packets to trace (1 to
+        /// [`TRACE_MAX_COUNT`](super::TRACE_MAX_COUNT)).
+        count: u64,
+        /// Only packets to this destination.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dst: Option<Address>,
+        /// Only L2 (source-routed) or only L3 packets.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        only: Option<TraceKind>,
+        /// End the trace after this many milliseconds (default, and 0:
+        /// when `count` packets are traced or the client leaves).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
     /// Traffic and control-plane totals (read-only).
     Stats {
         /// JSON or Prometheus text.
@@ -287,7 +308,7 @@ impl Privilege {
 
 impl Command {
     /// Every `cmd` name, in documentation order.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "show",
         "port",
         "route",
@@ -295,6 +316,7 @@ impl Command {
         "log_level",
         "reload",
         "capture",
+        "trace_packets",
         "stats",
         "version",
         "mad",
@@ -310,14 +332,15 @@ impl Command {
             Command::LogLevel { .. } => "log_level",
             Command::Reload {} => "reload",
             Command::Capture { .. } => "capture",
+            Command::TracePackets { .. } => "trace_packets",
             Command::Stats { .. } => "stats",
             Command::Version {} => "version",
             Command::Mad(_) => "mad",
         }
     }
 
-    /// Whether the command changes something (or, for `capture`, reveals
-    /// traffic) and so needs [`Privilege::Admin`].
+    /// Whether the command changes something (or, for `capture` and
+    /// `trace_packets`, reveals traffic) and so needs [`Privilege::Admin`].
     pub fn needs_admin(&self) -> bool {
         match self {
             Command::Show(_) | Command::Stats { .. } | Command::Version {} => false,
@@ -327,6 +350,7 @@ impl Command {
             | Command::LogLevel { .. }
             | Command::Reload {}
             | Command::Capture { .. }
+            | Command::TracePackets { .. }
             | Command::Mad(_) => true,
         }
     }
@@ -340,8 +364,9 @@ impl Command {
         }
     }
 
-    /// Whether the answer is a stream of lines (`capture`).
+    /// Whether the answer is a stream of lines (`capture`,
+    /// `trace_packets`).
     pub fn streams(&self) -> bool {
-        matches!(self, Command::Capture { .. })
+        matches!(self, Command::Capture { .. } | Command::TracePackets { .. })
     }
 }

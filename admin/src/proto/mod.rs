@@ -10,13 +10,14 @@
 //! {"v":1,"id":7,"ok":false,"error":{"code":"forbidden","message":"..."}}
 //! ```
 //!
-//! A streaming command (`capture`) is answered by several lines: each but
-//! the last has `"more":true`.
+//! A streaming command (`capture`, `trace_packets`) is answered by several
+//! lines: each but the last has `"more":true`.
 //!
 //! Files: `command` (the commands and who may run them), `mad` (the `mad`
 //! command's query), `request`, `response`, `error` (the error codes),
-//! `capture` (a capture's request and streamed items), `port` (a port as
-//! commands name it), `base64`.
+//! `capture` (a capture's request and streamed items), `trace` (a packet
+//! trace's request and streamed items), `port` (a port as commands name
+//! it), `base64`.
 
 mod base64;
 mod capture;
@@ -26,6 +27,7 @@ pub mod mad;
 mod port;
 mod request;
 mod response;
+mod trace;
 
 pub use base64::{base64_decode, base64_encode};
 pub use capture::{CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Direction};
@@ -34,6 +36,10 @@ pub use error::{AdminError, AdminErrorCode};
 pub use port::PortSpec;
 pub use request::{BadRequest, Request};
 pub use response::{Response, object};
+pub use trace::{
+    TraceEvent, TraceKind, TraceRequest, TraceSummary, TracedEntry, TracedHop, TracedLookup,
+    TracedPacket, TracedVerdict,
+};
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -47,6 +53,12 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// The largest snap length a capture may ask for: a captured packet's
 /// base64 text then still fits one line.
 pub const CAPTURE_MAX_SNAPLEN: u32 = 16 * 1024;
+
+/// The most packets one `trace_packets` may ask for: a trace is for
+/// looking at particular packets, and each costs the forwarding path a
+/// record built on its cold path and the admin thread a line (a larger
+/// count is refused with `bad_request`).
+pub const TRACE_MAX_COUNT: u32 = 10_000;
 
 /// For serde's `skip_serializing_if`: a flag that is off.
 fn is_false(b: &bool) -> bool {

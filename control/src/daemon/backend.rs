@@ -1,18 +1,19 @@
 //! The daemon as an admin [`Backend`] (docs/admin-protocol.md): the
 //! dispatcher's engine calls run on the control thread between two passes,
 //! counters come from the workers' published blocks, captures from the
-//! workers' capture rings.
+//! workers' capture rings, packet traces from their trace rings
+//! ([`super::trace`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use admin::dispatch::{Backend, CaptureNext, CaptureSource};
+use admin::dispatch::{Backend, CaptureNext, CaptureSource, TraceSource};
 use admin::mad::MadResult;
-use admin::proto::{AdminError, CaptureRequest, LogLevel};
+use admin::proto::{AdminError, CaptureRequest, LogLevel, TraceRequest};
 use admin::stats::{Snapshot, prometheus};
 use admin::view::{ManagementInfo, McastInfo, WorkerRow};
-use dataplane::{CaptureControl, CaptureWhat};
+use dataplane::{CaptureControl, CaptureWhat, TraceControl};
 use mgmt::client::Request as MgmtRequest;
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
@@ -33,6 +34,8 @@ pub struct DaemonBackend {
     counters: Counters,
     capture: CaptureControl,
     capturing: Mutex<()>,
+    trace: TraceControl,
+    tracing: Mutex<()>,
     kinds: Vec<LinkKind>,
     start: Instant,
     log: LogHandle,
@@ -64,6 +67,7 @@ impl DaemonBackend {
         plane: Arc<PlaneHandle>,
         counters: Counters,
         capture: CaptureControl,
+        trace: TraceControl,
         kinds: Vec<LinkKind>,
         start: Instant,
         log: LogHandle,
@@ -76,6 +80,8 @@ impl DaemonBackend {
             counters,
             capture,
             capturing: Mutex::new(()),
+            trace,
+            tracing: Mutex::new(()),
             kinds,
             start,
             log,
@@ -357,6 +363,32 @@ impl Backend for DaemonBackend {
             lost0,
             _one: one,
         }))
+    }
+
+    fn trace_packets(
+        &self,
+        port: Option<PortId>,
+        req: &TraceRequest,
+    ) -> Result<Box<dyn TraceSource + '_>, AdminError> {
+        let Ok(one) = self.tracing.try_lock() else {
+            return Err(AdminError::failed("a packet trace is already running"));
+        };
+        Ok(Box::new(super::trace::RingTrace::start(
+            &self.trace,
+            super::trace::filter(port, req.dst, req.only),
+            req.count,
+            self.hr_addrs(),
+            &self.kinds,
+            one,
+        )))
+    }
+}
+
+impl DaemonBackend {
+    /// The HR address of each port.
+    fn hr_addrs(&self) -> Vec<Address> {
+        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        cfg.hrs.iter().map(|h| h.address).collect()
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! workers (one per configured core) <-> ports
-//!    ^ FIB sets, injections     | punts, notices, captures, counters
+//!    ^ FIB sets, injections     | punts, notices, captures, traces, counters
 //! control thread (RRP engine) --'
 //! admin thread (UNIX socket, mwctl)     stats thread (counters area, engine events -> log)
 //! main thread: signals (SIGTERM/SIGINT stop, SIGHUP reloads)
@@ -16,6 +16,7 @@
 mod backend;
 mod logging;
 pub mod placement;
+mod trace;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use admin::stats::StatsWriter;
 use admin::{Backend as _, Dispatcher, ServerConfig, ServerHandle};
 use clap::Parser;
-use dataplane::{CaptureControl, FibSet, StatsBlock, Worker, capture_rings, channels, fib_channel};
+use dataplane::{
+    CaptureControl, FibSet, StatsBlock, TRACE_RING, TraceControl, Worker, capture_rings, channels,
+    fib_channel, trace_rings,
+};
 use ports::Port;
 use rrp::PortStats;
 use rrp::router::Router;
@@ -88,6 +92,7 @@ pub(crate) struct Running {
     pub plane: Arc<PlaneHandle>,
     pub blocks: Vec<Arc<StatsBlock>>,
     pub capture: CaptureControl,
+    pub trace: TraceControl,
     /// The workers' thread ids (left where they are pinned).
     pub worker_tids: Vec<i32>,
     /// The ports each worker receives from.
@@ -123,6 +128,7 @@ fn spawn_workers<P: Port + 'static>(
         Router::new(rcfg, 0).map_err(|e| DaemonError::Config(format!("{}: {}", e.field, e.why)))?;
     let (publisher, readers) = fib_channel(FibSet::new(ecfg.hrs.len(), &ecfg.hrs), n);
     let (capture, taps) = capture_rings(n, 1024);
+    let (trace, trace_taps) = trace_rings(n, TRACE_RING);
     let stop = Arc::new(AtomicBool::new(false));
     let mut control = Vec::new();
     let mut blocks = Vec::new();
@@ -135,12 +141,13 @@ fn spawn_workers<P: Port + 'static>(
     // reports ready, then waits until the first FIBs are published.
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let mut go = Vec::with_capacity(n);
-    for ((((i, ports), rx), reader), tap) in per_worker
+    for (((((i, ports), rx), reader), tap), trace_tap) in per_worker
         .into_iter()
         .enumerate()
         .zip(&receive)
         .zip(readers)
         .zip(taps)
+        .zip(trace_taps)
     {
         let (wch, cch) = channels(cfg.channel_config());
         control.push(cch);
@@ -166,6 +173,7 @@ fn spawn_workers<P: Port + 'static>(
                 let mut w = Worker::new(i, &ecfg, ports, reader, wch);
                 w.receive_from(&rx);
                 w.set_capture(tap);
+                w.set_trace(trace_tap);
                 let _ = ready.send((i, placement::thread_id(), w.stats()));
                 drop(ready);
                 // No go: the daemon did not start (the ports are dropped here).
@@ -211,6 +219,7 @@ fn spawn_workers<P: Port + 'static>(
         plane: Arc::new(plane),
         blocks,
         capture,
+        trace,
         worker_tids,
         worker_rx: receive,
         worker_cores: cores,
@@ -449,6 +458,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         running.plane.clone(),
         counters,
         running.capture.clone(),
+        running.trace.clone(),
         kinds,
         start,
         log.clone(),

@@ -22,7 +22,7 @@ Exit status: 0 ok; 1 the daemon refused or failed the request; 2 usage error;
     about = "Manage the mwrouter daemon (mwrouterd) over its admin socket",
     long_about = "Manage the mwrouter daemon (mwrouterd) over its admin socket: show its \
                   tables and counters, set ports up or down, edit static routes, capture \
-                  packets, read statistics. Talks the JSON-lines protocol of \
+                  and trace packets, read statistics. Talks the JSON-lines protocol of \
                   docs/admin-protocol.md.",
     after_help = AFTER_HELP
 )]
@@ -93,6 +93,11 @@ pub enum Cmd {
         #[arg(short = 's', long, value_name = "BYTES")]
         snaplen: Option<u32>,
     },
+    /// Trace what the dataplane decides for the next N received packets:
+    /// lookup, next hop, EI, verdict (admin; docs/dataplane.md "Tracing
+    /// packets"). Ends when N are traced or after --timeout seconds (0:
+    /// only when N are).
+    TracePackets(crate::trace_packets::TracePacketsArgs),
     /// Traffic and control-plane totals.
     Stats {
         /// Repeat every interval until interrupted, with rates.
@@ -380,7 +385,12 @@ impl Cmd {
             Cmd::Version => Command::Version {},
             Cmd::Mad(m) => Command::Mad(m.query().ok()?),
             Cmd::San(_) => Command::Show(Show::Management {}),
-            Cmd::Completions { .. } | Cmd::Man | Cmd::Query(_) | Cmd::Trace(_) | Cmd::Mcast(_) => {
+            Cmd::Completions { .. }
+            | Cmd::Man
+            | Cmd::Query(_)
+            | Cmd::Trace(_)
+            | Cmd::Mcast(_)
+            | Cmd::TracePackets(_) => {
                 return None;
             }
         })

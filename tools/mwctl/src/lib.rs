@@ -13,6 +13,7 @@ pub mod san;
 pub mod shell;
 pub mod table;
 pub mod trace;
+pub mod trace_packets;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -134,6 +135,11 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             .render(out)
             .map_err(|e| local("writing the man page", e)),
         Cmd::Capture { file, .. } => capture(cli, file, timeout, out, err),
+        Cmd::TracePackets(t) => {
+            let mut c = Client::connect(&cli.socket, timeout)?;
+            trace_packets::run(&mut c, t, timeout, cli.json, out)?;
+            Ok(())
+        }
         Cmd::Stats {
             area: Some(path),
             prometheus,

@@ -164,6 +164,7 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             s
         }
         Command::Capture { .. } => generic(v, &["captured", "lost", "ended", "drops"]),
+        Command::TracePackets { .. } => generic(v, &["recorded", "requested", "lost", "ended"]),
     }
 }
 

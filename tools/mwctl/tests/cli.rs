@@ -217,6 +217,10 @@ fn exit_codes() {
         &["show", "route", "0x10000"],
         &["log", "level", "loud"],
         &["capture", "0"],
+        &["trace-packets", "0"],
+        &["trace-packets", "-c", "1", "--l2", "--l3"],
+        &["trace-packets", "-c", "1", "--dst", "0xZZ"],
+        &["trace-packets", "eth0", "-c", "1"],
         &["frobnicate"],
         &["--timeout", "-1", "version"],
     ] {
@@ -299,6 +303,90 @@ fn forbidden_is_exit_1() {
     let o = mwctl(&d.path, &["show", "hrs"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("may not use this socket"));
+}
+
+#[test]
+fn trace_packets_prints_a_block_per_packet_and_json_lines() {
+    let d = daemon();
+    let text = ok(&d.path, &["trace-packets", "0", "-c", "4"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "tracing 4 packets received on port 0 (HR 0x0115), for at most 10 s",
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\npacket ").count(),
+        4,
+        "a block per packet: {text}"
+    );
+    for want in [
+        "packet 1: worker 0 at 22:13:20.000000000 UTC",
+        "  received on port 0 (HR 0x0115): 40 bytes, 0x0101 -> 0x0102",
+        "  lookup: L3 in FIB version 2: entry 2 (a next hop)",
+        "  next hop: port 1 (HR 0x0116) 02:00:00:00:01:02",
+        "  EI: 0x0 -> 0x0",
+        "  verdict: forwarded out of port 1",
+        "  lookup: L2: the L2RH names HR 0x0116",
+        "  verdict: punted to the box (local), HR of port 0",
+        "  lookup: L3 in FIB version 2: entry 0 (no route)",
+        "  verdict: dropped: no-route",
+    ] {
+        assert!(lines.contains(&want), "{want:?} in:\n{text}");
+    }
+    assert_eq!(lines.last(), Some(&"4 of 4 packets traced"), "{text}");
+
+    // --json: the start, each packet, the summary, a line each; filters
+    // go to the daemon.
+    let o = ok(
+        &d.path,
+        &[
+            "--json",
+            "--timeout",
+            "0",
+            "trace-packets",
+            "-c",
+            "2",
+            "--l2",
+            "--dst",
+            "0x0102",
+        ],
+    );
+    let items: Vec<Value> = o
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(items.len(), 4, "{o}");
+    assert_eq!(items[0]["kind"], "start");
+    assert_eq!(items[0]["only"], "l2");
+    assert_eq!(items[0]["dst"], "0x0102");
+    assert!(items[0].get("timeout_ms").is_none(), "--timeout 0: none");
+    for p in &items[1..3] {
+        assert_eq!(p["kind"], "packet");
+        assert_eq!(p["lookup"]["kind"], "l2");
+        assert_eq!(p["lookup"]["egress_hr"], "0x0116");
+        assert_eq!(p["verdict"]["kind"], "forwarded");
+        assert_eq!(p["next_hop"]["native"], "02:00:00:00:01:02");
+    }
+    assert_eq!(items[3]["recorded"], 2);
+    assert_eq!(items[3]["ended"], "count");
+
+    // Refused: a count of 0 or too many, a port the box lacks.
+    let too_many = (admin::proto::TRACE_MAX_COUNT + 1).to_string();
+    for (args, says) in [
+        (&["trace-packets", "-c", "0"][..], "bad_request"),
+        (&["trace-packets", "-c", too_many.as_str()], "bad_request"),
+        (
+            &["trace-packets", "--dst", "0x0010", "-c", "1"],
+            "bad_request",
+        ),
+        (&["trace-packets", "9", "-c", "1"], "not_found"),
+    ] {
+        let o = mwctl(&d.path, args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(says), "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
 }
 
 #[test]
