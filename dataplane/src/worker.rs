@@ -96,6 +96,9 @@ pub struct Worker<P: Port> {
     pass_cycles: u64,
     /// Whether the last pass received any packet (its cycles are busy).
     pass_busy: bool,
+    /// Its place in the grace periods of memory the ports' drivers free
+    /// ([`ports::grace`]): marked at the start of every pass.
+    grace: ports::grace::Mark,
 }
 
 impl<P: Port> Worker<P> {
@@ -129,6 +132,7 @@ impl<P: Port> Worker<P> {
             },
             pass_cycles: ports::tsc::cycles(),
             pass_busy: false,
+            grace: ports::grace::Mark::new(),
         }
     }
 
@@ -210,6 +214,7 @@ impl<P: Port> Worker<P> {
     /// after it): one read of the time-stamp counter per pass.
     #[inline]
     pub fn poll_once(&mut self) -> usize {
+        self.grace.quiescent();
         let t = ports::tsc::cycles();
         let spent = t.wrapping_sub(self.pass_cycles);
         self.pass_cycles = t;

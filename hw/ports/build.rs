@@ -4,6 +4,11 @@
 
 fn main() {
     println!("cargo::rerun-if-env-changed=DEP_DPDK_FOUND");
+    // The tests' executables export this crate's `munmap` as mwrouterd's
+    // does (control/build.rs), so that the drivers EAL loads bind to it.
+    if std::env::var_os("CARGO_FEATURE_DPDK").is_some() {
+        println!("cargo::rustc-link-arg-tests=-Wl,--export-dynamic-symbol=munmap");
+    }
     if std::env::var_os("CARGO_FEATURE_DPDK").is_some()
         && std::env::var("DEP_DPDK_FOUND").as_deref() != Ok("1")
     {

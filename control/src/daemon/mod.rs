@@ -530,6 +530,10 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                         let sources = dataplane::counters::heaviest_sources(&blocks);
                         log_floods(punt_log.lines(now_ms, &sources));
                     }
+                    // What the DPDK drivers unmapped while workers polled,
+                    // once no worker can be reading it.
+                    #[cfg(feature = "dpdk")]
+                    ports::dpdk::unmap::reclaim();
                     thread::sleep(Duration::from_millis(100));
                 }
                 log_floods(punt_log.flush(started.elapsed().as_millis() as u64));

@@ -16,6 +16,7 @@ pub mod af_packet;
 pub mod clock;
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+pub mod grace;
 pub mod heap;
 pub mod impair;
 pub mod memory;

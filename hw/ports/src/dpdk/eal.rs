@@ -59,6 +59,10 @@ pub enum DpdkError {
     },
 }
 
+/// The name EAL gives its interrupt thread, where drivers handle link and
+/// control-channel events.
+pub const INTERRUPT_THREAD: &str = "eal-intr-thread";
+
 impl fmt::Display for DpdkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -193,6 +197,11 @@ impl Eal {
             .collect();
         if !rest.is_empty() {
             return Err(DpdkError::UnparsedArguments(rest));
+        }
+        // What the drivers unmap on EAL's interrupt thread waits for the
+        // workers (super::unmap).
+        if let Some(tid) = super::unmap::thread_named(INTERRUPT_THREAD) {
+            super::unmap::defer_on_thread(tid);
         }
 
         Ok(Eal {

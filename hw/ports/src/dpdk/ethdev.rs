@@ -577,6 +577,17 @@ impl Ethdev {
         &self.0.name
     }
 
+    /// Whether the link is up now (`rte_eth_link_get_nowait`: a memif port
+    /// is up while its peer is connected); false when the driver fails the
+    /// read.
+    pub fn link_up(&self) -> bool {
+        let mut link = sys::rte_eth_link::default();
+        // SAFETY: the port id is a started port of ours; `link` is a valid
+        // out-parameter for the duration of the call.
+        let rc = unsafe { sys::rte_eth_link_get_nowait(self.0.port_id, &mut link) };
+        rc == 0 && link.link_status() != 0
+    }
+
     /// Its MAC address (the configured one, or the device's).
     pub fn mac(&self) -> [u8; 6] {
         self.0.mac

@@ -40,6 +40,7 @@ mod queue;
 mod replication;
 mod ring;
 mod stats;
+pub mod unmap;
 
 pub use clock::TscClock;
 pub use eal::{DpdkError, Eal, lcore_id, register_thread, try_register_thread};
