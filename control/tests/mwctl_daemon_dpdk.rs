@@ -179,6 +179,29 @@ fn sources(path: &std::path::Path) -> Vec<u16> {
         .collect()
 }
 
+/// HR `0x0811 + port` on SAN `0x0801 + port` over the DPDK device
+/// `device`, with the port's MAC.
+fn pcap_hr(port: usize, device: String) -> HrSection {
+    let mut d = DpdkPortConfig::new(&device);
+    d.mac = Some(MAC[port]);
+    HrSection::new(
+        0x0811 + port as u16,
+        0x0801 + port as u16,
+        1500,
+        PortConfig::Dpdk(d),
+    )
+}
+
+/// `empty.pcap` in `d`: a capture file without packets, for a pcap vdev
+/// that receives nothing.
+fn write_empty_pcap(d: &std::path::Path) {
+    std::fs::write(
+        d.join("empty.pcap"),
+        mwdump::capture::PcapWriter::in_memory(1).into_inner(),
+    )
+    .unwrap();
+}
+
 /// Two workers on three pcap ports: HR 0 and HR 1 replay a file each (on
 /// two receive queues), HR 2 writes what it transmits, one file per
 /// transmit queue, i.e. per worker. The vdevs take no flow rules, so each
@@ -194,23 +217,9 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         let d = dir.path();
         std::fs::write(d.join("in0.pcap"), input_pcap(0, SRC_A)).unwrap();
         std::fs::write(d.join("in1.pcap"), input_pcap(1, SRC_B)).unwrap();
-        std::fs::write(
-            d.join("empty.pcap"),
-            mwdump::capture::PcapWriter::in_memory(1).into_inner(),
-        )
-        .unwrap();
+        write_empty_pcap(d);
         let p = |n: &str| d.join(n).display().to_string();
         let sock = d.join("mw.sock");
-        let pcap_hr = |port: usize, device: String| {
-            let mut d = DpdkPortConfig::new(&device);
-            d.mac = Some(MAC[port]);
-            HrSection::new(
-                0x0811 + port as u16,
-                0x0801 + port as u16,
-                1500,
-                PortConfig::Dpdk(d),
-            )
-        };
         let mut out_hr = pcap_hr(
             2,
             format!(
@@ -398,23 +407,9 @@ fn trace_packets_on_pcap_vdevs() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("in.pcap"), trace_input_pcap()).unwrap();
-    std::fs::write(
-        d.join("empty.pcap"),
-        mwdump::capture::PcapWriter::in_memory(1).into_inner(),
-    )
-    .unwrap();
+    write_empty_pcap(d);
     let p = |n: &str| d.join(n).display().to_string();
     let sock = d.join("mw.sock");
-    let pcap_hr = |port: usize, device: String| {
-        let mut d = DpdkPortConfig::new(&device);
-        d.mac = Some(MAC[port]);
-        HrSection::new(
-            0x0811 + port as u16,
-            0x0801 + port as u16,
-            1500,
-            PortConfig::Dpdk(d),
-        )
-    };
     let mut out_hr = pcap_hr(
         1,
         format!("net_pcap1,rx_pcap={},tx_pcap=/dev/null", p("empty.pcap")),

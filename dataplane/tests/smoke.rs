@@ -32,11 +32,18 @@ fn data_packet(dst: u16, l2rhs: Vec<L2rhRepr>, ei: u64) -> Vec<u8> {
     .unwrap()
 }
 
-#[test]
-fn forwards_punts_and_drops() {
+/// A box of two ports, host A on port 0 and host B on port 1, with a route
+/// to 0x0202 through host B: the hosts' ends, the worker, the control
+/// plane's channels and the FIB's publisher (kept for the worker's reader).
+fn box_of_two() -> (
+    MemPort,
+    MemPort,
+    Worker<MemPort>,
+    dataplane::ControlChannels,
+    dataplane::FibPublisher,
+) {
     let (host_a, r0) = mem_link(64, HOST_A, NativeAddr::mac([2, 0, 0, 0, 1, 0]));
     let (host_b, r1) = mem_link(64, HOST_B, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
-    let (mut host_a, mut host_b): (MemPort, MemPort) = (host_a, host_b);
     let cfg = EngineConfig {
         hrs: vec![HR0, HR1],
         mtus: vec![1500, 1500],
@@ -51,9 +58,15 @@ fn forwards_punts_and_drops() {
             redirect: false,
         },
     );
-    let (_publisher, mut readers) = fib_channel(fib, 1);
+    let (publisher, mut readers) = fib_channel(fib, 1);
     let (wch, cch) = channels(ChannelConfig::default());
-    let mut w = Worker::new(0, &cfg, vec![r0, r1], readers.remove(0), wch);
+    let w = Worker::new(0, &cfg, vec![r0, r1], readers.remove(0), wch);
+    (host_a, host_b, w, cch, publisher)
+}
+
+#[test]
+fn forwards_punts_and_drops() {
+    let (mut host_a, mut host_b, mut w, cch, _publisher) = box_of_two();
 
     // L3 to 0x0202 leaves on port 1 towards host B with EI shifted; padding trimmed.
     let mut p = data_packet(0x0202, vec![], 1);
@@ -106,26 +119,7 @@ fn forwards_punts_and_drops() {
 /// (docs/stats.md "Workers"), published with the ports' counters.
 #[test]
 fn counts_passes_bursts_and_cycles() {
-    let (host_a, r0) = mem_link(64, HOST_A, NativeAddr::mac([2, 0, 0, 0, 1, 0]));
-    let (_host_b, r1) = mem_link(64, HOST_B, NativeAddr::mac([2, 0, 0, 0, 1, 1]));
-    let mut host_a: MemPort = host_a;
-    let cfg = EngineConfig {
-        hrs: vec![HR0, HR1],
-        mtus: vec![1500, 1500],
-    };
-    let mut fib = FibSet::new(2, &cfg.hrs);
-    fib.set_all(
-        Address(0x0202),
-        NextHop {
-            port: PortId(1),
-            native: HOST_B,
-            mtu: 1500,
-            redirect: false,
-        },
-    );
-    let (_publisher, mut readers) = fib_channel(fib, 1);
-    let (wch, _cch) = channels(ChannelConfig::default());
-    let mut w = Worker::new(0, &cfg, vec![r0, r1], readers.remove(0), wch);
+    let (mut host_a, _host_b, mut w, _cch, _publisher) = box_of_two();
 
     // Three idle passes, one of 40 packets (a full burst of 32 now, 8 on
     // the next pass), then idle again.
