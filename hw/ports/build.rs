@@ -1,6 +1,7 @@
 //! With the `dpdk` feature, stops the build with one clear message when
 //! dpdk-sys was built empty (no libdpdk found), instead of letting the DPDK
-//! backend fail on dozens of missing bindings.
+//! backend fail on dozens of missing bindings; and has the tests'
+//! executables export this crate's `munmap` (`dpdk::unmap`).
 
 fn main() {
     println!("cargo::rerun-if-env-changed=DEP_DPDK_FOUND");
