@@ -508,6 +508,8 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                 };
                 // Floods of packets for the box, within the log's limit.
                 let mut punt_log = PuntLog::default();
+                #[cfg(feature = "dpdk")]
+                let mut unmap_forced = 0u64;
                 let started = Instant::now();
                 let log_floods = |lines: Vec<punt_log::Line>| {
                     for l in lines {
@@ -531,9 +533,22 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                         log_floods(punt_log.lines(now_ms, &sources));
                     }
                     // What the DPDK drivers unmapped while workers polled,
-                    // once no worker can be reading it.
+                    // once no worker can be reading it; a warning when some
+                    // could not wait (workers that stopped passing).
                     #[cfg(feature = "dpdk")]
-                    ports::dpdk::unmap::reclaim();
+                    {
+                        ports::dpdk::unmap::reclaim();
+                        let (_, _, forced) = ports::dpdk::unmap::counts();
+                        if forced > unmap_forced {
+                            unmap_forced = forced;
+                            tracing::warn!(
+                                forced,
+                                "{forced} driver unmappings could not wait for the workers \
+                                 (more than {} waiting): a worker has stopped passing",
+                                ports::dpdk::unmap::MAX_PENDING
+                            );
+                        }
+                    }
                     thread::sleep(Duration::from_millis(100));
                 }
                 log_floods(punt_log.flush(started.elapsed().as_millis() as u64));
