@@ -270,7 +270,7 @@ fn options_parse_with_their_defaults() {
     );
     assert_eq!((d.max_log_per_min, d.rss_slack_kb), (300, 4096));
     assert_eq!((d.fraction, d.search_trial), (0.9, Duration::from_secs(2)));
-    assert_eq!((d.worker_core, d.control_core, d.gen_core), (0, 0, 1));
+    assert_eq!((d.worker_core, d.control_core, d.gen_core), (0, 1, 1));
     assert_eq!(d.streams.len(), 8);
     assert_eq!(d.streams[0], ("H0".to_string(), "H9".to_string()));
     assert!(!d.any_given());
