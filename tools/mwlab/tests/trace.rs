@@ -225,22 +225,31 @@ fn skipped_hops_loss_a_miswired_route_and_a_dead_hop() {
     );
 
     // 40 % of what reaches H0 is lost: retries carry the trace through.
+    // Whether any of a trace's 14 answers is lost is chance (all arrive in
+    // about one trace of 1,300): up to three traces, until one retries.
     let mut h0 = host_client(&lab.plan, "H0").unwrap();
-    let before = mgmt_client(&lab);
-    h0.request(&json!({"cmd": "impair", "rx_loss": 0.4}))
-        .unwrap();
-    let (code, t) = trace(&lab, &["0x0108", "-t", "100", "-r", "10"]);
-    h0.request(&json!({"cmd": "impair", "rx_loss": 0.0}))
-        .unwrap();
-    assert_eq!(code, 0, "{t}");
-    let after = mgmt_client(&lab);
-    let (sent, requests) = (
-        after["sent"].as_u64().unwrap() - before["sent"].as_u64().unwrap(),
-        after["requests"].as_u64().unwrap() - before["requests"].as_u64().unwrap(),
-    );
+    let mut retried = Vec::new();
+    for _ in 0..3 {
+        let before = mgmt_client(&lab);
+        h0.request(&json!({"cmd": "impair", "rx_loss": 0.4}))
+            .unwrap();
+        let (code, t) = trace(&lab, &["0x0108", "-t", "100", "-r", "10"]);
+        h0.request(&json!({"cmd": "impair", "rx_loss": 0.0}))
+            .unwrap();
+        assert_eq!(code, 0, "{t}");
+        let after = mgmt_client(&lab);
+        let (sent, requests) = (
+            after["sent"].as_u64().unwrap() - before["sent"].as_u64().unwrap(),
+            after["requests"].as_u64().unwrap() - before["requests"].as_u64().unwrap(),
+        );
+        retried.push((sent, requests));
+        if sent > requests {
+            break;
+        }
+    }
     assert!(
-        sent > requests,
-        "retries: {sent} sent for {requests} requests"
+        retried.iter().any(|(sent, requests)| sent > requests),
+        "retries (sent, requests) per trace: {retried:?}"
     );
     assert!(
         h0.request(&json!({"cmd": "stats"})).unwrap()["rx_lost"]
