@@ -72,20 +72,12 @@ fn mwrouterd_on_dpdk_vdevs() {
         testkit::skip("mwctl::daemon_dpdk", "mwrouterd is not built");
         return;
     }
-    let mut child = match testkit::spawn_until_ready(
+    let Some(mut child) = start(
         Command::new(&mwrouterd).arg("--config").arg(&path),
         &sock,
-        Duration::from_secs(20),
-    ) {
-        Ok(c) => testkit::ChildGuard::new(c),
-        Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
-            testkit::skip(
-                "mwctl::daemon_dpdk",
-                "mwrouterd built without the dpdk feature",
-            );
-            return;
-        }
-        Err(e) => panic!("mwrouterd {e}"),
+        "mwctl::daemon_dpdk",
+    ) else {
+        return;
     };
     let (code, out) = mwctl_all(&sock, &["--json", "show", "ports"]);
     assert_eq!(code, 0, "{out}");
@@ -179,6 +171,19 @@ fn sources(path: &std::path::Path) -> Vec<u16> {
         .collect()
 }
 
+/// mwrouterd started by `cmd` and answering on `sock`, or `None` after
+/// reporting a skip for `test` when it was built without the dpdk feature.
+fn start(cmd: &mut Command, sock: &std::path::Path, test: &str) -> Option<testkit::ChildGuard> {
+    match testkit::spawn_until_ready(cmd, sock, Duration::from_secs(20)) {
+        Ok(c) => Some(testkit::ChildGuard::new(c)),
+        Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
+            testkit::skip(test, "mwrouterd built without the dpdk feature");
+            None
+        }
+        Err(e) => panic!("mwrouterd {e}"),
+    }
+}
+
 /// HR `0x0811 + port` on SAN `0x0801 + port` over the DPDK device
 /// `device`, with the port's MAC.
 fn pcap_hr(port: usize, device: String) -> HrSection {
@@ -270,23 +275,15 @@ fn two_workers_own_ports_on_pcap_vdevs() {
         let cfg = cfg.to_toml();
         let path = d.join("router.toml");
         std::fs::write(&path, cfg).unwrap();
-        let child = match testkit::spawn_until_ready(
+        let Some(child) = start(
             Command::new(&mwrouterd)
                 .arg("--config")
                 .arg(&path)
                 .stderr(std::process::Stdio::piped()),
             &sock,
-            Duration::from_secs(20),
-        ) {
-            Ok(c) => testkit::ChildGuard::new(c),
-            Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
-                testkit::skip(
-                    "mwctl::daemon_dpdk::two_workers",
-                    "mwrouterd built without the dpdk feature",
-                );
-                return;
-            }
-            Err(e) => panic!("mwrouterd {e}"),
+            "mwctl::daemon_dpdk::two_workers",
+        ) else {
+            return;
         };
         let owner = owners.unwrap_or([0, 1, 0]);
 
@@ -442,20 +439,12 @@ fn trace_packets_on_pcap_vdevs() {
     cfg.admin.socket = sock.clone();
     let path = d.join("router.toml");
     std::fs::write(&path, cfg.to_toml()).unwrap();
-    let child = match testkit::spawn_until_ready(
+    let Some(child) = start(
         Command::new(&mwrouterd).arg("--config").arg(&path),
         &sock,
-        Duration::from_secs(20),
-    ) {
-        Ok(c) => testkit::ChildGuard::new(c),
-        Err(e) if e.code == Some(2) && e.stderr.contains("--features dpdk") => {
-            testkit::skip(
-                "mwctl::daemon_dpdk::trace_packets",
-                "mwrouterd built without the dpdk feature",
-            );
-            return;
-        }
-        Err(e) => panic!("mwrouterd {e}"),
+        "mwctl::daemon_dpdk::trace_packets",
+    ) else {
+        return;
     };
 
     // Two routed packets, as JSON lines: start, the packets, the summary.
