@@ -74,6 +74,16 @@ pub trait PacketBuf: Send {
     }
 }
 
+/// A link header as [`Port::link_header`] gives it, with the smallest frame
+/// the link carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkHeader {
+    /// The bytes in front of the packet (an Ethernet header: 14).
+    pub bytes: ArrayVec<u8, { rrp::encap::ETH_HEADER_LEN }>,
+    /// Frames shorter than this are padded with zeros after the packet.
+    pub min_frame: usize,
+}
+
 /// One queue pair of one router port, owned by one worker.
 pub trait Port: Send {
     /// The buffer type of this backend.
@@ -103,6 +113,20 @@ pub trait Port: Send {
     #[inline]
     fn encap_mac(&self, buf: &mut Self::Buf, dst: &[u8; 6]) -> bool {
         self.encap(buf, &NativeAddr::mac(*dst))
+    }
+
+    /// The link header this port writes in front of every packet to `dst`,
+    /// when its encapsulation is those bytes and nothing else, and frames
+    /// shorter than `min_frame` bytes are padded with zeros after the
+    /// packet: on such a port a buffer holding the header, the packet and
+    /// the padding is ready for [`Port::tx_burst`] as it is. A sender that
+    /// sends the same packets again (mwgen) builds each frame once and
+    /// copies it, instead of calling [`Port::encap`] per packet. `None`
+    /// (the default): the encapsulation also records something in the
+    /// buffer (a destination), so every buffer goes through `encap`.
+    fn link_header(&self, dst: &NativeAddr) -> Option<LinkHeader> {
+        let _ = dst;
+        None
     }
 
     /// A new empty buffer (for packets the control plane injects); `None`

@@ -323,6 +323,36 @@ mod with_dpdk {
         }
         drop(back);
 
+        // The link header a sender copies frames with is what encap writes:
+        // the same frames, padding included (to the host's MAC and to
+        // broadcast); none for other address kinds.
+        for (i, &n) in lens.iter().enumerate() {
+            let dst = if i == 0 {
+                NativeAddr::NONE
+            } else {
+                NativeAddr::mac(HOST_MAC)
+            };
+            let h = router.link_header(&dst).expect("a header");
+            assert_eq!(h.min_frame, 60);
+            let mut encapsulated = router.alloc().unwrap();
+            encapsulated
+                .append(n)
+                .unwrap()
+                .copy_from_slice(&payload(i, n));
+            assert!(router.encap(&mut encapsulated, &dst));
+            let mut framed = h.bytes.to_vec();
+            framed.extend_from_slice(&payload(i, n));
+            if framed.len() < h.min_frame {
+                framed.resize(h.min_frame, 0);
+            }
+            assert_eq!(encapsulated.data(), &framed[..], "frame {i}");
+        }
+        assert!(
+            router
+                .link_header(&NativeAddr::from_bytes(&[1, 2, 3, 4]).unwrap())
+                .is_none()
+        );
+
         // Encap refuses other address kinds; alloc'd buffers start clean.
         let mut m = router.alloc().unwrap();
         assert!(m.is_empty());

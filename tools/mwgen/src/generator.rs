@@ -17,6 +17,7 @@ use rrp::{LinkKind, NativeAddr};
 use serde::Serialize;
 
 use crate::probe::{self, SEQ_SPACE};
+use crate::cycle::Cycle;
 use crate::profile::{Template, link_overhead};
 use crate::rate::Pacer;
 use crate::receiver::Receiver;
@@ -62,6 +63,9 @@ pub struct Generator<P: Port> {
     rx: Option<P>,
     to: NativeAddr,
     templates: Vec<Template>,
+    /// The templates as copied into buffers (link header in front where
+    /// the port allows).
+    cycle: Cycle,
     next: usize,
     seq: u64,
     pacer: Pacer,
@@ -99,10 +103,12 @@ impl<P: Port> Generator<P> {
         }
         let rx_kind = rx.as_ref().unwrap_or(&tx).link_kind();
         let (hdr, min) = link_overhead(rx_kind);
+        let cycle = Cycle::new(&templates, tx.link_header(&to).as_ref());
         let mut g = Generator {
             tx,
             rx,
             to,
+            cycle,
             templates,
             next: 0,
             seq: 0,
@@ -123,6 +129,7 @@ impl<P: Port> Generator<P> {
                 probe::set_tag(&mut t.bytes, h, tag);
             }
         }
+        self.cycle = Cycle::new(&self.templates, self.tx.link_header(&self.to).as_ref());
     }
 
     /// Starts a new stream `tag` at time `now_ns`: counters cleared, numbers
@@ -149,7 +156,11 @@ impl<P: Port> Generator<P> {
         self.limit.is_some_and(|l| self.counts.attempted >= l)
     }
 
-    /// One transmit burst at `now_ns`; returns the packets sent.
+    /// One transmit burst at `now_ns`; returns the packets sent. Each
+    /// packet is one copy of its frame ([`Cycle`]) with the probe's number
+    /// and time written in (and the port's encapsulation where the frame
+    /// has no link header); the counts of what went out come from the
+    /// cycle's running sums.
     #[inline]
     pub fn poll_tx(&mut self, now_ns: u64) -> usize {
         let mut n = self.pacer.allowance(now_ns, self.counts.attempted, BURST);
@@ -161,68 +172,59 @@ impl<P: Port> Generator<P> {
         }
         let first = self.next;
         let seq0 = self.seq;
-        let cycle = self.templates.len();
         let got = self.tx.alloc_burst(&mut self.txq, n);
-        let mut built = got;
-        for (i, b) in self.txq.iter_mut().enumerate() {
-            let t = &self.templates[self.next];
-            let Some(room) = b.append(t.bytes.len()) else {
-                built = i;
-                break;
-            };
-            room.copy_from_slice(&t.bytes);
-            if let Some(h) = t.hdr {
-                probe::patch(b.data_mut(), h, self.seq, now_ns);
-                self.seq = (self.seq + 1) % SEQ_SPACE;
-            }
-            if !self.tx.encap(b, &self.to) {
-                built = i;
-                break;
-            }
-            self.next = if self.next + 1 == cycle {
-                0
-            } else {
-                self.next + 1
-            };
-        }
+        let built = self.build(now_ns, first, seq0);
         if built < got {
-            // A buffer too small for its template, or no room for the link
+            // A buffer too small for its frame, or no room for the link
             // header: drop it and the rest (counted as no buffer below).
             let mut rest: Burst<P::Buf> = self.txq.drain(built..).collect();
             self.tx.recycle_burst(&mut rest);
-            (self.next, self.seq) = self.advance(first, seq0, built);
         }
         self.counts.attempted += n as u64;
         self.counts.no_buffer += (n - built) as u64;
         let sent = self.tx.tx_burst(&mut self.txq);
-        // Count what went out; rewind over what did not, so that the next
-        // packets take its templates and sequence numbers.
-        let mut i = first;
-        for _ in 0..sent {
-            let t = &self.templates[i];
-            self.counts.bytes += t.frame_len as u64;
-            self.counts.probes += u64::from(t.hdr.is_some());
-            i = if i + 1 == cycle { 0 } else { i + 1 };
-        }
+        // Count what went out; the next packets take the templates and
+        // sequence numbers of what did not.
+        let (bytes, probes) = self.cycle.count(first, sent);
+        self.counts.bytes += bytes;
+        self.counts.probes += probes;
         self.counts.sent += sent as u64;
+        self.next = self.cycle.after(first, sent);
+        self.seq = (seq0 + probes) % SEQ_SPACE;
         if sent < built {
             self.counts.refused += (built - sent) as u64;
-            (self.next, self.seq) = self.advance(first, seq0, sent);
             self.tx.recycle_burst(&mut self.txq);
         }
         sent
     }
 
-    /// The template index and sequence number after `k` packets from
-    /// template `first` and number `seq0`.
-    fn advance(&self, first: usize, seq0: u64, k: usize) -> (usize, u64) {
-        let cycle = self.templates.len();
-        let (mut j, mut seq) = (first, seq0);
-        for _ in 0..k {
-            seq += u64::from(self.templates[j].hdr.is_some());
-            j = if j + 1 == cycle { 0 } else { j + 1 };
+    /// Fills the buffers of `txq` with the frames from template `first` on,
+    /// probes numbered from `seq0` and stamped `now_ns`; returns how many
+    /// it filled (all but when a buffer has no room).
+    #[inline(always)]
+    fn build(&mut self, now_ns: u64, first: usize, seq0: u64) -> usize {
+        let frames = self.cycle.frames();
+        let encap_each = self.cycle.encap_each();
+        let (mut next, mut seq) = (first, seq0);
+        for (i, b) in self.txq.iter_mut().enumerate() {
+            let f = &frames[next];
+            let Some(room) = b.append(f.bytes.len()) else {
+                return i;
+            };
+            room.copy_from_slice(&f.bytes);
+            if let Some(at) = f.probe_at {
+                probe::patch(room, at, seq, now_ns);
+                seq = (seq + 1) & (SEQ_SPACE - 1);
+            }
+            if encap_each && !self.tx.encap(b, &self.to) {
+                return i;
+            }
+            next += 1;
+            if next == frames.len() {
+                next = 0;
+            }
         }
-        (j, seq % SEQ_SPACE)
+        self.txq.len()
     }
 
     /// One receive burst per receive port at `now_ns`; returns the packets

@@ -14,7 +14,8 @@ use super::mbuf::{Mbuf, Pool, set_frame_start_raw};
 use super::queue::{rx_into, tx_from};
 use super::replication::{ChainPools, Replication};
 use super::stats::{EthdevStats, bump};
-use crate::{BURST, Burst, PacketBuf, Port};
+use crate::{BURST, Burst, LinkHeader, PacketBuf, Port};
+use arrayvec::ArrayVec;
 
 impl Ethdev {
     /// Queue pair `queue` (receive and transmit queue `queue`) as a
@@ -490,6 +491,24 @@ impl Port for DpdkPort {
             None => return false,
         };
         self.encap_mac(buf, dmac)
+    }
+
+    /// Destination MAC (`dst`: 6 bytes; empty: broadcast), own MAC and
+    /// EtherType 0x88B5: what [`Port::encap`] prepends, frames padded to 60
+    /// bytes.
+    fn link_header(&self, dst: &NativeAddr) -> Option<LinkHeader> {
+        let dmac = match dst.mac_ref() {
+            Some(m) => m,
+            None if dst.is_empty() => &BROADCAST,
+            None => return None,
+        };
+        let mut bytes = ArrayVec::new();
+        bytes.try_extend_from_slice(dmac).ok()?;
+        bytes.try_extend_from_slice(&self.eth_tail).ok()?;
+        Some(LinkHeader {
+            bytes,
+            min_frame: MIN_FRAME,
+        })
     }
 
     /// [`Port::encap`] to the MAC `dmac`.
