@@ -152,7 +152,10 @@ mod tests {
         assert_eq!(&c.frames()[0].bytes[14..54], &[7u8; 40]);
         assert_eq!(&c.frames()[0].bytes[54..], &[0u8; 6]);
         assert_eq!(c.frames()[0].probe_at, Some(14));
-        assert_eq!((c.frames()[1].bytes.len(), c.frames()[1].probe_at), (114, None));
+        assert_eq!(
+            (c.frames()[1].bytes.len(), c.frames()[1].probe_at),
+            (114, None)
+        );
         let plain = Cycle::new(&[template(40, true)], None);
         assert!(plain.encap_each());
         assert_eq!(plain.frames()[0].bytes, vec![7; 40]);

@@ -16,8 +16,8 @@ use ports::{BURST, Burst, PacketBuf, Port};
 use rrp::{LinkKind, NativeAddr};
 use serde::Serialize;
 
-use crate::probe::{self, SEQ_SPACE};
 use crate::cycle::Cycle;
+use crate::probe::{self, SEQ_SPACE};
 use crate::profile::{Template, link_overhead};
 use crate::rate::Pacer;
 use crate::receiver::Receiver;
