@@ -23,6 +23,10 @@ use crate::report::{self, ProfileInfo, Report};
 use crate::run::{Idle, RunSpec, run};
 use crate::search::{SearchSpec, search};
 
+/// Probes per timed probe by default (`--latency-every`): at 1 Mpps still
+/// 62,500 samples a second, a sixteenth of the histogram records.
+pub const DEFAULT_LATENCY_EVERY: u64 = 16;
+
 /// mwgen: sends MessageWay probe traffic through a router and measures what
 /// comes back (loss, duplication, reordering, throughput, one-way latency),
 /// or searches for the highest rate without loss (NDR/PDR).
@@ -125,6 +129,9 @@ pub struct Args {
     /// Latency run after a search: this percentage of the NDR.
     #[arg(long, default_value_t = 50.0)]
     pub latency_at: f64,
+    /// Time one probe in N (a power of two; 1: every probe): latency is a uniform sample.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LATENCY_EVERY)]
+    pub latency_every: u64,
     /// Write the result as JSON to FILE ('-': standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -235,6 +242,9 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     }
     if !(args.latency_at > 0.0 && args.latency_at <= 100.0) {
         return Err(usage("--latency-at: a percentage in (0, 100]"));
+    }
+    if !args.latency_every.is_power_of_two() {
+        return Err(usage("--latency-every: a power of two (1, 2, 4, ...)"));
     }
     if args.search && args.count.is_some() {
         return Err(usage(
@@ -486,6 +496,8 @@ fn execute<P: Port>(
     let cycle = t.len();
     let mut g =
         Generator::new(tx, rx, plan.to, t, plan.tag).map_err(|e| usage(format!("--to: {e}")))?;
+    // Checked with the arguments: a power of two.
+    g.set_latency_every(plan.args.latency_every);
     let warmup = plan.warmup.unwrap_or(
         if idle == Idle::Spin && matches!(plan.args.tx, Some(PortArg::Dpdk(_))) {
             Duration::from_secs(1)

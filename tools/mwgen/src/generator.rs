@@ -66,6 +66,8 @@ pub struct Generator<P: Port> {
     /// The templates as copied into buffers (link header in front where
     /// the port allows).
     cycle: Cycle,
+    /// Every how many probes one is timed (a power of two).
+    latency_every: u64,
     next: usize,
     seq: u64,
     pacer: Pacer,
@@ -109,6 +111,7 @@ impl<P: Port> Generator<P> {
             rx,
             to,
             cycle,
+            latency_every: 1,
             templates,
             next: 0,
             seq: 0,
@@ -144,6 +147,19 @@ impl<P: Port> Generator<P> {
         self.next = 0;
         self.pacer = Pacer::new(pps, now_ns);
         self.limit = limit;
+    }
+
+    /// Times one probe in `every` (a power of two; 1, the default: every
+    /// probe): those whose sequence number is a multiple of it carry their
+    /// transmit time, the others only their number (docs/mwgen.md "The
+    /// probe"). Returns false, changing nothing, when `every` is not a
+    /// power of two.
+    pub fn set_latency_every(&mut self, every: u64) -> bool {
+        if !every.is_power_of_two() {
+            return false;
+        }
+        self.latency_every = every;
+        true
     }
 
     /// Stops transmitting (receiving goes on).
@@ -205,6 +221,7 @@ impl<P: Port> Generator<P> {
     fn build(&mut self, now_ns: u64, first: usize, seq0: u64) -> usize {
         let frames = self.cycle.frames();
         let encap_each = self.cycle.encap_each();
+        let timed_mask = self.latency_every - 1;
         let (mut next, mut seq) = (first, seq0);
         for (i, b) in self.txq.iter_mut().enumerate() {
             let f = &frames[next];
@@ -213,7 +230,11 @@ impl<P: Port> Generator<P> {
             };
             room.copy_from_slice(&f.bytes);
             if let Some(at) = f.probe_at {
-                probe::patch(room, at, seq, now_ns);
+                if seq & timed_mask == 0 {
+                    probe::patch(room, at, seq, now_ns);
+                } else {
+                    probe::patch_untimed(room, at, seq);
+                }
                 seq = (seq + 1) & (SEQ_SPACE - 1);
             }
             if encap_each && !self.tx.encap(b, &self.to) {
@@ -348,6 +369,23 @@ mod tests {
         assert_eq!(seqs, (0..96).collect::<Vec<_>>());
         let want: Vec<usize> = (0..96).map(|i| [64, 100, 200][i % 3]).collect();
         assert_eq!(sizes, want);
+    }
+
+    #[test]
+    fn one_probe_in_n_is_timed() {
+        let (a, b) = link();
+        let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), NativeAddr::NONE, t, 1).unwrap();
+        assert!(!g.set_latency_every(3));
+        assert!(g.set_latency_every(4));
+        g.start(0, None, Some(100), 1);
+        let mut now = 0;
+        while !g.tx_done() || g.outstanding() > 0 {
+            now += 1000;
+            g.poll(now);
+        }
+        assert_eq!(g.receiver().counts().unique(), 100);
+        assert_eq!(g.receiver().latency().count, 25);
     }
 
     #[test]

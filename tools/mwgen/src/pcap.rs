@@ -28,7 +28,8 @@ pub enum PcapLink {
 }
 
 /// Writes `count` packets of the cycle `templates` (sequence numbers 0, 1,
-/// ..., transmit time 0, one microsecond apart in the file's timestamps).
+/// ..., untimed: a file has no transmit time to give; one microsecond apart
+/// in the file's timestamps).
 /// Ethernet frames keep the profile's frame sizes.
 pub fn write(templates: &[Template], count: u64, link: PcapLink) -> Vec<u8> {
     let mut w = PcapWriter::in_memory(match link {
@@ -48,7 +49,7 @@ pub fn write(templates: &[Template], count: u64, link: PcapLink) -> Vec<u8> {
         let at = frame.len();
         frame.extend_from_slice(&t.bytes);
         if let Some(h) = t.hdr {
-            probe::patch(&mut frame[at..], h, seq, 0);
+            probe::patch_untimed(&mut frame[at..], h, seq);
             seq += 1;
         }
         w.push((i / 1_000_000) as u32, (i % 1_000_000) as u32, &frame);

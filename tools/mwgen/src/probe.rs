@@ -9,15 +9,19 @@
 //! | --- | --- |
 //! | PT | [`PROBE_PT`] |
 //! | TE | the stream tag: one per generator run, so that packets of another run (or a replay of an old capture) are counted apart |
-//! | Free | bits 47..32 of the sequence number |
+//! | Free | bit 15: [`TIMED`]; bits 14..0: bits 46..32 of the sequence number |
 //! | data bytes 0..4 | bits 31..0 of the sequence number, big endian |
-//! | data bytes 4..8 | bits 31..0 of the transmit time in nanoseconds, big endian |
+//! | data bytes 4..8 | bits 31..0 of the transmit time in nanoseconds, big endian, on a timed probe (0 on the others) |
 //!
 //! The probe needs one data word, so that a 64-byte Ethernet frame still
 //! holds an L2-routed probe (14 + 16 L2RH + 16 header + 8 + 8 trailer = 62).
-//! The sequence number has 48 bits (2.8 x 10^14 packets, 162 days at
+//! The sequence number has 47 bits (1.4 x 10^14 packets, 81 days at
 //! 20 Mpps); the transmit time keeps its low 32 bits, so one-way latency is
-//! computed modulo 2^32 ns and is exact below 4.29 s.
+//! computed modulo 2^32 ns and is exact below 4.29 s. Only timed probes
+//! carry a transmit time (the generator times every Nth, `--latency-every`):
+//! latency is a uniform sample of the stream, which costs the receiver a
+//! histogram record per sample instead of per packet (docs/mwgen.md "The
+//! probe").
 
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
@@ -31,24 +35,44 @@ pub const PROBE_PT: u16 = 0x05F0;
 /// Bytes of the data block a probe uses.
 pub const PROBE_LEN: usize = 8;
 
-/// The largest sequence number plus one (48 bits).
-pub const SEQ_SPACE: u64 = 1 << 48;
+/// The largest sequence number plus one (47 bits).
+pub const SEQ_SPACE: u64 = 1 << 47;
+
+/// The flag in Free of a probe that carries its transmit time.
+pub const TIMED: u16 = 0x8000;
 
 /// Offset of the sequence number's low half in the data block.
 const SEQ_LO: usize = 0;
 /// Offset of the transmit time in the data block.
 const TX_NS: usize = 4;
 
-/// Writes the sequence number and transmit time into the probe whose EEP
-/// header starts at `hdr` in `pkt`. The caller built the packet (its length
-/// was checked when the template was made).
+/// Writes the sequence number (below [`SEQ_SPACE`]) and transmit time into
+/// the probe whose EEP header starts at `hdr` in `pkt`, and marks it timed.
+/// The caller built the packet (its length was checked when the template
+/// was made).
 #[inline(always)]
 pub fn patch(pkt: &mut [u8], hdr: usize, seq: u64, tx_ns: u64) {
     let b = &mut pkt[hdr..hdr + HEADER_LEN + PROBE_LEN];
     let (h, d) = b.split_at_mut(HEADER_LEN);
-    Header::new_unchecked(h).set_free((seq >> 32) as u16);
+    Header::new_unchecked(h).set_free(free_of(seq) | TIMED);
     d[SEQ_LO..SEQ_LO + 4].copy_from_slice(&(seq as u32).to_be_bytes());
     d[TX_NS..TX_NS + 4].copy_from_slice(&(tx_ns as u32).to_be_bytes());
+}
+
+/// [`patch`] without a transmit time: the probe is counted, not timed (its
+/// time field keeps the template's 0).
+#[inline(always)]
+pub fn patch_untimed(pkt: &mut [u8], hdr: usize, seq: u64) {
+    let b = &mut pkt[hdr..hdr + HEADER_LEN + PROBE_LEN];
+    let (h, d) = b.split_at_mut(HEADER_LEN);
+    Header::new_unchecked(h).set_free(free_of(seq));
+    d[SEQ_LO..SEQ_LO + 4].copy_from_slice(&(seq as u32).to_be_bytes());
+}
+
+/// Free's sequence bits (46..32) of `seq`.
+#[inline(always)]
+fn free_of(seq: u64) -> u16 {
+    (seq >> 32) as u16 & !TIMED
 }
 
 /// Writes the stream tag into the probe whose header starts at `hdr`.
@@ -64,8 +88,9 @@ pub struct Probe {
     pub tag: u16,
     /// The 48-bit sequence number.
     pub seq: u64,
-    /// The low 32 bits of the transmit time in nanoseconds.
-    pub tx_ns32: u32,
+    /// The low 32 bits of the transmit time in nanoseconds, on a timed
+    /// probe.
+    pub tx_ns32: Option<u32>,
     /// The Error Indication from the trailer.
     pub ei: u64,
 }
@@ -118,8 +143,8 @@ fn probe_in(p: Packet<&[u8]>) -> Received {
     }
     Received::Probe(Probe {
         tag: h.type_ext(),
-        seq: (u64::from(h.free()) << 32) | u64::from(be32(d, SEQ_LO)),
-        tx_ns32: be32(d, TX_NS),
+        seq: (u64::from(h.free() & !TIMED) << 32) | u64::from(be32(d, SEQ_LO)),
+        tx_ns32: (h.free() & TIMED != 0).then(|| be32(d, TX_NS)),
         ei: p.ei(),
     })
 }
@@ -159,13 +184,23 @@ mod tests {
     fn patch_then_read() {
         let mut p = probe_packet(8);
         p.extend_from_slice(&[0; 2]); // frame padding
-        patch(&mut p, 0, 0x1234_5678_9ABC, 0xFFFF_FFFF_0000_0010);
+        patch(&mut p, 0, 0x7234_5678_9ABC, 0xFFFF_FFFF_0000_0010);
         match read(&p) {
             Received::Probe(pr) => {
                 assert_eq!(pr.tag, 0xBEEF);
-                assert_eq!(pr.seq, 0x1234_5678_9ABC);
-                assert_eq!(pr.tx_ns32, 0x10);
+                assert_eq!(pr.seq, 0x7234_5678_9ABC);
+                assert_eq!(pr.tx_ns32, Some(0x10));
                 assert_eq!(pr.ei, 0b101);
+            }
+            r => panic!("{r:?}"),
+        }
+        // Untimed: the same number, no time (the highest number too).
+        let mut q = probe_packet(8);
+        patch_untimed(&mut q, 0, SEQ_SPACE - 1);
+        match read(&q) {
+            Received::Probe(pr) => {
+                assert_eq!(pr.seq, SEQ_SPACE - 1);
+                assert_eq!(pr.tx_ns32, None);
             }
             r => panic!("{r:?}"),
         }

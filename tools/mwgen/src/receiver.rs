@@ -165,10 +165,9 @@ impl Receiver {
                 self.highest = Some(s);
             }
         }
-        let lat = probe::latency_ns(p.tx_ns32, now_ns);
-        let _ = self.latency.record(lat);
-        self.lat_min = self.lat_min.min(lat);
-        self.lat_max = self.lat_max.max(lat);
+        if let Some(tx) = p.tx_ns32 {
+            self.time(tx, now_ns);
+        }
         if let Some(e) = self.ei.iter_mut().find(|(v, _)| *v == p.ei) {
             e.1 += 1;
         } else if self.ei.len() < EI_VALUES {
@@ -176,6 +175,15 @@ impl Receiver {
         } else {
             self.ei_other += 1;
         }
+    }
+
+    /// Records the latency of a timed probe sent at `tx_ns32`.
+    #[inline]
+    fn time(&mut self, tx_ns32: u32, now_ns: u64) {
+        let lat = probe::latency_ns(tx_ns32, now_ns);
+        let _ = self.latency.record(lat);
+        self.lat_min = self.lat_min.min(lat);
+        self.lat_max = self.lat_max.max(lat);
     }
 
     /// The counts so far.
@@ -188,8 +196,8 @@ impl Receiver {
         &self.latency
     }
 
-    /// The latency of unique probes: exact least and greatest, percentiles
-    /// from the histogram.
+    /// The latency of unique timed probes: exact least and greatest,
+    /// percentiles from the histogram; `count` is the number of samples.
     pub fn latency(&self) -> Latency {
         let h = &self.latency;
         if h.is_empty() {
@@ -218,7 +226,7 @@ impl Receiver {
 /// significant figures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Latency {
-    /// Probes measured.
+    /// Timed probes measured (the samples behind the percentiles).
     pub count: u64,
     /// Smallest.
     pub min: u64,
@@ -292,6 +300,21 @@ mod tests {
         r.on_packet(&probe(3 + 2 * WINDOW - 2, 0), false, 0);
         assert_eq!(r.counts().duplicated, 0);
         assert_eq!(r.counts().reordered, 1);
+    }
+
+    #[test]
+    fn only_timed_probes_are_timed() {
+        let mut r = Receiver::new(5, 0, 0);
+        for s in 0..100u64 {
+            let mut t = probe(s, 10);
+            if s % 4 != 0 {
+                probe::patch_untimed(&mut t, 0, s);
+            }
+            r.on_packet(&t, false, 110);
+        }
+        assert_eq!(r.counts().unique(), 100);
+        let l = r.latency();
+        assert_eq!((l.count, l.min, l.max), (25, 100, 100));
     }
 
     #[test]

@@ -154,13 +154,14 @@ pub fn run_table(r: &RunResult) -> String {
                 "-".into()
             } else {
                 format!(
-                    "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                    "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} samples)",
                     ns(l.min),
                     ns(l.p50),
                     ns(l.p90),
                     ns(l.p99),
                     ns(l.p999),
-                    ns(l.max)
+                    ns(l.max),
+                    l.count
                 )
             },
         ),
