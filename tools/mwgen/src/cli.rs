@@ -21,7 +21,7 @@ use crate::profile::{self, Profile, Sizes, Template, mean_frame};
 use crate::rate::{Rate, parse_duration};
 use crate::report::{self, ProfileInfo, Report};
 use crate::run::{Idle, RunSpec, run};
-use crate::search::{SearchSpec, search};
+use crate::search::{Event, MAX_TRIES, SearchSpec, search};
 
 /// mwgen: sends MessageWay probe traffic through a router and measures what
 /// comes back (loss, duplication, reordering, throughput, one-way latency),
@@ -116,6 +116,9 @@ pub struct Args {
     /// Searches to run (the result is the median).
     #[arg(long, default_value_t = 3)]
     pub trials: u32,
+    /// Trials a rate of the search may take, 1 to 9: it passes at its first passing trial and fails once more than half of N failed.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub tries: u32,
     /// Duration of each trial.
     #[arg(long, default_value = "10s")]
     pub trial_duration: String,
@@ -235,6 +238,12 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     }
     if !(args.latency_at > 0.0 && args.latency_at <= 100.0) {
         return Err(usage("--latency-at: a percentage in (0, 100]"));
+    }
+    if !(1..=MAX_TRIES).contains(&args.tries) {
+        return Err(usage(format!(
+            "--tries: {} is not 1 to {MAX_TRIES} (the trials a rate may take)",
+            args.tries
+        )));
     }
     if args.search && args.count.is_some() {
         return Err(usage(
@@ -555,6 +564,7 @@ fn execute<P: Port>(
         let spec = SearchSpec {
             trial: plan.trial,
             trials: plan.args.trials.max(1),
+            tries: plan.args.tries,
             pdr_loss: plan.args.pdr_loss / 100.0,
             precision: plan.args.precision / 100.0,
             latency_at: plan.args.latency_at / 100.0,
@@ -577,12 +587,19 @@ fn execute<P: Port>(
             stop,
             &mut |_| {},
         );
-        let mut report_trial = |t: &crate::search::Trial| {
+        // A line per trial, and a rate's verdict where it took more than
+        // one (the table at the end lists every rate).
+        let mut report_step = |e: Event<'_>| {
+            let line = match e {
+                Event::Trial(t) => report::trial_line(t),
+                Event::Rate(d) if d.tries.len() > 1 => report::rate_line(d),
+                Event::Rate(_) => return,
+            };
             if !quiet {
                 if live {
                     eprint!("\r\x1b[2K");
                 }
-                eprintln!("{}", report::trial_line(t));
+                eprintln!("{line}");
             }
         };
         let r = search(
@@ -591,7 +608,7 @@ fn execute<P: Port>(
             &spec,
             mean,
             stop,
-            &mut report_trial,
+            &mut report_step,
             &mut progress,
         );
         if live {
