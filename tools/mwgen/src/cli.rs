@@ -21,7 +21,7 @@ use crate::profile::{self, Profile, Sizes, Template, mean_frame};
 use crate::rate::{Rate, parse_duration};
 use crate::report::{self, ProfileInfo, Report};
 use crate::run::{Idle, RunSpec, run};
-use crate::search::{SearchSpec, search};
+use crate::search::{Event, MAX_TRIES, SearchSpec, search};
 
 /// Probes per timed probe by default (`--latency-every`): at 1 Mpps still
 /// 62,500 samples a second, a sixteenth of the histogram records.
@@ -120,6 +120,9 @@ pub struct Args {
     /// Searches to run (the result is the median).
     #[arg(long, default_value_t = 3)]
     pub trials: u32,
+    /// Trials a rate of the search may take, 1 to 9: it passes at its first passing trial and fails once more than half of N failed.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub tries: u32,
     /// Duration of each trial.
     #[arg(long, default_value = "10s")]
     pub trial_duration: String,
@@ -245,6 +248,12 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     }
     if !args.latency_every.is_power_of_two() {
         return Err(usage("--latency-every: a power of two (1, 2, 4, ...)"));
+    }
+    if !(1..=MAX_TRIES).contains(&args.tries) {
+        return Err(usage(format!(
+            "--tries: {} is not 1 to {MAX_TRIES} (the trials a rate may take)",
+            args.tries
+        )));
     }
     if args.search && args.count.is_some() {
         return Err(usage(
@@ -567,6 +576,7 @@ fn execute<P: Port>(
         let spec = SearchSpec {
             trial: plan.trial,
             trials: plan.args.trials.max(1),
+            tries: plan.args.tries,
             pdr_loss: plan.args.pdr_loss / 100.0,
             precision: plan.args.precision / 100.0,
             latency_at: plan.args.latency_at / 100.0,
@@ -589,12 +599,19 @@ fn execute<P: Port>(
             stop,
             &mut |_| {},
         );
-        let mut report_trial = |t: &crate::search::Trial| {
+        // A line per trial, and a rate's verdict where it took more than
+        // one (the table at the end lists every rate).
+        let mut report_step = |e: Event<'_>| {
+            let line = match e {
+                Event::Trial(t) => report::trial_line(t),
+                Event::Rate(d) if d.tries.len() > 1 => report::rate_line(d),
+                Event::Rate(_) => return,
+            };
             if !quiet {
                 if live {
                     eprint!("\r\x1b[2K");
                 }
-                eprintln!("{}", report::trial_line(t));
+                eprintln!("{line}");
             }
         };
         let r = search(
@@ -603,7 +620,7 @@ fn execute<P: Port>(
             &spec,
             mean,
             stop,
-            &mut report_trial,
+            &mut report_step,
             &mut progress,
         );
         if live {

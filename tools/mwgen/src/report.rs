@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::run::{Progress, RunResult};
-use crate::search::{SearchResult, Trial};
+use crate::search::{Decision, SearchResult, Trial};
 
 /// Everything a run of mwgen produced, as written by `--json`.
 #[derive(Debug, Clone, Serialize)]
@@ -112,14 +112,35 @@ pub fn progress_line(p: &Progress) -> String {
 pub fn trial_line(t: &Trial) -> String {
     let r = &t.result;
     format!(
-        "search {} {:<3} offered {:>14}  sent {:>14}  loss {:>9.5}%  {}",
+        "search {} {:<3} try {} offered {:>14}  sent {:>14}  loss {:>9.5}%  {}",
         t.search,
         t.phase,
+        t.try_index,
         t.offered_pps.map_or("max".into(), pps),
         pps(r.tx_pps),
         r.loss_ratio * 100.0,
         if t.pass { "pass" } else { "fail" }
     )
+}
+
+/// One line per rate of a search: its verdict and how many of its tries
+/// failed (at max, also the verdict against PDR's threshold).
+pub fn rate_line(d: &Decision) -> String {
+    let run = d.tries.len();
+    let mut s = format!(
+        "search {} {:<3} {:>14}  {}  {} of {} {} failed",
+        d.search,
+        d.phase,
+        d.offered_pps.map_or("max".into(), pps),
+        d.verdict.as_str(),
+        d.failed,
+        run,
+        if run == 1 { "try" } else { "tries" }
+    );
+    if let Some(v) = d.pdr_verdict {
+        let _ = write!(s, "; within PDR's loss: {}", v.as_str());
+    }
+    s
 }
 
 /// The summary table of a run.
@@ -194,27 +215,42 @@ pub fn run_table(r: &RunResult) -> String {
     s
 }
 
-/// The summary table of a search.
+/// The summary table of a search: the rates found, with each search's
+/// value and their spread, then every rate decided.
 pub fn search_table(r: &SearchResult) -> String {
     let mut s = String::new();
     let each = |v: &[f64]| v.iter().map(|x| pps(*x)).collect::<Vec<_>>().join(", ");
     let _ = writeln!(s, "  {:<16} {}", "max sent", pps(r.max_pps));
     let _ = writeln!(
         s,
-        "  {:<16} {} ({})  searches: {}",
+        "  {:<16} {} ({})  searches: {}  spread {}",
         "NDR",
         pps(r.ndr.pps),
         bps(r.ndr.bps),
-        each(&r.ndr.each)
+        each(&r.ndr.each),
+        pps(r.ndr.spread)
     );
     let _ = writeln!(
         s,
-        "  {:<16} {} ({})  searches: {}",
+        "  {:<16} {} ({})  searches: {}  spread {}",
         format!("PDR ({}%)", r.pdr_loss * 100.0),
         pps(r.pdr.pps),
         bps(r.pdr.bps),
-        each(&r.pdr.each)
+        each(&r.pdr.each),
+        pps(r.pdr.spread)
     );
+    let retried = r.rates.iter().filter(|d| d.tries.len() > 1).count();
+    let _ = writeln!(
+        s,
+        "rates ({} decided, {} of them with more than one try; up to {} tries a rate, failed when {} fail):",
+        r.rates.len(),
+        retried,
+        r.tries,
+        r.tries / 2 + 1
+    );
+    for d in &r.rates {
+        let _ = writeln!(s, "  {}", rate_line(d));
+    }
     if let Some(l) = &r.latency {
         let _ = writeln!(
             s,
@@ -228,13 +264,19 @@ pub fn search_table(r: &SearchResult) -> String {
 }
 
 /// The CSV header of [`csv_row`].
-pub const CSV_HEADER: &str = "phase,search,offered_pps,duration_s,sent,refused,received,unique,lost,loss_ratio,duplicated,reordered,tx_pps,tx_bps,rx_pps,rx_bps,lat_min_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,pass";
+pub const CSV_HEADER: &str = "phase,search,offered_pps,duration_s,sent,refused,received,unique,lost,loss_ratio,duplicated,reordered,tx_pps,tx_bps,rx_pps,rx_bps,lat_min_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,pass,try";
 
-/// One CSV row: a run or a trial.
-pub fn csv_row(phase: &str, search: Option<u32>, r: &RunResult, pass: Option<bool>) -> String {
+/// One CSV row: a run, or a trial with its try index and outcome.
+pub fn csv_row(
+    phase: &str,
+    search: Option<u32>,
+    r: &RunResult,
+    pass: Option<bool>,
+    try_index: Option<u32>,
+) -> String {
     let l = &r.latency_ns;
     format!(
-        "{phase},{},{},{:.6},{},{},{},{},{},{:.9},{},{},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{}",
+        "{phase},{},{},{:.6},{},{},{},{},{},{:.9},{},{},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{}",
         search.map_or(String::new(), |s| s.to_string()),
         r.offered_pps.map_or(String::new(), |p| format!("{p:.1}")),
         r.duration_s,
@@ -257,6 +299,7 @@ pub fn csv_row(phase: &str, search: Option<u32>, r: &RunResult, pass: Option<boo
         l.p999,
         l.max,
         pass.map_or(String::new(), |p| p.to_string()),
+        try_index.map_or(String::new(), |t| t.to_string()),
     )
 }
 
@@ -265,16 +308,22 @@ pub fn csv(rep: &Report) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
     if let Some(r) = &rep.run {
-        s.push_str(&csv_row("run", None, r, None));
+        s.push_str(&csv_row("run", None, r, None, None));
         s.push('\n');
     }
     if let Some(sr) = &rep.search {
         for t in &sr.trials {
-            s.push_str(&csv_row(t.phase, Some(t.search), &t.result, Some(t.pass)));
+            s.push_str(&csv_row(
+                t.phase,
+                Some(t.search),
+                &t.result,
+                Some(t.pass),
+                Some(t.try_index),
+            ));
             s.push('\n');
         }
         if let Some(l) = &sr.latency {
-            s.push_str(&csv_row("latency", None, l, None));
+            s.push_str(&csv_row("latency", None, l, None, None));
             s.push('\n');
         }
     }
@@ -284,6 +333,7 @@ pub fn csv(rep: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Verdict;
 
     #[test]
     fn units() {
@@ -292,6 +342,38 @@ mod tests {
         assert_eq!(bps(8.3e9), "8.30 Gbit/s");
         assert_eq!(ns(1234), "1234 ns");
         assert_eq!(ns(123_456), "123.5 us");
-        assert_eq!(CSV_HEADER.split(',').count(), 23);
+        assert_eq!(CSV_HEADER.split(',').count(), 24);
+    }
+
+    #[test]
+    fn a_rate_line_says_its_verdict_and_failed_tries() {
+        let d = Decision {
+            search: 1,
+            phase: "ndr",
+            offered_pps: Some(1_500_000.0),
+            tries: vec![7, 8],
+            passed: 0,
+            failed: 2,
+            verdict: Verdict::Fail,
+            pdr_verdict: None,
+        };
+        assert_eq!(
+            rate_line(&d),
+            "search 1 ndr     1.500 Mpps  fail  2 of 2 tries failed"
+        );
+        let d = Decision {
+            phase: "max",
+            offered_pps: None,
+            tries: vec![0],
+            passed: 1,
+            failed: 0,
+            verdict: Verdict::Pass,
+            pdr_verdict: Some(Verdict::Pass),
+            ..d
+        };
+        assert_eq!(
+            rate_line(&d),
+            "search 1 max            max  pass  0 of 1 try failed; within PDR's loss: pass"
+        );
     }
 }

@@ -77,6 +77,31 @@ fn a_search_finds_no_ndr_under_random_loss_and_pdr_at_max() {
     let trials = s["trials"].as_array().unwrap();
     assert_eq!(trials[0]["phase"], "max");
     assert!(trials.iter().any(|t| t["phase"] == "ndr"));
+    // Every trial belongs to one rate, whose verdict the rule gives: with
+    // the default three tries, a rate passes at a passing try and fails
+    // after two failed ones.
+    assert_eq!(s["tries"], 3);
+    let rates = s["rates"].as_array().unwrap();
+    assert_eq!(rates[0]["phase"], "max");
+    let mut next = 0;
+    for r in rates {
+        let tries = r["tries"].as_array().unwrap();
+        for (k, i) in tries.iter().enumerate() {
+            assert_eq!(i.as_u64(), Some(next), "{r}");
+            assert_eq!(trials[next as usize]["try"].as_u64(), Some(k as u64));
+            next += 1;
+        }
+        let last = &trials[tries.last().unwrap().as_u64().unwrap() as usize];
+        let (passed, failed) = (r["passed"].as_u64().unwrap(), r["failed"].as_u64().unwrap());
+        assert_eq!(passed + failed, tries.len() as u64);
+        match r["verdict"].as_str().unwrap() {
+            "pass" => assert!(passed == 1 && failed < 2 && last["pass"] == true, "{r}"),
+            "fail" => assert!(passed == 0 && failed == 2, "{r}"),
+            v => panic!("{v}"),
+        }
+    }
+    assert_eq!(next as usize, trials.len());
+    assert!(s["ndr"]["spread"].is_f64() && s["pdr"]["spread"].is_f64());
     // CSV: a header and one row per trial (and the latency run, if any).
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("r.csv");
@@ -175,6 +200,9 @@ fn bad_arguments_exit_2_with_a_message_that_names_them() {
             "smallest is",
         ),
         (vec!["--tx", "mem", "--search", "--count", "5"], "--count"),
+        (vec!["--tx", "mem", "--search", "--tries", "0"], "--tries"),
+        (vec!["--tx", "mem", "--search", "--tries", "10"], "--tries"),
+        (vec!["--tx", "mem", "--search", "--tries", "x"], "--tries"),
     ] {
         let (code, _, err) = mwgen(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
