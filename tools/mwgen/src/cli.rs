@@ -15,6 +15,7 @@ use ports::clock::{Clock, MonotonicClock};
 use rrp::{LinkKind, NativeAddr};
 
 use crate::backend::{PortArg, parse_impair};
+use crate::cores::{MAX_CORES, run_cores};
 use crate::generator::Generator;
 use crate::pcap::{self, PcapLink};
 use crate::profile::{self, Profile, Sizes, Template, mean_frame};
@@ -60,9 +61,12 @@ pub struct Args {
     /// MAC of the --rx port (dpdk): what the router's static entry names.
     #[arg(long, value_name = "MAC")]
     pub rx_mac: Option<String>,
-    /// Pin the generator to this core.
+    /// Pin the generator to this core (with --cores: the first of its cores).
     #[arg(long, value_name = "N")]
     pub core: Option<usize>,
+    /// Generator threads, each on its own core with its own queue of the ports (DPDK).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub cores: usize,
     /// NativeAddr address of the next hop on the transmit SAN (the router's HR): a MAC or ADDR:PORT; default: every member (broadcast).
     #[arg(long, value_name = "NATIVE")]
     pub to: Option<String>,
@@ -180,6 +184,9 @@ struct Plan {
     trial: Duration,
     to: NativeAddr,
     tag: u16,
+    /// The CPUs this process may use, as it started (before `--core` or
+    /// EAL pinned the main thread to one): where `--cores` puts its threads.
+    cpus: Vec<usize>,
 }
 
 fn duration_arg(name: &str, s: &str) -> Result<Duration, Failure> {
@@ -246,6 +253,19 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     if !(args.latency_at > 0.0 && args.latency_at <= 100.0) {
         return Err(usage("--latency-at: a percentage in (0, 100]"));
     }
+    if !(1..=MAX_CORES).contains(&args.cores) {
+        return Err(usage(format!("--cores: 1 to {MAX_CORES}")));
+    }
+    if args.cores > 1 {
+        if args.search {
+            return Err(usage("--search runs on one core: drop --cores"));
+        }
+        if !matches!(args.tx, Some(PortArg::Dpdk(_))) {
+            return Err(usage(
+                "--cores needs DPDK ports (a queue of each port per core)",
+            ));
+        }
+    }
     if !args.latency_every.is_power_of_two() {
         return Err(usage("--latency-every: a power of two (1, 2, 4, ...)"));
     }
@@ -288,6 +308,11 @@ fn plan(args: Args) -> Result<Plan, Failure> {
     mac_arg("--mac", &args.mac)?;
     mac_arg("--rx-mac", &args.rx_mac)?;
     Ok(Plan {
+        cpus: core_affinity::get_core_ids()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| c.id)
+            .collect(),
         rate,
         duration,
         warmup: args
@@ -338,7 +363,14 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
                 ),
                 _ => None,
             };
-            execute(&plan, t, r, Idle::Sleep, &MonotonicClock::new(), &stop)
+            execute(
+                &plan,
+                vec![(t, r)],
+                Idle::Sleep,
+                &MonotonicClock::new(),
+                &stop,
+                &|| {},
+            )
         }
         PortArg::AfPacket(i) => {
             let t = ports::af_packet::AfPacketPort::open(ports::af_packet::AfPacketConfig::new(i))
@@ -350,7 +382,14 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
                 ),
                 _ => None,
             };
-            execute(&plan, t, r, Idle::Sleep, &MonotonicClock::new(), &stop)
+            execute(
+                &plan,
+                vec![(t, r)],
+                Idle::Sleep,
+                &MonotonicClock::new(),
+                &stop,
+                &|| {},
+            )
         }
         PortArg::Mem => {
             let cfg = match &plan.args.impair {
@@ -363,7 +402,14 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
                 NativeAddr::mac([2, 0, 0, 0, 0, 2]),
             );
             let b = b.with_impairment(cfg, MonotonicClock::new());
-            execute(&plan, a, Some(b), Idle::Spin, &MonotonicClock::new(), &stop)
+            execute(
+                &plan,
+                vec![(a, Some(b))],
+                Idle::Spin,
+                &MonotonicClock::new(),
+                &stop,
+                &|| {},
+            )
         }
         PortArg::Dpdk(_) => dpdk(&plan, &tx, rx.as_ref(), &stop),
     }
@@ -400,27 +446,40 @@ fn dpdk(plan: &Plan, tx: &PortArg, rx: Option<&PortArg>, stop: &AtomicBool) -> R
             None => s,
         });
     }
+    let n = plan.args.cores;
     let opts = StartOptions {
-        extra_mbufs: 8192,
+        queues: n as u16,
+        extra_mbufs: 8192 * n as u32,
         ..StartOptions::default()
     };
     let devs = eal
         .start_ports(&specs, &opts)
         .map_err(|e| runtime(format!("--tx/--rx {devices:?}: cannot start: {e}")))?;
-    let t = devs[0]
-        .port(0)
-        .map_err(|e| runtime(format!("--tx {tx}: {e}")))?;
-    let r = match devs.get(1) {
-        Some(d) => Some(
-            d.port(0)
-                .map_err(|e| runtime(format!("--rx {}: {e}", rx.expect("two devices"))))?,
-        ),
-        None => None,
-    };
+    // A queue pair of each device per core.
+    let mut pairs = Vec::with_capacity(n);
+    for q in 0..n as u16 {
+        let t = devs[0]
+            .port(q)
+            .map_err(|e| runtime(format!("--tx {tx}: queue {q}: {e}")))?;
+        let r = match devs.get(1) {
+            Some(d) => Some(d.port(q).map_err(|e| {
+                runtime(format!("--rx {}: queue {q}: {e}", rx.expect("two devices")))
+            })?),
+            None => None,
+        };
+        pairs.push((t, r));
+    }
     // The TSC: a cheaper clock than clock_gettime, read once per burst.
     let clock = ports::dpdk::TscClock::new()
         .ok_or_else(|| runtime("DPDK's EAL did not measure the TSC frequency"))?;
-    execute(plan, t, r, Idle::Spin, &clock, stop)
+    execute(
+        plan,
+        pairs,
+        Idle::Spin,
+        &clock,
+        stop,
+        &ports::dpdk::register_thread,
+    )
 }
 
 #[cfg(not(feature = "dpdk"))]
@@ -491,22 +550,52 @@ fn write_out(path: &PathBuf, text: &str) -> Result<(), Failure> {
     }
 }
 
-fn execute<P: Port>(
+/// The CPUs of `n` generator threads: of `ids` (the CPUs the process may
+/// use), from `first` (default: the first) on, in the order listed,
+/// wrapping; `None` each where the list cannot be read. One thread (no
+/// `--cores`) stays on the main thread, pinned by `--core`.
+fn core_list(ids: &[usize], first: Option<usize>, n: usize) -> Vec<Option<usize>> {
+    if ids.is_empty() {
+        return vec![None; n];
+    }
+    let at = first
+        .and_then(|f| ids.iter().position(|&c| c == f))
+        .unwrap_or(0);
+    (0..n).map(|i| Some(ids[(at + i) % ids.len()])).collect()
+}
+
+/// Runs the plan on `pairs` of ports (transmit, receive): one pair, or a
+/// queue pair per core (`--cores`, DPDK), whose threads call `on_start`
+/// first.
+fn execute<P>(
     plan: &Plan,
-    tx: P,
-    rx: Option<P>,
+    pairs: Vec<(P, Option<P>)>,
     idle: Idle,
     clock: &dyn Clock,
     stop: &AtomicBool,
-) -> Result<(), Failure> {
-    let t = templates(plan, tx.link_kind())?;
+    on_start: &(dyn Fn() + Sync),
+) -> Result<(), Failure>
+where
+    P: Port,
+    P::Buf: Send,
+{
+    let link = pairs
+        .first()
+        .map(|(t, _)| t.link_kind())
+        .ok_or_else(|| runtime("no port"))?;
+    let t = templates(plan, link)?;
     let mean = mean_frame(&t);
     let pps = plan.rate.pps(mean);
     let cycle = t.len();
-    let mut g =
-        Generator::new(tx, rx, plan.to, t, plan.tag).map_err(|e| usage(format!("--to: {e}")))?;
-    // Checked with the arguments: a power of two.
-    g.set_latency_every(plan.args.latency_every);
+    let mut gens = Vec::with_capacity(pairs.len());
+    for (tx, rx) in pairs {
+        let mut g = Generator::new(tx, rx, plan.to, t.clone(), plan.tag)
+            .map_err(|e| usage(format!("--to: {e}")))?;
+        // Checked with the arguments: a power of two.
+        g.set_latency_every(plan.args.latency_every);
+        gens.push(g);
+    }
+    let cores = core_list(&plan.cpus, plan.args.core, gens.len());
     let warmup = plan.warmup.unwrap_or(
         if idle == Idle::Spin && matches!(plan.args.tx, Some(PortArg::Dpdk(_))) {
             Duration::from_secs(1)
@@ -571,8 +660,11 @@ fn execute<P: Port>(
         },
         run: None,
         search: None,
+        cores: Vec::new(),
     };
     if plan.args.search {
+        // Checked with the arguments: a search runs on one core.
+        let g = &mut gens[0];
         let spec = SearchSpec {
             trial: plan.trial,
             trials: plan.args.trials.max(1),
@@ -588,7 +680,7 @@ fn execute<P: Port>(
         };
         // Warm the ports up once, before the first trial.
         let _ = run(
-            &mut g,
+            g,
             clock,
             &RunSpec {
                 pps: Some(1.0),
@@ -614,15 +706,7 @@ fn execute<P: Port>(
                 eprintln!("{line}");
             }
         };
-        let r = search(
-            &mut g,
-            clock,
-            &spec,
-            mean,
-            stop,
-            &mut report_step,
-            &mut progress,
-        );
+        let r = search(g, clock, &spec, mean, stop, &mut report_step, &mut progress);
         if live {
             eprint!("\r\x1b[2K");
         }
@@ -631,8 +715,8 @@ fn execute<P: Port>(
             print!("{}", report::search_table(&r));
         }
         rep.search = Some(r);
-    } else {
-        let r = run(&mut g, clock, &base, stop, &mut progress);
+    } else if gens.len() == 1 {
+        let r = run(&mut gens[0], clock, &base, stop, &mut progress);
         if live {
             eprint!("\r\x1b[2K");
         }
@@ -641,6 +725,20 @@ fn execute<P: Port>(
             print!("{}", report::run_table(&r));
         }
         rep.run = Some(r);
+    } else {
+        let (r, each) = run_cores(&mut gens, &cores, clock, &base, stop, on_start);
+        if table_out {
+            println!(
+                "mwgen run on {} cores: {} -> {}",
+                each.len(),
+                rep.ports.tx,
+                rep.ports.rx
+            );
+            print!("{}", report::run_table(&r));
+            print!("{}", report::cores_table(&cores, &each));
+        }
+        rep.run = Some(r);
+        rep.cores = each;
     }
     if let Some(p) = &plan.args.json {
         let mut s = serde_json::to_string_pretty(&rep).expect("plain data");
@@ -651,4 +749,18 @@ fn execute<P: Port>(
         write_out(p, &report::csv(&rep))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod core_list_tests {
+    #[test]
+    fn cores_follow_the_allowed_cpus_from_the_first() {
+        assert_eq!(
+            super::core_list(&[0, 1, 2, 3], Some(2), 3),
+            [Some(2), Some(3), Some(0)]
+        );
+        assert_eq!(super::core_list(&[4, 6], None, 2), [Some(4), Some(6)]);
+        assert_eq!(super::core_list(&[4, 6], Some(5), 1), [Some(4)]);
+        assert_eq!(super::core_list(&[], Some(1), 2), [None, None]);
+    }
 }

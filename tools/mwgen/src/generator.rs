@@ -68,6 +68,10 @@ pub struct Generator<P: Port> {
     cycle: Cycle,
     /// Every how many probes one is timed (a power of two).
     latency_every: u64,
+    /// The streams its receiver follows, as (offset of the first from this
+    /// generator's own tag, count): a run on several cores
+    /// ([`Generator::follow_streams`]); `(0, 1)`: its own only.
+    streams: (u16, u16),
     next: usize,
     seq: u64,
     pacer: Pacer,
@@ -112,6 +116,7 @@ impl<P: Port> Generator<P> {
             to,
             cycle,
             latency_every: 1,
+            streams: (0, 1),
             templates,
             next: 0,
             seq: 0,
@@ -141,12 +146,23 @@ impl<P: Port> Generator<P> {
     /// earlier stream still in flight count as foreign.
     pub fn start(&mut self, now_ns: u64, pps: Option<f64>, limit: Option<u64>, tag: u16) {
         self.set_tag(tag);
-        self.receiver.reset(tag);
+        let (back, n) = self.streams;
+        self.receiver.reset_streams(tag.wrapping_sub(back), n);
         self.counts = TxCounts::default();
         self.seq = 0;
         self.next = 0;
         self.pacer = Pacer::new(pps, now_ns);
         self.limit = limit;
+    }
+
+    /// Makes the receiver follow, from the next [`Generator::start`], the
+    /// `n` streams whose tags start `back` below the one it is started with
+    /// (core `i` of `n` sends stream `first + i`: `back` = `i`). Packets of
+    /// each core's stream may reach any core's receive queue; every core
+    /// accounts what it receives, and the run's report merges them
+    /// ([`crate::cores`]).
+    pub fn follow_streams(&mut self, back: u16, n: u16) {
+        self.streams = (back, n.max(1));
     }
 
     /// Times one probe in `every` (a power of two; 1, the default: every
@@ -289,8 +305,13 @@ impl<P: Port> Generator<P> {
         &self.templates
     }
 
-    /// Probes sent and not (yet) received once.
+    /// Probes sent and not (yet) received once; `u64::MAX` (unknown) when
+    /// it follows several streams, whose probes other cores' receivers may
+    /// hold: a run's drain then lasts its whole time.
     pub fn outstanding(&self) -> u64 {
+        if self.receiver.streams() > 1 {
+            return u64::MAX;
+        }
         self.counts
             .probes
             .saturating_sub(self.receiver.counts().unique())

@@ -18,6 +18,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod cores;
 pub mod cycle;
 pub mod generator;
 pub mod pcap;

@@ -53,12 +53,37 @@ impl RxCounts {
     }
 }
 
-/// The receiver of one stream.
+/// Which numbers of one stream arrived lately: the duplicate and
+/// reordering window.
+#[derive(Debug, Clone)]
+struct Window {
+    seen: Vec<u64>,
+    highest: Option<u64>,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            seen: vec![0; (WINDOW / 64) as usize],
+            highest: None,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.seen.fill(0);
+        self.highest = None;
+    }
+}
+
+/// The receiver of one stream, or of the consecutive streams of a run on
+/// several cores (`--cores`: each core sends its own stream, and a router
+/// may deliver any of them to any core's queue). Each stream has its own
+/// duplicate and reordering window; the counts, the latency and the EI
+/// values are the streams' together.
 #[derive(Debug)]
 pub struct Receiver {
     tag: u16,
-    seen: Vec<u64>,
-    highest: Option<u64>,
+    windows: Vec<Window>,
     counts: RxCounts,
     link_hdr: u64,
     min_frame: u64,
@@ -76,8 +101,7 @@ impl Receiver {
     pub fn new(tag: u16, link_hdr: usize, min_frame: usize) -> Receiver {
         Receiver {
             tag,
-            seen: vec![0; (WINDOW / 64) as usize],
-            highest: None,
+            windows: vec![Window::new()],
             counts: RxCounts::default(),
             link_hdr: link_hdr as u64,
             min_frame: min_frame as u64,
@@ -91,9 +115,20 @@ impl Receiver {
 
     /// Forgets everything and follows stream `tag` from now on.
     pub fn reset(&mut self, tag: u16) {
+        self.reset_streams(tag, 1);
+    }
+
+    /// Forgets everything and follows the `n` streams (at least one) from
+    /// `tag` on (`tag`, `tag + 1`, ...; wrapping) from now on.
+    pub fn reset_streams(&mut self, tag: u16, n: u16) {
         self.tag = tag;
-        self.seen.fill(0);
-        self.highest = None;
+        self.windows.truncate(usize::from(n.max(1)));
+        for w in &mut self.windows {
+            w.clear();
+        }
+        while self.windows.len() < usize::from(n.max(1)) {
+            self.windows.push(Window::new());
+        }
         self.counts = RxCounts::default();
         self.latency.reset();
         self.lat_min = u64::MAX;
@@ -102,9 +137,45 @@ impl Receiver {
         self.ei_other = 0;
     }
 
-    /// The stream followed.
+    /// The (first) stream followed.
     pub fn tag(&self) -> u16 {
         self.tag
+    }
+
+    /// How many streams it follows.
+    pub fn streams(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Adds `other`'s counts, latency samples and EI values to this
+    /// receiver's (a run's cores merged into one report; the windows stay
+    /// this receiver's).
+    pub fn absorb(&mut self, other: &Receiver) {
+        let (c, o) = (&mut self.counts, &other.counts);
+        c.received += o.received;
+        c.duplicated += o.duplicated;
+        c.reordered += o.reordered;
+        c.late += o.late;
+        c.foreign += o.foreign;
+        c.other += o.other;
+        c.malformed += o.malformed;
+        c.rx_errors += o.rx_errors;
+        c.bytes += o.bytes;
+        // Both histograms have the same bounds (3 significant figures,
+        // auto-resizing): adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+        self.lat_min = self.lat_min.min(other.lat_min);
+        self.lat_max = self.lat_max.max(other.lat_max);
+        for &(v, n) in &other.ei {
+            if let Some(e) = self.ei.iter_mut().find(|(x, _)| *x == v) {
+                e.1 += n;
+            } else if self.ei.len() < EI_VALUES {
+                self.ei.push((v, n));
+            } else {
+                self.ei_other += n;
+            }
+        }
+        self.ei_other += other.ei_other;
     }
 
     /// Takes one received packet (`pkt` starts at the MessageWay packet) at
@@ -125,27 +196,30 @@ impl Receiver {
                 return;
             }
         };
-        if p.tag != self.tag {
+        let Some(win) = self
+            .windows
+            .get_mut(usize::from(p.tag.wrapping_sub(self.tag)))
+        else {
             self.counts.foreign += 1;
             return;
-        }
+        };
         let c = &mut self.counts;
         c.received += 1;
         c.bytes += (pkt.len() as u64 + self.link_hdr).max(self.min_frame);
         let s = p.seq;
         let bit = |s: u64| ((s % WINDOW / 64) as usize, 1u64 << (s % 64));
-        match self.highest {
+        match win.highest {
             Some(h) if s <= h => {
                 if h - s >= WINDOW {
                     c.late += 1;
                     c.reordered += 1;
                 } else {
                     let (w, m) = bit(s);
-                    if self.seen[w] & m != 0 {
+                    if win.seen[w] & m != 0 {
                         c.duplicated += 1;
                         return; // a copy: its latency says nothing new
                     }
-                    self.seen[w] |= m;
+                    win.seen[w] |= m;
                     c.reordered += 1;
                 }
             }
@@ -153,16 +227,16 @@ impl Receiver {
                 // Forget the numbers that leave the window.
                 let from = h.map_or(s, |h| h + 1);
                 if s - from >= WINDOW {
-                    self.seen.fill(0);
+                    win.seen.fill(0);
                 } else {
                     for x in from..s {
                         let (w, m) = bit(x);
-                        self.seen[w] &= !m;
+                        win.seen[w] &= !m;
                     }
                 }
                 let (w, m) = bit(s);
-                self.seen[w] = (self.seen[w] & !m) | m;
-                self.highest = Some(s);
+                win.seen[w] = (win.seen[w] & !m) | m;
+                win.highest = Some(s);
             }
         }
         if let Some(tx) = p.tx_ns32 {
@@ -315,6 +389,37 @@ mod tests {
         assert_eq!(r.counts().unique(), 100);
         let l = r.latency();
         assert_eq!((l.count, l.min, l.max), (25, 100, 100));
+    }
+
+    #[test]
+    fn several_streams_each_with_its_window() {
+        let mut r = Receiver::new(5, 0, 0);
+        r.reset_streams(5, 2);
+        let other = |seq| {
+            let mut t = probe(seq, 0);
+            probe::set_tag(&mut t, 0, 6);
+            t
+        };
+        // The same numbers in two streams are no copies; a third is foreign.
+        for s in 0..10 {
+            r.on_packet(&probe(s, 0), false, 1);
+            r.on_packet(&other(s), false, 1);
+        }
+        r.on_packet(&other(3), false, 1);
+        let mut third = probe(0, 0);
+        probe::set_tag(&mut third, 0, 7);
+        r.on_packet(&third, false, 1);
+        let c = r.counts();
+        assert_eq!((c.received, c.duplicated, c.foreign), (21, 1, 1));
+        assert_eq!(r.streams(), 2);
+        // Merged: counts and samples add up.
+        let mut m = Receiver::new(5, 0, 0);
+        m.on_packet(&probe(0, 0), false, 7);
+        m.absorb(&r);
+        assert_eq!(m.counts().received, 22);
+        assert_eq!(m.latency().count, 21);
+        assert_eq!((m.latency().min, m.latency().max), (1, 7));
+        assert_eq!(m.ei().0, &[(0, 21)]);
     }
 
     #[test]

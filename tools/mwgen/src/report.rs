@@ -25,6 +25,33 @@ pub struct Report {
     /// The search (mode `search`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchResult>,
+    /// Each core's part of a run on several cores (`--cores`), in core
+    /// order: what it sent, and what its own queue received of every
+    /// core's stream (its `lost` compares the two, which means something
+    /// only for the whole run: `run`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<RunResult>,
+}
+
+/// A line per core of a run on several cores: the CPU, what it sent and
+/// what its queue received.
+pub fn cores_table(cpus: &[Option<usize>], each: &[RunResult]) -> String {
+    let mut s = String::new();
+    for (i, r) in each.iter().enumerate() {
+        let cpu = cpus
+            .get(i)
+            .copied()
+            .flatten()
+            .map_or("-".to_string(), |c| c.to_string());
+        s.push_str(&format!(
+            "  core {i} (cpu {cpu})  sent {} ({})  received {} ({})\n",
+            r.tx.sent,
+            pps(r.tx_pps),
+            r.rx.received,
+            pps(r.rx.received as f64 / r.duration_s.max(1e-9)),
+        ));
+    }
+    s
 }
 
 /// Ports as given on the command line.

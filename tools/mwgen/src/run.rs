@@ -9,7 +9,7 @@ use ports::clock::Clock;
 use serde::Serialize;
 
 use crate::generator::{Generator, TxCounts};
-use crate::receiver::{Latency, RxCounts};
+use crate::receiver::{Latency, Receiver, RxCounts};
 
 /// What the generator does when a poll found nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,8 +196,25 @@ pub fn result<P: Port>(
     tx_ns: u64,
     interrupted: bool,
 ) -> RunResult {
-    let tx = g.tx_counts().clone();
-    let r = g.receiver();
+    result_of(
+        g.tx_counts().clone(),
+        g.receiver(),
+        offered_pps,
+        tx_ns,
+        interrupted,
+    )
+}
+
+/// The result of sending `tx` and receiving what `r` accounted over `tx_ns`
+/// nanoseconds of transmission (one generator's, or several cores' summed
+/// and merged).
+pub fn result_of(
+    tx: TxCounts,
+    r: &Receiver,
+    offered_pps: Option<f64>,
+    tx_ns: u64,
+    interrupted: bool,
+) -> RunResult {
     let rx = r.counts().clone();
     let unique = rx.unique();
     let lost = tx.probes.saturating_sub(unique);

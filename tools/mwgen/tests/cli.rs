@@ -1,6 +1,7 @@
 //! The mwgen binary: runs and searches on the in-memory wire with its
-//! impairment, pcap writing (decoded by mwdump) and replay, and the errors
-//! and exit codes of bad arguments and ports that cannot be opened.
+//! impairment, pcap writing (decoded by mwdump) and replay, a run on two
+//! cores over DPDK ring vdevs, and the errors and exit codes of bad
+//! arguments and ports that cannot be opened.
 
 use std::process::Command;
 
@@ -203,6 +204,17 @@ fn bad_arguments_exit_2_with_a_message_that_names_them() {
         (vec!["--tx", "mem", "--search", "--tries", "0"], "--tries"),
         (vec!["--tx", "mem", "--search", "--tries", "10"], "--tries"),
         (vec!["--tx", "mem", "--search", "--tries", "x"], "--tries"),
+        (vec!["--tx", "mem", "--cores", "2"], "--cores needs DPDK"),
+        (vec!["--tx", "mem", "--cores", "0"], "--cores"),
+        (vec!["--tx", "mem", "--cores", "65"], "--cores"),
+        (
+            vec!["--tx", "dpdk:net_null0", "--cores", "2", "--search"],
+            "one core",
+        ),
+        (
+            vec!["--tx", "mem", "--latency-every", "3"],
+            "--latency-every",
+        ),
     ] {
         let (code, _, err) = mwgen(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -223,4 +235,57 @@ fn a_port_that_cannot_open_is_named() {
         err.contains("--tx af_packet:mwgen-none0: cannot open"),
         "{err}"
     );
+}
+
+/// `--cores 2` over a DPDK ring looped back to itself (each core's queue
+/// receives what it sends): one merged report of every probe, each core's
+/// part beside it, latency from one probe in 16.
+#[test]
+fn two_cores_over_a_dpdk_ring_merge_into_one_report() {
+    let eal = "--no-huge -m 1024 --no-pci --no-shconf --no-telemetry --log-level=warning";
+    let args = vec![
+        "--eal",
+        eal,
+        "--tx",
+        "dpdk:net_ring0",
+        "--cores",
+        "2",
+        "--rate",
+        "2Mpps",
+        "--count",
+        "200001",
+        "--warmup",
+        "100ms",
+        "--drain",
+        "300ms",
+    ];
+    let (code, _, err) = mwgen(&args);
+    if code == 2 && err.contains("built without DPDK") {
+        testkit::skip(
+            "mwgen::cli::two_cores_over_a_dpdk_ring_merge_into_one_report",
+            "mwgen built without DPDK",
+        );
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let v = json(&args);
+    let r = &v["run"];
+    assert_eq!(r["tx"]["sent"], 200_001);
+    assert_eq!(r["unique"], 200_001);
+    assert_eq!(r["lost"], 0);
+    assert_eq!(r["rx"]["duplicated"], 0);
+    // Numbers 0, 16, 32, ... of each stream: 6,251 and 6,250.
+    assert_eq!(r["latency_ns"]["count"], 12_501);
+    let cores = v["cores"].as_array().expect("each core's part");
+    assert_eq!(cores.len(), 2);
+    let sent: Vec<u64> = cores
+        .iter()
+        .map(|c| c["tx"]["sent"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sent, [100_001, 100_000]);
+    let received: u64 = cores
+        .iter()
+        .map(|c| c["rx"]["received"].as_u64().unwrap())
+        .sum();
+    assert_eq!(received, 200_001);
 }
