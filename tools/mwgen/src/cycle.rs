@@ -4,9 +4,21 @@
 //! header and nothing else ([`ports::Port::link_header`]: DPDK), so that a
 //! packet costs one copy and the probe's two fields, and the counts of a
 //! run of packets (bytes, probes) come from running sums instead of a walk.
+//!
+//! A long probe is copied in two parts: its head (link header, L2RHs, EEP
+//! header, the probe's data word) and its tail (trailer and frame padding).
+//! The data words between them are opaque to every router (the draft's
+//! "data block"): they keep whatever the buffer held, as a NIC
+//! generator's payload does (testpmd's txonly writes only its headers), so
+//! that a 1500-byte frame costs two small copies instead of 24 cache
+//! lines.
 
 use ports::LinkHeader;
+use rrp::limits::MAX_L2RHS;
+use rrp::wire::header::HEADER_LEN;
+use rrp::wire::packet::locate_fast;
 
+use crate::probe::PROBE_LEN;
 use crate::profile::Template;
 
 /// One template as it is copied into a buffer.
@@ -17,6 +29,40 @@ pub struct Frame {
     pub bytes: Vec<u8>,
     /// Where the probe's EEP header is in `bytes` (`None`: not a probe).
     pub probe_at: Option<usize>,
+    /// The bytes copied from the front and from the back of `bytes` for
+    /// each packet (a long probe's head and tail: [`SPARSE_FROM`]); the
+    /// whole frame for anything else.
+    pub head: usize,
+    /// See `head`.
+    pub tail: usize,
+    /// Whether only `head` and `tail` are copied (read once per packet:
+    /// kept, not computed).
+    pub sparse: bool,
+}
+
+/// Frames at least this long are copied as head and tail (shorter ones
+/// whole: a copy of a few cache lines costs less than two).
+pub const SPARSE_FROM: usize = 256;
+
+impl Frame {
+    /// A frame whose packet starts at `at` in `bytes`.
+    fn new(bytes: Vec<u8>, at: usize, probe_at: Option<usize>) -> Frame {
+        let whole = bytes.len();
+        let parts = probe_at.filter(|_| whole >= SPARSE_FROM).and_then(|p| {
+            let lay = locate_fast(&bytes[at..], MAX_L2RHS).ok()?;
+            let head = p + HEADER_LEN + PROBE_LEN;
+            let trailer = at + lay.trailer_offset();
+            (head <= trailer).then(|| (head, whole - trailer))
+        });
+        let (head, tail) = parts.unwrap_or((whole, 0));
+        Frame {
+            sparse: head + tail < whole,
+            bytes,
+            probe_at,
+            head,
+            tail,
+        }
+    }
 }
 
 /// The frames of a cycle and their running sums.
@@ -25,6 +71,8 @@ pub struct Cycle {
     frames: Vec<Frame>,
     /// Whether each buffer still goes through `Port::encap`.
     encap_each: bool,
+    /// Whether any frame is copied as head and tail.
+    any_sparse: bool,
     /// Frame bytes on the wire of the first `i` templates (`len + 1` sums).
     bytes: Vec<u64>,
     /// Probes among the first `i` templates.
@@ -36,7 +84,7 @@ impl Cycle {
     /// `link` (`None`: every buffer is encapsulated by the port).
     pub fn new(templates: &[Template], link: Option<&LinkHeader>) -> Cycle {
         assert!(!templates.is_empty(), "a cycle has a template");
-        let frames = templates
+        let frames: Vec<Frame> = templates
             .iter()
             .map(|t| match link {
                 Some(h) => {
@@ -46,15 +94,10 @@ impl Cycle {
                     if bytes.len() < h.min_frame {
                         bytes.resize(h.min_frame, 0);
                     }
-                    Frame {
-                        bytes,
-                        probe_at: t.hdr.map(|o| o + h.bytes.len()),
-                    }
+                    let at = h.bytes.len();
+                    Frame::new(bytes, at, t.hdr.map(|o| o + at))
                 }
-                None => Frame {
-                    bytes: t.bytes.clone(),
-                    probe_at: t.hdr,
-                },
+                None => Frame::new(t.bytes.clone(), 0, t.hdr),
             })
             .collect();
         let mut bytes = vec![0u64];
@@ -64,6 +107,7 @@ impl Cycle {
             probes.push(probes[probes.len() - 1] + u64::from(t.hdr.is_some()));
         }
         Cycle {
+            any_sparse: frames.iter().any(|f| f.sparse),
             frames,
             encap_each: link.is_none(),
             bytes,
@@ -86,6 +130,12 @@ impl Cycle {
     /// Never: a cycle has at least one template.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+
+    /// Whether any frame is copied as head and tail ([`Frame::sparse`]).
+    #[inline(always)]
+    pub fn any_sparse(&self) -> bool {
+        self.any_sparse
     }
 
     /// Whether each buffer goes through `Port::encap` after the copy.
@@ -159,6 +209,35 @@ mod tests {
         let plain = Cycle::new(&[template(40, true)], None);
         assert!(plain.encap_each());
         assert_eq!(plain.frames()[0].bytes, vec![7; 40]);
+    }
+
+    #[test]
+    fn long_probes_are_copied_as_head_and_tail() {
+        use crate::profile::{Profile, Sizes};
+        let h = LinkHeader {
+            bytes: ArrayVec::try_from(&[1u8; 14][..]).unwrap(),
+            min_frame: 60,
+        };
+        let ts = Profile {
+            sizes: Sizes::List(vec![64, 1500]),
+            ..Profile::default()
+        }
+        .build(rrp::LinkKind::Ethernet, 1)
+        .unwrap();
+        let c = Cycle::new(&ts, Some(&h));
+        let (short, long) = (&c.frames()[0], &c.frames()[1]);
+        assert!(!short.sparse);
+        assert_eq!((short.head, short.tail), (64, 0));
+        assert!(long.sparse);
+        // Link header, EEP header, the probe's word; trailer and the 6
+        // bytes of frame padding (1,486 bytes hold a packet of 1,480).
+        assert_eq!((long.head, long.tail), (14 + 16 + 8, 8 + 6));
+        // What is not copied is data: zeros in the template.
+        assert!(
+            long.bytes[long.head..1500 - long.tail]
+                .iter()
+                .all(|&b| b == 0)
+        );
     }
 
     proptest! {

@@ -205,7 +205,13 @@ impl<P: Port> Generator<P> {
         let first = self.next;
         let seq0 = self.seq;
         let got = self.tx.alloc_burst(&mut self.txq, n);
-        let built = self.build(now_ns, first, seq0);
+        // The loop for a cycle with long probes, copied as head and tail,
+        // or the one that copies every frame whole (chosen per burst).
+        let built = if self.cycle.any_sparse() {
+            self.build::<true>(now_ns, first, seq0)
+        } else {
+            self.build::<false>(now_ns, first, seq0)
+        };
         if built < got {
             // A buffer too small for its frame, or no room for the link
             // header: drop it and the rest (counted as no buffer below).
@@ -234,7 +240,7 @@ impl<P: Port> Generator<P> {
     /// probes numbered from `seq0` and stamped `now_ns`; returns how many
     /// it filled (all but when a buffer has no room).
     #[inline(always)]
-    fn build(&mut self, now_ns: u64, first: usize, seq0: u64) -> usize {
+    fn build<const SPARSE: bool>(&mut self, now_ns: u64, first: usize, seq0: u64) -> usize {
         let frames = self.cycle.frames();
         let encap_each = self.cycle.encap_each();
         let timed_mask = self.latency_every - 1;
@@ -244,7 +250,13 @@ impl<P: Port> Generator<P> {
             let Some(room) = b.append(f.bytes.len()) else {
                 return i;
             };
-            room.copy_from_slice(&f.bytes);
+            if SPARSE && f.sparse {
+                let back = f.bytes.len() - f.tail;
+                room[..f.head].copy_from_slice(&f.bytes[..f.head]);
+                room[back..].copy_from_slice(&f.bytes[back..]);
+            } else {
+                room.copy_from_slice(&f.bytes);
+            }
             if let Some(at) = f.probe_at {
                 if seq & timed_mask == 0 {
                     probe::patch(room, at, seq, now_ns);
