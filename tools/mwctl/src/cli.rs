@@ -39,9 +39,15 @@ pub struct Cli {
     /// Print the daemon's JSON answer instead of a table.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Seconds to wait for the daemon's answer (0: for ever).
-    #[arg(long, global = true, default_value_t = 10.0, value_name = "SECS")]
-    pub timeout: f64,
+    /// Seconds to wait for the daemon's answer (default 10; 0: for ever);
+    /// for `ping`, the wait for each reply (default 1).
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECS",
+        allow_negative_numbers = true
+    )]
+    pub timeout: Option<f64>,
     /// What to do.
     #[command(subcommand)]
     pub cmd: Cmd,
@@ -133,6 +139,10 @@ pub enum Cmd {
     /// groups and members (admin; docs/multicast.md).
     #[command(subcommand)]
     Mcast(crate::mcast::McastCmd),
+    /// In-band management: echo requests to a node, with round-trip
+    /// times, as ibping does (admin; docs/management.md "mwctl ping").
+    /// Exit status: 0 a reply came, 1 none did.
+    Ping(crate::ping::PingArgs),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -295,6 +305,18 @@ pub enum LevelArg {
     Trace,
 }
 
+impl Cli {
+    /// Seconds to wait for the daemon's answer when `--timeout` is not
+    /// given.
+    pub const DEFAULT_TIMEOUT: f64 = 10.0;
+
+    /// `--timeout`, or its default: seconds to wait for the daemon's answer
+    /// (0: for ever).
+    pub fn daemon_timeout(&self) -> f64 {
+        self.timeout.unwrap_or(Self::DEFAULT_TIMEOUT)
+    }
+}
+
 impl Cmd {
     /// The protocol command, for the commands that send one.
     pub fn command(&self) -> Option<Command> {
@@ -388,6 +410,7 @@ impl Cmd {
             Cmd::Completions { .. }
             | Cmd::Man
             | Cmd::Query(_)
+            | Cmd::Ping(_)
             | Cmd::Trace(_)
             | Cmd::Mcast(_)
             | Cmd::TracePackets(_) => {

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod mad;
 pub mod mcast;
+pub mod ping;
 pub mod query;
 pub mod render;
 pub mod san;
@@ -125,7 +126,15 @@ fn seconds(what: &str, s: f64) -> Result<Option<Duration>, Fail> {
 }
 
 fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Fail> {
-    let timeout = seconds("--timeout", cli.timeout)?;
+    if let Cmd::Ping(p) = &cli.cmd {
+        return match ping::run(cli, p, out, err) {
+            Ok(code) if code == EXIT_OK => Ok(()),
+            Ok(code) => Err(Fail::Exit(code)),
+            Err(ping::PingError::Usage(m)) => Err(Fail::Usage(m)),
+            Err(ping::PingError::Ctl(e)) => Err(Fail::Ctl(e)),
+        };
+    }
+    let timeout = seconds("--timeout", cli.daemon_timeout())?;
     match &cli.cmd {
         Cmd::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "mwctl", out);

@@ -37,8 +37,8 @@ pub struct Globals {
     pub socket: PathBuf,
     /// `--json`.
     pub json: bool,
-    /// `--timeout`.
-    pub timeout: f64,
+    /// `--timeout`, if given.
+    pub timeout: Option<f64>,
 }
 
 impl Globals {
@@ -57,9 +57,10 @@ impl Globals {
             "mwctl".to_string(),
             "--socket".into(),
             self.socket.display().to_string(),
-            "--timeout".into(),
-            self.timeout.to_string(),
         ];
+        if let Some(t) = self.timeout {
+            a.extend(["--timeout".into(), t.to_string()]);
+        }
         if json {
             a.push("--json".into());
         }
@@ -475,7 +476,7 @@ mod tests {
         ShellHelper::new(Globals {
             socket: PathBuf::from("/nonexistent/mwctl-test.sock"),
             json: false,
-            timeout: 0.2,
+            timeout: Some(0.2),
         })
     }
 

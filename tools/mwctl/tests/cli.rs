@@ -532,3 +532,66 @@ fn busy_daemon_is_exit_1() {
     assert!(e.starts_with("mwctl: busy: "), "{e}");
     drop(held);
 }
+
+#[test]
+fn ping_counts_replies_and_losses() {
+    let d = daemon();
+    // The box's own HR: its station answers every echo.
+    let text = ok(&d.path, &["ping", "0x0115", "-c", "3", "-i", "0.05"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("PING 0x0115"), "{text}");
+    for (i, l) in lines[1..4].iter().enumerate() {
+        assert!(
+            l.starts_with(&format!("reply from 0x0115: seq={} time=", i + 1)),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("3 sent, 3 received, 0% loss, rtt min/avg/max = "),
+        "{text}"
+    );
+    let v = json(&d.path, &["ping", "0x0116", "-c", "2", "-i", "0.05"]);
+    assert_eq!(v["received"], 2, "{v}");
+    for (i, r) in v["replies"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(r["seq"], i + 1, "{v}");
+        assert!(r["rtt_us"].as_u64().is_some_and(|us| us > 0), "{v}");
+        assert_eq!(r["status"], 0, "{v}");
+    }
+    // Nothing is behind the sample box: every echo lost, exit 1.
+    let o = mwctl(
+        &d.path,
+        &["--json", "ping", "0x0301", "-c", "2", "-i", "0.05"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["sent"].as_u64(), v["received"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert_eq!(v["loss_percent"], 100.0);
+    assert!(v["replies"][1]["rtt_us"].is_null(), "{v}");
+    assert!(v["rtt_avg_us"].is_null(), "{v}");
+    let o = mwctl(&d.path, &["ping", "0x0301", "-c", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("timeout from 0x0301: seq=1"), "{text}");
+    assert!(text.contains("1 sent, 0 received, 100% loss"), "{text}");
+    // Usage errors name the option.
+    for (args, names) in [
+        (&["ping", "nowhere"][..], "<ADDR>"),
+        (&["ping", "0xfffe"], "<ADDR>"),
+        (&["ping", "0x0115", "-c", "0"], "--count"),
+        (&["ping", "0x0115", "-i", "-1"], "--interval"),
+        (&["ping", "0x0115", "--interval=-0.5"], "--interval"),
+        (&["ping", "0x0115", "--timeout", "0"], "--timeout"),
+        (&["ping", "0x0115", "--timeout", "-1"], "--timeout"),
+    ] {
+        let o = mwctl(&d.path, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+    }
+    // No daemon: 3.
+    let missing = d.dir.path().join("nope.sock");
+    assert_eq!(mwctl(&missing, &["ping", "0x0115"]).status.code(), Some(3));
+}
