@@ -4,7 +4,8 @@
 //! counters by PortCountersExtended among them); Sets with and
 //! without the management key, applied as `mwctl` changes are and shown by
 //! `mwctl show`; the refused Set counted and trapped to the manager; an RT
-//! limit and packets refused by a keyed SAN's authentication trapped too.
+//! limit and packets refused by a keyed SAN's authentication trapped too;
+//! `mwctl ping` of the other box and of an address nobody has.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -69,6 +70,79 @@ impl Drop for Dump {
             eprintln!("{}", (self.0)());
         }
     }
+}
+
+#[test]
+fn ping_answers_from_a_box_and_loses_every_echo_to_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb] = common::free_ports();
+    let (_a, sa) = start(
+        dir.path(),
+        "a",
+        &config(
+            dir.path(),
+            "a",
+            (0x0511, 0x0601),
+            (0x0512, 0x0602),
+            [pa, pb, la],
+        ),
+    );
+    // B's M_Key at protect 2 drops Subn Gets without it; ping's Perf Get
+    // is answered all the same.
+    let mut b = config(
+        dir.path(),
+        "b",
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
+    );
+    b.management.mkey = 0x4242;
+    b.management.protect = 2;
+    let (_b, _sb) = start(dir.path(), "b", &b);
+
+    // B's HR on A's SAN, and its other HR behind it.
+    wait_for("a route from a to b", 15, || {
+        mwctl_all(&sa, &["ping", "0x0522", "-c", "1", "--timeout", "0.2"]).0 == 0
+    });
+    let (code, text) = mwctl_all(&sa, &["ping", "0x0521", "-c", "3", "-i", "0.2"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("reply from 0x0521: seq=1 time="), "{text}");
+    assert!(text.contains("3 sent, "), "{text}");
+    let v = json(&sa, &["ping", "0x0522", "-c", "2", "-i", "0.2"]);
+    assert!(v["received"].as_u64().is_some_and(|n| n >= 1), "{v}");
+    for r in v["replies"].as_array().unwrap() {
+        if !r["rtt_us"].is_null() {
+            assert!(r["rtt_us"].as_u64().is_some_and(|us| us > 0), "{v}");
+            // Answered from the HR the echo reached (docs/management.md
+            // "The agent").
+            assert_eq!(r["from"], "0x0521", "{v}");
+            assert_eq!(r["status"], 0, "{v}");
+        }
+    }
+    // Nobody has 0x0599: every echo lost, exit 1, each within its wait
+    // (2 echoes of 0.3 s; far below the 10 s the daemon is given by
+    // default).
+    let started = std::time::Instant::now();
+    let (code, out, _) = common::mwctl(
+        &sa,
+        &[
+            "--json",
+            "ping",
+            "0x0599",
+            "-c",
+            "2",
+            "-i",
+            "0.1",
+            "--timeout",
+            "0.3",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
+    let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["loss_percent"], 100.0, "{v}");
+    assert_eq!(v["received"], 0, "{v}");
+    assert!(v["replies"][0]["rtt_us"].is_null(), "{v}");
 }
 
 #[test]
