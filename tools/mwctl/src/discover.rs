@@ -611,7 +611,15 @@ fn got(a: MadAnswer) -> Got {
 /// The box's first HR, by `show hrs`: where the walk starts by default.
 fn first_hr(cli: &Cli) -> Result<Address, ClientError> {
     let mut c = Client::connect(&cli.socket, Some(Duration::from_secs(5)))?;
-    let v = c.request(Command::Show(Show::Hrs {}))?;
+    let v = c
+        .request(Command::Show(Show::Hrs {}))
+        .map_err(|e| match e {
+            // A host's socket (mwlab) answers `mad` but not `show hrs`.
+            ClientError::Daemon(d) => ClientError::Other(format!(
+                "cannot read this box's HRs to start from (give ADDR): {d}"
+            )),
+            e => e,
+        })?;
     v.as_array()
         .and_then(|rows| rows.first())
         .map(|r| addr(&r["hr"]))
