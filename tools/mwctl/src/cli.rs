@@ -143,6 +143,10 @@ pub enum Cmd {
     /// times, as ibping does (admin; docs/management.md "mwctl ping").
     /// Exit status: 0 a reply came, 1 none did.
     Ping(crate::ping::PingArgs),
+    /// In-band management: walk the routers from this box, as
+    /// ibnetdiscover does (admin; docs/management.md "mwctl discover").
+    /// Exit status: 0 every router answered, 1 some did not.
+    Discover(crate::discover::DiscoverArgs),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -411,6 +415,7 @@ impl Cmd {
             | Cmd::Man
             | Cmd::Query(_)
             | Cmd::Ping(_)
+            | Cmd::Discover(_)
             | Cmd::Trace(_)
             | Cmd::Mcast(_)
             | Cmd::TracePackets(_) => {

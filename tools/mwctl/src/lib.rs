@@ -5,6 +5,7 @@
 //! refused or failed the request, 2 usage, 3 the daemon cannot be reached.
 
 pub mod cli;
+pub mod discover;
 pub mod mad;
 pub mod mcast;
 pub mod ping;
@@ -132,6 +133,12 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             Ok(code) => Err(Fail::Exit(code)),
             Err(ping::PingError::Usage(m)) => Err(Fail::Usage(m)),
             Err(ping::PingError::Ctl(e)) => Err(Fail::Ctl(e)),
+        };
+    }
+    if let Cmd::Discover(d) = &cli.cmd {
+        return match discover::run(cli, d, out, err)? {
+            EXIT_OK => Ok(()),
+            code => Err(Fail::Exit(code)),
         };
     }
     let timeout = seconds("--timeout", cli.daemon_timeout())?;

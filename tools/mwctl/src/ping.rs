@@ -52,7 +52,9 @@ pub struct PingArgs {
     pub interval: f64,
 }
 
-fn parse_target(s: &str) -> Result<Address, String> {
+/// A node address ping and discover accept: one a packet can carry as its
+/// destination, not Hey-You.
+pub fn parse_target(s: &str) -> Result<Address, String> {
     let a = s.parse::<Address>().map_err(|e| e.to_string())?;
     if !a.is_valid_destination() || a == Address::HEY_YOU {
         return Err(format!("{a}: not a node address"));

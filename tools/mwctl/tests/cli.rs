@@ -595,3 +595,45 @@ fn ping_counts_replies_and_losses() {
     let missing = d.dir.path().join("nope.sock");
     assert_eq!(mwctl(&missing, &["ping", "0x0115"]).status.code(), Some(3));
 }
+
+#[test]
+fn discover_reads_the_sample_box() {
+    let d = daemon();
+    let o = mwctl(&d.path, &["discover", "-t", "200", "-r", "0"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    // The sample box's LRT lists router 0x0117, which nothing answers for:
+    // listed as such, exit 1.
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("read at 0x0115, reached by start"), "{text}");
+    assert!(
+        text.contains("  [0] 0x0115 active san 0x0201 mtu 1500 cost 1 ; across 0x0117"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no answer from 0x0117 (reached by LRT of 0x0115"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 routers, 2 SANs, 2 HRs, 1 did not answer ("),
+        "{text}"
+    );
+    let o2 = mwctl(&d.path, &["--json", "discover", "-t", "200", "-r", "0"]);
+    let v: Value = serde_json::from_slice(&o2.stdout).unwrap();
+    assert_eq!(v["routers"][0]["answered"], true, "{v}");
+    assert_eq!(v["routers"][0]["hrs"][1]["address"], "0x0116", "{v}");
+    assert_eq!(v["unanswered"][0]["answered"], false, "{v}");
+    assert_eq!(v["unanswered"][0]["address"], "0x0117", "{v}");
+    assert_eq!(o2.status.code(), Some(1), "{v}");
+    for (args, names) in [
+        (&["discover", "0xfffe"][..], "ADDR"),
+        (&["discover", "-t", "0"], "--mad-timeout"),
+        (&["discover", "-r", "11"], "--retries"),
+    ] {
+        let o = mwctl(&d.path, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+    }
+    let missing = d.dir.path().join("nope.sock");
+    assert_eq!(mwctl(&missing, &["discover"]).status.code(), Some(3));
+}

@@ -1,7 +1,8 @@
 //! In-band management across a whole lab (docs/mwlab.md "Management"):
 //! from host H0 of Appendix B, with mwctl on H0's admin socket, read
 //! NodeInfo, NodeDescription, PortInfo and PortCounters of all seven
-//! routers by address; a Set with the wrong key is refused, counted and
+//! routers by address, and `mwctl discover` from router ab finds them all
+//! and their SANs; a Set with the wrong key is refused, counted and
 //! trapped to H0 (the manager); with the key, ad's port on SAN A goes down
 //! by MAD and H0's traffic to H8 goes around ad, then comes back.
 
@@ -100,6 +101,28 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
             );
         }
     }
+    // mwctl discover from router ab's own socket finds every router of
+    // the lab, each once, their HRs and SANs.
+    let ab = lab.plan.admin_socket("ab").unwrap().to_path_buf();
+    let (code, d, err) = mwctl(&ab, &["discover", "-r", "3"]);
+    assert_eq!(code, 0, "{err} {d}");
+    let mut names: Vec<&str> = d["routers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["description"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = lab.plan.routers.iter().map(|r| r.name.as_str()).collect();
+    want.sort_unstable();
+    assert_eq!(names, want, "{d}");
+    let hrs: usize = lab.plan.routers.iter().map(|r| r.hrs.len()).sum();
+    let sans: std::collections::BTreeSet<&String> =
+        lab.plan.routers.iter().flat_map(|r| &r.sans).collect();
+    assert_eq!(d["counts"]["hrs"], hrs, "{d}");
+    assert_eq!(d["counts"]["sans"], sans.len(), "{d}");
+    assert_eq!(d["counts"]["unanswered"], 0, "{d}");
+
     // H0 itself, and another host.
     let me = ok(&h0, &["mad", "0x0100", "get", "node_info"]);
     assert_eq!(me["fields"]["node_type"], 1, "{me}");

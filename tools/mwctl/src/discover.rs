@@ -1,0 +1,896 @@
+//! `mwctl discover`: InfiniBand's ibnetdiscover for MessageWay
+//! (docs/management.md "mwctl discover", docs/spec-notes.md 68). From the
+//! box mwctl talks to, it walks the routers in band, breadth first: each
+//! router is read with NodeInfo, NodeDescription, and PortInfo and the LRT
+//! (LrtBlock) of every HR; the routers an HR's LRT lists are the routers
+//! across its SAN, read the same way by their address. A router is visited
+//! once, known by its NodeInfo identity; a router that does not answer is
+//! listed as such, with the address it was tried at and who named it.
+//!
+//! The requests are `mad` commands through the admin socket, as `mwctl
+//! query` sends them, each on a connection of its own: the routers of one
+//! round of the walk are read in parallel, [`MAX_OUTSTANDING`] at most (the
+//! requests of one router go one after another).
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use admin::mad::{MadAnswer, MadQuery};
+use admin::proto::{AdminErrorCode, Command, Show};
+use admin::{Client, ClientError};
+use clap::Args;
+use mgmt::attr::{LrtBlock, LrtBlockEntry, NodeDescription, NodeInfo, PortInfo, lrt_block};
+use rrp::Address;
+use serde_json::{Value, json};
+
+use crate::Cli;
+
+/// Routers read at the same time at most (each with one request
+/// outstanding).
+pub const MAX_OUTSTANDING: usize = 16;
+
+/// `mwctl discover`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Walks the routers in band from this box (or from ADDR), breadth first, as
+ibnetdiscover walks a fabric: NodeInfo, NodeDescription, then PortInfo and
+the LRT of every HR; the routers an HR's LRT lists are read next.
+
+Exit status: 0 every router answered, 1 some did not (listed as such),
+2 bad arguments, 3 mwrouterd cannot be reached.
+
+Examples:
+  mwctl discover
+  mwctl discover 0x0119 -t 500
+  mwctl --json discover")]
+pub struct DiscoverArgs {
+    /// Start at this address instead of this box's first HR.
+    #[arg(value_name = "ADDR", value_parser = crate::ping::parse_target)]
+    pub addr: Option<Address>,
+    /// The wait for each try of a request, in ms.
+    #[arg(short = 't', long = "mad-timeout", value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=admin::mad::MAX_TIMEOUT_MS))]
+    pub mad_timeout: u64,
+    /// Tries after the first for each request.
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(admin::mad::MAX_RETRIES)))]
+    pub retries: u32,
+    /// The M_Key to give (hex with 0x, or decimal).
+    #[arg(short = 'k', long, value_name = "KEY")]
+    pub mkey: Option<String>,
+}
+
+/// What one Get brought back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Got {
+    /// An answer with status 0: the attribute's fields.
+    Fields(Value),
+    /// An answer with another status.
+    Status(u16),
+    /// No answer after every try.
+    NoAnswer,
+}
+
+/// The seam of the walk: one Get of `attribute` (modifier `modifier`) to
+/// the node at `dst`. An error stops the walk (the daemon cannot be
+/// reached, or refused the request for another reason than no answer).
+pub trait Ask: Sync {
+    /// Sends the Get and waits for its answer.
+    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
+}
+
+/// How a router was reached: from where the walk started, or named by the
+/// LRT of another router's HR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reached {
+    /// The start of the walk.
+    Start,
+    /// Listed as a router by the LRT of HR `hr` of the router `by`.
+    Lrt {
+        /// The identity of the router whose LRT listed it.
+        by: u64,
+        /// That router's HR.
+        hr: Address,
+    },
+}
+
+impl Reached {
+    fn text(&self) -> String {
+        match self {
+            Reached::Start => "start".into(),
+            Reached::Lrt { by, hr } => format!("LRT of {hr} (router {by:#018x})"),
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Reached::Start => json!({"start": true}),
+            Reached::Lrt { by, hr } => json!({"by": format!("{by:#018x}"), "hr": hr}),
+        }
+    }
+}
+
+/// One HR of a router, from its PortInfo and LRT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hr {
+    /// The port (PortInfo's modifier).
+    pub port: u8,
+    /// PortInfo, or None when it was not answered.
+    pub info: Option<HrInfo>,
+    /// The routers the HR's LRT lists (their HRs on this SAN), or None
+    /// when the LRT was not answered.
+    pub across: Option<Vec<Address>>,
+}
+
+/// The PortInfo fields discover shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HrInfo {
+    /// The HR's address.
+    pub address: Address,
+    /// The SAN's id.
+    pub san: Address,
+    /// PortState.
+    pub state: u8,
+    /// MTU in bytes.
+    pub mtu: u64,
+    /// Cost.
+    pub cost: u64,
+}
+
+/// A router that answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Router {
+    /// NodeInfo's NodeIdentity.
+    pub identity: u64,
+    /// NodeInfo's NodeType (3 router, 1 host).
+    pub node_type: u64,
+    /// NodeDescription (empty if it was not answered).
+    pub description: String,
+    /// The address it was read at.
+    pub address: Address,
+    /// How it was reached.
+    pub reached: Reached,
+    /// Its HRs.
+    pub hrs: Vec<Hr>,
+}
+
+impl Router {
+    /// Whether a request after NodeInfo went unanswered.
+    pub fn incomplete(&self) -> bool {
+        self.hrs
+            .iter()
+            .any(|h| h.info.is_none() || h.across.is_none())
+    }
+}
+
+/// A node tried that did not answer NodeInfo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unanswered {
+    /// The address tried.
+    pub address: Address,
+    /// How it was reached.
+    pub reached: Reached,
+    /// The status of its answer, when it answered with one other than 0.
+    pub status: Option<u16>,
+}
+
+/// What the walk found.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Discovery {
+    /// The routers, in the order they were found.
+    pub routers: Vec<Router>,
+    /// The nodes that did not answer.
+    pub unanswered: Vec<Unanswered>,
+    /// How long the walk took.
+    pub elapsed: Duration,
+}
+
+/// What visiting one address gave.
+enum Visit {
+    Router(Router),
+    Unanswered(Unanswered),
+}
+
+/// Reads the router at `address`.
+fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, ClientError> {
+    let info = match ask.get(address, NodeInfo::ID, 0)? {
+        Got::Fields(f) => f,
+        Got::Status(s) => {
+            return Ok(Visit::Unanswered(Unanswered {
+                address,
+                reached,
+                status: Some(s),
+            }));
+        }
+        Got::NoAnswer => {
+            return Ok(Visit::Unanswered(Unanswered {
+                address,
+                reached,
+                status: None,
+            }));
+        }
+    };
+    let description = match ask.get(address, NodeDescription::ID, 0)? {
+        Got::Fields(f) => f["text"].as_str().or(f.as_str()).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    let ports = info["num_ports"].as_u64().unwrap_or(1).min(255) as u8;
+    let mut hrs = Vec::new();
+    for port in 0..ports {
+        let info = match ask.get(address, PortInfo::ID, u32::from(port))? {
+            Got::Fields(f) => Some(HrInfo {
+                address: addr(&f["address"]),
+                san: addr(&f["san_id"]),
+                state: f["port_state"].as_u64().unwrap_or(0) as u8,
+                mtu: f["mtu"].as_u64().unwrap_or(0),
+                cost: f["cost"].as_u64().unwrap_or(0),
+            }),
+            _ => None,
+        };
+        let across = lrt_routers(ask, address, port)?;
+        hrs.push(Hr { port, info, across });
+    }
+    Ok(Visit::Router(Router {
+        identity: info["node_identity"].as_u64().unwrap_or(0),
+        node_type: info["node_type"].as_u64().unwrap_or(0),
+        description,
+        address,
+        reached,
+        hrs,
+    }))
+}
+
+/// The routers in the LRT of `port` of the node at `address`, by LrtBlock;
+/// None if a block was not answered.
+fn lrt_routers(
+    ask: &dyn Ask,
+    address: Address,
+    port: u8,
+) -> Result<Option<Vec<Address>>, ClientError> {
+    let mut routers = Vec::new();
+    let mut seen = 0u64;
+    let mut block = 0u16;
+    loop {
+        let f = match ask.get(address, LrtBlock::ID, LrtBlock::modifier(port, block))? {
+            Got::Fields(f) => f,
+            _ => return Ok(None),
+        };
+        let total = f["total"].as_u64().unwrap_or(0);
+        let entries = f["entries"].as_array().cloned().unwrap_or_default();
+        seen += entries.len() as u64;
+        for e in &entries {
+            let flags = e["flags"].as_u64().unwrap_or(0);
+            if flags & u64::from(LrtBlockEntry::ROUTER) != 0 {
+                routers.push(addr(&e["address"]));
+            }
+        }
+        block += 1;
+        if entries.len() < lrt_block::ENTRIES || seen >= total || block == u16::MAX {
+            return Ok(Some(routers));
+        }
+    }
+}
+
+/// An address as the answers' fields give it (`"0x0115"`, or a number).
+fn addr(v: &Value) -> Address {
+    match v {
+        Value::String(s) => s.parse().unwrap_or(Address(0)),
+        Value::Number(n) => Address(n.as_u64().unwrap_or(0) as u16),
+        _ => Address(0),
+    }
+}
+
+/// Walks from `start`, breadth first: each round's addresses are visited
+/// in parallel, [`MAX_OUTSTANDING`] at a time; a router is kept once (by
+/// identity) and its HRs' addresses are not tried again.
+pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
+    let began = Instant::now();
+    let mut d = Discovery::default();
+    let mut known: HashSet<Address> = HashSet::from([start]);
+    let mut identities: HashSet<u64> = HashSet::new();
+    let mut round = vec![(start, Reached::Start)];
+    while !round.is_empty() {
+        let mut visits = Vec::with_capacity(round.len());
+        for chunk in round.chunks(MAX_OUTSTANDING) {
+            let got: Vec<Result<Visit, ClientError>> = std::thread::scope(|s| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|&(a, r)| s.spawn(move || visit(ask, a, r)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(ClientError::Other("a request thread failed".into()))
+                        })
+                    })
+                    .collect()
+            });
+            for v in got {
+                visits.push(v?);
+            }
+        }
+        // Every HR of this round's routers is known before any router
+        // across is queued, so that none is tried by another address.
+        let mut found = Vec::new();
+        for v in visits {
+            match v {
+                Visit::Unanswered(u) => d.unanswered.push(u),
+                Visit::Router(r) => {
+                    if identities.insert(r.identity) {
+                        known.extend(
+                            r.hrs
+                                .iter()
+                                .filter_map(|h| h.info.as_ref())
+                                .map(|i| i.address),
+                        );
+                        found.push(r);
+                    }
+                }
+            }
+        }
+        let mut next = Vec::new();
+        for r in &found {
+            for h in &r.hrs {
+                let hr = h.info.as_ref().map_or(r.address, |i| i.address);
+                for &a in h.across.iter().flatten() {
+                    if known.insert(a) {
+                        next.push((a, Reached::Lrt { by: r.identity, hr }));
+                    }
+                }
+            }
+        }
+        d.routers.extend(found);
+        round = next;
+    }
+    d.elapsed = began.elapsed();
+    Ok(d)
+}
+
+/// The SANs the routers' HRs are on: SAN id -> the HRs on it (address,
+/// router identity), in the order found.
+pub fn sans(d: &Discovery) -> BTreeMap<Address, Vec<(Address, u64)>> {
+    let mut m: BTreeMap<Address, Vec<(Address, u64)>> = BTreeMap::new();
+    for r in &d.routers {
+        for i in r.hrs.iter().filter_map(|h| h.info.as_ref()) {
+            m.entry(i.san).or_default().push((i.address, r.identity));
+        }
+    }
+    m
+}
+
+impl Discovery {
+    /// HRs read, of every router.
+    pub fn hr_count(&self) -> usize {
+        self.routers.iter().map(|r| r.hrs.len()).sum()
+    }
+
+    /// Whether some node, or some request of a router, went unanswered.
+    pub fn complete(&self) -> bool {
+        self.unanswered.is_empty() && !self.routers.iter().any(Router::incomplete)
+    }
+
+    /// The exit status: 0 when every node answered, 1 when some did not.
+    pub fn exit_code(&self) -> i32 {
+        if self.complete() {
+            crate::EXIT_OK
+        } else {
+            crate::EXIT_FAILED
+        }
+    }
+
+    /// The summary line: `N routers, M SANs, K HRs, U did not answer (T
+    /// ms)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} routers, {} SANs, {} HRs, {} did not answer ({} ms)",
+            self.routers.len(),
+            sans(self).len(),
+            self.hr_count(),
+            self.unanswered.len(),
+            self.elapsed.as_millis()
+        )
+    }
+}
+
+/// A port state by name.
+fn state_name(s: u8) -> &'static str {
+    match s {
+        PortInfo::ACTIVE => "active",
+        PortInfo::DOWN => "down",
+        _ => "unknown",
+    }
+}
+
+fn node_type_name(t: u64) -> &'static str {
+    match t {
+        3 => "router",
+        1 => "host",
+        _ => "node",
+    }
+}
+
+/// The text, as ibnetdiscover prints a fabric: a block per router, a line
+/// per HR, then the nodes that did not answer and the summary.
+pub fn render_text(d: &Discovery) -> String {
+    let names: BTreeMap<Address, (u64, &str)> = d
+        .routers
+        .iter()
+        .flat_map(|r| {
+            r.hrs
+                .iter()
+                .filter_map(|h| h.info.as_ref())
+                .map(move |i| (i.address, (r.identity, r.description.as_str())))
+        })
+        .collect();
+    let mut out = String::new();
+    for r in &d.routers {
+        let _ = writeln!(
+            out,
+            "{} {:#018x} \"{}\" ({} HRs, read at {}, reached by {})",
+            node_type_name(r.node_type),
+            r.identity,
+            r.description,
+            r.hrs.len(),
+            r.address,
+            r.reached.text()
+        );
+        for h in &r.hrs {
+            let mut line = match &h.info {
+                Some(i) => format!(
+                    "  [{}] {} {} san {} mtu {} cost {}",
+                    h.port,
+                    i.address,
+                    state_name(i.state),
+                    i.san,
+                    i.mtu,
+                    i.cost
+                ),
+                None => format!("  [{}] PortInfo not answered", h.port),
+            };
+            match &h.across {
+                None => line.push_str(" ; LRT not answered"),
+                Some(a) if a.is_empty() => line.push_str(" ; no routers across"),
+                Some(a) => {
+                    let across: Vec<String> = a
+                        .iter()
+                        .map(|x| match names.get(x) {
+                            Some((_, desc)) => format!("{x} \"{desc}\""),
+                            None => format!("{x}"),
+                        })
+                        .collect();
+                    let _ = write!(line, " ; across {}", across.join(", "));
+                }
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    for u in &d.unanswered {
+        let _ = write!(
+            out,
+            "no answer from {} (reached by {})",
+            u.address,
+            u.reached.text()
+        );
+        if let Some(s) = u.status {
+            let _ = write!(out, ": status {s:#06x}");
+        }
+        out.push('\n');
+    }
+    if !d.unanswered.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&d.summary());
+    out.push('\n');
+    out
+}
+
+/// The `--json` object: routers (each with its HRs), SANs, unanswered,
+/// counts and timing.
+pub fn to_json(d: &Discovery) -> Value {
+    let routers: Vec<Value> = d
+        .routers
+        .iter()
+        .map(|r| {
+            let hrs: Vec<Value> = r
+                .hrs
+                .iter()
+                .map(|h| {
+                    let mut v = match &h.info {
+                        Some(i) => json!({
+                            "port": h.port,
+                            "address": i.address,
+                            "state": state_name(i.state),
+                            "san": i.san,
+                            "mtu": i.mtu,
+                            "cost": i.cost,
+                        }),
+                        None => json!({"port": h.port, "port_info": null}),
+                    };
+                    v["routers_across"] = match &h.across {
+                        Some(a) => json!(a),
+                        None => Value::Null,
+                    };
+                    v
+                })
+                .collect();
+            json!({
+                "answered": true,
+                "identity": format!("{:#018x}", r.identity),
+                "node_type": node_type_name(r.node_type),
+                "description": r.description,
+                "address": r.address,
+                "reached": r.reached.json(),
+                "complete": !r.incomplete(),
+                "hrs": hrs,
+            })
+        })
+        .collect();
+    let sans: Vec<Value> = sans(d)
+        .into_iter()
+        .map(|(id, hrs)| {
+            let hrs: Vec<Value> = hrs
+                .into_iter()
+                .map(|(a, by)| json!({"address": a, "router": format!("{by:#018x}")}))
+                .collect();
+            json!({"id": id, "hrs": hrs})
+        })
+        .collect();
+    let unanswered: Vec<Value> = d
+        .unanswered
+        .iter()
+        .map(|u| {
+            json!({
+                "answered": false,
+                "address": u.address,
+                "reached": u.reached.json(),
+                "status": u.status,
+            })
+        })
+        .collect();
+    json!({
+        "routers": routers,
+        "sans": sans,
+        "unanswered": unanswered,
+        "counts": {
+            "routers": d.routers.len(),
+            "sans": sans.len(),
+            "hrs": d.hr_count(),
+            "unanswered": d.unanswered.len(),
+        },
+        "elapsed_ms": u64::try_from(d.elapsed.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// [`Ask`] through the admin socket: each Get a `mad` command on a
+/// connection of its own (the walk's threads ask at the same time).
+pub struct SocketAsk<'a> {
+    cli: &'a Cli,
+    args: &'a DiscoverArgs,
+}
+
+impl SocketAsk<'_> {
+    fn query(&self, dst: Address, attribute: u16, modifier: u32) -> MadQuery {
+        MadQuery {
+            dst: Some(dst),
+            attribute: format!("{attribute:#06x}"),
+            modifier,
+            mkey: self.args.mkey.clone(),
+            timeout_ms: Some(self.args.mad_timeout),
+            retries: Some(self.args.retries),
+            ..MadQuery::default()
+        }
+    }
+}
+
+impl Ask for SocketAsk<'_> {
+    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+        let q = self.query(dst, attribute, modifier);
+        let wait = crate::mad::answer_timeout(&q, Some(Duration::ZERO));
+        let mut c = Client::connect(&self.cli.socket, wait)?;
+        match crate::mad::ask(&mut c, &q) {
+            Ok((a, _)) => Ok(got(a)),
+            Err(ClientError::Daemon(e)) if e.code == AdminErrorCode::NoAnswer => Ok(Got::NoAnswer),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn got(a: MadAnswer) -> Got {
+    if a.ok() {
+        Got::Fields(a.fields.unwrap_or(Value::Null))
+    } else {
+        Got::Status(a.status)
+    }
+}
+
+/// The box's first HR, by `show hrs`: where the walk starts by default.
+fn first_hr(cli: &Cli) -> Result<Address, ClientError> {
+    let mut c = Client::connect(&cli.socket, Some(Duration::from_secs(5)))?;
+    let v = c
+        .request(Command::Show(Show::Hrs {}))
+        .map_err(|e| match e {
+            // A host's socket (mwlab) answers `mad` but not `show hrs`.
+            ClientError::Daemon(d) => ClientError::Other(format!(
+                "cannot read this box's HRs to start from (give ADDR): {d}"
+            )),
+            e => e,
+        })?;
+    v.as_array()
+        .and_then(|rows| rows.first())
+        .map(|r| addr(&r["hr"]))
+        .filter(|a| a.0 != 0)
+        .ok_or_else(|| ClientError::Other("the box has no HR to start from".into()))
+}
+
+/// Runs `mwctl discover`; returns the exit status.
+pub fn run(
+    cli: &Cli,
+    args: &DiscoverArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, ClientError> {
+    let start = match args.addr {
+        Some(a) => a,
+        None => first_hr(cli)?,
+    };
+    let d = walk(&SocketAsk { cli, args }, start)?;
+    let text = if cli.json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
+        )
+    } else {
+        render_text(&d)
+    };
+    out.write_all(text.as_bytes())
+        .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
+    if !d.complete() {
+        let _ = writeln!(
+            err,
+            "mwctl: {} nodes did not answer, {} routers answered in part",
+            d.unanswered.len(),
+            d.routers.iter().filter(|r| r.incomplete()).count()
+        );
+    }
+    Ok(d.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A router of the fake fabric: identity, name, and its HRs (address,
+    /// SAN, the router HRs its LRT lists).
+    struct Node {
+        identity: u64,
+        name: &'static str,
+        hrs: Vec<(u16, u16, Vec<u16>)>,
+    }
+
+    /// Answers Gets from an in-memory fabric; `dead` nodes never answer.
+    struct Fabric {
+        nodes: Vec<Node>,
+        dead: Vec<u64>,
+        asked: Mutex<Vec<(Address, u16)>>,
+    }
+
+    impl Fabric {
+        fn node(&self, a: Address) -> Option<&Node> {
+            self.nodes.iter().find(|n| n.hrs.iter().any(|h| h.0 == a.0))
+        }
+    }
+
+    impl Ask for Fabric {
+        fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+            self.asked.lock().unwrap().push((dst, attribute));
+            let Some(n) = self.node(dst) else {
+                return Ok(Got::NoAnswer);
+            };
+            if self.dead.contains(&n.identity) {
+                return Ok(Got::NoAnswer);
+            }
+            let port = (modifier >> 16) as usize;
+            Ok(match attribute {
+                NodeInfo::ID => Got::Fields(json!({
+                    "node_type": 3,
+                    "num_ports": n.hrs.len(),
+                    "node_identity": n.identity,
+                })),
+                NodeDescription::ID => Got::Fields(json!(n.name)),
+                PortInfo::ID => {
+                    let (a, san, _) = &n.hrs[modifier as usize];
+                    Got::Fields(json!({
+                        "address": Address(*a), "san_id": Address(*san),
+                        "port_state": 4, "mtu": 1500, "cost": 1,
+                    }))
+                }
+                LrtBlock::ID => {
+                    let across = &n.hrs[port].2;
+                    let block = (modifier & 0xffff) as usize;
+                    let entries: Vec<Value> = across
+                        .iter()
+                        .skip(block * lrt_block::ENTRIES)
+                        .take(lrt_block::ENTRIES)
+                        .map(
+                            |&a| json!({"address": Address(a), "flags": 1, "keepalives_missed": 0}),
+                        )
+                        .collect();
+                    Got::Fields(json!({"total": across.len(), "entries": entries}))
+                }
+                _ => Got::Status(0x000c),
+            })
+        }
+    }
+
+    /// Three routers in a ring over three SANs (a loop), and d behind c.
+    fn ring() -> Vec<Node> {
+        vec![
+            Node {
+                identity: 0xa,
+                name: "a",
+                hrs: vec![
+                    (0x0111, 0x0601, vec![0x0121]),
+                    (0x0112, 0x0603, vec![0x0132]),
+                ],
+            },
+            Node {
+                identity: 0xb,
+                name: "b",
+                hrs: vec![
+                    (0x0121, 0x0601, vec![0x0111]),
+                    (0x0122, 0x0602, vec![0x0131]),
+                ],
+            },
+            Node {
+                identity: 0xc,
+                name: "c",
+                hrs: vec![
+                    (0x0131, 0x0602, vec![0x0122]),
+                    (0x0132, 0x0603, vec![0x0112]),
+                    (0x0133, 0x0604, vec![0x0141]),
+                ],
+            },
+            Node {
+                identity: 0xd,
+                name: "d",
+                hrs: vec![(0x0141, 0x0604, vec![0x0133])],
+            },
+        ]
+    }
+
+    fn fabric(dead: Vec<u64>) -> Fabric {
+        Fabric {
+            nodes: ring(),
+            dead,
+            asked: Mutex::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn a_loop_is_walked_once_per_router() {
+        let f = fabric(vec![]);
+        let d = walk(&f, Address(0x0111)).unwrap();
+        let ids: Vec<u64> = d.routers.iter().map(|r| r.identity).collect();
+        assert_eq!(ids, [0xa, 0xb, 0xc, 0xd]);
+        assert!(d.unanswered.is_empty());
+        assert_eq!(d.exit_code(), 0);
+        // One NodeInfo per router: the loop a-b-c-a does not bring a back,
+        // nor c by its second address.
+        let node_infos = f
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, attr)| *attr == NodeInfo::ID)
+            .count();
+        assert_eq!(node_infos, 4);
+        assert_eq!(sans(&d).len(), 4);
+        assert_eq!(d.hr_count(), 8);
+        assert_eq!(
+            d.routers[3].reached,
+            Reached::Lrt {
+                by: 0xc,
+                hr: Address(0x0133)
+            }
+        );
+        let text = render_text(&d);
+        assert!(
+            text.contains("router 0x000000000000000c \"c\" (3 HRs, read at 0x0132"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  [2] 0x0133 active san 0x0604 mtu 1500 cost 1 ; across 0x0141 \"d\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 routers, 4 SANs, 8 HRs, 0 did not answer ("),
+            "{text}"
+        );
+        let v = to_json(&d);
+        assert_eq!(v["counts"]["routers"], 4);
+        assert_eq!(
+            v["routers"][0]["hrs"][0]["routers_across"],
+            json!(["0x0121"])
+        );
+        assert_eq!(v["sans"][0]["id"], "0x0601");
+        assert_eq!(v["sans"][0]["hrs"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_node_that_never_answers_is_listed_and_the_rest_walked() {
+        let f = fabric(vec![0xc]);
+        let d = walk(&f, Address(0x0111)).unwrap();
+        let ids: Vec<u64> = d.routers.iter().map(|r| r.identity).collect();
+        // c is named by a and by b: tried at both addresses; d behind it is
+        // not found.
+        assert_eq!(ids, [0xa, 0xb]);
+        let tried: Vec<Address> = d.unanswered.iter().map(|u| u.address).collect();
+        assert_eq!(tried, [Address(0x0132), Address(0x0131)]);
+        assert_eq!(
+            d.unanswered[0].reached,
+            Reached::Lrt {
+                by: 0xa,
+                hr: Address(0x0112)
+            }
+        );
+        assert_eq!(d.exit_code(), 1);
+        let text = render_text(&d);
+        assert!(
+            text.contains("no answer from 0x0132 (reached by LRT of 0x0112"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 routers, 3 SANs, 4 HRs, 2 did not answer"),
+            "{text}"
+        );
+        let v = to_json(&d);
+        assert_eq!(v["unanswered"][0]["answered"], false);
+        assert_eq!(v["unanswered"][0]["address"], "0x0132");
+        assert_eq!(v["counts"]["unanswered"], 2);
+    }
+
+    #[test]
+    fn a_start_that_does_not_answer_is_the_one_node_listed() {
+        let f = fabric(vec![0xa]);
+        let d = walk(&f, Address(0x0111)).unwrap();
+        assert!(d.routers.is_empty());
+        assert_eq!(d.unanswered[0].reached, Reached::Start);
+        assert_eq!(d.exit_code(), 1);
+        assert!(render_text(&d).contains("0 routers, 0 SANs, 0 HRs, 1 did not answer"));
+    }
+
+    #[test]
+    fn a_long_lrt_is_read_block_by_block() {
+        // 20 routers across one SAN: two LrtBlocks; none answers.
+        let across: Vec<u16> = (0x0200..0x0214).collect();
+        let f = Fabric {
+            nodes: vec![Node {
+                identity: 1,
+                name: "hub",
+                hrs: vec![(0x0111, 0x0601, across)],
+            }],
+            dead: vec![],
+            asked: Mutex::new(Vec::new()),
+        };
+        let d = walk(&f, Address(0x0111)).unwrap();
+        assert_eq!(d.unanswered.len(), 20);
+        assert_eq!(d.routers[0].hrs[0].across.as_ref().unwrap().len(), 20);
+    }
+
+    #[test]
+    fn a_daemon_error_stops_the_walk() {
+        struct Gone;
+        impl Ask for Gone {
+            fn get(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
+                Err(ClientError::Other("gone".into()))
+            }
+        }
+        assert!(walk(&Gone, Address(0x0111)).is_err());
+    }
+}
