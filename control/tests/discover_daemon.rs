@@ -128,6 +128,17 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
         text.contains("3 routers, 4 SANs, 6 HRs, 0 did not answer"),
         "{text}"
     );
+    // The same as a Graphviz graph: three routers, four SANs, an edge per HR.
+    let (code, dot, _) = mwctl(&sa, &["discover", "--dot", "-t", "300", "-r", "1"]);
+    assert_eq!(code, 0, "{dot}");
+    assert!(dot.starts_with("graph messageway {"), "{dot}");
+    assert_eq!(
+        dot.matches("[shape=box, style=\"rounded,filled\"").count(),
+        3,
+        "{dot}"
+    );
+    assert_eq!(dot.matches("[shape=ellipse").count(), 4, "{dot}");
+    assert_eq!(dot.matches(" -- \"san-").count(), 6, "{dot}");
 
     // c stopped: b's LRT still lists it; discover tries it, lists it as
     // not answering, prints the rest and exits 1.

@@ -60,6 +60,9 @@ pub struct DiscoverArgs {
     /// The M_Key to give (hex with 0x, or decimal).
     #[arg(short = 'k', long, value_name = "KEY")]
     pub mkey: Option<String>,
+    /// Print the network as a Graphviz graph (SANs, routers, HRs as edges) instead.
+    #[arg(long)]
+    pub dot: bool,
 }
 
 /// What one Get brought back.
@@ -396,7 +399,7 @@ impl Discovery {
 }
 
 /// A port state by name.
-fn state_name(s: u8) -> &'static str {
+pub(crate) fn state_name(s: u8) -> &'static str {
     match s {
         PortInfo::ACTIVE => "active",
         PortInfo::DOWN => "down",
@@ -404,7 +407,7 @@ fn state_name(s: u8) -> &'static str {
     }
 }
 
-fn node_type_name(t: u64) -> &'static str {
+pub(crate) fn node_type_name(t: u64) -> &'static str {
     match t {
         3 => "router",
         1 => "host",
@@ -639,7 +642,9 @@ pub fn run(
         None => first_hr(cli)?,
     };
     let d = walk(&SocketAsk { cli, args }, start)?;
-    let text = if cli.json {
+    let text = if args.dot {
+        crate::discover_dot::render_dot(&d)
+    } else if cli.json {
         format!(
             "{}\n",
             serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
