@@ -3,16 +3,14 @@
 //! alone on a SAN of its own) finds every router and SAN; with c stopped,
 //! c is listed as not answering and the exit status is 1.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 
 use control::config::Config;
 use serde_json::Value;
-use testkit::ChildGuard;
 
 mod common;
 
-use common::{mwctl, udp_hr, wait_for};
+use common::{mwctl, start_named, udp_hr, wait_for};
 
 /// A box with HR `a` (its SAN, UDP port, the other members) and HR `b`.
 fn config(
@@ -36,13 +34,6 @@ fn config(
     c
 }
 
-fn start(dir: &Path, name: &str, config: &Config) -> (ChildGuard, PathBuf) {
-    let cfg = dir.join(format!("{name}.toml"));
-    std::fs::write(&cfg, config.to_toml()).unwrap();
-    let sock = dir.join(format!("{name}.sock"));
-    (common::start(&cfg, &sock, Stdio::null()), sock)
-}
-
 /// `mwctl --json discover` with short waits: its exit status and object.
 fn discover(sock: &Path) -> (i32, Value) {
     let (code, out, err) = mwctl(sock, &["--json", "discover", "-t", "300", "-r", "1"]);
@@ -55,7 +46,7 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let [pa, pa2, pb, pb2, pc, pc2] = common::free_ports();
-    let (_a, sa) = start(
+    let (_a, sa) = start_named(
         d,
         "a",
         &config(
@@ -65,7 +56,7 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
             (0x0512, 0x0602, pa2, &[]),
         ),
     );
-    let (_b, _sb) = start(
+    let (_b, _sb) = start_named(
         d,
         "b",
         &config(
@@ -75,7 +66,7 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
             (0x0522, 0x0603, pb2, &[pc]),
         ),
     );
-    let (c, _sc) = start(
+    let (c, _sc) = start_named(
         d,
         "c",
         &config(

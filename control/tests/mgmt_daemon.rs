@@ -7,17 +7,15 @@
 //! limit and packets refused by a keyed SAN's authentication trapped too;
 //! `mwctl ping` of the other box and of an address nobody has.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 
 use control::config::Config;
 use rrp::Address;
 use serde_json::Value;
-use testkit::ChildGuard;
 
 mod common;
 
-use common::{mwctl_all, udp_hr, wait_for};
+use common::{mwctl_all, start_named, udp_hr, wait_for};
 
 /// A box with two HRs: `a` on the shared SAN 0x0601 (UDP `bind`, the
 /// other box at `peer`), `b` alone on its own SAN (UDP `lonely`).
@@ -44,15 +42,6 @@ fn config(
     c
 }
 
-/// Starts the box `name` on `config` (its file and admin socket named
-/// after it in `dir`).
-fn start(dir: &Path, name: &str, config: &Config) -> (ChildGuard, PathBuf) {
-    let cfg = dir.join(format!("{name}.toml"));
-    std::fs::write(&cfg, config.to_toml()).unwrap();
-    let sock = dir.join(format!("{name}.sock"));
-    (common::start(&cfg, &sock, Stdio::null()), sock)
-}
-
 fn json(sock: &Path, args: &[&str]) -> Value {
     let mut all = vec!["--json"];
     all.extend(args);
@@ -76,7 +65,7 @@ impl Drop for Dump {
 fn ping_answers_from_a_box_and_loses_every_echo_to_nobody() {
     let dir = tempfile::tempdir().unwrap();
     let [pa, pb, la, lb] = common::free_ports();
-    let (_a, sa) = start(
+    let (_a, sa) = start_named(
         dir.path(),
         "a",
         &config(
@@ -98,7 +87,7 @@ fn ping_answers_from_a_box_and_loses_every_echo_to_nobody() {
     );
     b.management.mkey = 0x4242;
     b.management.protect = 2;
-    let (_b, _sb) = start(dir.path(), "b", &b);
+    let (_b, _sb) = start_named(dir.path(), "b", &b);
 
     // B's HR on A's SAN, and its other HR behind it.
     wait_for("a route from a to b", 15, || {
@@ -151,7 +140,7 @@ fn one_box_manages_another_in_band() {
     let [pa, pb, la, lb] = common::free_ports();
     // A is the manager (traps go to its HR 0x0511); B is protected by a
     // key at level 1 (Gets answered, the key reads as 0; Sets need it).
-    let (_a, sa) = start(
+    let (_a, sa) = start_named(
         dir.path(),
         "a",
         &config(
@@ -174,7 +163,7 @@ fn one_box_manages_another_in_band() {
     b.management.manager = Some(Address(0x0511));
     b.management.manager_priority = Some(5);
     b.management.manager_hrs = vec![Address(0x0521)];
-    let (_b, sb) = start(dir.path(), "b", &b);
+    let (_b, sb) = start_named(dir.path(), "b", &b);
 
     // The box itself, by its own address.
     let me = json(&sa, &["mad", "0x0511", "get", "node_info"]);
@@ -359,7 +348,7 @@ fn an_rt_limit_is_trapped_to_the_manager() {
         [pa, pb, la],
     );
     a.hrs.push(udp_hr(0x0513, 0x0604, lc, &[]));
-    let (_a, sa) = start(dir.path(), "a", &a);
+    let (_a, sa) = start_named(dir.path(), "a", &a);
     let mut b = config(
         dir.path(),
         "b",
@@ -369,7 +358,7 @@ fn an_rt_limit_is_trapped_to_the_manager() {
     );
     b.management.manager = Some(Address(0x0511));
     b.limits.max_rts_per_hr = 1;
-    let (_b, sb) = start(dir.path(), "b", &b);
+    let (_b, sb) = start_named(dir.path(), "b", &b);
     let (sa2, sb2) = (sa.clone(), sb.clone());
     let _dump = Dump(Box::new(move || {
         format!(
@@ -428,7 +417,7 @@ fn authentication_refusals_are_trapped_to_the_manager_once_per_source() {
         (0x0512, 0x0602),
         [pa, pb, la],
     ));
-    let (_a, sa) = start(dir.path(), "a", &a);
+    let (_a, sa) = start_named(dir.path(), "a", &a);
     let mut b = keyed(config(
         dir.path(),
         "b",
@@ -437,7 +426,7 @@ fn authentication_refusals_are_trapped_to_the_manager_once_per_source() {
         [pb, pa, lb],
     ));
     b.management.manager = Some(Address(0x0511));
-    let (_b, sb) = start(dir.path(), "b", &b);
+    let (_b, sb) = start_named(dir.path(), "b", &b);
     let (sa2, sb2) = (sa.clone(), sb.clone());
     let _dump = Dump(Box::new(move || {
         format!(

@@ -53,6 +53,16 @@ pub fn two_hr_box(name: &str, dir: &Path, binds: [u16; 2], members: [&[u16]; 2])
     c
 }
 
+/// Starts the box `name` on `config`, its configuration file and admin
+/// socket named after it in `dir` (standard error discarded); returns the
+/// guard and the socket.
+pub fn start_named(dir: &Path, name: &str, config: &Config) -> (ChildGuard, PathBuf) {
+    let cfg = dir.join(format!("{name}.toml"));
+    std::fs::write(&cfg, config.to_toml()).unwrap();
+    let sock = dir.join(format!("{name}.sock"));
+    (start(&cfg, &sock, Stdio::null()), sock)
+}
+
 /// Starts mwrouterd on the configuration file `config` (standard output
 /// discarded, standard error to `stderr`) and waits for its admin socket
 /// `sock`; the guard kills it if the test ends first.

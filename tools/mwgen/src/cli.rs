@@ -363,14 +363,7 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
                 ),
                 _ => None,
             };
-            execute(
-                &plan,
-                vec![(t, r)],
-                Idle::Sleep,
-                &MonotonicClock::new(),
-                &stop,
-                &|| {},
-            )
+            execute_socket(&plan, t, r, &stop)
         }
         PortArg::AfPacket(i) => {
             let t = ports::af_packet::AfPacketPort::open(ports::af_packet::AfPacketConfig::new(i))
@@ -382,14 +375,7 @@ pub fn main_with(args: Args) -> Result<(), Failure> {
                 ),
                 _ => None,
             };
-            execute(
-                &plan,
-                vec![(t, r)],
-                Idle::Sleep,
-                &MonotonicClock::new(),
-                &stop,
-                &|| {},
-            )
+            execute_socket(&plan, t, r, &stop)
         }
         PortArg::Mem => {
             let cfg = match &plan.args.impair {
@@ -562,6 +548,23 @@ fn core_list(ids: &[usize], first: Option<usize>, n: usize) -> Vec<Option<usize>
         .and_then(|f| ids.iter().position(|&c| c == f))
         .unwrap_or(0);
     (0..n).map(|i| Some(ids[(at + i) % ids.len()])).collect()
+}
+
+/// Runs the plan on one pair of kernel-socket ports (UDP, AF_PACKET): the
+/// machine's clock, sleeping when idle.
+fn execute_socket<P>(plan: &Plan, tx: P, rx: Option<P>, stop: &AtomicBool) -> Result<(), Failure>
+where
+    P: Port,
+    P::Buf: Send,
+{
+    execute(
+        plan,
+        vec![(tx, rx)],
+        Idle::Sleep,
+        &MonotonicClock::new(),
+        stop,
+        &|| {},
+    )
 }
 
 /// Runs the plan on `pairs` of ports (transmit, receive): one pair, or a
