@@ -21,7 +21,9 @@ use admin::mad::{MadAnswer, MadQuery};
 use admin::proto::{AdminErrorCode, Command, Show};
 use admin::{Client, ClientError};
 use clap::Args;
-use mgmt::attr::{LrtBlock, LrtBlockEntry, NodeDescription, NodeInfo, PortInfo, lrt_block};
+use mgmt::attr::{
+    LrtBlock, LrtBlockEntry, NodeDescription, NodeInfo, PortCounters, PortInfo, lrt_block,
+};
 use rrp::Address;
 use serde_json::{Value, json};
 
@@ -63,6 +65,11 @@ pub struct DiscoverArgs {
     /// Print the network as a Graphviz graph (SANs, routers, HRs as edges) instead.
     #[arg(long)]
     pub dot: bool,
+    /// Also write the network as one self-contained HTML page to FILE (`-`:
+    /// to standard output instead of the text): the map, then the tables;
+    /// each HR's PortCounters are read for its error count.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// What one Get brought back.
@@ -82,6 +89,8 @@ pub enum Got {
 pub trait Ask: Sync {
     /// Sends the Get and waits for its answer.
     fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
+    /// The same Get in class Perf (PortCounters).
+    fn get_perf(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
 }
 
 /// How a router was reached: from where the walk started, or named by the
@@ -125,6 +134,30 @@ pub struct Hr {
     /// The routers the HR's LRT lists (their HRs on this SAN), or None
     /// when the LRT was not answered.
     pub across: Option<Vec<Address>>,
+    /// The port's PortCounters (class Perf), when they were asked for
+    /// (`--html`) and answered.
+    pub counters: Option<PortCounters>,
+}
+
+impl Hr {
+    /// The port's error count, when its counters were read: the sum of
+    /// its counters of errors, failures and drops ([`is_error_counter`]).
+    pub fn errors(&self) -> Option<u64> {
+        self.counters.as_ref().map(|c| {
+            c.counters
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| PortCounters::name(*i).is_some_and(is_error_counter))
+                .fold(0u64, |sum, (_, v)| sum.saturating_add(*v))
+        })
+    }
+}
+
+/// Whether the PortCounters counter `name` counts packets lost or refused
+/// (`rx_errors`, `inject_failed`, `notices_dropped` and every `dropped.*`):
+/// those summed are a port's error count.
+pub fn is_error_counter(name: &str) -> bool {
+    name.contains("error") || name.contains("fail") || name.contains("drop")
 }
 
 /// The PortInfo fields discover shows.
@@ -196,8 +229,14 @@ enum Visit {
     Unanswered(Unanswered),
 }
 
-/// Reads the router at `address`.
-fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, ClientError> {
+/// Reads the router at `address` (and its ports' PortCounters when
+/// `counters`).
+fn visit(
+    ask: &dyn Ask,
+    address: Address,
+    reached: Reached,
+    counters: bool,
+) -> Result<Visit, ClientError> {
     let info = match ask.get(address, NodeInfo::ID, 0)? {
         Got::Fields(f) => f,
         Got::Status(s) => {
@@ -233,7 +272,17 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
             _ => None,
         };
         let across = lrt_routers(ask, address, port)?;
-        hrs.push(Hr { port, info, across });
+        let counters = if counters {
+            port_counters(ask, address, port)?
+        } else {
+            None
+        };
+        hrs.push(Hr {
+            port,
+            info,
+            across,
+            counters,
+        });
     }
     Ok(Visit::Router(Router {
         identity: info["node_identity"].as_u64().unwrap_or(0),
@@ -243,6 +292,27 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
         reached,
         hrs,
     }))
+}
+
+/// PortCounters of `port` of the node at `address`, by a Get in class
+/// Perf; None when it was not answered (a host's agent counts no links).
+fn port_counters(
+    ask: &dyn Ask,
+    address: Address,
+    port: u8,
+) -> Result<Option<PortCounters>, ClientError> {
+    Ok(
+        match ask.get_perf(address, PortCounters::ID, u32::from(port))? {
+            Got::Fields(f) => Some(PortCounters {
+                port_select: f["port_select"].as_u64().unwrap_or(u64::from(port)) as u8,
+                counters: f["counters"]
+                    .as_array()
+                    .map(|a| a.iter().map(|v| v.as_u64().unwrap_or(0)).collect())
+                    .unwrap_or_default(),
+            }),
+            _ => None,
+        },
+    )
 }
 
 /// The routers in the LRT of `port` of the node at `address`, by LrtBlock;
@@ -289,6 +359,11 @@ fn addr(v: &Value) -> Address {
 /// in parallel, [`MAX_OUTSTANDING`] at a time; a router is kept once (by
 /// identity) and its HRs' addresses are not tried again.
 pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
+    walk_with(ask, start, false)
+}
+
+/// [`walk`], reading each HR's PortCounters too when `counters`.
+pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discovery, ClientError> {
     let began = Instant::now();
     let mut d = Discovery::default();
     let mut known: HashSet<Address> = HashSet::from([start]);
@@ -300,7 +375,7 @@ pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
             let got: Vec<Result<Visit, ClientError>> = std::thread::scope(|s| {
                 let handles: Vec<_> = chunk
                     .iter()
-                    .map(|&(a, r)| s.spawn(move || visit(ask, a, r)))
+                    .map(|&(a, r)| s.spawn(move || visit(ask, a, r, counters)))
                     .collect();
                 handles
                     .into_iter()
@@ -590,16 +665,27 @@ impl SocketAsk<'_> {
     }
 }
 
-impl Ask for SocketAsk<'_> {
-    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
-        let q = self.query(dst, attribute, modifier);
-        let wait = crate::mad::answer_timeout(&q, Some(Duration::ZERO));
+impl SocketAsk<'_> {
+    fn send(&self, q: &MadQuery) -> Result<Got, ClientError> {
+        let wait = crate::mad::answer_timeout(q, Some(Duration::ZERO));
         let mut c = Client::connect(&self.cli.socket, wait)?;
-        match crate::mad::ask(&mut c, &q) {
+        match crate::mad::ask(&mut c, q) {
             Ok((a, _)) => Ok(got(a)),
             Err(ClientError::Daemon(e)) if e.code == AdminErrorCode::NoAnswer => Ok(Got::NoAnswer),
             Err(e) => Err(e),
         }
+    }
+}
+
+impl Ask for SocketAsk<'_> {
+    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+        self.send(&self.query(dst, attribute, modifier))
+    }
+
+    fn get_perf(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+        let mut q = self.query(dst, attribute, modifier);
+        q.class = Some("perf".into());
+        self.send(&q)
     }
 }
 
@@ -641,8 +727,21 @@ pub fn run(
         Some(a) => a,
         None => first_hr(cli)?,
     };
-    let d = walk(&SocketAsk { cli, args }, start)?;
-    let text = if args.dot {
+    let d = walk_with(&SocketAsk { cli, args }, start, args.html.is_some())?;
+    let page_out = args.html.as_deref() == Some(std::path::Path::new("-"));
+    let page = args
+        .html
+        .as_ref()
+        .map(|_| crate::discover_html::render_html(&d, &crate::discover_html::utc_now(), start));
+    if let (Some(path), Some(page)) = (&args.html, &page)
+        && !page_out
+    {
+        std::fs::write(path, page)
+            .map_err(|e| ClientError::Other(format!("writing {}: {e}", path.display())))?;
+    }
+    let text = if let (true, Some(page)) = (page_out, page) {
+        page
+    } else if args.dot {
         crate::discover_dot::render_dot(&d)
     } else if cli.json {
         format!(
@@ -730,6 +829,30 @@ mod tests {
                 }
                 _ => Got::Status(0x000c),
             })
+        }
+
+        fn get_perf(
+            &self,
+            dst: Address,
+            attribute: u16,
+            modifier: u32,
+        ) -> Result<Got, ClientError> {
+            self.asked.lock().unwrap().push((dst, attribute));
+            let Some(n) = self.node(dst) else {
+                return Ok(Got::NoAnswer);
+            };
+            if self.dead.contains(&n.identity) || attribute != PortCounters::ID {
+                return Ok(Got::NoAnswer);
+            }
+            // Port p of router i: p + 1 receive errors and i drops of
+            // no-route, 100 packets received.
+            let mut counters = vec![0u64; PortCounters::COUNT];
+            counters[0] = 100;
+            counters[1] = u64::from(modifier) + 1;
+            counters[PortCounters::FIRST_DROP + 5] = n.identity;
+            Ok(Got::Fields(
+                json!({"port_select": modifier, "counters": counters}),
+            ))
         }
     }
 
@@ -889,10 +1012,44 @@ mod tests {
     }
 
     #[test]
+    fn the_page_of_the_fake_fabric_holds_every_node_and_the_errors() {
+        let mut f = fabric(vec![0xc]);
+        f.nodes[1].name = "b <i>&</i>";
+        let d = walk_with(&f, Address(0x0111), true).unwrap();
+        // Counters are read only when asked for.
+        assert!(
+            walk(&fabric(vec![]), Address(0x0111)).unwrap().routers[0].hrs[0]
+                .counters
+                .is_none()
+        );
+        // Port 1 of a: 2 receive errors and 0xa drops of no-route.
+        assert_eq!(d.routers[0].hrs[1].errors(), Some(2 + 0xa));
+        let page = crate::discover_html::render_html(&d, "now", Address(0x0111));
+        for r in &d.routers {
+            assert!(page.contains(&format!("id=\"r-{:#018x}\"", r.identity)));
+        }
+        for san in sans(&d).keys() {
+            assert!(page.contains(&format!("id=\"san-{san}\"")), "{san}");
+            assert!(page.contains(&format!(">SAN {san}</text>")), "{san}");
+        }
+        for u in &d.unanswered {
+            assert!(page.contains(&format!("class=\"el node silent\" id=\"u-{}\"", u.address)));
+        }
+        assert!(page.contains("b &lt;i&gt;&amp;&lt;/i&gt;"));
+        assert!(!page.contains("<i>"));
+        assert!(page.contains("incomplete"));
+        // Every port's errors are on the map: 2 routers, 4 HRs.
+        assert_eq!(page.matches("<g class=\"badge bad\">").count(), 4);
+    }
+
+    #[test]
     fn a_daemon_error_stops_the_walk() {
         struct Gone;
         impl Ask for Gone {
             fn get(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
+                Err(ClientError::Other("gone".into()))
+            }
+            fn get_perf(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
                 Err(ClientError::Other("gone".into()))
             }
         }

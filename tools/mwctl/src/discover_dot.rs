@@ -111,6 +111,7 @@ mod tests {
                 cost: 1,
             }),
             across: Some(vec![]),
+            counters: None,
         }
     }
 

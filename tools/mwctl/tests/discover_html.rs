@@ -1,0 +1,247 @@
+//! `mwctl discover --html` in a real browser: the page of a discovery of
+//! Appendix B's network (seven routers, SANs A-E; built here in the shape
+//! the walk gives, with ad's HR on SAN A down and a node that did not
+//! answer) is loaded by headless Chromium, and the DOM it builds holds
+//! every router and every SAN. Skipped, visibly, where Chromium is not
+//! installed (Debian's `chromium`; scripts/test.sh installs it).
+//!
+//! With `MWCTL_DISCOVER_SCREENSHOT=FILE` the test also saves Chromium's
+//! screenshot of the page there (docs/images/discover-map.png is one).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mgmt::attr::{PortCounters, PortInfo};
+use mwctl::discover::{Discovery, Hr, HrInfo, Reached, Router, Unanswered};
+use rrp::Address;
+
+/// Appendix B's routers: name, HRs (address, SAN).
+const ROUTERS: [(&str, [(u16, u16); 2]); 7] = [
+    ("ab", [(0x0115, 0x0201), (0x0116, 0x0202)]),
+    ("ac", [(0x0117, 0x0201), (0x0118, 0x0203)]),
+    ("ad", [(0x0119, 0x0201), (0x011a, 0x0204)]),
+    ("bd1", [(0x011b, 0x0202), (0x011c, 0x0204)]),
+    ("bd2", [(0x011d, 0x0202), (0x011e, 0x0204)]),
+    ("cd", [(0x011f, 0x0203), (0x0120, 0x0204)]),
+    ("de", [(0x0121, 0x0204), (0x0122, 0x0205)]),
+];
+
+fn identity(i: usize) -> u64 {
+    0x4d57_0000_0000_0000 | (0x100 + i as u64)
+}
+
+/// The walk from ab, as it finds Appendix B: each router read at its HR on
+/// the SAN it was reached across; ad's HR on SAN A down (as
+/// docs/management.md's `port_state=down` leaves it), a few errors, and
+/// one address on SAN E that did not answer.
+fn appendix_b() -> Discovery {
+    let on = |san: u16| -> Vec<(u16, usize)> {
+        ROUTERS
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, hrs))| {
+                hrs.iter()
+                    .filter(move |h| h.1 == san)
+                    .map(move |h| (h.0, i))
+            })
+            .collect()
+    };
+    let errors = |hr: u16| -> u64 {
+        match hr {
+            0x011a => 3,
+            0x0120 => 12,
+            _ => 0,
+        }
+    };
+    // (reached by router index, across which HR)
+    let reached = [
+        None,
+        Some((0, 0x0115)),
+        Some((0, 0x0115)),
+        Some((0, 0x0116)),
+        Some((0, 0x0116)),
+        Some((1, 0x0118)),
+        Some((2, 0x011a)),
+    ];
+    let routers = ROUTERS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, hrs))| {
+            let hrs: Vec<Hr> = hrs
+                .iter()
+                .enumerate()
+                .map(|(port, &(a, san))| {
+                    let mut counters = vec![0u64; PortCounters::COUNT];
+                    counters[0] = 5000 + u64::from(a);
+                    counters[PortCounters::FIRST_DROP + 5] = errors(a);
+                    Hr {
+                        port: port as u8,
+                        info: Some(HrInfo {
+                            address: Address(a),
+                            san: Address(san),
+                            state: if a == 0x0119 {
+                                PortInfo::DOWN
+                            } else {
+                                PortInfo::ACTIVE
+                            },
+                            mtu: 1500,
+                            cost: 1,
+                        }),
+                        across: Some(
+                            on(san)
+                                .into_iter()
+                                .filter(|&(x, _)| x != a)
+                                .map(|(x, _)| Address(x))
+                                .collect(),
+                        ),
+                        counters: Some(PortCounters {
+                            port_select: port as u8,
+                            counters,
+                        }),
+                    }
+                })
+                .collect();
+            let (address, reached) = match reached[i] {
+                None => (Address(0x0115), Reached::Start),
+                Some((by, hr)) => {
+                    let san = ROUTERS[by].1.iter().find(|h| h.0 == hr).unwrap().1;
+                    let me = ROUTERS[i].1.iter().find(|h| h.1 == san).unwrap().0;
+                    (
+                        Address(me),
+                        Reached::Lrt {
+                            by: identity(by),
+                            hr: Address(hr),
+                        },
+                    )
+                }
+            };
+            Router {
+                identity: identity(i),
+                node_type: 3,
+                description: (*name).to_string(),
+                address,
+                reached,
+                hrs,
+            }
+        })
+        .collect();
+    Discovery {
+        routers,
+        unanswered: vec![Unanswered {
+            address: Address(0x0123),
+            reached: Reached::Lrt {
+                by: identity(6),
+                hr: Address(0x0122),
+            },
+            status: None,
+        }],
+        elapsed: Duration::from_millis(41),
+    }
+}
+
+/// Chromium, when installed: `MWCTL_CHROMIUM` or `chromium` on the PATH.
+fn chromium() -> Option<PathBuf> {
+    let bin =
+        std::env::var_os("MWCTL_CHROMIUM").map_or_else(|| PathBuf::from("chromium"), PathBuf::from);
+    Command::new(&bin)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .filter(|s| s.success())
+        .map(|_| bin)
+}
+
+/// Runs headless Chromium with `args` and `url`, at most 120 s; its
+/// standard output.
+fn run_chromium(bin: &Path, profile: &Path, args: &[&str], url: &str) -> String {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdout(out.reopen().unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            assert!(s.success(), "chromium: {s}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::read_to_string(out.path()).unwrap()
+}
+
+#[test]
+fn chromium_reads_every_router_and_san_of_appendix_b() {
+    let Some(bin) = chromium() else {
+        testkit::skip(
+            "mwctl::discover_html::chromium",
+            "chromium is not installed (apt-get install chromium)",
+        );
+        return;
+    };
+    let d = appendix_b();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("discover.html");
+    std::fs::write(
+        &page,
+        mwctl::discover_html::render_html(&d, "2026-11-27 21:30:00 UTC", Address(0x0115)),
+    )
+    .unwrap();
+    let url = format!("file://{}", page.display());
+    let profile = dir.path().join("profile");
+    let dom = run_chromium(&bin, &profile, &["--dump-dom"], &url);
+    assert!(dom.contains("<svg id=\"map\""), "{dom}");
+    for (i, (name, hrs)) in ROUTERS.iter().enumerate() {
+        let node = format!("id=\"r-{:#018x}\"", identity(i));
+        let at = dom
+            .find(&node)
+            .unwrap_or_else(|| panic!("{name} not on the map"));
+        assert!(
+            dom[at..].contains(&format!(">{name}</text>")),
+            "{name}'s description"
+        );
+        assert!(dom.contains(&format!("id=\"row-r-{:#018x}\"", identity(i))));
+        for (a, san) in hrs {
+            assert!(dom.contains(&format!("{} [", Address(*a))), "HR {a:#06x}");
+            assert!(dom.contains(&format!("id=\"san-{}\"", Address(*san))));
+            assert!(dom.contains(&format!(">SAN {}</text>", Address(*san))));
+        }
+    }
+    assert!(dom.contains("class=\"el node silent\" id=\"u-0x0123\""));
+    assert!(dom.contains("class=\"el edge down\""));
+    assert!(dom.contains(">12</text>"));
+
+    if let Some(shot) = std::env::var_os("MWCTL_DISCOVER_SCREENSHOT") {
+        let shot = std::path::absolute(PathBuf::from(shot)).unwrap();
+        run_chromium(
+            &bin,
+            &profile,
+            &[
+                &format!("--screenshot={}", shot.display()),
+                "--window-size=1200,900",
+            ],
+            &url,
+        );
+        assert!(shot.exists());
+    }
+}
