@@ -104,6 +104,10 @@ pub struct Map {
 /// The room between nodes and around the drawing.
 const GAP: f64 = 18.0;
 const MARGIN: f64 = 40.0;
+/// The rest length of an edge in the force layout, centre to centre.
+const EDGE: f64 = 170.0;
+/// The least room an edge has between its boxes.
+const MIN_EDGE: f64 = 118.0;
 
 fn router_key(r: &Router) -> String {
     format!("r-{:#018x}", r.identity)
@@ -137,107 +141,86 @@ fn display_name(r: &Router) -> String {
     }
 }
 
-/// Lays out the map of `d` (deterministic: the same discovery gives the
-/// same map).
-pub fn layout(d: &Discovery) -> Map {
-    let mut nodes = Vec::new();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    let san_map = sans(d);
-    // SANs in the order a breadth-first walk over the routers meets them,
-    // so that SANs a router joins sit next to each other on the ring.
-    let mut order: Vec<Address> = Vec::new();
-    let mut seen: BTreeSet<Address> = BTreeSet::new();
-    for &first in san_map.keys() {
-        if !seen.insert(first) {
+/// The SANs in the order a breadth-first walk over the routers meets
+/// them from `root` (then from the SANs it did not reach), so that SANs a
+/// router joins sit next to each other on a ring.
+fn san_order(on: &[Vec<usize>], n_sans: usize, root: usize) -> Vec<usize> {
+    let mut order = Vec::with_capacity(n_sans);
+    if root >= n_sans {
+        return order;
+    }
+    let mut seen = vec![false; n_sans];
+    for first in std::iter::once(root).chain(0..n_sans) {
+        if seen[first] {
             continue;
         }
+        seen[first] = true;
         let mut queue = std::collections::VecDeque::from([first]);
         while let Some(s) = queue.pop_front() {
             order.push(s);
-            for r in &d.routers {
-                let on: Vec<Address> = r
-                    .hrs
-                    .iter()
-                    .filter_map(|h| h.info.as_ref())
-                    .map(|i| i.san)
-                    .collect();
-                if on.contains(&s) {
-                    for o in on {
-                        if seen.insert(o) {
-                            queue.push_back(o);
-                        }
+            for sans in on.iter().filter(|sans| sans.contains(&s)) {
+                for &o in sans {
+                    if !seen[o] {
+                        seen[o] = true;
+                        queue.push_back(o);
                     }
                 }
             }
         }
     }
-    let n_sans = order.len().max(1) as f64;
-    let ring = 90.0 * n_sans.max(2.0);
-    for (i, &id) in order.iter().enumerate() {
-        let a = std::f64::consts::TAU * i as f64 / n_sans - std::f64::consts::FRAC_PI_2;
-        let (x, y) = if order.len() == 1 {
-            (0.0, 0.0)
-        } else {
-            (ring * a.cos(), ring * a.sin())
-        };
-        index.insert(san_key(id), nodes.len());
+    order
+}
+
+/// Lays out the map of `d` (deterministic: the same discovery gives the
+/// same map). Several starts are settled (the SANs on a ring in the order
+/// of a walk from each of the first SANs, with or without the busiest SAN
+/// in the middle), and the one with the fewest crossing edges is kept.
+pub fn layout(d: &Discovery) -> Map {
+    let mut nodes = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for id in sans(d).keys() {
+        index.insert(san_key(*id), nodes.len());
         nodes.push(MapNode {
-            key: san_key(id),
+            key: san_key(*id),
             kind: Kind::San,
-            x,
-            y,
+            x: 0.0,
+            y: 0.0,
             w: 150.0,
             h: 48.0,
         });
     }
+    let n_sans = nodes.len();
     let mut edges = Vec::new();
+    // Each router's SANs (node indices).
+    let mut on: Vec<Vec<usize>> = Vec::new();
     for (ri, r) in d.routers.iter().enumerate() {
         let me = nodes.len();
-        let on: Vec<usize> = r
-            .hrs
-            .iter()
-            .filter_map(|h| h.info.as_ref())
-            .filter_map(|i| index.get(&san_key(i.san)).copied())
-            .collect();
-        // Between its SANs, or beyond its one SAN; spread by a golden
-        // angle so that routers joining the same SANs do not coincide.
-        let spin = ri as f64 * 2.399_963;
-        let (mut x, mut y) = if on.is_empty() {
-            (0.0, 0.0)
-        } else {
-            let n = on.len() as f64;
-            (
-                on.iter().map(|&s| nodes[s].x).sum::<f64>() / n,
-                on.iter().map(|&s| nodes[s].y).sum::<f64>() / n,
-            )
-        };
-        if on.len() == 1 {
-            let len = x.hypot(y).max(1.0);
-            x += x / len * 140.0;
-            y += y / len * 140.0;
-        }
-        x += 30.0 * spin.cos();
-        y += 30.0 * spin.sin();
         let (w, h) = router_size(r);
         index.insert(router_key(r), me);
         nodes.push(MapNode {
             key: router_key(r),
             kind: Kind::Router(ri),
-            x,
-            y,
+            x: 0.0,
+            y: 0.0,
             w,
             h,
         });
+        let mut mine = Vec::new();
         for (hi, h) in r.hrs.iter().enumerate() {
-            if let Some(s) = h.info.as_ref().and_then(|i| index.get(&san_key(i.san))) {
+            if let Some(&s) = h.info.as_ref().and_then(|i| index.get(&san_key(i.san))) {
                 edges.push(MapEdge {
                     from: me,
-                    to: *s,
+                    to: s,
                     hr: Some((ri, hi)),
                 });
+                mine.push(s);
             }
         }
+        on.push(mine);
     }
+    // Each silent node's anchor: the SAN whose LRT named it, else the
+    // router.
+    let mut anchors = Vec::new();
     for (ui, u) in d.unanswered.iter().enumerate() {
         let key = format!("u-{}", u.address);
         let anchor = match u.reached {
@@ -247,16 +230,13 @@ pub fn layout(d: &Discovery) -> Map {
                 .copied(),
             Reached::Start => None,
         };
-        let (ax, ay) = anchor.map_or((0.0, 0.0), |a| (nodes[a].x, nodes[a].y));
-        let len = ax.hypot(ay).max(1.0);
-        let spin = ui as f64 * 2.399_963;
         let me = nodes.len();
         index.insert(key.clone(), me);
         nodes.push(MapNode {
             key,
             kind: Kind::Silent(ui),
-            x: ax + ax / len * 150.0 + 30.0 * spin.cos(),
-            y: ay + ay / len * 150.0 + 30.0 * spin.sin(),
+            x: 0.0,
+            y: 0.0,
             w: 118.0,
             h: 44.0,
         });
@@ -267,9 +247,30 @@ pub fn layout(d: &Discovery) -> Map {
                 hr: None,
             });
         }
+        anchors.push(anchor);
     }
-    settle(&mut nodes, &edges);
-    separate(&mut nodes);
+    let busiest =
+        (0..n_sans).max_by_key(|&s| (on.iter().filter(|o| o.contains(&s)).count(), usize::MAX - s));
+    // A large network is settled once (each start costs a force layout).
+    let roots = n_sans.clamp(1, 6);
+    let variants = if nodes.len() > 60 { 1 } else { roots * 2 };
+    let mut best: Option<(f64, Vec<MapNode>)> = None;
+    for variant in 0..variants {
+        let root = variant % roots;
+        let centre = if variant >= roots { busiest } else { None };
+        let order = san_order(&on, n_sans, root);
+        let mut trial = nodes.clone();
+        place(&mut trial, &order, centre, &on, &anchors);
+        settle(&mut trial, &edges);
+        let score = crossings(&trial, &edges) as f64 * 1e6 + spread(&trial, &edges);
+        if best.as_ref().is_none_or(|(b, _)| score < *b) {
+            best = Some((score, trial));
+        }
+    }
+    if let Some((_, b)) = best {
+        nodes = b;
+    }
+    tidy(&mut nodes, &edges);
     // Into the drawing, with a margin.
     let min_x = nodes
         .iter()
@@ -307,6 +308,139 @@ pub fn layout(d: &Discovery) -> Map {
     }
 }
 
+/// The start of a layout: the SANs on a ring in `order` (`centre` in the
+/// middle), each router between its SANs (beyond its one SAN), each silent
+/// node beyond its anchor; nodes on the same spot spread by a golden angle.
+fn place(
+    nodes: &mut [MapNode],
+    order: &[usize],
+    centre: Option<usize>,
+    on: &[Vec<usize>],
+    anchors: &[Option<usize>],
+) {
+    let ring: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&s| Some(s) != centre)
+        .collect();
+    let n = ring.len().max(1) as f64;
+    let radius = 95.0 * n.max(2.0);
+    for (i, &s) in ring.iter().enumerate() {
+        let a = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
+        (nodes[s].x, nodes[s].y) = if order.len() == 1 {
+            (0.0, 0.0)
+        } else {
+            (radius * a.cos(), radius * a.sin())
+        };
+    }
+    if let Some(c) = centre {
+        (nodes[c].x, nodes[c].y) = (0.0, 0.0);
+    }
+    let n_sans = order.len();
+    let outward = |x: f64, y: f64, by: f64| {
+        let len = x.hypot(y).max(1.0);
+        if x == 0.0 && y == 0.0 {
+            (0.0, by)
+        } else {
+            (x + x / len * by, y + y / len * by)
+        }
+    };
+    for (ri, sans) in on.iter().enumerate() {
+        let spin = ri as f64 * 2.399_963;
+        let (mut x, mut y) = (0.0, 0.0);
+        if !sans.is_empty() {
+            let k = sans.len() as f64;
+            x = sans.iter().map(|&s| nodes[s].x).sum::<f64>() / k;
+            y = sans.iter().map(|&s| nodes[s].y).sum::<f64>() / k;
+        }
+        if sans.len() == 1 {
+            (x, y) = outward(x, y, 150.0);
+        }
+        let me = n_sans + ri;
+        nodes[me].x = x + 30.0 * spin.cos();
+        nodes[me].y = y + 30.0 * spin.sin();
+    }
+    for (ui, anchor) in anchors.iter().enumerate() {
+        let spin = ui as f64 * 2.399_963;
+        let (ax, ay) = anchor.map_or((0.0, 0.0), |a| (nodes[a].x, nodes[a].y));
+        let (x, y) = outward(ax, ay, 160.0);
+        let me = n_sans + on.len() + ui;
+        nodes[me].x = x + 30.0 * spin.cos();
+        nodes[me].y = y + 30.0 * spin.sin();
+    }
+}
+
+/// How many pairs of edges (without a common end) cross.
+fn crossings(nodes: &[MapNode], edges: &[MapEdge]) -> usize {
+    let cross = |a: (f64, f64), b: (f64, f64), c: (f64, f64), d: (f64, f64)| {
+        let side = |p: (f64, f64), q: (f64, f64), r: (f64, f64)| {
+            (q.0 - p.0) * (r.1 - p.1) - (q.1 - p.1) * (r.0 - p.0)
+        };
+        side(a, b, c) * side(a, b, d) < 0.0 && side(c, d, a) * side(c, d, b) < 0.0
+    };
+    let at = |i: usize| (nodes[i].x, nodes[i].y);
+    let mut n = 0;
+    for (i, e) in edges.iter().enumerate() {
+        for f in &edges[i + 1..] {
+            if e.from == f.from || e.from == f.to || e.to == f.from || e.to == f.to {
+                continue;
+            }
+            if cross(at(e.from), at(e.to), at(f.from), at(f.to)) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// How far the edges are from their rest length, in all.
+fn spread(nodes: &[MapNode], edges: &[MapEdge]) -> f64 {
+    edges
+        .iter()
+        .map(|e| {
+            let (a, b) = (&nodes[e.from], &nodes[e.to]);
+            ((a.x - b.x).hypot(a.y - b.y) - EDGE).abs()
+        })
+        .sum()
+}
+
+/// After the force layout: no two boxes overlap ([`GAP`] between them),
+/// and no edge is so short between its boxes that its label and badge do
+/// not fit ([`MIN_EDGE`]).
+fn tidy(nodes: &mut [MapNode], edges: &[MapEdge]) {
+    for _ in 0..100 {
+        let mut moved = separate(nodes);
+        for e in edges {
+            let (a, b) = (&nodes[e.from], &nodes[e.to]);
+            let (x1, y1) = border(a, b.x, b.y);
+            let (x2, y2) = border(b, a.x, a.y);
+            let room = (x2 - x1).hypot(y2 - y1);
+            let (dx, dy) = (b.x - a.x, b.y - a.y);
+            let d = dx.hypot(dy);
+            // Boxes that overlap are separate's to part.
+            if room >= MIN_EDGE || d < 1.0 || (x2 - x1) * dx + (y2 - y1) * dy < 0.0 {
+                continue;
+            }
+            let push = (MIN_EDGE - room) / 2.0 + 0.5;
+            let (ux, uy) = (dx / d * push, dy / d * push);
+            nodes[e.from].x -= ux;
+            nodes[e.from].y -= uy;
+            nodes[e.to].x += ux;
+            nodes[e.to].y += uy;
+            moved = true;
+        }
+        if !moved {
+            return;
+        }
+    }
+    // Overlaps go first.
+    for _ in 0..200 {
+        if !separate(nodes) {
+            return;
+        }
+    }
+}
+
 /// A force layout (Fruchterman and Reingold): nodes push each other away,
 /// edges pull their ends together, a weak pull keeps the parts together;
 /// the steps shrink as it cools.
@@ -315,7 +449,7 @@ fn settle(nodes: &mut [MapNode], edges: &[MapEdge]) {
     if n < 2 {
         return;
     }
-    let k = 170.0_f64;
+    let k = 75.0_f64;
     let rounds = 400;
     for round in 0..rounds {
         let heat = 40.0 * (1.0 - f64::from(round) / f64::from(rounds)) + 0.5;
@@ -338,12 +472,12 @@ fn settle(nodes: &mut [MapNode], edges: &[MapEdge]) {
             }
         }
         for e in edges {
-            let (dx, dy) = (
-                nodes[e.from].x - nodes[e.to].x,
-                nodes[e.from].y - nodes[e.to].y,
-            );
+            let (a, b) = (&nodes[e.from], &nodes[e.to]);
+            let (dx, dy) = (a.x - b.x, a.y - b.y);
             let d = dx.hypot(dy).max(1.0);
-            let f = d * d / k;
+            // A spring of rest length EDGE between the centres: room for
+            // the HR's label and badge between the boxes.
+            let f = 1.5 * (d - EDGE);
             force[e.from].0 -= dx / d * f;
             force[e.from].1 -= dy / d * f;
             force[e.to].0 += dx / d * f;
@@ -364,34 +498,30 @@ fn settle(nodes: &mut [MapNode], edges: &[MapEdge]) {
 }
 
 /// Pushes apart the nodes whose boxes (with [`GAP`] around them) overlap,
-/// along the axis where they overlap least.
-fn separate(nodes: &mut [MapNode]) {
-    for _ in 0..200 {
-        let mut moved = false;
-        for i in 0..nodes.len() {
-            for j in (i + 1)..nodes.len() {
-                let (a, b) = (&nodes[i], &nodes[j]);
-                let ox = (a.w + b.w) / 2.0 + GAP - (a.x - b.x).abs();
-                let oy = (a.h + b.h) / 2.0 + GAP - (a.y - b.y).abs();
-                if ox <= 0.0 || oy <= 0.0 {
-                    continue;
-                }
-                moved = true;
-                if ox < oy {
-                    let s = if a.x < b.x { -1.0 } else { 1.0 };
-                    nodes[i].x += s * (ox / 2.0 + 0.5);
-                    nodes[j].x -= s * (ox / 2.0 + 0.5);
-                } else {
-                    let s = if a.y < b.y { -1.0 } else { 1.0 };
-                    nodes[i].y += s * (oy / 2.0 + 0.5);
-                    nodes[j].y -= s * (oy / 2.0 + 0.5);
-                }
+/// along the axis where they overlap least; whether it moved any.
+fn separate(nodes: &mut [MapNode]) -> bool {
+    let mut moved = false;
+    for i in 0..nodes.len() {
+        for j in (i + 1)..nodes.len() {
+            let (a, b) = (&nodes[i], &nodes[j]);
+            let ox = (a.w + b.w) / 2.0 + GAP - (a.x - b.x).abs();
+            let oy = (a.h + b.h) / 2.0 + GAP - (a.y - b.y).abs();
+            if ox <= 0.0 || oy <= 0.0 {
+                continue;
+            }
+            moved = true;
+            if ox < oy {
+                let s = if a.x < b.x { -1.0 } else { 1.0 };
+                nodes[i].x += s * (ox / 2.0 + 0.5);
+                nodes[j].x -= s * (ox / 2.0 + 0.5);
+            } else {
+                let s = if a.y < b.y { -1.0 } else { 1.0 };
+                nodes[i].y += s * (oy / 2.0 + 0.5);
+                nodes[j].y -= s * (oy / 2.0 + 0.5);
             }
         }
-        if !moved {
-            return;
-        }
     }
+    moved
 }
 
 /// Where the segment from the centre of `a` towards `(tx, ty)` leaves
@@ -532,23 +662,31 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
                     esc(&n),
                     esc(&tip)
                 );
-                // The HR's address near its router, the badge mid-way.
-                let (lx, ly) = (x1 + (x2 - x1) * 0.3, y1 + (y2 - y1) * 0.3);
+                // The HR's address next to its router, the badge after
+                // it: each takes as much of the edge as its box spans
+                // along it.
+                let room = (x2 - x1).hypot(y2 - y1).max(1.0);
+                let (ux, uy) = ((x2 - x1) / room, (y2 - y1) / room);
+                let along = |w: f64, h: f64| ux.abs() * w + uy.abs() * h;
                 let label = format!("{} [{}]", i.address, h.port);
                 let lw = label.chars().count() as f64 * 6.1 + 10.0;
+                let at_label = 6.0 + along(lw, 16.0) / 2.0;
+                let (lx, ly) = (x1 + ux * at_label, y1 + uy * at_label);
                 let _ = writeln!(
                     out,
                     "<rect class=\"hrtag\" x=\"{:.1}\" y=\"{:.1}\" width=\"{lw:.1}\" height=\"16\" rx=\"8\"/>\
                      <text class=\"hrlabel\" x=\"{lx:.1}\" y=\"{:.1}\">{}</text>",
                     lx - lw / 2.0,
                     ly - 8.0,
-                    ly + 4.0,
+                    ly + 3.8,
                     esc(&label)
                 );
                 if let Some(e) = errors {
-                    let (bx, by) = (x1 + (x2 - x1) * 0.62, y1 + (y2 - y1) * 0.62);
                     let text = e.to_string();
                     let bw = (text.len() as f64 * 7.0 + 12.0).max(22.0);
+                    let at_badge = (at_label + along(lw, 16.0) / 2.0 + 8.0 + along(bw, 20.0) / 2.0)
+                        .max(room * 0.6);
+                    let (bx, by) = (x1 + ux * at_badge, y1 + uy * at_badge);
                     let class = if e == 0 { "badge ok" } else { "badge bad" };
                     let _ = writeln!(
                         out,
@@ -556,7 +694,7 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
                          <text x=\"{bx:.1}\" y=\"{:.1}\">{text}</text></g>",
                         bx - bw / 2.0,
                         by - 10.0,
-                        by + 4.5
+                        by + 4.2
                     );
                 }
                 out.push_str("</g>\n");
@@ -696,7 +834,7 @@ main{padding:22px 32px 40px;max-width:1500px;margin:0 auto}
 .card{background:var(--card);border-radius:14px;box-shadow:0 1px 3px rgba(15,23,42,.08),0 8px 24px rgba(15,23,42,.05);padding:18px 20px;margin-bottom:22px}
 .card h2{margin:0 0 12px;font-size:15px;font-weight:650}
 .mapwrap{overflow:auto}
-#map{display:block;width:100%;height:auto;max-width:100%;margin:0 auto}
+#map{display:block;width:auto;height:auto;max-width:100%;margin:0 auto}
 #map text{font-family:inherit;text-anchor:middle}
 .node rect{stroke-width:1.5}
 .san rect{fill:var(--sanbg);stroke:var(--san)}
@@ -1146,6 +1284,15 @@ mod tests {
         assert_eq!(m, layout(&d));
         assert_eq!(m.nodes.len(), 5);
         assert_eq!(m.edges.len(), 4);
+        apart(&m);
+        assert_eq!(
+            render_html(&d, "t", Address(1)),
+            render_html(&d, "t", Address(1))
+        );
+    }
+
+    /// No two boxes of `m` overlap, and each is inside the drawing.
+    fn apart(m: &Map) {
         for (i, a) in m.nodes.iter().enumerate() {
             assert!(
                 a.x - a.w / 2.0 >= 0.0 && a.x + a.w / 2.0 <= m.width,
@@ -1161,10 +1308,44 @@ mod tests {
                 assert!(apart, "{a:?} overlaps {b:?}");
             }
         }
-        assert_eq!(
-            render_html(&d, "t", Address(1)),
-            render_html(&d, "t", Address(1))
-        );
+    }
+
+    #[test]
+    fn a_ring_of_sans_is_drawn_without_crossings() {
+        // Six SANs in a ring, a router between each two, and one router
+        // hanging off each SAN.
+        let mut routers = Vec::new();
+        for i in 0..6u16 {
+            let (s, t) = (0x0600 + i, 0x0600 + (i + 1) % 6);
+            routers.push(router(
+                u64::from(i) + 1,
+                &format!("ring{i}"),
+                vec![
+                    hr(0, 0x0100 + 2 * i, s, PortInfo::ACTIVE, Some(0)),
+                    hr(1, 0x0101 + 2 * i, t, PortInfo::ACTIVE, Some(0)),
+                ],
+            ));
+            routers.push(router(
+                u64::from(i) + 0x10,
+                &format!("leaf{i}"),
+                vec![hr(0, 0x0200 + i, s, PortInfo::ACTIVE, None)],
+            ));
+        }
+        let d = Discovery {
+            routers,
+            ..Discovery::default()
+        };
+        let m = layout(&d);
+        assert_eq!(m.nodes.len(), 18);
+        assert_eq!(crossings(&m.nodes, &m.edges), 0, "{m:?}");
+        apart(&m);
+        // Every edge leaves room for its label and badge.
+        for e in &m.edges {
+            let (a, b) = (&m.nodes[e.from], &m.nodes[e.to]);
+            let (x1, y1) = border(a, b.x, b.y);
+            let (x2, y2) = border(b, a.x, a.y);
+            assert!((x2 - x1).hypot(y2 - y1) >= MIN_EDGE - 1.0, "{a:?} {b:?}");
+        }
     }
 
     #[test]

@@ -238,7 +238,9 @@ fn chromium_reads_every_router_and_san_of_appendix_b() {
             &profile,
             &[
                 &format!("--screenshot={}", shot.display()),
-                "--window-size=1200,900",
+                "--window-size=1200,1000",
+                "--run-all-compositor-stages-before-draw",
+                "--virtual-time-budget=3000",
             ],
             &url,
         );
