@@ -50,7 +50,7 @@ fail_or_skip() { # $1 = what is missing, $2 = what is skipped
 }
 
 phase prerequisites
-APT_PACKAGES=(pkg-config libclang-dev libpcap-dev libdpdk-dev dpdk-dev dpdk dpdk-doc patch iproute2 systemd prometheus tshark)
+APT_PACKAGES=(pkg-config libclang-dev libpcap-dev libdpdk-dev dpdk-dev dpdk dpdk-doc patch iproute2 systemd prometheus tshark chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -107,7 +107,7 @@ const MARGIN: f64 = 40.0;
 /// The rest length of an edge in the force layout, centre to centre.
 const EDGE: f64 = 170.0;
 /// The least room an edge has between its boxes.
-const MIN_EDGE: f64 = 118.0;
+const MIN_EDGE: f64 = 140.0;
 
 fn router_key(r: &Router) -> String {
     format!("r-{:#018x}", r.identity)
@@ -851,6 +851,8 @@ main{padding:22px 32px 40px;max-width:1500px;margin:0 auto}
 .edge.silent line{stroke:var(--down);stroke-width:2;stroke-dasharray:3 5}
 .hrtag{fill:#fff;stroke:var(--line)}
 .hrlabel{font-size:10.5px;fill:#334155;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
+.edge.down .hrtag{stroke:var(--down);fill:#fef2f2}.edge.down .hrlabel{fill:#b91c1c}
+.edge.unknown .hrtag{stroke:var(--unk);fill:#fffbeb}.edge.unknown .hrlabel{fill:#92400e}
 .badge text{font-size:11.5px;font-weight:700;fill:#fff}
 .badge.ok rect{fill:#94a3b8}.badge.bad rect{fill:var(--down)}
 .node{cursor:pointer}
@@ -950,9 +952,9 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
     let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
     // The summary.
     let (status, status_text) = if complete {
-        ("complete", "complete")
+        ("complete", "every node answered")
     } else {
-        ("incomplete", "incomplete")
+        ("incomplete", "incomplete: some nodes did not answer")
     };
     let _ = writeln!(
         out,

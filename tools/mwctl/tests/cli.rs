@@ -624,6 +624,37 @@ fn discover_reads_the_sample_box() {
     assert_eq!(v["unanswered"][0]["answered"], false, "{v}");
     assert_eq!(v["unanswered"][0]["address"], "0x0117", "{v}");
     assert_eq!(o2.status.code(), Some(1), "{v}");
+    // --html FILE: the page besides the text; --html -: the page instead.
+    let page = d.dir.path().join("map.html");
+    let o3 = mwctl(
+        &d.path,
+        &[
+            "discover",
+            "-t",
+            "200",
+            "-r",
+            "0",
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o3.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o3.stdout).contains("1 routers, 2 SANs"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("id=\"san-0x0201\""), "{html}");
+    assert!(
+        html.contains("class=\"el node silent\" id=\"u-0x0117\""),
+        "{html}"
+    );
+    let o4 = mwctl(
+        &d.path,
+        &["discover", "-t", "200", "-r", "0", "--html", "-"],
+    );
+    let out4 = String::from_utf8_lossy(&o4.stdout);
+    assert!(out4.starts_with("<!DOCTYPE html>"), "{out4}");
+    assert!(out4.contains("id=\"u-0x0117\""), "{out4}");
+    assert!(!out4.contains("reached by start"), "{out4}");
     for (args, names) in [
         (&["discover", "0xfffe"][..], "ADDR"),
         (&["discover", "-t", "0"], "--mad-timeout"),

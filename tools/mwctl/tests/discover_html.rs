@@ -6,7 +6,8 @@
 //! installed (Debian's `chromium`; scripts/test.sh installs it).
 //!
 //! With `MWCTL_DISCOVER_SCREENSHOT=FILE` the test also saves Chromium's
-//! screenshot of the page there (docs/images/discover-map.png is one).
+//! screenshot of the page there (docs/images/discover-map.png was taken
+//! the same way, of the page mwctl wrote in an mwlab of Appendix B).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
