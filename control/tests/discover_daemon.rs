@@ -112,11 +112,11 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     let (code, text, _) = mwctl(&sa, &["discover", "-t", "300", "-r", "1"]);
     assert_eq!(code, 0, "{text}");
     assert!(
-        text.contains(" \"b\" (2 HRs, read at 0x0521, reached by LRT of 0x0511"),
+        text.contains(" \"b\" level D (2 HRs, read at 0x0521, reached by LRT of 0x0511"),
         "{text}"
     );
     assert!(
-        text.contains("3 routers, 4 SANs, 6 HRs, 0 did not answer"),
+        text.contains("3 routers, 4 SANs, 6 HRs, 0 nodes, 0 did not answer"),
         "{text}"
     );
     // The same as a Graphviz graph: three routers, four SANs, an edge per HR.
@@ -128,7 +128,11 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
         3,
         "{dot}"
     );
-    assert_eq!(dot.matches("[shape=ellipse").count(), 4, "{dot}");
+    assert_eq!(
+        dot.matches("[shape=ellipse, style=filled").count(),
+        4,
+        "{dot}"
+    );
     assert_eq!(dot.matches(" -- \"san-").count(), 6, "{dot}");
 
     // c stopped: b's LRT still lists it; discover tries it, lists it as
@@ -144,7 +148,7 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("no answer from 0x0531"), "{text}");
     assert!(
-        text.contains("2 routers, 3 SANs, 4 HRs, 1 did not answer"),
+        text.contains("2 routers, 3 SANs, 4 HRs, 0 nodes, 1 did not answer"),
         "{text}"
     );
     assert!(err.contains("did not answer"), "{err}");

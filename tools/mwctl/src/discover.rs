@@ -26,6 +26,7 @@ use rrp::Address;
 use serde_json::{Value, json};
 
 use crate::Cli;
+pub use crate::discover_sans::{Member, MemberSource, San};
 
 /// Routers read at the same time at most (each with one request
 /// outstanding).
@@ -76,12 +77,43 @@ pub enum Got {
     NoAnswer,
 }
 
-/// The seam of the walk: one Get of `attribute` (modifier `modifier`) to
-/// the node at `dst`. An error stops the walk (the daemon cannot be
-/// reached, or refused the request for another reason than no answer).
+/// The management class of a Get (docs/management.md "Classes and
+/// methods"): the attribute IDs of different classes overlap (NodeInfo and
+/// NodeRecord are both 0x0011).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Subn: NodeInfo, NodeDescription, PortInfo, LrtBlock.
+    Subn,
+    /// SubnAdm: the records a SAN's master manager keeps (NodeRecord).
+    SubnAdm,
+    /// Perf: PortCounters.
+    Perf,
+}
+
+impl Class {
+    /// The name the admin socket's `mad` command takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Class::Subn => "subn",
+            Class::SubnAdm => "subn_adm",
+            Class::Perf => "perf",
+        }
+    }
+}
+
+/// The seam of the walk: one Get of `attribute` of `class` (modifier
+/// `modifier`) to the node at `dst`. An error stops the walk (the daemon
+/// cannot be reached, or refused the request for another reason than no
+/// answer).
 pub trait Ask: Sync {
     /// Sends the Get and waits for its answer.
-    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
+    fn get(
+        &self,
+        class: Class,
+        dst: Address,
+        attribute: u16,
+        modifier: u32,
+    ) -> Result<Got, ClientError>;
 }
 
 /// How a router was reached: from where the walk started, or named by the
@@ -125,6 +157,9 @@ pub struct Hr {
     /// The routers the HR's LRT lists (their HRs on this SAN), or None
     /// when the LRT was not answered.
     pub across: Option<Vec<Address>>,
+    /// The other nodes the HR's LRT lists (empty when it was not
+    /// answered).
+    pub nodes: Vec<Address>,
 }
 
 /// The PortInfo fields discover shows.
@@ -140,6 +175,8 @@ pub struct HrInfo {
     pub mtu: u64,
     /// Cost.
     pub cost: u64,
+    /// The SAN's manager as the HR knows it (0: none).
+    pub manager: Address,
 }
 
 /// A router that answered.
@@ -149,6 +186,8 @@ pub struct Router {
     pub identity: u64,
     /// NodeInfo's NodeType (3 router, 1 host).
     pub node_type: u64,
+    /// NodeInfo's ImplementationLevel (1-4: levels A-D).
+    pub level: u64,
     /// NodeDescription (empty if it was not answered).
     pub description: String,
     /// The address it was read at.
@@ -186,6 +225,9 @@ pub struct Discovery {
     pub routers: Vec<Router>,
     /// The nodes that did not answer.
     pub unanswered: Vec<Unanswered>,
+    /// The SANs, with their members (filled by
+    /// [`discover_sans::read_sans`](crate::discover_sans::read_sans)).
+    pub sans: Vec<San>,
     /// How long the walk took.
     pub elapsed: Duration,
 }
@@ -198,7 +240,7 @@ enum Visit {
 
 /// Reads the router at `address`.
 fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, ClientError> {
-    let info = match ask.get(address, NodeInfo::ID, 0)? {
+    let info = match ask.get(Class::Subn, address, NodeInfo::ID, 0)? {
         Got::Fields(f) => f,
         Got::Status(s) => {
             return Ok(Visit::Unanswered(Unanswered {
@@ -215,29 +257,36 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
             }));
         }
     };
-    let description = match ask.get(address, NodeDescription::ID, 0)? {
-        Got::Fields(f) => f["text"].as_str().or(f.as_str()).unwrap_or("").to_string(),
-        _ => String::new(),
-    };
+    let description = description(ask, address)?;
     let ports = info["num_ports"].as_u64().unwrap_or(1).min(255) as u8;
     let mut hrs = Vec::new();
     for port in 0..ports {
-        let info = match ask.get(address, PortInfo::ID, u32::from(port))? {
+        let info = match ask.get(Class::Subn, address, PortInfo::ID, u32::from(port))? {
             Got::Fields(f) => Some(HrInfo {
                 address: addr(&f["address"]),
                 san: addr(&f["san_id"]),
                 state: f["port_state"].as_u64().unwrap_or(0) as u8,
                 mtu: f["mtu"].as_u64().unwrap_or(0),
                 cost: f["cost"].as_u64().unwrap_or(0),
+                manager: addr(&f["manager_address"]),
             }),
             _ => None,
         };
-        let across = lrt_routers(ask, address, port)?;
-        hrs.push(Hr { port, info, across });
+        let (across, nodes) = match read_lrt(ask, address, port)? {
+            Some((routers, nodes)) => (Some(routers), nodes),
+            None => (None, Vec::new()),
+        };
+        hrs.push(Hr {
+            port,
+            info,
+            across,
+            nodes,
+        });
     }
     Ok(Visit::Router(Router {
         identity: info["node_identity"].as_u64().unwrap_or(0),
         node_type: info["node_type"].as_u64().unwrap_or(0),
+        level: info["implementation_level"].as_u64().unwrap_or(0),
         description,
         address,
         reached,
@@ -245,18 +294,32 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
     }))
 }
 
-/// The routers in the LRT of `port` of the node at `address`, by LrtBlock;
-/// None if a block was not answered.
-fn lrt_routers(
-    ask: &dyn Ask,
-    address: Address,
-    port: u8,
-) -> Result<Option<Vec<Address>>, ClientError> {
+/// The NodeDescription of the node at `address` (empty when not answered).
+pub(crate) fn description(ask: &dyn Ask, address: Address) -> Result<String, ClientError> {
+    Ok(
+        match ask.get(Class::Subn, address, NodeDescription::ID, 0)? {
+            Got::Fields(f) => f["text"].as_str().or(f.as_str()).unwrap_or("").to_string(),
+            _ => String::new(),
+        },
+    )
+}
+
+/// The LRT of `port` of the node at `address`, by LrtBlock: the routers it
+/// lists, and the other nodes; None if a block was not answered.
+type Lrt = (Vec<Address>, Vec<Address>);
+
+fn read_lrt(ask: &dyn Ask, address: Address, port: u8) -> Result<Option<Lrt>, ClientError> {
     let mut routers = Vec::new();
+    let mut nodes = Vec::new();
     let mut seen = 0u64;
     let mut block = 0u16;
     loop {
-        let f = match ask.get(address, LrtBlock::ID, LrtBlock::modifier(port, block))? {
+        let f = match ask.get(
+            Class::Subn,
+            address,
+            LrtBlock::ID,
+            LrtBlock::modifier(port, block),
+        )? {
             Got::Fields(f) => f,
             _ => return Ok(None),
         };
@@ -267,17 +330,19 @@ fn lrt_routers(
             let flags = e["flags"].as_u64().unwrap_or(0);
             if flags & u64::from(LrtBlockEntry::ROUTER) != 0 {
                 routers.push(addr(&e["address"]));
+            } else {
+                nodes.push(addr(&e["address"]));
             }
         }
         block += 1;
         if entries.len() < lrt_block::ENTRIES || seen >= total || block == u16::MAX {
-            return Ok(Some(routers));
+            return Ok(Some((routers, nodes)));
         }
     }
 }
 
 /// An address as the answers' fields give it (`"0x0115"`, or a number).
-fn addr(v: &Value) -> Address {
+pub(crate) fn addr(v: &Value) -> Address {
     match v {
         Value::String(s) => s.parse().unwrap_or(Address(0)),
         Value::Number(n) => Address(n.as_u64().unwrap_or(0) as u16),
@@ -295,26 +360,7 @@ pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
     let mut identities: HashSet<u64> = HashSet::new();
     let mut round = vec![(start, Reached::Start)];
     while !round.is_empty() {
-        let mut visits = Vec::with_capacity(round.len());
-        for chunk in round.chunks(MAX_OUTSTANDING) {
-            let got: Vec<Result<Visit, ClientError>> = std::thread::scope(|s| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .map(|&(a, r)| s.spawn(move || visit(ask, a, r)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(ClientError::Other("a request thread failed".into()))
-                        })
-                    })
-                    .collect()
-            });
-            for v in got {
-                visits.push(v?);
-            }
-        }
+        let visits = in_parallel(std::mem::take(&mut round), |(a, r)| visit(ask, a, r))?;
         // Every HR of this round's routers is known before any router
         // across is queued, so that none is tried by another address.
         let mut found = Vec::new();
@@ -348,26 +394,49 @@ pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
         d.routers.extend(found);
         round = next;
     }
+    crate::discover_sans::read_sans(ask, &mut d)?;
     d.elapsed = began.elapsed();
     Ok(d)
 }
 
-/// The SANs the routers' HRs are on: SAN id -> the HRs on it (address,
-/// router identity), in the order found.
-pub fn sans(d: &Discovery) -> BTreeMap<Address, Vec<(Address, u64)>> {
-    let mut m: BTreeMap<Address, Vec<(Address, u64)>> = BTreeMap::new();
-    for r in &d.routers {
-        for i in r.hrs.iter().filter_map(|h| h.info.as_ref()) {
-            m.entry(i.san).or_default().push((i.address, r.identity));
+/// `f` of each of `items`, [`MAX_OUTSTANDING`] threads at a time, the
+/// results in the items' order; the first error is returned.
+pub(crate) fn in_parallel<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> Result<R, ClientError> + Sync,
+) -> Result<Vec<R>, ClientError> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    while items.peek().is_some() {
+        let chunk: Vec<T> = items.by_ref().take(MAX_OUTSTANDING).collect();
+        let got: Vec<Result<R, ClientError>> = std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = chunk.into_iter().map(|t| s.spawn(move || f(t))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ClientError::Other("a request thread failed".into()))
+                    })
+                })
+                .collect()
+        });
+        for r in got {
+            out.push(r?);
         }
     }
-    m
+    Ok(out)
 }
 
 impl Discovery {
     /// HRs read, of every router.
     pub fn hr_count(&self) -> usize {
         self.routers.iter().map(|r| r.hrs.len()).sum()
+    }
+
+    /// The SANs' members found (nodes other than the routers' HRs).
+    pub fn member_count(&self) -> usize {
+        self.sans.iter().map(|s| s.members.len()).sum()
     }
 
     /// Whether some node, or some request of a router, went unanswered.
@@ -384,14 +453,15 @@ impl Discovery {
         }
     }
 
-    /// The summary line: `N routers, M SANs, K HRs, U did not answer (T
-    /// ms)`.
+    /// The summary line: `N routers, M SANs, K HRs, H nodes, U did not
+    /// answer (T ms)`.
     pub fn summary(&self) -> String {
         format!(
-            "{} routers, {} SANs, {} HRs, {} did not answer ({} ms)",
+            "{} routers, {} SANs, {} HRs, {} nodes, {} did not answer ({} ms)",
             self.routers.len(),
-            sans(self).len(),
+            self.sans.len(),
             self.hr_count(),
+            self.member_count(),
             self.unanswered.len(),
             self.elapsed.as_millis()
         )
@@ -407,6 +477,18 @@ pub(crate) fn state_name(s: u8) -> &'static str {
     }
 }
 
+/// An implementation level by letter (NodeInfo's 1-4: levels A-D).
+pub(crate) fn level_name(l: u64) -> &'static str {
+    match l {
+        1 => "A",
+        2 => "B",
+        3 => "C",
+        4 => "D",
+        _ => "?",
+    }
+}
+
+/// A node type by name, as smpquery prints it.
 pub(crate) fn node_type_name(t: u64) -> &'static str {
     match t {
         3 => "router",
@@ -432,10 +514,11 @@ pub fn render_text(d: &Discovery) -> String {
     for r in &d.routers {
         let _ = writeln!(
             out,
-            "{} {:#018x} \"{}\" ({} HRs, read at {}, reached by {})",
+            "{} {:#018x} \"{}\" level {} ({} HRs, read at {}, reached by {})",
             node_type_name(r.node_type),
             r.identity,
             r.description,
+            level_name(r.level),
             r.hrs.len(),
             r.address,
             r.reached.text()
@@ -469,6 +552,33 @@ pub fn render_text(d: &Discovery) -> String {
             }
             out.push_str(&line);
             out.push('\n');
+        }
+        out.push('\n');
+    }
+    for san in &d.sans {
+        let from = match san.manager {
+            Some(m) => format!("records of manager {m}"),
+            None => "the LRTs".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "san {} cost {} mtu {} ({} HRs, {} nodes, from {from})",
+            san.id,
+            san.cost,
+            san.mtu,
+            san.hrs.len(),
+            san.members.len()
+        );
+        for m in &san.members {
+            let _ = writeln!(
+                out,
+                "  {} {} {:#018x} \"{}\" level {}",
+                node_type_name(m.node_type),
+                m.address,
+                m.identity,
+                m.description,
+                level_name(m.level)
+            );
         }
         out.push('\n');
     }
@@ -508,7 +618,9 @@ pub fn to_json(d: &Discovery) -> Value {
                             "port": h.port,
                             "address": i.address,
                             "state": state_name(i.state),
+                            "state_number": i.state,
                             "san": i.san,
+                            "manager": i.manager,
                             "mtu": i.mtu,
                             "cost": i.cost,
                         }),
@@ -518,6 +630,7 @@ pub fn to_json(d: &Discovery) -> Value {
                         Some(a) => json!(a),
                         None => Value::Null,
                     };
+                    v["nodes_across"] = json!(h.nodes);
                     v
                 })
                 .collect();
@@ -525,6 +638,9 @@ pub fn to_json(d: &Discovery) -> Value {
                 "answered": true,
                 "identity": format!("{:#018x}", r.identity),
                 "node_type": node_type_name(r.node_type),
+                "node_type_number": r.node_type,
+                "level": level_name(r.level),
+                "level_number": r.level,
                 "description": r.description,
                 "address": r.address,
                 "reached": r.reached.json(),
@@ -533,14 +649,44 @@ pub fn to_json(d: &Discovery) -> Value {
             })
         })
         .collect();
-    let sans: Vec<Value> = sans(d)
-        .into_iter()
-        .map(|(id, hrs)| {
-            let hrs: Vec<Value> = hrs
-                .into_iter()
+    let sans: Vec<Value> = d
+        .sans
+        .iter()
+        .map(|san| {
+            let hrs: Vec<Value> = san
+                .hrs
+                .iter()
                 .map(|(a, by)| json!({"address": a, "router": format!("{by:#018x}")}))
                 .collect();
-            json!({"id": id, "hrs": hrs})
+            let members: Vec<Value> = san
+                .members
+                .iter()
+                .map(|m| {
+                    json!({
+                        "address": m.address,
+                        "identity": format!("{:#018x}", m.identity),
+                        "node_type": node_type_name(m.node_type),
+                        "node_type_number": m.node_type,
+                        "level": level_name(m.level),
+                        "level_number": m.level,
+                        "description": m.description,
+                        "source": match m.source {
+                            MemberSource::Manager(a) => json!({"manager": a}),
+                            MemberSource::Lrt { by, hr } => {
+                                json!({"by": format!("{by:#018x}"), "hr": hr})
+                            }
+                        },
+                    })
+                })
+                .collect();
+            json!({
+                "id": san.id,
+                "cost": san.cost,
+                "mtu": san.mtu,
+                "manager": san.manager,
+                "hrs": hrs,
+                "nodes": members,
+            })
         })
         .collect();
     let unanswered: Vec<Value> = d
@@ -563,6 +709,7 @@ pub fn to_json(d: &Discovery) -> Value {
             "routers": d.routers.len(),
             "sans": sans.len(),
             "hrs": d.hr_count(),
+            "nodes": d.member_count(),
             "unanswered": d.unanswered.len(),
         },
         "elapsed_ms": u64::try_from(d.elapsed.as_millis()).unwrap_or(u64::MAX),
@@ -591,8 +738,15 @@ impl SocketAsk<'_> {
 }
 
 impl Ask for SocketAsk<'_> {
-    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
-        let q = self.query(dst, attribute, modifier);
+    fn get(
+        &self,
+        class: Class,
+        dst: Address,
+        attribute: u16,
+        modifier: u32,
+    ) -> Result<Got, ClientError> {
+        let mut q = self.query(dst, attribute, modifier);
+        q.class = Some(class.name().to_string());
         let wait = crate::mad::answer_timeout(&q, Some(Duration::ZERO));
         let mut c = Client::connect(&self.cli.socket, wait)?;
         match crate::mad::ask(&mut c, &q) {
@@ -668,6 +822,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mgmt::attr::NodeRecord;
     use std::sync::Mutex;
 
     /// A router of the fake fabric: identity, name, and its HRs (address,
@@ -679,9 +834,14 @@ mod tests {
     }
 
     /// Answers Gets from an in-memory fabric; `dead` nodes never answer.
+    /// Hosts are (address, SAN, name); the host at `manager` keeps the
+    /// records of its SAN.
     struct Fabric {
         nodes: Vec<Node>,
         dead: Vec<u64>,
+        hosts: Vec<(u16, u16, &'static str)>,
+        dead_hosts: Vec<u16>,
+        manager: Option<u16>,
         asked: Mutex<Vec<(Address, u16)>>,
     }
 
@@ -692,8 +852,45 @@ mod tests {
     }
 
     impl Ask for Fabric {
-        fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+        fn get(
+            &self,
+            class: Class,
+            dst: Address,
+            attribute: u16,
+            modifier: u32,
+        ) -> Result<Got, ClientError> {
             self.asked.lock().unwrap().push((dst, attribute));
+            if let Some(h) = self.hosts.iter().find(|h| h.0 == dst.0) {
+                if self.dead_hosts.contains(&h.0) {
+                    return Ok(Got::NoAnswer);
+                }
+                return Ok(match (class, attribute) {
+                    (Class::Subn, NodeInfo::ID) => Got::Fields(json!({
+                        "node_type": 1,
+                        "num_ports": 1,
+                        "node_identity": 0x100 + u64::from(h.0),
+                        "implementation_level": 2,
+                    })),
+                    (Class::Subn, NodeDescription::ID) => Got::Fields(json!(h.2)),
+                    (Class::SubnAdm, NodeRecord::ID) if self.manager == Some(h.0) => {
+                        let members: Vec<&(u16, u16, &str)> =
+                            self.hosts.iter().filter(|m| m.1 == h.1).collect();
+                        let i = (modifier & 0xffff) as usize;
+                        match members.get(i) {
+                            Some(m) => Got::Fields(json!({
+                                "total": members.len(),
+                                "address": Address(m.0),
+                                "identity": 0x100 + u64::from(m.0),
+                                "node_type": 1,
+                                "level": 3,
+                                "description": format!("{} (record)", m.2),
+                            })),
+                            None => Got::Status(0x000c),
+                        }
+                    }
+                    _ => Got::Status(0x000c),
+                });
+            }
             let Some(n) = self.node(dst) else {
                 return Ok(Got::NoAnswer);
             };
@@ -710,21 +907,32 @@ mod tests {
                 NodeDescription::ID => Got::Fields(json!(n.name)),
                 PortInfo::ID => {
                     let (a, san, _) = &n.hrs[modifier as usize];
+                    // Every HR names the manager, as where its traps go,
+                    // whichever SAN the manager is on.
+                    let manager = self.manager.unwrap_or(0);
                     Got::Fields(json!({
                         "address": Address(*a), "san_id": Address(*san),
                         "port_state": 4, "mtu": 1500, "cost": 1,
+                        "manager_address": Address(manager),
                     }))
                 }
                 LrtBlock::ID => {
-                    let across = &n.hrs[port].2;
+                    let san = n.hrs[port].1;
+                    let hosts = self.hosts.iter().filter(|h| h.1 == san);
+                    let across: Vec<(u16, u8)> = n.hrs[port]
+                        .2
+                        .iter()
+                        .map(|&a| (a, 1))
+                        .chain(hosts.map(|h| (h.0, 0)))
+                        .collect();
                     let block = (modifier & 0xffff) as usize;
                     let entries: Vec<Value> = across
                         .iter()
                         .skip(block * lrt_block::ENTRIES)
                         .take(lrt_block::ENTRIES)
-                        .map(
-                            |&a| json!({"address": Address(a), "flags": 1, "keepalives_missed": 0}),
-                        )
+                        .map(|&(a, flags)| {
+                            json!({"address": Address(a), "flags": flags, "keepalives_missed": 0})
+                        })
                         .collect();
                     Got::Fields(json!({"total": across.len(), "entries": entries}))
                 }
@@ -773,6 +981,9 @@ mod tests {
         Fabric {
             nodes: ring(),
             dead,
+            hosts: vec![],
+            dead_hosts: vec![],
+            manager: None,
             asked: Mutex::new(Vec::new()),
         }
     }
@@ -795,7 +1006,7 @@ mod tests {
             .filter(|(_, attr)| *attr == NodeInfo::ID)
             .count();
         assert_eq!(node_infos, 4);
-        assert_eq!(sans(&d).len(), 4);
+        assert_eq!(d.sans.len(), 4);
         assert_eq!(d.hr_count(), 8);
         assert_eq!(
             d.routers[3].reached,
@@ -806,7 +1017,7 @@ mod tests {
         );
         let text = render_text(&d);
         assert!(
-            text.contains("router 0x000000000000000c \"c\" (3 HRs, read at 0x0132"),
+            text.contains("router 0x000000000000000c \"c\" level ? (3 HRs, read at 0x0132"),
             "{text}"
         );
         assert!(
@@ -814,7 +1025,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("4 routers, 4 SANs, 8 HRs, 0 did not answer ("),
+            text.contains("4 routers, 4 SANs, 8 HRs, 0 nodes, 0 did not answer ("),
             "{text}"
         );
         let v = to_json(&d);
@@ -851,7 +1062,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("2 routers, 3 SANs, 4 HRs, 2 did not answer"),
+            text.contains("2 routers, 3 SANs, 4 HRs, 0 nodes, 2 did not answer"),
             "{text}"
         );
         let v = to_json(&d);
@@ -861,13 +1072,85 @@ mod tests {
     }
 
     #[test]
+    fn each_san_gets_its_nodes_from_its_manager_or_from_the_lrts() {
+        let mut f = fabric(vec![]);
+        f.hosts = vec![
+            (0x0101, 0x0601, "h1"),
+            (0x0102, 0x0601, "h2"),
+            (0x0103, 0x0602, "h3"),
+            (0x0104, 0x0602, "h4"),
+            (0x0105, 0x0604, "h5"),
+        ];
+        f.manager = Some(0x0103);
+        f.dead_hosts = vec![0x0105];
+        let d = walk(&f, Address(0x0111)).unwrap();
+        let ids: Vec<u16> = d.sans.iter().map(|s| s.id.0).collect();
+        assert_eq!(ids, [0x0601, 0x0602, 0x0603, 0x0604]);
+        // SAN 0x0601's HRs name the manager of SAN 0x0602 (where their
+        // traps go); it is not on 0x0601: its hosts are read one by one.
+        let a = &d.sans[0];
+        assert_eq!(a.manager, None);
+        assert_eq!((a.cost, a.mtu, a.hrs.len()), (1, 1500, 2));
+        let names: Vec<&str> = a.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h1", "h2"]);
+        assert_eq!(a.members[0].level, 2);
+        assert!(matches!(a.members[0].source, MemberSource::Lrt { .. }));
+        // SAN 0x0602's manager answers with its records: no host is read
+        // itself.
+        let b = &d.sans[1];
+        assert_eq!(b.manager, Some(Address(0x0103)));
+        let names: Vec<&str> = b.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h3 (record)", "h4 (record)"]);
+        let asked = f.asked.lock().unwrap();
+        assert!(
+            !asked.contains(&(Address(0x0104), NodeInfo::ID)),
+            "{asked:?}"
+        );
+        drop(asked);
+        // The host that does not answer is listed, with the HR that named
+        // it; the SAN shows none.
+        assert!(d.sans[3].members.is_empty());
+        assert_eq!(d.unanswered.len(), 1);
+        assert_eq!(d.unanswered[0].address, Address(0x0105));
+        assert_eq!(
+            d.unanswered[0].reached,
+            Reached::Lrt {
+                by: 0xc,
+                hr: Address(0x0133)
+            }
+        );
+        assert_eq!(d.exit_code(), 1);
+        let text = render_text(&d);
+        assert!(
+            text.contains(
+                "san 0x0602 cost 1 mtu 1500 (2 HRs, 2 nodes, from records of manager 0x0103)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  host 0x0101 0x0000000000000201 \"h1\" level B"),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 routers, 4 SANs, 8 HRs, 4 nodes, 1 did not answer"),
+            "{text}"
+        );
+        let v = to_json(&d);
+        assert_eq!(v["counts"]["nodes"], 4);
+        assert_eq!(v["sans"][1]["manager"], "0x0103");
+        assert_eq!(v["sans"][1]["nodes"][0]["level"], "C");
+        assert_eq!(v["sans"][1]["nodes"][0]["level_number"], 3);
+        assert_eq!(v["sans"][0]["nodes"][1]["node_type"], "host");
+    }
+
+    #[test]
     fn a_start_that_does_not_answer_is_the_one_node_listed() {
         let f = fabric(vec![0xa]);
         let d = walk(&f, Address(0x0111)).unwrap();
         assert!(d.routers.is_empty());
         assert_eq!(d.unanswered[0].reached, Reached::Start);
         assert_eq!(d.exit_code(), 1);
-        assert!(render_text(&d).contains("0 routers, 0 SANs, 0 HRs, 1 did not answer"));
+        assert!(render_text(&d).contains("0 routers, 0 SANs, 0 HRs, 0 nodes, 1 did not answer"));
     }
 
     #[test]
@@ -881,6 +1164,9 @@ mod tests {
                 hrs: vec![(0x0111, 0x0601, across)],
             }],
             dead: vec![],
+            hosts: vec![],
+            dead_hosts: vec![],
+            manager: None,
             asked: Mutex::new(Vec::new()),
         };
         let d = walk(&f, Address(0x0111)).unwrap();
@@ -892,7 +1178,7 @@ mod tests {
     fn a_daemon_error_stops_the_walk() {
         struct Gone;
         impl Ask for Gone {
-            fn get(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
+            fn get(&self, _: Class, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
                 Err(ClientError::Other("gone".into()))
             }
         }

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod discover;
 pub mod discover_dot;
+pub mod discover_sans;
 pub mod mad;
 pub mod mcast;
 pub mod ping;

@@ -122,6 +122,19 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
     assert_eq!(d["counts"]["hrs"], hrs, "{d}");
     assert_eq!(d["counts"]["sans"], sans.len(), "{d}");
     assert_eq!(d["counts"]["unanswered"], 0, "{d}");
+    // And every host, on its SAN, by its name.
+    assert_eq!(d["counts"]["nodes"], lab.plan.hosts.len(), "{d}");
+    for san in d["sans"].as_array().unwrap() {
+        assert!(san["mtu"].as_u64().unwrap() > 0, "{san}");
+        for n in san["nodes"].as_array().unwrap() {
+            let a =
+                u16::from_str_radix(n["address"].as_str().unwrap().trim_start_matches("0x"), 16)
+                    .unwrap();
+            let h = lab.plan.hosts.iter().find(|h| h.address == a);
+            assert!(h.is_some(), "{n} is not a host of the lab");
+            assert_eq!(n["node_type"], "host", "{n}");
+        }
+    }
 
     // H0 itself, and another host.
     let me = ok(&h0, &["mad", "0x0100", "get", "node_info"]);
