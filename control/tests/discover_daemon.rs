@@ -135,6 +135,15 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     );
     assert_eq!(dot.matches(" -- \"san-").count(), 6, "{dot}");
 
+    // Saved now, compared with later: no difference yet.
+    let cache = d.join("net.json");
+    let cache_s = cache.display().to_string();
+    let (code, _, err) = mwctl(&sa, &["discover", "-t", "300", "--cache", &cache_s]);
+    assert_eq!(code, 0, "{err}");
+    let (code, text, _) = mwctl(&sa, &["discover", "-t", "300", "--diff", &cache_s]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.starts_with("0 differences from "), "{text}");
+
     // c stopped: b's LRT still lists it; discover tries it, lists it as
     // not answering, prints the rest and exits 1.
     drop(c);
@@ -152,6 +161,29 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
         "{text}"
     );
     assert!(err.contains("did not answer"), "{err}");
+    // --diff names c, its HRs and the address that did not answer, and
+    // the SAN only c was on; exit 4.
+    let (code, text, _) = mwctl(
+        &sa,
+        &["discover", "-t", "300", "-r", "1", "--diff", &cache_s],
+    );
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.contains("\"c\" gone (HRs 0x0531, 0x0532), no answer at 0x0531"),
+        "{text}"
+    );
+    assert!(text.contains("- san 0x0604 gone"), "{text}");
+    assert!(text.contains("2 differences from "), "{text}");
+    let (code, v) = {
+        let (code, out, _) = mwctl(
+            &sa,
+            &["--json", "discover", "-t", "300", "--diff", &cache_s],
+        );
+        (code, serde_json::from_str::<Value>(&out).unwrap())
+    };
+    assert_eq!(code, 4, "{v}");
+    assert_eq!(v["changes"][0]["what"], "router", "{v}");
+    assert_eq!(v["changes"][0]["router"]["description"], "c", "{v}");
 
     // No daemon: exit 3.
     let (code, _, _) = mwctl(&d.join("nobody.sock"), &["discover"]);

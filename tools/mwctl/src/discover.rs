@@ -26,6 +26,7 @@ use rrp::Address;
 use serde_json::{Value, json};
 
 use crate::Cli;
+use crate::discover_cache::Snapshot;
 pub use crate::discover_sans::{Member, MemberSource, San};
 
 /// Routers read at the same time at most (each with one request
@@ -40,11 +41,13 @@ ibnetdiscover walks a fabric: NodeInfo, NodeDescription, then PortInfo and
 the LRT of every HR; the routers an HR's LRT lists are read next.
 
 Exit status: 0 every router answered, 1 some did not (listed as such),
-2 bad arguments, 3 mwrouterd cannot be reached.
+2 bad arguments, 3 mwrouterd cannot be reached, 4 --diff found a difference.
 
 Examples:
   mwctl discover
   mwctl discover 0x0119 -t 500
+  mwctl discover --cache net.json
+  mwctl discover --diff net.json
   mwctl --json discover")]
 pub struct DiscoverArgs {
     /// Start at this address instead of this box's first HR.
@@ -64,6 +67,13 @@ pub struct DiscoverArgs {
     /// Print the network as a Graphviz graph (SANs, routers, HRs as edges) instead.
     #[arg(long)]
     pub dot: bool,
+    /// Save the topology found to FILE (JSON), to compare with later by --diff.
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<std::path::PathBuf>,
+    /// Compare the live network with the topology saved in FILE and print the differences
+    /// instead (exit status 4 when there are some).
+    #[arg(long, value_name = "FILE", conflicts_with = "dot")]
+    pub diff: Option<std::path::PathBuf>,
 }
 
 /// What one Get brought back.
@@ -190,6 +200,8 @@ pub struct Router {
     pub level: u64,
     /// NodeDescription (empty if it was not answered).
     pub description: String,
+    /// Whether NodeDescription was answered.
+    pub described: bool,
     /// The address it was read at.
     pub address: Address,
     /// How it was reached.
@@ -201,9 +213,11 @@ pub struct Router {
 impl Router {
     /// Whether a request after NodeInfo went unanswered.
     pub fn incomplete(&self) -> bool {
-        self.hrs
-            .iter()
-            .any(|h| h.info.is_none() || h.across.is_none())
+        !self.described
+            || self
+                .hrs
+                .iter()
+                .any(|h| h.info.is_none() || h.across.is_none())
     }
 }
 
@@ -257,7 +271,7 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
             }));
         }
     };
-    let description = description(ask, address)?;
+    let described = description(ask, address)?;
     let ports = info["num_ports"].as_u64().unwrap_or(1).min(255) as u8;
     let mut hrs = Vec::new();
     for port in 0..ports {
@@ -287,19 +301,20 @@ fn visit(ask: &dyn Ask, address: Address, reached: Reached) -> Result<Visit, Cli
         identity: info["node_identity"].as_u64().unwrap_or(0),
         node_type: info["node_type"].as_u64().unwrap_or(0),
         level: info["implementation_level"].as_u64().unwrap_or(0),
-        description,
+        description: described.clone().unwrap_or_default(),
+        described: described.is_some(),
         address,
         reached,
         hrs,
     }))
 }
 
-/// The NodeDescription of the node at `address` (empty when not answered).
-pub(crate) fn description(ask: &dyn Ask, address: Address) -> Result<String, ClientError> {
+/// The NodeDescription of the node at `address` (None when not answered).
+pub(crate) fn description(ask: &dyn Ask, address: Address) -> Result<Option<String>, ClientError> {
     Ok(
         match ask.get(Class::Subn, address, NodeDescription::ID, 0)? {
-            Got::Fields(f) => f["text"].as_str().or(f.as_str()).unwrap_or("").to_string(),
-            _ => String::new(),
+            Got::Fields(f) => Some(f["text"].as_str().or(f.as_str()).unwrap_or("").to_string()),
+            _ => None,
         },
     )
 }
@@ -439,9 +454,16 @@ impl Discovery {
         self.sans.iter().map(|s| s.members.len()).sum()
     }
 
-    /// Whether some node, or some request of a router, went unanswered.
+    /// Whether some node, or some request of a router or node, went
+    /// unanswered.
     pub fn complete(&self) -> bool {
-        self.unanswered.is_empty() && !self.routers.iter().any(Router::incomplete)
+        self.unanswered.is_empty()
+            && !self.routers.iter().any(Router::incomplete)
+            && self
+                .sans
+                .iter()
+                .flat_map(|s| &s.members)
+                .all(|m| m.described)
     }
 
     /// The exit status: 0 when every node answered, 1 when some did not.
@@ -523,6 +545,9 @@ pub fn render_text(d: &Discovery) -> String {
             r.address,
             r.reached.text()
         );
+        if !r.described {
+            let _ = writeln!(out, "  NodeDescription not answered");
+        }
         for h in &r.hrs {
             let mut line = match &h.info {
                 Some(i) => format!(
@@ -579,6 +604,9 @@ pub fn render_text(d: &Discovery) -> String {
                 m.description,
                 level_name(m.level)
             );
+            if !m.described {
+                let _ = writeln!(out, "    NodeDescription not answered");
+            }
         }
         out.push('\n');
     }
@@ -642,6 +670,7 @@ pub fn to_json(d: &Discovery) -> Value {
                 "level": level_name(r.level),
                 "level_number": r.level,
                 "description": r.description,
+                "described": r.described,
                 "address": r.address,
                 "reached": r.reached.json(),
                 "complete": !r.incomplete(),
@@ -670,6 +699,7 @@ pub fn to_json(d: &Discovery) -> Value {
                         "level": level_name(m.level),
                         "level_number": m.level,
                         "description": m.description,
+                        "described": m.described,
                         "source": match m.source {
                             MemberSource::Manager(a) => json!({"manager": a}),
                             MemberSource::Lrt { by, hr } => {
@@ -795,7 +825,48 @@ pub fn run(
         Some(a) => a,
         None => first_hr(cli)?,
     };
+    let saved = match &args.diff {
+        Some(p) => Some(Snapshot::load(p).map_err(|e| ClientError::Other(e.0))?),
+        None => None,
+    };
     let d = walk(&SocketAsk { cli, args }, start)?;
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_secs());
+    let snapshot = Snapshot::of(&d, now_s);
+    if let Some(p) = &args.cache {
+        snapshot.save(p).map_err(|e| ClientError::Other(e.0))?;
+    }
+    if let (Some(saved), Some(path)) = (&saved, &args.diff) {
+        let changes = crate::discover_diff::diff(saved, &snapshot);
+        let text = if cli.json {
+            let v = json!({
+                "against": path.display().to_string(),
+                "saved_unix_s": saved.taken_unix_s,
+                "changes": crate::discover_diff::to_json(&changes),
+                "counts": to_json(&d)["counts"],
+            });
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        } else {
+            let mut t = crate::discover_diff::render_text(&changes);
+            let _ = writeln!(
+                t,
+                "{} differences from {} (saved {} s ago); now {}",
+                changes.len(),
+                path.display(),
+                now_s.saturating_sub(saved.taken_unix_s),
+                d.summary()
+            );
+            t
+        };
+        out.write_all(text.as_bytes())
+            .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
+        return Ok(if changes.is_empty() {
+            d.exit_code()
+        } else {
+            crate::EXIT_DIFFERS
+        });
+    }
     let text = if args.dot {
         crate::discover_dot::render_dot(&d)
     } else if cli.json {
@@ -1141,6 +1212,92 @@ mod tests {
         assert_eq!(v["sans"][1]["nodes"][0]["level"], "C");
         assert_eq!(v["sans"][1]["nodes"][0]["level_number"], 3);
         assert_eq!(v["sans"][0]["nodes"][1]["node_type"], "host");
+    }
+
+    /// The fabric behind a link that loses `percent` of the requests: each
+    /// Get is tried `tries` times (as the daemon's retries do) and answered
+    /// only if some try got through. Which Gets failed is recorded.
+    struct Lossy {
+        inner: Fabric,
+        percent: u64,
+        tries: u32,
+        seed: Mutex<u64>,
+        failed: Mutex<Vec<(Class, Address, u16, u32)>>,
+    }
+
+    impl Lossy {
+        fn lost(&self) -> bool {
+            let mut x = self.seed.lock().unwrap();
+            // xorshift64: a fixed sequence per seed.
+            *x ^= *x << 13;
+            *x ^= *x >> 7;
+            *x ^= *x << 17;
+            *x % 100 < self.percent
+        }
+    }
+
+    impl Ask for Lossy {
+        fn get(&self, c: Class, dst: Address, a: u16, m: u32) -> Result<Got, ClientError> {
+            if (0..self.tries).all(|_| self.lost()) {
+                self.failed.lock().unwrap().push((c, dst, a, m));
+                return Ok(Got::NoAnswer);
+            }
+            self.inner.get(c, dst, a, m)
+        }
+    }
+
+    #[test]
+    fn with_loss_the_walk_is_complete_after_retries_or_marks_exactly_what_failed() {
+        let mut complete = 0;
+        for seed in 1..=40u64 {
+            let mut inner = fabric(vec![]);
+            inner.hosts = vec![(0x0101, 0x0601, "h1"), (0x0105, 0x0604, "h5")];
+            let f = Lossy {
+                inner,
+                percent: 30,
+                tries: 4,
+                seed: Mutex::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                failed: Mutex::new(Vec::new()),
+            };
+            let d = walk(&f, Address(0x0111)).unwrap();
+            let failed = f.failed.lock().unwrap().clone();
+            // Every node listed as not answering is one whose NodeInfo was
+            // lost on every try, and every such node is listed.
+            let mut silent: Vec<Address> = d.unanswered.iter().map(|u| u.address).collect();
+            let mut lost: Vec<Address> = failed
+                .iter()
+                .filter(|(c, _, a, _)| *c == Class::Subn && *a == NodeInfo::ID)
+                .map(|(_, dst, _, _)| *dst)
+                .collect();
+            silent.sort_unstable();
+            lost.sort_unstable();
+            assert_eq!(silent, lost, "seed {seed}: {failed:?}");
+            // A router is marked incomplete exactly when one of its PortInfo
+            // or LrtBlock Gets was lost.
+            for r in &d.routers {
+                let own: Vec<Address> = std::iter::once(r.address).collect();
+                let lost_here = failed.iter().any(|(_, dst, a, _)| {
+                    own.contains(dst)
+                        && [NodeDescription::ID, PortInfo::ID, LrtBlock::ID].contains(a)
+                });
+                assert_eq!(
+                    r.incomplete(),
+                    lost_here,
+                    "seed {seed}: {} {failed:?}",
+                    r.description
+                );
+            }
+            if failed.is_empty() {
+                assert!(d.complete(), "seed {seed}");
+                assert_eq!(d.routers.len(), 4);
+                assert_eq!(d.member_count(), 2);
+                complete += 1;
+            } else {
+                assert_eq!(d.exit_code(), 1, "seed {seed}");
+            }
+        }
+        // 4 tries at 30 % loss: most walks are whole.
+        assert!(complete >= 20, "{complete} of 40 complete");
     }
 
     #[test]

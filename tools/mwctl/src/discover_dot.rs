@@ -138,6 +138,7 @@ mod tests {
                     identity: 1,
                     node_type: 3,
                     level: 4,
+                    described: true,
                     description: "ab \"edge\"".into(),
                     address: Address(0x0119),
                     reached: Reached::Start,
@@ -147,6 +148,7 @@ mod tests {
                     identity: 2,
                     node_type: 3,
                     level: 4,
+                    described: true,
                     description: "bc".into(),
                     address: Address(0x0221),
                     reached: Reached::Lrt {
@@ -175,6 +177,7 @@ mod tests {
             node_type: 1,
             level: 2,
             description: "H0".into(),
+            described: true,
             source: crate::discover::MemberSource::Manager(Address(0x0100)),
         });
         let g = render_dot(&d);

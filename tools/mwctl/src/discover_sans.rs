@@ -44,8 +44,10 @@ pub struct Member {
     pub node_type: u64,
     /// ImplementationLevel (1-4: levels A-D).
     pub level: u64,
-    /// NodeDescription.
+    /// NodeDescription (empty if it was not answered).
     pub description: String,
+    /// Whether NodeDescription was answered (a record always has it).
+    pub described: bool,
     /// Where the fields came from.
     pub source: MemberSource,
 }
@@ -171,6 +173,7 @@ fn from_manager(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Member>>, 
             node_type,
             level: f["level"].as_u64().unwrap_or(0),
             description: f["description"].as_str().unwrap_or("").to_string(),
+            described: true,
             source: MemberSource::Manager(manager),
         });
     }
@@ -201,12 +204,14 @@ fn from_node(
             }));
         }
     };
+    let described = description(ask, address)?;
     Ok(Ok(Member {
         address,
         identity: info["node_identity"].as_u64().unwrap_or(0),
         node_type: info["node_type"].as_u64().unwrap_or(0),
         level: info["implementation_level"].as_u64().unwrap_or(0),
-        description: description(ask, address)?,
+        description: described.clone().unwrap_or_default(),
+        described: described.is_some(),
         source: MemberSource::Lrt { by, hr },
     }))
 }
