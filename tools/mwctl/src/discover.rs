@@ -29,6 +29,9 @@ use crate::Cli;
 use crate::discover_cache::Snapshot;
 pub use crate::discover_sans::{Member, MemberSource, San};
 
+/// NodeInfo's NodeType of a host.
+pub const NODE_TYPE_HOST: u64 = 1;
+
 /// Routers read at the same time at most (each with one request
 /// outstanding).
 pub const MAX_OUTSTANDING: usize = 16;
@@ -139,13 +142,19 @@ pub enum Reached {
         /// That router's HR.
         hr: Address,
     },
+    /// Recorded as a router of the start host's SAN by that SAN's manager.
+    Manager {
+        /// The manager's address.
+        manager: Address,
+    },
 }
 
 impl Reached {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Reached::Start => "start".into(),
             Reached::Lrt { by, hr } => format!("LRT of {hr} (router {by:#018x})"),
+            Reached::Manager { manager } => format!("records of manager {manager}"),
         }
     }
 
@@ -153,6 +162,7 @@ impl Reached {
         match self {
             Reached::Start => json!({"start": true}),
             Reached::Lrt { by, hr } => json!({"by": format!("{by:#018x}"), "hr": hr}),
+            Reached::Manager { manager } => json!({"manager": manager}),
         }
     }
 }
@@ -242,6 +252,9 @@ pub struct Discovery {
     /// The SANs, with their members (filled by
     /// [`discover_sans::read_sans`](crate::discover_sans::read_sans)).
     pub sans: Vec<San>,
+    /// The host the walk started at (address, description), when it
+    /// started at one: it is listed among its SAN's nodes, not as a router.
+    pub start_host: Option<(Address, String)>,
     /// How long the walk took.
     pub elapsed: Duration,
 }
@@ -379,9 +392,18 @@ pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
         // Every HR of this round's routers is known before any router
         // across is queued, so that none is tried by another address.
         let mut found = Vec::new();
+        let mut next_from_host = Vec::new();
         for v in visits {
             match v {
                 Visit::Unanswered(u) => d.unanswered.push(u),
+                Visit::Router(r)
+                    if r.node_type == NODE_TYPE_HOST && r.reached == Reached::Start =>
+                {
+                    // A host has no LRT to go on: its SAN's routers come
+                    // from the records of the SAN's manager.
+                    next_from_host = crate::discover_sans::routers_of_host_san(ask, &r)?;
+                    d.start_host = Some((r.address, r.description.clone()));
+                }
                 Visit::Router(r) => {
                     if identities.insert(r.identity) {
                         known.extend(
@@ -395,7 +417,10 @@ pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
                 }
             }
         }
-        let mut next = Vec::new();
+        let mut next: Vec<(Address, Reached)> = next_from_host
+            .into_iter()
+            .filter(|(a, _)| known.insert(*a))
+            .collect();
         for r in &found {
             for h in &r.hrs {
                 let hr = h.info.as_ref().map_or(r.address, |i| i.address);
@@ -533,6 +558,9 @@ pub fn render_text(d: &Discovery) -> String {
         })
         .collect();
     let mut out = String::new();
+    if let Some((a, desc)) = &d.start_host {
+        let _ = writeln!(out, "from host {a} \"{desc}\"\n");
+    }
     for r in &d.routers {
         let _ = writeln!(
             out,
@@ -742,6 +770,7 @@ pub fn to_json(d: &Discovery) -> Value {
             "nodes": d.member_count(),
             "unanswered": d.unanswered.len(),
         },
+        "start_host": d.start_host.as_ref().map(|(a, desc)| json!({"address": a, "description": desc})),
         "elapsed_ms": u64::try_from(d.elapsed.as_millis()).unwrap_or(u64::MAX),
     })
 }
@@ -944,21 +973,38 @@ mod tests {
                     })),
                     (Class::Subn, NodeDescription::ID) => Got::Fields(json!(h.2)),
                     (Class::SubnAdm, NodeRecord::ID) if self.manager == Some(h.0) => {
-                        let members: Vec<&(u16, u16, &str)> =
-                            self.hosts.iter().filter(|m| m.1 == h.1).collect();
+                        // The SAN's hosts, then the routers' HRs on it.
+                        let mut members: Vec<(u16, u64, String)> = self
+                            .hosts
+                            .iter()
+                            .filter(|m| m.1 == h.1)
+                            .map(|m| (m.0, 1, format!("{} (record)", m.2)))
+                            .collect();
+                        for n in &self.nodes {
+                            for hr in n.hrs.iter().filter(|hr| hr.1 == h.1) {
+                                members.push((hr.0, 3, n.name.to_string()));
+                            }
+                        }
                         let i = (modifier & 0xffff) as usize;
                         match members.get(i) {
                             Some(m) => Got::Fields(json!({
                                 "total": members.len(),
                                 "address": Address(m.0),
                                 "identity": 0x100 + u64::from(m.0),
-                                "node_type": 1,
+                                "node_type": m.1,
                                 "level": 3,
-                                "description": format!("{} (record)", m.2),
+                                "description": m.2,
                             })),
                             None => Got::Status(0x000c),
                         }
                     }
+                    (Class::Subn, PortInfo::ID) => Got::Fields(json!({
+                        "address": Address(h.0), "san_id": Address(h.1),
+                        "port_state": 4, "mtu": 1500, "cost": 0,
+                        "manager_address": Address(self.manager.unwrap_or(0)),
+                    })),
+                    // A host has no LRT: an empty one.
+                    (Class::Subn, LrtBlock::ID) => Got::Fields(json!({"total": 0, "entries": []})),
                     _ => Got::Status(0x000c),
                 });
             }
@@ -1298,6 +1344,42 @@ mod tests {
         }
         // 4 tries at 30 % loss: most walks are whole.
         assert!(complete >= 20, "{complete} of 40 complete");
+    }
+
+    #[test]
+    fn from_a_host_the_walk_starts_at_the_routers_its_manager_records() {
+        let mut f = fabric(vec![]);
+        f.hosts = vec![(0x0103, 0x0602, "h3"), (0x0104, 0x0602, "h4")];
+        f.manager = Some(0x0103);
+        let d = walk(&f, Address(0x0104)).unwrap();
+        assert_eq!(d.start_host, Some((Address(0x0104), "h4".to_string())));
+        let mut ids: Vec<u64> = d.routers.iter().map(|r| r.identity).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0xa, 0xb, 0xc, 0xd]);
+        assert_eq!(
+            d.routers[0].reached,
+            Reached::Manager {
+                manager: Address(0x0103)
+            }
+        );
+        // The host is a node of its SAN, not a router.
+        let san = d.sans.iter().find(|s| s.id == Address(0x0602)).unwrap();
+        let names: Vec<&str> = san.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h3 (record)", "h4 (record)"]);
+        assert!(d.complete());
+        let text = render_text(&d);
+        assert!(text.starts_with("from host 0x0104 \"h4\"\n"), "{text}");
+        assert!(
+            text.contains("reached by records of manager 0x0103"),
+            "{text}"
+        );
+        assert_eq!(to_json(&d)["start_host"]["address"], "0x0104");
+
+        // Without a manager nothing names the host's routers: an error
+        // that says what to give.
+        f.manager = None;
+        let e = walk(&f, Address(0x0104)).unwrap_err().to_string();
+        assert!(e.contains("give a router's address"), "{e}");
     }
 
     #[test]

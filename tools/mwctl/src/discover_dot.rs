@@ -167,6 +167,7 @@ mod tests {
                 status: None,
             }],
             sans: vec![],
+            start_host: None,
             elapsed: Duration::from_millis(3),
         };
         let mut d = d;

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use admin::ClientError;
 use mgmt::attr::{NodeInfo, NodeRecord, node_record};
 use rrp::Address;
+use serde_json::Value;
 
 use crate::discover::{
     Ask, Class, Discovery, Got, Reached, Unanswered, addr, description, in_parallel,
@@ -144,9 +145,9 @@ fn record(ask: &dyn Ask, manager: Address, index: u16) -> Result<Got, ClientErro
     )
 }
 
-/// The members of a SAN as the manager at `manager` records them (routers
-/// left out: they are walked), or None when it does not answer with them.
-fn from_manager(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Member>>, ClientError> {
+/// Every record of the manager at `manager`, or None when it does not
+/// answer with them all.
+fn records(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Value>>, ClientError> {
     let first = match record(ask, manager, 0)? {
         Got::Fields(f) => f,
         _ => return Ok(None),
@@ -156,15 +157,67 @@ fn from_manager(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Member>>, 
         .unwrap_or(0)
         .min(u64::from(u16::MAX)) as u16;
     let rest = in_parallel((1..total).collect(), |i| record(ask, manager, i))?;
-    let mut members = Vec::new();
-    for got in std::iter::once(Got::Fields(first)).chain(rest) {
+    let mut all = vec![first];
+    for got in rest {
         let Got::Fields(f) = got else {
             // A record lost between two Gets: the manager's answer is not
-            // whole; the LRTs are read instead.
+            // whole.
             return Ok(None);
         };
+        all.push(f);
+    }
+    Ok(Some(all))
+}
+
+/// NodeType of a router.
+const ROUTER: u64 = 3;
+
+/// The routers of the SAN of `host` (where a walk started), by the records
+/// of the manager its PortInfo names, when that manager records the host
+/// (so is on its SAN). An error when none does: a host has no LRT, and
+/// nothing else names its routers.
+pub fn routers_of_host_san(
+    ask: &dyn Ask,
+    host: &crate::discover::Router,
+) -> Result<Vec<(Address, Reached)>, ClientError> {
+    let managers: BTreeSet<Address> = host
+        .hrs
+        .iter()
+        .filter_map(|h| h.info.as_ref())
+        .map(|i| i.manager)
+        .filter(|m| m.0 != 0)
+        .collect();
+    for manager in managers {
+        let Some(all) = records(ask, manager)? else {
+            continue;
+        };
+        if !all.iter().any(|f| addr(&f["address"]) == host.address) {
+            continue;
+        }
+        return Ok(all
+            .iter()
+            .filter(|f| f["node_type"].as_u64() == Some(ROUTER))
+            .map(|f| (addr(&f["address"]), Reached::Manager { manager }))
+            .collect());
+    }
+    Err(ClientError::Other(format!(
+        "{} is a host: its SAN's routers come from its SAN's manager, and none answered; \
+         give a router's address (mwctl discover ADDR)",
+        host.address
+    )))
+}
+
+/// The members of a SAN as the manager at `manager` records them (routers
+/// left out: they are walked), or None when it does not answer with them
+/// all (the LRTs are read instead).
+fn from_manager(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Member>>, ClientError> {
+    let Some(all) = records(ask, manager)? else {
+        return Ok(None);
+    };
+    let mut members = Vec::new();
+    for f in all {
         let node_type = f["node_type"].as_u64().unwrap_or(0);
-        if node_type == 3 {
+        if node_type == ROUTER {
             continue;
         }
         members.push(Member {
