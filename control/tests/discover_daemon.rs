@@ -112,11 +112,11 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     let (code, text, _) = mwctl(&sa, &["discover", "-t", "300", "-r", "1"]);
     assert_eq!(code, 0, "{text}");
     assert!(
-        text.contains(" \"b\" (2 HRs, read at 0x0521, reached by LRT of 0x0511"),
+        text.contains(" \"b\" level D (2 HRs, read at 0x0521, reached by LRT of 0x0511"),
         "{text}"
     );
     assert!(
-        text.contains("3 routers, 4 SANs, 6 HRs, 0 did not answer"),
+        text.contains("3 routers, 4 SANs, 6 HRs, 0 nodes, 0 did not answer"),
         "{text}"
     );
     // The same as a Graphviz graph: three routers, four SANs, an edge per HR.
@@ -128,8 +128,21 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
         3,
         "{dot}"
     );
-    assert_eq!(dot.matches("[shape=ellipse").count(), 4, "{dot}");
+    assert_eq!(
+        dot.matches("[shape=ellipse, style=filled").count(),
+        4,
+        "{dot}"
+    );
     assert_eq!(dot.matches(" -- \"san-").count(), 6, "{dot}");
+
+    // Saved now, compared with later: no difference yet.
+    let cache = d.join("net.json");
+    let cache_s = cache.display().to_string();
+    let (code, _, err) = mwctl(&sa, &["discover", "-t", "300", "--cache", &cache_s]);
+    assert_eq!(code, 0, "{err}");
+    let (code, text, _) = mwctl(&sa, &["discover", "-t", "300", "--diff", &cache_s]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.starts_with("0 differences from "), "{text}");
 
     // c stopped: b's LRT still lists it; discover tries it, lists it as
     // not answering, prints the rest and exits 1.
@@ -144,10 +157,33 @@ fn discover_walks_a_chain_and_lists_a_stopped_router() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("no answer from 0x0531"), "{text}");
     assert!(
-        text.contains("2 routers, 3 SANs, 4 HRs, 1 did not answer"),
+        text.contains("2 routers, 3 SANs, 4 HRs, 0 nodes, 1 did not answer"),
         "{text}"
     );
     assert!(err.contains("did not answer"), "{err}");
+    // --diff names c, its HRs and the address that did not answer, and
+    // the SAN only c was on; exit 4.
+    let (code, text, _) = mwctl(
+        &sa,
+        &["discover", "-t", "300", "-r", "1", "--diff", &cache_s],
+    );
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.contains("\"c\" gone (HRs 0x0531, 0x0532), no answer at 0x0531"),
+        "{text}"
+    );
+    assert!(text.contains("- san 0x0604 gone"), "{text}");
+    assert!(text.contains("2 differences from "), "{text}");
+    let (code, v) = {
+        let (code, out, _) = mwctl(
+            &sa,
+            &["--json", "discover", "-t", "300", "--diff", &cache_s],
+        );
+        (code, serde_json::from_str::<Value>(&out).unwrap())
+    };
+    assert_eq!(code, 4, "{v}");
+    assert_eq!(v["changes"][0]["what"], "router", "{v}");
+    assert_eq!(v["changes"][0]["router"]["description"], "c", "{v}");
 
     // No daemon: exit 3.
     let (code, _, _) = mwctl(&d.join("nobody.sock"), &["discover"]);

@@ -28,6 +28,11 @@ use rrp::Address;
 use serde_json::{Value, json};
 
 use crate::Cli;
+use crate::discover_cache::Snapshot;
+pub use crate::discover_sans::{Member, MemberSource, San};
+
+/// NodeInfo's NodeType of a host.
+pub const NODE_TYPE_HOST: u64 = 1;
 
 /// Routers read at the same time at most (each with one request
 /// outstanding).
@@ -41,11 +46,13 @@ ibnetdiscover walks a fabric: NodeInfo, NodeDescription, then PortInfo and
 the LRT of every HR; the routers an HR's LRT lists are read next.
 
 Exit status: 0 every router answered, 1 some did not (listed as such),
-2 bad arguments, 3 mwrouterd cannot be reached.
+2 bad arguments, 3 mwrouterd cannot be reached, 4 --diff found a difference.
 
 Examples:
   mwctl discover
   mwctl discover 0x0119 -t 500
+  mwctl discover --cache net.json
+  mwctl discover --diff net.json
   mwctl --json discover")]
 pub struct DiscoverArgs {
     /// Start at this address instead of this box's first HR.
@@ -65,10 +72,17 @@ pub struct DiscoverArgs {
     /// Print the network as a Graphviz graph (SANs, routers, HRs as edges) instead.
     #[arg(long)]
     pub dot: bool,
+    /// Save the topology found to FILE (JSON), to compare with later by --diff.
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<std::path::PathBuf>,
+    /// Compare the live network with the topology saved in FILE and print the differences
+    /// instead (exit status 4 when there are some).
+    #[arg(long, value_name = "FILE", conflicts_with = "dot")]
+    pub diff: Option<std::path::PathBuf>,
     /// Also write the network as one self-contained HTML page to FILE (`-`:
     /// to standard output instead of the text): the map, then the tables;
     /// each HR's PortCounters are read for its error count.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "diff")]
     pub html: Option<std::path::PathBuf>,
 }
 
@@ -83,14 +97,43 @@ pub enum Got {
     NoAnswer,
 }
 
-/// The seam of the walk: one Get of `attribute` (modifier `modifier`) to
-/// the node at `dst`. An error stops the walk (the daemon cannot be
-/// reached, or refused the request for another reason than no answer).
+/// The management class of a Get (docs/management.md "Classes and
+/// methods"): the attribute IDs of different classes overlap (NodeInfo and
+/// NodeRecord are both 0x0011).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Subn: NodeInfo, NodeDescription, PortInfo, LrtBlock.
+    Subn,
+    /// SubnAdm: the records a SAN's master manager keeps (NodeRecord).
+    SubnAdm,
+    /// Perf: PortCounters.
+    Perf,
+}
+
+impl Class {
+    /// The name the admin socket's `mad` command takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Class::Subn => "subn",
+            Class::SubnAdm => "subn_adm",
+            Class::Perf => "perf",
+        }
+    }
+}
+
+/// The seam of the walk: one Get of `attribute` of `class` (modifier
+/// `modifier`) to the node at `dst`. An error stops the walk (the daemon
+/// cannot be reached, or refused the request for another reason than no
+/// answer).
 pub trait Ask: Sync {
     /// Sends the Get and waits for its answer.
-    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
-    /// The same Get in class Perf (PortCounters).
-    fn get_perf(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError>;
+    fn get(
+        &self,
+        class: Class,
+        dst: Address,
+        attribute: u16,
+        modifier: u32,
+    ) -> Result<Got, ClientError>;
 }
 
 /// How a router was reached: from where the walk started, or named by the
@@ -106,13 +149,19 @@ pub enum Reached {
         /// That router's HR.
         hr: Address,
     },
+    /// Recorded as a router of the start host's SAN by that SAN's manager.
+    Manager {
+        /// The manager's address.
+        manager: Address,
+    },
 }
 
 impl Reached {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Reached::Start => "start".into(),
             Reached::Lrt { by, hr } => format!("LRT of {hr} (router {by:#018x})"),
+            Reached::Manager { manager } => format!("records of manager {manager}"),
         }
     }
 
@@ -120,6 +169,7 @@ impl Reached {
         match self {
             Reached::Start => json!({"start": true}),
             Reached::Lrt { by, hr } => json!({"by": format!("{by:#018x}"), "hr": hr}),
+            Reached::Manager { manager } => json!({"manager": manager}),
         }
     }
 }
@@ -134,6 +184,9 @@ pub struct Hr {
     /// The routers the HR's LRT lists (their HRs on this SAN), or None
     /// when the LRT was not answered.
     pub across: Option<Vec<Address>>,
+    /// The other nodes the HR's LRT lists (empty when it was not
+    /// answered).
+    pub nodes: Vec<Address>,
     /// The port's PortCounters (class Perf), when they were asked for
     /// (`--html`) and answered.
     pub counters: Option<PortCounters>,
@@ -173,6 +226,8 @@ pub struct HrInfo {
     pub mtu: u64,
     /// Cost.
     pub cost: u64,
+    /// The SAN's manager as the HR knows it (0: none).
+    pub manager: Address,
 }
 
 /// A router that answered.
@@ -182,8 +237,12 @@ pub struct Router {
     pub identity: u64,
     /// NodeInfo's NodeType (3 router, 1 host).
     pub node_type: u64,
+    /// NodeInfo's ImplementationLevel (1-4: levels A-D).
+    pub level: u64,
     /// NodeDescription (empty if it was not answered).
     pub description: String,
+    /// Whether NodeDescription was answered.
+    pub described: bool,
     /// The address it was read at.
     pub address: Address,
     /// How it was reached.
@@ -195,9 +254,11 @@ pub struct Router {
 impl Router {
     /// Whether a request after NodeInfo went unanswered.
     pub fn incomplete(&self) -> bool {
-        self.hrs
-            .iter()
-            .any(|h| h.info.is_none() || h.across.is_none())
+        !self.described
+            || self
+                .hrs
+                .iter()
+                .any(|h| h.info.is_none() || h.across.is_none())
     }
 }
 
@@ -219,6 +280,12 @@ pub struct Discovery {
     pub routers: Vec<Router>,
     /// The nodes that did not answer.
     pub unanswered: Vec<Unanswered>,
+    /// The SANs, with their members (filled by
+    /// [`discover_sans::read_sans`](crate::discover_sans::read_sans)).
+    pub sans: Vec<San>,
+    /// The host the walk started at (address, description), when it
+    /// started at one: it is listed among its SAN's nodes, not as a router.
+    pub start_host: Option<(Address, String)>,
     /// How long the walk took.
     pub elapsed: Duration,
 }
@@ -237,7 +304,7 @@ fn visit(
     reached: Reached,
     counters: bool,
 ) -> Result<Visit, ClientError> {
-    let info = match ask.get(address, NodeInfo::ID, 0)? {
+    let info = match ask.get(Class::Subn, address, NodeInfo::ID, 0)? {
         Got::Fields(f) => f,
         Got::Status(s) => {
             return Ok(Visit::Unanswered(Unanswered {
@@ -254,24 +321,25 @@ fn visit(
             }));
         }
     };
-    let description = match ask.get(address, NodeDescription::ID, 0)? {
-        Got::Fields(f) => f["text"].as_str().or(f.as_str()).unwrap_or("").to_string(),
-        _ => String::new(),
-    };
+    let described = description(ask, address)?;
     let ports = info["num_ports"].as_u64().unwrap_or(1).min(255) as u8;
     let mut hrs = Vec::new();
     for port in 0..ports {
-        let info = match ask.get(address, PortInfo::ID, u32::from(port))? {
+        let info = match ask.get(Class::Subn, address, PortInfo::ID, u32::from(port))? {
             Got::Fields(f) => Some(HrInfo {
                 address: addr(&f["address"]),
                 san: addr(&f["san_id"]),
                 state: f["port_state"].as_u64().unwrap_or(0) as u8,
                 mtu: f["mtu"].as_u64().unwrap_or(0),
                 cost: f["cost"].as_u64().unwrap_or(0),
+                manager: addr(&f["manager_address"]),
             }),
             _ => None,
         };
-        let across = lrt_routers(ask, address, port)?;
+        let (across, nodes) = match read_lrt(ask, address, port)? {
+            Some((routers, nodes)) => (Some(routers), nodes),
+            None => (None, Vec::new()),
+        };
         let counters = if counters {
             port_counters(ask, address, port)?
         } else {
@@ -281,13 +349,16 @@ fn visit(
             port,
             info,
             across,
+            nodes,
             counters,
         });
     }
     Ok(Visit::Router(Router {
         identity: info["node_identity"].as_u64().unwrap_or(0),
         node_type: info["node_type"].as_u64().unwrap_or(0),
-        description,
+        level: info["implementation_level"].as_u64().unwrap_or(0),
+        description: described.clone().unwrap_or_default(),
+        described: described.is_some(),
         address,
         reached,
         hrs,
@@ -302,7 +373,7 @@ fn port_counters(
     port: u8,
 ) -> Result<Option<PortCounters>, ClientError> {
     Ok(
-        match ask.get_perf(address, PortCounters::ID, u32::from(port))? {
+        match ask.get(Class::Perf, address, PortCounters::ID, u32::from(port))? {
             Got::Fields(f) => Some(PortCounters {
                 port_select: f["port_select"].as_u64().unwrap_or(u64::from(port)) as u8,
                 counters: f["counters"]
@@ -315,18 +386,32 @@ fn port_counters(
     )
 }
 
-/// The routers in the LRT of `port` of the node at `address`, by LrtBlock;
-/// None if a block was not answered.
-fn lrt_routers(
-    ask: &dyn Ask,
-    address: Address,
-    port: u8,
-) -> Result<Option<Vec<Address>>, ClientError> {
+/// The NodeDescription of the node at `address` (None when not answered).
+pub(crate) fn description(ask: &dyn Ask, address: Address) -> Result<Option<String>, ClientError> {
+    Ok(
+        match ask.get(Class::Subn, address, NodeDescription::ID, 0)? {
+            Got::Fields(f) => Some(f["text"].as_str().or(f.as_str()).unwrap_or("").to_string()),
+            _ => None,
+        },
+    )
+}
+
+/// The LRT of `port` of the node at `address`, by LrtBlock: the routers it
+/// lists, and the other nodes; None if a block was not answered.
+type Lrt = (Vec<Address>, Vec<Address>);
+
+fn read_lrt(ask: &dyn Ask, address: Address, port: u8) -> Result<Option<Lrt>, ClientError> {
     let mut routers = Vec::new();
+    let mut nodes = Vec::new();
     let mut seen = 0u64;
     let mut block = 0u16;
     loop {
-        let f = match ask.get(address, LrtBlock::ID, LrtBlock::modifier(port, block))? {
+        let f = match ask.get(
+            Class::Subn,
+            address,
+            LrtBlock::ID,
+            LrtBlock::modifier(port, block),
+        )? {
             Got::Fields(f) => f,
             _ => return Ok(None),
         };
@@ -337,17 +422,19 @@ fn lrt_routers(
             let flags = e["flags"].as_u64().unwrap_or(0);
             if flags & u64::from(LrtBlockEntry::ROUTER) != 0 {
                 routers.push(addr(&e["address"]));
+            } else {
+                nodes.push(addr(&e["address"]));
             }
         }
         block += 1;
         if entries.len() < lrt_block::ENTRIES || seen >= total || block == u16::MAX {
-            return Ok(Some(routers));
+            return Ok(Some((routers, nodes)));
         }
     }
 }
 
 /// An address as the answers' fields give it (`"0x0115"`, or a number).
-fn addr(v: &Value) -> Address {
+pub(crate) fn addr(v: &Value) -> Address {
     match v {
         Value::String(s) => s.parse().unwrap_or(Address(0)),
         Value::Number(n) => Address(n.as_u64().unwrap_or(0) as u16),
@@ -370,32 +457,24 @@ pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discov
     let mut identities: HashSet<u64> = HashSet::new();
     let mut round = vec![(start, Reached::Start)];
     while !round.is_empty() {
-        let mut visits = Vec::with_capacity(round.len());
-        for chunk in round.chunks(MAX_OUTSTANDING) {
-            let got: Vec<Result<Visit, ClientError>> = std::thread::scope(|s| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .map(|&(a, r)| s.spawn(move || visit(ask, a, r, counters)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(ClientError::Other("a request thread failed".into()))
-                        })
-                    })
-                    .collect()
-            });
-            for v in got {
-                visits.push(v?);
-            }
-        }
+        let visits = in_parallel(std::mem::take(&mut round), |(a, r)| {
+            visit(ask, a, r, counters)
+        })?;
         // Every HR of this round's routers is known before any router
         // across is queued, so that none is tried by another address.
         let mut found = Vec::new();
+        let mut next_from_host = Vec::new();
         for v in visits {
             match v {
                 Visit::Unanswered(u) => d.unanswered.push(u),
+                Visit::Router(r)
+                    if r.node_type == NODE_TYPE_HOST && r.reached == Reached::Start =>
+                {
+                    // A host has no LRT to go on: its SAN's routers come
+                    // from the records of the SAN's manager.
+                    next_from_host = crate::discover_sans::routers_of_host_san(ask, &r)?;
+                    d.start_host = Some((r.address, r.description.clone()));
+                }
                 Visit::Router(r) => {
                     if identities.insert(r.identity) {
                         known.extend(
@@ -409,7 +488,10 @@ pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discov
                 }
             }
         }
-        let mut next = Vec::new();
+        let mut next: Vec<(Address, Reached)> = next_from_host
+            .into_iter()
+            .filter(|(a, _)| known.insert(*a))
+            .collect();
         for r in &found {
             for h in &r.hrs {
                 let hr = h.info.as_ref().map_or(r.address, |i| i.address);
@@ -423,20 +505,38 @@ pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discov
         d.routers.extend(found);
         round = next;
     }
+    crate::discover_sans::read_sans(ask, &mut d)?;
     d.elapsed = began.elapsed();
     Ok(d)
 }
 
-/// The SANs the routers' HRs are on: SAN id -> the HRs on it (address,
-/// router identity), in the order found.
-pub fn sans(d: &Discovery) -> BTreeMap<Address, Vec<(Address, u64)>> {
-    let mut m: BTreeMap<Address, Vec<(Address, u64)>> = BTreeMap::new();
-    for r in &d.routers {
-        for i in r.hrs.iter().filter_map(|h| h.info.as_ref()) {
-            m.entry(i.san).or_default().push((i.address, r.identity));
+/// `f` of each of `items`, [`MAX_OUTSTANDING`] threads at a time, the
+/// results in the items' order; the first error is returned.
+pub(crate) fn in_parallel<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> Result<R, ClientError> + Sync,
+) -> Result<Vec<R>, ClientError> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut items = items.into_iter().peekable();
+    while items.peek().is_some() {
+        let chunk: Vec<T> = items.by_ref().take(MAX_OUTSTANDING).collect();
+        let got: Vec<Result<R, ClientError>> = std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = chunk.into_iter().map(|t| s.spawn(move || f(t))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ClientError::Other("a request thread failed".into()))
+                    })
+                })
+                .collect()
+        });
+        for r in got {
+            out.push(r?);
         }
     }
-    m
+    Ok(out)
 }
 
 impl Discovery {
@@ -445,9 +545,21 @@ impl Discovery {
         self.routers.iter().map(|r| r.hrs.len()).sum()
     }
 
-    /// Whether some node, or some request of a router, went unanswered.
+    /// The SANs' members found (nodes other than the routers' HRs).
+    pub fn member_count(&self) -> usize {
+        self.sans.iter().map(|s| s.members.len()).sum()
+    }
+
+    /// Whether some node, or some request of a router or node, went
+    /// unanswered.
     pub fn complete(&self) -> bool {
-        self.unanswered.is_empty() && !self.routers.iter().any(Router::incomplete)
+        self.unanswered.is_empty()
+            && !self.routers.iter().any(Router::incomplete)
+            && self
+                .sans
+                .iter()
+                .flat_map(|s| &s.members)
+                .all(|m| m.described)
     }
 
     /// The exit status: 0 when every node answered, 1 when some did not.
@@ -459,14 +571,15 @@ impl Discovery {
         }
     }
 
-    /// The summary line: `N routers, M SANs, K HRs, U did not answer (T
-    /// ms)`.
+    /// The summary line: `N routers, M SANs, K HRs, H nodes, U did not
+    /// answer (T ms)`.
     pub fn summary(&self) -> String {
         format!(
-            "{} routers, {} SANs, {} HRs, {} did not answer ({} ms)",
+            "{} routers, {} SANs, {} HRs, {} nodes, {} did not answer ({} ms)",
             self.routers.len(),
-            sans(self).len(),
+            self.sans.len(),
             self.hr_count(),
+            self.member_count(),
             self.unanswered.len(),
             self.elapsed.as_millis()
         )
@@ -482,6 +595,18 @@ pub(crate) fn state_name(s: u8) -> &'static str {
     }
 }
 
+/// An implementation level by letter (NodeInfo's 1-4: levels A-D).
+pub(crate) fn level_name(l: u64) -> &'static str {
+    match l {
+        1 => "A",
+        2 => "B",
+        3 => "C",
+        4 => "D",
+        _ => "?",
+    }
+}
+
+/// A node type by name, as smpquery prints it.
 pub(crate) fn node_type_name(t: u64) -> &'static str {
     match t {
         3 => "router",
@@ -504,17 +629,24 @@ pub fn render_text(d: &Discovery) -> String {
         })
         .collect();
     let mut out = String::new();
+    if let Some((a, desc)) = &d.start_host {
+        let _ = writeln!(out, "from host {a} \"{desc}\"\n");
+    }
     for r in &d.routers {
         let _ = writeln!(
             out,
-            "{} {:#018x} \"{}\" ({} HRs, read at {}, reached by {})",
+            "{} {:#018x} \"{}\" level {} ({} HRs, read at {}, reached by {})",
             node_type_name(r.node_type),
             r.identity,
             r.description,
+            level_name(r.level),
             r.hrs.len(),
             r.address,
             r.reached.text()
         );
+        if !r.described {
+            let _ = writeln!(out, "  NodeDescription not answered");
+        }
         for h in &r.hrs {
             let mut line = match &h.info {
                 Some(i) => format!(
@@ -544,6 +676,36 @@ pub fn render_text(d: &Discovery) -> String {
             }
             out.push_str(&line);
             out.push('\n');
+        }
+        out.push('\n');
+    }
+    for san in &d.sans {
+        let from = match san.manager {
+            Some(m) => format!("records of manager {m}"),
+            None => "the LRTs".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "san {} cost {} mtu {} ({} HRs, {} nodes, from {from})",
+            san.id,
+            san.cost,
+            san.mtu,
+            san.hrs.len(),
+            san.members.len()
+        );
+        for m in &san.members {
+            let _ = writeln!(
+                out,
+                "  {} {} {:#018x} \"{}\" level {}",
+                node_type_name(m.node_type),
+                m.address,
+                m.identity,
+                m.description,
+                level_name(m.level)
+            );
+            if !m.described {
+                let _ = writeln!(out, "    NodeDescription not answered");
+            }
         }
         out.push('\n');
     }
@@ -583,7 +745,9 @@ pub fn to_json(d: &Discovery) -> Value {
                             "port": h.port,
                             "address": i.address,
                             "state": state_name(i.state),
+                            "state_number": i.state,
                             "san": i.san,
+                            "manager": i.manager,
                             "mtu": i.mtu,
                             "cost": i.cost,
                         }),
@@ -593,6 +757,7 @@ pub fn to_json(d: &Discovery) -> Value {
                         Some(a) => json!(a),
                         None => Value::Null,
                     };
+                    v["nodes_across"] = json!(h.nodes);
                     v
                 })
                 .collect();
@@ -600,7 +765,11 @@ pub fn to_json(d: &Discovery) -> Value {
                 "answered": true,
                 "identity": format!("{:#018x}", r.identity),
                 "node_type": node_type_name(r.node_type),
+                "node_type_number": r.node_type,
+                "level": level_name(r.level),
+                "level_number": r.level,
                 "description": r.description,
+                "described": r.described,
                 "address": r.address,
                 "reached": r.reached.json(),
                 "complete": !r.incomplete(),
@@ -608,14 +777,45 @@ pub fn to_json(d: &Discovery) -> Value {
             })
         })
         .collect();
-    let sans: Vec<Value> = sans(d)
-        .into_iter()
-        .map(|(id, hrs)| {
-            let hrs: Vec<Value> = hrs
-                .into_iter()
+    let sans: Vec<Value> = d
+        .sans
+        .iter()
+        .map(|san| {
+            let hrs: Vec<Value> = san
+                .hrs
+                .iter()
                 .map(|(a, by)| json!({"address": a, "router": format!("{by:#018x}")}))
                 .collect();
-            json!({"id": id, "hrs": hrs})
+            let members: Vec<Value> = san
+                .members
+                .iter()
+                .map(|m| {
+                    json!({
+                        "address": m.address,
+                        "identity": format!("{:#018x}", m.identity),
+                        "node_type": node_type_name(m.node_type),
+                        "node_type_number": m.node_type,
+                        "level": level_name(m.level),
+                        "level_number": m.level,
+                        "description": m.description,
+                        "described": m.described,
+                        "source": match m.source {
+                            MemberSource::Manager(a) => json!({"manager": a}),
+                            MemberSource::Lrt { by, hr } => {
+                                json!({"by": format!("{by:#018x}"), "hr": hr})
+                            }
+                        },
+                    })
+                })
+                .collect();
+            json!({
+                "id": san.id,
+                "cost": san.cost,
+                "mtu": san.mtu,
+                "manager": san.manager,
+                "hrs": hrs,
+                "nodes": members,
+            })
         })
         .collect();
     let unanswered: Vec<Value> = d
@@ -638,8 +838,10 @@ pub fn to_json(d: &Discovery) -> Value {
             "routers": d.routers.len(),
             "sans": sans.len(),
             "hrs": d.hr_count(),
+            "nodes": d.member_count(),
             "unanswered": d.unanswered.len(),
         },
+        "start_host": d.start_host.as_ref().map(|(a, desc)| json!({"address": a, "description": desc})),
         "elapsed_ms": u64::try_from(d.elapsed.as_millis()).unwrap_or(u64::MAX),
     })
 }
@@ -665,27 +867,23 @@ impl SocketAsk<'_> {
     }
 }
 
-impl SocketAsk<'_> {
-    fn send(&self, q: &MadQuery) -> Result<Got, ClientError> {
-        let wait = crate::mad::answer_timeout(q, Some(Duration::ZERO));
+impl Ask for SocketAsk<'_> {
+    fn get(
+        &self,
+        class: Class,
+        dst: Address,
+        attribute: u16,
+        modifier: u32,
+    ) -> Result<Got, ClientError> {
+        let mut q = self.query(dst, attribute, modifier);
+        q.class = Some(class.name().to_string());
+        let wait = crate::mad::answer_timeout(&q, Some(Duration::ZERO));
         let mut c = Client::connect(&self.cli.socket, wait)?;
-        match crate::mad::ask(&mut c, q) {
+        match crate::mad::ask(&mut c, &q) {
             Ok((a, _)) => Ok(got(a)),
             Err(ClientError::Daemon(e)) if e.code == AdminErrorCode::NoAnswer => Ok(Got::NoAnswer),
             Err(e) => Err(e),
         }
-    }
-}
-
-impl Ask for SocketAsk<'_> {
-    fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
-        self.send(&self.query(dst, attribute, modifier))
-    }
-
-    fn get_perf(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
-        let mut q = self.query(dst, attribute, modifier);
-        q.class = Some("perf".into());
-        self.send(&q)
     }
 }
 
@@ -727,12 +925,52 @@ pub fn run(
         Some(a) => a,
         None => first_hr(cli)?,
     };
+    let saved = match &args.diff {
+        Some(p) => Some(Snapshot::load(p).map_err(|e| ClientError::Other(e.0))?),
+        None => None,
+    };
     let d = walk_with(&SocketAsk { cli, args }, start, args.html.is_some())?;
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_secs());
+    let snapshot = Snapshot::of(&d, now_s);
+    if let Some(p) = &args.cache {
+        snapshot.save(p).map_err(|e| ClientError::Other(e.0))?;
+    }
+    if let (Some(saved), Some(path)) = (&saved, &args.diff) {
+        let changes = crate::discover_diff::diff(saved, &snapshot);
+        let text = if cli.json {
+            let v = json!({
+                "against": path.display().to_string(),
+                "saved_unix_s": saved.taken_unix_s,
+                "changes": crate::discover_diff::to_json(&changes),
+                "counts": to_json(&d)["counts"],
+            });
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        } else {
+            let mut t = crate::discover_diff::render_text(&changes);
+            let _ = writeln!(
+                t,
+                "{} differences from {} (saved {} s ago); now {}",
+                changes.len(),
+                path.display(),
+                now_s.saturating_sub(saved.taken_unix_s),
+                d.summary()
+            );
+            t
+        };
+        out.write_all(text.as_bytes())
+            .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
+        return Ok(if changes.is_empty() {
+            d.exit_code()
+        } else {
+            crate::EXIT_DIFFERS
+        });
+    }
     let page_out = args.html.as_deref() == Some(std::path::Path::new("-"));
-    let page = args
-        .html
-        .as_ref()
-        .map(|_| crate::discover_html::render_html(&d, &crate::discover_html::utc_now(), start));
+    let page = args.html.as_ref().map(|_| {
+        crate::discover_html::render_html(&d, &crate::discover_html::utc_text(now_s), start)
+    });
     if let (Some(path), Some(page)) = (&args.html, &page)
         && !page_out
     {
@@ -767,6 +1005,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mgmt::attr::NodeRecord;
     use std::sync::Mutex;
 
     /// A router of the fake fabric: identity, name, and its HRs (address,
@@ -778,9 +1017,14 @@ mod tests {
     }
 
     /// Answers Gets from an in-memory fabric; `dead` nodes never answer.
+    /// Hosts are (address, SAN, name); the host at `manager` keeps the
+    /// records of its SAN.
     struct Fabric {
         nodes: Vec<Node>,
         dead: Vec<u64>,
+        hosts: Vec<(u16, u16, &'static str)>,
+        dead_hosts: Vec<u16>,
+        manager: Option<u16>,
         asked: Mutex<Vec<(Address, u16)>>,
     }
 
@@ -791,8 +1035,62 @@ mod tests {
     }
 
     impl Ask for Fabric {
-        fn get(&self, dst: Address, attribute: u16, modifier: u32) -> Result<Got, ClientError> {
+        fn get(
+            &self,
+            class: Class,
+            dst: Address,
+            attribute: u16,
+            modifier: u32,
+        ) -> Result<Got, ClientError> {
             self.asked.lock().unwrap().push((dst, attribute));
+            if let Some(h) = self.hosts.iter().find(|h| h.0 == dst.0) {
+                if self.dead_hosts.contains(&h.0) {
+                    return Ok(Got::NoAnswer);
+                }
+                return Ok(match (class, attribute) {
+                    (Class::Subn, NodeInfo::ID) => Got::Fields(json!({
+                        "node_type": 1,
+                        "num_ports": 1,
+                        "node_identity": 0x100 + u64::from(h.0),
+                        "implementation_level": 2,
+                    })),
+                    (Class::Subn, NodeDescription::ID) => Got::Fields(json!(h.2)),
+                    (Class::SubnAdm, NodeRecord::ID) if self.manager == Some(h.0) => {
+                        // The SAN's hosts, then the routers' HRs on it.
+                        let mut members: Vec<(u16, u64, String)> = self
+                            .hosts
+                            .iter()
+                            .filter(|m| m.1 == h.1)
+                            .map(|m| (m.0, 1, format!("{} (record)", m.2)))
+                            .collect();
+                        for n in &self.nodes {
+                            for hr in n.hrs.iter().filter(|hr| hr.1 == h.1) {
+                                members.push((hr.0, 3, n.name.to_string()));
+                            }
+                        }
+                        let i = (modifier & 0xffff) as usize;
+                        match members.get(i) {
+                            Some(m) => Got::Fields(json!({
+                                "total": members.len(),
+                                "address": Address(m.0),
+                                "identity": 0x100 + u64::from(m.0),
+                                "node_type": m.1,
+                                "level": 3,
+                                "description": m.2,
+                            })),
+                            None => Got::Status(0x000c),
+                        }
+                    }
+                    (Class::Subn, PortInfo::ID) => Got::Fields(json!({
+                        "address": Address(h.0), "san_id": Address(h.1),
+                        "port_state": 4, "mtu": 1500, "cost": 0,
+                        "manager_address": Address(self.manager.unwrap_or(0)),
+                    })),
+                    // A host has no LRT: an empty one.
+                    (Class::Subn, LrtBlock::ID) => Got::Fields(json!({"total": 0, "entries": []})),
+                    _ => Got::Status(0x000c),
+                });
+            }
             let Some(n) = self.node(dst) else {
                 return Ok(Got::NoAnswer);
             };
@@ -800,6 +1098,20 @@ mod tests {
                 return Ok(Got::NoAnswer);
             }
             let port = (modifier >> 16) as usize;
+            if class == Class::Perf {
+                if attribute != PortCounters::ID {
+                    return Ok(Got::Status(0x000c));
+                }
+                // Port p of router i: p + 1 receive errors and i drops of
+                // no-route, 100 packets received.
+                let mut counters = vec![0u64; PortCounters::COUNT];
+                counters[0] = 100;
+                counters[1] = u64::from(modifier) + 1;
+                counters[PortCounters::FIRST_DROP + 5] = n.identity;
+                return Ok(Got::Fields(
+                    json!({"port_select": modifier, "counters": counters}),
+                ));
+            }
             Ok(match attribute {
                 NodeInfo::ID => Got::Fields(json!({
                     "node_type": 3,
@@ -809,50 +1121,37 @@ mod tests {
                 NodeDescription::ID => Got::Fields(json!(n.name)),
                 PortInfo::ID => {
                     let (a, san, _) = &n.hrs[modifier as usize];
+                    // Every HR names the manager, as where its traps go,
+                    // whichever SAN the manager is on.
+                    let manager = self.manager.unwrap_or(0);
                     Got::Fields(json!({
                         "address": Address(*a), "san_id": Address(*san),
                         "port_state": 4, "mtu": 1500, "cost": 1,
+                        "manager_address": Address(manager),
                     }))
                 }
                 LrtBlock::ID => {
-                    let across = &n.hrs[port].2;
+                    let san = n.hrs[port].1;
+                    let hosts = self.hosts.iter().filter(|h| h.1 == san);
+                    let across: Vec<(u16, u8)> = n.hrs[port]
+                        .2
+                        .iter()
+                        .map(|&a| (a, 1))
+                        .chain(hosts.map(|h| (h.0, 0)))
+                        .collect();
                     let block = (modifier & 0xffff) as usize;
                     let entries: Vec<Value> = across
                         .iter()
                         .skip(block * lrt_block::ENTRIES)
                         .take(lrt_block::ENTRIES)
-                        .map(
-                            |&a| json!({"address": Address(a), "flags": 1, "keepalives_missed": 0}),
-                        )
+                        .map(|&(a, flags)| {
+                            json!({"address": Address(a), "flags": flags, "keepalives_missed": 0})
+                        })
                         .collect();
                     Got::Fields(json!({"total": across.len(), "entries": entries}))
                 }
                 _ => Got::Status(0x000c),
             })
-        }
-
-        fn get_perf(
-            &self,
-            dst: Address,
-            attribute: u16,
-            modifier: u32,
-        ) -> Result<Got, ClientError> {
-            self.asked.lock().unwrap().push((dst, attribute));
-            let Some(n) = self.node(dst) else {
-                return Ok(Got::NoAnswer);
-            };
-            if self.dead.contains(&n.identity) || attribute != PortCounters::ID {
-                return Ok(Got::NoAnswer);
-            }
-            // Port p of router i: p + 1 receive errors and i drops of
-            // no-route, 100 packets received.
-            let mut counters = vec![0u64; PortCounters::COUNT];
-            counters[0] = 100;
-            counters[1] = u64::from(modifier) + 1;
-            counters[PortCounters::FIRST_DROP + 5] = n.identity;
-            Ok(Got::Fields(
-                json!({"port_select": modifier, "counters": counters}),
-            ))
         }
     }
 
@@ -896,6 +1195,9 @@ mod tests {
         Fabric {
             nodes: ring(),
             dead,
+            hosts: vec![],
+            dead_hosts: vec![],
+            manager: None,
             asked: Mutex::new(Vec::new()),
         }
     }
@@ -918,7 +1220,7 @@ mod tests {
             .filter(|(_, attr)| *attr == NodeInfo::ID)
             .count();
         assert_eq!(node_infos, 4);
-        assert_eq!(sans(&d).len(), 4);
+        assert_eq!(d.sans.len(), 4);
         assert_eq!(d.hr_count(), 8);
         assert_eq!(
             d.routers[3].reached,
@@ -929,7 +1231,7 @@ mod tests {
         );
         let text = render_text(&d);
         assert!(
-            text.contains("router 0x000000000000000c \"c\" (3 HRs, read at 0x0132"),
+            text.contains("router 0x000000000000000c \"c\" level ? (3 HRs, read at 0x0132"),
             "{text}"
         );
         assert!(
@@ -937,7 +1239,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("4 routers, 4 SANs, 8 HRs, 0 did not answer ("),
+            text.contains("4 routers, 4 SANs, 8 HRs, 0 nodes, 0 did not answer ("),
             "{text}"
         );
         let v = to_json(&d);
@@ -974,7 +1276,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("2 routers, 3 SANs, 4 HRs, 2 did not answer"),
+            text.contains("2 routers, 3 SANs, 4 HRs, 0 nodes, 2 did not answer"),
             "{text}"
         );
         let v = to_json(&d);
@@ -984,13 +1286,207 @@ mod tests {
     }
 
     #[test]
+    fn each_san_gets_its_nodes_from_its_manager_or_from_the_lrts() {
+        let mut f = fabric(vec![]);
+        f.hosts = vec![
+            (0x0101, 0x0601, "h1"),
+            (0x0102, 0x0601, "h2"),
+            (0x0103, 0x0602, "h3"),
+            (0x0104, 0x0602, "h4"),
+            (0x0105, 0x0604, "h5"),
+        ];
+        f.manager = Some(0x0103);
+        f.dead_hosts = vec![0x0105];
+        let d = walk(&f, Address(0x0111)).unwrap();
+        let ids: Vec<u16> = d.sans.iter().map(|s| s.id.0).collect();
+        assert_eq!(ids, [0x0601, 0x0602, 0x0603, 0x0604]);
+        // SAN 0x0601's HRs name the manager of SAN 0x0602 (where their
+        // traps go); it is not on 0x0601: its hosts are read one by one.
+        let a = &d.sans[0];
+        assert_eq!(a.manager, None);
+        assert_eq!((a.cost, a.mtu, a.hrs.len()), (1, 1500, 2));
+        let names: Vec<&str> = a.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h1", "h2"]);
+        assert_eq!(a.members[0].level, 2);
+        assert!(matches!(a.members[0].source, MemberSource::Lrt { .. }));
+        // SAN 0x0602's manager answers with its records: no host is read
+        // itself.
+        let b = &d.sans[1];
+        assert_eq!(b.manager, Some(Address(0x0103)));
+        let names: Vec<&str> = b.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h3 (record)", "h4 (record)"]);
+        let asked = f.asked.lock().unwrap();
+        assert!(
+            !asked.contains(&(Address(0x0104), NodeInfo::ID)),
+            "{asked:?}"
+        );
+        drop(asked);
+        // The host that does not answer is listed, with the HR that named
+        // it; the SAN shows none.
+        assert!(d.sans[3].members.is_empty());
+        assert_eq!(d.unanswered.len(), 1);
+        assert_eq!(d.unanswered[0].address, Address(0x0105));
+        assert_eq!(
+            d.unanswered[0].reached,
+            Reached::Lrt {
+                by: 0xc,
+                hr: Address(0x0133)
+            }
+        );
+        assert_eq!(d.exit_code(), 1);
+        let text = render_text(&d);
+        assert!(
+            text.contains(
+                "san 0x0602 cost 1 mtu 1500 (2 HRs, 2 nodes, from records of manager 0x0103)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  host 0x0101 0x0000000000000201 \"h1\" level B"),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 routers, 4 SANs, 8 HRs, 4 nodes, 1 did not answer"),
+            "{text}"
+        );
+        let v = to_json(&d);
+        assert_eq!(v["counts"]["nodes"], 4);
+        assert_eq!(v["sans"][1]["manager"], "0x0103");
+        assert_eq!(v["sans"][1]["nodes"][0]["level"], "C");
+        assert_eq!(v["sans"][1]["nodes"][0]["level_number"], 3);
+        assert_eq!(v["sans"][0]["nodes"][1]["node_type"], "host");
+    }
+
+    /// The fabric behind a link that loses `percent` of the requests: each
+    /// Get is tried `tries` times (as the daemon's retries do) and answered
+    /// only if some try got through. Which Gets failed is recorded.
+    struct Lossy {
+        inner: Fabric,
+        percent: u64,
+        tries: u32,
+        seed: Mutex<u64>,
+        failed: Mutex<Vec<(Class, Address, u16, u32)>>,
+    }
+
+    impl Lossy {
+        fn lost(&self) -> bool {
+            let mut x = self.seed.lock().unwrap();
+            // xorshift64: a fixed sequence per seed.
+            *x ^= *x << 13;
+            *x ^= *x >> 7;
+            *x ^= *x << 17;
+            *x % 100 < self.percent
+        }
+    }
+
+    impl Ask for Lossy {
+        fn get(&self, c: Class, dst: Address, a: u16, m: u32) -> Result<Got, ClientError> {
+            if (0..self.tries).all(|_| self.lost()) {
+                self.failed.lock().unwrap().push((c, dst, a, m));
+                return Ok(Got::NoAnswer);
+            }
+            self.inner.get(c, dst, a, m)
+        }
+    }
+
+    #[test]
+    fn with_loss_the_walk_is_complete_after_retries_or_marks_exactly_what_failed() {
+        let mut complete = 0;
+        for seed in 1..=40u64 {
+            let mut inner = fabric(vec![]);
+            inner.hosts = vec![(0x0101, 0x0601, "h1"), (0x0105, 0x0604, "h5")];
+            let f = Lossy {
+                inner,
+                percent: 30,
+                tries: 4,
+                seed: Mutex::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                failed: Mutex::new(Vec::new()),
+            };
+            let d = walk(&f, Address(0x0111)).unwrap();
+            let failed = f.failed.lock().unwrap().clone();
+            // Every node listed as not answering is one whose NodeInfo was
+            // lost on every try, and every such node is listed.
+            let mut silent: Vec<Address> = d.unanswered.iter().map(|u| u.address).collect();
+            let mut lost: Vec<Address> = failed
+                .iter()
+                .filter(|(c, _, a, _)| *c == Class::Subn && *a == NodeInfo::ID)
+                .map(|(_, dst, _, _)| *dst)
+                .collect();
+            silent.sort_unstable();
+            lost.sort_unstable();
+            assert_eq!(silent, lost, "seed {seed}: {failed:?}");
+            // A router is marked incomplete exactly when one of its PortInfo
+            // or LrtBlock Gets was lost.
+            for r in &d.routers {
+                let own: Vec<Address> = std::iter::once(r.address).collect();
+                let lost_here = failed.iter().any(|(_, dst, a, _)| {
+                    own.contains(dst)
+                        && [NodeDescription::ID, PortInfo::ID, LrtBlock::ID].contains(a)
+                });
+                assert_eq!(
+                    r.incomplete(),
+                    lost_here,
+                    "seed {seed}: {} {failed:?}",
+                    r.description
+                );
+            }
+            if failed.is_empty() {
+                assert!(d.complete(), "seed {seed}");
+                assert_eq!(d.routers.len(), 4);
+                assert_eq!(d.member_count(), 2);
+                complete += 1;
+            } else {
+                assert_eq!(d.exit_code(), 1, "seed {seed}");
+            }
+        }
+        // 4 tries at 30 % loss: most walks are whole.
+        assert!(complete >= 20, "{complete} of 40 complete");
+    }
+
+    #[test]
+    fn from_a_host_the_walk_starts_at_the_routers_its_manager_records() {
+        let mut f = fabric(vec![]);
+        f.hosts = vec![(0x0103, 0x0602, "h3"), (0x0104, 0x0602, "h4")];
+        f.manager = Some(0x0103);
+        let d = walk(&f, Address(0x0104)).unwrap();
+        assert_eq!(d.start_host, Some((Address(0x0104), "h4".to_string())));
+        let mut ids: Vec<u64> = d.routers.iter().map(|r| r.identity).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0xa, 0xb, 0xc, 0xd]);
+        assert_eq!(
+            d.routers[0].reached,
+            Reached::Manager {
+                manager: Address(0x0103)
+            }
+        );
+        // The host is a node of its SAN, not a router.
+        let san = d.sans.iter().find(|s| s.id == Address(0x0602)).unwrap();
+        let names: Vec<&str> = san.members.iter().map(|m| m.description.as_str()).collect();
+        assert_eq!(names, ["h3 (record)", "h4 (record)"]);
+        assert!(d.complete());
+        let text = render_text(&d);
+        assert!(text.starts_with("from host 0x0104 \"h4\"\n"), "{text}");
+        assert!(
+            text.contains("reached by records of manager 0x0103"),
+            "{text}"
+        );
+        assert_eq!(to_json(&d)["start_host"]["address"], "0x0104");
+
+        // Without a manager nothing names the host's routers: an error
+        // that says what to give.
+        f.manager = None;
+        let e = walk(&f, Address(0x0104)).unwrap_err().to_string();
+        assert!(e.contains("give a router's address"), "{e}");
+    }
+
+    #[test]
     fn a_start_that_does_not_answer_is_the_one_node_listed() {
         let f = fabric(vec![0xa]);
         let d = walk(&f, Address(0x0111)).unwrap();
         assert!(d.routers.is_empty());
         assert_eq!(d.unanswered[0].reached, Reached::Start);
         assert_eq!(d.exit_code(), 1);
-        assert!(render_text(&d).contains("0 routers, 0 SANs, 0 HRs, 1 did not answer"));
+        assert!(render_text(&d).contains("0 routers, 0 SANs, 0 HRs, 0 nodes, 1 did not answer"));
     }
 
     #[test]
@@ -1004,6 +1500,9 @@ mod tests {
                 hrs: vec![(0x0111, 0x0601, across)],
             }],
             dead: vec![],
+            hosts: vec![],
+            dead_hosts: vec![],
+            manager: None,
             asked: Mutex::new(Vec::new()),
         };
         let d = walk(&f, Address(0x0111)).unwrap();
@@ -1015,29 +1514,43 @@ mod tests {
     fn the_page_of_the_fake_fabric_holds_every_node_and_the_errors() {
         let mut f = fabric(vec![0xc]);
         f.nodes[1].name = "b <i>&</i>";
+        f.hosts = vec![(0x0101, 0x0601, "h1"), (0x0103, 0x0602, "h3")];
         let d = walk_with(&f, Address(0x0111), true).unwrap();
         // Counters are read only when asked for.
-        assert!(
-            walk(&fabric(vec![]), Address(0x0111)).unwrap().routers[0].hrs[0]
-                .counters
-                .is_none()
-        );
+        let plain = walk(&fabric(vec![]), Address(0x0111)).unwrap();
+        assert!(plain.routers[0].hrs[0].counters.is_none());
         // Port 1 of a: 2 receive errors and 0xa drops of no-route.
         assert_eq!(d.routers[0].hrs[1].errors(), Some(2 + 0xa));
         let page = crate::discover_html::render_html(&d, "now", Address(0x0111));
         for r in &d.routers {
             assert!(page.contains(&format!("id=\"r-{:#018x}\"", r.identity)));
         }
-        for san in sans(&d).keys() {
-            assert!(page.contains(&format!("id=\"san-{san}\"")), "{san}");
-            assert!(page.contains(&format!(">SAN {san}</text>")), "{san}");
+        for san in &d.sans {
+            assert!(
+                page.contains(&format!("id=\"san-{}\"", san.id)),
+                "{}",
+                san.id
+            );
+            assert!(
+                page.contains(&format!(">SAN {}</text>", san.id)),
+                "{}",
+                san.id
+            );
         }
         for u in &d.unanswered {
             assert!(page.contains(&format!("class=\"el node silent\" id=\"u-{}\"", u.address)));
         }
+        // The hosts, on their SANs.
+        assert_eq!(d.member_count(), 2);
+        for h in ["0x0101", "0x0103"] {
+            assert!(
+                page.contains(&format!("class=\"el node host\" id=\"h-{h}\"")),
+                "{h}"
+            );
+        }
         assert!(page.contains("b &lt;i&gt;&amp;&lt;/i&gt;"));
         assert!(!page.contains("<i>"));
-        assert!(page.contains("incomplete"));
+        assert!(page.contains("status incomplete"));
         // Every port's errors are on the map: 2 routers, 4 HRs.
         assert_eq!(page.matches("<g class=\"badge bad\">").count(), 4);
     }
@@ -1046,10 +1559,7 @@ mod tests {
     fn a_daemon_error_stops_the_walk() {
         struct Gone;
         impl Ask for Gone {
-            fn get(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
-                Err(ClientError::Other("gone".into()))
-            }
-            fn get_perf(&self, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
+            fn get(&self, _: Class, _: Address, _: u16, _: u32) -> Result<Got, ClientError> {
                 Err(ClientError::Other("gone".into()))
             }
         }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use crate::discover::{Discovery, Reached, node_type_name, sans, state_name};
+use crate::discover::{Discovery, Reached, node_type_name, state_name};
 
 /// `s` with its backslashes and double quotes escaped, for a Graphviz
 /// string.
@@ -33,12 +33,24 @@ pub fn render_dot(d: &Discovery) -> String {
         "graph messageway {\n  graph [overlap=false, splines=true, fontname=\"Helvetica\"];\n  \
          node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n",
     );
-    for id in sans(d).keys() {
+    for san in &d.sans {
+        let id = san.id;
         let _ = writeln!(
             out,
-            "  \"san-{id}\" [shape=ellipse, style=filled, fillcolor=\"#e0f2fe\", label={}];",
-            quoted(&format!("SAN {id}"))
+            "  \"san-{id}\" [shape=ellipse, style=filled, fillcolor=\"#e0f2fe\", \
+             label=\"SAN {id}\\ncost {} mtu {}\"];",
+            san.cost, san.mtu
         );
+        for m in &san.members {
+            let a = m.address;
+            let _ = writeln!(
+                out,
+                "  \"member-{a}\" [shape=ellipse, fontsize=8, label=\"{}\\n{} {a}\"];\n  \
+                 \"member-{a}\" -- \"san-{id}\" [color=\"#94a3b8\"];",
+                escaped(&m.description),
+                node_type_name(m.node_type),
+            );
+        }
     }
     for r in &d.routers {
         let fill = if r.incomplete() { "#fde68a" } else { "#dcfce7" };
@@ -109,8 +121,10 @@ mod tests {
                 state,
                 mtu: 1500,
                 cost: 1,
+                manager: Address(0),
             }),
             across: Some(vec![]),
+            nodes: vec![],
             counters: None,
         }
     }
@@ -124,6 +138,8 @@ mod tests {
                 Router {
                     identity: 1,
                     node_type: 3,
+                    level: 4,
+                    described: true,
                     description: "ab \"edge\"".into(),
                     address: Address(0x0119),
                     reached: Reached::Start,
@@ -132,6 +148,8 @@ mod tests {
                 Router {
                     identity: 2,
                     node_type: 3,
+                    level: 4,
+                    described: true,
                     description: "bc".into(),
                     address: Address(0x0221),
                     reached: Reached::Lrt {
@@ -149,8 +167,21 @@ mod tests {
                 },
                 status: None,
             }],
+            sans: vec![],
+            start_host: None,
             elapsed: Duration::from_millis(3),
         };
+        let mut d = d;
+        d.sans = crate::discover_sans::sans_of_routers(&d);
+        d.sans[0].members.push(crate::discover::Member {
+            address: Address(0x0100),
+            identity: 0x100,
+            node_type: 1,
+            level: 2,
+            description: "H0".into(),
+            described: true,
+            source: crate::discover::MemberSource::Manager(Address(0x0100)),
+        });
         let g = render_dot(&d);
         assert!(g.starts_with("graph messageway {"), "{g}");
         assert!(g.trim_end().ends_with('}'));
@@ -163,12 +194,18 @@ mod tests {
             "\"node-0x0000000000000001\" -- \"san-0x0200\" [color=\"#dc2626\", style=dashed, label=\"0x0219 [2] down\"]",
             "\"node-0x0000000000000002\" -- \"san-0x0200\"",
             "\"none-0x0231\" [shape=box, style=dashed",
+            "\"member-0x0100\" [shape=ellipse, fontsize=8, label=\"H0\\nhost 0x0100\"]",
+            "\"member-0x0100\" -- \"san-0x0100\"",
             "\"node-0x0000000000000002\" -- \"none-0x0231\" [style=dotted",
         ] {
             assert!(g.contains(want), "missing {want}:\n{g}");
         }
-        // Each SAN once, each HR once.
-        assert_eq!(g.matches("[shape=ellipse").count(), 2);
-        assert_eq!(g.matches(" -- \"san-").count(), 3);
+        // Each SAN once, each HR once, each member once.
+        assert_eq!(g.matches("[shape=ellipse, style=filled").count(), 2);
+        assert_eq!(
+            g.matches(" -- \"san-").count(),
+            3 + 1,
+            "three HRs and the member"
+        );
     }
 }

@@ -17,7 +17,9 @@ use std::fmt::Write;
 
 use rrp::Address;
 
-use crate::discover::{Discovery, Reached, Router, node_type_name, sans, state_name};
+use crate::discover::{
+    Discovery, Member, MemberSource, Reached, Router, level_name, node_type_name, state_name,
+};
 
 /// `s` escaped for HTML text and attribute values.
 pub fn esc(s: &str) -> String {
@@ -56,13 +58,17 @@ pub enum Kind {
     Router(usize),
     /// A node that did not answer (index into `Discovery::unanswered`).
     Silent(usize),
+    /// A member of a SAN, a host most often (indices into
+    /// `Discovery::sans` and its `members`).
+    Member(usize, usize),
 }
 
 /// A node of the map: its key (the element id), what it is, and its box
 /// (centre and size, in the SVG's units).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapNode {
-    /// The element id: `san-0x0201`, `r-0x...` (identity), `u-0x0231`.
+    /// The element id: `san-0x0201`, `r-0x...` (identity), `u-0x0231`,
+    /// `h-0x0100` (a member).
     pub key: String,
     /// What it stands for.
     pub kind: Kind,
@@ -76,16 +82,27 @@ pub struct MapNode {
     pub h: f64,
 }
 
-/// An edge of the map: an HR (router to SAN), or the link from a SAN to
-/// a node on it that did not answer.
+/// What an edge of the map draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// An HR: (router index, HR index).
+    Hr(usize, usize),
+    /// A SAN to a node on it that did not answer.
+    Silent,
+    /// A SAN to a member.
+    Member,
+}
+
+/// An edge of the map: an HR (router to SAN), or a SAN to a node on it
+/// (a member, or a node that did not answer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapEdge {
-    /// Node index of the router (or of the SAN, for a silent node).
+    /// Node index of the router (or of the SAN).
     pub from: usize,
-    /// Node index of the SAN (or of the silent node).
+    /// Node index of the SAN (or of the node on it).
     pub to: usize,
-    /// The HR it draws: (router index, HR index), None for a silent node's.
-    pub hr: Option<(usize, usize)>,
+    /// What it draws.
+    pub link: Link,
 }
 
 /// The map: nodes placed, edges, and the drawing's size.
@@ -106,8 +123,28 @@ const GAP: f64 = 18.0;
 const MARGIN: f64 = 40.0;
 /// The rest length of an edge in the force layout, centre to centre.
 const EDGE: f64 = 170.0;
+/// The rest length of a member's edge (it has no label).
+const MEMBER_EDGE: f64 = 90.0;
 /// The least room an edge has between its boxes.
 const MIN_EDGE: f64 = 140.0;
+
+impl MapEdge {
+    /// Its rest length in the force layout.
+    fn rest(&self) -> f64 {
+        match self.link {
+            Link::Member => MEMBER_EDGE,
+            _ => EDGE,
+        }
+    }
+
+    /// The least room it has between its boxes.
+    fn least(&self) -> f64 {
+        match self.link {
+            Link::Hr(..) => MIN_EDGE,
+            _ => 2.0 * GAP,
+        }
+    }
+}
 
 fn router_key(r: &Router) -> String {
     format!("r-{:#018x}", r.identity)
@@ -131,6 +168,24 @@ fn router_size(r: &Router) -> (f64, f64) {
     let desc = cut(display_name(r).as_str(), 24).chars().count() as f64;
     let w = (desc * 7.6).max(15.0 * 6.6) + 28.0;
     (w.clamp(110.0, 230.0), 48.0)
+}
+
+fn member_key(m: &Member) -> String {
+    format!("h-{}", m.address)
+}
+
+/// A member's one line: its description (or type) and address.
+fn member_label(m: &Member) -> String {
+    let name = if m.description.is_empty() {
+        node_type_name(m.node_type).to_string()
+    } else {
+        cut(&m.description, 16)
+    };
+    format!("{name} {}", m.address)
+}
+
+fn member_size(m: &Member) -> (f64, f64) {
+    (member_label(m).chars().count() as f64 * 6.4 + 22.0, 24.0)
 }
 
 fn display_name(r: &Router) -> String {
@@ -178,10 +233,10 @@ fn san_order(on: &[Vec<usize>], n_sans: usize, root: usize) -> Vec<usize> {
 pub fn layout(d: &Discovery) -> Map {
     let mut nodes = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    for id in sans(d).keys() {
-        index.insert(san_key(*id), nodes.len());
+    for san in &d.sans {
+        index.insert(san_key(san.id), nodes.len());
         nodes.push(MapNode {
-            key: san_key(*id),
+            key: san_key(san.id),
             kind: Kind::San,
             x: 0.0,
             y: 0.0,
@@ -211,7 +266,7 @@ pub fn layout(d: &Discovery) -> Map {
                 edges.push(MapEdge {
                     from: me,
                     to: s,
-                    hr: Some((ri, hi)),
+                    link: Link::Hr(ri, hi),
                 });
                 mine.push(s);
             }
@@ -219,7 +274,7 @@ pub fn layout(d: &Discovery) -> Map {
         on.push(mine);
     }
     // Each silent node's anchor: the SAN whose LRT named it, else the
-    // router.
+    // router; then each member's, its SAN.
     let mut anchors = Vec::new();
     for (ui, u) in d.unanswered.iter().enumerate() {
         let key = format!("u-{}", u.address);
@@ -228,7 +283,7 @@ pub fn layout(d: &Discovery) -> Map {
                 .and_then(|s| index.get(&san_key(s)))
                 .or_else(|| index.get(&format!("r-{by:#018x}")))
                 .copied(),
-            Reached::Start => None,
+            Reached::Start | Reached::Manager { .. } => None,
         };
         let me = nodes.len();
         index.insert(key.clone(), me);
@@ -244,10 +299,30 @@ pub fn layout(d: &Discovery) -> Map {
             edges.push(MapEdge {
                 from: a,
                 to: me,
-                hr: None,
+                link: Link::Silent,
             });
         }
         anchors.push(anchor);
+    }
+    for (si, san) in d.sans.iter().enumerate() {
+        for (mi, m) in san.members.iter().enumerate() {
+            let me = nodes.len();
+            let (w, h) = member_size(m);
+            nodes.push(MapNode {
+                key: member_key(m),
+                kind: Kind::Member(si, mi),
+                x: 0.0,
+                y: 0.0,
+                w,
+                h,
+            });
+            edges.push(MapEdge {
+                from: si,
+                to: me,
+                link: Link::Member,
+            });
+            anchors.push(Some(si));
+        }
     }
     let busiest =
         (0..n_sans).max_by_key(|&s| (on.iter().filter(|o| o.contains(&s)).count(), usize::MAX - s));
@@ -310,7 +385,8 @@ pub fn layout(d: &Discovery) -> Map {
 
 /// The start of a layout: the SANs on a ring in `order` (`centre` in the
 /// middle), each router between its SANs (beyond its one SAN), each silent
-/// node beyond its anchor; nodes on the same spot spread by a golden angle.
+/// node and member beyond its anchor; nodes on the same spot spread by a
+/// golden angle.
 fn place(
     nodes: &mut [MapNode],
     order: &[usize],
@@ -363,7 +439,7 @@ fn place(
     for (ui, anchor) in anchors.iter().enumerate() {
         let spin = ui as f64 * 2.399_963;
         let (ax, ay) = anchor.map_or((0.0, 0.0), |a| (nodes[a].x, nodes[a].y));
-        let (x, y) = outward(ax, ay, 160.0);
+        let (x, y) = outward(ax, ay, 120.0);
         let me = n_sans + on.len() + ui;
         nodes[me].x = x + 30.0 * spin.cos();
         nodes[me].y = y + 30.0 * spin.sin();
@@ -399,14 +475,14 @@ fn spread(nodes: &[MapNode], edges: &[MapEdge]) -> f64 {
         .iter()
         .map(|e| {
             let (a, b) = (&nodes[e.from], &nodes[e.to]);
-            ((a.x - b.x).hypot(a.y - b.y) - EDGE).abs()
+            ((a.x - b.x).hypot(a.y - b.y) - e.rest()).abs()
         })
         .sum()
 }
 
 /// After the force layout: no two boxes overlap ([`GAP`] between them),
 /// and no edge is so short between its boxes that its label and badge do
-/// not fit ([`MIN_EDGE`]).
+/// not fit ([`MIN_EDGE`] for an HR).
 fn tidy(nodes: &mut [MapNode], edges: &[MapEdge]) {
     for _ in 0..100 {
         let mut moved = separate(nodes);
@@ -418,10 +494,10 @@ fn tidy(nodes: &mut [MapNode], edges: &[MapEdge]) {
             let (dx, dy) = (b.x - a.x, b.y - a.y);
             let d = dx.hypot(dy);
             // Boxes that overlap are separate's to part.
-            if room >= MIN_EDGE || d < 1.0 || (x2 - x1) * dx + (y2 - y1) * dy < 0.0 {
+            if room >= e.least() || d < 1.0 || (x2 - x1) * dx + (y2 - y1) * dy < 0.0 {
                 continue;
             }
-            let push = (MIN_EDGE - room) / 2.0 + 0.5;
+            let push = (e.least() - room) / 2.0 + 0.5;
             let (ux, uy) = (dx / d * push, dy / d * push);
             nodes[e.from].x -= ux;
             nodes[e.from].y -= uy;
@@ -458,7 +534,12 @@ fn settle(nodes: &mut [MapNode], edges: &[MapEdge]) {
             for j in (i + 1)..n {
                 let (dx, dy) = (nodes[i].x - nodes[j].x, nodes[i].y - nodes[j].y);
                 let d = dx.hypot(dy).max(1.0);
-                let f = k * k / d;
+                // Members, small, push less.
+                let weight = |n: &MapNode| match n.kind {
+                    Kind::Member(..) => 0.45,
+                    _ => 1.0,
+                };
+                let f = k * k * weight(&nodes[i]) * weight(&nodes[j]) / d;
                 // Two nodes on the same spot part along a fixed direction.
                 let (ux, uy) = if dx == 0.0 && dy == 0.0 {
                     (1.0, 0.0)
@@ -475,9 +556,9 @@ fn settle(nodes: &mut [MapNode], edges: &[MapEdge]) {
             let (a, b) = (&nodes[e.from], &nodes[e.to]);
             let (dx, dy) = (a.x - b.x, a.y - b.y);
             let d = dx.hypot(dy).max(1.0);
-            // A spring of rest length EDGE between the centres: room for
+            // A spring of its rest length between the centres: room for
             // the HR's label and badge between the boxes.
-            let f = 1.5 * (d - EDGE);
+            let f = 1.5 * (d - e.rest());
             force[e.from].0 -= dx / d * f;
             force[e.from].1 -= dy / d * f;
             force[e.to].0 += dx / d * f;
@@ -599,19 +680,6 @@ fn join(s: &BTreeSet<String>) -> String {
     s.iter().map(String::as_str).collect::<Vec<_>>().join(" ")
 }
 
-/// One value per SAN of the HRs on it (MTU or cost): the one value, or
-/// every value seen joined by `/`.
-fn san_values(d: &Discovery, san: Address, f: impl Fn(&crate::discover::HrInfo) -> u64) -> String {
-    let v: BTreeSet<u64> = d
-        .routers
-        .iter()
-        .flat_map(|r| r.hrs.iter().filter_map(|h| h.info.as_ref()))
-        .filter(|i| i.san == san)
-        .map(f)
-        .collect();
-    v.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
-}
-
 /// The SVG of the map.
 fn render_map(d: &Discovery, map: &Map, out: &mut String) {
     let lights = neighbours(map);
@@ -636,8 +704,8 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
         let (x1, y1) = border(a, b.x, b.y);
         let (x2, y2) = border(b, a.x, a.y);
         let n = format!("{} {}", a.key, b.key);
-        match e.hr {
-            Some((ri, hi)) => {
+        match e.link {
+            Link::Hr(ri, hi) => {
                 let r = &d.routers[ri];
                 let h = &r.hrs[hi];
                 let Some(i) = &h.info else { continue };
@@ -699,10 +767,15 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
                 }
                 out.push_str("</g>\n");
             }
-            None => {
+            Link::Silent | Link::Member => {
+                let class = if e.link == Link::Silent {
+                    "silent"
+                } else {
+                    "member"
+                };
                 let _ = writeln!(
                     out,
-                    "<g class=\"el edge silent\" data-n=\"{}\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" \
+                    "<g class=\"el edge {class}\" data-n=\"{}\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" \
                      x2=\"{x2:.1}\" y2=\"{y2:.1}\"/></g>",
                     esc(&n)
                 );
@@ -715,25 +788,66 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
         let lit = esc(&join(&lights[ni]));
         match m.kind {
             Kind::San => {
-                let id = m.key.trim_start_matches("san-");
-                let san: Address = id.parse().unwrap_or(Address(0));
+                let san = &d.sans[ni];
+                let mut tip = format!(
+                    "SAN {}: MTU {}, cost {}, {} HRs, {} other nodes",
+                    san.id,
+                    san.mtu,
+                    san.cost,
+                    san.hrs.len(),
+                    san.members.len()
+                );
+                if let Some(mgr) = san.manager {
+                    let _ = write!(tip, ", manager {mgr}");
+                }
                 let _ = writeln!(
                     out,
                     "<g class=\"el node san\" id=\"{key}\" data-k=\"{key}\" data-n=\"{lit}\">\
-                     <title>SAN {id}</title>\
+                     <title>{tip}</title>\
                      <rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"{r:.1}\" filter=\"url(#shadow)\"/>\
                      <text class=\"t1\" x=\"{x:.1}\" y=\"{t1:.1}\">SAN {id}</text>\
                      <text class=\"t2\" x=\"{x:.1}\" y=\"{t2:.1}\">MTU {mtu} · cost {cost}</text></g>",
                     key = esc(&m.key),
-                    id = esc(id),
+                    id = san.id,
                     w = m.w,
                     h = m.h,
                     r = m.h / 2.0,
                     x = m.x,
                     t1 = m.y - 3.0,
                     t2 = m.y + 13.0,
-                    mtu = san_values(d, san, |i| i.mtu),
-                    cost = san_values(d, san, |i| i.cost),
+                    mtu = san.mtu,
+                    cost = san.cost,
+                );
+            }
+            Kind::Member(si, mi) => {
+                let mb = &d.sans[si].members[mi];
+                let tip = format!(
+                    "{} {:#018x} \"{}\" at {} on SAN {}, level {}",
+                    node_type_name(mb.node_type),
+                    mb.identity,
+                    mb.description,
+                    mb.address,
+                    d.sans[si].id,
+                    level_name(mb.level)
+                );
+                let class = if mb.described { "host" } else { "host partial" };
+                let _ = writeln!(
+                    out,
+                    "<g class=\"el node {class}\" id=\"{key}\" data-k=\"{key}\" data-n=\"{lit}\">\
+                     <title>{tip}</title>\
+                     <rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"{r:.1}\"/>\
+                     <circle cx=\"{cx:.1}\" cy=\"{y:.1}\" r=\"3.5\"/>\
+                     <text x=\"{tx:.1}\" y=\"{ty:.1}\">{label}</text></g>",
+                    key = esc(&m.key),
+                    tip = esc(&tip),
+                    w = m.w,
+                    h = m.h,
+                    r = m.h / 2.0,
+                    cx = x0 + 11.0,
+                    y = m.y,
+                    tx = m.x + 6.0,
+                    ty = m.y + 4.0,
+                    label = esc(&member_label(mb)),
                 );
             }
             Kind::Router(ri) => {
@@ -808,6 +922,7 @@ fn render_map(d: &Discovery, map: &Map, out: &mut String) {
 fn reached_text(d: &Discovery, r: Reached) -> String {
     match r {
         Reached::Start => "start".into(),
+        Reached::Manager { manager } => format!("records of manager {manager}"),
         Reached::Lrt { by, hr } => match d.routers.iter().find(|x| x.identity == by) {
             Some(x) => format!("LRT of {hr} ({})", display_name(x)),
             None => format!("LRT of {hr} (router {by:#018x})"),
@@ -849,6 +964,10 @@ main{padding:22px 32px 40px;max-width:1500px;margin:0 auto}
 .edge.down line{stroke:var(--down);stroke-dasharray:9 6}
 .edge.unknown line{stroke:var(--unk);stroke-dasharray:2 5}
 .edge.silent line{stroke:var(--down);stroke-width:2;stroke-dasharray:3 5}
+.edge.member line{stroke:#a5b4c8;stroke-width:1.5}
+.host rect{fill:#f5f3ff;stroke:#7c3aed;stroke-width:1.2}.host circle{fill:#7c3aed}
+.host text{font-size:11px;fill:#4c1d95;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
+.host.partial rect{stroke:var(--unk);fill:#fffbeb}
 .hrtag{fill:#fff;stroke:var(--line)}
 .hrlabel{font-size:10.5px;fill:#334155;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 .edge.down .hrtag{stroke:var(--down);fill:#fef2f2}.edge.down .hrlabel{fill:#b91c1c}
@@ -909,6 +1028,7 @@ const LEGEND: &str = r##"<div class="legend">
 <span><svg width="34" height="20"><rect x="1" y="2" width="32" height="16" rx="4" fill="#fff" stroke="#334155" stroke-width="1.5"/><rect x="1" y="2" width="4" height="16" rx="2" fill="#334155"/></svg>router (description, address read at)</span>
 <span><svg width="34" height="20"><rect x="1" y="2" width="32" height="16" rx="4" fill="#fffbeb" stroke="#d97706" stroke-width="1.5"/></svg>router that answered in part</span>
 <span><svg width="34" height="20"><rect x="1" y="2" width="32" height="16" rx="8" fill="#e0f2fe" stroke="#0369a1" stroke-width="1.5"/></svg>SAN (id, MTU, cost)</span>
+<span><svg width="34" height="20"><line x1="0" y1="10" x2="6" y2="10" stroke="#a5b4c8" stroke-width="1.5"/><rect x="6" y="3" width="27" height="14" rx="7" fill="#f5f3ff" stroke="#7c3aed" stroke-width="1.2"/><circle cx="12" cy="10" r="2.5" fill="#7c3aed"/></svg>node on a SAN (host: description, address)</span>
 <span><svg width="34" height="20"><rect x="1" y="2" width="32" height="16" rx="4" fill="#fef2f2" stroke="#dc2626" stroke-width="1.5" stroke-dasharray="5 3"/></svg>did not answer</span>
 <span><svg width="34" height="20"><line x1="2" y1="10" x2="32" y2="10" stroke="#16a34a" stroke-width="3" stroke-linecap="round"/></svg>HR active</span>
 <span><svg width="34" height="20"><line x1="2" y1="10" x2="32" y2="10" stroke="#dc2626" stroke-width="3" stroke-dasharray="7 5"/></svg>HR down</span>
@@ -921,7 +1041,6 @@ const LEGEND: &str = r##"<div class="legend">
 /// [`utc_now`] gives it).
 pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
     let map = layout(d);
-    let san_map = sans(d);
     let complete = d.complete();
     let errors: Option<u64> = d
         .routers
@@ -947,7 +1066,7 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
         out,
         "<title>MessageWay network: {} routers, {} SANs</title>",
         d.routers.len(),
-        san_map.len()
+        d.sans.len()
     );
     let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
     // The summary.
@@ -971,8 +1090,9 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
         );
     };
     stat(&mut out, d.routers.len().to_string(), "routers", false);
-    stat(&mut out, san_map.len().to_string(), "SANs", false);
+    stat(&mut out, d.sans.len().to_string(), "SANs", false);
     stat(&mut out, d.hr_count().to_string(), "HRs", false);
+    stat(&mut out, d.member_count().to_string(), "nodes", false);
     let down = d
         .routers
         .iter()
@@ -1089,16 +1209,53 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
             }
         }
     }
+    out.push_str("</tbody></table></section>\n");
+
+    // The SANs' other nodes.
+    out.push_str(
+        "<section class=\"card\"><h2>Nodes on the SANs</h2><table id=\"nodes\"><thead><tr><th>Description</th>\
+         <th>Address</th><th>SAN</th><th>Type</th><th>Level</th><th>Identity</th><th>From</th></tr></thead><tbody>\n",
+    );
+    if d.member_count() == 0 {
+        out.push_str("<tr><td colspan=\"7\" class=\"none\">none found</td></tr>\n");
+    }
+    for san in &d.sans {
+        for mb in &san.members {
+            let key = member_key(mb);
+            let from = match mb.source {
+                MemberSource::Manager(m) => {
+                    format!("records of manager <span class=\"mono\">{m}</span>")
+                }
+                MemberSource::Lrt { hr, .. } => format!("LRT of <span class=\"mono\">{hr}</span>"),
+            };
+            let _ = writeln!(
+                out,
+                "<tr id=\"row-{key}\" data-k=\"{key}\" data-n=\"{key}\"><td>{}</td><td class=\"mono\">{}</td>\
+                 <td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"mono\">{:#018x}</td><td>{from}</td></tr>",
+                if mb.described {
+                    esc(&mb.description)
+                } else {
+                    "<span class=\"none\">(not answered)</span>".to_string()
+                },
+                mb.address,
+                san.id,
+                node_type_name(mb.node_type),
+                level_name(mb.level),
+                mb.identity,
+            );
+        }
+    }
     out.push_str("</tbody></table></section>\n<div class=\"grid\">\n");
 
     // SANs.
     out.push_str(
         "<section class=\"card\"><h2>SANs</h2><table id=\"sans\"><thead><tr><th>SAN</th><th class=\"num\">MTU</th>\
-         <th class=\"num\">Cost</th><th>HRs on it</th></tr></thead><tbody>\n",
+         <th class=\"num\">Cost</th><th>Manager</th><th>HRs on it</th><th class=\"num\">Nodes</th></tr></thead><tbody>\n",
     );
-    for (id, hrs) in &san_map {
-        let key = san_key(*id);
-        let on = hrs
+    for san in &d.sans {
+        let key = san_key(san.id);
+        let on = san
+            .hrs
             .iter()
             .map(|(a, _)| match names.get(a) {
                 Some(n) => format!("<span class=\"mono\">{a}</span> {}", esc(n)),
@@ -1106,12 +1263,19 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let manager = san.manager.map_or_else(
+            || "<span class=\"none\">–</span>".to_string(),
+            |m| format!("<span class=\"mono\">{m}</span>"),
+        );
         let _ = writeln!(
             out,
-            "<tr id=\"row-{key}\" data-k=\"{key}\" data-n=\"{key}\"><td class=\"mono\">{id}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{on}</td></tr>",
-            san_values(d, *id, |i| i.mtu),
-            san_values(d, *id, |i| i.cost),
+            "<tr id=\"row-{key}\" data-k=\"{key}\" data-n=\"{key}\"><td class=\"mono\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{manager}</td><td>{on}</td>\
+             <td class=\"num\">{}</td></tr>",
+            san.id,
+            san.mtu,
+            san.cost,
+            san.members.len(),
         );
     }
     out.push_str("</tbody></table></section>\n");
@@ -1164,8 +1328,10 @@ mod tests {
                 state,
                 mtu: 1500,
                 cost: 1,
+                manager: Address(0),
             }),
             across: Some(vec![]),
+            nodes: vec![],
             counters: errors.map(|e| {
                 let mut c = vec![0; PortCounters::COUNT];
                 c[0] = 1000;
@@ -1182,15 +1348,35 @@ mod tests {
         Router {
             identity,
             node_type: 3,
+            level: 3,
             description: name.into(),
+            described: true,
             address: hrs[0].info.as_ref().unwrap().address,
             reached: Reached::Start,
             hrs,
         }
     }
 
+    /// `d` with its SANs gathered from its routers, and host `h0` on the
+    /// first.
+    fn with_sans(mut d: Discovery) -> Discovery {
+        d.sans = crate::discover_sans::sans_of_routers(&d);
+        if let Some(s) = d.sans.first_mut() {
+            s.members.push(Member {
+                address: Address(0x0100),
+                identity: 0x100,
+                node_type: 1,
+                level: 2,
+                description: "h0 <host>".into(),
+                described: true,
+                source: MemberSource::Manager(Address(0x0100)),
+            });
+        }
+        d
+    }
+
     fn two() -> Discovery {
-        Discovery {
+        with_sans(Discovery {
             routers: vec![
                 router(
                     1,
@@ -1217,7 +1403,8 @@ mod tests {
                 status: None,
             }],
             elapsed: Duration::from_millis(3),
-        }
+            ..Discovery::default()
+        })
     }
 
     #[test]
@@ -1255,6 +1442,11 @@ mod tests {
         ] {
             assert_eq!(page.matches(id).count(), 1, "{id}");
         }
+        // The host, on its SAN, escaped, and in the nodes' table.
+        assert!(page.contains("class=\"el node host\" id=\"h-0x0100\""));
+        assert!(page.contains("class=\"el edge member\" data-n=\"san-0x0100 h-0x0100\""));
+        assert!(page.contains("id=\"row-h-0x0100\""));
+        assert!(page.contains("h0 &lt;host&gt;"));
         // The silent node is dashed red, and on the SAN whose LRT named it.
         assert!(page.contains("class=\"el node silent\" id=\"u-0x0231\""));
         assert!(page.contains("class=\"el edge silent\" data-n=\"san-0x0200 u-0x0231\""));
@@ -1284,8 +1476,8 @@ mod tests {
         let d = two();
         let m = layout(&d);
         assert_eq!(m, layout(&d));
-        assert_eq!(m.nodes.len(), 5);
-        assert_eq!(m.edges.len(), 4);
+        assert_eq!(m.nodes.len(), 6);
+        assert_eq!(m.edges.len(), 5);
         apart(&m);
         assert_eq!(
             render_html(&d, "t", Address(1)),
@@ -1333,20 +1525,20 @@ mod tests {
                 vec![hr(0, 0x0200 + i, s, PortInfo::ACTIVE, None)],
             ));
         }
-        let d = Discovery {
+        let d = with_sans(Discovery {
             routers,
             ..Discovery::default()
-        };
+        });
         let m = layout(&d);
-        assert_eq!(m.nodes.len(), 18);
+        assert_eq!(m.nodes.len(), 19);
         assert_eq!(crossings(&m.nodes, &m.edges), 0, "{m:?}");
         apart(&m);
-        // Every edge leaves room for its label and badge.
+        // Every HR's edge leaves room for its label and badge.
         for e in &m.edges {
             let (a, b) = (&m.nodes[e.from], &m.nodes[e.to]);
             let (x1, y1) = border(a, b.x, b.y);
             let (x2, y2) = border(b, a.x, a.y);
-            assert!((x2 - x1).hypot(y2 - y1) >= MIN_EDGE - 1.0, "{a:?} {b:?}");
+            assert!((x2 - x1).hypot(y2 - y1) >= e.least() - 1.0, "{a:?} {b:?}");
         }
     }
 

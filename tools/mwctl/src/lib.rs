@@ -6,8 +6,11 @@
 
 pub mod cli;
 pub mod discover;
+pub mod discover_cache;
+pub mod discover_diff;
 pub mod discover_dot;
 pub mod discover_html;
+pub mod discover_sans;
 pub mod mad;
 pub mod mcast;
 pub mod ping;
@@ -44,6 +47,8 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status: the daemon cannot be reached.
 pub const EXIT_UNREACHABLE: i32 = 3;
+/// `mwctl discover --diff`: the live network differs from the saved one.
+pub const EXIT_DIFFERS: i32 = 4;
 
 /// Parses `args` (program name first) and runs; returns the exit status.
 pub fn main_with<I, T>(args: I, out: &mut dyn Write, err: &mut dyn Write) -> i32

@@ -601,8 +601,8 @@ fn discover_reads_the_sample_box() {
     let d = daemon();
     let o = mwctl(&d.path, &["discover", "-t", "200", "-r", "0"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    // The sample box's LRT lists router 0x0117, which nothing answers for:
-    // listed as such, exit 1.
+    // The sample box's LRT lists router 0x0117 and nodes 0x0101 and
+    // 0x0102, which nothing answers for: listed as such, exit 1.
     assert_eq!(o.status.code(), Some(1), "{text}");
     assert!(text.contains("read at 0x0115, reached by start"), "{text}");
     assert!(
@@ -614,7 +614,7 @@ fn discover_reads_the_sample_box() {
         "{text}"
     );
     assert!(
-        text.contains("1 routers, 2 SANs, 2 HRs, 1 did not answer ("),
+        text.contains("1 routers, 2 SANs, 2 HRs, 0 nodes, 3 did not answer ("),
         "{text}"
     );
     let o2 = mwctl(&d.path, &["--json", "discover", "-t", "200", "-r", "0"]);

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mgmt::attr::{PortCounters, PortInfo};
-use mwctl::discover::{Discovery, Hr, HrInfo, Reached, Router, Unanswered};
+use mwctl::discover::{Discovery, Hr, HrInfo, Member, MemberSource, Reached, Router, Unanswered};
 use rrp::Address;
 
 /// Appendix B's routers: name, HRs (address, SAN).
@@ -26,6 +26,20 @@ const ROUTERS: [(&str, [(u16, u16); 2]); 7] = [
     ("bd2", [(0x011d, 0x0202), (0x011e, 0x0204)]),
     ("cd", [(0x011f, 0x0203), (0x0120, 0x0204)]),
     ("de", [(0x0121, 0x0204), (0x0122, 0x0205)]),
+];
+
+/// Appendix B's hosts: name, address, SAN.
+const HOSTS: [(&str, u16, u16); 10] = [
+    ("H0", 0x0100, 0x0201),
+    ("H1", 0x0101, 0x0201),
+    ("H2", 0x0102, 0x0202),
+    ("H3", 0x0103, 0x0202),
+    ("H4", 0x0104, 0x0203),
+    ("H5", 0x0105, 0x0203),
+    ("H6", 0x0106, 0x0204),
+    ("H7", 0x0107, 0x0204),
+    ("H8", 0x0108, 0x0205),
+    ("H9", 0x0109, 0x0205),
 ];
 
 fn identity(i: usize) -> u64 {
@@ -88,6 +102,7 @@ fn appendix_b() -> Discovery {
                             },
                             mtu: 1500,
                             cost: 1,
+                            manager: Address(0x0100),
                         }),
                         across: Some(
                             on(san)
@@ -96,6 +111,11 @@ fn appendix_b() -> Discovery {
                                 .map(|(x, _)| Address(x))
                                 .collect(),
                         ),
+                        nodes: HOSTS
+                            .iter()
+                            .filter(|h| h.2 == san)
+                            .map(|h| Address(h.1))
+                            .collect(),
                         counters: Some(PortCounters {
                             port_select: port as u8,
                             counters,
@@ -120,14 +140,16 @@ fn appendix_b() -> Discovery {
             Router {
                 identity: identity(i),
                 node_type: 3,
+                level: 3,
                 description: (*name).to_string(),
+                described: true,
                 address,
                 reached,
                 hrs,
             }
         })
         .collect();
-    Discovery {
+    let mut d = Discovery {
         routers,
         unanswered: vec![Unanswered {
             address: Address(0x0123),
@@ -138,7 +160,27 @@ fn appendix_b() -> Discovery {
             status: None,
         }],
         elapsed: Duration::from_millis(41),
+        ..Discovery::default()
+    };
+    // The SANs, and their hosts as SAN A's manager H0 records them.
+    d.sans = mwctl::discover_sans::sans_of_routers(&d);
+    for san in &mut d.sans {
+        san.manager = Some(Address(0x0100));
+        san.members = HOSTS
+            .iter()
+            .filter(|h| h.2 == san.id.0)
+            .map(|&(name, a, _)| Member {
+                address: Address(a),
+                identity: 0x4d57_0000_0001_0000 | u64::from(a),
+                node_type: 1,
+                level: 2,
+                description: name.to_string(),
+                described: true,
+                source: MemberSource::Manager(Address(0x0100)),
+            })
+            .collect();
     }
+    d
 }
 
 /// Chromium, when installed: `MWCTL_CHROMIUM` or `chromium` on the PATH.
@@ -227,6 +269,16 @@ fn chromium_reads_every_router_and_san_of_appendix_b() {
             assert!(dom.contains(&format!("id=\"san-{}\"", Address(*san))));
             assert!(dom.contains(&format!(">SAN {}</text>", Address(*san))));
         }
+    }
+    for (name, a, _) in HOSTS {
+        let node = format!("class=\"el node host\" id=\"h-{}\"", Address(a));
+        let at = dom
+            .find(&node)
+            .unwrap_or_else(|| panic!("{name} not on the map"));
+        assert!(
+            dom[at..].contains(&format!(">{name} {}</text>", Address(a))),
+            "{name}"
+        );
     }
     assert!(dom.contains("class=\"el node silent\" id=\"u-0x0123\""));
     assert!(dom.contains("class=\"el edge down\""));

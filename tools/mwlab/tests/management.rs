@@ -122,6 +122,19 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
     assert_eq!(d["counts"]["hrs"], hrs, "{d}");
     assert_eq!(d["counts"]["sans"], sans.len(), "{d}");
     assert_eq!(d["counts"]["unanswered"], 0, "{d}");
+    // And every host, on its SAN, by its name.
+    assert_eq!(d["counts"]["nodes"], lab.plan.hosts.len(), "{d}");
+    for san in d["sans"].as_array().unwrap() {
+        assert!(san["mtu"].as_u64().unwrap() > 0, "{san}");
+        for n in san["nodes"].as_array().unwrap() {
+            let a =
+                u16::from_str_radix(n["address"].as_str().unwrap().trim_start_matches("0x"), 16)
+                    .unwrap();
+            let h = lab.plan.hosts.iter().find(|h| h.address == a);
+            assert!(h.is_some(), "{n} is not a host of the lab");
+            assert_eq!(n["node_type"], "host", "{n}");
+        }
+    }
 
     // H0 itself, and another host.
     let me = ok(&h0, &["mad", "0x0100", "get", "node_info"]);
@@ -221,5 +234,55 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
             .map(|d| d.is_empty())
             .unwrap_or(false)
     });
+    lab.down().unwrap();
+}
+
+/// mwctl on `sock` without `--json`: the exit code and the text.
+fn mwctl_text(sock: &Path, args: &[&str]) -> (i32, String) {
+    let mut all: Vec<String> = ["mwctl", "--socket", &sock.display().to_string()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = mwctl::main_with(all, &mut out, &mut err);
+    let text = String::from_utf8_lossy(&out).into_owned() + &String::from_utf8_lossy(&err);
+    (code, text)
+}
+
+#[test]
+fn discover_saves_appendix_b_and_its_diff_names_a_killed_router() {
+    let (mut lab, tmp) = lab();
+    let ab = lab.plan.admin_socket("ab").unwrap().to_path_buf();
+    let cache = tmp.path().join("appendix-b.json");
+    let cache = cache.display().to_string();
+    let (code, text) = mwctl_text(&ab, &["discover", "-r", "3", "--cache", &cache]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("7 routers, 5 SANs, 14 HRs, 10 nodes, 0 did not answer"),
+        "{text}"
+    );
+    let (code, text) = mwctl_text(&ab, &["discover", "-r", "3", "--diff", &cache]);
+    assert_eq!(code, 0, "{text}");
+
+    // de is the one router on SAN E (H8, H9): killed, the diff names it,
+    // its two HRs, SAN E and its hosts.
+    let de = lab.plan.routers.iter().find(|r| r.name == "de").unwrap();
+    let hrs: Vec<String> = de.hrs.iter().map(|h| hex(h.0)).collect();
+    lab.kill_router("de").unwrap();
+    let mut last = String::new();
+    wait_for("the diff to name de", 30, || {
+        let (code, text) = mwctl_text(&ab, &["discover", "-t", "300", "-r", "1", "--diff", &cache]);
+        last = text;
+        code == mwctl::EXIT_DIFFERS
+            && last.contains(&format!("\"de\" gone (HRs {})", hrs.join(", ")))
+    });
+    for want in [
+        "- san 0x0205 gone",
+        "\"H8\" 0x0108 on san 0x0205 gone",
+        "\"H9\"",
+    ] {
+        assert!(last.contains(want), "missing {want}: {last}");
+    }
     lab.down().unwrap();
 }

@@ -58,6 +58,10 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Print the topology (TOML, as mwlab reads it) and stop, without simulating: a random
+    /// network to run in mwlab.
+    #[arg(long)]
+    pub print_topology: bool,
 }
 
 fn parse_pair(s: &str) -> Result<(usize, usize), String> {
@@ -141,10 +145,9 @@ fn max_rss_mib() -> u64 {
         .map_or(0, |kb| kb / 1024)
 }
 
-/// Runs `args`; errors are messages for the user.
-pub fn run(args: &Args) -> Result<Report, String> {
-    let start = Instant::now();
-    let topo = match (&args.topology, args.random) {
+/// The topology `args` name: the file, or a random one.
+pub fn topology(args: &Args) -> Result<Topology, String> {
+    Ok(match (&args.topology, args.random) {
         (Some(p), _) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             Topology::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
@@ -156,7 +159,13 @@ pub fn run(args: &Args) -> Result<Report, String> {
             Topology::random(s, r, args.hosts_per_san, args.seed)
         }
         (None, None) => return Err("a topology file or --random is needed".into()),
-    };
+    })
+}
+
+/// Runs `args`; errors are messages for the user.
+pub fn run(args: &Args) -> Result<Report, String> {
+    let start = Instant::now();
+    let topo = topology(args)?;
     for p in [args.loss, args.dup, args.reorder] {
         if !(0.0..=1.0).contains(&p) {
             return Err("probabilities must be in 0..=1".into());
@@ -270,6 +279,18 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if args.print_topology {
+        return match topology(&args) {
+            Ok(t) => {
+                print!("{}", t.to_toml());
+                0
+            }
+            Err(e) => {
+                eprintln!("mwsim: {e}");
+                2
+            }
+        };
+    }
     let r = match run(&args) {
         Ok(r) => r,
         Err(e) => {

@@ -62,6 +62,27 @@ fn random_topology_with_faults_in_text() {
 }
 
 #[test]
+fn a_random_topology_is_printed_as_a_file_that_reads_back_the_same() {
+    let args = [
+        "--random",
+        "6,9",
+        "--hosts-per-san",
+        "2",
+        "--seed",
+        "3",
+        "--print-topology",
+    ];
+    let (code, out, err) = mwsim(&args);
+    assert_eq!(code, 0, "{err}");
+    let t = mwsim::topology::Topology::from_toml(&out).unwrap();
+    assert_eq!((t.sans.len(), t.routers.len(), t.hosts.len()), (6, 9, 12));
+    assert_eq!(t.to_toml(), out);
+    // The same seed, the same network; the simulation is not run.
+    assert_eq!(mwsim(&args).1, out);
+    assert!(!out.contains("converged"), "{out}");
+}
+
+#[test]
 fn bad_arguments_exit_2() {
     assert_eq!(mwsim(&[]).0, 2);
     assert_eq!(mwsim(&["--random", "x"]).0, 2);
