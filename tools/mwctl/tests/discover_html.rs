@@ -1,8 +1,8 @@
 //! `mwctl discover --html` in a real browser: the page of a discovery of
 //! Appendix B's network (seven routers, SANs A-E; built here in the shape
-//! the walk gives, with ad's HR on SAN A down and a node that did not
-//! answer) is loaded by headless Chromium, and the DOM it builds holds
-//! every router and every SAN. Skipped, visibly, where Chromium is not
+//! the walk gives, with its ten hosts, ad's HR on SAN A down and a node
+//! that did not answer) is loaded by headless Chromium, and the DOM it
+//! builds holds every router, SAN and host. Skipped, visibly, where Chromium is not
 //! installed (Debian's `chromium`; scripts/test.sh installs it).
 //!
 //! With `MWCTL_DISCOVER_SCREENSHOT=FILE` the test also saves Chromium's
