@@ -1005,7 +1005,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mgmt::attr::NodeRecord;
+    use mgmt::attr::{NodeRecord, SmInfo};
     use std::sync::Mutex;
 
     /// A router of the fake fabric: identity, name, and its HRs (address,
@@ -1080,6 +1080,9 @@ mod tests {
                             })),
                             None => Got::Status(0x000c),
                         }
+                    }
+                    (Class::Subn, SmInfo::ID) if self.manager == Some(h.0) => {
+                        Got::Fields(json!({"sm_state": 3, "priority": 5}))
                     }
                     (Class::Subn, PortInfo::ID) => Got::Fields(json!({
                         "address": Address(h.0), "san_id": Address(h.1),

@@ -12,7 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use admin::ClientError;
-use mgmt::attr::{NodeInfo, NodeRecord, node_record};
+use mgmt::attr::{NodeInfo, NodeRecord, SmInfo, node_record};
+use mgmt::manager::SmState;
 use rrp::Address;
 use serde_json::Value;
 
@@ -146,8 +147,19 @@ fn record(ask: &dyn Ask, manager: Address, index: u16) -> Result<Got, ClientErro
 }
 
 /// Every record of the manager at `manager`, or None when it does not
-/// answer with them all.
+/// answer with them all. SMInfo is read first: every node answers it, with
+/// its manager's state or a status when it runs none, while SubnAdm is
+/// answered only by a master (elsewhere dropped, docs/manager.md
+/// "SubnAdm"), so that a node named as manager that is not master costs
+/// one answered Get, not a wait for a time-out.
 fn records(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Value>>, ClientError> {
+    let master = match ask.get(Class::Subn, manager, SmInfo::ID, 0)? {
+        Got::Fields(f) => f["sm_state"].as_u64() == Some(SmState::Master as u64),
+        _ => false,
+    };
+    if !master {
+        return Ok(None);
+    }
     let first = match record(ask, manager, 0)? {
         Got::Fields(f) => f,
         _ => return Ok(None),
