@@ -147,6 +147,16 @@ pub enum Cmd {
     /// ibnetdiscover does (admin; docs/management.md "mwctl discover").
     /// Exit status: 0 every router answered, 1 some did not.
     Discover(crate::discover::DiscoverArgs),
+    /// In-band management: every HR of every router, its state, SAN,
+    /// MTU, cost, buddies and the routers across, as iblinkinfo does
+    /// (admin; docs/management.md "mwctl links"). Exit status: 0 every
+    /// router answered, 1 some did not.
+    Links(crate::links::LinksArgs),
+    /// In-band management: the counters of every port of every router
+    /// against thresholds, as ibqueryerrors does (admin; docs/management.md
+    /// "mwctl errors"). Exit status: 0 every port within its thresholds and
+    /// every node answered, 1 otherwise.
+    Errors(crate::errors::ErrorsArgs),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -416,6 +426,8 @@ impl Cmd {
             | Cmd::Query(_)
             | Cmd::Ping(_)
             | Cmd::Discover(_)
+            | Cmd::Links(_)
+            | Cmd::Errors(_)
             | Cmd::Trace(_)
             | Cmd::Mcast(_)
             | Cmd::TracePackets(_) => {

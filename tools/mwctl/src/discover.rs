@@ -165,7 +165,7 @@ impl Reached {
         }
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         match self {
             Reached::Start => json!({"start": true}),
             Reached::Lrt { by, hr } => json!({"by": format!("{by:#018x}"), "hr": hr}),
@@ -228,6 +228,8 @@ pub struct HrInfo {
     pub cost: u64,
     /// The SAN's manager as the HR knows it (0: none).
     pub manager: Address,
+    /// Buddies: the routers the HR shares its SAN with, as it counts them.
+    pub buddies: u64,
 }
 
 /// A router that answered.
@@ -333,6 +335,7 @@ fn visit(
                 mtu: f["mtu"].as_u64().unwrap_or(0),
                 cost: f["cost"].as_u64().unwrap_or(0),
                 manager: addr(&f["manager_address"]),
+                buddies: f["buddies"].as_u64().unwrap_or(0),
             }),
             _ => None,
         };
@@ -853,8 +856,15 @@ pub struct SocketAsk<'a> {
     args: &'a DiscoverArgs,
 }
 
-impl SocketAsk<'_> {
-    fn query(&self, dst: Address, attribute: u16, modifier: u32) -> MadQuery {
+impl<'a> SocketAsk<'a> {
+    /// Asks through `cli`'s socket with `args`' M_Key, wait and retries.
+    pub fn new(cli: &'a Cli, args: &'a DiscoverArgs) -> Self {
+        SocketAsk { cli, args }
+    }
+
+    /// The `mad` command of a Get of `attribute` at `dst`, in the
+    /// attribute's default class.
+    pub(crate) fn query(&self, dst: Address, attribute: u16, modifier: u32) -> MadQuery {
         MadQuery {
             dst: Some(dst),
             attribute: format!("{attribute:#06x}"),
@@ -877,9 +887,16 @@ impl Ask for SocketAsk<'_> {
     ) -> Result<Got, ClientError> {
         let mut q = self.query(dst, attribute, modifier);
         q.class = Some(class.name().to_string());
-        let wait = crate::mad::answer_timeout(&q, Some(Duration::ZERO));
+        self.send(&q)
+    }
+}
+
+impl SocketAsk<'_> {
+    /// Sends `q` on a connection of its own and waits for its answer.
+    pub(crate) fn send(&self, q: &MadQuery) -> Result<Got, ClientError> {
+        let wait = crate::mad::answer_timeout(q, Some(Duration::ZERO));
         let mut c = Client::connect(&self.cli.socket, wait)?;
-        match crate::mad::ask(&mut c, &q) {
+        match crate::mad::ask(&mut c, q) {
             Ok((a, _)) => Ok(got(a)),
             Err(ClientError::Daemon(e)) if e.code == AdminErrorCode::NoAnswer => Ok(Got::NoAnswer),
             Err(e) => Err(e),
@@ -896,7 +913,7 @@ fn got(a: MadAnswer) -> Got {
 }
 
 /// The box's first HR, by `show hrs`: where the walk starts by default.
-fn first_hr(cli: &Cli) -> Result<Address, ClientError> {
+pub(crate) fn first_hr(cli: &Cli) -> Result<Address, ClientError> {
     let mut c = Client::connect(&cli.socket, Some(Duration::from_secs(5)))?;
     let v = c
         .request(Command::Show(Show::Hrs {}))

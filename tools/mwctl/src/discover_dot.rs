@@ -122,6 +122,7 @@ mod tests {
                 mtu: 1500,
                 cost: 1,
                 manager: Address(0),
+                buddies: 0,
             }),
             across: Some(vec![]),
             nodes: vec![],

@@ -1329,6 +1329,7 @@ mod tests {
                 mtu: 1500,
                 cost: 1,
                 manager: Address(0),
+                buddies: 0,
             }),
             across: Some(vec![]),
             nodes: vec![],

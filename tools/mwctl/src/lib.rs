@@ -11,6 +11,8 @@ pub mod discover_diff;
 pub mod discover_dot;
 pub mod discover_html;
 pub mod discover_sans;
+pub mod errors;
+pub mod links;
 pub mod mad;
 pub mod mcast;
 pub mod ping;
@@ -18,7 +20,9 @@ pub mod query;
 pub mod render;
 pub mod san;
 pub mod shell;
+pub mod sweep;
 pub mod table;
+pub mod thresholds;
 pub mod trace;
 pub mod trace_packets;
 
@@ -144,6 +148,18 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
     }
     if let Cmd::Discover(d) = &cli.cmd {
         return match discover::run(cli, d, out, err)? {
+            EXIT_OK => Ok(()),
+            code => Err(Fail::Exit(code)),
+        };
+    }
+    if let Cmd::Links(l) = &cli.cmd {
+        return match links::run(cli, l, out, err)? {
+            EXIT_OK => Ok(()),
+            code => Err(Fail::Exit(code)),
+        };
+    }
+    if let Cmd::Errors(e) = &cli.cmd {
+        return match errors::run(cli, e, out, err)? {
             EXIT_OK => Ok(()),
             code => Err(Fail::Exit(code)),
         };

@@ -103,6 +103,7 @@ fn appendix_b() -> Discovery {
                             mtu: 1500,
                             cost: 1,
                             manager: Address(0x0100),
+                            buddies: 0,
                         }),
                         across: Some(
                             on(san)
