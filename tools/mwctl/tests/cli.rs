@@ -668,3 +668,86 @@ fn discover_reads_the_sample_box() {
     let missing = d.dir.path().join("nope.sock");
     assert_eq!(mwctl(&missing, &["discover"]).status.code(), Some(3));
 }
+
+#[test]
+fn links_and_errors_read_the_sample_box() {
+    let d = daemon();
+    let w = ["-t", "200", "-r", "0"];
+    let run = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&w);
+        let o = mwctl(&d.path, &a);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        (
+            o.status.code(),
+            text,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // The sample box's LRT lists router 0x0117, which nothing answers for:
+    // listed, exit 1.
+    let (code, text, _) = run(&["links"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("router 0x5a3b1e0000000115 \"sample\" level D (2 HRs, read at 0x0115)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  [0] 0x0115 active san 0x0201 mtu 1500 cost 1 buddies 1 ==> 0x0117 (not read)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("no answer from 0x0117"), "{text}");
+    let (_, out, _) = run(&["--json", "links"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["routers"][0]["hrs"][1]["mtu"], 9000, "{v}");
+    assert_eq!(v["routers"][0]["level_name"], "D", "{v}");
+
+    // Its port 0 has an rx error and drops: over the default thresholds.
+    // The router and the two hosts its LRTs list do not answer.
+    let (code, text, err) = run(&["errors"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("  [0] 0x0115 active: [rx_errors == 1 > 0] [dropped.no-route == 25 > 0] [dropped.mtu == 5 > 0]\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4 nodes checked, 1 bad nodes found, 3 did not answer"),
+        "{text}"
+    );
+    assert!(err.contains("1 ports over a threshold, 3 nodes"), "{err}");
+    let file = d.dir.path().join("t.toml");
+    std::fs::write(&file, "rx_errors = 1\n[dropped]\nno-route = 25\nmtu = 5\n").unwrap();
+    let file = file.to_str().unwrap();
+    let (_, out, _) = run(&["--json", "errors", "--thresholds", file]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["counts"]["bad_ports"], 0, "{v}");
+    assert_eq!(v["counts"]["unanswered"], 3, "{v}");
+    assert_eq!(
+        v["nodes"][0]["ports"][0]["counters"]["dropped.no-route"], 25,
+        "{v}"
+    );
+    assert_eq!(v["thresholds"]["dropped.mtu"], 5, "{v}");
+    let (code, text, _) = run(&["errors", "--clear"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("\n2 ports cleared\n"), "{text}");
+
+    for (args, names) in [
+        (&["links", "0xfffe"][..], "ADDR"),
+        (&["links", "-t", "0"], "--mad-timeout"),
+        (&["errors", "-r", "11"], "--retries"),
+        (
+            &["errors", "--thresholds", "/nonexistent/t.toml"],
+            "/nonexistent/t.toml",
+        ),
+    ] {
+        let o = mwctl(&d.path, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+    }
+    let missing = d.dir.path().join("nope.sock");
+    assert_eq!(mwctl(&missing, &["links"]).status.code(), Some(3));
+    assert_eq!(mwctl(&missing, &["errors"]).status.code(), Some(3));
+}
