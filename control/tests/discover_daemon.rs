@@ -5,34 +5,11 @@
 
 use std::path::Path;
 
-use control::config::Config;
 use serde_json::Value;
 
 mod common;
 
-use common::{mwctl, start_named, udp_hr, wait_for};
-
-/// A box with HR `a` (its SAN, UDP port, the other members) and HR `b`.
-fn config(
-    dir: &Path,
-    name: &str,
-    a: (u16, u16, u16, &[u16]),
-    b: (u16, u16, u16, &[u16]),
-) -> Config {
-    let mut c = Config::new(
-        name,
-        vec![udp_hr(a.0, a.1, a.2, a.3), udp_hr(b.0, b.1, b.2, b.3)],
-    );
-    c.timers.sweep_ms = 200;
-    c.timers.keepalive_ms = 200;
-    // A stopped neighbour stays in the LRT for 20 s: long enough for
-    // discover to try it.
-    c.timers.keepalive_misses = 100;
-    c.timers.advertise_ms = 20;
-    c.timers.fib_ms = 10;
-    c.admin.socket = dir.join(format!("{name}.sock"));
-    c
-}
+use common::{chained_box as config, mwctl, start_named, wait_for};
 
 /// `mwctl --json discover` with short waits: its exit status and object.
 fn discover(sock: &Path) -> (i32, Value) {

@@ -1,8 +1,8 @@
 //! What control's end-to-end tests share: the daemon binary and starting it
 //! under a guard that stops it, loopback UDP ports and HRs on them, the
-//! two-HR box most of them run, mwctl run in-process against the daemon's
-//! admin socket, and waiting for a condition. Not every test file uses
-//! every helper.
+//! two-HR box most of them run and the boxes of a chain, mwctl run
+//! in-process against the daemon's admin socket, and waiting for a
+//! condition. Not every test file uses every helper.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
@@ -50,6 +50,29 @@ pub fn two_hr_box(name: &str, dir: &Path, binds: [u16; 2], members: [&[u16]; 2])
         ],
     );
     c.admin.socket = dir.join("mw.sock");
+    c
+}
+
+/// A box of a chain on loopback UDP: HR `a` and HR `b`, each given as
+/// (address, SAN, UDP port, the SAN's other members' ports), its admin
+/// socket `NAME.sock` in `dir`; fast timers, and a stopped neighbour kept in
+/// the LRT for 20 s (100 keepalives missed) so that a walk tries it.
+pub fn chained_box(
+    dir: &Path,
+    name: &str,
+    a: (u16, u16, u16, &[u16]),
+    b: (u16, u16, u16, &[u16]),
+) -> Config {
+    let mut c = Config::new(
+        name,
+        vec![udp_hr(a.0, a.1, a.2, a.3), udp_hr(b.0, b.1, b.2, b.3)],
+    );
+    c.timers.sweep_ms = 200;
+    c.timers.keepalive_ms = 200;
+    c.timers.keepalive_misses = 100;
+    c.timers.advertise_ms = 20;
+    c.timers.fib_ms = 10;
+    c.admin.socket = dir.join(format!("{name}.sock"));
     c
 }
 
