@@ -2,9 +2,10 @@
 //! from host H0 of Appendix B, with mwctl on H0's admin socket, read
 //! NodeInfo, NodeDescription, PortInfo and PortCounters of all seven
 //! routers by address, and `mwctl discover` from router ab finds them all
-//! and their SANs; a Set with the wrong key is refused, counted and
-//! trapped to H0 (the manager); with the key, ad's port on SAN A goes down
-//! by MAD and H0's traffic to H8 goes around ad, then comes back.
+//! and their SANs (`mwctl links` every HR, `mwctl errors` every port); a
+//! Set with the wrong key is refused, counted and trapped to H0 (the
+//! manager); with the key, ad's port on SAN A goes down by MAD and H0's
+//! traffic to H8 goes around ad, then comes back.
 
 mod common;
 
@@ -135,6 +136,23 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
             assert_eq!(n["node_type"], "host", "{n}");
         }
     }
+    // mwctl links from ab: every HR of every router, each with its LRT's
+    // routers across; mwctl errors: every port of every router read.
+    let (code, l, err) = mwctl(&ab, &["links", "-r", "3"]);
+    assert_eq!(code, 0, "{err} {l}");
+    assert_eq!(l["counts"]["routers"], want.len(), "{l}");
+    assert_eq!(l["counts"]["hrs"], hrs, "{l}");
+    for r in l["routers"].as_array().unwrap() {
+        for h in r["hrs"].as_array().unwrap() {
+            assert_eq!(h["state_name"], "active", "{l}");
+            assert!(h["across"].is_array(), "{l}");
+        }
+    }
+    let (_, e, err) = mwctl(&ab, &["errors", "-r", "3"]);
+    assert_eq!(e["counts"]["nodes"], want.len(), "{err} {e}");
+    assert_eq!(e["counts"]["unanswered"], 0, "{e}");
+    assert_eq!(e["counts"]["ports"], hrs, "{e}");
+    assert_eq!(e["counts"]["ports_unanswered"], 0, "{e}");
 
     // H0 itself, and another host.
     let me = ok(&h0, &["mad", "0x0100", "get", "node_info"]);
