@@ -193,24 +193,21 @@ pub struct Hr {
 }
 
 impl Hr {
-    /// The port's error count, when its counters were read: the sum of
-    /// its counters of errors, failures and drops ([`is_error_counter`]).
+    /// The port's error count, when its counters were read: the sum of the
+    /// PortCounters counters `mwctl errors` checks
+    /// ([`thresholds::watched`](crate::thresholds::watched): rx_errors and
+    /// every drop by reason), so that the map and the sweep agree.
     pub fn errors(&self) -> Option<u64> {
         self.counters.as_ref().map(|c| {
-            c.counters
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| PortCounters::name(*i).is_some_and(is_error_counter))
-                .fold(0u64, |sum, (_, v)| sum.saturating_add(*v))
+            crate::thresholds::watched()
+                .into_iter()
+                .filter_map(|(_, at)| match at {
+                    crate::thresholds::Attr::Counters(i) => c.counters.get(i).copied(),
+                    crate::thresholds::Attr::Link(_) => None,
+                })
+                .fold(0u64, u64::saturating_add)
         })
     }
-}
-
-/// Whether the PortCounters counter `name` counts packets lost or refused
-/// (`rx_errors`, `inject_failed`, `notices_dropped` and every `dropped.*`):
-/// those summed are a port's error count.
-pub fn is_error_counter(name: &str) -> bool {
-    name.contains("error") || name.contains("fail") || name.contains("drop")
 }
 
 /// The PortInfo fields discover shows.
