@@ -744,8 +744,8 @@ pub fn to_json(d: &Discovery) -> Value {
                         Some(i) => json!({
                             "port": h.port,
                             "address": i.address,
-                            "state": state_name(i.state),
-                            "state_number": i.state,
+                            "state": i.state,
+                            "state_name": state_name(i.state),
                             "san": i.san,
                             "manager": i.manager,
                             "mtu": i.mtu,
@@ -764,10 +764,10 @@ pub fn to_json(d: &Discovery) -> Value {
             json!({
                 "answered": true,
                 "identity": format!("{:#018x}", r.identity),
-                "node_type": node_type_name(r.node_type),
-                "node_type_number": r.node_type,
-                "level": level_name(r.level),
-                "level_number": r.level,
+                "node_type": r.node_type,
+                "node_type_name": node_type_name(r.node_type),
+                "level": r.level,
+                "level_name": level_name(r.level),
                 "description": r.description,
                 "described": r.described,
                 "address": r.address,
@@ -793,10 +793,10 @@ pub fn to_json(d: &Discovery) -> Value {
                     json!({
                         "address": m.address,
                         "identity": format!("{:#018x}", m.identity),
-                        "node_type": node_type_name(m.node_type),
-                        "node_type_number": m.node_type,
-                        "level": level_name(m.level),
-                        "level_number": m.level,
+                        "node_type": m.node_type,
+                        "node_type_name": node_type_name(m.node_type),
+                        "level": m.level,
+                        "level_name": level_name(m.level),
                         "description": m.description,
                         "described": m.described,
                         "source": match m.source {
@@ -1369,9 +1369,9 @@ mod tests {
         let v = to_json(&d);
         assert_eq!(v["counts"]["nodes"], 4);
         assert_eq!(v["sans"][1]["manager"], "0x0103");
-        assert_eq!(v["sans"][1]["nodes"][0]["level"], "C");
-        assert_eq!(v["sans"][1]["nodes"][0]["level_number"], 3);
-        assert_eq!(v["sans"][0]["nodes"][1]["node_type"], "host");
+        assert_eq!(v["sans"][1]["nodes"][0]["level"], 3);
+        assert_eq!(v["sans"][1]["nodes"][0]["level_name"], "C");
+        assert_eq!(v["sans"][0]["nodes"][1]["node_type_name"], "host");
     }
 
     /// The fabric behind a link that loses `percent` of the requests: each

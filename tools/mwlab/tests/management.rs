@@ -133,7 +133,7 @@ fn h0_reads_and_sets_every_router_of_appendix_b_in_band() {
                     .unwrap();
             let h = lab.plan.hosts.iter().find(|h| h.address == a);
             assert!(h.is_some(), "{n} is not a host of the lab");
-            assert_eq!(n["node_type"], "host", "{n}");
+            assert_eq!(n["node_type_name"], "host", "{n}");
         }
     }
     // mwctl links from ab: every HR of every router, each with its LRT's
