@@ -94,6 +94,8 @@ pub struct PerfManager {
     nodes: BTreeMap<Address, Node>,
     /// The addresses of the last targets.
     targets: Vec<Address>,
+    /// Whether it polls: its node masters a SAN, or was told to poll.
+    active: bool,
     /// Addresses whose NodeInfo named a node polled at another address
     /// (a router's other HRs): not polled twice.
     aliases: BTreeMap<Address, u64>,
@@ -113,6 +115,7 @@ impl PerfManager {
             schedule: Schedule::new(now, cfg.interval_ms, cfg.outstanding as usize),
             nodes: BTreeMap::new(),
             targets: Vec::new(),
+            active: true,
             aliases: BTreeMap::new(),
             pending: BTreeMap::new(),
             next_id: 1,
@@ -183,6 +186,15 @@ impl PerfManager {
         self.targets.dedup();
     }
 
+    /// Whether it polls. Inactive (its node no longer masters a SAN, and
+    /// was not told to poll), it sends nothing: at each interval its nodes
+    /// are marked as not read and count towards `forget_sweeps`, their
+    /// totals kept, so that mastership back within them goes on from the
+    /// same totals.
+    pub fn set_active(&mut self, active: bool) {
+        self.active = active;
+    }
+
     /// The next output.
     pub fn poll_output(&mut self) -> Option<PerfOutput> {
         self.outputs.pop_front()
@@ -212,6 +224,13 @@ impl PerfManager {
         for a in forgotten {
             self.nodes.remove(&a);
             self.stats.forgotten += 1;
+        }
+        if !self.active {
+            for n in self.nodes.values_mut() {
+                n.ok = false;
+            }
+            self.schedule.start(now, Vec::new());
+            return;
         }
         let polls: Vec<(Address, Poll)> = self
             .nodes
@@ -619,5 +638,28 @@ mod tests {
         );
         m.set_targets(vec![target(0x100, 1), other]);
         assert_eq!(m.snapshot().nodes.len(), 1);
+    }
+
+    /// A node that stops being master stops polling: its nodes are marked,
+    /// their totals kept; master again, it goes on from them.
+    #[test]
+    fn an_inactive_manager_sends_nothing_and_marks_its_nodes() {
+        let mut m = PerfManager::new(cfg(), 0);
+        m.set_targets(vec![target(0x100, 1)]);
+        sweep(&mut m, 0, |_| Some(40));
+        m.set_active(false);
+        m.set_targets(Vec::new());
+        m.on_timer(1_000);
+        assert!(requests(&mut m).is_empty());
+        assert_eq!(m.next_timer(), 2_000);
+        let s = m.snapshot();
+        assert!(!s.nodes[0].ok);
+        assert_eq!(s.nodes[0].ports[0].counters[0], 40);
+        m.set_active(true);
+        m.set_targets(vec![target(0x100, 1)]);
+        sweep(&mut m, 2_000, |_| Some(45));
+        let s = m.snapshot();
+        assert!(s.nodes[0].ok);
+        assert_eq!(s.nodes[0].ports[0].counters[0], 45);
     }
 }

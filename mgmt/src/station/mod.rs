@@ -305,7 +305,8 @@ impl Station {
                 p.config().enabled,
             );
             p.set_mkey(self.agent.config().mkey);
-            p.set_targets(targets);
+            p.set_active(targets.is_some());
+            p.set_targets(targets.unwrap_or_default());
             p.on_timer(now);
             let more = self.with(now, node, |_, _, _| {});
             out.merge(more);

@@ -13,21 +13,21 @@ use crate::manager::{Manager, SmState};
 use crate::perfmgr::PerfTarget;
 use crate::station::Carrier;
 
-/// The nodes to poll; none when this node masters no SAN and `enabled` is
-/// off.
+/// The nodes to poll; `None` (not polling) when this node masters no SAN
+/// and `enabled` is off.
 pub(super) fn targets<N: Carrier + ?Sized>(
     node: &N,
     managers: &[(PortId, Manager)],
     agent: &AgentConfig,
     enabled: bool,
-) -> Vec<PerfTarget> {
+) -> Option<Vec<PerfTarget>> {
     let masters: Vec<&Manager> = managers
         .iter()
         .filter(|(_, m)| m.state() == SmState::Master)
         .map(|(_, m)| m)
         .collect();
     if masters.is_empty() && !enabled {
-        return Vec::new();
+        return None;
     }
     let own = node.addresses();
     let mut out = Vec::new();
@@ -72,5 +72,5 @@ pub(super) fn targets<N: Carrier + ?Sized>(
             }
         }
     }
-    out
+    Some(out)
 }
