@@ -207,3 +207,37 @@ fn the_fabric_scrape_marks_a_stopped_node_and_keeps_a_restarted_node_s_totals() 
     });
     eprintln!("{text}");
 }
+
+/// `enabled`: a box that masters nothing polls the members its LRTs list
+/// (NodeInfo first, for their ports) and itself.
+#[test]
+fn an_enabled_box_polls_its_lrts_without_being_master() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let [pa, pa2, pb, pb2] = common::free_ports();
+    let ca = config(d, "a", (0x0511, 0x0601, pa, &[pb]), (0x0512, 0x0602, pa2));
+    let mut cb = config(d, "b", (0x0521, 0x0601, pb, &[pa]), (0x0522, 0x0603, pb2));
+    cb.management.perf_manager = PerfConfig {
+        enabled: true,
+        interval_ms: 300,
+        timeout_ms: 100,
+        ..PerfConfig::default()
+    };
+    let http: SocketAddr = format!("127.0.0.1:{}", free_tcp_port()).parse().unwrap();
+    cb.admin.prometheus_listen = Some(http);
+    let (_a, _sa) = start_named(d, "a", &ca);
+    let (_b, _sb) = start_named(d, "b", &cb);
+    let a_port1 = "mwrouter_fabric_port_received_packets_total{node=\"0x0511\",address=\"0x0511\",port=\"1\"}";
+    let mut text = String::new();
+    wait_for("b's scrape to read a's two ports", 20, || {
+        text = get(http, "/fabric/metrics").unwrap_or_default();
+        let s = samples(&text);
+        s.get("mwrouter_fabric_scrape_ok{node=\"0x0511\",address=\"0x0511\"}") == Some(&1.0)
+            && s.contains_key(a_port1)
+    });
+    assert!(
+        text.contains("mwrouter_fabric_scrape_ok{node=\"b\",address=\"0x0521\"} 1\n"),
+        "{text}"
+    );
+    promtool(&text);
+}
