@@ -209,7 +209,8 @@ fn the_fabric_scrape_marks_a_stopped_node_and_keeps_a_restarted_node_s_totals() 
 }
 
 /// `enabled`: a box that masters nothing polls the members its LRTs list
-/// (NodeInfo first, for their ports) and itself.
+/// (NodeInfo and NodeDescription first, for their ports and name) and
+/// itself.
 #[test]
 fn an_enabled_box_polls_its_lrts_without_being_master() {
     let dir = tempfile::tempdir().unwrap();
@@ -227,12 +228,13 @@ fn an_enabled_box_polls_its_lrts_without_being_master() {
     cb.admin.prometheus_listen = Some(http);
     let (_a, _sa) = start_named(d, "a", &ca);
     let (_b, _sb) = start_named(d, "b", &cb);
-    let a_port1 = "mwrouter_fabric_port_received_packets_total{node=\"0x0511\",address=\"0x0511\",port=\"1\"}";
+    let a_port1 =
+        "mwrouter_fabric_port_received_packets_total{node=\"a\",address=\"0x0511\",port=\"1\"}";
     let mut text = String::new();
     wait_for("b's scrape to read a's two ports", 20, || {
         text = get(http, "/fabric/metrics").unwrap_or_default();
         let s = samples(&text);
-        s.get("mwrouter_fabric_scrape_ok{node=\"0x0511\",address=\"0x0511\"}") == Some(&1.0)
+        s.get("mwrouter_fabric_scrape_ok{node=\"a\",address=\"0x0511\"}") == Some(&1.0)
             && s.contains_key(a_port1)
     });
     assert!(

@@ -3,7 +3,8 @@
 //! Performance Manager (spec-notes 76) for the SANs a node masters, or
 //! for every SAN it is on when told to. Every `interval_ms` it sweeps: for
 //! each node, PortCounters and PortCountersExtended of each port (a
-//! NodeInfo first where it does not know the number of ports), by address,
+//! NodeInfo first where it does not know the number of ports, and a
+//! NodeDescription where it does not know the name), by address,
 //! with at most `outstanding` requests out at once. It keeps each port's
 //! totals across resets, marks a node that does not answer instead of
 //! dropping it, and gives the whole fabric as one [`FabricSnapshot`], which
@@ -25,7 +26,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use rrp::Address;
 
-use crate::attr::{NodeInfo, PortCounters, PortCountersExtended};
+use crate::attr::{NodeDescription, NodeInfo, PortCounters, PortCountersExtended};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, Status};
 
@@ -262,6 +263,7 @@ impl PerfManager {
         while let Some((to, poll)) = self.schedule.next_poll() {
             let (class, attribute, modifier) = match poll {
                 Poll::NodeInfo => (MgmtClass::SUBN, NodeInfo::ID, 0),
+                Poll::Description => (MgmtClass::SUBN, NodeDescription::ID, 0),
                 Poll::Counters(p) => (MgmtClass::PERF, PortCounters::ID, u32::from(p)),
                 Poll::Extended(p) => (MgmtClass::PERF, PortCountersExtended::ID, u32::from(p)),
             };
@@ -355,11 +357,18 @@ impl PerfManager {
                     if n.identity == 0 {
                         n.identity = info.node_identity;
                     }
-                    let polls = Self::polls_of(node, n);
+                    let mut polls = Self::polls_of(node, n);
+                    if n.name.is_empty() {
+                        polls.push((node, Poll::Description));
+                    }
                     if n.num_ports > 0 {
                         self.schedule.add(polls);
                     }
                 }
+                Err(_) => self.stats.refused += 1,
+            },
+            Poll::Description => match NodeDescription::parse(data) {
+                Ok(d) => n.name = d.0,
                 Err(_) => self.stats.refused += 1,
             },
             Poll::Counters(p) => match PortCounters::parse(data) {
@@ -661,5 +670,38 @@ mod tests {
         let s = m.snapshot();
         assert!(s.nodes[0].ok);
         assert_eq!(s.nodes[0].ports[0].counters[0], 45);
+    }
+
+    /// A node known by address only is asked its NodeDescription with its
+    /// NodeInfo: the scrape names it.
+    #[test]
+    fn a_node_without_a_name_is_asked_for_its_description() {
+        let mut m = PerfManager::new(
+            PerfConfig {
+                outstanding: 8,
+                ..cfg()
+            },
+            0,
+        );
+        let mut t = target(0x100, 0);
+        t.name = String::new();
+        m.set_targets(vec![t]);
+        m.on_timer(0);
+        let r = requests(&mut m);
+        let mut area = vec![0u8; 64];
+        NodeInfo {
+            num_ports: 1,
+            ..NodeInfo::default()
+        }
+        .emit(&mut area)
+        .unwrap();
+        m.on_answer(1, r[0].0, answer(Status::OK, area));
+        let r = requests(&mut m);
+        let d = r.iter().find(|x| x.2 == NodeDescription::ID).unwrap();
+        assert_eq!(m.snapshot().nodes[0].name, "0x0100");
+        let mut area = vec![0u8; 64];
+        NodeDescription("h1".into()).emit(&mut area).unwrap();
+        m.on_answer(2, d.0, answer(Status::OK, area));
+        assert_eq!(m.snapshot().nodes[0].name, "h1");
     }
 }

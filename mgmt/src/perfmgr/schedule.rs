@@ -17,6 +17,8 @@ use super::Time;
 pub enum Poll {
     /// NodeInfo, for a node whose number of ports is not known yet.
     NodeInfo,
+    /// NodeDescription, for such a node whose name is not known either.
+    Description,
     /// PortCounters of a port.
     Counters(u8),
     /// PortCountersExtended of a port.

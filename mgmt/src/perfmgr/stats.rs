@@ -6,7 +6,7 @@ rrp::counter_set! {
     pub struct PerfStats in "perfmgr" {
         /// Sweeps started (each polls every node it knows once).
         pub sweeps: u64 => counter "sweeps",
-        /// Requests sent (NodeInfo, PortCounters, PortCountersExtended; a retry is not another).
+        /// Requests sent (NodeInfo, NodeDescription, PortCounters, PortCountersExtended; a retry is not another).
         pub requests: u64 => counter "requests",
         /// Requests that had no answer after every try.
         pub timeouts: u64 => counter "timeouts",
