@@ -1384,6 +1384,49 @@ fn http_listener_serves_metrics() {
     assert!(TcpStream::connect(addr).is_err());
 }
 
+/// Several paths, each answered by its own source (mwrouterd's `/metrics`
+/// and `/fabric/metrics`); the rest as for one path.
+#[test]
+fn http_listener_serves_each_path_from_its_source() {
+    let routes: Vec<(&'static str, control::stats::Source)> = vec![
+        (
+            "/metrics",
+            Box::new(|| "# HELP a_total h\n# TYPE a_total counter\na_total 1\n".into()),
+        ),
+        (
+            "/fabric/metrics",
+            Box::new(|| "# HELP b_total h\n# TYPE b_total counter\nb_total 2\n".into()),
+        ),
+    ];
+    let h = control::stats::serve_paths("127.0.0.1:0".parse().unwrap(), routes).unwrap();
+    let addr = h.local_addr();
+    let (code, headers, body) = http(addr, "GET /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(code, 200);
+    assert!(headers["content-type"].starts_with("text/plain; version=0.0.4"));
+    assert_eq!(
+        body,
+        "# HELP b_total h\n# TYPE b_total counter\nb_total 2\n"
+    );
+    assert!(
+        http(addr, "GET /metrics?x HTTP/1.0\r\n\r\n")
+            .2
+            .contains("a_total 1\n")
+    );
+    let (code, headers, body) = http(addr, "HEAD /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!((code, body.as_str()), (200, ""));
+    assert!(headers["content-length"].parse::<usize>().unwrap() > 0);
+    let (code, headers, _) = http(addr, "DELETE /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(code, 405);
+    assert_eq!(headers["allow"], "GET, HEAD");
+    assert_eq!(http(addr, "GET /fabric HTTP/1.1\r\n\r\n").0, 404);
+    assert_eq!(http(addr, "GET fabric/metrics HTTP/1.1\r\n\r\n").0, 400);
+    assert_eq!(http(addr, "GET /metrics HTTP/2.0\r\n\r\n").0, 400);
+    assert!(matches!(
+        control::stats::serve_paths("0.0.0.0:0".parse().unwrap(), Vec::new()),
+        Err(Error::NotLoopback(_))
+    ));
+}
+
 #[test]
 fn http_listener_is_loopback_only_and_bounded() {
     for a in ["0.0.0.0:0", "[::]:0", "192.0.2.1:9100"] {
