@@ -12,6 +12,7 @@ use mgmt::agent::router::{CounterSource, RouterNode};
 use mgmt::agent::{Agent, AgentConfig, Incoming, NodeType};
 use mgmt::client::{Answer, Client, Failure, Request};
 use mgmt::manager::ManagerConfig;
+use mgmt::perfmgr::{FabricSnapshot, PerfConfig};
 use mgmt::station::{Outcome, Station};
 use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, NativeAddr, PortId, PortStats};
@@ -200,6 +201,19 @@ impl Management {
                 self.station.add_manager(p, c, now);
             }
         }
+    }
+
+    /// Runs the fabric's performance manager with `cfg` from `now` (it
+    /// polls only where a SAN manager here is master, unless `enabled`);
+    /// new settings keep its totals.
+    pub fn set_perf_manager(&mut self, now: Time, cfg: PerfConfig) {
+        self.station.set_perf_manager(Some(cfg), now);
+    }
+
+    /// The fabric as the performance manager has read it (docs/management.md
+    /// "Fabric performance manager").
+    pub fn fabric(&self) -> Option<FabricSnapshot> {
+        self.station.perf_manager().map(|p| p.snapshot())
     }
 
     /// The client's counters.

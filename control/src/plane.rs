@@ -200,6 +200,15 @@ impl ControlPlane {
         }
     }
 
+    /// Runs the fabric's performance manager (docs/management.md "Fabric
+    /// performance manager") with `cfg`.
+    pub fn set_perf_manager(&mut self, cfg: mgmt::perfmgr::PerfConfig) {
+        let now = self.now();
+        if let Some(m) = self.mgmt.as_mut() {
+            m.set_perf_manager(now, cfg);
+        }
+    }
+
     /// The management agent and client, if enabled.
     pub fn management(&self) -> Option<&Management> {
         self.mgmt.as_ref()

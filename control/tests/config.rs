@@ -1228,6 +1228,14 @@ fn round_trip_variants() {
             retries: 10,
             heavy_every: 1,
         },
+        perf_manager: mgmt::perfmgr::PerfConfig {
+            enabled: true,
+            interval_ms: 3_600_000,
+            outstanding: 1,
+            timeout_ms: 1,
+            retries: 0,
+            forget_sweeps: 100_000,
+        },
     };
     round_trip(&c);
 }
@@ -1457,6 +1465,11 @@ fn arb_config() -> impl Strategy<Value = Config> {
                     poll_ms: 10 + m.2 % 1000,
                     ..Default::default()
                 },
+                perf_manager: mgmt::perfmgr::PerfConfig {
+                    enabled: m.2 % 2 == 0,
+                    outstanding: 1 + (m.2 % 1000) as u32,
+                    ..Default::default()
+                },
             };
             let _ = n;
             c
@@ -1537,6 +1550,7 @@ answers_global = 300"#);
             sm_key: 0,
             sm_key_file: None,
             manager_timers: Default::default(),
+            perf_manager: Default::default(),
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -1780,6 +1794,30 @@ fn management_errors() {
         "management.manager_timers.sweep",
         "unknown key",
         "manager_timers =",
+    );
+    // The performance manager: within bounds, its wait within its interval.
+    let perf = |t: &str| m(&format!("perf_manager = {{ {t} }}"));
+    let c = Config::from_toml(&perf("enabled = true, interval_ms = 500")).unwrap();
+    assert!(c.management.perf_manager.enabled);
+    assert_eq!(c.management.perf_manager.interval_ms, 500);
+    assert_eq!(c.management.perf_manager.outstanding, 16);
+    at(
+        &perf("outstanding = 0"),
+        "management.perf_manager.outstanding",
+        "outside 1..=1024",
+        "perf_manager =",
+    );
+    at(
+        &perf("interval_ms = 1000, timeout_ms = 500, retries = 1"),
+        "management.perf_manager.timeout_ms",
+        "not less than interval_ms",
+        "perf_manager =",
+    );
+    at(
+        &perf("every = 5"),
+        "management.perf_manager.every",
+        "unknown key",
+        "perf_manager =",
     );
     at(
         &m("traps_per_s = 0"),
@@ -2231,6 +2269,10 @@ fn reload_management_is_live() {
             retries: 10,
             heavy_every: 1,
         },
+        perf_manager: mgmt::perfmgr::PerfConfig {
+            enabled: true,
+            ..Default::default()
+        },
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));
@@ -2245,6 +2287,7 @@ fn reload_management_is_live() {
             "management.answers_per_source: 1000 -> 50",
             "management.answers_global: 4000 -> 500",
             "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1 }",
+            "management.perf_manager: { enabled = false, interval_ms = 10000, outstanding = 16, timeout_ms = 200, retries = 1, forget_sweeps = 30 } -> { enabled = true, interval_ms = 10000, outstanding = 16, timeout_ms = 200, retries = 1, forget_sweeps = 30 }",
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",
             "management.manager: (unset) -> 0x0120",
@@ -2252,7 +2295,7 @@ fn reload_management_is_live() {
     );
     let back = all.diff_for_reload(&old).unwrap();
     assert_eq!(back.management, Some(old.management.clone()));
-    assert_eq!(back.changes.len(), 11, "{:?}", back.changes);
+    assert_eq!(back.changes.len(), 12, "{:?}", back.changes);
     // With a change that is refused, the whole reload is.
     let mut r = new.clone();
     r.workers.count = 2;

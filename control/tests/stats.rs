@@ -966,6 +966,105 @@ fn management_families_are_valid_and_documented() {
     }
 }
 
+/// A fabric of two nodes: b answered (two ports, one reset), c did not
+/// (its name has a quote, its series kept).
+fn sample_fabric() -> mgmt::perfmgr::FabricSnapshot {
+    use mgmt::perfmgr::{FabricSnapshot, NodeSnapshot, PerfStats, PortSnapshot, SweepSummary};
+    let port = |p: u8, base: u64, ext: bool| PortSnapshot {
+        port: p,
+        counters: (0..mgmt::attr::PortCounters::COUNT as u64)
+            .map(|i| base + i)
+            .collect(),
+        extended: if ext {
+            (0..6).map(|i| base * 100 + i).collect()
+        } else {
+            Vec::new()
+        },
+        resets: u64::from(p),
+    };
+    FabricSnapshot {
+        nodes: vec![
+            NodeSnapshot {
+                address: rrp::Address(0x0521),
+                name: "b".into(),
+                identity: 2,
+                ok: true,
+                answered_at: Some(1000),
+                ports: vec![port(0, 1000, true), port(1, 2000, true)],
+            },
+            NodeSnapshot {
+                address: rrp::Address(0x0150),
+                name: "host \"c\"".into(),
+                identity: 3,
+                ok: false,
+                answered_at: None,
+                ports: vec![port(0, 10, false)],
+            },
+        ],
+        last_sweep: Some(SweepSummary {
+            started: 0,
+            duration_ms: 1234,
+            nodes: 2,
+            unanswered: 1,
+        }),
+        stats: PerfStats {
+            sweeps: 7,
+            nodes_unanswered: 1,
+            resets: 1,
+            ..PerfStats::default()
+        },
+    }
+}
+
+#[test]
+fn fabric_families_are_valid_and_documented() {
+    let text = control::stats::fabric_exposition(&sample_fabric());
+    let x = check_exposition(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let ran = promtool(&text);
+    eprintln!("promtool ran: {ran}");
+    for line in [
+        "mwrouter_fabric_sweep_duration_seconds 1.234",
+        "mwrouter_fabric_scrape_ok{node=\"b\",address=\"0x0521\"} 1",
+        "mwrouter_fabric_scrape_ok{node=\"host \\\"c\\\"\",address=\"0x0150\"} 0",
+        "mwrouter_fabric_port_received_packets_total{node=\"b\",address=\"0x0521\",port=\"1\"} 2000",
+        "mwrouter_fabric_port_received_packets_total{node=\"host \\\"c\\\"\",address=\"0x0150\",port=\"0\"} 10",
+        "mwrouter_fabric_port_dropped_packets_total{node=\"b\",address=\"0x0521\",port=\"0\",reason=\"no-route\"} 1014",
+        "mwrouter_fabric_port_received_bytes_total{node=\"b\",address=\"0x0521\",port=\"0\"} 100000",
+        "mwrouter_fabric_port_resets_total{node=\"b\",address=\"0x0521\",port=\"1\"} 1",
+        "mwrouter_perfmgr_sweeps_total 7",
+        "mwrouter_perfmgr_nodes_unanswered_total 1",
+    ] {
+        assert!(
+            text.contains(&format!("{line}\n")),
+            "{line} missing:\n{text}"
+        );
+    }
+    // c counts no link: no link series of it.
+    assert!(!text.contains("mwrouter_fabric_port_received_bytes_total{node=\"host"));
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/stats.md"))
+            .unwrap();
+    for f in x.families.keys() {
+        let generic = f
+            .strip_prefix("mwrouter_fabric_port_")
+            .map(|rest| format!("mwrouter_port_{rest}"));
+        assert!(
+            doc.contains(f.as_str()) || generic.is_some_and(|g| doc.contains(&g)),
+            "docs/stats.md: metric {f} missing"
+        );
+    }
+    for name in mgmt::perfmgr::PerfStats::slot_names() {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/stats.md: counter `{name}` missing"
+        );
+    }
+    // Nothing polled: the sweep families and the counters, valid.
+    let empty = control::stats::fabric_exposition(&Default::default());
+    check_exposition(&empty).unwrap_or_else(|e| panic!("{e}\n{empty}"));
+    assert!(empty.contains("mwrouter_fabric_sweep_nodes 0\n"));
+}
+
 #[test]
 fn prometheus_text_is_valid() {
     let s = sample_snapshot();
@@ -1283,6 +1382,49 @@ fn http_listener_serves_metrics() {
     // Dropping the handle stops it.
     drop(h);
     assert!(TcpStream::connect(addr).is_err());
+}
+
+/// Several paths, each answered by its own source (mwrouterd's `/metrics`
+/// and `/fabric/metrics`); the rest as for one path.
+#[test]
+fn http_listener_serves_each_path_from_its_source() {
+    let routes: Vec<(&'static str, control::stats::Source)> = vec![
+        (
+            "/metrics",
+            Box::new(|| "# HELP a_total h\n# TYPE a_total counter\na_total 1\n".into()),
+        ),
+        (
+            "/fabric/metrics",
+            Box::new(|| "# HELP b_total h\n# TYPE b_total counter\nb_total 2\n".into()),
+        ),
+    ];
+    let h = control::stats::serve_paths("127.0.0.1:0".parse().unwrap(), routes).unwrap();
+    let addr = h.local_addr();
+    let (code, headers, body) = http(addr, "GET /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(code, 200);
+    assert!(headers["content-type"].starts_with("text/plain; version=0.0.4"));
+    assert_eq!(
+        body,
+        "# HELP b_total h\n# TYPE b_total counter\nb_total 2\n"
+    );
+    assert!(
+        http(addr, "GET /metrics?x HTTP/1.0\r\n\r\n")
+            .2
+            .contains("a_total 1\n")
+    );
+    let (code, headers, body) = http(addr, "HEAD /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!((code, body.as_str()), (200, ""));
+    assert!(headers["content-length"].parse::<usize>().unwrap() > 0);
+    let (code, headers, _) = http(addr, "DELETE /fabric/metrics HTTP/1.1\r\n\r\n");
+    assert_eq!(code, 405);
+    assert_eq!(headers["allow"], "GET, HEAD");
+    assert_eq!(http(addr, "GET /fabric HTTP/1.1\r\n\r\n").0, 404);
+    assert_eq!(http(addr, "GET fabric/metrics HTTP/1.1\r\n\r\n").0, 400);
+    assert_eq!(http(addr, "GET /metrics HTTP/2.0\r\n\r\n").0, 400);
+    assert!(matches!(
+        control::stats::serve_paths("0.0.0.0:0".parse().unwrap(), Vec::new()),
+        Err(Error::NotLoopback(_))
+    ));
 }
 
 #[test]

@@ -20,6 +20,9 @@
 //!   failover and handover, the SM key, the master's database of the SAN's
 //!   members, address assignment, the SubnAdm answers and the SAN's
 //!   multicast groups (docs/multicast.md);
+//! - [`perfmgr`]: the fabric's performance manager (docs/management.md
+//!   "Fabric performance manager"): every node's PortCounters each
+//!   interval, in parallel, totals kept across resets, one snapshot;
 //! - [`station`]: a node's agent, client and SAN managers joined the same
 //!   way in every node (docs/management.md "The station"): a request for
 //!   the node itself answered without leaving it, the rest sent by the
@@ -37,6 +40,7 @@ pub mod client;
 pub mod error;
 pub mod fuzzing;
 pub mod manager;
+pub mod perfmgr;
 pub mod station;
 pub mod wire;
 

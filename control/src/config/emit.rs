@@ -203,6 +203,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         .collect();
     t.put("address_pools", format!("[{}]", pools.join(", ")));
     t.put("manager_timers", literal::value(&m.manager_timers));
+    t.put("perf_manager", literal::value(&m.perf_manager));
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

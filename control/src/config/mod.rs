@@ -46,6 +46,7 @@ use std::time::Duration;
 use admin::LogLevel;
 use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
 use mgmt::manager::ManagerTimers;
+use mgmt::perfmgr::PerfConfig;
 use ports::af_packet::AfPacketConfig;
 use ports::heap::{DEFAULT_BUF_SIZE, DEFAULT_HEADROOM};
 use ports::udp::UdpConfig;
@@ -435,6 +436,10 @@ pub struct ManagementSection {
     /// The SAN managers' timers and counts (docs/manager.md "Timers and
     /// counts").
     pub manager_timers: ManagerTimers,
+    /// The fabric's performance manager (docs/management.md "Fabric
+    /// performance manager"): polled where this box is a SAN's master, or
+    /// everywhere with `enabled`.
+    pub perf_manager: PerfConfig,
 }
 
 /// A SAN manager's address pool: on HR `hr`'s SAN, `first` to `last`.
@@ -470,6 +475,7 @@ impl Default for ManagementSection {
             sm_key_file: None,
             address_pools: Vec::new(),
             manager_timers: ManagerTimers::default(),
+            perf_manager: PerfConfig::default(),
         }
     }
 }
@@ -503,6 +509,7 @@ impl fmt::Debug for ManagementSection {
             .field("sm_key_file", &self.sm_key_file)
             .field("address_pools", &self.address_pools)
             .field("manager_timers", &self.manager_timers)
+            .field("perf_manager", &self.perf_manager)
             .finish()
     }
 }

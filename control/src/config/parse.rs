@@ -75,6 +75,7 @@ struct RawManagement {
     sm_key_file: Option<PathBuf>,
     address_pools: Vec<RawPool>,
     manager_timers: mgmt::manager::ManagerTimers,
+    perf_manager: mgmt::perfmgr::PerfConfig,
 }
 
 /// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
@@ -116,6 +117,7 @@ impl Default for RawManagement {
                 })
                 .collect(),
             manager_timers: m.manager_timers,
+            perf_manager: m.perf_manager,
         }
     }
 }
@@ -192,6 +194,7 @@ fn management(
             })
             .collect(),
         manager_timers: m.manager_timers,
+        perf_manager: m.perf_manager,
     }
 }
 

@@ -434,6 +434,9 @@ fn management(c: &Config, e: &mut Errs) {
             format!("{p} is not a manager priority (0-15)"),
         );
     }
+    for err in m.perf_manager.validate().err().into_iter().flatten() {
+        e.push(format!("management.perf_manager.{}", err.field), err.why);
+    }
     for err in m.manager_timers.validate().err().into_iter().flatten() {
         e.push(format!("management.manager_timers.{}", err.field), err.why);
     }

@@ -127,16 +127,18 @@ impl DaemonBackend {
             (
                 crate::management::agent_config(&new),
                 crate::management::manager_configs(&new),
+                new.management.perf_manager,
             )
         });
         let refused = self
             .plane
             .call(CALL, move |cp| -> Result<Vec<String>, String> {
-                if let Some((a, managers)) = agent {
+                if let Some((a, managers, perf)) = agent {
                     if let Some(m) = cp.management_mut() {
                         m.agent_mut().reconfigure(a);
                     }
                     cp.set_managers(managers);
+                    cp.set_perf_manager(perf);
                 }
                 cp.engine_mut()
                     .set_tunables(timers, limits, rates)
@@ -385,6 +387,19 @@ impl Backend for DaemonBackend {
 }
 
 impl DaemonBackend {
+    /// The fabric scrape (docs/stats.md "The fabric scrape"): the
+    /// performance manager's snapshot; only its own counters, at 0, when
+    /// management is not running.
+    pub fn fabric_prometheus(&self) -> String {
+        let snap = self
+            .plane
+            .call(CALL, |cp| cp.management().and_then(|m| m.fabric()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        crate::stats::fabric_exposition(&snap)
+    }
+
     /// The HR address of each port.
     fn hr_addrs(&self) -> Vec<Address> {
         let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());

@@ -39,7 +39,7 @@ use rrp::{LinkKind, NativeAddr, PortId};
 use crate::config::{Backend, Config};
 use crate::plane::{ControlPlane, LogItem, PlaneHandle};
 use crate::punt_log::{self, PuntLog};
-use crate::stats::{Counters, EngineStats, publish_blocks, serve_prometheus};
+use crate::stats::{Counters, EngineStats, Source, publish_blocks, serve_paths};
 
 pub use backend::DaemonBackend;
 
@@ -433,12 +433,14 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     {
         let agent = crate::management::agent_config(&cfg);
         let managers = crate::management::manager_configs(&cfg);
+        let perf = cfg.management.perf_manager;
         let (c, k) = (counters.clone(), kinds.clone());
         running
             .plane
             .call(Duration::from_secs(5), move |cp| {
                 cp.enable_management(agent, c, k);
                 cp.set_managers(managers);
+                cp.set_perf_manager(perf);
             })
             .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
     }
@@ -467,9 +469,13 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
     let admin = start_admin(&cfg, Arc::new(Dispatcher::new(backend.clone())))?;
     let prometheus = match cfg.admin.prometheus_listen {
         Some(addr) => {
-            let h = backend.clone();
+            let (h, f) = (backend.clone(), backend.clone());
+            let routes: Vec<(&'static str, Source)> = vec![
+                ("/metrics", Box::new(move || h.prometheus())),
+                ("/fabric/metrics", Box::new(move || f.fabric_prometheus())),
+            ];
             Some(
-                serve_prometheus(addr, move || h.prometheus())
+                serve_paths(addr, routes)
                     .map_err(|e| DaemonError::Run(format!("admin.prometheus_listen: {e}")))?,
             )
         }

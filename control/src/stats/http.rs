@@ -1,8 +1,12 @@
-//! An optional HTTP listener for Prometheus: `GET /metrics` on a loopback
-//! address (a scraper on the box, or a tunnel, reaches it; nothing else
-//! does). One accepting thread; each connection gets a short-lived thread
-//! with I/O timeouts, at most [`MAX_CONNECTIONS`] at once (more are closed
-//! unanswered). Stopped by dropping its [`Handle`].
+//! An optional HTTP listener for Prometheus on a loopback address (a
+//! scraper on the box, or a tunnel, reaches it; nothing else does): `GET
+//! /metrics`, the box's counters, and `GET /fabric/metrics`, the fabric
+//! scrape of the performance manager (docs/stats.md "The HTTP listener").
+//! One accepting thread; each connection gets a short-lived thread with
+//! I/O timeouts, at most [`MAX_CONNECTIONS`] at once (more are closed
+//! unanswered). The request head is parsed by `httparse` (hyper's parser);
+//! the connections, their bound and their timeouts are this file's.
+//! Stopped by dropping its [`Handle`].
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -33,7 +37,14 @@ const TICK: Timespec = Timespec {
 /// The content type of the text exposition.
 const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-type Source = Arc<Mutex<dyn Fn() -> String + Send>>;
+/// Request headers parsed at most.
+const MAX_HEADERS: usize = 32;
+
+/// What a path answers: the text of a scrape, made at each request.
+pub type Source = Box<dyn Fn() -> String + Send>;
+
+/// The paths served and what each answers.
+type Routes = Arc<Vec<(&'static str, Mutex<Source>)>>;
 
 /// A running metrics listener; dropping it stops the listener (the
 /// accepting thread is joined and the socket closed; a connection being
@@ -70,6 +81,12 @@ pub fn serve_prometheus(
     addr: SocketAddr,
     source: impl Fn() -> String + Send + 'static,
 ) -> Result<Handle> {
+    serve_paths(addr, vec![("/metrics", Box::new(source))])
+}
+
+/// [`serve_prometheus`] with several paths, each answered by its source
+/// (mwrouterd: `/metrics` and `/fabric/metrics`).
+pub fn serve_paths(addr: SocketAddr, routes: Vec<(&'static str, Source)>) -> Result<Handle> {
     if !addr.ip().to_canonical().is_loopback() {
         return Err(Error::NotLoopback(addr));
     }
@@ -77,10 +94,15 @@ pub fn serve_prometheus(
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
-    let source: Source = Arc::new(Mutex::new(source));
+    let routes: Routes = Arc::new(
+        routes
+            .into_iter()
+            .map(|(path, source)| (path, Mutex::new(source)))
+            .collect(),
+    );
     let thread = thread::Builder::new().name("mw-metrics".into()).spawn({
         let stop = stop.clone();
-        move || accept_loop(listener, source, stop)
+        move || accept_loop(listener, routes, stop)
     })?;
     Ok(Handle {
         addr: local,
@@ -98,7 +120,7 @@ impl Drop for Active {
     }
 }
 
-fn accept_loop(listener: TcpListener, source: Source, stop: Arc<AtomicBool>) {
+fn accept_loop(listener: TcpListener, routes: Routes, stop: Arc<AtomicBool>) {
     let active = Arc::new(AtomicUsize::new(0));
     while !stop.load(Ordering::Relaxed) {
         let mut fds = [PollFd::new(&listener, PollFlags::IN)];
@@ -114,14 +136,14 @@ fn accept_loop(listener: TcpListener, source: Source, stop: Arc<AtomicBool>) {
                     }
                     active.fetch_add(1, Ordering::Relaxed);
                     let guard = Active(active.clone());
-                    let source = source.clone();
+                    let routes = routes.clone();
                     // A failed spawn drops the closure, and the guard with it.
                     let _ =
                         thread::Builder::new()
                             .name("mw-metrics-conn".into())
                             .spawn(move || {
                                 let _guard = guard;
-                                let _ = serve_one(stream, &source);
+                                let _ = serve_one(stream, &routes);
                             });
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -138,7 +160,7 @@ fn head_end(buf: &[u8]) -> Option<usize> {
         .or_else(|| buf.windows(2).position(|w| w == b"\n\n"))
 }
 
-fn serve_one(mut stream: TcpStream, source: &Source) -> io::Result<()> {
+fn serve_one(mut stream: TcpStream, routes: &Routes) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let _ = stream.set_nodelay(true);
@@ -167,31 +189,33 @@ fn serve_one(mut stream: TcpStream, source: &Source) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     }
-    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
-    let line = String::from_utf8_lossy(&buf[..line_end]);
-    let line = line.trim_end_matches('\r');
-    let parts: Vec<&str> = line.split(' ').collect();
-    let [method, target, version] = parts[..] else {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let parsed = match req.parse(&buf) {
+        Ok(httparse::Status::Complete(_)) => (req.method, req.path),
+        Ok(httparse::Status::Partial) | Err(_) => (None, None),
+    };
+    let (Some(method), Some(target)) = parsed else {
         return respond(&mut stream, 400, "text/plain", "bad request\n", false);
     };
-    if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
+    if !target.starts_with('/') {
         return respond(&mut stream, 400, "text/plain", "bad request\n", false);
     }
     let path = target.split('?').next().unwrap_or(target);
     let head = method == "HEAD";
-    match (method, path) {
-        ("GET" | "HEAD", "/metrics") => {
-            let text = catch_unwind(AssertUnwindSafe(|| {
-                let f = source.lock().unwrap_or_else(PoisonError::into_inner);
-                f()
-            }));
-            match text {
-                Ok(text) => respond(&mut stream, 200, METRICS_TYPE, &text, head),
-                Err(_) => respond(&mut stream, 500, "text/plain", "metrics failed\n", head),
-            }
-        }
-        (_, "/metrics") => respond(&mut stream, 405, "text/plain", "use GET\n", false),
-        _ => respond(&mut stream, 404, "text/plain", "not found\n", head),
+    let Some((_, source)) = routes.iter().find(|(p, _)| *p == path) else {
+        return respond(&mut stream, 404, "text/plain", "not found\n", head);
+    };
+    if method != "GET" && !head {
+        return respond(&mut stream, 405, "text/plain", "use GET\n", false);
+    }
+    let text = catch_unwind(AssertUnwindSafe(|| {
+        let f = source.lock().unwrap_or_else(PoisonError::into_inner);
+        f()
+    }));
+    match text {
+        Ok(text) => respond(&mut stream, 200, METRICS_TYPE, &text, head),
+        Err(_) => respond(&mut stream, 500, "text/plain", "metrics failed\n", head),
     }
 }
 

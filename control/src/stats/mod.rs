@@ -4,6 +4,7 @@
 //! readers are the admin protocol's ([`admin::stats`]).
 
 mod counters;
+mod fabric;
 mod http;
 
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use rrp::router::{Router, RouterStats};
 use rrp::{DropReason, PortStats};
 
 pub use counters::Counters;
-pub use http::{Handle, serve_prometheus};
+pub use fabric::fabric_exposition;
+pub use http::{Handle, Source, serve_paths, serve_prometheus};
 
 /// What the RRP engine counts: its own counters, and its share of each
 /// port's ([`Router::port_stats`]).

@@ -8,6 +8,7 @@
 //! send the [`Packet`]s it returns.
 
 mod managing;
+mod perf;
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::manager::{Manager, ManagerConfig, ManagerEvent, ManagerOutput};
+use crate::perfmgr::{PerfConfig, PerfManager, PerfOutput};
 use managing::Managing;
 
 use crate::agent::{Agent, AgentConfig, AgentEvent, Incoming, Managed, Output};
@@ -108,6 +110,17 @@ pub struct Outcome {
     pub unroutable: u64,
 }
 
+impl Outcome {
+    /// Adds what another call produced.
+    fn merge(&mut self, o: Outcome) {
+        self.packets.extend(o.packets);
+        self.done.extend(o.done);
+        self.events.extend(o.events);
+        self.manager_events.extend(o.manager_events);
+        self.unroutable += o.unroutable;
+    }
+}
+
 /// The agent, the client and the SAN managers of one node.
 pub struct Station {
     agent: Agent,
@@ -120,6 +133,11 @@ pub struct Station {
     manager_ids: HashMap<u64, (usize, u64)>,
     /// Packets not sent for want of a route, since the start.
     unroutable: u64,
+    /// The fabric's performance manager, when the node runs one.
+    perf: Option<PerfManager>,
+    /// The client's requests that are the performance manager's: station
+    /// id -> its id.
+    perf_ids: HashMap<u64, u64>,
 }
 
 impl Station {
@@ -137,7 +155,28 @@ impl Station {
             managers: Vec::new(),
             manager_ids: HashMap::new(),
             unroutable: 0,
+            perf: None,
+            perf_ids: HashMap::new(),
         }
+    }
+
+    /// Runs the fabric's performance manager with `cfg` from `now` (a
+    /// running one takes the new settings and keeps its totals), or stops
+    /// it (`None`).
+    pub fn set_perf_manager(&mut self, cfg: Option<PerfConfig>, now: Time) {
+        match (cfg, self.perf.as_mut()) {
+            (None, _) => {
+                self.perf = None;
+                self.perf_ids.clear();
+            }
+            (Some(c), Some(p)) => p.configure(c),
+            (Some(c), None) => self.perf = Some(PerfManager::new(c, now)),
+        }
+    }
+
+    /// The fabric's performance manager, when the node runs one.
+    pub fn perf_manager(&self) -> Option<&PerfManager> {
+        self.perf.as_ref()
     }
 
     /// Runs a SAN manager on `port`'s SAN from `now` (replacing one there).
@@ -184,8 +223,12 @@ impl Station {
 
     /// When the agent or the client wants its timer.
     pub fn next_timer(&self) -> Time {
+        let perf = self.perf.as_ref().map_or(Time::MAX, |p| p.next_timer());
         self.managers.iter().map(|(_, m)| m.next_timer()).fold(
-            self.agent.next_timer().min(self.client.next_timer()),
+            self.agent
+                .next_timer()
+                .min(self.client.next_timer())
+                .min(perf),
             Time::min,
         )
     }
@@ -225,7 +268,7 @@ impl Station {
 
     /// Timers: trap repeats, the lease, thresholds, the client's retries.
     pub fn on_timer<N: Carrier + ?Sized>(&mut self, now: Time, node: &mut N) -> Outcome {
-        self.with(now, node, |a, c, m| {
+        let mut out = self.with(now, node, |a, c, m| {
             a.on_timer(now, m);
             c.on_timer(now);
             let cfg = a.config();
@@ -253,7 +296,22 @@ impl Station {
                 );
                 mgr.on_timer(now);
             }
-        })
+        });
+        if let Some(p) = self.perf.as_mut() {
+            let targets = perf::targets(
+                &*node,
+                &self.managers,
+                self.agent.config(),
+                p.config().enabled,
+            );
+            p.set_mkey(self.agent.config().mkey);
+            p.set_active(targets.is_some());
+            p.set_targets(targets.unwrap_or_default());
+            p.on_timer(now);
+            let more = self.with(now, node, |_, _, _| {});
+            out.merge(more);
+        }
+        out
     }
 
     /// A port went down or up (trap 128).
@@ -346,6 +404,15 @@ impl Station {
                     }
                 }
             }
+            while let Some(PerfOutput::Request { id, request }) =
+                self.perf.as_mut().and_then(PerfManager::poll_output)
+            {
+                progressed = true;
+                let sid = self.next_id;
+                self.next_id += 1;
+                self.perf_ids.insert(sid, id);
+                self.client.start(now, sid, request);
+            }
             while let Some(o) = self.agent.poll_output() {
                 progressed = true;
                 match o {
@@ -417,7 +484,11 @@ impl Station {
                                 m.on_answer(now, mid, result);
                             }
                         }
-                        None => out.done.push((id, result)),
+                        None => match (self.perf_ids.remove(&id), self.perf.as_mut()) {
+                            (Some(pid), Some(p)) => p.on_answer(now, pid, result),
+                            (Some(_), None) => {}
+                            (None, _) => out.done.push((id, result)),
+                        },
                     },
                 }
             }
