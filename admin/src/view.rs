@@ -156,11 +156,16 @@ impl ManagementInfo {
             },
             notices: a
                 .notices()
-                .map(|(t, issuer, n)| NoticeRow {
-                    age_ms: now.saturating_sub(*t),
-                    issuer: *issuer,
-                    trap: n.trap_number,
-                    summary: n.summary(),
+                .map(|r| NoticeRow {
+                    seq: r.seq,
+                    age_ms: now.saturating_sub(r.at),
+                    // A Trap's source is its issuer's node (as before
+                    // Reports); a Report's is the master.
+                    issuer: if r.report { r.notice.issuer } else { r.from },
+                    from: r.from,
+                    report: r.report,
+                    trap: r.notice.trap_number,
+                    summary: r.notice.summary(),
                 })
                 .collect(),
             managers: station
@@ -211,10 +216,21 @@ impl ManagementInfo {
 /// A notice `show management` lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoticeRow {
+    /// Its number among the notices the box kept since it started, from 0
+    /// (`mwctl events` prints those after the last it saw).
+    #[serde(default)]
+    pub seq: u64,
     /// Milliseconds since it arrived.
     pub age_ms: u64,
-    /// Its issuer.
+    /// Its issuer: a Trap's source, a Report's notice's IssuerAddress.
     pub issuer: Address,
+    /// The packet's source: the issuer's node for a Trap, the master
+    /// that forwarded it for a Report.
+    #[serde(default)]
+    pub from: Address,
+    /// It came in a Report (a subscription's; docs/management.md "Events").
+    #[serde(default)]
+    pub report: bool,
     /// The trap number.
     pub trap: u16,
     /// What it says.

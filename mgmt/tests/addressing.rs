@@ -417,7 +417,8 @@ fn a_map_longer_than_one_answer_is_copied_whole_at_each_poll() {
     let standby = &n.stations[1].managers()[0].1;
     let more_polls = standby.stats().polls - polls;
     assert!(more_polls >= 1);
-    // Per poll: the poll, the map's two pages, and the multicast walk (a
-    // McGroupRecord Get and a McMemberRecord Get: no groups).
-    assert_eq!(standby.stats().requests - requests, 5 * more_polls);
+    // Per poll: the poll, the map's two pages, the multicast walk (a
+    // McGroupRecord Get and a McMemberRecord Get: no groups) and the
+    // subscriptions' (an InformInfo Get: none).
+    assert_eq!(standby.stats().requests - requests, 6 * more_polls);
 }
