@@ -1227,6 +1227,11 @@ fn round_trip_variants() {
             timeout_ms: 1,
             retries: 10,
             heavy_every: 1,
+            max_subscriptions: 1_000,
+            lease_default_s: 1,
+            lease_max_s: 86_400,
+            report_retry_ms: 60_000,
+            report_retries: 0,
         },
     };
     round_trip(&c);
@@ -2230,6 +2235,11 @@ fn reload_management_is_live() {
             timeout_ms: 1,
             retries: 10,
             heavy_every: 1,
+            max_subscriptions: 1_000,
+            lease_default_s: 1,
+            lease_max_s: 86_400,
+            report_retry_ms: 60_000,
+            report_retries: 0,
         },
     };
     let plan = old.diff_for_reload(&all).unwrap();

@@ -147,6 +147,10 @@ pub enum Cmd {
     /// ibnetdiscover does (admin; docs/management.md "mwctl discover").
     /// Exit status: 0 every router answered, 1 some did not.
     Discover(crate::discover::DiscoverArgs),
+    /// In-band management: subscribe this box to its SAN's events at the
+    /// master (InformInfo) and print the traps it forwards as Reports
+    /// (admin; docs/management.md "Events").
+    Events(crate::events::EventsArgs),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -416,6 +420,7 @@ impl Cmd {
             | Cmd::Query(_)
             | Cmd::Ping(_)
             | Cmd::Discover(_)
+            | Cmd::Events(_)
             | Cmd::Trace(_)
             | Cmd::Mcast(_)
             | Cmd::TracePackets(_) => {
