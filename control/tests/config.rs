@@ -2254,7 +2254,7 @@ fn reload_management_is_live() {
             "management.traps_per_s: 10 -> 2",
             "management.answers_per_source: 1000 -> 50",
             "management.answers_global: 4000 -> 500",
-            "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1 }",
+            "management.manager_timers: { poll_ms = 1000, poll_misses = 3, sweep_ms = 1000, discover_ms = 200, timeout_ms = 100, retries = 2, heavy_every = 10, max_subscriptions = 16, lease_default_s = 60, lease_max_s = 3600, report_retry_ms = 500, report_retries = 3 } -> { poll_ms = 600000, poll_misses = 1, sweep_ms = 10, discover_ms = 77, timeout_ms = 1, retries = 10, heavy_every = 1, max_subscriptions = 1000, lease_default_s = 1, lease_max_s = 86400, report_retry_ms = 60000, report_retries = 0 }",
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",
             "management.manager: (unset) -> 0x0120",

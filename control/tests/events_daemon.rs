@@ -148,6 +148,20 @@ fn subscribers_get_reports_of_a_killed_router_and_keep_them_across_a_failover() 
     wait_for("s1's Report of k's HR down", 20, || {
         hr_down_of(&reports(&s1), "0x0541").is_some()
     });
+    // As text: the subscription renewed, and the event.
+    let (code, text, err) = mwctl(&s1, &["events", "--trap", "1024"]);
+    assert_eq!(code, 0, "{text} {err}");
+    eprintln!("mwctl events --trap 1024 on s1:\n{text}");
+    eprintln!("mwctl --json events --watch --count 1 --trap 1024 on s2:\n{out}");
+    assert!(
+        text.starts_with("subscribed at 0x0511 as 0x0521 for 60 s: trap 1024\n"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.contains(" trap 1024 from ")
+            && l.contains("(report from 0x0511): neighbour HR 0x0541")),
+        "{text}"
+    );
     // e gets nothing: its subscription ran out before k died.
     std::thread::sleep(std::time::Duration::from_millis(1_000));
     assert!(reports(&e).is_empty(), "{:?}", reports(&e));

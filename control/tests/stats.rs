@@ -1191,6 +1191,12 @@ fn the_documentation_lists_every_slot_and_metric() {
             "docs/stats.md: metric {f} missing"
         );
     }
+    for (name, _) in mgmt::manager::ManagerStats::default().named_slots() {
+        assert!(
+            doc.contains(&format!("| `{name}` |")),
+            "docs/stats.md: manager counter `{name}` missing"
+        );
+    }
     for r in DropReason::ALL {
         assert!(doc.contains(&format!("`{}`", r.name())), "reason {r}");
     }
