@@ -105,6 +105,22 @@ pub struct ManagerRow {
     /// each node again: a master's, or a standby's copy of its master's).
     #[serde(default)]
     pub assigned: Vec<Address>,
+    /// The event subscriptions it keeps (a master's, or a standby's copy;
+    /// docs/management.md "Events").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<SubscriptionRow>,
+}
+
+/// An event subscription a manager keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubscriptionRow {
+    /// The subscriber.
+    pub subscriber: Address,
+    /// The trap it asked for (none: every trap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trap: Option<u16>,
+    /// Seconds left on its lease.
+    pub lease_left_s: u64,
 }
 
 /// A member of a SAN in a master manager's database.
@@ -206,6 +222,16 @@ impl ManagementInfo {
                         a.sort();
                         a
                     },
+                    subscriptions: m
+                        .subscriptions()
+                        .filter(|x| x.expires > now)
+                        .map(|x| SubscriptionRow {
+                            subscriber: x.info.subscriber,
+                            trap: (x.info.trap_number != mgmt::attr::inform_info::ALL)
+                                .then_some(x.info.trap_number),
+                            lease_left_s: (x.expires - now).div_ceil(1000),
+                        })
+                        .collect(),
                 })
                 .collect(),
             addresses,

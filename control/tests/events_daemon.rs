@@ -135,6 +135,15 @@ fn subscribers_get_reports_of_a_killed_router_and_keep_them_across_a_failover() 
     wait_for("three subscriptions", 20, || {
         json(&m, &["show", "management"])["managers"][0]["counters"]["subscriptions"] == 3
     });
+    let subs = json(&m, &["san", "show"])[0]["subscriptions"].clone();
+    assert_eq!(subs.as_array().map(Vec::len), Some(3), "{subs}");
+    let (code, text, _) = mwctl(&m, &["san", "show"]);
+    assert_eq!(code, 0);
+    eprintln!("mwctl san show on m:\n{text}");
+    assert!(
+        text.contains("SAN of 0x0511: 0x0531 subscribed to trap 1024 ("),
+        "{text}"
+    );
     // e's lease runs out.
     std::thread::sleep(std::time::Duration::from_millis(1_500));
 
@@ -177,6 +186,8 @@ fn subscribers_get_reports_of_a_killed_router_and_keep_them_across_a_failover() 
             .unwrap_or(0)
             > 0
     });
+    let copied = json(&s1, &["san", "show"])[0]["subscriptions"].clone();
+    assert_eq!(copied.as_array().map(Vec::len), Some(2), "{copied}");
     boxes[0] = None;
     wait_for("s1 master", 30, || manager_state(&s1) == "master");
     wait_for("s2's manager address is s1", 30, || {

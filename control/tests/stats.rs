@@ -918,6 +918,7 @@ fn sample_management() -> admin::view::ManagementInfo {
             })
             .collect(),
         assigned: Vec::new(),
+        subscriptions: Vec::new(),
     };
     admin::view::ManagementInfo {
         identity: "0x0000000000000001".into(),
