@@ -928,3 +928,20 @@ fn standbys_copy_the_subscriptions_and_a_new_master_keeps_forwarding() {
     assert_eq!(n.reports(0), [from_new]);
     assert_eq!(n.reports(4), [from_new]);
 }
+
+#[test]
+fn the_masters_own_traps_reach_its_subscribers_once() {
+    let mut n = events_net();
+    assert_eq!(n.inform(4, 0x0103, Method::SET, 0).0, Status::OK);
+    // The master made itself its node's manager.
+    assert_eq!(n.stations[2].agent().config().manager, Address(0x0103));
+    n.trap_from(2);
+    n.run_until(n.now + 12_000);
+    assert_eq!(
+        n.reports(4),
+        [(Address(0x0103), 128, Address(0x0103))],
+        "one Report: the trap to itself was repressed"
+    );
+    let a = n.stations[2].agent().stats();
+    assert_eq!((a.traps_sent, a.traps_repressed, a.traps_resent), (1, 1, 0));
+}

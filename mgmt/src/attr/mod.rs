@@ -37,7 +37,9 @@ pub use neighbour::Neighbour;
 pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
 pub use node_record::NodeRecord;
-pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange, RtLimit};
+pub use notice::{
+    AddressAssigned, BadMkey, DuplicateAddress, HrDown, Notice, PortDrops, PortStateChange, RtLimit,
+};
 pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
 pub use port_counters_extended::PortCountersExtended;

@@ -80,7 +80,7 @@ impl Manager {
                 native,
                 identity,
                 address,
-            } => self.on_assign_set(native, identity, address, &result),
+            } => self.on_assign_set(now, native, identity, address, &result),
             Purpose::Sync { master, .. } => self.on_sync(master, &result),
             Purpose::SyncGroup { master, index } => self.on_sync_group(master, index, &result),
             Purpose::SyncMember { master, index } => {

@@ -208,6 +208,17 @@ impl Manager {
         to.len()
     }
 
+    /// A notice the master raises itself (an address given, a duplicate
+    /// address): issued from its address, produced by its node, forwarded
+    /// to the subscriptions it matches.
+    pub(super) fn raise(&mut self, now: Time, mut notice: Notice) {
+        notice.producer_type = self
+            .own
+            .as_ref()
+            .map_or(Notice::PRODUCER_ROUTER, |o| u32::from(o.node_type));
+        self.forward(now, &notice);
+    }
+
     /// The end of a Report: answered (after how many tries), or given up.
     pub(super) fn on_report(&mut self, to: Address, trap: u16, result: &Result<Answer, Failure>) {
         match result {
