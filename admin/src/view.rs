@@ -105,6 +105,22 @@ pub struct ManagerRow {
     /// each node again: a master's, or a standby's copy of its master's).
     #[serde(default)]
     pub assigned: Vec<Address>,
+    /// The event subscriptions it keeps (a master's, or a standby's copy;
+    /// docs/management.md "Events").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<SubscriptionRow>,
+}
+
+/// An event subscription a manager keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubscriptionRow {
+    /// The subscriber.
+    pub subscriber: Address,
+    /// The trap it asked for (none: every trap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trap: Option<u16>,
+    /// Seconds left on its lease.
+    pub lease_left_s: u64,
 }
 
 /// A member of a SAN in a master manager's database.
@@ -156,11 +172,16 @@ impl ManagementInfo {
             },
             notices: a
                 .notices()
-                .map(|(t, issuer, n)| NoticeRow {
-                    age_ms: now.saturating_sub(*t),
-                    issuer: *issuer,
-                    trap: n.trap_number,
-                    summary: n.summary(),
+                .map(|r| NoticeRow {
+                    seq: r.seq,
+                    age_ms: now.saturating_sub(r.at),
+                    // A Trap's source is its issuer's node (as before
+                    // Reports); a Report's is the master.
+                    issuer: if r.report { r.notice.issuer } else { r.from },
+                    from: r.from,
+                    report: r.report,
+                    trap: r.notice.trap_number,
+                    summary: r.notice.summary(),
                 })
                 .collect(),
             managers: station
@@ -201,6 +222,16 @@ impl ManagementInfo {
                         a.sort();
                         a
                     },
+                    subscriptions: m
+                        .subscriptions()
+                        .filter(|x| x.expires > now)
+                        .map(|x| SubscriptionRow {
+                            subscriber: x.info.subscriber,
+                            trap: (x.info.trap_number != mgmt::attr::inform_info::ALL)
+                                .then_some(x.info.trap_number),
+                            lease_left_s: (x.expires - now).div_ceil(1000),
+                        })
+                        .collect(),
                 })
                 .collect(),
             addresses,
@@ -211,10 +242,21 @@ impl ManagementInfo {
 /// A notice `show management` lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoticeRow {
+    /// Its number among the notices the box kept since it started, from 0
+    /// (`mwctl events` prints those after the last it saw).
+    #[serde(default)]
+    pub seq: u64,
     /// Milliseconds since it arrived.
     pub age_ms: u64,
-    /// Its issuer.
+    /// Its issuer: a Trap's source, a Report's notice's IssuerAddress.
     pub issuer: Address,
+    /// The packet's source: the issuer's node for a Trap, the master
+    /// that forwarded it for a Report.
+    #[serde(default)]
+    pub from: Address,
+    /// It came in a Report (a subscription's; docs/management.md "Events").
+    #[serde(default)]
+    pub report: bool,
     /// The trap number.
     pub trap: u16,
     /// What it says.

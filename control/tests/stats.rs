@@ -923,6 +923,7 @@ fn sample_management() -> admin::view::ManagementInfo {
             })
             .collect(),
         assigned: Vec::new(),
+        subscriptions: Vec::new(),
     };
     admin::view::ManagementInfo {
         identity: "0x0000000000000001".into(),
@@ -1293,6 +1294,12 @@ fn the_documentation_lists_every_slot_and_metric() {
         assert!(
             doc.contains(f.as_str()),
             "docs/stats.md: metric {f} missing"
+        );
+    }
+    for (name, _) in mgmt::manager::ManagerStats::default().named_slots() {
+        assert!(
+            doc.contains(&format!("| `{name}` |")),
+            "docs/stats.md: manager counter `{name}` missing"
         );
     }
     for r in DropReason::ALL {

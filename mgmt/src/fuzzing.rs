@@ -87,6 +87,7 @@ fn every_attribute(data: &[u8]) {
     attribute(MgmtClass::PERF, PortCounters::ID, perf);
     attribute(MgmtClass::PERF, PortCountersExtended::ID, perf);
     attribute(MgmtClass::PERF, ClassPortInfo::ID, perf);
+    attribute(MgmtClass::SUBN_ADM, crate::attr::InformInfo::ID, perf);
 }
 
 /// The body: `data` as a MAD, its first 256 bytes as a MAD, an EEP packet
@@ -279,6 +280,112 @@ pub fn groups(data: &[u8]) {
         assert!(groups.len() <= 8, "groups beyond the bound");
         assert!(groups.values().map(|g| g.members.len()).sum::<usize>() <= 16);
         assert!(groups.keys().all(|g| g.is_logical()));
+    }
+}
+
+/// The SAN manager's event subscriptions fed arbitrary requests: a master
+/// (bound 4, leases of at most 30 s) takes operations from the input, 67
+/// bytes each (the operation, the requester, a record area): InformInfo
+/// Sets, Deletes and Gets, notices to forward, the oldest Report answered
+/// or failed, time passing. Nothing panics, the table stays within its
+/// bound and holds only node addresses, every answer emits and parses, and
+/// every Report goes to a subscriber.
+pub fn subscriptions(data: &[u8]) {
+    use crate::attr::{InformInfo, Notice};
+    use crate::client::{Answer, Failure, Target};
+    use crate::manager::{Manager, ManagerConfig, ManagerOutput, SmState};
+    use crate::wire::Method;
+    let mut cfg = ManagerConfig::new(7, 0x20);
+    cfg.timers.max_subscriptions = 4;
+    cfg.timers.lease_max_s = 30;
+    let mut m = Manager::new(cfg, 0);
+    m.set_address(rrp::Address(0x0140));
+    let mut now = 0;
+    while m.state() != SmState::Master && now < 10_000 {
+        now += 100;
+        m.on_timer(now);
+        while m.poll_output().is_some() {}
+    }
+    assert_eq!(m.state(), SmState::Master);
+    let mut reports = std::collections::VecDeque::new();
+    for op in data.chunks(67) {
+        let Some((&kind, rest)) = op.split_first() else {
+            continue;
+        };
+        let requester = rest.get(..2).map_or(rrp::Address(0), |b| {
+            rrp::Address(u16::from_be_bytes([b[0], b[1]]))
+        });
+        let mut area = [0u8; 192];
+        if let Some(b) = rest.get(2..) {
+            area[..b.len()].copy_from_slice(b);
+        }
+        let arg = u32::from(kind >> 3);
+        now += 10;
+        let out = match kind & 7 {
+            0 => InformInfo::parse(&area)
+                .ok()
+                .map(|r| m.inform_set(now, requester, &r)),
+            1 => InformInfo::parse(&area)
+                .ok()
+                .map(|r| m.inform_delete(requester, &r)),
+            2 => Some(m.inform_get(now, arg)),
+            3 => {
+                if let Ok(n) = Notice::parse(&area) {
+                    m.forward(now, &n);
+                }
+                None
+            }
+            4 | 5 => {
+                if let Some((id, to)) = reports.pop_front() {
+                    let result = if kind & 7 == 4 {
+                        let mut mad = MadRepr::new(
+                            MgmtClass::SUBN_ADM,
+                            Method::REPORT_RESP,
+                            1,
+                            Notice::ID,
+                            0,
+                        );
+                        mad.data = vec![0; 192];
+                        Ok(Answer {
+                            mad,
+                            from: to,
+                            tries: 1 + arg % 4,
+                            rtt_ms: 1,
+                        })
+                    } else {
+                        Err(Failure::Timeout { tries: 1 + arg % 4 })
+                    };
+                    m.on_answer(now, id, result);
+                }
+                None
+            }
+            _ => {
+                now += 1_000 * u64::from(arg);
+                m.on_timer(now);
+                None
+            }
+        };
+        while let Some(o) = m.poll_output() {
+            if let ManagerOutput::Request { id, request } = o
+                && request.method == Method::REPORT
+            {
+                let Target::Address(to) = request.target else {
+                    panic!("a Report not by address: {request:?}");
+                };
+                assert!(
+                    m.subscriptions().any(|s| s.info.subscriber == to),
+                    "a Report to {to}, no subscriber"
+                );
+                reports.push_back((id, to));
+            }
+        }
+        if let Some(Ok(a)) = out {
+            let mut back = [0u8; 192];
+            a.emit(&mut back).expect("an answer emits");
+            assert_eq!(InformInfo::parse(&back).expect("an answer parses"), a);
+        }
+        assert!(m.subscriptions().count() <= 4, "beyond the bound");
+        assert!(m.subscriptions().all(|s| s.info.subscriber.is_node()));
     }
 }
 

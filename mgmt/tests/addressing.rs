@@ -220,6 +220,41 @@ impl Net {
     fn state(&self, i: usize) -> Option<SmState> {
         self.stations[i].managers().first().map(|(_, m)| m.state())
     }
+
+    /// Node `i` subscribes to every trap at `master` (InformInfo Set).
+    fn subscribe(&mut self, i: usize, master: u16) {
+        use mgmt::attr::InformInfo;
+        use mgmt::client::{Request, Target};
+        use mgmt::wire::{Method, MgmtClass};
+        let mut data = vec![0u8; 192];
+        InformInfo::default().emit(&mut data).unwrap();
+        let (_, out) = self.stations[i].start(
+            self.now,
+            &mut self.nodes[i],
+            Request {
+                target: Target::Address(Address(master)),
+                class: MgmtClass::SUBN_ADM,
+                method: Method::SET,
+                attribute: InformInfo::ID,
+                modifier: 0,
+                mkey: 0,
+                data,
+                timeout_ms: 50,
+                retries: 2,
+            },
+        );
+        self.take(i, out);
+    }
+
+    /// The notices node `i` received in Reports.
+    fn reported(&self, i: usize) -> Vec<mgmt::attr::Notice> {
+        self.stations[i]
+            .agent()
+            .notices()
+            .filter(|r| r.report)
+            .map(|r| r.notice.clone())
+            .collect()
+    }
 }
 
 fn mad_of(p: &Packet) -> Vec<u8> {
@@ -240,6 +275,9 @@ fn nodes_without_an_address_get_one_and_keep_it_over_restarts_and_a_new_master()
         (0, None),
         (0, None),
     ]);
+    // 0x0180 subscribes to the SAN's events once there is a master.
+    n.run_until(1_000);
+    n.subscribe(2, 0x0110);
     n.run_until(3_000);
     assert_eq!(n.state(0), Some(SmState::Master));
     assert_eq!(n.state(1), Some(SmState::Standby));
@@ -254,6 +292,18 @@ fn nodes_without_an_address_get_one_and_keep_it_over_restarts_and_a_new_master()
     }
     let master = &n.stations[0].managers()[0].1;
     assert_eq!(master.stats().addresses_assigned, 2, "{:?}", master.stats());
+    // Each address given reached the subscriber as trap 1028.
+    let mut given: Vec<(u64, Address)> = n
+        .reported(2)
+        .iter()
+        .filter_map(|x| x.address_assigned_details())
+        .map(|d| (d.identity, d.address))
+        .collect();
+    given.sort_unstable();
+    assert_eq!(given, [(0x13, a3), (0x14, a4)]);
+    assert!(n.reported(2).iter().all(
+        |x| x.issuer == Address(0x0110) && x.producer_type == mgmt::attr::Notice::PRODUCER_HOST
+    ));
     // Announcements stop once a node has its address.
     let sent = n.stations[3].agent().stats().announcements;
     n.run_until(5_000);
@@ -322,7 +372,10 @@ fn two_identities_at_one_address_are_reported() {
     c.timers.heavy_every = 1;
     n.stations[0].add_manager(PortId::new(0), c, 0);
     let mut which = 1;
-    for t in (700..8_000).step_by(700) {
+    // The master's node subscribes at the master itself.
+    n.run_until(1_500);
+    n.subscribe(0, 0x0110);
+    for t in (2_100..8_000).step_by(700) {
         n.run_until(t);
         which = 3 - which;
         let nat = n.nodes[which].native;
@@ -334,6 +387,14 @@ fn two_identities_at_one_address_are_reported() {
         e,
         ManagerEvent::DuplicateAddress { address, .. } if *address == Address(0x0150)
     )));
+    // And as trap 1029 to the subscriber.
+    let dup = n
+        .reported(0)
+        .iter()
+        .find_map(|x| x.duplicate_address_details())
+        .expect("a Report of the duplicate");
+    assert_eq!(dup.address, Address(0x0150));
+    assert!(dup.identities.contains(&0x11) && dup.identities.contains(&0x12));
 }
 
 #[test]
@@ -417,7 +478,8 @@ fn a_map_longer_than_one_answer_is_copied_whole_at_each_poll() {
     let standby = &n.stations[1].managers()[0].1;
     let more_polls = standby.stats().polls - polls;
     assert!(more_polls >= 1);
-    // Per poll: the poll, the map's two pages, and the multicast walk (a
-    // McGroupRecord Get and a McMemberRecord Get: no groups).
-    assert_eq!(standby.stats().requests - requests, 5 * more_polls);
+    // Per poll: the poll, the map's two pages, the multicast walk (a
+    // McGroupRecord Get and a McMemberRecord Get: no groups) and the
+    // subscriptions' (an InformInfo Get: none).
+    assert_eq!(standby.stats().requests - requests, 6 * more_polls);
 }

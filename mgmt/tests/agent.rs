@@ -642,8 +642,10 @@ fn mkey_protect_1_hides_the_key_and_refuses_sets_with_a_trap() {
     // Trap 256 reached the manager, which repressed it.
     let notices: Vec<_> = n.nodes[M].agent.notices().cloned().collect();
     assert_eq!(notices.len(), 1);
-    let (_, issuer, notice) = &notices[0];
-    assert_eq!(*issuer, Address(0x0140));
+    let (issuer, notice) = (notices[0].from, &notices[0].notice);
+    assert!(!notices[0].report);
+    assert_eq!(notices[0].seq, 0);
+    assert_eq!(issuer, Address(0x0140));
     let bad = notice.bad_mkey_details().expect("trap 256");
     assert_eq!(bad.requester, Address(0x0101));
     assert_eq!(bad.key, 0xBAD);
@@ -753,7 +755,7 @@ fn port_events_trap_the_manager_until_repressed() {
     n.black_hole = None;
     n.advance(3_500);
     assert_eq!(n.nodes[A].agent.stats().traps_repressed, 1);
-    let (_, _, notice) = n.nodes[M].agent.notices().next().cloned().unwrap();
+    let notice = n.nodes[M].agent.notices().next().cloned().unwrap().notice;
     let d = notice.port_state_details().unwrap();
     assert_eq!(
         (d.port, d.state, d.hr),
@@ -785,7 +787,7 @@ fn authentication_refusals_trap_the_manager_once_per_source_within_a_minute() {
         n.nodes[M]
             .agent
             .notices()
-            .map(|(_, _, x)| x.clone())
+            .map(|x| x.notice.clone())
             .filter(|x| x.trap_number == Notice::TRAP_AUTH_REFUSED)
             .collect()
     };
@@ -874,7 +876,7 @@ fn drops_past_the_threshold_trap_129() {
     n.nodes[A].fake.counters[0][first_drop] += 10;
     n.advance(20_000);
     assert_eq!(n.nodes[A].agent.stats().traps_sent, 1);
-    let (_, _, notice) = n.nodes[M].agent.notices().next().cloned().unwrap();
+    let notice = n.nodes[M].agent.notices().next().cloned().unwrap().notice;
     let d = notice.drops_details().unwrap();
     assert_eq!((d.port, d.drops), (1, 60));
 }

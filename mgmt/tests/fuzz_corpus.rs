@@ -1,7 +1,8 @@
 //! Replays the checked-in fuzz corpus through `mgmt::fuzzing::mad`,
-//! `mgmt::fuzzing::agent` and `mgmt::fuzzing::groups`, so that the stable
-//! test suite runs the same checks as the cargo-fuzz targets `mad`,
-//! `mgmt_agent` and `mcast_groups`, crash reproducers included. Every directory of `fuzz/corpus/` is
+//! `mgmt::fuzzing::agent`, `mgmt::fuzzing::groups` and
+//! `mgmt::fuzzing::subscriptions`, so that the stable test suite runs the
+//! same checks as the cargo-fuzz targets `mad`, `mgmt_agent`,
+//! `mcast_groups` and `mgmt_subscriptions`, crash reproducers included. Every directory of `fuzz/corpus/` is
 //! replayed (the other targets' inputs are packets and records: more
 //! arbitrary bytes for the MAD parsers); `fuzz/corpus/mad/` must exist and
 //! hold the seeds.
@@ -93,6 +94,9 @@ fn replay_corpus() {
             }
             if catch_unwind(AssertUnwindSafe(|| fuzzing::groups(&data))).is_err() {
                 failures.push(format!("groups: {}", path.display()));
+            }
+            if catch_unwind(AssertUnwindSafe(|| fuzzing::subscriptions(&data))).is_err() {
+                failures.push(format!("subscriptions: {}", path.display()));
             }
         }
     }

@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 
 use mgmt::attr::{
-    AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock,
-    LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
+    AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, InformInfo,
+    LrtBlock, LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
     PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
@@ -417,6 +417,25 @@ mod strategy {
                         .collect(),
                 })
             )),
+            (
+                (address(), any::<u16>(), address(), address(), any::<u16>()),
+                (any::<(bool, bool, u8)>(), 0u32..0x0100_0000, any::<u32>())
+            )
+                .prop_map(|((s, t, f, l, n), ((g, sub, ty), p, lease))| (
+                    MgmtClass::SUBN_ADM,
+                    Attribute::InformInfo(InformInfo {
+                        subscriber: s,
+                        total: t,
+                        issuer_first: f,
+                        issuer_last: l,
+                        trap_number: n,
+                        is_generic: g,
+                        subscribe: sub,
+                        notice_type: ty,
+                        producer_type: p,
+                        lease_s: lease,
+                    })
+                )),
             (smp, address(), native()).prop_map(|(c, a, n)| (
                 c,
                 Attribute::Neighbour(Neighbour {

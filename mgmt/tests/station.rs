@@ -746,3 +746,202 @@ fn the_master_keeps_multicast_groups_and_checks_every_join() {
     );
     assert!(m.stats().mc_pruned >= 1);
 }
+
+impl Net {
+    /// Station `from` subscribes to every trap at `master` asking a lease
+    /// of `lease_s` (Set), or unsubscribes (Delete): the status and record.
+    fn inform(
+        &mut self,
+        from: usize,
+        master: u16,
+        method: Method,
+        lease_s: u32,
+    ) -> (Status, mgmt::attr::InformInfo) {
+        use mgmt::attr::InformInfo;
+        let (st, d) = self
+            .sa(from, master, method, InformInfo::ID, 0, |a| {
+                InformInfo {
+                    lease_s,
+                    ..InformInfo::default()
+                }
+                .emit(a)
+                .unwrap()
+            })
+            .expect("an answer");
+        (st, InformInfo::parse(&d).unwrap())
+    }
+
+    /// Station `i` takes its HR down: trap 128 to its manager address.
+    fn trap_from(&mut self, i: usize) {
+        let out =
+            self.stations[i].port_changed(self.now, &mut self.hosts[i], PortId::new(0), false);
+        self.take(i, out);
+    }
+
+    /// The Reports station `i` has received: (the master that sent each,
+    /// its trap, its issuer).
+    fn reports(&self, i: usize) -> Vec<(Address, u16, Address)> {
+        self.stations[i]
+            .agent()
+            .notices()
+            .filter(|r| r.report)
+            .map(|r| (r.from, r.notice.trap_number, r.notice.issuer))
+            .collect()
+    }
+}
+
+/// 0x0101 and 0x0105 subscribe at the master 0x0103 (a bound of 2
+/// subscriptions, leases of at most 30 s); 0x0104 sends traps there;
+/// 0x0102 is a standby.
+fn events_net() -> Net {
+    let mut n = Net::new(&[
+        (0x0101, None),
+        (0x0102, Some((3, 0x30))),
+        (0x0103, None),
+        (0x0104, None),
+        (0x0105, None),
+    ]);
+    let mut c = ManagerConfig::new(7, 0x20);
+    c.timers.max_subscriptions = 2;
+    c.timers.lease_max_s = 30;
+    n.stations[2].add_manager(PortId::new(0), c, 0);
+    n.run_until(3_000);
+    assert_eq!(n.state(2), Some(SmState::Master));
+    n.stations[3].agent_mut().set_manager(Address(0x0103));
+    n
+}
+
+#[test]
+fn subscribers_get_reports_until_their_lease_runs_out_or_they_unsubscribe() {
+    let mut n = events_net();
+    let stats = |n: &Net| *n.stations[2].managers()[0].1.stats();
+    // Subscribe: the lease asked, cut to the most; the requester is the
+    // subscriber.
+    let (st, r) = n.inform(0, 0x0103, Method::SET, 5);
+    assert_eq!(st, Status::OK);
+    assert_eq!((r.subscriber, r.lease_s, r.total), (Address(0x0101), 5, 1));
+    let (st, r) = n.inform(4, 0x0103, Method::SET, 600);
+    assert_eq!(st, Status::OK);
+    assert_eq!((r.subscriber, r.lease_s, r.total), (Address(0x0105), 30, 2));
+    // The bound reached: a third is refused with SubnAdm's "no resources";
+    // a renewal is not a new one.
+    let (st, _) = n.inform(3, 0x0103, Method::SET, 0);
+    assert_eq!(st, Status::SA_NO_RESOURCES);
+    assert_eq!(stats(&n).subscriptions_refused, 1);
+    let (st, r) = n.inform(0, 0x0103, Method::SET, 5);
+    assert_eq!((st, r.total), (Status::OK, 2));
+    assert_eq!(stats(&n).subscriptions, 2);
+    // Only the master takes subscriptions: the standby drops SubnAdm.
+    assert!(
+        n.sa(
+            0,
+            0x0102,
+            Method::SET,
+            mgmt::attr::InformInfo::ID,
+            0,
+            |_| {}
+        )
+        .is_none()
+    );
+
+    // A trap to the master: both subscribers get it as a Report.
+    n.trap_from(3);
+    n.run_until(n.now + 200);
+    let hr_0104 = (Address(0x0103), 128, Address(0x0104));
+    assert_eq!(n.reports(0), [hr_0104]);
+    assert_eq!(n.reports(4), [hr_0104]);
+    assert_eq!(stats(&n).reports_sent, 2);
+    assert_eq!(stats(&n).reports_given_up, 0);
+    // The master's own notices are its traps, not Reports.
+    assert!(n.stations[2].agent().notices().all(|r| !r.report));
+
+    // 0x0101's lease runs out: the next trap reaches 0x0105 alone.
+    n.run_until(n.now + 5_000);
+    n.trap_from(3);
+    n.run_until(n.now + 200);
+    assert_eq!(n.reports(0).len(), 1, "expired: nothing more");
+    assert_eq!(n.reports(4).len(), 2);
+    assert_eq!(stats(&n).subscriptions_expired, 1);
+    assert_eq!(n.stations[2].managers()[0].1.subscriptions().count(), 1);
+
+    // 0x0105 unsubscribes; twice is "no records"; then nobody gets one.
+    let (st, r) = n.inform(4, 0x0103, Method::DELETE, 0);
+    assert_eq!((st, r.subscribe, r.total), (Status::OK, false, 0));
+    let (st, _) = n.inform(4, 0x0103, Method::DELETE, 0);
+    assert_eq!(st, Status::SA_NO_RECORDS);
+    n.trap_from(3);
+    n.run_until(n.now + 200);
+    assert_eq!(n.reports(4).len(), 2);
+    assert_eq!(stats(&n).reports_sent, 3);
+}
+
+#[test]
+fn a_report_is_repeated_until_report_resp_and_given_up_after_its_tries() {
+    let mut n = events_net();
+    let stats = |n: &Net| *n.stations[2].managers()[0].1.stats();
+    assert_eq!(n.inform(0, 0x0103, Method::SET, 0).0, Status::OK);
+    // The subscriber away for 700 ms: the first send and the repeat at
+    // 500 ms are lost, the one at 1000 ms is answered.
+    n.dead[0] = true;
+    n.trap_from(3);
+    n.run_until(n.now + 700);
+    n.dead[0] = false;
+    n.run_until(n.now + 600);
+    assert_eq!(n.reports(0).len(), 1);
+    assert_eq!(stats(&n).reports_retried, 2);
+    assert_eq!(stats(&n).reports_given_up, 0);
+    // Away for good: 1 + 3 tries, 500 ms apart, then given up.
+    n.dead[0] = true;
+    n.trap_from(3);
+    n.run_until(n.now + 1_900);
+    assert_eq!(stats(&n).reports_given_up, 0, "still trying");
+    n.run_until(n.now + 200);
+    assert_eq!(stats(&n).reports_given_up, 1);
+    assert_eq!(stats(&n).reports_retried, 2 + 3);
+}
+
+#[test]
+fn standbys_copy_the_subscriptions_and_a_new_master_keeps_forwarding() {
+    let mut n = events_net();
+    assert_eq!(n.inform(0, 0x0103, Method::SET, 0).0, Status::OK);
+    assert_eq!(n.inform(4, 0x0103, Method::SET, 0).0, Status::OK);
+    // The standby's next polls copy them, leases and all.
+    n.run_until(n.now + 2_500);
+    let copied: Vec<(Address, u32)> = n.stations[1].managers()[0]
+        .1
+        .subscriptions()
+        .map(|s| (s.info.subscriber, s.info.lease_s))
+        .collect();
+    assert_eq!(copied.len(), 2, "{copied:?}");
+    assert!(
+        copied.iter().all(|(_, l)| *l > 50 && *l <= 60),
+        "{copied:?}"
+    );
+    // The master dies; the standby takes over and forwards the next trap.
+    n.dead[2] = true;
+    n.run_until(n.now + 8_000);
+    assert_eq!(n.state(1), Some(SmState::Master));
+    n.stations[3].agent_mut().set_manager(Address(0x0102));
+    n.trap_from(3);
+    n.run_until(n.now + 200);
+    let from_new = (Address(0x0102), 128, Address(0x0104));
+    assert_eq!(n.reports(0), [from_new]);
+    assert_eq!(n.reports(4), [from_new]);
+}
+
+#[test]
+fn the_masters_own_traps_reach_its_subscribers_once() {
+    let mut n = events_net();
+    assert_eq!(n.inform(4, 0x0103, Method::SET, 0).0, Status::OK);
+    // The master made itself its node's manager.
+    assert_eq!(n.stations[2].agent().config().manager, Address(0x0103));
+    n.trap_from(2);
+    n.run_until(n.now + 12_000);
+    assert_eq!(
+        n.reports(4),
+        [(Address(0x0103), 128, Address(0x0103))],
+        "one Report: the trap to itself was repressed"
+    );
+    let a = n.stations[2].agent().stats();
+    assert_eq!((a.traps_sent, a.traps_repressed, a.traps_resent), (1, 1, 0));
+}

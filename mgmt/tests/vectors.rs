@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use mgmt::attr::{
-    AddressRecord, AddressTable, Attribute, NodeInfo, Notice, PortCounters, PortCountersExtended,
-    PortInfo,
+    AddressRecord, AddressTable, Attribute, InformInfo, NodeInfo, Notice, PortCounters,
+    PortCountersExtended, PortInfo,
 };
 use mgmt::wire::{
     DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status, mad_in, mad_packet,
@@ -435,6 +435,39 @@ fn subnadm_gettableresp_address_record() {
         AddressRecord::ID,
         &area,
         &Attribute::AddressTable(table),
+    );
+}
+
+#[test]
+fn subnadm_set_inform_info() {
+    let info = InformInfo {
+        trap_number: 1024,
+        lease_s: 60,
+        ..InformInfo::default()
+    };
+    let mut data = vec![0; 192];
+    info.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN_ADM,
+        class_version: 1,
+        response: false,
+        method: Method::SET,
+        status: Status::OK,
+        tid: 0x78,
+        attribute: InformInfo::ID,
+        modifier: 0,
+        mkey: 0,
+        data,
+        dr: None,
+    };
+    let name = "subnadm-set-inform-info.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN_ADM,
+        InformInfo::ID,
+        &area,
+        &Attribute::InformInfo(info),
     );
 }
 

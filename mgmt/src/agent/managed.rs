@@ -160,6 +160,22 @@ pub trait Managed {
         None
     }
 
+    /// A SubnAdm InformInfo request (Set: subscribe, Delete: unsubscribe,
+    /// Get: the `modifier`th subscription; docs/management.md "Events")
+    /// from `requester` for the master manager of `port`'s SAN; `None`: no
+    /// master here.
+    fn sa_inform(
+        &mut self,
+        port: PortId,
+        requester: Address,
+        method: crate::wire::Method,
+        modifier: u32,
+        info: &crate::attr::InformInfo,
+    ) -> Option<Result<crate::attr::InformInfo, Status>> {
+        let _ = (port, requester, method, modifier, info);
+        None
+    }
+
     /// The MTU group `g`'s members are reached with from this node, when it
     /// knows of members (a router: from its RTs; `Some(0)`: unlimited):
     /// what a SAN manager creating `g` learns (docs/multicast.md "Groups").
@@ -192,7 +208,8 @@ pub trait Managed {
     }
 
     /// A trap reached this node (it plays the manager): a SAN manager it
-    /// runs sweeps heavily next (docs/manager.md "The SAN database").
+    /// runs sweeps heavily next (docs/manager.md "The SAN database"), and a
+    /// master forwards it to its subscribers (docs/management.md "Events").
     fn notice(&mut self, port: PortId, notice: &crate::attr::Notice) {
         let _ = (port, notice);
     }

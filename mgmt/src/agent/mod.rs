@@ -26,8 +26,8 @@ use rrp::rate::RateLimiter;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
-    AddressRecord, AddressTable, Attribute, McGroupRecord, McMemberRecord, NodeRecord, Notice,
-    PathRecord, SmInfo, SourceRoute,
+    AddressRecord, AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord,
+    Notice, PathRecord, SmInfo, SourceRoute,
 };
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
@@ -310,8 +310,11 @@ pub struct Agent {
     answers: RateLimiter,
     stats: AgentStats,
     outputs: VecDeque<Output>,
-    /// Notices received (this node plays the manager), newest last.
-    notices: VecDeque<(Time, Address, Notice)>,
+    /// Notices received (this node plays the manager, or subscribed),
+    /// newest last.
+    notices: VecDeque<Received>,
+    /// Notices kept since the start: the next one's sequence number.
+    notices_kept: u64,
     next_tid: u64,
     /// Drops per port at the last threshold check.
     drops_seen: Vec<u64>,
@@ -326,7 +329,26 @@ pub struct Agent {
 }
 
 /// Notices kept.
-const NOTICES_KEPT: usize = 64;
+pub const NOTICES_KEPT: usize = 64;
+
+/// A notice the agent received and keeps: a Trap (this node plays the
+/// manager) or a Report (a master forwarding a trap to this node, a
+/// subscriber; docs/management.md "Events").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// Its number among the notices kept since the start, from 0: a reader
+    /// that polls asks for those after the last it saw.
+    pub seq: u64,
+    /// When it arrived.
+    pub at: Time,
+    /// The packet's EEP source (the issuer of a Trap, the master of a
+    /// Report).
+    pub from: Address,
+    /// It came in a Report.
+    pub report: bool,
+    /// The notice.
+    pub notice: Notice,
+}
 
 impl Agent {
     /// An agent for `cfg`, starting at `now`.
@@ -339,6 +361,7 @@ impl Agent {
             stats: AgentStats::default(),
             outputs: VecDeque::new(),
             notices: VecDeque::new(),
+            notices_kept: 0,
             // Traps' TIDs: the identity in the high half keeps them apart
             // from other issuers'; the low half counts.
             next_tid: (cfg.identity << 32) | 1,
@@ -366,8 +389,8 @@ impl Agent {
         &self.stats
     }
 
-    /// The notices received, oldest first (time, issuer, notice).
-    pub fn notices(&self) -> impl Iterator<Item = &(Time, Address, Notice)> {
+    /// The notices received, oldest first (at most [`NOTICES_KEPT`]).
+    pub fn notices(&self) -> impl Iterator<Item = &Received> {
         self.notices.iter()
     }
 
@@ -602,7 +625,14 @@ impl Agent {
                     if self.notices.len() >= NOTICES_KEPT {
                         self.notices.pop_front();
                     }
-                    self.notices.push_back((now, input.src, notice.clone()));
+                    self.notices.push_back(Received {
+                        seq: self.notices_kept,
+                        at: now,
+                        from: input.src,
+                        report: req.method == Method::REPORT,
+                        notice: notice.clone(),
+                    });
+                    self.notices_kept += 1;
                     if req.method == Method::TRAP {
                         managed.notice(input.port, &notice);
                     }
@@ -662,6 +692,14 @@ impl Agent {
                     req.modifier,
                     &req.data,
                 ),
+                (Method::GET | Method::SET | Method::DELETE, InformInfo::ID) => {
+                    match InformInfo::parse(&req.data) {
+                        Ok(i) => managed
+                            .sa_inform(input.port, input.src, req.method, req.modifier, &i)
+                            .map(|r| r.map(Attribute::InformInfo)),
+                        Err(_) => Some(Err(Status::INVALID_VALUE)),
+                    }
+                }
                 _ => None,
             };
             let Some(result) = answer else {

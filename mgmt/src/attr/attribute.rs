@@ -2,9 +2,9 @@
 //! for code that handles MADs of every attribute (decoders, fuzzing).
 
 use crate::attr::{
-    AddressRecord, AddressTable, ClassPortInfo, FibBlock, LrtBlock, McGroupRecord, McMemberRecord,
-    Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord, PortCounters,
-    PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
+    AddressRecord, AddressTable, ClassPortInfo, FibBlock, InformInfo, LrtBlock, McGroupRecord,
+    McMemberRecord, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
+    PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -50,6 +50,8 @@ pub enum Attribute {
     /// AddressRecord (0xFF21, SubnAdm): a GetTable's template or its
     /// answer's table.
     AddressTable(AddressTable),
+    /// InformInfo (0x0003, SubnAdm).
+    InformInfo(InformInfo),
 }
 
 impl Attribute {
@@ -73,6 +75,9 @@ impl Attribute {
                 }
                 AddressRecord::ID => {
                     return Ok(Some(Attribute::AddressTable(AddressTable::parse(area)?)));
+                }
+                InformInfo::ID => {
+                    return Ok(Some(Attribute::InformInfo(InformInfo::parse(area)?)));
                 }
                 _ => {}
             }
@@ -122,6 +127,7 @@ impl Attribute {
             Attribute::McMemberRecord(_) => McMemberRecord::ID,
             Attribute::McGroupRecord(_) => McGroupRecord::ID,
             Attribute::AddressTable(_) => AddressRecord::ID,
+            Attribute::InformInfo(_) => InformInfo::ID,
         }
     }
 
@@ -146,6 +152,7 @@ impl Attribute {
             Attribute::McMemberRecord(a) => a.emit(area),
             Attribute::McGroupRecord(a) => a.emit(area),
             Attribute::AddressTable(a) => a.emit(area),
+            Attribute::InformInfo(a) => a.emit(area),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod address_record;
 pub mod attribute;
 pub mod class_port_info;
 pub mod fib_block;
+pub mod inform_info;
 pub mod lrt_block;
 pub mod mc_group_record;
 pub mod mc_member_record;
@@ -28,6 +29,7 @@ pub use address_record::{AddressRecord, AddressTable};
 pub use attribute::Attribute;
 pub use class_port_info::ClassPortInfo;
 pub use fib_block::{FibBlock, FibBlockEntry};
+pub use inform_info::InformInfo;
 pub use lrt_block::{LrtBlock, LrtBlockEntry};
 pub use mc_group_record::McGroupRecord;
 pub use mc_member_record::McMemberRecord;
@@ -35,7 +37,9 @@ pub use neighbour::Neighbour;
 pub use node_description::NodeDescription;
 pub use node_info::NodeInfo;
 pub use node_record::NodeRecord;
-pub use notice::{BadMkey, HrDown, Notice, PortDrops, PortStateChange, RtLimit};
+pub use notice::{
+    AddressAssigned, BadMkey, DuplicateAddress, HrDown, Notice, PortDrops, PortStateChange, RtLimit,
+};
 pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
 pub use port_counters_extended::PortCountersExtended;
@@ -65,6 +69,7 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
             McMemberRecord::ID => Some("McMemberRecord"),
             McGroupRecord::ID => Some("McGroupRecord"),
             AddressRecord::ID => Some("AddressRecord"),
+            InformInfo::ID => Some("InformInfo"),
             _ => None,
         };
     }
@@ -167,6 +172,8 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0015), None);
         assert_eq!(name(MgmtClass::SUBN_ADM, 0xFF21), Some("AddressRecord"));
         assert_eq!(name(MgmtClass::SUBN, 0xFF21), None);
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0x0003), Some("InformInfo"));
+        assert_eq!(name(MgmtClass::SUBN, 0x0003), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));
         assert_eq!(name(MgmtClass::SUBN, 0x0010), Some("NodeDescription"));

@@ -107,6 +107,28 @@ pub struct BadMkey {
     pub key: u64,
 }
 
+/// Trap 1028: a SAN's master gave a node an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AddressAssigned {
+    /// The node's identity.
+    pub identity: u64,
+    /// The address.
+    pub address: Address,
+    /// The address it had before.
+    pub again: bool,
+}
+
+/// Trap 1029: a SAN's master found two nodes at one address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct DuplicateAddress {
+    /// The address.
+    pub address: Address,
+    /// The identity seen before, the one seen now.
+    pub identities: [u64; 2],
+}
+
 /// Trap 1024: a neighbour HR is down (RRP HR-DOWN).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -195,6 +217,11 @@ impl Notice {
     pub const TRAP_RT_LIMIT: u16 = 1026;
     /// Trap 1027: a control packet failed the SAN's authentication.
     pub const TRAP_AUTH_REFUSED: u16 = 1027;
+    /// Trap 1028: a SAN's master gave a node an address (raised by the
+    /// master itself, for its subscribers; docs/management.md "Events").
+    pub const TRAP_ADDRESS_ASSIGNED: u16 = 1028;
+    /// Trap 1029: a SAN's master found two nodes at one address.
+    pub const TRAP_DUPLICATE_ADDRESS: u16 = 1029;
     /// Trap 1026's limit: the RTs of one neighbour (`limits.max_rts_per_neighbour`).
     pub const RT_LIMIT_NEIGHBOUR: u8 = 1;
     /// Trap 1026's limit: the RTs of one HR (`limits.max_rts_per_hr`).
@@ -234,6 +261,8 @@ impl Notice {
             Self::TRAP_NO_ADDRESS => "node without an address",
             Self::TRAP_RT_LIMIT => "RT limit reached",
             Self::TRAP_AUTH_REFUSED => "authentication refused",
+            Self::TRAP_ADDRESS_ASSIGNED => "address assigned",
+            Self::TRAP_DUPLICATE_ADDRESS => "duplicate address",
             _ => return None,
         })
     }
@@ -278,6 +307,18 @@ impl Notice {
                 d.from,
                 d.native,
                 d.why.map_or("(unknown reason)", AuthRefusal::name)
+            )
+        } else if let Some(d) = self.address_assigned_details() {
+            format!(
+                "address {} given to node {:#018x}{}",
+                d.address,
+                d.identity,
+                if d.again { " (its address before)" } else { "" }
+            )
+        } else if let Some(d) = self.duplicate_address_details() {
+            format!(
+                "duplicate address {}: nodes {:#018x} and {:#018x} answer at it",
+                d.address, d.identities[0], d.identities[1]
             )
         } else if self.is_generic {
             format!("trap {}", self.trap_number)
@@ -462,6 +503,55 @@ impl Notice {
         (self.is_generic && self.trap_number == Self::TRAP_NO_ADDRESS).then(|| NoAddress {
             identity: be64(&self.details, 0),
             port: self.details[8],
+        })
+    }
+
+    /// Trap 1028 (subnet management), raised by a SAN's master: it gave
+    /// node `identity` the address `address` (`again`: the one it had
+    /// before). DataDetails 0-7: the identity, 8-9: the address, 10: 1 when
+    /// again.
+    pub fn address_assigned(
+        issuer: Address,
+        identity: u64,
+        address: Address,
+        again: bool,
+    ) -> Notice {
+        let mut n = Self::generic(issuer, Self::SUBNET_MANAGEMENT, Self::TRAP_ADDRESS_ASSIGNED);
+        put64(&mut n.details, 0, identity);
+        put16(&mut n.details, 8, address.0);
+        n.details[10] = u8::from(again);
+        n
+    }
+
+    /// Trap 1028's details, when this is a generic trap 1028.
+    pub fn address_assigned_details(&self) -> Option<AddressAssigned> {
+        (self.is_generic && self.trap_number == Self::TRAP_ADDRESS_ASSIGNED).then(|| {
+            AddressAssigned {
+                identity: be64(&self.details, 0),
+                address: Address(be16(&self.details, 8)),
+                again: self.details[10] != 0,
+            }
+        })
+    }
+
+    /// Trap 1029 (urgent), raised by a SAN's master: two nodes answered at
+    /// `address`. DataDetails 0-1: the address, 2-9: the identity seen
+    /// before, 10-17: the one seen now.
+    pub fn duplicate_address(issuer: Address, address: Address, identities: [u64; 2]) -> Notice {
+        let mut n = Self::generic(issuer, Self::URGENT, Self::TRAP_DUPLICATE_ADDRESS);
+        put16(&mut n.details, 0, address.0);
+        put64(&mut n.details, 2, identities[0]);
+        put64(&mut n.details, 10, identities[1]);
+        n
+    }
+
+    /// Trap 1029's details, when this is a generic trap 1029.
+    pub fn duplicate_address_details(&self) -> Option<DuplicateAddress> {
+        (self.is_generic && self.trap_number == Self::TRAP_DUPLICATE_ADDRESS).then(|| {
+            DuplicateAddress {
+                address: Address(be16(&self.details, 0)),
+                identities: [be64(&self.details, 2), be64(&self.details, 10)],
+            }
         })
     }
 

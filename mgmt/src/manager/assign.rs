@@ -11,7 +11,7 @@
 
 use rrp::{Address, NativeAddr};
 
-use crate::attr::{AddressRecord, AddressTable, NodeInfo, PortInfo, address_record};
+use crate::attr::{AddressRecord, AddressTable, NodeInfo, Notice, PortInfo, address_record};
 use crate::client::{Answer, Failure, Request, Target};
 use crate::wire::{Method, MgmtClass, PathHop, Status};
 
@@ -192,6 +192,7 @@ impl Manager {
     /// The Set's answer: the address is the node's.
     pub(super) fn on_assign_set(
         &mut self,
+        now: Time,
         native: NativeAddr,
         identity: u64,
         address: Address,
@@ -212,6 +213,8 @@ impl Manager {
             native,
             again,
         });
+        let n = Notice::address_assigned(self.address, identity, address, again);
+        self.raise(now, n);
     }
 
     /// A member's NodeInfo in a sweep: its identity is the one at that
@@ -237,6 +240,8 @@ impl Manager {
                 address: member,
                 identities: [before, identity],
             });
+            let n = Notice::duplicate_address(self.address, member, [before, identity]);
+            self.raise(now, n);
         }
         // The address is this identity's; an address another identity had
         // before stays that one's (it may come back).

@@ -196,11 +196,13 @@ impl Manager {
                         Purpose::Sync { .. }
                             | Purpose::SyncGroup { .. }
                             | Purpose::SyncMember { .. }
+                            | Purpose::SyncInform { .. }
                     )
                 });
                 if s == SmState::Master && !syncing {
                     self.sync_from(master, 0);
                     self.sync_groups(master, 0);
+                    self.sync_informs(master, 0);
                 }
                 if !matches!(s, SmState::Master | SmState::Discovering) {
                     self.start_discovery(now, format!("{master} polled is {s}, not master"));

@@ -91,6 +91,35 @@ pub enum ManagerEvent {
         /// The member.
         member: Address,
     },
+    /// A node subscribed to the SAN's events (InformInfo Set).
+    Subscribed {
+        /// The subscriber.
+        subscriber: Address,
+        /// The lease given, in seconds.
+        lease_s: u32,
+    },
+    /// A node unsubscribed.
+    Unsubscribed {
+        /// The subscriber.
+        subscriber: Address,
+    },
+    /// A subscription's lease ran out.
+    SubscriptionExpired {
+        /// The subscriber.
+        subscriber: Address,
+    },
+    /// A subscription refused: the SAN's bound is reached.
+    SubscriptionRefused {
+        /// Who asked.
+        subscriber: Address,
+    },
+    /// A Report was given up: no ReportResp after every try.
+    ReportGivenUp {
+        /// The subscriber.
+        subscriber: Address,
+        /// The trap it reported.
+        trap: u16,
+    },
     /// A control Set refused (no SM key, or not valid in this state).
     ControlRefused {
         /// From whom.
@@ -115,6 +144,11 @@ impl ManagerEvent {
             ManagerEvent::JoinRefused { .. } => "join refused",
             ManagerEvent::MemberPruned { .. } => "member pruned",
             ManagerEvent::ControlRefused { .. } => "control refused",
+            ManagerEvent::Subscribed { .. } => "subscribed",
+            ManagerEvent::Unsubscribed { .. } => "unsubscribed",
+            ManagerEvent::SubscriptionExpired { .. } => "subscription expired",
+            ManagerEvent::SubscriptionRefused { .. } => "subscription refused",
+            ManagerEvent::ReportGivenUp { .. } => "report given up",
         }
     }
 
@@ -123,6 +157,9 @@ impl ManagerEvent {
         match self {
             ManagerEvent::JoinRefused { member, .. } => Some(*member),
             ManagerEvent::ControlRefused { from, .. } => Some(*from),
+            ManagerEvent::Subscribed { subscriber, .. }
+            | ManagerEvent::Unsubscribed { subscriber }
+            | ManagerEvent::SubscriptionRefused { subscriber } => Some(*subscriber),
             _ => None,
         }
     }
@@ -174,6 +211,27 @@ impl fmt::Display for ManagerEvent {
                     "manager: {member} pruned from {group} (no longer on the SAN)"
                 )
             }
+            ManagerEvent::Subscribed {
+                subscriber,
+                lease_s,
+            } => write!(
+                f,
+                "manager: {subscriber} subscribed to the SAN's events for {lease_s} s"
+            ),
+            ManagerEvent::Unsubscribed { subscriber } => {
+                write!(f, "manager: {subscriber} unsubscribed")
+            }
+            ManagerEvent::SubscriptionExpired { subscriber } => {
+                write!(f, "manager: the subscription of {subscriber} ran out")
+            }
+            ManagerEvent::SubscriptionRefused { subscriber } => write!(
+                f,
+                "manager: subscription of {subscriber} refused: the SAN's bound is reached"
+            ),
+            ManagerEvent::ReportGivenUp { subscriber, trap } => write!(
+                f,
+                "manager: report of trap {trap} to {subscriber} given up: no ReportResp"
+            ),
             ManagerEvent::ControlRefused { from, control, why } => {
                 write!(f, "manager: {} from {from} refused: {why}", control.name())
             }

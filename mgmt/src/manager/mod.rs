@@ -29,7 +29,7 @@
 //! `sweep` (a master's sweeps), `database` (what they found, as
 //! NodeRecords), `requests` (what the manager asks and the answers),
 //! `events` and `stats`; `assign` (address assignment), `groups`
-//! (multicast groups), `state`.
+//! (multicast groups), `subscriptions` (InformInfo and Reports), `state`.
 
 mod assign;
 mod config;
@@ -40,6 +40,7 @@ pub mod groups;
 mod requests;
 pub mod state;
 mod stats;
+mod subscriptions;
 mod sweep;
 mod timers;
 
@@ -56,6 +57,7 @@ pub use events::{ManagerEvent, ManagerOutput};
 pub use groups::{McGroup, McMember};
 pub use state::{Control, SmState, outranks};
 pub use stats::ManagerStats;
+pub use subscriptions::Subscription;
 pub use timers::ManagerTimers;
 
 use requests::Purpose;
@@ -108,6 +110,11 @@ pub struct Manager {
     /// A standby's copy in progress: the groups and members seen so far.
     synced_groups: std::collections::BTreeSet<Address>,
     synced_members: std::collections::BTreeSet<(Address, Address)>,
+    /// Event subscriptions (InformInfo): a master's, a standby's copy;
+    /// kept across state changes, so that a failover keeps them.
+    subscriptions: subscriptions::Table,
+    /// A standby's copy in progress.
+    synced_informs: subscriptions::Table,
 }
 
 impl Manager {
@@ -140,6 +147,8 @@ impl Manager {
             groups: BTreeMap::new(),
             synced_groups: Default::default(),
             synced_members: Default::default(),
+            subscriptions: Default::default(),
+            synced_informs: Default::default(),
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,

@@ -47,6 +47,10 @@ pub(super) enum Purpose {
     SyncGroup { master: Address, index: u16 },
     /// And of their members: McMemberRecord `index`.
     SyncMember { master: Address, index: u16 },
+    /// And of its subscriptions: InformInfo `index`.
+    SyncInform { master: Address, index: u32 },
+    /// A Report of trap `trap` to subscriber `to`.
+    Report { to: Address, trap: u16 },
 }
 
 impl Manager {
@@ -76,12 +80,16 @@ impl Manager {
                 native,
                 identity,
                 address,
-            } => self.on_assign_set(native, identity, address, &result),
+            } => self.on_assign_set(now, native, identity, address, &result),
             Purpose::Sync { master, .. } => self.on_sync(master, &result),
             Purpose::SyncGroup { master, index } => self.on_sync_group(master, index, &result),
             Purpose::SyncMember { master, index } => {
                 self.on_sync_member(now, master, index, &result)
             }
+            Purpose::SyncInform { master, index } => {
+                self.on_sync_inform(now, master, index, &result)
+            }
+            Purpose::Report { to, trap } => self.on_report(to, trap, &result),
             Purpose::Handover { to } => self.on_handover(now, to, info),
         }
     }

@@ -51,5 +51,17 @@ rrp::counter_set! {
         pub mc_refused: u64 => counter "mc_refused",
         /// Member records pruned.
         pub mc_pruned: u64 => counter "mc_pruned",
+        /// Subscriptions (InformInfo Sets) taken, renewals not counted.
+        pub subscriptions: u64 => counter "subscriptions",
+        /// Subscriptions refused: the SAN's bound reached, or a bad record.
+        pub subscriptions_refused: u64 => counter "subscriptions_refused",
+        /// Subscriptions whose lease ran out.
+        pub subscriptions_expired: u64 => counter "subscriptions_expired",
+        /// Reports sent to subscribers (each notice to each, repeats not counted).
+        pub reports_sent: u64 => counter "reports_sent",
+        /// Repeats of Reports not answered by ReportResp in time.
+        pub reports_retried: u64 => counter "reports_retried",
+        /// Reports given up: no ReportResp after every try.
+        pub reports_given_up: u64 => counter "reports_given_up",
     }
 }

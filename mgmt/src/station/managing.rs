@@ -7,7 +7,8 @@ use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
 use crate::attr::{
-    AddressTable, Attribute, McGroupRecord, McMemberRecord, NodeRecord, PathRecord, SmInfo,
+    AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord, PathRecord,
+    SmInfo,
 };
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
@@ -93,8 +94,13 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
 
     /// Traps that say the SAN changed (an HR down or up, a neighbour HR
     /// down) make every master here sweep heavily next.
+    /// Every master here forwards it to its subscribers.
     fn notice(&mut self, _port: PortId, notice: &crate::attr::Notice) {
         use crate::attr::Notice;
+        let now = self.now;
+        for (_, m) in self.managers.iter_mut() {
+            m.forward(now, notice);
+        }
         if matches!(
             notice.trap_number,
             Notice::TRAP_PORT_STATE | Notice::TRAP_HR_DOWN
@@ -217,6 +223,28 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
                 }
                 .map(Attribute::McMemberRecord),
             },
+            _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
+        })
+    }
+
+    /// InformInfo at the master of `port`'s SAN.
+    fn sa_inform(
+        &mut self,
+        port: PortId,
+        requester: Address,
+        method: Method,
+        modifier: u32,
+        info: &InformInfo,
+    ) -> Option<Result<InformInfo, Status>> {
+        let now = self.now;
+        let (_, m) = self
+            .managers
+            .iter_mut()
+            .find(|(p, m)| *p == port && m.state() == crate::manager::SmState::Master)?;
+        Some(match method {
+            Method::SET => m.inform_set(now, requester, info),
+            Method::DELETE => m.inform_delete(requester, info),
+            Method::GET => m.inform_get(now, modifier),
             _ => Err(Status::METHOD_ATTR_UNSUPPORTED),
         })
     }

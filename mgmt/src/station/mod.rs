@@ -296,6 +296,22 @@ impl Station {
                 );
                 mgr.on_timer(now);
             }
+            // A master is its own node's manager too, as InfiniBand's SM
+            // makes itself its own port's MasterSMLID: the node's own traps
+            // reach it, and its subscribers (docs/management.md "Events").
+            // Only while the agent has no manager address.
+            if a.config().manager == Address::UNSPECIFIED {
+                let addresses = m.node.addresses();
+                let hr = m
+                    .managers
+                    .iter()
+                    .filter(|(_, g)| g.state() == crate::manager::SmState::Master)
+                    .find_map(|(p, _)| addresses.get(p.index()).copied())
+                    .filter(|a| *a != Address::UNSPECIFIED);
+                if let Some(hr) = hr {
+                    a.set_manager(hr);
+                }
+            }
         });
         if let Some(p) = self.perf.as_mut() {
             let targets = perf::targets(
@@ -423,6 +439,23 @@ impl Station {
                         mad,
                     } => {
                         if own.contains(&dst) && native.is_empty() {
+                            if mad[3] == crate::wire::Method::TRAP_REPRESS.0 {
+                                // The TrapRepress of a trap this node sent
+                                // itself (its manager runs here): for its
+                                // agent, which stops repeating the trap.
+                                self.agent.handle(
+                                    now,
+                                    node,
+                                    Incoming {
+                                        port,
+                                        native,
+                                        src: dst,
+                                        dst,
+                                        mad: &mad[..],
+                                    },
+                                );
+                                continue;
+                            }
                             // The answer to this node's own request.
                             self.client.on_response(now, dst, &mad[..]);
                             continue;

@@ -157,6 +157,10 @@ pub enum Cmd {
     /// "mwctl errors"). Exit status: 0 every port within its thresholds and
     /// every node answered, 1 otherwise.
     Errors(crate::errors::ErrorsArgs),
+    /// In-band management: subscribe this box to its SAN's events at the
+    /// master (InformInfo) and print the traps it forwards as Reports
+    /// (admin; docs/management.md "Events").
+    Events(crate::events::EventsArgs),
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
@@ -428,6 +432,7 @@ impl Cmd {
             | Cmd::Discover(_)
             | Cmd::Links(_)
             | Cmd::Errors(_)
+            | Cmd::Events(_)
             | Cmd::Trace(_)
             | Cmd::Mcast(_)
             | Cmd::TracePackets(_) => {

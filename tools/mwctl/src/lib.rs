@@ -12,6 +12,7 @@ pub mod discover_dot;
 pub mod discover_html;
 pub mod discover_sans;
 pub mod errors;
+pub mod events;
 pub mod links;
 pub mod mad;
 pub mod mcast;
@@ -165,6 +166,12 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
         };
     }
     let timeout = seconds("--timeout", cli.daemon_timeout())?;
+    if let Cmd::Events(e) = &cli.cmd {
+        return match events::run(&cli.socket, cli.json, e, timeout, out)? {
+            EXIT_OK => Ok(()),
+            code => Err(Fail::Exit(code)),
+        };
+    }
     match &cli.cmd {
         Cmd::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command(), "mwctl", out);

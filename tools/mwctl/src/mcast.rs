@@ -70,7 +70,7 @@ impl McastCmd {
 }
 
 /// The master this box runs or follows, from `show management`.
-fn known_master(c: &mut Client) -> Result<Address, ClientError> {
+pub(crate) fn known_master(c: &mut Client) -> Result<Address, ClientError> {
     let v = c.request(Command::Show(Show::Management {}))?;
     let m: ManagementInfo = serde_json::from_value(v)
         .map_err(|e| ClientError::Other(format!("malformed show management: {e}")))?;
@@ -88,13 +88,15 @@ fn known_master(c: &mut Client) -> Result<Address, ClientError> {
         })
 }
 
-fn hex_area(emit: impl FnOnce(&mut [u8]) -> mgmt::Result<()>) -> Result<String, ClientError> {
+pub(crate) fn hex_area(
+    emit: impl FnOnce(&mut [u8]) -> mgmt::Result<()>,
+) -> Result<String, ClientError> {
     let mut a = vec![0u8; MgmtClass::SUBN_ADM.attribute_len()];
     emit(&mut a).map_err(|e| ClientError::Other(e.to_string()))?;
     Ok(a.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn ask(
+pub(crate) fn ask(
     c: &mut Client,
     to: Address,
     method: MadMethod,

@@ -29,7 +29,15 @@ pub fn render(cmd: &SanCmd, m: &ManagementInfo) -> (Value, String) {
     }
     match cmd {
         SanCmd::Show => {
-            let mut t = Table::new(&["port", "hr", "state", "master", "members", "act_count"]);
+            let mut t = Table::new(&[
+                "port",
+                "hr",
+                "state",
+                "master",
+                "members",
+                "act_count",
+                "subscriptions",
+            ]);
             for r in &m.managers {
                 let master = match (r.state.as_str(), r.master) {
                     ("master", _) => format!("{} (this box)", r.hr),
@@ -47,9 +55,22 @@ pub fn render(cmd: &SanCmd, m: &ManagementInfo) -> (Value, String) {
                         "-".into()
                     },
                     r.act_count.to_string(),
+                    r.subscriptions.len().to_string(),
                 ]);
             }
             out.push_str(&t.render());
+            for r in &m.managers {
+                for x in &r.subscriptions {
+                    let _ = writeln!(
+                        out,
+                        "SAN of {}: {} subscribed to {} ({} s left)",
+                        r.hr,
+                        x.subscriber,
+                        x.trap.map_or("every trap".into(), |t| format!("trap {t}")),
+                        x.lease_left_s
+                    );
+                }
+            }
             (serde_json::to_value(&m.managers).unwrap_or_default(), out)
         }
         SanCmd::Members => {

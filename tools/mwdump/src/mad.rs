@@ -218,6 +218,18 @@ pub fn fields(a: &Attribute) -> Fields {
             b.num("full_members", g.full_members);
             b.num("flags", g.flags);
         }
+        Attribute::InformInfo(i) => {
+            b.addr("subscriber", i.subscriber);
+            b.num("total", i.total);
+            b.addr("issuer_first", i.issuer_first);
+            b.addr("issuer_last", i.issuer_last);
+            b.num("trap_number", i.trap_number);
+            b.bool("is_generic", i.is_generic);
+            b.bool("subscribe", i.subscribe);
+            b.num("type", i.notice_type);
+            b.num("producer_type", i.producer_type);
+            b.named("lease_s", i.lease_s, Some("seconds"));
+        }
         Attribute::AddressTable(t) => {
             let records = t
                 .records
