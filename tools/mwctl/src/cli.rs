@@ -143,9 +143,10 @@ pub enum Cmd {
     /// times, as ibping does (admin; docs/management.md "mwctl ping").
     /// Exit status: 0 a reply came, 1 none did.
     Ping(crate::ping::PingArgs),
-    /// In-band management: walk the routers from this box, as
+    /// In-band management: walk the routers and SANs from this box, as
     /// ibnetdiscover does (admin; docs/management.md "mwctl discover").
-    /// Exit status: 0 every router answered, 1 some did not.
+    /// Exit status: 0 every node answered, 1 some did not, 4 --diff found a
+    /// difference.
     Discover(crate::discover::DiscoverArgs),
     /// In-band management: every HR of every router, its state, SAN,
     /// MTU, cost, buddies and the routers across, as iblinkinfo does

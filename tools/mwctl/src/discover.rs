@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use crate::Cli;
 use crate::discover_cache::Snapshot;
 pub use crate::discover_sans::{Member, MemberSource, San};
+use crate::walk_args::WalkArgs;
 
 /// NodeInfo's NodeType of a host.
 pub const NODE_TYPE_HOST: u64 = 1;
@@ -55,20 +56,9 @@ Examples:
   mwctl discover --diff net.json
   mwctl --json discover")]
 pub struct DiscoverArgs {
-    /// Start at this address instead of this box's first HR.
-    #[arg(value_name = "ADDR", value_parser = crate::ping::parse_target)]
-    pub addr: Option<Address>,
-    /// The wait for each try of a request, in ms.
-    #[arg(short = 't', long = "mad-timeout", value_name = "MS", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(1..=admin::mad::MAX_TIMEOUT_MS))]
-    pub mad_timeout: u64,
-    /// Tries after the first for each request.
-    #[arg(short = 'r', long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(0..=i64::from(admin::mad::MAX_RETRIES)))]
-    pub retries: u32,
-    /// The M_Key to give (hex with 0x, or decimal).
-    #[arg(short = 'k', long, value_name = "KEY")]
-    pub mkey: Option<String>,
+    /// Where the walk starts and how each request is sent.
+    #[command(flatten)]
+    pub walk: WalkArgs,
     /// Print the network as a Graphviz graph (SANs, routers, HRs as edges) instead.
     #[arg(long)]
     pub dot: bool,
@@ -850,12 +840,12 @@ pub fn to_json(d: &Discovery) -> Value {
 /// connection of its own (the walk's threads ask at the same time).
 pub struct SocketAsk<'a> {
     cli: &'a Cli,
-    args: &'a DiscoverArgs,
+    args: &'a WalkArgs,
 }
 
 impl<'a> SocketAsk<'a> {
     /// Asks through `cli`'s socket with `args`' M_Key, wait and retries.
-    pub fn new(cli: &'a Cli, args: &'a DiscoverArgs) -> Self {
+    pub fn new(cli: &'a Cli, args: &'a WalkArgs) -> Self {
         SocketAsk { cli, args }
     }
 
@@ -935,15 +925,12 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, ClientError> {
-    let start = match args.addr {
-        Some(a) => a,
-        None => first_hr(cli)?,
-    };
+    let start = crate::sweep::start(cli, &args.walk)?;
     let saved = match &args.diff {
         Some(p) => Some(Snapshot::load(p).map_err(|e| ClientError::Other(e.0))?),
         None => None,
     };
-    let d = walk_with(&SocketAsk { cli, args }, start, args.html.is_some())?;
+    let d = walk_with(&SocketAsk::new(cli, &args.walk), start, args.html.is_some())?;
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |t| t.as_secs());

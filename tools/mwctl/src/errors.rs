@@ -24,8 +24,9 @@ use crate::Cli;
 use crate::discover::{
     Ask, Class, Discovery, Got, Router, SocketAsk, in_parallel, level_name, state_name,
 };
-use crate::sweep::{SweepArgs, node_title};
+use crate::sweep::node_title;
 use crate::thresholds::{Attr, Thresholds};
+use crate::walk_args::WalkArgs;
 
 /// `mwctl errors`.
 #[derive(Debug, Clone, Args)]
@@ -49,7 +50,7 @@ Examples:
 pub struct ErrorsArgs {
     /// Where the walk starts and how each request is sent.
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub walk: WalkArgs,
     /// A TOML file of counter name -> limit (`"dropped.no-route" = 100`);
     /// the counters it does not name keep the default limit, 0.
     #[arg(long, value_name = "FILE")]
@@ -544,9 +545,8 @@ pub fn run(
             }
         },
     };
-    let dargs = args.sweep.discover_args();
-    let start = crate::sweep::start(cli, &dargs)?;
-    let s = sweep(&SocketAsk::new(cli, &dargs), start, t, args.clear)?;
+    let start = crate::sweep::start(cli, &args.walk)?;
+    let s = sweep(&SocketAsk::new(cli, &args.walk), start, t, args.clear)?;
     let text = if cli.json {
         format!(
             "{}\n",

@@ -26,6 +26,7 @@ pub mod table;
 pub mod thresholds;
 pub mod trace;
 pub mod trace_packets;
+pub mod walk_args;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

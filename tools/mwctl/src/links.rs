@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 
 use crate::Cli;
 use crate::discover::{Discovery, Router, level_name, node_type_name, state_name};
-use crate::sweep::{SweepArgs, node_title};
+use crate::sweep::node_title;
+use crate::walk_args::WalkArgs;
 
 /// `mwctl links`.
 #[derive(Debug, Clone, Args)]
@@ -35,7 +36,7 @@ Examples:
 pub struct LinksArgs {
     /// Where the walk starts and how each request is sent.
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub walk: WalkArgs,
 }
 
 /// An HR as the walk read it: the router it is an HR of, and its port.
@@ -252,7 +253,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, ClientError> {
-    let d = crate::sweep::walk(cli, &args.sweep.discover_args())?;
+    let d = crate::sweep::walk(cli, &args.walk)?;
     let text = if cli.json {
         format!(
             "{}\n",
