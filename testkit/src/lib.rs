@@ -7,6 +7,8 @@
 //! summary. With `MWROUTER_REQUIRE_ALL=1` (set by `.ci/run`) a skip is a
 //! failure instead, so that CI can never pass by skipping.
 
+pub mod chromium;
+
 use std::io::Write;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};

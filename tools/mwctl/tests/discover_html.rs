@@ -9,9 +9,8 @@
 //! screenshot of the page there (docs/images/discover-map.png was taken
 //! the same way, of the page mwctl wrote in an mwlab of Appendix B).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use mgmt::attr::{PortCounters, PortInfo};
 use mwctl::discover::{Discovery, Hr, HrInfo, Member, MemberSource, Reached, Router, Unanswered};
@@ -184,59 +183,9 @@ fn appendix_b() -> Discovery {
     d
 }
 
-/// Chromium, when installed: `MWCTL_CHROMIUM` or `chromium` on the PATH.
-fn chromium() -> Option<PathBuf> {
-    let bin =
-        std::env::var_os("MWCTL_CHROMIUM").map_or_else(|| PathBuf::from("chromium"), PathBuf::from);
-    Command::new(&bin)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()
-        .filter(|s| s.success())
-        .map(|_| bin)
-}
-
-/// Runs headless Chromium with `args` and `url`, at most 120 s; its
-/// standard output.
-fn run_chromium(bin: &Path, profile: &Path, args: &[&str], url: &str) -> String {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-extensions",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(url)
-        .stdout(out.reopen().unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            assert!(s.success(), "chromium: {s}");
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::fs::read_to_string(out.path()).unwrap()
-}
-
 #[test]
 fn chromium_reads_every_router_and_san_of_appendix_b() {
-    let Some(bin) = chromium() else {
+    let Some(bin) = testkit::chromium::find() else {
         testkit::skip(
             "mwctl::discover_html::chromium",
             "chromium is not installed (apt-get install chromium)",
@@ -253,7 +202,7 @@ fn chromium_reads_every_router_and_san_of_appendix_b() {
     .unwrap();
     let url = format!("file://{}", page.display());
     let profile = dir.path().join("profile");
-    let dom = run_chromium(&bin, &profile, &["--dump-dom"], &url);
+    let dom = testkit::chromium::run(&bin, &profile, &["--dump-dom"], &url);
     assert!(dom.contains("<svg id=\"map\""), "{dom}");
     for (i, (name, hrs)) in ROUTERS.iter().enumerate() {
         let node = format!("id=\"r-{:#018x}\"", identity(i));
@@ -287,7 +236,7 @@ fn chromium_reads_every_router_and_san_of_appendix_b() {
 
     if let Some(shot) = std::env::var_os("MWCTL_DISCOVER_SCREENSHOT") {
         let shot = std::path::absolute(PathBuf::from(shot)).unwrap();
-        run_chromium(
+        testkit::chromium::run(
             &bin,
             &profile,
             &[

@@ -283,6 +283,47 @@ fn discover_saves_appendix_b_and_its_diff_names_a_killed_router() {
     let (code, text) = mwctl_text(&ab, &["discover", "-r", "3", "--diff", &cache]);
     assert_eq!(code, 0, "{text}");
 
+    // The map page of the lab, loaded by headless Chromium: every router,
+    // SAN and host is in the DOM it builds.
+    let page = tmp.path().join("appendix-b.html");
+    let (code, text) = mwctl_text(
+        &ab,
+        &["discover", "-r", "3", "--html", &page.display().to_string()],
+    );
+    assert_eq!(code, 0, "{text}");
+    match testkit::chromium::find() {
+        None => testkit::skip(
+            "mwlab::management::discover_html_in_chromium",
+            "chromium is not installed (apt-get install chromium)",
+        ),
+        Some(bin) => {
+            let url = format!("file://{}", page.display());
+            let dom =
+                testkit::chromium::run(&bin, &tmp.path().join("chromium"), &["--dump-dom"], &url);
+            for r in &lab.plan.routers {
+                assert!(
+                    dom.contains(&format!(">{}</text>", r.name)),
+                    "router {}",
+                    r.name
+                );
+            }
+            for san in &lab.plan.topology.sans {
+                assert!(
+                    dom.contains(&format!(">SAN {}</text>", hex(san.id))),
+                    "SAN {}",
+                    san.name
+                );
+            }
+            for h in &lab.plan.hosts {
+                assert!(
+                    dom.contains(&format!("id=\"h-{}\"", hex(h.address))),
+                    "host {}",
+                    hex(h.address)
+                );
+            }
+        }
+    }
+
     // de is the one router on SAN E (H8, H9): killed, the diff names it,
     // its two HRs, SAN E and its hosts.
     let de = lab.plan.routers.iter().find(|r| r.name == "de").unwrap();
