@@ -523,15 +523,17 @@ fn members(
         t.row(vec![
             cell(&f["address"]),
             cell(&f["description"]),
-            match f["node_type"].as_u64() {
-                Some(1) => "host".into(),
-                Some(3) => "router".into(),
-                _ => cell(&f["node_type"]),
-            },
+            f["node_type"].as_u64().map_or_else(
+                || cell(&f["node_type"]),
+                |t| crate::discover::node_type_name(t).to_string(),
+            ),
             f["identity"]
                 .as_u64()
                 .map_or_else(|| cell(&f["identity"]), |x| format!("{x:#018x}")),
-            cell(&f["level"]),
+            f["level"].as_u64().map_or_else(
+                || cell(&f["level"]),
+                |l| crate::discover::level_name(l).to_string(),
+            ),
             cell(&f["num_ports"]),
             manager,
         ]);
