@@ -831,12 +831,22 @@ fn subscribers_get_reports_until_their_lease_runs_out_or_they_unsubscribe() {
     let (st, r) = n.inform(0, 0x0103, Method::SET, 5);
     assert_eq!((st, r.total), (Status::OK, 2));
     assert_eq!(stats(&n).subscriptions, 2);
-    // Only the master takes subscriptions: the standby drops SubnAdm.
+    // The standby's node is not the SAN's master: its agent takes the
+    // subscription in its own table, for that node's own traps ("Events"),
+    // and the SAN's table does not change. A Get there is dropped (only a
+    // master's table is copied).
+    let (st, r) = n.inform(0, 0x0102, Method::SET, 0);
+    assert_eq!((st, r.total), (Status::OK, 1));
+    assert_eq!(n.stations[1].agent().subscriptions().count(), 1);
+    assert_eq!(n.stations[1].agent().stats().subscriptions, 1);
+    assert_eq!(stats(&n).subscriptions, 2);
+    let (st, _) = n.inform(0, 0x0102, Method::DELETE, 0);
+    assert_eq!(st, Status::OK);
     assert!(
         n.sa(
             0,
             0x0102,
-            Method::SET,
+            Method::GET,
             mgmt::attr::InformInfo::ID,
             0,
             |_| {}
