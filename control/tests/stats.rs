@@ -1303,6 +1303,15 @@ fn the_documentation_lists_every_slot_and_metric() {
             "docs/stats.md: manager counter `{name}` missing"
         );
     }
+    let agents = &doc[doc
+        .find("### Agents' counters")
+        .expect("the agents' section")..];
+    for (name, _) in mgmt::agent::AgentStats::default().named_slots() {
+        assert!(
+            agents.contains(&format!("| `{name}` |")),
+            "docs/stats.md \"Agents' counters\": `{name}` missing"
+        );
+    }
     for r in DropReason::ALL {
         assert!(doc.contains(&format!("`{}`", r.name())), "reason {r}");
     }
