@@ -955,3 +955,26 @@ fn the_masters_own_traps_reach_its_subscribers_once() {
     let a = n.stations[2].agent().stats();
     assert_eq!((a.traps_sent, a.traps_repressed, a.traps_resent), (1, 1, 0));
 }
+
+/// A node subscribed at its own agent (`mwctl events --at` its own HR):
+/// the Report of its trap and the ReportResp stay inside the station, and
+/// the agent stops repeating it; another node's subscription there gets
+/// the same trap over the SAN.
+#[test]
+fn a_node_subscribed_at_its_own_agent_reports_to_itself_once() {
+    let mut n = events_net();
+    assert_eq!(n.inform(3, 0x0104, Method::SET, 0).0, Status::OK);
+    assert_eq!(n.inform(4, 0x0104, Method::SET, 0).0, Status::OK);
+    n.trap_from(3);
+    n.run_until(n.now + 5_000);
+    let port_0104 = (Address(0x0104), 128, Address(0x0104));
+    assert_eq!(n.reports(3), [port_0104]);
+    assert_eq!(n.reports(4), [port_0104]);
+    let s = *n.stations[3].agent().stats();
+    assert_eq!(
+        (s.reports_sent, s.reports_retried, s.reports_given_up),
+        (2, 0, 0)
+    );
+    // The master's table took none of them.
+    assert_eq!(n.stations[2].managers()[0].1.stats().subscriptions, 0);
+}
