@@ -75,6 +75,11 @@ pub struct ManagementInfo {
     /// The SAN managers the node runs (docs/manager.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub managers: Vec<ManagerRow>,
+    /// The subscriptions to this node's own traps at its agent (taken
+    /// where the node is not its SAN's master; docs/management.md
+    /// "Events").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscribers: Vec<SubscriptionRow>,
 }
 
 /// A SAN manager `show management` lists.
@@ -111,7 +116,7 @@ pub struct ManagerRow {
     pub subscriptions: Vec<SubscriptionRow>,
 }
 
-/// An event subscription a manager keeps.
+/// An event subscription a manager (or an agent) keeps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubscriptionRow {
     /// The subscriber.
@@ -222,20 +227,30 @@ impl ManagementInfo {
                         a.sort();
                         a
                     },
-                    subscriptions: m
-                        .subscriptions()
-                        .filter(|x| x.expires > now)
-                        .map(|x| SubscriptionRow {
-                            subscriber: x.info.subscriber,
-                            trap: (x.info.trap_number != mgmt::attr::inform_info::ALL)
-                                .then_some(x.info.trap_number),
-                            lease_left_s: (x.expires - now).div_ceil(1000),
-                        })
-                        .collect(),
+                    subscriptions: SubscriptionRow::rows(m.subscriptions(), now),
                 })
                 .collect(),
+            subscribers: SubscriptionRow::rows(a.subscriptions(), now),
             addresses,
         }
+    }
+}
+
+impl SubscriptionRow {
+    /// The rows of the subscriptions alive at `now`.
+    fn rows<'a>(
+        table: impl Iterator<Item = &'a mgmt::subscriptions::Subscription>,
+        now: u64,
+    ) -> Vec<SubscriptionRow> {
+        table
+            .filter(|x| x.expires > now)
+            .map(|x| SubscriptionRow {
+                subscriber: x.info.subscriber,
+                trap: (x.info.trap_number != mgmt::attr::inform_info::ALL)
+                    .then_some(x.info.trap_number),
+                lease_left_s: (x.expires - now).div_ceil(1000),
+            })
+            .collect()
     }
 }
 

@@ -113,6 +113,8 @@ pub fn agent_config(cfg: &Config) -> AgentConfig {
     a.drop_threshold = m.drop_threshold;
     a.answers_per_source = m.answers_per_source;
     a.answers_global = m.answers_global;
+    // The agent's own subscribers are bounded as a master's are.
+    a.manager_timers = m.manager_timers;
     a
 }
 

@@ -6,6 +6,11 @@
 //! going down, e (its lease run out) nothing. Then m is killed: s1 takes
 //! over with the subscriptions it copied, and e killed reaches s2 as a
 //! Report from s1.
+//!
+//! And at an agent: four mwrouterd on SAN 0x0602, m (0x0611) its master,
+//! s (0x0621), r (0x0631) and k (0x0641). s subscribes at r, which is not
+//! the master (`mwctl events --at`); k is killed: r traps its HR down to m
+//! and reports it to s, from r itself.
 
 use std::path::{Path, PathBuf};
 
@@ -196,5 +201,105 @@ fn subscribers_get_reports_of_a_killed_router_and_keep_them_across_a_failover() 
     boxes[4] = None;
     wait_for("s2's Report of e's HR down from s1", 30, || {
         hr_down_of(&reports(&s2), "0x0551").as_deref() == Some("0x0521")
+    });
+}
+
+/// Box `i` of `names` on SAN 0x0602 (HRs 0x0611, 0x0621, ...), ports
+/// `ports`, a manager of `priority`.
+fn config_at(dir: &Path, names: &[&str], i: usize, ports: &[u16], priority: Option<u8>) -> Config {
+    let others: Vec<u16> = (0..ports.len())
+        .filter(|j| *j != i)
+        .map(|j| ports[j])
+        .collect();
+    let hr = 0x0611 + 0x10 * i as u16;
+    let mut c = Config::new(names[i], vec![udp_hr(hr, 0x0602, ports[i], &others)]);
+    c.timers.keepalive_ms = 200;
+    c.timers.keepalive_misses = 3;
+    c.timers.advertise_ms = 20;
+    c.timers.fib_ms = 10;
+    c.management.manager_priority = priority;
+    c.admin.socket = dir.join(format!("{}.sock", names[i]));
+    c
+}
+
+#[test]
+fn a_subscriber_at_a_router_that_is_not_master_gets_its_traps_as_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let names = ["m", "s", "r", "k"];
+    let ports = common::free_ports::<4>();
+    let mut boxes: Vec<Option<(testkit::ChildGuard, PathBuf)>> = (0..4)
+        .map(|i| {
+            let prio = (i == 0).then_some(7);
+            Some(start_named(
+                d,
+                names[i],
+                &config_at(d, &names, i, &ports, prio),
+            ))
+        })
+        .collect();
+    let sock = |i: usize| boxes[i].as_ref().unwrap().1.clone();
+    let (m, s, r) = (sock(0), sock(1), sock(2));
+    wait_for("m master", 30, || manager_state(&m) == "master");
+    wait_for("r's manager address is m", 30, || {
+        json(&r, &["show", "management"])["manager"] == "0x0611"
+    });
+
+    // s subscribes at r's agent: r runs no master, its own table.
+    let (code, text, err) = mwctl(&s, &["events", "--at", "0x0631", "--trap", "1024"]);
+    assert_eq!(code, 0, "{text} {err}");
+    eprintln!("mwctl events --at 0x0631 --trap 1024 on s:\n{text}");
+    assert!(
+        text.starts_with("subscribed at 0x0631 as 0x0621 for 60 s: trap 1024\n"),
+        "{text}"
+    );
+    // --at and --manager do not go together.
+    let (code, _, _) = mwctl(&s, &["events", "--at", "0x0631", "--manager", "0x0611"]);
+    assert_ne!(code, 0);
+    let rm = json(&r, &["show", "management"]);
+    assert_eq!(rm["agent"]["subscriptions"], 1, "{rm}");
+    assert_eq!(rm["subscribers"][0]["subscriber"], "0x0621", "{rm}");
+    assert_eq!(rm["subscribers"][0]["trap"], 1024, "{rm}");
+    let (code, text, _) = mwctl(&r, &["show", "management"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("subscribed to this node's traps:\n0x0621 to trap 1024 ("),
+        "{text}"
+    );
+    // The master's table is not involved.
+    let mm = json(&m, &["show", "management"]);
+    assert_eq!(mm["managers"][0]["counters"]["subscriptions"], 0, "{mm}");
+
+    // k dies: r declares its HR down, traps it to m and reports it to s.
+    boxes[3] = None;
+    wait_for("s's Report of k's HR down from r", 20, || {
+        hr_down_of(&reports(&s), "0x0641").as_deref() == Some("0x0631")
+    });
+    let (code, text, err) = mwctl(&s, &["events", "--at", "0x0631", "--trap", "1024"]);
+    assert_eq!(code, 0, "{text} {err}");
+    eprintln!("mwctl events --at 0x0631 --trap 1024 on s, after k was killed:\n{text}");
+    assert!(
+        text.lines().any(|l| l.contains(
+            " trap 1024 from 0x0631 (report from 0x0631): neighbour HR 0x0641 on port 0 down"
+        )),
+        "{text}"
+    );
+    // Only r's traps: s subscribed nowhere else.
+    assert!(
+        reports(&s).iter().all(|(_, from, _)| from == "0x0631"),
+        "{:?}",
+        reports(&s)
+    );
+    let ra = &json(&r, &["show", "management"])["agent"];
+    assert!(ra["reports_sent"].as_u64().unwrap() >= 1, "{ra}");
+    assert!(ra["traps_sent"].as_u64().unwrap() >= 1, "{ra}");
+    assert_eq!(ra["reports_given_up"], 0, "{ra}");
+    // The trap reached the master too.
+    wait_for("m's notice of r's trap", 20, || {
+        json(&m, &["show", "management"])["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["trap"] == 1024 && n["from"] == "0x0631")
     });
 }

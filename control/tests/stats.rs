@@ -939,6 +939,7 @@ fn sample_management() -> admin::view::ManagementInfo {
         notices: Vec::new(),
         addresses: vec![rrp::Address(0x0115), rrp::Address(0x0116)],
         managers: vec![row(0, 0x0115, "master", 2), row(1, 0x0116, "standby", 0)],
+        subscribers: Vec::new(),
     }
 }
 
@@ -1300,6 +1301,15 @@ fn the_documentation_lists_every_slot_and_metric() {
         assert!(
             doc.contains(&format!("| `{name}` |")),
             "docs/stats.md: manager counter `{name}` missing"
+        );
+    }
+    let agents = &doc[doc
+        .find("### Agents' counters")
+        .expect("the agents' section")..];
+    for (name, _) in mgmt::agent::AgentStats::default().named_slots() {
+        assert!(
+            agents.contains(&format!("| `{name}` |")),
+            "docs/stats.md \"Agents' counters\": `{name}` missing"
         );
     }
     for r in DropReason::ALL {

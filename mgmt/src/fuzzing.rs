@@ -160,8 +160,9 @@ impl crate::agent::Managed for Toy {
 
 /// The agent's body: the input, cut into MADs of 256 bytes (a short last
 /// one included), is handed to a router's agent with a key at the protect
-/// level of the first byte. Nothing panics, every packet is counted, and
-/// every MAD the agent sends parses.
+/// level of the first byte. Nothing panics, every packet is counted, every
+/// MAD the agent sends parses, and its own table of subscribers stays
+/// within its bound.
 pub fn agent(data: &[u8]) {
     use crate::agent::{Agent, AgentConfig, Incoming, NodeType, Output};
     let Some((&first, rest)) = data.split_first() else {
@@ -204,6 +205,10 @@ pub fn agent(data: &[u8]) {
             }
         }
         assert_eq!(a.stats().received, i as u64 + 1);
+        // Its own subscribers (InformInfo Sets here: no master): bounded,
+        // nodes only.
+        assert!(a.subscriptions().count() <= a.config().manager_timers.max_subscriptions as usize);
+        assert!(a.subscriptions().all(|s| s.info.subscriber.is_node()));
     }
 }
 

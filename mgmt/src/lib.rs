@@ -28,6 +28,9 @@
 //!   the node itself answered without leaving it, the rest sent by the
 //!   node's routes; mwrouterd's control thread and mwlab's hosts are its
 //!   carriers;
+//! - [`subscriptions`]: a table of event subscriptions (InformInfo) with
+//!   leases, kept by a SAN's master and by an agent that is not one
+//!   (docs/management.md "Events");
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!
@@ -42,6 +45,7 @@ pub mod fuzzing;
 pub mod manager;
 pub mod perfmgr;
 pub mod station;
+pub mod subscriptions;
 pub mod wire;
 
 #[cfg(feature = "serde")]

@@ -1226,3 +1226,197 @@ fn a_set_past_the_bound_is_not_applied_and_relays_count_as_answers() {
     );
     assert_eq!(a.stats().relayed, 4);
 }
+
+// ----- subscriptions at an agent (docs/management.md "Events") -----------------------------
+
+/// A SubnAdm InformInfo request of `method` for `info` to `target`.
+fn inform(target: Target, method: Method, info: &mgmt::attr::InformInfo) -> Request {
+    let mut data = vec![0u8; MgmtClass::SUBN_ADM.attribute_len()];
+    info.emit(&mut data).unwrap();
+    Request {
+        method,
+        data,
+        ..get(target, MgmtClass::SUBN_ADM, mgmt::attr::InformInfo::ID, 0)
+    }
+}
+
+/// A subscription to trap 1024 with a lease of `lease_s`.
+fn hr_down_only(lease_s: u32) -> mgmt::attr::InformInfo {
+    mgmt::attr::InformInfo {
+        trap_number: Notice::TRAP_HR_DOWN,
+        lease_s,
+        ..Default::default()
+    }
+}
+
+/// The Reports R keeps: (the node that sent it, trap).
+fn reports_at(n: &Net, at: usize) -> Vec<(Address, u16)> {
+    n.nodes[at]
+        .agent
+        .notices()
+        .filter(|r| r.report)
+        .map(|r| (r.from, r.notice.trap_number))
+        .collect()
+}
+
+fn a_hr_down(n: &mut Net) {
+    let now = n.now;
+    let a = &mut n.nodes[A];
+    a.agent
+        .hr_down(now, &a.fake, Address(0x0241), PortId::new(1));
+    n.run();
+}
+
+#[test]
+fn a_node_subscribed_at_an_agent_gets_its_traps_as_reports_until_it_answers() {
+    let mut n = net(0);
+    // R subscribes at router A, which runs no SAN master: A's own table.
+    let granted = n
+        .ask(R, inform(to(0x0140), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    assert_eq!(granted.mad.status, Status::OK);
+    let g = mgmt::attr::InformInfo::parse(&granted.mad.data).unwrap();
+    assert_eq!(
+        (g.subscriber, g.lease_s, g.total, g.trap_number),
+        (Address(0x0101), 60, 1, Notice::TRAP_HR_DOWN)
+    );
+    assert_eq!(n.nodes[A].agent.stats().subscriptions, 1);
+    assert_eq!(n.nodes[A].agent.subscriptions().count(), 1);
+    // A Set of the same filter renews it: still one.
+    n.ask(R, inform(to(0x0140), Method::SET, &hr_down_only(30)))
+        .unwrap();
+    assert_eq!(n.nodes[A].agent.stats().subscriptions, 1);
+
+    // A's trap 1024: the Trap to its manager M, and a Report to R,
+    // answered at once.
+    a_hr_down(&mut n);
+    assert_eq!(reports_at(&n, R), [(Address(0x0140), Notice::TRAP_HR_DOWN)]);
+    assert!(
+        n.nodes[M].agent.notices().any(|r| !r.report),
+        "the trap still reached the manager"
+    );
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(
+        (s.reports_sent, s.reports_retried, s.reports_given_up),
+        (1, 0, 0)
+    );
+    // A trap the subscription does not match: no Report.
+    let now = n.now;
+    let a = &mut n.nodes[A];
+    a.agent.port_changed(now, &a.fake, PortId::new(1), false);
+    n.run();
+    assert_eq!(reports_at(&n, R).len(), 1);
+
+    // R away: the Report is repeated every report_retry_ms, report_retries
+    // times after the first, then given up.
+    n.black_hole = Some(R);
+    n.advance(1_000);
+    a_hr_down(&mut n);
+    n.advance(1_000 + 1_499);
+    assert_eq!(n.nodes[A].agent.stats().reports_retried, 2);
+    n.black_hole = None;
+    n.advance(1_000 + 1_500);
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(
+        (s.reports_sent, s.reports_retried, s.reports_given_up),
+        (2, 3, 0)
+    );
+    assert_eq!(reports_at(&n, R).len(), 2, "the third repeat got through");
+    n.advance(20_000);
+    assert_eq!(
+        n.nodes[A].agent.stats().reports_retried,
+        3,
+        "answered: no more"
+    );
+
+    n.black_hole = Some(R);
+    a_hr_down(&mut n);
+    n.advance(25_000);
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(
+        (s.reports_sent, s.reports_retried, s.reports_given_up),
+        (3, 6, 1)
+    );
+}
+
+#[test]
+fn an_agents_subscription_runs_out_or_is_deleted() {
+    let mut n = net(0);
+    n.ask(R, inform(to(0x0140), Method::SET, &hr_down_only(5)))
+        .unwrap();
+    n.advance(4_999);
+    assert_eq!(n.nodes[A].agent.subscriptions().count(), 1);
+    n.advance(5_000);
+    assert_eq!(n.nodes[A].agent.subscriptions().count(), 0);
+    assert_eq!(n.nodes[A].agent.stats().subscriptions_expired, 1);
+    a_hr_down(&mut n);
+    assert!(reports_at(&n, R).is_empty(), "ran out: no Report");
+
+    // Subscribed again, then deleted.
+    n.ask(R, inform(to(0x0140), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    let gone = n
+        .ask(R, inform(to(0x0140), Method::DELETE, &hr_down_only(0)))
+        .unwrap();
+    assert_eq!(gone.mad.status, Status::OK);
+    assert_eq!(gone.mad.method, Method::DELETE_RESP);
+    let g = mgmt::attr::InformInfo::parse(&gone.mad.data).unwrap();
+    assert!(!g.subscribe);
+    assert_eq!(g.total, 0);
+    a_hr_down(&mut n);
+    assert!(reports_at(&n, R).is_empty(), "deleted: no Report");
+    let again = n
+        .ask(R, inform(to(0x0140), Method::DELETE, &hr_down_only(0)))
+        .unwrap();
+    assert_eq!(again.mad.status, Status::SA_NO_RECORDS);
+    // A Get is a master's only: an agent drops it.
+    let before = n.nodes[A].agent.stats().not_manager;
+    let got = n.ask(R, inform(to(0x0140), Method::GET, &hr_down_only(0)));
+    assert!(matches!(got, Err(Failure::Timeout { .. })), "{got:?}");
+    assert!(n.nodes[A].agent.stats().not_manager > before);
+}
+
+#[test]
+fn an_agents_full_table_refuses_with_no_resources() {
+    let mut n = net(0);
+    let mut cfg = n.nodes[A].agent.config().clone();
+    cfg.manager_timers.max_subscriptions = 1;
+    n.nodes[A].agent.reconfigure(cfg);
+    let ok = n
+        .ask(R, inform(to(0x0140), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    assert_eq!(ok.mad.status, Status::OK);
+    // Another filter of R's, and M's: past the bound.
+    let every = mgmt::attr::InformInfo::default();
+    let full = n.ask(R, inform(to(0x0140), Method::SET, &every)).unwrap();
+    assert_eq!(full.mad.status, Status::SA_NO_RESOURCES);
+    let full = n
+        .ask(M, inform(to(0x0240), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    assert_eq!(full.mad.status, Status::SA_NO_RESOURCES);
+    assert_eq!(n.nodes[A].agent.stats().subscriptions_refused, 2);
+    // The one taken still gets its Report; no trap number range here
+    // either: the filter is the master's.
+    a_hr_down(&mut n);
+    assert_eq!(reports_at(&n, R).len(), 1);
+    assert!(reports_at(&n, M).is_empty());
+}
+
+#[test]
+fn an_agent_without_a_manager_still_reports_to_its_subscribers() {
+    let mut n = net(0);
+    let mut cfg = n.nodes[A].agent.config().clone();
+    cfg.manager = Address::UNSPECIFIED;
+    n.nodes[A].agent.reconfigure(cfg);
+    a_hr_down(&mut n);
+    assert_eq!(n.nodes[A].agent.stats().traps_no_manager, 1);
+    n.ask(R, inform(to(0x0140), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    a_hr_down(&mut n);
+    assert_eq!(reports_at(&n, R).len(), 1);
+    let s = *n.nodes[A].agent.stats();
+    assert_eq!(
+        (s.traps_sent, s.traps_no_manager, s.reports_sent),
+        (0, 2, 1)
+    );
+}

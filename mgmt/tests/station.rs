@@ -831,12 +831,22 @@ fn subscribers_get_reports_until_their_lease_runs_out_or_they_unsubscribe() {
     let (st, r) = n.inform(0, 0x0103, Method::SET, 5);
     assert_eq!((st, r.total), (Status::OK, 2));
     assert_eq!(stats(&n).subscriptions, 2);
-    // Only the master takes subscriptions: the standby drops SubnAdm.
+    // The standby's node is not the SAN's master: its agent takes the
+    // subscription in its own table, for that node's own traps ("Events"),
+    // and the SAN's table does not change. A Get there is dropped (only a
+    // master's table is copied).
+    let (st, r) = n.inform(0, 0x0102, Method::SET, 0);
+    assert_eq!((st, r.total), (Status::OK, 1));
+    assert_eq!(n.stations[1].agent().subscriptions().count(), 1);
+    assert_eq!(n.stations[1].agent().stats().subscriptions, 1);
+    assert_eq!(stats(&n).subscriptions, 2);
+    let (st, _) = n.inform(0, 0x0102, Method::DELETE, 0);
+    assert_eq!(st, Status::OK);
     assert!(
         n.sa(
             0,
             0x0102,
-            Method::SET,
+            Method::GET,
             mgmt::attr::InformInfo::ID,
             0,
             |_| {}
@@ -944,4 +954,27 @@ fn the_masters_own_traps_reach_its_subscribers_once() {
     );
     let a = n.stations[2].agent().stats();
     assert_eq!((a.traps_sent, a.traps_repressed, a.traps_resent), (1, 1, 0));
+}
+
+/// A node subscribed at its own agent (`mwctl events --at` its own HR):
+/// the Report of its trap and the ReportResp stay inside the station, and
+/// the agent stops repeating it; another node's subscription there gets
+/// the same trap over the SAN.
+#[test]
+fn a_node_subscribed_at_its_own_agent_reports_to_itself_once() {
+    let mut n = events_net();
+    assert_eq!(n.inform(3, 0x0104, Method::SET, 0).0, Status::OK);
+    assert_eq!(n.inform(4, 0x0104, Method::SET, 0).0, Status::OK);
+    n.trap_from(3);
+    n.run_until(n.now + 5_000);
+    let port_0104 = (Address(0x0104), 128, Address(0x0104));
+    assert_eq!(n.reports(3), [port_0104]);
+    assert_eq!(n.reports(4), [port_0104]);
+    let s = *n.stations[3].agent().stats();
+    assert_eq!(
+        (s.reports_sent, s.reports_retried, s.reports_given_up),
+        (2, 0, 0)
+    );
+    // The master's table took none of them.
+    assert_eq!(n.stations[2].managers()[0].1.stats().subscriptions, 0);
 }

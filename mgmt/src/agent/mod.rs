@@ -8,6 +8,8 @@
 //! - [`cache`]: responses kept to answer a retransmitted request again;
 //! - [`traps`]: traps to the manager: the senders, and the queue that
 //!   repeats each until it is repressed;
+//! - [`subscribers`]: subscriptions to this node's own traps at its agent
+//!   (InformInfo), and the Reports of them;
 //! - [`managed`]: what the agent manages, provided by its host;
 //! - [`router`]: a router's RRP engine as a managed node;
 //! - `attrs`: the attributes: Get and Set.
@@ -18,6 +20,7 @@ pub mod managed;
 pub mod mkey;
 pub mod router;
 mod stats;
+pub mod subscribers;
 pub mod traps;
 
 use std::collections::VecDeque;
@@ -102,6 +105,12 @@ pub struct AgentConfig {
     pub answers_per_source: u32,
     /// The same in all requesters (>= 1; default [`ANSWERS_GLOBAL`]).
     pub answers_global: u32,
+    /// The SAN manager's timers and counts (mwrouterd's
+    /// `management.manager_timers`): the agent's own table of subscribers
+    /// takes its bounds from them, as a master's does (`max_subscriptions`,
+    /// `lease_default_s`, `lease_max_s`, `report_retry_ms`,
+    /// `report_retries`; [`subscribers`]).
+    pub manager_timers: crate::manager::ManagerTimers,
 }
 
 impl AgentConfig {
@@ -129,6 +138,7 @@ impl AgentConfig {
             auth_trap_ms: 60_000,
             answers_per_source: ANSWERS_PER_SOURCE,
             answers_global: ANSWERS_GLOBAL,
+            manager_timers: crate::manager::ManagerTimers::default(),
         }
     }
 }
@@ -225,6 +235,35 @@ pub enum AgentEvent {
         /// The notice.
         notice: Notice,
     },
+    /// A node subscribed to this node's traps here (InformInfo Set).
+    Subscribed {
+        /// The subscriber.
+        subscriber: Address,
+        /// The lease given, in seconds.
+        lease_s: u32,
+    },
+    /// A node unsubscribed here.
+    Unsubscribed {
+        /// The subscriber.
+        subscriber: Address,
+    },
+    /// A subscription's lease ran out.
+    SubscriptionExpired {
+        /// The subscriber.
+        subscriber: Address,
+    },
+    /// A subscription refused: the table is full.
+    SubscriptionRefused {
+        /// The subscriber.
+        subscriber: Address,
+    },
+    /// A Report to a subscriber was given up without ReportResp.
+    ReportGivenUp {
+        /// The subscriber.
+        subscriber: Address,
+        /// The trap reported.
+        trap: u16,
+    },
     /// A MAD that does not parse.
     Malformed {
         /// The port.
@@ -244,6 +283,11 @@ impl AgentEvent {
             AgentEvent::TrapSent { .. } => "trap sent",
             AgentEvent::TrapUnanswered { .. } => "trap unanswered",
             AgentEvent::NoticeReceived { .. } => "notice received",
+            AgentEvent::Subscribed { .. } => "subscribed",
+            AgentEvent::Unsubscribed { .. } => "unsubscribed",
+            AgentEvent::SubscriptionExpired { .. } => "subscription expired",
+            AgentEvent::SubscriptionRefused { .. } => "subscription refused",
+            AgentEvent::ReportGivenUp { .. } => "report given up",
             AgentEvent::Malformed { .. } => "malformed MAD",
         }
     }
@@ -254,6 +298,10 @@ impl AgentEvent {
             AgentEvent::MKeyViolation { from, .. }
             | AgentEvent::Set { from, .. }
             | AgentEvent::NoticeReceived { from, .. } => Some(*from),
+            AgentEvent::Subscribed { subscriber, .. }
+            | AgentEvent::Unsubscribed { subscriber }
+            | AgentEvent::SubscriptionRefused { subscriber } => Some(*subscriber),
+            AgentEvent::SubscriptionExpired { .. } | AgentEvent::ReportGivenUp { .. } => None,
             AgentEvent::LeaseExpired
             | AgentEvent::TrapSent { .. }
             | AgentEvent::TrapUnanswered { .. }
@@ -292,6 +340,27 @@ impl std::fmt::Display for AgentEvent {
             AgentEvent::NoticeReceived { from, notice } => {
                 write!(f, "notice from {from}: trap {}", notice.trap_number)
             }
+            AgentEvent::Subscribed {
+                subscriber,
+                lease_s,
+            } => write!(
+                f,
+                "{subscriber} subscribed to this node's traps for {lease_s} s"
+            ),
+            AgentEvent::Unsubscribed { subscriber } => {
+                write!(f, "{subscriber} unsubscribed from this node's traps")
+            }
+            AgentEvent::SubscriptionExpired { subscriber } => {
+                write!(f, "the subscription of {subscriber} ran out")
+            }
+            AgentEvent::SubscriptionRefused { subscriber } => write!(
+                f,
+                "subscription of {subscriber} refused: max_subscriptions reached"
+            ),
+            AgentEvent::ReportGivenUp { subscriber, trap } => write!(
+                f,
+                "report of trap {trap} to {subscriber} given up: no ReportResp"
+            ),
             AgentEvent::Malformed { port, error } => {
                 write!(f, "malformed management packet on port {port}: {error}")
             }
@@ -306,6 +375,10 @@ pub struct Agent {
     mkey: MKey,
     cache: cache::Cache,
     traps: traps::Traps,
+    /// Subscriptions to this node's traps here ([`subscribers`]).
+    subscriptions: crate::subscriptions::Subscriptions,
+    /// Reports to them waiting for ReportResp.
+    reports: traps::Traps,
     /// The answers' bounds (`answers_per_source`, `answers_global`).
     answers: RateLimiter,
     stats: AgentStats,
@@ -358,6 +431,8 @@ impl Agent {
             cache: cache::Cache::new(cfg.cache_entries, cfg.cache_ms),
             traps: traps::Traps::new(cfg.traps_per_s, cfg.trap_resend_ms, cfg.trap_max_sends),
             answers: RateLimiter::new(cfg.answers_per_source, cfg.answers_global),
+            subscriptions: Default::default(),
+            reports: subscribers::queue(&cfg.manager_timers),
             stats: AgentStats::default(),
             outputs: VecDeque::new(),
             notices: VecDeque::new(),
@@ -415,7 +490,7 @@ impl Agent {
     }
 
     /// Applies a new configuration (a reload): identity, description,
-    /// manager, trap, threshold and answer settings; the key, protect bits and lease
+    /// manager, trap, threshold, answer and subscription settings; the key, protect bits and lease
     /// when they changed (a running lease stops then). Counters, the
     /// response cache and traps in flight are kept.
     pub fn reconfigure(&mut self, new: AgentConfig) {
@@ -429,6 +504,9 @@ impl Agent {
         self.traps.resend_ms = new.trap_resend_ms;
         self.traps.max_sends = new.trap_max_sends.max(1);
         self.answers.set(new.answers_per_source, new.answers_global);
+        let q = subscribers::queue(&new.manager_timers);
+        self.reports.resend_ms = q.resend_ms;
+        self.reports.max_sends = q.max_sends;
         self.cfg = AgentConfig {
             protect: self.cfg.protect,
             ..new
@@ -475,6 +553,10 @@ impl Agent {
 
     /// A response: for the client here, or passing back along a directed route.
     fn response(&mut self, now: Time, input: Incoming<'_>, mut r: MadRepr) {
+        if r.method == Method::REPORT_RESP && r.dr.is_none() && self.report_answered(r.tid) {
+            // The answer to a Report of this agent's: it stops repeating.
+            return;
+        }
         if let Some(dr) = &mut r.dr
             && dr.hop_pointer > 0
             && dr.returning
@@ -693,9 +775,13 @@ impl Agent {
                     &req.data,
                 ),
                 (Method::GET | Method::SET | Method::DELETE, InformInfo::ID) => {
+                    // The master's table where this node runs the SAN's
+                    // master on that HR; else this agent's own, for its
+                    // own traps ("Events").
                     match InformInfo::parse(&req.data) {
                         Ok(i) => managed
                             .sa_inform(input.port, input.src, req.method, req.modifier, &i)
+                            .or_else(|| self.inform(now, input.src, req.method, &i))
                             .map(|r| r.map(Attribute::InformInfo)),
                         Err(_) => Some(Err(Status::INVALID_VALUE)),
                     }
@@ -899,6 +985,9 @@ impl Agent {
         if let Some(x) = self.mkey.lease_until {
             t = t.min(x);
         }
+        if let Some(x) = self.subscribers_timer() {
+            t = t.min(x);
+        }
         if self.cfg.drop_threshold > 0 {
             t = t.min(self.next_threshold);
         }
@@ -913,24 +1002,26 @@ impl Agent {
         self.ports.is_empty() || self.ports.contains(&Address::UNSPECIFIED)
     }
 
-    /// Runs what is due: trap repeats, the lease, the drop threshold.
+    /// Runs what is due: trap and Report repeats, the lease, the
+    /// subscriptions' leases, the drop threshold.
     pub fn on_timer<M: Managed + ?Sized>(&mut self, now: Time, managed: &M) {
         self.refresh_ports(managed);
         for d in self.traps.due(now) {
             match d {
-                traps::Due::Send(mad) => {
+                traps::Due::Send(_, mad) => {
                     self.stats.traps_resent += 1;
                     self.outputs.push_back(Output::Route {
                         dst: self.cfg.manager,
                         mad,
                     });
                 }
-                traps::Due::GaveUp(number) => {
+                traps::Due::GaveUp { number, .. } => {
                     self.stats.traps_unanswered += 1;
                     self.event(AgentEvent::TrapUnanswered { number });
                 }
             }
         }
+        self.reports_due(now);
         if self.mkey.on_timer(now) {
             self.cfg.protect = 0;
             self.event(AgentEvent::LeaseExpired);

@@ -43,6 +43,21 @@ rrp::counter_set! {
         pub announcements: u64 => counter "announcements",
         /// Announcements of other nodes heard (handed to a SAN manager here).
         pub announcements_heard: u64 => counter "announcements_heard",
+        /// Subscriptions to this node's traps taken here (InformInfo Sets at
+        /// an agent that is not its SAN's master), renewals not counted.
+        pub subscriptions: u64 => counter "subscriptions",
+        /// Subscriptions refused here: the table full, or a requester that
+        /// is not a node.
+        pub subscriptions_refused: u64 => counter "subscriptions_refused",
+        /// Subscriptions here whose lease ran out.
+        pub subscriptions_expired: u64 => counter "subscriptions_expired",
+        /// Reports of this node's traps sent to its subscribers (each trap to
+        /// each, repeats not counted).
+        pub reports_sent: u64 => counter "reports_sent",
+        /// Repeats of those Reports not answered by ReportResp in time.
+        pub reports_retried: u64 => counter "reports_retried",
+        /// Those Reports given up: no ReportResp after every try.
+        pub reports_given_up: u64 => counter "reports_given_up",
         /// Requests not answered and directed-route MADs not relayed: over
         /// the answers' bounds per requester or in all.
         pub answers_limited: u64 => counter "answers_limited",

@@ -25,13 +25,17 @@ use crate::wire::{MAD_LEN, MadRepr, Method, MgmtClass, Status};
 /// forgotten (a flood of forged sources is bounded by `traps_per_s`).
 pub const AUTH_SOURCES_KEPT: usize = 256;
 
-/// A trap waiting for its TrapRepress.
+/// A trap waiting for its TrapRepress (or a Report of one waiting for its
+/// ReportResp, `agent::subscribers`).
 #[derive(Debug, Clone)]
 pub struct Pending {
     /// Its TID.
     pub tid: u64,
     /// Its number (for logs).
     pub number: u16,
+    /// Where it was sent: a Report's subscriber, repeated there; a trap's
+    /// repeats go to the manager of the moment.
+    pub to: Address,
     /// The MAD, sent again as it is.
     pub mad: Box<[u8; MAD_LEN]>,
     /// Times sent.
@@ -40,7 +44,8 @@ pub struct Pending {
     pub next: Time,
 }
 
-/// The traps in flight and the rate limit.
+/// The traps in flight and the rate limit (the same queue, without the
+/// limit, repeats an agent's Reports).
 #[derive(Debug, Clone)]
 pub struct Traps {
     /// Waiting for TrapRepress, oldest first.
@@ -61,10 +66,15 @@ pub struct Traps {
 /// What [`Traps::due`] asks the agent to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Due {
-    /// Send this MAD (again).
-    Send(Box<[u8; MAD_LEN]>),
+    /// Send this MAD (again), first sent to this address.
+    Send(Address, Box<[u8; MAD_LEN]>),
     /// This trap was sent its last time without a TrapRepress.
-    GaveUp(u16),
+    GaveUp {
+        /// Its number.
+        number: u16,
+        /// Where it went.
+        to: Address,
+    },
 }
 
 impl Traps {
@@ -96,14 +106,23 @@ impl Traps {
         true
     }
 
-    /// A new trap sent now; returns the trap given up to make room, if any.
-    pub fn sent(&mut self, now: Time, tid: u64, number: u16, mad: &[u8; MAD_LEN]) -> Option<u16> {
+    /// A new trap sent now to `to`; returns the trap given up to make
+    /// room (its number and destination), if any.
+    pub fn sent(
+        &mut self,
+        now: Time,
+        tid: u64,
+        number: u16,
+        to: Address,
+        mad: &[u8; MAD_LEN],
+    ) -> Option<(u16, Address)> {
         let dropped = (self.pending.len() >= self.max_pending)
-            .then(|| self.pending.pop_front().map(|p| p.number))
+            .then(|| self.pending.pop_front().map(|p| (p.number, p.to)))
             .flatten();
         self.pending.push_back(Pending {
             tid,
             number,
+            to,
             mad: Box::new(*mad),
             sends: 1,
             next: now + self.resend_ms,
@@ -127,12 +146,15 @@ impl Traps {
                 return true;
             }
             if p.sends >= max {
-                out.push(Due::GaveUp(p.number));
+                out.push(Due::GaveUp {
+                    number: p.number,
+                    to: p.to,
+                });
                 return false;
             }
             p.sends += 1;
             p.next = now + resend;
-            out.push(Due::Send(p.mad.clone()));
+            out.push(Due::Send(p.to, p.mad.clone()));
             true
         });
         out
@@ -184,33 +206,39 @@ impl Agent {
     }
 
     /// Sends a notice to the manager as Trap(Notice), repeated until
-    /// repressed.
+    /// repressed, and as Report(Notice) to every subscriber here whose
+    /// subscription matches it, repeated until ReportResp
+    /// (`agent::subscribers`). The rate limit bounds both.
     pub fn trap(&mut self, now: Time, mut notice: Notice) {
         // The producer is what this node is (1 host, 3 router).
         notice.producer_type = self.cfg.node_type as u32;
         let to = self.cfg.manager;
         if to == Address::UNSPECIFIED {
             self.stats.traps_no_manager += 1;
-            return;
+            if !self.subscribed(now, &notice) {
+                return;
+            }
         }
         if !self.traps.allow(now) {
             self.stats.traps_suppressed += 1;
             return;
         }
-        let Some((tid, bytes)) = self.trap_mad(&notice) else {
-            return;
-        };
-        let number = notice.trap_number;
-        if let Some(old) = self.traps.sent(now, tid, number, &bytes) {
-            self.stats.traps_unanswered += 1;
-            self.event(AgentEvent::TrapUnanswered { number: old });
+        if to != Address::UNSPECIFIED
+            && let Some((tid, bytes)) = self.trap_mad(&notice)
+        {
+            let number = notice.trap_number;
+            if let Some((old, _)) = self.traps.sent(now, tid, number, to, &bytes) {
+                self.stats.traps_unanswered += 1;
+                self.event(AgentEvent::TrapUnanswered { number: old });
+            }
+            self.stats.traps_sent += 1;
+            self.event(AgentEvent::TrapSent { number, to });
+            self.outputs.push_back(Output::Route {
+                dst: to,
+                mad: Box::new(bytes),
+            });
         }
-        self.stats.traps_sent += 1;
-        self.event(AgentEvent::TrapSent { number, to });
-        self.outputs.push_back(Output::Route {
-            dst: to,
-            mad: Box::new(bytes),
-        });
+        self.report(now, &notice);
     }
 
     /// A port went down or up (trap 128).
@@ -306,15 +334,26 @@ impl Agent {
     /// The Trap(Notice) MAD of `notice` with the next transaction id, and
     /// that id; none if it does not encode.
     fn trap_mad(&mut self, notice: &Notice) -> Option<(u64, [u8; MAD_LEN])> {
-        let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+        self.notice_mad(MgmtClass::SUBN, Method::TRAP, notice)
+    }
+
+    /// A MAD of `method` carrying `notice` in `class` (Trap: Subn;
+    /// Report: SubnAdm) with the next transaction id, and that id.
+    pub(super) fn notice_mad(
+        &mut self,
+        class: MgmtClass,
+        method: Method,
+        notice: &Notice,
+    ) -> Option<(u64, [u8; MAD_LEN])> {
+        let mut data = vec![0u8; class.attribute_len()];
         notice.emit(&mut data).ok()?;
         let tid = self.next_tid;
         self.next_tid = self.next_tid.wrapping_add(1);
         let mad = MadRepr {
-            class: MgmtClass::SUBN,
+            class,
             class_version: 1,
             response: false,
-            method: Method::TRAP,
+            method,
             status: Status::OK,
             tid,
             attribute: Notice::ID,
@@ -375,16 +414,25 @@ mod tests {
     fn repeated_until_repressed_or_given_up() {
         let mut t = Traps::new(10, 1_000, 3);
         assert!(t.allow(0));
-        t.sent(0, 7, 128, &[1; MAD_LEN]);
+        t.sent(0, 7, 128, Address(1), &[1; MAD_LEN]);
         assert_eq!(t.next_timer(), Some(1_000));
         assert!(t.due(999).is_empty());
-        assert_eq!(t.due(1_000), vec![Due::Send(Box::new([1; MAD_LEN]))]);
+        assert_eq!(
+            t.due(1_000),
+            vec![Due::Send(Address(1), Box::new([1; MAD_LEN]))]
+        );
         assert_eq!(t.due(2_000).len(), 1);
         // Sent three times: given up at the next due time.
-        assert_eq!(t.due(3_000), vec![Due::GaveUp(128)]);
+        assert_eq!(
+            t.due(3_000),
+            vec![Due::GaveUp {
+                number: 128,
+                to: Address(1)
+            }]
+        );
         assert!(t.pending.is_empty());
         // A repressed trap is not repeated.
-        t.sent(4_000, 8, 256, &[2; MAD_LEN]);
+        t.sent(4_000, 8, 256, Address(1), &[2; MAD_LEN]);
         assert_eq!(t.repress(9), None);
         assert_eq!(t.repress(8), Some(256));
         assert!(t.due(10_000).is_empty());
@@ -474,9 +522,12 @@ mod tests {
     fn bounded_in_flight() {
         let mut t = Traps::new(1_000, 1_000, 3);
         t.max_pending = 2;
-        assert_eq!(t.sent(0, 1, 128, &[0; MAD_LEN]), None);
-        assert_eq!(t.sent(0, 2, 129, &[0; MAD_LEN]), None);
-        assert_eq!(t.sent(0, 3, 256, &[0; MAD_LEN]), Some(128));
+        assert_eq!(t.sent(0, 1, 128, Address(1), &[0; MAD_LEN]), None);
+        assert_eq!(t.sent(0, 2, 129, Address(1), &[0; MAD_LEN]), None);
+        assert_eq!(
+            t.sent(0, 3, 256, Address(1), &[0; MAD_LEN]),
+            Some((128, Address(1)))
+        );
         assert_eq!(t.pending.len(), 2);
     }
 }

@@ -1,6 +1,7 @@
 //! InformInfo (0x0003, SubnAdm): a subscription to the traps a SAN's master
-//! manager receives (docs/management.md "Events", docs/spec-notes.md 73),
-//! InfiniBand's SA InformInfo. A Set with Subscribe 1 subscribes the
+//! manager receives, or to a node's own traps at its agent
+//! (docs/management.md "Events", docs/spec-notes.md 73), InfiniBand's SA
+//! InformInfo. A Set with Subscribe 1 subscribes the
 //! requester (or renews its lease), a Delete (or a Set with Subscribe 0)
 //! unsubscribes it; the master then forwards every matching notice to the
 //! subscriber as Report(Notice), repeated until ReportResp. A Get reads the

@@ -50,6 +50,7 @@ use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::NodeRecord;
 
+pub use crate::subscriptions::Subscription;
 pub use config::ManagerConfig;
 pub use database::Member;
 pub use election::Peer;
@@ -57,7 +58,6 @@ pub use events::{ManagerEvent, ManagerOutput};
 pub use groups::{McGroup, McMember};
 pub use state::{Control, SmState, outranks};
 pub use stats::ManagerStats;
-pub use subscriptions::Subscription;
 pub use timers::ManagerTimers;
 
 use requests::Purpose;
@@ -112,9 +112,9 @@ pub struct Manager {
     synced_members: std::collections::BTreeSet<(Address, Address)>,
     /// Event subscriptions (InformInfo): a master's, a standby's copy;
     /// kept across state changes, so that a failover keeps them.
-    subscriptions: subscriptions::Table,
+    subscriptions: crate::subscriptions::Subscriptions,
     /// A standby's copy in progress.
-    synced_informs: subscriptions::Table,
+    synced_informs: crate::subscriptions::Subscriptions,
 }
 
 impl Manager {

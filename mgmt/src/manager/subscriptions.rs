@@ -1,57 +1,27 @@
 //! Event subscriptions (docs/management.md "Events", docs/spec-notes.md
-//! 75): InfiniBand's InformInfo and Report. A node subscribes at its SAN's
+//! 73): InfiniBand's InformInfo and Report. A node subscribes at its SAN's
 //! master with a SubnAdm Set of InformInfo, for a lease; the master forwards
 //! every trap it receives that the subscription matches to the subscriber as
 //! Report(Notice), repeated every `report_retry_ms` until ReportResp, at most
 //! `report_retries` times after the first. A Delete (or a Set with Subscribe
 //! 0) ends a subscription, as does its lease running out. At most
 //! `max_subscriptions` per SAN. Standbys copy them at every poll of the
-//! master, so that a new master after a failover keeps forwarding.
-
-use std::collections::BTreeMap;
+//! master, so that a new master after a failover keeps forwarding. The
+//! table itself is [`crate::subscriptions`], shared with the agent's.
 
 use rrp::Address;
 
 use crate::attr::{InformInfo, Notice};
 use crate::client::{Answer, Failure, Request, Target};
+use crate::subscriptions::{Refusal, Subscription};
 use crate::wire::{Method, MgmtClass, Status};
 
 use super::{Manager, ManagerEvent, Purpose, SmState, Time};
 
-/// One subscription: what it matches, and when its lease runs out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subscription {
-    /// The record as granted (its lease the one given).
-    pub info: InformInfo,
-    /// When its lease runs out.
-    pub expires: Time,
-}
-
-/// Subscriptions by (subscriber, filter): a Set of the same renews it.
-pub(super) type Table = BTreeMap<(Address, FilterKey), Subscription>;
-
-/// The fields a subscription matches on, as a key.
-pub(super) type FilterKey = (u16, u16, u16, bool, u8, u32);
-
-fn key(subscriber: Address, i: &InformInfo) -> (Address, FilterKey) {
-    let f = i.filter();
-    (
-        subscriber,
-        (
-            f.issuer_first.0,
-            f.issuer_last.0,
-            f.trap_number,
-            f.is_generic,
-            f.notice_type,
-            f.producer_type,
-        ),
-    )
-}
-
 impl Manager {
     /// The subscriptions (a master's, or a standby's copy of its master's).
     pub fn subscriptions(&self) -> impl Iterator<Item = &Subscription> {
-        self.subscriptions.values()
+        self.subscriptions.iter()
     }
 
     /// A SubnAdm Set of InformInfo from `requester`: subscribes it (or
@@ -67,48 +37,31 @@ impl Manager {
         if !info.subscribe {
             return self.inform_delete(requester, info);
         }
-        if !requester.is_node() {
-            self.stats.subscriptions_refused += 1;
-            return Err(Status::INVALID_VALUE);
-        }
         self.expire(now);
-        let t = &self.cfg.timers;
-        let lease_s = match info.lease_s {
-            0 => t.lease_default_s,
-            s => s.min(t.lease_max_s),
-        };
-        let k = key(requester, info);
-        let fresh = !self.subscriptions.contains_key(&k);
-        if fresh && self.subscriptions.len() >= t.max_subscriptions as usize {
-            self.stats.subscriptions_refused += 1;
-            self.event(ManagerEvent::SubscriptionRefused {
-                subscriber: requester,
-            });
-            return Err(Status::SA_NO_RESOURCES);
+        match self
+            .subscriptions
+            .subscribe(now, requester, info, &self.cfg.timers)
+        {
+            Ok((granted, fresh)) => {
+                if fresh {
+                    self.stats.subscriptions += 1;
+                    self.event(ManagerEvent::Subscribed {
+                        subscriber: requester,
+                        lease_s: granted.lease_s,
+                    });
+                }
+                Ok(granted)
+            }
+            Err(r) => {
+                self.stats.subscriptions_refused += 1;
+                if r == Refusal::Full {
+                    self.event(ManagerEvent::SubscriptionRefused {
+                        subscriber: requester,
+                    });
+                }
+                Err(r.status())
+            }
         }
-        let granted = InformInfo {
-            subscriber: requester,
-            lease_s,
-            ..info.filter()
-        };
-        self.subscriptions.insert(
-            k,
-            Subscription {
-                info: granted.clone(),
-                expires: now + Time::from(lease_s) * 1000,
-            },
-        );
-        if fresh {
-            self.stats.subscriptions += 1;
-            self.event(ManagerEvent::Subscribed {
-                subscriber: requester,
-                lease_s,
-            });
-        }
-        Ok(InformInfo {
-            total: self.subscriptions.len().min(usize::from(u16::MAX)) as u16,
-            ..granted
-        })
     }
 
     /// A SubnAdm Delete of InformInfo from `requester`: ends its
@@ -118,49 +71,23 @@ impl Manager {
         requester: Address,
         info: &InformInfo,
     ) -> Result<InformInfo, Status> {
-        match self.subscriptions.remove(&key(requester, info)) {
-            Some(s) => {
-                self.event(ManagerEvent::Unsubscribed {
-                    subscriber: requester,
-                });
-                Ok(InformInfo {
-                    subscribe: false,
-                    total: self.subscriptions.len().min(usize::from(u16::MAX)) as u16,
-                    ..s.info
-                })
-            }
-            None => Err(Status::SA_NO_RECORDS),
-        }
+        let r = self.subscriptions.unsubscribe(requester, info)?;
+        self.event(ManagerEvent::Unsubscribed {
+            subscriber: requester,
+        });
+        Ok(r)
     }
 
     /// A SubnAdm Get of InformInfo: subscription `index` (modifier) in
     /// table order, with the seconds left on its lease and the table's size;
     /// "no records" past the last.
     pub fn inform_get(&self, now: Time, index: u32) -> Result<InformInfo, Status> {
-        let live: Vec<&Subscription> = self
-            .subscriptions
-            .values()
-            .filter(|s| s.expires > now)
-            .collect();
-        let s = live.get(index as usize).ok_or(Status::SA_NO_RECORDS)?;
-        Ok(InformInfo {
-            total: live.len().min(usize::from(u16::MAX)) as u16,
-            lease_s: u32::try_from(s.expires.saturating_sub(now).div_ceil(1000))
-                .unwrap_or(u32::MAX),
-            ..s.info.clone()
-        })
+        self.subscriptions.get(now, index)
     }
 
     /// Drops the subscriptions whose lease ran out by `now`.
     pub(super) fn expire(&mut self, now: Time) {
-        let mut gone = Vec::new();
-        self.subscriptions.retain(|_, s| {
-            let keep = s.expires > now;
-            if !keep {
-                gone.push(s.info.subscriber);
-            }
-            keep
-        });
+        let gone = self.subscriptions.expire(now);
         for subscriber in gone {
             self.stats.subscriptions_expired += 1;
             self.event(ManagerEvent::SubscriptionExpired { subscriber });
@@ -174,12 +101,7 @@ impl Manager {
             return 0;
         }
         self.expire(now);
-        let to: Vec<Address> = self
-            .subscriptions
-            .values()
-            .filter(|s| s.info.matches(notice))
-            .map(|s| s.info.subscriber)
-            .collect();
+        let to: Vec<Address> = self.subscriptions.matching(notice);
         let mut data = vec![0u8; MgmtClass::SUBN_ADM.attribute_len()];
         if notice.emit(&mut data).is_err() {
             return 0;
@@ -265,7 +187,7 @@ impl Manager {
             return;
         }
         if index == 0 {
-            self.synced_informs.clear();
+            self.synced_informs = Default::default();
         }
         let rec = match result {
             Ok(a) if a.mad.status == Status::OK => InformInfo::parse(&a.mad.data).ok(),
@@ -276,19 +198,8 @@ impl Manager {
             _ => None,
         };
         let Some(r) = rec else { return };
-        if r.subscriber.is_node() {
-            let lease_s = r.lease_s.min(self.cfg.timers.lease_max_s);
-            self.synced_informs.insert(
-                key(r.subscriber, &r),
-                Subscription {
-                    expires: now + Time::from(lease_s) * 1000,
-                    info: InformInfo {
-                        total: 0,
-                        ..r.clone()
-                    },
-                },
-            );
-        }
+        self.synced_informs
+            .copy(now, &r, self.cfg.timers.lease_max_s);
         let bound = self.cfg.timers.max_subscriptions;
         if index.saturating_add(1) < u32::from(r.total) && index + 1 < bound {
             self.sync_informs(master, index + 1);

@@ -439,10 +439,15 @@ impl Station {
                         mad,
                     } => {
                         if own.contains(&dst) && native.is_empty() {
-                            if mad[3] == crate::wire::Method::TRAP_REPRESS.0 {
+                            if mad[3] == crate::wire::Method::TRAP_REPRESS.0
+                                || mad[3] == crate::wire::Method::REPORT_RESP.0
+                            {
                                 // The TrapRepress of a trap this node sent
-                                // itself (its manager runs here): for its
-                                // agent, which stops repeating the trap.
+                                // itself (its manager runs here), or the
+                                // ReportResp of a Report of its agent's to
+                                // itself: for its agent, which stops
+                                // repeating it (a ReportResp it did not
+                                // ask for reaches the client from there).
                                 self.agent.handle(
                                     now,
                                     node,

@@ -8,7 +8,9 @@
 //! mwctl reads them from `show management`: those that came in Reports.
 //! With `--watch` it polls for new ones and renews the subscription at
 //! half its lease until it is stopped (or `--count` events were printed);
-//! a subscription left behind runs out with its lease.
+//! a subscription left behind runs out with its lease. With `--at` the
+//! box subscribes at another node's agent instead, for that node's own
+//! traps (a node that is not its SAN's master keeps a table of its own).
 
 use std::io::Write;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -32,11 +34,14 @@ The box subscribes (SubnAdm Set of InformInfo) at the SAN's master: the one
 given with --manager, else the master this box runs or follows, else its
 agent's manager address. The master forwards each trap it receives as a
 Report to this box; the box answers ReportResp and keeps the last 64.
+With --at, the box subscribes at that node instead: a node that does not
+run its SAN's master reports its own traps only.
 
 Examples:
   mwctl events                   subscribe, print the events kept, exit
   mwctl events --watch           and print new ones as they come
   mwctl events --watch --trap 1024 --lease 30
+  mwctl events --watch --at 0x0541   the traps of node 0x0541 alone
   mwctl --json events --watch    one JSON object per event")]
 pub struct EventsArgs {
     /// Keep printing events as they come, renewing the subscription.
@@ -45,6 +50,10 @@ pub struct EventsArgs {
     /// The master manager's address (default: the one this box knows).
     #[arg(long, value_name = "ADDR")]
     pub manager: Option<Address>,
+    /// Subscribe at this node's agent instead of the SAN's master: that
+    /// node's own traps only.
+    #[arg(long, value_name = "ADDR", conflicts_with = "manager")]
+    pub at: Option<Address>,
     /// The lease asked, in seconds (the master may cut it; 0: its default).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub lease: u32,
@@ -59,10 +68,10 @@ pub struct EventsArgs {
     pub interval: f64,
 }
 
-/// The subscription as the master granted it.
+/// The subscription as the master (or the node of `--at`) granted it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Granted {
-    /// The master.
+    /// The master, or the node of `--at`.
     pub manager: Address,
     /// The subscriber: the box's HR the master saw the request come from.
     pub subscriber: Address,
@@ -204,7 +213,7 @@ pub fn run(
             .and_then(|()| out.flush())
             .map_err(|e| ClientError::Other(format!("writing the output: {e}")))
     };
-    let manager = match args.manager {
+    let manager = match args.at.or(args.manager) {
         Some(m) => m,
         None => known_master(&mut connect()?)?,
     };

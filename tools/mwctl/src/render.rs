@@ -643,6 +643,18 @@ pub fn management(m: &ManagementInfo) -> String {
         out.push_str("\nSAN managers:\n");
         out.push_str(&crate::san::managers_table(&m.managers));
     }
+    if !m.subscribers.is_empty() {
+        out.push_str("\nsubscribed to this node's traps:\n");
+        for x in &m.subscribers {
+            let _ = writeln!(
+                out,
+                "{} to {} ({} s left)",
+                x.subscriber,
+                x.trap.map_or("every trap".into(), |t| format!("trap {t}")),
+                x.lease_left_s
+            );
+        }
+    }
     if m.notices.is_empty() {
         out.push_str("\nno notices received\n");
     } else {
