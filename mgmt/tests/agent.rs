@@ -134,6 +134,8 @@ struct Net {
     done: Vec<(u64, Result<mgmt::client::Answer, Failure>)>,
     /// Drop every packet to this node (to test time-outs).
     black_hole: Option<usize>,
+    /// A node whose packets are all lost (it hears, nobody hears it).
+    mute: Option<usize>,
 }
 
 const R: usize = 0;
@@ -205,6 +207,7 @@ fn net(protect: u8) -> Net {
         hops: Vec::new(),
         done: Vec::new(),
         black_hole: None,
+        mute: None,
     }
 }
 
@@ -250,7 +253,7 @@ impl Net {
             to: to.0,
             dst,
         });
-        if self.black_hole == Some(to.0) {
+        if self.black_hole == Some(to.0) || self.mute == Some(from) {
             return;
         }
         self.queue.push_back((
@@ -1337,6 +1340,27 @@ fn a_node_subscribed_at_an_agent_gets_its_traps_as_reports_until_it_answers() {
         (s.reports_sent, s.reports_retried, s.reports_given_up),
         (3, 6, 1)
     );
+}
+
+#[test]
+fn a_report_repeated_because_its_answer_was_lost_is_kept_once() {
+    let mut n = net(0);
+    n.ask(R, inform(to(0x0140), Method::SET, &hr_down_only(0)))
+        .unwrap();
+    // R hears A's Reports, but its ReportResps are lost: A repeats the
+    // Report with the same TID; R answers each, keeps the first.
+    n.mute = Some(R);
+    a_hr_down(&mut n);
+    n.advance(5_000);
+    let a = *n.nodes[A].agent.stats();
+    assert_eq!((a.reports_retried, a.reports_given_up), (3, 1));
+    assert_eq!(reports_at(&n, R), [(Address(0x0140), Notice::TRAP_HR_DOWN)]);
+    let r = *n.nodes[R].agent.stats();
+    assert_eq!((r.notices_received, r.notices_repeated), (4, 3));
+    // A new trap is a new notice.
+    n.mute = None;
+    a_hr_down(&mut n);
+    assert_eq!(reports_at(&n, R).len(), 2);
 }
 
 #[test]

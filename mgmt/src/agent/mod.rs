@@ -419,6 +419,9 @@ pub struct Received {
     pub from: Address,
     /// It came in a Report.
     pub report: bool,
+    /// The Trap's or Report's transaction ID: a repeat of it (the answer
+    /// was lost) carries the same one and is not kept again.
+    pub tid: u64,
     /// The notice.
     pub notice: Notice,
 }
@@ -703,7 +706,18 @@ impl Agent {
                     return;
                 }
                 self.stats.notices_received += 1;
-                if let Ok(notice) = Notice::parse(&req.data) {
+                let report = req.method == Method::REPORT;
+                // A repeat: its sender did not get the TrapRepress or
+                // ReportResp and sent the same notice again, with the same
+                // TID. It is answered again, but neither kept nor handed on
+                // (to a manager, and so to its subscribers) a second time.
+                let repeat = self
+                    .notices
+                    .iter()
+                    .any(|r| r.from == input.src && r.tid == req.tid && r.report == report);
+                if repeat {
+                    self.stats.notices_repeated += 1;
+                } else if let Ok(notice) = Notice::parse(&req.data) {
                     if self.notices.len() >= NOTICES_KEPT {
                         self.notices.pop_front();
                     }
@@ -711,7 +725,8 @@ impl Agent {
                         seq: self.notices_kept,
                         at: now,
                         from: input.src,
-                        report: req.method == Method::REPORT,
+                        report,
+                        tid: req.tid,
                         notice: notice.clone(),
                     });
                     self.notices_kept += 1;

@@ -39,6 +39,9 @@ rrp::counter_set! {
         pub traps_no_manager: u64 => counter "traps_no_manager",
         /// Traps and Reports received (this node plays the manager).
         pub notices_received: u64 => counter "notices_received",
+        /// Traps and Reports received again with a TID already kept (the
+        /// answer was lost): answered, not kept or handed on again.
+        pub notices_repeated: u64 => counter "notices_repeated",
         /// Announcements sent: trap 1025, a port without an address.
         pub announcements: u64 => counter "announcements",
         /// Announcements of other nodes heard (handed to a SAN manager here).
