@@ -82,15 +82,25 @@ impl PlaneHandle {
             let _ = tx.send(f(cp));
         });
         self.jobs.send(job).map_err(|_| PlaneError::Stopped)?;
+        self.wake();
         rx.recv_timeout(timeout).map_err(|e| match e {
             std::sync::mpsc::RecvTimeoutError::Timeout => PlaneError::Timeout,
             std::sync::mpsc::RecvTimeoutError::Disconnected => PlaneError::Stopped,
         })
     }
 
+    /// Wakes the control thread if it sleeps (a job was queued); an
+    /// unpark before its park makes the park return at once.
+    fn wake(&self) {
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+    }
+
     /// Stops the thread and returns the control plane (engine included).
     pub fn stop(mut self) -> ControlPlane {
         self.stop.store(true, Ordering::Relaxed);
+        self.wake();
         self.thread
             .take()
             .expect("joined once")
@@ -415,6 +425,24 @@ impl ControlPlane {
         work
     }
 
+    /// Parks the thread for at most `pause`, unless a worker queued a punt
+    /// or a notice since the last pass: every worker's flag set, a fence,
+    /// one more look at the rings (dataplane::wake). A worker that queues
+    /// after that look sees the flag and unparks; a job's sender unparks
+    /// always.
+    fn park(&self, pause: Duration) {
+        for w in &self.workers {
+            w.sleep();
+        }
+        dataplane::Wake::fence();
+        if !self.workers.iter().any(ControlChannels::pending) {
+            thread::park_timeout(pause);
+        }
+        for w in &self.workers {
+            w.awake();
+        }
+    }
+
     /// Hands one packet to a worker for transmission (round robin).
     fn inject(&mut self, port: PortId, native: NativeAddr, packet: Vec<u8>) {
         if self.workers.is_empty() {
@@ -591,8 +619,10 @@ impl ControlPlane {
     }
 
     /// Runs the plane on a new thread named `mw-control` until stopped. The
-    /// thread polls its rings and sleeps at most `tick` between passes when
-    /// there is nothing to do (and never past the engine's next timer).
+    /// thread polls its rings and, when there is nothing to do, parks until
+    /// a worker queues a punt or notice, a job arrives, or the next timer of
+    /// the engine or management is due, and never longer than `tick`
+    /// (docs/architecture.md "The control thread's loop").
     pub fn spawn(mut self, tick: Duration) -> std::io::Result<PlaneHandle> {
         let stop = Arc::new(AtomicBool::new(false));
         let stats = self.shared_stats.clone();
@@ -601,6 +631,9 @@ impl ControlPlane {
         let thread = thread::Builder::new()
             .name("mw-control".into())
             .spawn(move || {
+                for w in &self.workers {
+                    w.register(thread::current());
+                }
                 while !s.load(Ordering::Relaxed) {
                     let mut ran = false;
                     while let Ok(job) = job_rx.try_recv() {
@@ -620,7 +653,7 @@ impl ControlPlane {
                         .min(self.engine.next_timer());
                     let until_timer = next.saturating_sub(now);
                     let pause = tick.min(Duration::from_millis(until_timer.max(1)));
-                    thread::sleep(pause);
+                    self.park(pause);
                 }
                 self
             })?;

@@ -1008,6 +1008,13 @@ impl Engine {
         }
     }
 
+    /// Wakes the control thread if this pass punted or sent a notice and
+    /// the control thread sleeps ([`crate::punt::WorkerChannels::wake_control`]).
+    #[inline]
+    pub fn wake_control(&mut self) {
+        self.chan.wake_control();
+    }
+
     /// The heaviest senders of each punt class as of `now_ns`
     /// ([`crate::punt::WorkerChannels::heaviest`]).
     pub fn heaviest_sources(

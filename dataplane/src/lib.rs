@@ -7,6 +7,8 @@
 //!   which punted RRP and ERR are classed;
 //! - [`punt`]: the rings between workers and the control thread (punts,
 //!   notices, injections), bounded and rate-limited;
+//! - [`wake`]: how a worker wakes the sleeping control thread after it
+//!   punted;
 //! - [`counters`]: per-worker, per-port counters and their publication;
 //! - [`capture`]: copies of received or dropped packets for `mwctl capture`;
 //! - [`trace`]: what was decided for the next N matching packets, for
@@ -23,6 +25,7 @@ pub mod fib;
 pub mod mcast;
 pub mod punt;
 pub mod trace;
+pub mod wake;
 pub mod worker;
 
 pub use buddies::Buddies;
@@ -36,4 +39,5 @@ pub use trace::{
     LookupEntry, TRACE_RING, TraceControl, TraceFilter, TraceKind, TraceLookup, TraceRecord,
     TraceTap, TraceVerdict, trace_rings,
 };
+pub use wake::Wake;
 pub use worker::{IdlePolicy, Worker};

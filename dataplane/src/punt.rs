@@ -21,6 +21,8 @@ use rrp::wire::packet::Layout;
 use rrp::{DropReason, NativeAddr, PortId};
 use rrp::{PuntBudget, PuntBudgets, PuntSource};
 
+use crate::wake::Wake;
+
 /// A packet handed to the control plane.
 #[derive(Debug, Clone)]
 pub struct Punt {
@@ -335,6 +337,8 @@ struct Rings {
     /// New punt budgets and notice rate from the control side (a reload),
     /// taken by the worker on its next punt or notice.
     rates: ArrayQueue<(PuntBudgets, (u64, u64))>,
+    /// Wakes the control thread when it sleeps and something was queued.
+    wake: Wake,
 }
 
 /// A worker's side of its rings.
@@ -345,6 +349,9 @@ pub struct WorkerChannels {
     sources: [SourceShares; PuntClass::COUNT],
     notice_limit: RateLimit,
     slot_bytes: usize,
+    /// Whether a punt or notice was queued since the last
+    /// [`WorkerChannels::wake_control`].
+    queued: bool,
 }
 
 /// The control thread's side of one worker's rings.
@@ -377,6 +384,7 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
         notices: ArrayQueue::new(cfg.notices.max(1)),
         injections: ArrayQueue::new(cfg.injections.max(1)),
         rates: ArrayQueue::new(1),
+        wake: Wake::default(),
     });
     (
         WorkerChannels {
@@ -385,6 +393,7 @@ pub fn channels(cfg: ChannelConfig) -> (WorkerChannels, ControlChannels) {
             sources: PuntClass::ALL.map(|c| SourceShares::new(cfg.punt_budgets.of(c))),
             notice_limit: RateLimit::new(cfg.notice_rate.0, cfg.notice_rate.1),
             slot_bytes: cfg.punt_slot_bytes,
+            queued: false,
         },
         ControlChannels { rings },
     )
@@ -444,6 +453,7 @@ impl WorkerChannels {
                     // `full` has as many places as there are slots: this
                     // cannot fail.
                     let _ = self.rings.full[c].push(slot);
+                    self.queued = true;
                     Ok(())
                 }
                 None => Err(DropReason::PuntFull),
@@ -475,7 +485,22 @@ impl WorkerChannels {
         if let Some(r) = self.rings.rates.pop() {
             self.adopt_rates(r);
         }
-        self.notice_limit.allow(now_ns) && self.rings.notices.push(n).is_ok()
+        let ok = self.notice_limit.allow(now_ns) && self.rings.notices.push(n).is_ok();
+        self.queued |= ok;
+        ok
+    }
+
+    /// Wakes the control thread if this worker queued a punt or notice
+    /// since the last call and the control thread sleeps (crate::wake):
+    /// once per pass, at its end. A pass that queued nothing costs a test
+    /// of a flag of the worker's own; one that did, a fence and a load
+    /// (and, only when the control thread sleeps, an unpark).
+    #[inline]
+    pub fn wake_control(&mut self) {
+        if self.queued {
+            self.queued = false;
+            self.rings.wake.wake();
+        }
     }
 
     /// Whether the control plane has queued packets to inject (a cheap
@@ -513,6 +538,27 @@ impl ControlChannels {
     /// The next notice.
     pub fn recv_notice(&self) -> Option<Notice> {
         self.rings.notices.pop()
+    }
+
+    /// Names the control thread, which the worker wakes ([`Wake`]).
+    pub fn register(&self, thread: std::thread::Thread) {
+        self.rings.wake.register(thread);
+    }
+
+    /// Says that the control thread is about to park ([`Wake::sleep`]);
+    /// then [`Wake::fence`] and [`ControlChannels::pending`] before it parks.
+    pub fn sleep(&self) {
+        self.rings.wake.sleep();
+    }
+
+    /// Says that the control thread is awake ([`Wake::awake`]).
+    pub fn awake(&self) {
+        self.rings.wake.awake();
+    }
+
+    /// Whether a punt or a notice waits.
+    pub fn pending(&self) -> bool {
+        self.rings.full.iter().any(|q| !q.is_empty()) || !self.rings.notices.is_empty()
     }
 
     /// Asks the worker to transmit a packet; gives it back when the ring is full.

@@ -247,6 +247,10 @@ impl<P: Port> Worker<P> {
         let mut inj = Burst::new();
         self.engine
             .inject(now_ns, &mut self.ports, &mut inj, INJECT_PER_PASS);
+        // A flag test per pass; a fence and a load when the pass punted; an
+        // unpark only when, besides, the control thread sleeps: the
+        // exception path (crate::wake).
+        self.engine.wake_control();
         self.pass_busy = received > 0;
         self.perf.polls += 1;
         self.perf.idle_polls += u64::from(received == 0);

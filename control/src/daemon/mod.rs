@@ -211,7 +211,7 @@ fn spawn_workers<P: Port + 'static>(
         let _ = g.send(());
     }
     let plane = plane
-        .spawn(Duration::from_millis(2))
+        .spawn(CONTROL_PARK_MAX)
         .map_err(run_err("starting the control thread"))?;
     Ok(Running {
         stop_workers: stop,
@@ -226,6 +226,12 @@ fn spawn_workers<P: Port + 'static>(
         receive: Vec::new(),
     })
 }
+
+/// The longest the control thread parks when idle: it wakes earlier for a
+/// punt or notice, a job or its next timer (docs/architecture.md "The
+/// control thread's loop"), so this only bounds what a missed wake-up
+/// could cost.
+const CONTROL_PARK_MAX: Duration = Duration::from_millis(50);
 
 fn no_op() {}
 
