@@ -640,7 +640,7 @@ impl Engine {
     /// transmits them. `stage` has one empty burst per port; `rx` is emptied.
     ///
     /// The burst is run by one of two instances of the one loop
-    /// ([`Engine::burst`]), chosen here once per burst from the trace's armed
+    /// (`Engine::burst`), chosen here once per burst from the trace's armed
     /// word (one relaxed load): the untraced one, without a trace hook in
     /// it, unless a trace is armed (docs/dataplane.md "Tracing packets").
     #[inline]
