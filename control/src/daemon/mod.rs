@@ -17,7 +17,7 @@ mod backend;
 mod logging;
 pub mod notify;
 pub mod placement;
-mod service;
+pub mod service;
 mod trace;
 pub mod watchdog;
 
