@@ -609,6 +609,15 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
             "systemd watchdog: fed every {} ms while every worker polls",
             (w / 2).as_millis()
         );
+        let sleep = Duration::from_micros(cfg.workers.idle_sleep_us);
+        if w / 2 <= sleep * 2 {
+            tracing::warn!(
+                "WatchdogSec={} ms is too short for workers.idle_sleep_us = {}: an idle \
+                 worker may look stalled; give the watchdog several seconds",
+                w.as_millis(),
+                cfg.workers.idle_sleep_us
+            );
+        }
     }
     let hook = service::hook(
         notifier.clone(),
