@@ -133,7 +133,15 @@ pub struct ControlPlane {
     /// The engine's [`Router::lrt_changes`] when the workers' buddies
     /// were last brought up to date.
     buddies_at: Option<u64>,
+    /// What runs at every turn of the control thread's loop (the daemon's
+    /// watchdog and status, docs/daemon.md "systemd").
+    on_turn: Option<TurnHook>,
 }
+
+/// A function the control thread runs at every turn of its loop, with the
+/// plane as it is between two passes; it must be cheap when it has nothing
+/// to do.
+pub type TurnHook = Box<dyn FnMut(&ControlPlane) + Send>;
 
 /// Log lines kept for readers before the oldest are dropped.
 const EVENTS_KEPT: usize = 4096;
@@ -176,7 +184,16 @@ impl ControlPlane {
             next_worker: 0,
             mgmt: None,
             buddies_at: None,
+            on_turn: None,
         }
+    }
+
+    /// Runs `f` at every turn of the control thread's loop from now on
+    /// (replacing what ran before): at least every `tick` of
+    /// [`ControlPlane::spawn`], and only while the loop turns, so a stuck
+    /// control thread stops running it.
+    pub fn on_turn(&mut self, f: TurnHook) {
+        self.on_turn = Some(f);
     }
 
     /// Runs the engine's first timers now, before the workers start: the
@@ -635,6 +652,10 @@ impl ControlPlane {
                     w.register(thread::current());
                 }
                 while !s.load(Ordering::Relaxed) {
+                    if let Some(mut f) = self.on_turn.take() {
+                        f(&self);
+                        self.on_turn.get_or_insert(f);
+                    }
                     let mut ran = false;
                     while let Ok(job) = job_rx.try_recv() {
                         job(&mut self);

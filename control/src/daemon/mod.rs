@@ -15,8 +15,11 @@
 
 mod backend;
 mod logging;
+pub mod notify;
 pub mod placement;
+pub mod service;
 mod trace;
+pub mod watchdog;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -419,6 +422,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         return Ok(());
     }
     let log = logging::init(&cfg.log);
+    let notifier = Arc::new(notify::Notifier::from_env());
     // Before EAL pins this thread to its main lcore.
     let allowed = placement::allowed_cores();
     let (running, kinds) = start_dataplane(&cfg)?;
@@ -579,7 +583,54 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         socket = %cfg.admin.socket.display(),
         "mwrouterd started"
     );
-    wait_for_signals(&backend);
+    // Ports up, first FIBs published, admin socket listening: ready. The
+    // control thread feeds the watchdog from here on.
+    let backend_name = match cfg.backend() {
+        Some(Backend::Udp) => "udp",
+        Some(Backend::AfPacket) => "af_packet",
+        Some(Backend::Dpdk) => "dpdk",
+        None => "none",
+    };
+    let status_now = {
+        let plane = running.plane.clone();
+        move || {
+            plane
+                .call(Duration::from_secs(5), move |cp| {
+                    service::status(cp, backend_name)
+                })
+                .unwrap_or_else(|e| format!("control thread: {e}"))
+        }
+    };
+    notifier.ready(&status_now());
+    let watchdog = notify::watchdog_from_env();
+    if let Some(w) = watchdog {
+        tracing::info!(
+            interval_ms = w.as_millis() as u64,
+            "systemd watchdog: fed every {} ms while every worker polls",
+            (w / 2).as_millis()
+        );
+        let sleep = Duration::from_micros(cfg.workers.idle_sleep_us);
+        if w / 2 <= sleep * 2 {
+            tracing::warn!(
+                "WatchdogSec={} ms is too short for workers.idle_sleep_us = {}: an idle \
+                 worker may look stalled; give the watchdog several seconds",
+                w.as_millis(),
+                cfg.workers.idle_sleep_us
+            );
+        }
+    }
+    let hook = service::hook(
+        notifier.clone(),
+        watchdog,
+        running.blocks.clone(),
+        backend_name,
+    );
+    running
+        .plane
+        .call(Duration::from_secs(5), move |cp| cp.on_turn(hook))
+        .map_err(|e| DaemonError::Run(format!("watchdog: {e}")))?;
+    wait_for_signals(&backend, &notifier, &status_now);
+    notifier.stopping();
     tracing::info!("mwrouterd stopping");
     drop(prometheus);
     drop(admin);
@@ -656,7 +707,13 @@ fn start_admin(
         .map_err(|e| DaemonError::Run(format!("admin.socket {}: {e}", cfg.admin.socket.display())))
 }
 
-fn wait_for_signals(backend: &DaemonBackend) {
+/// Waits for SIGTERM or SIGINT; reloads on SIGHUP, telling systemd
+/// (RELOADING=1, then READY=1 with the status).
+fn wait_for_signals(
+    backend: &DaemonBackend,
+    notifier: &notify::Notifier,
+    status: &dyn Fn() -> String,
+) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
         tracing::error!("cannot install signal handlers");
@@ -664,10 +721,12 @@ fn wait_for_signals(backend: &DaemonBackend) {
     };
     for sig in signals.forever() {
         if sig == SIGHUP {
+            notifier.reloading();
             match backend.reload() {
                 Ok(_) => {} // logged by the reload itself
                 Err(e) => tracing::warn!("reload refused: {e}"),
             }
+            notifier.send(&format!("READY=1\nSTATUS={}", status()));
         } else {
             return;
         }
