@@ -43,7 +43,7 @@ const FILES: &[&str] = &[
     CONFFILE,
     UNIT,
     "/usr/lib/sysusers.d/mwrouter.conf",
-    "/usr/share/doc/mwrouter/README.md.gz",
+    "/usr/share/doc/mwrouter/README.md",
     "/usr/share/doc/mwrouter/docs/daemon.md.gz",
     "/usr/share/doc/mwrouter/copyright",
 ];
