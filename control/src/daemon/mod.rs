@@ -14,6 +14,7 @@
 //! core, each with its own queue of every port.
 
 mod backend;
+mod change;
 mod logging;
 pub mod placement;
 mod trace;
