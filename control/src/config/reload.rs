@@ -85,6 +85,19 @@ pub fn plan(applied: &Config, running: &Config, new: &Config) -> ReloadPlan {
         },
     };
     p.dropped = dropped(applied, running, new);
+    if p.restart.is_empty() {
+        // The static entries go from what runs (run-time changes included)
+        // to the file's: a forced reload undoes what it said it drops.
+        p.statics.clear();
+        p.changes
+            .retain(|c| !(hr_index(c).is_some() && c.contains("].static: ")));
+        for (i, (r, n)) in running.hrs.iter().zip(&new.hrs).enumerate() {
+            if r.statics != n.statics {
+                p.changes.push(statics_change(i, &r.statics, &n.statics));
+                p.statics.push((PortId::new(i), n.statics.clone()));
+            }
+        }
+    }
     p
 }
 
