@@ -52,6 +52,22 @@ fn dry_run_confirm_commit_and_rollback() {
     assert!(out.contains("plan (nothing applied)"), "{out}");
     assert!(out.contains("timers.hold_ms: 90000 -> 120000"), "{out}");
     assert_eq!(hold_ms(&sock), "hold_ms = 90000");
+    // So does `mwrouterd --check --against` the running daemon.
+    let st = std::process::Command::new(common::mwrouterd())
+        .args(["--check", "--config"])
+        .arg(&file)
+        .arg("--against")
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&st.stdout);
+    assert!(
+        st.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    assert!(out.contains("timers.hold_ms: 90000 -> 120000"), "{out}");
+    assert_eq!(hold_ms(&sock), "hold_ms = 90000");
 
     // Not committed: the previous configuration returns.
     let (code, out) = mwctl_all(&sock, &["reload", "--confirm", "1"]);

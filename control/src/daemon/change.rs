@@ -44,6 +44,15 @@ struct History {
     pending: Option<Pending>,
 }
 
+impl History {
+    /// Keeps `cfg` as the running configuration: the one before it and
+    /// older ones are kept up to `limit` (the oldest goes first).
+    fn push(&mut self, cfg: Config, entry: HistoryEntry) {
+        self.kept.push_front(Kept { cfg, entry });
+        self.kept.truncate(self.limit.max(1) + 1);
+    }
+}
+
 /// The configuration side of the daemon: shared by the admin backend, the
 /// SIGHUP handler and the timer that undoes an unconfirmed reload.
 #[derive(Clone)]
@@ -282,9 +291,9 @@ impl Changer {
         });
         answer.confirm_within_s = req.confirm_s;
         h.pending = None;
-        h.kept.push_front(Kept {
-            cfg: new,
-            entry: HistoryEntry {
+        h.push(
+            new,
+            HistoryEntry {
                 generation,
                 back: 0,
                 applied_unix_s: now_unix_s(),
@@ -293,9 +302,7 @@ impl Changer {
                 changes: plan.changes.clone(),
                 pending: pending.is_some(),
             },
-        });
-        let limit = h.limit.max(1) + 1; // the running one and `limit` before it
-        h.kept.truncate(limit);
+        );
         if let Some(p) = pending {
             h.pending = Some(p);
             self.undo_unless_confirmed(generation, Duration::from_secs(req.confirm_s.unwrap_or(0)));
@@ -506,4 +513,46 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<Option<PathBuf>>
         return Err(e);
     }
     Ok(backup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(generation: u64) -> HistoryEntry {
+        HistoryEntry {
+            generation,
+            how: "reload".into(),
+            ..HistoryEntry::default()
+        }
+    }
+
+    #[test]
+    fn history_keeps_the_running_one_and_limit_before_it() {
+        let cfg = Config::new("h", Vec::new());
+        let mut h = History {
+            kept: VecDeque::new(),
+            limit: 3,
+            next_generation: 0,
+            pending: None,
+        };
+        for g in 0..10 {
+            h.push(cfg.clone(), entry(g));
+        }
+        let gens: Vec<u64> = h.kept.iter().map(|k| k.entry.generation).collect();
+        assert_eq!(gens, [9, 8, 7, 6], "newest first, 1 running + 3 kept");
+    }
+
+    #[test]
+    fn a_file_is_replaced_whole_and_the_old_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("r.toml");
+        assert_eq!(write_atomically(&f, "a = 1\n").unwrap(), None);
+        let bak = write_atomically(&f, "a = 2\n").unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "a = 2\n");
+        assert_eq!(std::fs::read_to_string(bak).unwrap(), "a = 1\n");
+        // No temporary file is left beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert!(write_atomically(&dir.path().join("no/such/dir.toml"), "").is_err());
+    }
 }
