@@ -700,6 +700,76 @@ fn only(v: &Value, cols: &[&str]) -> String {
     }
 }
 
+/// `reload`, `rollback`, `commit`: the plan in three parts, then what was
+/// done.
+fn reload_answer(cmd: &Command, a: &ReloadAnswer) -> String {
+    let mut s = String::new();
+    let dry = matches!(cmd, Command::Reload(r) if r.dry_run);
+    match cmd {
+        Command::Commit {} => {
+            let _ = writeln!(s, "generation {} committed", a.generation);
+            return s;
+        }
+        _ if dry => s.push_str("plan (nothing applied):\n"),
+        Command::Rollback { .. } => {
+            let _ = writeln!(s, "rolled back: now generation {}", a.generation);
+        }
+        _ => {
+            let _ = writeln!(s, "configuration reloaded: generation {}", a.generation);
+        }
+    }
+    let part = |s: &mut String, title: &str, v: &[String]| {
+        if !v.is_empty() {
+            let _ = writeln!(s, "{title}:");
+            for x in v {
+                let _ = writeln!(s, "  {x}");
+            }
+        }
+    };
+    if a.changes.is_empty() && (dry || a.applied) {
+        s.push_str("changes live: none\n");
+    }
+    part(&mut s, "changes live", &a.changes);
+    part(&mut s, "needs a restart (refused)", &a.restart);
+    part(
+        &mut s,
+        "run-time changes dropped (needs --force)",
+        &a.dropped,
+    );
+    if let Some(c) = a.confirm_within_s {
+        let _ = writeln!(
+            s,
+            "confirm with `mwctl commit` within {c} s, or the previous configuration returns"
+        );
+    }
+    s
+}
+
+/// `history`: one block per kept configuration, newest first.
+fn history(h: &[HistoryEntry]) -> String {
+    let mut s = String::new();
+    for e in h {
+        let _ = writeln!(
+            s,
+            "{} generation {} applied at {} (unix s) by {}: {}{}",
+            if e.back == 0 {
+                "running   ".to_string()
+            } else {
+                format!("rollback {:<2}", e.back)
+            },
+            e.generation,
+            e.applied_unix_s,
+            e.by,
+            e.how,
+            if e.pending { " [waits for commit]" } else { "" }
+        );
+        for c in &e.changes {
+            let _ = writeln!(s, "    {c}");
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -845,74 +915,4 @@ mod tests {
             "{none}"
         );
     }
-}
-
-/// `reload`, `rollback`, `commit`: the plan in three parts, then what was
-/// done.
-fn reload_answer(cmd: &Command, a: &ReloadAnswer) -> String {
-    let mut s = String::new();
-    let dry = matches!(cmd, Command::Reload(r) if r.dry_run);
-    match cmd {
-        Command::Commit {} => {
-            let _ = writeln!(s, "generation {} committed", a.generation);
-            return s;
-        }
-        _ if dry => s.push_str("plan (nothing applied):\n"),
-        Command::Rollback { .. } => {
-            let _ = writeln!(s, "rolled back: now generation {}", a.generation);
-        }
-        _ => {
-            let _ = writeln!(s, "configuration reloaded: generation {}", a.generation);
-        }
-    }
-    let part = |s: &mut String, title: &str, v: &[String]| {
-        if !v.is_empty() {
-            let _ = writeln!(s, "{title}:");
-            for x in v {
-                let _ = writeln!(s, "  {x}");
-            }
-        }
-    };
-    if a.changes.is_empty() && (dry || a.applied) {
-        s.push_str("changes live: none\n");
-    }
-    part(&mut s, "changes live", &a.changes);
-    part(&mut s, "needs a restart (refused)", &a.restart);
-    part(
-        &mut s,
-        "run-time changes dropped (needs --force)",
-        &a.dropped,
-    );
-    if let Some(c) = a.confirm_within_s {
-        let _ = writeln!(
-            s,
-            "confirm with `mwctl commit` within {c} s, or the previous configuration returns"
-        );
-    }
-    s
-}
-
-/// `history`: one block per kept configuration, newest first.
-fn history(h: &[HistoryEntry]) -> String {
-    let mut s = String::new();
-    for e in h {
-        let _ = writeln!(
-            s,
-            "{} generation {} applied at {} (unix s) by {}: {}{}",
-            if e.back == 0 {
-                "running   ".to_string()
-            } else {
-                format!("rollback {:<2}", e.back)
-            },
-            e.generation,
-            e.applied_unix_s,
-            e.by,
-            e.how,
-            if e.pending { " [waits for commit]" } else { "" }
-        );
-        for c in &e.changes {
-            let _ = writeln!(s, "    {c}");
-        }
-    }
-    s
 }
