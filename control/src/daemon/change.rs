@@ -291,6 +291,9 @@ impl Changer {
         });
         answer.confirm_within_s = req.confirm_s;
         h.pending = None;
+        for k in &mut h.kept {
+            k.entry.pending = false;
+        }
         h.push(
             new,
             HistoryEntry {
@@ -333,6 +336,9 @@ impl Changer {
                         return; // committed, rolled back or replaced
                     }
                     h.pending = None;
+                    if let Some(k) = h.kept.front_mut() {
+                        k.entry.how = "reload (not confirmed in time)".into();
+                    }
                     h.kept.get(1).map(|k| k.cfg.clone())
                 };
                 let Some(previous) = previous else { return };

@@ -751,11 +751,11 @@ fn history(h: &[HistoryEntry]) -> String {
     for e in h {
         let _ = writeln!(
             s,
-            "{} generation {} applied at {} (unix s) by {}: {}{}",
+            "{:<11} generation {} applied at {} (unix s) by {}: {}{}",
             if e.back == 0 {
-                "running   ".to_string()
+                "running".to_string()
             } else {
-                format!("rollback {:<2}", e.back)
+                format!("rollback {}", e.back)
             },
             e.generation,
             e.applied_unix_s,
