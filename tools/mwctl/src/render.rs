@@ -731,11 +731,12 @@ fn reload_answer(cmd: &Command, a: &ReloadAnswer) -> String {
     }
     part(&mut s, "changes live", &a.changes);
     part(&mut s, "needs a restart (refused)", &a.restart);
-    part(
-        &mut s,
-        "run-time changes dropped (needs --force)",
-        &a.dropped,
-    );
+    let dropped = if a.applied {
+        "run-time changes dropped"
+    } else {
+        "run-time changes dropped (needs --force)"
+    };
+    part(&mut s, dropped, &a.dropped);
     if let Some(c) = a.confirm_within_s {
         let _ = writeln!(
             s,
