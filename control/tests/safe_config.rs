@@ -137,9 +137,21 @@ fn a_runtime_route_is_not_dropped_silently_and_write_keeps_it() {
     let (_, lrt, _) = mwctl(&sock, &["show", "lrt", "-p", "0"]);
     assert!(lrt.contains("0x0110"), "still there: {lrt}");
 
-    // A file that cannot be written is refused.
+    // A file elsewhere than beside the configuration is refused, and one
+    // that cannot be written.
     let (code, out) = mwctl_all(&sock, &["write", "/nonexistent-dir/x.toml"]);
     assert_eq!(code, 1, "{out}");
+    let (code, out) = mwctl_all(&sock, &["write", "/tmp/x.toml"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("only in the directory"), "{out}");
+    std::fs::create_dir(dir.path().join("d.toml")).unwrap();
+    let d = dir.path().join("d.toml");
+    let (code, out) = mwctl_all(&sock, &["write", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "a directory is not written over: {out}");
+    let other = dir.path().join("other.toml");
+    let (code, out) = mwctl_all(&sock, &["write", other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(Config::from_toml(&std::fs::read_to_string(&other).unwrap()).is_ok());
 
     // `write` saves it (the old file kept as .bak); a reload drops nothing.
     let (code, out) = mwctl_all(&sock, &["write"]);

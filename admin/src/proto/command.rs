@@ -248,7 +248,8 @@ pub enum Command {
     /// Saves the running configuration, run-time changes included, to the
     /// configuration file or `file` (admin).
     Write {
-        /// Another file than the daemon's configuration file.
+        /// Another file than the daemon's configuration file, in the same
+        /// directory.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
     },

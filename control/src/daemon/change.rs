@@ -448,6 +448,15 @@ impl Changer {
     /// configuration (a reload from it drops nothing).
     pub fn write(&self, file: Option<&str>, by: Requester) -> Result<WriteAnswer, AdminError> {
         let target = file.map_or_else(|| self.path.clone(), PathBuf::from);
+        if file.is_some() && !beside(&target, &self.path) {
+            // The daemon may run with more rights than an admin peer: it
+            // writes only where its configuration is.
+            return Err(AdminError::bad_request(format!(
+                "{}: the daemon writes configurations only in the directory of {}",
+                target.display(),
+                self.path.display()
+            )));
+        }
         let mut cfg = lock(&self.cfg);
         let running = self.running(&cfg)?;
         let runtime = runtime_changes(&cfg, &running);
@@ -467,6 +476,19 @@ impl Changer {
             runtime,
         })
     }
+}
+
+/// Whether `file` is in the directory of `config` (both as the file system
+/// resolves them).
+fn beside(file: &Path, config: &Path) -> bool {
+    let dir = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::canonicalize(parent).ok()
+    };
+    file.file_name().is_some() && dir(file).is_some() && dir(file) == dir(config)
 }
 
 /// Writes `text` to `path` through a temporary file in the same directory
@@ -560,5 +582,7 @@ mod tests {
         // No temporary file is left beside it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
         assert!(write_atomically(&dir.path().join("no/such/dir.toml"), "").is_err());
+        assert!(beside(&dir.path().join("other.toml"), &f));
+        assert!(!beside(Path::new("/etc/passwd"), &f));
     }
 }
