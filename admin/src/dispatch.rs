@@ -16,10 +16,12 @@ use serde_json::{Value, json};
 use mgmt::client::Request as MgmtRequest;
 
 use crate::mad::{self, MadQuery, MadResult};
+use crate::policy::Peer;
 use crate::proto::{
     AdminError, CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Clear, Command,
-    LogLevel, PROTOCOL_VERSION, PortState, Privilege, RouteOp, Show, StatsFormat, TraceEvent,
-    TraceRequest, TraceSummary, TracedPacket,
+    HistoryEntry, LogLevel, PROTOCOL_VERSION, PortState, Privilege, ReloadAnswer, ReloadRequest,
+    Requester, RouteOp, Show, StatsFormat, TraceEvent, TraceRequest, TraceSummary, TracedPacket,
+    WriteAnswer,
 };
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
@@ -86,8 +88,35 @@ pub trait Backend: Send + Sync + 'static {
     fn set_log_level(&self, level: LogLevel);
 
     /// Re-reads the configuration and applies what can change while
-    /// running: the changes applied, or why nothing was.
-    fn reload(&self) -> Result<Vec<String>, String>;
+    /// running (or, for a dry run, only plans it), for `by`: the plan and
+    /// what was done, or why nothing was.
+    fn reload(&self, req: &ReloadRequest, by: Requester) -> Result<ReloadAnswer, AdminError>;
+
+    /// Confirms a reload that waits for it (`reload` with `confirm_s`).
+    fn commit(&self, by: Requester) -> Result<ReloadAnswer, AdminError> {
+        let _ = by;
+        Err(AdminError::unsupported("this box keeps no configurations"))
+    }
+
+    /// Returns to the `n`th previous kept configuration.
+    fn rollback(&self, n: u32, force: bool, by: Requester) -> Result<ReloadAnswer, AdminError> {
+        let _ = (n, force, by);
+        Err(AdminError::unsupported("this box keeps no configurations"))
+    }
+
+    /// The kept configurations, newest first.
+    fn history(&self) -> Result<Vec<HistoryEntry>, AdminError> {
+        Err(AdminError::unsupported("this box keeps no configurations"))
+    }
+
+    /// Saves the running configuration (run-time changes included) to the
+    /// configuration file, or to `file`.
+    fn write_config(&self, file: Option<&str>, by: Requester) -> Result<WriteAnswer, AdminError> {
+        let _ = (file, by);
+        Err(AdminError::unsupported(
+            "this box has no configuration file",
+        ))
+    }
 
     /// Sends a management request with the box's management client and
     /// waits for its answer (at most `budget`). Boxes without in-band
@@ -435,6 +464,19 @@ fn to_json<T: serde::Serialize>(v: T) -> Result<Value, AdminError> {
 
 impl<B: Backend> Handler for Dispatcher<B> {
     fn handle(&self, cmd: &Command, privilege: Privilege) -> Result<Value, AdminError> {
+        self.handle_from(cmd, privilege, None)
+    }
+
+    fn handle_from(
+        &self,
+        cmd: &Command,
+        privilege: Privilege,
+        peer: Option<&Peer>,
+    ) -> Result<Value, AdminError> {
+        let by = Requester {
+            uid: peer.map(|p| p.uid),
+            pid: peer.and_then(|p| p.pid),
+        };
         match cmd {
             Command::Show(s) => self.show(s.clone(), privilege == Privilege::Admin),
             Command::Mad(q) => self.mad(q),
@@ -464,10 +506,13 @@ impl<B: Backend> Handler for Dispatcher<B> {
                 self.backend.set_log_level(*level);
                 Ok(json!({"level": level, "previous": previous}))
             }
-            Command::Reload {} => match self.backend.reload() {
-                Ok(changes) => Ok(json!({"reloaded": true, "changes": changes})),
-                Err(e) => Err(AdminError::failed(e)),
-            },
+            Command::Reload(req) => to_json(self.backend.reload(req, by)?),
+            Command::Commit {} => to_json(self.backend.commit(by)?),
+            Command::Rollback { n, force } => {
+                to_json(self.backend.rollback(n.unwrap_or(1), *force, by)?)
+            }
+            Command::History {} => to_json(self.backend.history()?),
+            Command::Write { file } => to_json(self.backend.write_config(file.as_deref(), by)?),
             Command::Stats { format } => match format {
                 StatsFormat::Json => {
                     let s = self.backend.counters();

@@ -27,8 +27,8 @@ use mgmt::station::Station;
 use crate::dispatch::{Backend, CaptureNext, CaptureSource, Dispatcher, TraceNext, TraceSource};
 use crate::mad::MadResult;
 use crate::proto::{
-    AdminError, CaptureRequest, LogLevel, TraceKind, TraceRequest, TracedEntry, TracedHop,
-    TracedLookup, TracedPacket, TracedVerdict,
+    AdminError, CaptureRequest, LogLevel, ReloadAnswer, ReloadRequest, Requester, TraceKind,
+    TraceRequest, TracedEntry, TracedHop, TracedLookup, TracedPacket, TracedVerdict,
 };
 use crate::stats::{PlaneStats, Snapshot, prometheus};
 use crate::view::ManagementInfo;
@@ -254,9 +254,14 @@ impl Backend for SampleBox {
         self.lock().log_level = level;
     }
 
-    fn reload(&self) -> Result<Vec<String>, String> {
-        self.lock().reloads += 1;
-        Ok(Vec::new())
+    fn reload(&self, req: &ReloadRequest, _by: Requester) -> Result<ReloadAnswer, AdminError> {
+        if !req.dry_run {
+            self.lock().reloads += 1;
+        }
+        Ok(ReloadAnswer {
+            applied: !req.dry_run,
+            ..ReloadAnswer::default()
+        })
     }
 
     fn mad(&self, request: Request, _budget: Duration) -> Result<MadResult, AdminError> {

@@ -40,6 +40,19 @@ pub trait Handler: Send + Sync {
     /// refused admin commands to read-only peers).
     fn handle(&self, cmd: &Command, privilege: Privilege) -> Result<Value, AdminError>;
 
+    /// Answers `cmd` for `peer` (its credentials, when the kernel gave
+    /// them: who asked for a configuration change is logged and kept). The
+    /// default answers with [`Handler::handle`].
+    fn handle_from(
+        &self,
+        cmd: &Command,
+        privilege: Privilege,
+        peer: Option<&Peer>,
+    ) -> Result<Value, AdminError> {
+        let _ = peer;
+        self.handle(cmd, privilege)
+    }
+
     /// Answers a streaming command ([`Command::streams`]): sends items
     /// through `out` and returns the final result. The default answers
     /// with [`Handler::handle`] alone.
@@ -549,7 +562,10 @@ fn serve_client(sh: &Shared, s: UnixStream) {
                 sh.handler.handle_stream(&req.cmd, privilege, &mut out)
             }))
         } else {
-            catch_unwind(AssertUnwindSafe(|| sh.handler.handle(&req.cmd, privilege)))
+            catch_unwind(AssertUnwindSafe(|| {
+                sh.handler
+                    .handle_from(&req.cmd, privilege, peer.as_ref().ok())
+            }))
         };
         let resp = match result {
             Ok(Ok(v)) => Response::ok(req.id, v),

@@ -153,7 +153,14 @@ fn every_command() -> Vec<Command> {
         Command::LogLevel {
             level: LogLevel::Debug,
         },
-        Command::Reload {},
+        Command::Reload(Default::default()),
+        Command::Commit {},
+        Command::Rollback {
+            n: Some(2),
+            force: false,
+        },
+        Command::History {},
+        Command::Write { file: None },
         Command::Capture {
             port: PortSpec::Index(PortId(0)),
             count: Some(2),
@@ -300,7 +307,10 @@ fn privileges_of_commands() {
                 | Command::Route(_)
                 | Command::Clear(_)
                 | Command::LogLevel { .. }
-                | Command::Reload {}
+                | Command::Reload(_)
+                | Command::Commit {}
+                | Command::Rollback { .. }
+                | Command::Write { .. }
                 | Command::Capture { .. }
                 | Command::TracePackets { .. }
                 | Command::Mad(_)
@@ -395,6 +405,21 @@ fn every_command_is_served() {
                 packets += 1;
             }
             assert_eq!(packets, 2);
+            continue;
+        }
+        if matches!(
+            cmd,
+            Command::Commit {}
+                | Command::Rollback { .. }
+                | Command::History {}
+                | Command::Write { .. }
+        ) {
+            // The sample box keeps no configurations and has no file.
+            assert_eq!(
+                r.error.map(|e| e.code),
+                Some(AdminErrorCode::Unsupported),
+                "{cmd:?}"
+            );
             continue;
         }
         assert!(r.ok, "{cmd:?}: {r:?}");
@@ -857,7 +882,7 @@ fn admin_group_member_may_change() {
     c.ok(Command::LogLevel {
         level: LogLevel::Trace,
     });
-    c.ok(Command::Reload {});
+    c.ok(Command::Reload(Default::default()));
     assert_eq!(handler.backend().log_level(), LogLevel::Trace);
     assert_eq!(handler.backend().reloads(), 1);
 }
@@ -891,7 +916,10 @@ fn others_are_refused_and_closed() {
     let mut c = Client::connect(&fx.path);
     assert!(c.ok(Command::Version {}).is_object());
     assert_eq!(
-        c.call(9, Command::Reload {}).error.unwrap().code,
+        c.call(9, Command::Reload(Default::default()))
+            .error
+            .unwrap()
+            .code,
         AdminErrorCode::Forbidden
     );
     let mode = std::fs::metadata(&fx.path).unwrap().permissions().mode() & 0o777;
@@ -915,7 +943,7 @@ struct Panicky;
 impl Handler for Panicky {
     fn handle(&self, cmd: &Command, _p: Privilege) -> Result<Value, AdminError> {
         match cmd {
-            Command::Reload {} => panic!("handler bug"),
+            Command::Reload(_) => panic!("handler bug"),
             Command::Version {} => Ok(json!({"daemon": "panicky", "protocol": 1})),
             _ => Err(AdminError::unsupported("not here")),
         }
@@ -948,7 +976,7 @@ static STREAM_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 fn handler_panics_and_errors_do_not_disturb_the_server() {
     let fx = fixture_with(|_| {}, Arc::new(Panicky));
     let mut c = Client::connect(&fx.path);
-    let r = c.call(1, Command::Reload {});
+    let r = c.call(1, Command::Reload(Default::default()));
     assert_eq!(r.error.unwrap().code, AdminErrorCode::Failed);
     let r = c.call(2, Command::Show(Show::Hrs {}));
     assert_eq!(r.error.unwrap().code, AdminErrorCode::Unsupported);

@@ -2824,3 +2824,88 @@ fn key_files_of_a_configuration_built_in_code() {
     no_mkey(&c.to_toml());
     round_trip(&c);
 }
+
+fn static_node(a: u16, port: u16) -> StaticNode {
+    StaticNode {
+        groups: Vec::new(),
+        address: Address(a),
+        native: NativeAddr::udp(format!("127.0.0.1:{port}").parse().unwrap()),
+        name: None,
+        capabilities: vec![],
+    }
+}
+
+/// The plan of a reload: what changes live, what needs a restart, which
+/// run-time changes the new file drops (docs/daemon.md "Changing the
+/// configuration safely").
+#[test]
+fn reload_plan_live_restart_and_dropped() {
+    let applied = load("router-udp.toml");
+    // Nothing changed, nothing at run time: an empty plan.
+    let p = control::config::reload_plan(&applied, &applied, &applied);
+    assert!(p.is_empty() && p.restart.is_empty() && p.dropped.is_empty());
+    assert!(p.refusal(false).is_empty());
+
+    // A route added at run time that the file does not have is dropped,
+    // and refused unless forced; the plan's static entries undo it.
+    let mut running = applied.clone();
+    running.hrs[0].statics.push(static_node(0x0120, 35999));
+    let p = control::config::reload_plan(&applied, &running, &applied);
+    assert_eq!(
+        p.dropped,
+        ["hr[0].static 0x0120: added at run time; the new configuration drops it"]
+    );
+    assert_eq!(p.refusal(false).len(), 1);
+    assert!(p.refusal(false)[0].contains("--force"));
+    assert!(p.refusal(true).is_empty());
+    assert_eq!(p.statics, [(PortId(0), applied.hrs[0].statics.clone())]);
+    // The file that has it drops nothing and changes no entry.
+    let p = control::config::reload_plan(&applied, &running, &running);
+    assert!(p.dropped.is_empty() && p.statics.is_empty(), "{p:?}");
+    assert_eq!(
+        control::config::runtime_changes(&applied, &running),
+        ["hr[0].static 0x0120: added"]
+    );
+
+    // A route removed at run time that the file still has comes back.
+    let mut removed = applied.clone();
+    let gone = removed.hrs[0].statics.remove(0);
+    let p = control::config::reload_plan(&applied, &removed, &applied);
+    assert_eq!(
+        p.dropped,
+        [format!(
+            "hr[0].static {}: removed at run time; the new configuration adds it back",
+            gone.address
+        )]
+    );
+
+    // A live change and one that needs a restart: refused, forced or not.
+    let mut new = applied.clone();
+    new.timers.hold_ms = 120_000;
+    new.hrs[0].mtu = 1400;
+    let p = control::config::reload_plan(&applied, &applied, &new);
+    assert!(
+        p.restart.iter().any(|r| r.starts_with("hr[0].mtu:")),
+        "{p:?}"
+    );
+    assert!(!p.refusal(true).is_empty());
+}
+
+#[test]
+fn config_history_is_bounded() {
+    let mut c = load("router-udp.toml");
+    assert_eq!(
+        c.admin.config_history,
+        control::config::DEFAULT_CONFIG_HISTORY
+    );
+    c.admin.config_history = 0;
+    let errs = Config::check_toml(&c.to_toml()).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.to_string().contains("admin.config_history")),
+        "{errs:?}"
+    );
+    c.admin.config_history = 3;
+    let back = Config::check_toml(&c.to_toml()).unwrap();
+    assert_eq!(back.admin.config_history, 3);
+}

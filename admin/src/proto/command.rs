@@ -4,6 +4,7 @@
 use rrp::Address;
 use serde::{Deserialize, Serialize};
 
+use super::config::ReloadRequest;
 use super::is_false;
 use super::mad::MadQuery;
 use super::port::PortSpec;
@@ -227,8 +228,31 @@ pub enum Command {
         /// The level.
         level: LogLevel,
     },
-    /// Reloads the configuration file (admin).
-    Reload {},
+    /// Reloads the configuration file (admin): its plan only (`dry_run`),
+    /// forced past run-time changes it drops, or to be confirmed.
+    Reload(ReloadRequest),
+    /// Confirms a reload made with `confirm_s` (admin).
+    Commit {},
+    /// Returns to the `n`th previous kept configuration (default 1) through
+    /// the reload path (admin).
+    Rollback {
+        /// How many configurations back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        n: Option<u32>,
+        /// Apply even though run-time changes would be dropped.
+        #[serde(default, skip_serializing_if = "is_false")]
+        force: bool,
+    },
+    /// The kept configurations, newest first (read-only).
+    History {},
+    /// Saves the running configuration, run-time changes included, to the
+    /// configuration file or `file` (admin).
+    Write {
+        /// Another file than the daemon's configuration file, in the same
+        /// directory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+    },
     /// Streams the packets of a port (admin; see [`CaptureEvent`](super::CaptureEvent)).
     Capture {
         /// The port.
@@ -308,13 +332,17 @@ impl Privilege {
 
 impl Command {
     /// Every `cmd` name, in documentation order.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 15] = [
         "show",
         "port",
         "route",
         "clear",
         "log_level",
         "reload",
+        "commit",
+        "rollback",
+        "history",
+        "write",
         "capture",
         "trace_packets",
         "stats",
@@ -330,7 +358,11 @@ impl Command {
             Command::Route(_) => "route",
             Command::Clear(_) => "clear",
             Command::LogLevel { .. } => "log_level",
-            Command::Reload {} => "reload",
+            Command::Reload(_) => "reload",
+            Command::Commit {} => "commit",
+            Command::Rollback { .. } => "rollback",
+            Command::History {} => "history",
+            Command::Write { .. } => "write",
             Command::Capture { .. } => "capture",
             Command::TracePackets { .. } => "trace_packets",
             Command::Stats { .. } => "stats",
@@ -343,12 +375,18 @@ impl Command {
     /// `trace_packets`, reveals traffic) and so needs [`Privilege::Admin`].
     pub fn needs_admin(&self) -> bool {
         match self {
-            Command::Show(_) | Command::Stats { .. } | Command::Version {} => false,
+            Command::Show(_)
+            | Command::Stats { .. }
+            | Command::Version {}
+            | Command::History {} => false,
             Command::Port { .. }
             | Command::Route(_)
             | Command::Clear(_)
             | Command::LogLevel { .. }
-            | Command::Reload {}
+            | Command::Reload(_)
+            | Command::Commit {}
+            | Command::Rollback { .. }
+            | Command::Write { .. }
             | Command::Capture { .. }
             | Command::TracePackets { .. }
             | Command::Mad(_) => true,

@@ -17,11 +17,12 @@
 //! command's query), `request`, `response`, `error` (the error codes),
 //! `capture` (a capture's request and streamed items), `trace` (a packet
 //! trace's request and streamed items), `port` (a port as commands name
-//! it), `base64`.
+//! it), `config` (reloads, the kept configurations, `write`), `base64`.
 
 mod base64;
 mod capture;
 mod command;
+mod config;
 mod error;
 pub mod mad;
 mod port;
@@ -32,6 +33,9 @@ mod trace;
 pub use base64::{base64_decode, base64_encode};
 pub use capture::{CaptureEvent, CaptureRequest, CaptureSummary, CapturedPacket, Direction};
 pub use command::{Clear, Command, LogLevel, PortState, Privilege, RouteOp, Show, StatsFormat};
+pub use config::{
+    HistoryEntry, MAX_CONFIRM_S, ReloadAnswer, ReloadRequest, Requester, WriteAnswer,
+};
 pub use error::{AdminError, AdminErrorCode};
 pub use port::PortSpec;
 pub use request::{BadRequest, Request};

@@ -211,7 +211,18 @@ mod tests {
             "{\"v\":1,\"id\":7,\"cmd\":\"show\",\"what\":\"lrt\",\"port\":0}\n"
         );
         assert_eq!(Request::parse(r.to_line().trim_end().as_bytes()), Ok(r));
-        let r = Request::new(None, Command::Reload {});
+        let r = Request::new(None, Command::Reload(Default::default()));
         assert_eq!(r.to_line(), "{\"v\":1,\"cmd\":\"reload\"}\n");
+        assert_eq!(Request::parse(b"{\"v\":1,\"cmd\":\"reload\"}"), Ok(r));
+        let r = Request::parse(b"{\"v\":1,\"cmd\":\"reload\",\"dry_run\":true,\"confirm_s\":30}")
+            .unwrap();
+        assert_eq!(
+            r.cmd,
+            Command::Reload(crate::proto::ReloadRequest {
+                dry_run: true,
+                force: false,
+                confirm_s: Some(30)
+            })
+        );
     }
 }

@@ -151,6 +151,9 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     if let Some(p) = &a.prometheus_listen {
         t.put("prometheus_listen", quote(&p.to_string()));
     }
+    if a.config_history != super::DEFAULT_CONFIG_HISTORY {
+        t.put("config_history", a.config_history.to_string());
+    }
     out.push(t);
 
     let mut t = Table::new("[log]", "log".into());

@@ -55,7 +55,7 @@ use rrp::{Address, LinkKind, NativeAddr, PuntBudgets};
 use serde::Deserialize;
 
 pub use key_file::{KeyFiles, OnDisk};
-pub use reload::ReloadPlan;
+pub use reload::{ReloadPlan, plan as reload_plan, runtime_changes};
 
 /// The admin socket's default path.
 pub const DEFAULT_ADMIN_SOCKET: &str = "/run/mwrouter/mwrouterd.sock";
@@ -63,6 +63,11 @@ pub const DEFAULT_ADMIN_SOCKET: &str = "/run/mwrouter/mwrouterd.sock";
 pub const DEFAULT_ADMIN_MODE: u32 = 0o660;
 /// The default group allowed to administer the router.
 pub const DEFAULT_ADMIN_GROUP: &str = "mwadmin";
+/// The applied configurations the daemon keeps for `mwctl rollback`, by
+/// default (`admin.config_history`).
+pub const DEFAULT_CONFIG_HISTORY: usize = 10;
+/// The most applied configurations `admin.config_history` may keep.
+pub const MAX_CONFIG_HISTORY: usize = 100;
 /// The smallest non-zero SAN MTU in bytes.
 pub const MIN_MTU: u32 = 64;
 /// The largest packet the UDP and AF_PACKET ports' buffers hold (bytes):
@@ -337,6 +342,11 @@ pub struct AdminSection {
     pub readonly_everyone: bool,
     /// Prometheus metrics on this loopback address (none: off).
     pub prometheus_listen: Option<SocketAddr>,
+    /// How many applied configurations the daemon keeps in memory for
+    /// `mwctl history` and `mwctl rollback` (1 to [`MAX_CONFIG_HISTORY`];
+    /// default [`DEFAULT_CONFIG_HISTORY`]; docs/daemon.md "Changing the
+    /// configuration safely").
+    pub config_history: usize,
 }
 
 impl Default for AdminSection {
@@ -348,6 +358,7 @@ impl Default for AdminSection {
             readonly_group: None,
             readonly_everyone: false,
             prometheus_listen: None,
+            config_history: DEFAULT_CONFIG_HISTORY,
         }
     }
 }

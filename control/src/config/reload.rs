@@ -11,8 +11,13 @@ use super::{Config, LogSection, ManagementSection, RatesSection, emit, key_file}
 /// The key whose value a change line never shows.
 const SECRET_KEYS: [&str; 2] = ["management.mkey", "management.sm_key"];
 
-/// The changes a reload applies: each field is `Some` (or listed) only when
-/// it changed. Anything else that changed refuses the reload.
+/// The plan of a reload (docs/daemon.md "Changing the configuration
+/// safely"): what applies live (each field is `Some`, or listed, only when it
+/// changed), what would need a restart, and which run-time changes the new
+/// configuration would drop. One value, computed by [`plan`], serves
+/// `mwctl reload --dry-run`, `mwrouterd --check --against` and the reload
+/// itself: a plan with `restart` entries is refused; one with `dropped`
+/// entries applies only when forced.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReloadPlan {
     /// New `[timers]`.
@@ -36,6 +41,14 @@ pub struct ReloadPlan {
     /// value is not shown)`; `management.mkey_file: /etc/mwrouter/mkey
     /// holds a new key (the value is not shown)`).
     pub changes: Vec<String>,
+    /// One line per key that cannot change while running (`hr[0].mtu:
+    /// cannot change while running; restart mwrouterd`): the reload is
+    /// refused while any is listed.
+    pub restart: Vec<String>,
+    /// One line per run-time change (`mwctl route add`/`del`) the new
+    /// configuration would undo (`hr[0].static 0x0110: added at run time;
+    /// the new configuration drops it`): the reload needs `--force`.
+    pub dropped: Vec<String>,
 }
 
 impl ReloadPlan {
@@ -43,6 +56,108 @@ impl ReloadPlan {
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
+
+    /// Why the plan cannot apply (`force`: dropping run-time changes is
+    /// allowed): one line per reason, empty when it can.
+    pub fn refusal(&self, force: bool) -> Vec<String> {
+        let mut why = self.restart.clone();
+        if !force {
+            why.extend(
+                self.dropped
+                    .iter()
+                    .map(|d| format!("{d} (use --force to drop it)")),
+            );
+        }
+        why
+    }
+}
+
+/// The plan of a reload from `applied` (the configuration the box last
+/// applied) to `new`, where `running` is `applied` with the run-time changes
+/// (static entries added or removed by `mwctl route`, costs and MTUs set by
+/// management) the box has now.
+pub fn plan(applied: &Config, running: &Config, new: &Config) -> ReloadPlan {
+    let mut p = match diff(applied, new) {
+        Ok(p) => p,
+        Err(restart) => ReloadPlan {
+            restart,
+            ..ReloadPlan::default()
+        },
+    };
+    p.dropped = dropped(applied, running, new);
+    if p.restart.is_empty() {
+        // The static entries go from what runs (run-time changes included)
+        // to the file's: a forced reload undoes what it said it drops.
+        p.statics.clear();
+        p.changes
+            .retain(|c| !(hr_index(c).is_some() && c.contains("].static: ")));
+        for (i, (r, n)) in running.hrs.iter().zip(&new.hrs).enumerate() {
+            if r.statics != n.statics {
+                p.changes.push(statics_change(i, &r.statics, &n.statics));
+                p.statics.push((PortId::new(i), n.statics.clone()));
+            }
+        }
+    }
+    p
+}
+
+/// The run-time static-entry changes (`running` against `applied`) that
+/// `new` undoes. Costs and MTUs changed at run time are not undone by a
+/// reload (they cannot change by one), so only static entries are listed.
+fn dropped(applied: &Config, running: &Config, new: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, (a, r)) in applied.hrs.iter().zip(&running.hrs).enumerate() {
+        let Some(n) = new.hrs.get(i) else { continue };
+        let find =
+            |v: &[StaticNode], s: &StaticNode| v.iter().find(|x| x.address == s.address).cloned();
+        for s in &r.statics {
+            if find(&a.statics, s).as_ref() == Some(s) {
+                continue; // not a run-time change
+            }
+            if find(&n.statics, s).as_ref() != Some(s) {
+                out.push(format!(
+                    "hr[{i}].static {}: added at run time; the new configuration drops it",
+                    s.address
+                ));
+            }
+        }
+        for s in &a.statics {
+            if find(&r.statics, s).is_none() && find(&n.statics, s).is_some() {
+                out.push(format!(
+                    "hr[{i}].static {}: removed at run time; the new configuration adds it back",
+                    s.address
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The run-time changes: what `running` has that `applied` has not, one
+/// line each (`hr[0].static 0x0110: added`, `hr[1].cost: 1 -> 5`).
+pub fn runtime_changes(applied: &Config, running: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, (a, r)) in applied.hrs.iter().zip(&running.hrs).enumerate() {
+        for s in &r.statics {
+            match a.statics.iter().find(|x| x.address == s.address) {
+                None => out.push(format!("hr[{i}].static {}: added", s.address)),
+                Some(x) if x != s => out.push(format!("hr[{i}].static {}: changed", s.address)),
+                Some(_) => {}
+            }
+        }
+        for s in &a.statics {
+            if !r.statics.iter().any(|x| x.address == s.address) {
+                out.push(format!("hr[{i}].static {}: removed", s.address));
+            }
+        }
+        if a.cost != r.cost {
+            out.push(format!("hr[{i}].cost: {} -> {}", a.cost, r.cost));
+        }
+        if a.mtu != r.mtu {
+            out.push(format!("hr[{i}].mtu: {} -> {}", a.mtu, r.mtu));
+        }
+    }
+    out
 }
 
 /// The HR index a key path starts with (`hr[3].…` → 3).

@@ -313,6 +313,16 @@ fn admin(c: &Config, e: &mut Errs) {
     } else if a.socket.file_name().is_none() || sock.as_encoded_bytes().ends_with(b"/") {
         e.push("admin.socket", "must name a file, not a directory");
     }
+    if !(1..=super::MAX_CONFIG_HISTORY).contains(&a.config_history) {
+        e.push(
+            "admin.config_history",
+            format!(
+                "{} is out of range (1-{})",
+                a.config_history,
+                super::MAX_CONFIG_HISTORY
+            ),
+        );
+    }
     if a.mode > 0o777 {
         e.push(
             "admin.mode",

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use admin::dispatch::{Backend, CaptureNext, CaptureSource, TraceSource};
 use admin::mad::MadResult;
-use admin::proto::{AdminError, CaptureRequest, LogLevel, TraceRequest};
+use admin::proto::{
+    AdminError, CaptureRequest, HistoryEntry, LogLevel, ReloadAnswer, ReloadRequest, Requester,
+    TraceRequest, WriteAnswer,
+};
 use admin::stats::{Snapshot, prometheus};
 use admin::view::{ManagementInfo, McastInfo, WorkerRow};
 use dataplane::{CaptureControl, CaptureWhat, TraceControl};
@@ -19,6 +22,7 @@ use rrp::router::{Router, Time};
 use rrp::{Address, LinkKind, PortId};
 
 use crate::config::Config;
+use crate::daemon::change::Changer;
 use crate::daemon::logging::LogHandle;
 use crate::plane::PlaneHandle;
 use crate::stats::{Counters, EngineStats};
@@ -28,8 +32,7 @@ const CALL: Duration = Duration::from_secs(2);
 
 /// The daemon's admin backend.
 pub struct DaemonBackend {
-    cfg: Mutex<Config>,
-    path: PathBuf,
+    change: Changer,
     plane: Arc<PlaneHandle>,
     counters: Counters,
     capture: CaptureControl,
@@ -74,8 +77,7 @@ impl DaemonBackend {
         stats_file: PathBuf,
     ) -> DaemonBackend {
         DaemonBackend {
-            cfg: Mutex::new(cfg),
-            path,
+            change: Changer::new(cfg, path, plane.clone(), log.clone()),
             plane,
             counters,
             capture,
@@ -104,88 +106,14 @@ impl DaemonBackend {
         self.counters.snapshot(&engine, &self.plane.stats.load(0))
     }
 
-    /// Re-reads the configuration file and applies what can change while
-    /// running; refuses the rest (the old configuration keeps running).
+    /// SIGHUP: re-reads the configuration file and applies what can change
+    /// while running; refuses the rest (the old configuration keeps
+    /// running), and a reload that would drop run-time changes.
     pub fn reload(&self) -> Result<Vec<String>, String> {
-        let text = std::fs::read_to_string(&self.path)
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        let new = Config::check_toml(&text).map_err(|errs| {
-            errs.iter()
-                .map(|e| format!("{}: {e}", self.path.display()))
-                .collect::<Vec<_>>()
-                .join("; ")
-        })?;
-        let mut cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
-        let plan = cfg.diff_for_reload(&new).map_err(|m| m.join("; "))?;
-        let timers = plan.timers.unwrap_or(new.timers);
-        let limits = plan.limits.unwrap_or(new.limits);
-        let rates = new.rates.error_rates();
-        let chan = new.rates.channel_config();
-        let statics = plan.statics.clone();
-        let auth = plan.auth.clone();
-        let agent = plan.management.is_some().then(|| {
-            (
-                crate::management::agent_config(&new),
-                crate::management::manager_configs(&new),
-                new.management.perf_manager,
-            )
-        });
-        let refused = self
-            .plane
-            .call(CALL, move |cp| -> Result<Vec<String>, String> {
-                if let Some((a, managers, perf)) = agent {
-                    if let Some(m) = cp.management_mut() {
-                        m.agent_mut().reconfigure(a);
-                    }
-                    cp.set_managers(managers);
-                    cp.set_perf_manager(perf);
-                }
-                cp.engine_mut()
-                    .set_tunables(timers, limits, rates)
-                    .map_err(|e| e.to_string())?;
-                cp.set_rates(chan.punt_budgets, chan.notice_rate);
-                for (port, a) in auth {
-                    cp.engine_mut()
-                        .set_auth(port, a)
-                        .map_err(|e| e.to_string())?;
-                }
-                let mut refused = Vec::new();
-                for (port, nodes) in statics {
-                    let old: Vec<Address> = cp
-                        .engine()
-                        .config()
-                        .hrs
-                        .get(port)
-                        .map(|h| h.static_nodes.iter().map(|n| n.address).collect())
-                        .unwrap_or_default();
-                    for a in old {
-                        if !nodes.iter().any(|n| n.address == a) {
-                            cp.engine_mut().remove_static(port, a);
-                        }
-                    }
-                    for n in nodes {
-                        // The file was checked against the same bounds;
-                        // what is left is an LRT that learned nodes filled.
-                        let a = n.address;
-                        if let Err(why) = cp.engine_mut().add_static(port, n) {
-                            refused
-                                .push(format!("static entry {a} on port {port} not added: {why}"));
-                        }
-                    }
-                }
-                Ok(refused)
-            })
-            .map_err(|e| e.to_string())??;
-        for r in &refused {
-            tracing::warn!("{r}");
-        }
-        if let Some(l) = plan.log {
-            self.log.set_level(l.level);
-        }
-        *cfg = new;
-        // Logged here, whoever asked (SIGHUP or `mwctl reload`).
-        tracing::info!(changes = ?plan.changes, "configuration reloaded");
-        Ok(plan.changes)
+        self.change
+            .reload(&ReloadRequest::default(), Requester::default())
+            .map(|a| a.changes)
+            .map_err(|e| e.message)
     }
 }
 
@@ -219,7 +147,7 @@ impl Backend for DaemonBackend {
     }
 
     fn port_setup(&self, p: PortId) -> (String, String) {
-        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        let cfg = self.change.cfg.lock().unwrap_or_else(|e| e.into_inner());
         match cfg.hrs.get(p.index()) {
             Some(h) => (h.label(p.index()), h.port.backend().as_str().into()),
             None => (String::new(), String::new()),
@@ -239,7 +167,8 @@ impl Backend for DaemonBackend {
 
     fn punt_budgets(&self) -> Option<rrp::PuntBudgets> {
         Some(
-            self.cfg
+            self.change
+                .cfg
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .rates
@@ -299,12 +228,7 @@ impl Backend for DaemonBackend {
     }
 
     fn config_toml(&self, secrets: bool) -> String {
-        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
-        if secrets {
-            cfg.to_toml()
-        } else {
-            cfg.to_toml_redacted()
-        }
+        self.change.running_toml(secrets)
     }
 
     fn log_level(&self) -> LogLevel {
@@ -315,8 +239,24 @@ impl Backend for DaemonBackend {
         self.log.set_level(level);
     }
 
-    fn reload(&self) -> Result<Vec<String>, String> {
-        DaemonBackend::reload(self)
+    fn reload(&self, req: &ReloadRequest, by: Requester) -> Result<ReloadAnswer, AdminError> {
+        self.change.reload(req, by)
+    }
+
+    fn commit(&self, by: Requester) -> Result<ReloadAnswer, AdminError> {
+        self.change.commit(by)
+    }
+
+    fn rollback(&self, n: u32, force: bool, by: Requester) -> Result<ReloadAnswer, AdminError> {
+        self.change.rollback(n, force, by)
+    }
+
+    fn history(&self) -> Result<Vec<HistoryEntry>, AdminError> {
+        Ok(self.change.history())
+    }
+
+    fn write_config(&self, file: Option<&str>, by: Requester) -> Result<WriteAnswer, AdminError> {
+        self.change.write(file, by)
     }
 
     fn mad(&self, request: MgmtRequest, budget: Duration) -> Result<MadResult, AdminError> {
@@ -402,7 +342,7 @@ impl DaemonBackend {
 
     /// The HR address of each port.
     fn hr_addrs(&self) -> Vec<Address> {
-        let cfg = self.cfg.lock().unwrap_or_else(|e| e.into_inner());
+        let cfg = self.change.cfg.lock().unwrap_or_else(|e| e.into_inner());
         cfg.hrs.iter().map(|h| h.address).collect()
     }
 }

@@ -13,7 +13,9 @@
 //! the DPDK backend (feature `dpdk`) runs one pinned worker per configured
 //! core, each with its own queue of every port.
 
+mod against;
 mod backend;
+mod change;
 mod logging;
 pub mod notify;
 pub mod placement;
@@ -60,6 +62,11 @@ pub struct Args {
     /// Validate the configuration and exit (0 valid, 2 invalid).
     #[arg(long)]
     pub check: bool,
+    /// With --check: also print the plan of a reload from the running
+    /// configuration (the daemon's admin socket, or a file) to this one;
+    /// exit 1 when the reload would be refused.
+    #[arg(long, value_name = "RUNNING", requires = "check")]
+    pub against: Option<PathBuf>,
 }
 
 /// Why the daemon could not start or stopped badly.
@@ -419,6 +426,9 @@ fn start_dpdk(_cfg: &Config) -> Result<Running, DaemonError> {
 pub fn run(args: &Args) -> Result<(), DaemonError> {
     let cfg = load(&args.config)?;
     if args.check {
+        if let Some(running) = &args.against {
+            print!("{}", against::check_against(&cfg, running)?);
+        }
         return Ok(());
     }
     let log = logging::init(&cfg.log);

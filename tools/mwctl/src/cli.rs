@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use admin::proto::{Clear, Command, LogLevel, PortSpec, PortState, RouteOp, Show, StatsFormat};
+use admin::proto::{
+    Clear, Command, LogLevel, PortSpec, PortState, ReloadRequest, RouteOp, Show, StatsFormat,
+};
 use admin::server::DEFAULT_SOCKET;
 use clap::{Parser, Subcommand, ValueEnum};
 use rrp::Address;
@@ -75,8 +77,43 @@ pub enum Cmd {
     /// The daemon's logging (admin).
     #[command(subcommand)]
     Log(LogCmd),
-    /// Reload the daemon's configuration file (admin).
-    Reload,
+    /// Reload the daemon's configuration file (admin): what changes live,
+    /// what needs a restart (refused), which run-time changes it would drop
+    /// (refused without --force).
+    Reload {
+        /// Only show the plan; apply nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply even though run-time changes (`route add`/`del`) would be
+        /// dropped.
+        #[arg(long)]
+        force: bool,
+        /// Return to the previous configuration unless `mwctl commit` comes
+        /// within SECS seconds.
+        #[arg(long, value_name = "SECS")]
+        confirm: Option<u64>,
+    },
+    /// Confirm a reload made with `--confirm` (admin).
+    Commit,
+    /// Return to the Nth previous configuration (default 1) through the
+    /// reload path (admin).
+    Rollback {
+        /// How many configurations back (see `mwctl history`).
+        n: Option<u32>,
+        /// Apply even though run-time changes would be dropped.
+        #[arg(long)]
+        force: bool,
+    },
+    /// The configurations the daemon keeps: when, how, who asked, what
+    /// changed.
+    History,
+    /// Save the running configuration, run-time changes included, to the
+    /// daemon's configuration file (or FILE), keeping the old one as .bak
+    /// (admin).
+    Write {
+        /// Another file (a path on the daemon's machine).
+        file: Option<PathBuf>,
+    },
     /// Capture a port's packets into a pcap file (admin).
     Capture {
         /// The port: index or HR address.
@@ -401,7 +438,29 @@ impl Cmd {
                     LevelArg::Trace => LogLevel::Trace,
                 },
             },
-            Cmd::Reload => Command::Reload {},
+            Cmd::Reload {
+                dry_run,
+                force,
+                confirm,
+            } => Command::Reload(ReloadRequest {
+                dry_run: *dry_run,
+                force: *force,
+                confirm_s: *confirm,
+            }),
+            Cmd::Commit => Command::Commit {},
+            Cmd::Rollback { n, force } => Command::Rollback {
+                n: *n,
+                force: *force,
+            },
+            Cmd::History => Command::History {},
+            Cmd::Write { file } => Command::Write {
+                file: file.as_ref().map(|f| {
+                    std::path::absolute(f)
+                        .unwrap_or_else(|_| f.clone())
+                        .display()
+                        .to_string()
+                }),
+            },
             Cmd::Capture {
                 port,
                 count,

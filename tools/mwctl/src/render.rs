@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use admin::mad::MadAnswer;
-use admin::proto::{Clear, Command, RouteOp, Show, StatsFormat};
+use admin::proto::{
+    Clear, Command, HistoryEntry, ReloadAnswer, RouteOp, Show, StatsFormat, WriteAnswer,
+};
 use admin::view::{CounterRow, ManagementInfo, McastInfo, PuntInfo, RouteLookup, Stats, WorkerRow};
 use serde_json::Value;
 
@@ -154,15 +156,30 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             Some(prev) => format!("log level {} (was {prev})\n", level.name()),
             None => format!("log level {}\n", level.name()),
         },
-        Command::Reload {} => {
-            let mut s = String::from("configuration reloaded\n");
-            if let Some(c) = v["changes"].as_array() {
-                for x in c {
-                    let _ = writeln!(s, "  {}", cell(x));
-                }
+        Command::Reload(_) | Command::Rollback { .. } | Command::Commit {} => {
+            match serde_json::from_value::<ReloadAnswer>(v.clone()) {
+                Ok(a) => reload_answer(cmd, &a),
+                Err(_) => generic(v, &[]),
             }
-            s
         }
+        Command::History {} => match serde_json::from_value::<Vec<HistoryEntry>>(v.clone()) {
+            Ok(h) => history(&h),
+            Err(_) => generic(v, &[]),
+        },
+        Command::Write { .. } => match serde_json::from_value::<WriteAnswer>(v.clone()) {
+            Ok(w) => {
+                let mut s = format!("running configuration written to {}", w.file);
+                if let Some(b) = &w.backup {
+                    let _ = write!(s, " (the previous one kept as {b})");
+                }
+                s.push('\n');
+                for r in &w.runtime {
+                    let _ = writeln!(s, "  run-time change saved: {r}");
+                }
+                s
+            }
+            Err(_) => generic(v, &[]),
+        },
         Command::Capture { .. } => generic(v, &["captured", "lost", "ended", "drops"]),
         Command::TracePackets { .. } => generic(v, &["recorded", "requested", "lost", "ended"]),
     }
@@ -681,6 +698,77 @@ fn only(v: &Value, cols: &[&str]) -> String {
         }
         _ => generic(v, cols),
     }
+}
+
+/// `reload`, `rollback`, `commit`: the plan in three parts, then what was
+/// done.
+fn reload_answer(cmd: &Command, a: &ReloadAnswer) -> String {
+    let mut s = String::new();
+    let dry = matches!(cmd, Command::Reload(r) if r.dry_run);
+    match cmd {
+        Command::Commit {} => {
+            let _ = writeln!(s, "generation {} committed", a.generation);
+            return s;
+        }
+        _ if dry => s.push_str("plan (nothing applied):\n"),
+        Command::Rollback { .. } => {
+            let _ = writeln!(s, "rolled back: now generation {}", a.generation);
+        }
+        _ => {
+            let _ = writeln!(s, "configuration reloaded: generation {}", a.generation);
+        }
+    }
+    let part = |s: &mut String, title: &str, v: &[String]| {
+        if !v.is_empty() {
+            let _ = writeln!(s, "{title}:");
+            for x in v {
+                let _ = writeln!(s, "  {x}");
+            }
+        }
+    };
+    if a.changes.is_empty() && (dry || a.applied) {
+        s.push_str("changes live: none\n");
+    }
+    part(&mut s, "changes live", &a.changes);
+    part(&mut s, "needs a restart (refused)", &a.restart);
+    let dropped = if a.applied {
+        "run-time changes dropped"
+    } else {
+        "run-time changes dropped (needs --force)"
+    };
+    part(&mut s, dropped, &a.dropped);
+    if let Some(c) = a.confirm_within_s {
+        let _ = writeln!(
+            s,
+            "confirm with `mwctl commit` within {c} s, or the previous configuration returns"
+        );
+    }
+    s
+}
+
+/// `history`: one block per kept configuration, newest first.
+fn history(h: &[HistoryEntry]) -> String {
+    let mut s = String::new();
+    for e in h {
+        let _ = writeln!(
+            s,
+            "{:<11} generation {} applied at {} (unix s) by {}: {}{}",
+            if e.back == 0 {
+                "running".to_string()
+            } else {
+                format!("rollback {}", e.back)
+            },
+            e.generation,
+            e.applied_unix_s,
+            e.by,
+            e.how,
+            if e.pending { " [waits for commit]" } else { "" }
+        );
+        for c in &e.changes {
+            let _ = writeln!(s, "    {c}");
+        }
+    }
+    s
 }
 
 #[cfg(test)]

@@ -187,7 +187,14 @@ fn changes_round_trip() {
         ok(&d.path, &["log", "level", "debug"]),
         "log level debug (was info)\n"
     );
-    assert_eq!(ok(&d.path, &["reload"]), "configuration reloaded\n");
+    assert_eq!(
+        ok(&d.path, &["reload", "--dry-run"]),
+        "plan (nothing applied):\nchanges live: none\n"
+    );
+    assert_eq!(
+        ok(&d.path, &["reload"]),
+        "configuration reloaded: generation 0\nchanges live: none\n"
+    );
 }
 
 #[test]

@@ -197,6 +197,7 @@ fn run(args: Args) -> Result<(), (i32, String)> {
             let code = control::daemon::main_with(&control::daemon::Args {
                 config,
                 check: false,
+                against: None,
             });
             std::process::exit(code);
         }

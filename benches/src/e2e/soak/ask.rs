@@ -58,7 +58,7 @@ pub fn set_port(mwctl_bin: &Path, socket: &Path, port: u16, up: bool) -> Result<
 /// error (with its answer) when it did not.
 pub fn reload(mwctl_bin: &Path, socket: &Path) -> Result<usize> {
     let a: Value = mwctl(mwctl_bin, socket, &["reload"])?;
-    if a.get("reloaded").and_then(Value::as_bool) == Some(true) {
+    if a.get("applied").and_then(Value::as_bool) == Some(true) {
         Ok(a.get("changes")
             .and_then(Value::as_array)
             .map_or(0, Vec::len))
