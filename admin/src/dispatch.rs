@@ -89,6 +89,14 @@ pub trait Backend: Send + Sync + 'static {
     /// running: the changes applied, or why nothing was.
     fn reload(&self) -> Result<Vec<String>, String>;
 
+    /// Begins a drain that stops the daemon (docs/daemon.md "Draining
+    /// before maintenance"): what the drain will wait for, or why it did
+    /// not begin. Boxes without one answer `unsupported`.
+    fn drain(&self, timeout_ms: Option<u64>) -> Result<Value, String> {
+        let _ = timeout_ms;
+        Err("unsupported: this box does not drain".into())
+    }
+
     /// Sends a management request with the box's management client and
     /// waits for its answer (at most `budget`). Boxes without in-band
     /// management answer `unsupported`.
@@ -463,6 +471,9 @@ impl<B: Backend> Handler for Dispatcher<B> {
                 let previous = self.backend.log_level();
                 self.backend.set_log_level(*level);
                 Ok(json!({"level": level, "previous": previous}))
+            }
+            Command::Drain { timeout_ms } => {
+                self.backend.drain(*timeout_ms).map_err(AdminError::failed)
             }
             Command::Reload {} => match self.backend.reload() {
                 Ok(changes) => Ok(json!({"reloaded": true, "changes": changes})),

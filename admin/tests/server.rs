@@ -154,6 +154,9 @@ fn every_command() -> Vec<Command> {
             level: LogLevel::Debug,
         },
         Command::Reload {},
+        Command::Drain {
+            timeout_ms: Some(5_000),
+        },
         Command::Capture {
             port: PortSpec::Index(PortId(0)),
             count: Some(2),
@@ -301,6 +304,7 @@ fn privileges_of_commands() {
                 | Command::Clear(_)
                 | Command::LogLevel { .. }
                 | Command::Reload {}
+                | Command::Drain { .. }
                 | Command::Capture { .. }
                 | Command::TracePackets { .. }
                 | Command::Mad(_)

@@ -229,6 +229,15 @@ pub enum Command {
     },
     /// Reloads the configuration file (admin).
     Reload {},
+    /// Drains the box and stops the daemon (admin; docs/daemon.md
+    /// "Draining before maintenance"): its routes go out at the largest
+    /// cost, and it stops once its forwarded counters are quiet or after
+    /// the timeout. Answered when the drain begins.
+    Drain {
+        /// The longest wait for traffic to move (default `drain.timeout_ms`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
     /// Streams the packets of a port (admin; see [`CaptureEvent`](super::CaptureEvent)).
     Capture {
         /// The port.
@@ -308,13 +317,14 @@ impl Privilege {
 
 impl Command {
     /// Every `cmd` name, in documentation order.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "show",
         "port",
         "route",
         "clear",
         "log_level",
         "reload",
+        "drain",
         "capture",
         "trace_packets",
         "stats",
@@ -331,6 +341,7 @@ impl Command {
             Command::Clear(_) => "clear",
             Command::LogLevel { .. } => "log_level",
             Command::Reload {} => "reload",
+            Command::Drain { .. } => "drain",
             Command::Capture { .. } => "capture",
             Command::TracePackets { .. } => "trace_packets",
             Command::Stats { .. } => "stats",
@@ -349,6 +360,7 @@ impl Command {
             | Command::Clear(_)
             | Command::LogLevel { .. }
             | Command::Reload {}
+            | Command::Drain { .. }
             | Command::Capture { .. }
             | Command::TracePackets { .. }
             | Command::Mad(_) => true,

@@ -14,6 +14,7 @@
 //! core, each with its own queue of every port.
 
 mod backend;
+pub mod drain;
 mod logging;
 pub mod placement;
 mod trace;
@@ -472,6 +473,11 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         log.clone(),
         stats_file.clone(),
     ));
+    backend.set_drainer(Arc::new(drain::Drainer::new(
+        cfg.drain,
+        running.plane.clone(),
+        backend.counters().clone(),
+    )));
     let admin = start_admin(&cfg, Arc::new(Dispatcher::new(backend.clone())))?;
     let prometheus = match cfg.admin.prometheus_listen {
         Some(addr) => {
@@ -667,6 +673,13 @@ fn wait_for_signals(backend: &DaemonBackend) {
             match backend.reload() {
                 Ok(_) => {} // logged by the reload itself
                 Err(e) => tracing::warn!("reload refused: {e}"),
+            }
+        } else if sig == SIGTERM && backend.drain_on_sigterm() {
+            // The first SIGTERM drains; the drain's end (or a second
+            // SIGTERM) stops.
+            if let Err(e) = backend.begin_drain(None) {
+                tracing::warn!("{e}");
+                return;
             }
         } else {
             return;

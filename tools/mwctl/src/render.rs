@@ -56,6 +56,8 @@ const ROUTER: &[&str] = &[
     "known_sans",
     "lrt_nodes",
     "rts_kept",
+    "standing",
+    "standing_changes",
 ];
 
 /// The human rendering of the answer to `cmd`.
@@ -154,6 +156,11 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             Some(prev) => format!("log level {} (was {prev})\n", level.name()),
             None => format!("log level {}\n", level.name()),
         },
+        Command::Drain { .. } => format!(
+            "draining: routes advertised at the largest cost; stopping once forwarding is quiet \
+             (at most {} ms)\n",
+            cell(&v["timeout_ms"])
+        ),
         Command::Reload {} => {
             let mut s = String::from("configuration reloaded\n");
             if let Some(c) = v["changes"].as_array() {
