@@ -32,12 +32,12 @@ pub struct DrainSection {
 impl Default for DrainSection {
     fn default() -> Self {
         DrainSection {
-            on_sigterm: true,
+            on_sigterm: false,
             timeout_ms: 10_000,
             quiet_ms: 1_000,
             quiet_pps: 10,
             start_quiet_ms: 1_000,
-            start_max_ms: 10_000,
+            start_max_ms: 0,
         }
     }
 }
@@ -87,6 +87,7 @@ mod tests {
     fn the_defaults_are_valid_and_bad_bounds_are_named() {
         assert!(DrainSection::default().validate().is_empty());
         let d = DrainSection {
+            start_max_ms: 10_000,
             timeout_ms: 0,
             quiet_ms: 0,
             start_quiet_ms: 20_000,
