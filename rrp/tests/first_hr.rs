@@ -48,6 +48,10 @@ fn r2() -> Router {
 }
 
 fn r2_with(leave: LeaveConfig) -> Router {
+    r2_with_k(leave, 4)
+}
+
+fn r2_with_k(leave: LeaveConfig, k: usize) -> Router {
     let hr = |address, san_id, cost| HrConfig {
         address,
         san_id,
@@ -64,6 +68,7 @@ fn r2_with(leave: LeaveConfig) -> Router {
         ..Timers::default()
     };
     cfg.leave = leave;
+    cfg.k = k;
     Router::new(cfg, 0).unwrap()
 }
 
@@ -403,4 +408,19 @@ fn a_starting_box_serves_at_its_bound_even_when_its_fibs_keep_moving() {
     assert!(matches!(r.standing(), Standing::Starting { .. }));
     r.on_timer(500);
     assert_eq!(r.standing(), Standing::Serving);
+}
+
+#[test]
+fn a_draining_box_still_offers_its_own_rts_when_its_buddies_rank_above_them() {
+    // k = 1: on Z, r3's RT of Y (learned) ranks above the twin's (through
+    // r1) once the twin hop costs the worst Q; r2 must still send r3 its
+    // own at the worst Q, or r3 keeps the cheap copy.
+    let mut r = converged_from(r2_with_k(LeaveConfig::default(), 1), 1);
+    r.drain(20);
+    let sent = rts_sent(&drain(&mut r), Z, R3_Z);
+    assert!(
+        sent.iter()
+            .any(|(san, _, q)| *san == SAN_Y && *q == Q_WORST),
+        "{sent:?}"
+    );
 }

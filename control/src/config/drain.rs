@@ -32,7 +32,7 @@ pub struct DrainSection {
 impl Default for DrainSection {
     fn default() -> Self {
         DrainSection {
-            on_sigterm: false,
+            on_sigterm: true,
             timeout_ms: 10_000,
             quiet_ms: 1_000,
             quiet_pps: 10,

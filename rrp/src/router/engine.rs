@@ -195,6 +195,10 @@ pub struct Router {
     /// Added to the SN of every RT the box passes on: a change of standing
     /// makes each one newer than what its buddies hold.
     pub(super) adv_epoch: u16,
+    /// Added to the SN of every RT the box passes on from a buddy: the SN
+    /// seed when the box starts held, so that a restarted box's worst-Q
+    /// copies are newer than the cheap ones its buddies still hold.
+    pub(super) pass_seed: u16,
     /// When the engine started, and when a FIB row last changed.
     pub(super) started: Time,
     pub(super) last_fib_change: Time,
@@ -275,6 +279,11 @@ impl Router {
             lrt_changes: 0,
             standing: Router::initial_standing(&cfg, now),
             adv_epoch: 0,
+            pass_seed: if cfg.leave.start_max_ms > 0 {
+                cfg.sn_seed
+            } else {
+                0
+            },
             standing_changes: 0,
             started: now,
             last_fib_change: now,

@@ -175,10 +175,11 @@ impl Router {
                 self.derive(t, &self.lrt_rt(t).expect("ranked only when present")),
                 Origin::Twin { port: t },
             ),
-            Src::TwinLearned(t, i) => (
-                self.derive(t, &self.hrs[t].learned[&san][i].rt()),
-                Origin::Twin { port: t },
-            ),
+            Src::TwinLearned(t, i) => {
+                let mut rt = self.derive(t, &self.hrs[t].learned[&san][i].rt());
+                rt.sn = rt.sn.wrapping_add(self.pass_seed);
+                (rt, Origin::Twin { port: t })
+            }
         }
     }
 
