@@ -118,6 +118,14 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// Begins a drain that stops the daemon (docs/daemon.md "Draining
+    /// before maintenance"): what the drain will wait for, or why it did
+    /// not begin. Boxes without one answer `unsupported`.
+    fn drain(&self, timeout_ms: Option<u64>) -> Result<Value, String> {
+        let _ = timeout_ms;
+        Err("unsupported: this box does not drain".into())
+    }
+
     /// Sends a management request with the box's management client and
     /// waits for its answer (at most `budget`). Boxes without in-band
     /// management answer `unsupported`.
@@ -513,6 +521,9 @@ impl<B: Backend> Handler for Dispatcher<B> {
             }
             Command::History {} => to_json(self.backend.history()?),
             Command::Write { file } => to_json(self.backend.write_config(file.as_deref(), by)?),
+            Command::Drain { timeout_ms } => {
+                self.backend.drain(*timeout_ms).map_err(AdminError::failed)
+            }
             Command::Stats { format } => match format {
                 StatsFormat::Json => {
                     let s = self.backend.counters();

@@ -264,6 +264,15 @@ impl Backend for SampleBox {
         })
     }
 
+    /// The sample's engine drains (its standing shows in `show router`);
+    /// there is no daemon to stop.
+    fn drain(&self, timeout_ms: Option<u64>) -> Result<serde_json::Value, String> {
+        let mut s = self.lock();
+        let now = s.now;
+        s.router.drain(now);
+        Ok(serde_json::json!({"draining": true, "timeout_ms": timeout_ms.unwrap_or(10_000)}))
+    }
+
     fn mad(&self, request: Request, _budget: Duration) -> Result<MadResult, AdminError> {
         let mut guard = self.lock();
         let st = &mut *guard;

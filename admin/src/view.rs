@@ -38,6 +38,13 @@ pub struct RouterInfo {
     pub lrt_nodes: usize,
     /// RTs kept over all HRs.
     pub rts_kept: usize,
+    /// Towards transit traffic: `starting`, `serving` or `draining`
+    /// (docs/daemon.md "Draining before maintenance").
+    #[serde(default)]
+    pub standing: String,
+    /// Changes of standing since start.
+    #[serde(default)]
+    pub standing_changes: u64,
 }
 
 /// `show management`: the box's in-band management agent
@@ -817,6 +824,8 @@ impl<'a> View<'a> {
             known_sans: self.router.known_sans().into_iter().collect(),
             lrt_nodes: PortId::all(n).map(|p| self.router.lrt(p).len()).sum(),
             rts_kept: PortId::all(n).map(|p| self.router.rts_kept(p)).sum(),
+            standing: self.router.standing().name().to_string(),
+            standing_changes: self.router.standing_changes(),
         }
     }
 

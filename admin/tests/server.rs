@@ -161,6 +161,9 @@ fn every_command() -> Vec<Command> {
         },
         Command::History {},
         Command::Write { file: None },
+        Command::Drain {
+            timeout_ms: Some(5_000),
+        },
         Command::Capture {
             port: PortSpec::Index(PortId(0)),
             count: Some(2),
@@ -311,6 +314,7 @@ fn privileges_of_commands() {
                 | Command::Commit {}
                 | Command::Rollback { .. }
                 | Command::Write { .. }
+                | Command::Drain { .. }
                 | Command::Capture { .. }
                 | Command::TracePackets { .. }
                 | Command::Mad(_)

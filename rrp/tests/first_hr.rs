@@ -15,7 +15,10 @@
 //! and RRP#2 offers the route through r1 first, with Qs as h pays them.
 
 use rrp::route::Route;
-use rrp::router::{HrConfig, Next, Notice, NoticeKind, Output, Router, RouterConfig, Timers};
+use rrp::router::{
+    HrConfig, LeaveConfig, Next, Notice, NoticeKind, Output, Q_WORST, Router, RouterConfig,
+    Standing, Timers,
+};
 use rrp::wire::{
     Capability, Message, Mtu, NodeInfo, PacketRepr, RouteTable, RouterHop, RtNode, SourceRoute,
 };
@@ -41,6 +44,14 @@ fn nat(a: Address) -> NativeAddr {
 }
 
 fn r2() -> Router {
+    r2_with(LeaveConfig::default())
+}
+
+fn r2_with(leave: LeaveConfig) -> Router {
+    r2_with_k(leave, 4)
+}
+
+fn r2_with_k(leave: LeaveConfig, k: usize) -> Router {
     let hr = |address, san_id, cost| HrConfig {
         address,
         san_id,
@@ -56,6 +67,8 @@ fn r2() -> Router {
         fib_ms: 1,
         ..Timers::default()
     };
+    cfg.leave = leave;
+    cfg.k = k;
     Router::new(cfg, 0).unwrap()
 }
 
@@ -128,7 +141,10 @@ fn drain(r: &mut Router) -> Vec<Output> {
 /// r2 with h and r1 on X, r3 on Z, and the RTs of Y from r1 (Q `r1_q`) and
 /// r3 (Q 1); FIBs computed.
 fn converged(r1_q: u16) -> Router {
-    let mut r = r2();
+    converged_from(r2(), r1_q)
+}
+
+fn converged_from(mut r: Router, r1_q: u16) -> Router {
     member(&mut r, 1, X, R2_X, H, false);
     member(&mut r, 1, X, R2_X, R1_X, true);
     member(&mut r, 1, Z, R2_Z, R3_Z, true);
@@ -277,4 +293,134 @@ fn nodes_of_the_san_are_reached_directly() {
     assert_eq!(r.which_hr(X, R2_X), Some(R2_X));
     assert_eq!(r.which_hr(X, R2_Z), Some(R2_X));
     assert_eq!(r.which_hr(X, Address(0x0999)), None);
+}
+
+/// The RTs `r` sent out of `port` to `to` (RRP#9): (SAN, SN, Q).
+fn rts_sent(out: &[Output], port: PortId, to: Address) -> Vec<(Address, u16, u16)> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Send {
+                port: p,
+                native,
+                packet,
+            } if *p == port && *native == nat(to) => {
+                let p = PacketRepr::parse(packet).unwrap();
+                match Message::parse(
+                    p.header.packet_type,
+                    p.header.type_ext,
+                    &p.data,
+                    rrp::wire::HEADER_LEN,
+                ) {
+                    Ok(Message::RouteTable(t)) => Some((t.san_id, t.sn, t.csr.q)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_draining_box_advertises_every_route_at_the_largest_cost_with_a_newer_sn() {
+    let mut r = converged(1);
+    r.on_timer(30_000);
+    let before = rts_sent(&drain(&mut r), X, R1_X);
+    assert!(!before.is_empty() && before.iter().all(|(_, _, q)| *q < Q_WORST));
+    r.drain(30_001);
+    assert!(matches!(r.standing(), Standing::Draining { since: 30_001 }));
+    assert_eq!(r.standing_changes(), 1);
+    // At once, without waiting for the refresh: every RT, to every buddy.
+    let now = rts_sent(&drain(&mut r), X, R1_X);
+    assert_eq!(now.len(), before.len());
+    for (san, sn, q) in &now {
+        assert_eq!(*q, Q_WORST, "SAN {san:?}");
+        let (_, old, _) = before.iter().find(|(s, _, _)| s == san).unwrap();
+        assert_eq!(*sn, old.wrapping_add(1), "a buddy takes it as newer");
+    }
+    assert!(rts_sent(&drain(&mut r), Z, R3_Z).is_empty());
+    // Draining again changes nothing.
+    r.drain(30_002);
+    assert!(drain(&mut r).is_empty());
+    assert_eq!(r.standing_changes(), 1);
+    // Serving again: normal costs, newer SNs again.
+    r.serve(30_003);
+    let after = rts_sent(&drain(&mut r), X, R1_X);
+    assert_eq!(after.len(), before.len());
+    assert!(after.iter().all(|(_, _, q)| *q < Q_WORST));
+}
+
+#[test]
+fn a_draining_box_names_another_first_hr_and_still_forwards() {
+    // r2 is h's best first HR to g (7 against 9 through r1) ...
+    let mut r = converged(5);
+    assert_eq!(r.which_hr(X, G), Some(R2_X));
+    r.drain(20);
+    r.on_timer(21);
+    drain(&mut r);
+    // ... until it drains: its twin hop costs the worst Q, r1 is named,
+    // and a packet that still arrives goes on through r1, with a redirect.
+    assert_eq!(r.which_hr(X, G), Some(R1_X));
+    let e = r.fib().lookup(X, G).expect("still a route to g");
+    assert_eq!(
+        e.next,
+        Next::Forward {
+            port: X,
+            native: nat(R1_X)
+        }
+    );
+    assert_eq!(e.redirect, Some(R1_X));
+}
+
+#[test]
+fn a_starting_box_attracts_no_transit_until_its_fibs_are_quiet() {
+    let leave = LeaveConfig {
+        start_quiet_ms: 100,
+        start_max_ms: 5_000,
+    };
+    let r = r2_with(leave);
+    assert!(matches!(r.standing(), Standing::Starting { .. }));
+    let mut r = converged_from(r, 5);
+    // FIBs still moving at 10 ms: starting, r1 named to h.
+    assert_eq!(r.which_hr(X, G), Some(R1_X));
+    r.on_timer(50);
+    assert!(matches!(r.standing(), Standing::Starting { .. }));
+    let held = rts_sent(&drain(&mut r), X, R1_X);
+    assert!(held.iter().all(|(_, _, q)| *q == Q_WORST));
+    // Quiet for 100 ms: serving, and the routes go out at normal costs.
+    assert!(r.next_timer() <= 110);
+    r.on_timer(110);
+    assert_eq!(r.standing(), Standing::Serving);
+    let out = drain(&mut r);
+    let sent = rts_sent(&out, X, R1_X);
+    assert!(!sent.is_empty() && sent.iter().all(|(_, _, q)| *q < Q_WORST));
+    r.on_timer(111);
+    assert_eq!(r.which_hr(X, G), Some(R2_X));
+}
+
+#[test]
+fn a_starting_box_serves_at_its_bound_even_when_its_fibs_keep_moving() {
+    let leave = LeaveConfig {
+        start_quiet_ms: 10_000,
+        start_max_ms: 500,
+    };
+    let mut r = converged_from(r2_with(leave), 5);
+    r.on_timer(499);
+    assert!(matches!(r.standing(), Standing::Starting { .. }));
+    r.on_timer(500);
+    assert_eq!(r.standing(), Standing::Serving);
+}
+
+#[test]
+fn a_draining_box_still_offers_its_own_rts_when_its_buddies_rank_above_them() {
+    // k = 1: on Z, r3's RT of Y (learned) ranks above the twin's (through
+    // r1) once the twin hop costs the worst Q; r2 must still send r3 its
+    // own at the worst Q, or r3 keeps the cheap copy.
+    let mut r = converged_from(r2_with_k(LeaveConfig::default(), 1), 1);
+    r.drain(20);
+    let sent = rts_sent(&drain(&mut r), Z, R3_Z);
+    assert!(
+        sent.iter()
+            .any(|(san, _, q)| *san == SAN_Y && *q == Q_WORST),
+        "{sent:?}"
+    );
 }

@@ -253,6 +253,15 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
     },
+    /// Drains the box and stops the daemon (admin; docs/daemon.md
+    /// "Draining before maintenance"): its routes go out at the largest
+    /// cost, and it stops once its forwarded counters are quiet or after
+    /// the timeout. Answered when the drain begins.
+    Drain {
+        /// The longest wait for traffic to move (default `drain.timeout_ms`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
     /// Streams the packets of a port (admin; see [`CaptureEvent`](super::CaptureEvent)).
     Capture {
         /// The port.
@@ -332,7 +341,7 @@ impl Privilege {
 
 impl Command {
     /// Every `cmd` name, in documentation order.
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 16] = [
         "show",
         "port",
         "route",
@@ -343,6 +352,7 @@ impl Command {
         "rollback",
         "history",
         "write",
+        "drain",
         "capture",
         "trace_packets",
         "stats",
@@ -363,6 +373,7 @@ impl Command {
             Command::Rollback { .. } => "rollback",
             Command::History {} => "history",
             Command::Write { .. } => "write",
+            Command::Drain { .. } => "drain",
             Command::Capture { .. } => "capture",
             Command::TracePackets { .. } => "trace_packets",
             Command::Stats { .. } => "stats",
@@ -387,6 +398,7 @@ impl Command {
             | Command::Commit {}
             | Command::Rollback { .. }
             | Command::Write { .. }
+            | Command::Drain { .. }
             | Command::Capture { .. }
             | Command::TracePackets { .. }
             | Command::Mad(_) => true,

@@ -124,6 +124,10 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put_fields(&c.timers);
     out.push(t);
 
+    let mut t = Table::new("[drain]", "drain".into());
+    t.put_fields(&c.drain);
+    out.push(t);
+
     let mut t = Table::new("[limits]", "limits".into());
     t.put_fields(&c.limits);
     out.push(t);

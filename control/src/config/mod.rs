@@ -28,6 +28,7 @@
 //!   `sm_key_file`, `secret_file`; [`key_file`]), at every load and reload;
 //!   [`Config::to_toml`] then names the file.
 
+mod drain;
 mod emit;
 pub mod fuzzing;
 pub mod key_file;
@@ -54,6 +55,7 @@ use rrp::router::{AuthConfig, ErrorRates, HrConfig, Limits, RouterConfig, Static
 use rrp::{Address, LinkKind, NativeAddr, PuntBudgets};
 use serde::Deserialize;
 
+pub use drain::{DrainSection, MAX_DRAIN_MS};
 pub use key_file::{KeyFiles, OnDisk};
 pub use reload::{ReloadPlan, plan as reload_plan, runtime_changes};
 
@@ -109,6 +111,8 @@ pub struct Config {
     pub log: LogSection,
     /// `[management]`: the in-band management agent (optional section).
     pub management: ManagementSection,
+    /// `[drain]`: leaving and coming back without losing traffic.
+    pub drain: DrainSection,
     /// `[[hr]]`: the HRs in port order (port `i` is `hrs[i]`).
     pub hrs: Vec<HrSection>,
 }
@@ -802,6 +806,7 @@ impl Config {
             admin: AdminSection::default(),
             log: LogSection::default(),
             management: ManagementSection::default(),
+            drain: DrainSection::default(),
             hrs,
         }
     }
@@ -977,6 +982,7 @@ impl Config {
             error_rates: self.rates.error_rates(),
             sn_seed: self.sn_seed(sn_seed_now),
             auth_seq_seed: 0,
+            leave: self.drain.engine(),
         }
     }
 

@@ -49,6 +49,8 @@ struct RawConfig {
     #[serde(default)]
     management: RawManagement,
     #[serde(default)]
+    drain: super::DrainSection,
+    #[serde(default)]
     hr: Vec<RawHr>,
 }
 
@@ -521,6 +523,7 @@ fn convert(raw: RawConfig, files: &dyn KeyFiles) -> Result<Config, Vec<ConfigErr
         dpdk: raw.dpdk,
         workers: raw.workers,
         timers: raw.timers,
+        drain: raw.drain,
         limits: raw.limits,
         rates: raw.rates,
         admin: raw.admin,

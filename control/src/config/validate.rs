@@ -40,6 +40,9 @@ pub(super) fn validate(c: &Config) -> Result<(), Vec<ConfigError>> {
     dpdk(c, &mut e);
     workers(c, &mut e);
     timers(c, &mut e);
+    for (k, why) in c.drain.validate() {
+        e.push(k, why);
+    }
     limits(c, &mut e);
     rates(c, &mut e);
     admin(c, &mut e);

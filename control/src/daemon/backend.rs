@@ -44,6 +44,7 @@ pub struct DaemonBackend {
     log: LogHandle,
     stats_file: PathBuf,
     layout: Layout,
+    drainer: std::sync::OnceLock<Arc<super::drain::Drainer>>,
 }
 
 /// Which worker does what (from the start-up): for `show ports` and `show
@@ -89,6 +90,7 @@ impl DaemonBackend {
             log,
             stats_file,
             layout,
+            drainer: std::sync::OnceLock::new(),
         }
     }
 
@@ -104,6 +106,32 @@ impl DaemonBackend {
             .call(CALL, |cp| EngineStats::of(cp.engine()))
             .unwrap_or_default();
         self.counters.snapshot(&engine, &self.plane.stats.load(0))
+    }
+
+    /// The box's counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Sets the drain `mwctl drain` and SIGTERM begin (once, at start-up).
+    pub fn set_drainer(&self, d: Arc<super::drain::Drainer>) {
+        let _ = self.drainer.set(d);
+    }
+
+    /// Whether SIGTERM begins a drain: `drain.on_sigterm`, and none begun yet.
+    pub fn drain_on_sigterm(&self) -> bool {
+        self.drainer
+            .get()
+            .is_some_and(|d| d.on_sigterm() && !d.begun())
+    }
+
+    /// Begins a drain that stops the daemon (docs/daemon.md "Draining
+    /// before maintenance"): the timeout it uses.
+    pub fn begin_drain(&self, timeout_ms: Option<u64>) -> Result<u64, String> {
+        match self.drainer.get() {
+            Some(d) => d.begin(timeout_ms),
+            None => Err("the box cannot drain yet".into()),
+        }
     }
 
     /// SIGHUP: re-reads the configuration file and applies what can change
@@ -257,6 +285,11 @@ impl Backend for DaemonBackend {
 
     fn write_config(&self, file: Option<&str>, by: Requester) -> Result<WriteAnswer, AdminError> {
         self.change.write(file, by)
+    }
+
+    fn drain(&self, timeout_ms: Option<u64>) -> Result<serde_json::Value, String> {
+        let t = self.begin_drain(timeout_ms)?;
+        Ok(serde_json::json!({"draining": true, "timeout_ms": t}))
     }
 
     fn mad(&self, request: MgmtRequest, budget: Duration) -> Result<MadResult, AdminError> {

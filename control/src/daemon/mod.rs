@@ -16,6 +16,7 @@
 mod against;
 mod backend;
 mod change;
+pub mod drain;
 mod logging;
 pub mod notify;
 pub mod placement;
@@ -486,6 +487,11 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         log.clone(),
         stats_file.clone(),
     ));
+    backend.set_drainer(Arc::new(drain::Drainer::new(
+        cfg.drain,
+        running.plane.clone(),
+        backend.counters().clone(),
+    )));
     let admin = start_admin(&cfg, Arc::new(Dispatcher::new(backend.clone())))?;
     let prometheus = match cfg.admin.prometheus_listen {
         Some(addr) => {
@@ -737,6 +743,16 @@ fn wait_for_signals(
                 Err(e) => tracing::warn!("reload refused: {e}"),
             }
             notifier.send(&format!("READY=1\nSTATUS={}", status()));
+        } else if sig == SIGTERM && backend.drain_on_sigterm() {
+            // The first SIGTERM drains; the drain's end (or a second
+            // SIGTERM) stops. systemd hears that the box is stopping now.
+            if let Err(e) = backend.begin_drain(None) {
+                tracing::warn!("{e}");
+                return;
+            }
+            notifier.send(
+                "STOPPING=1\nSTATUS=draining: routes at the largest cost until forwarding is quiet",
+            );
         } else {
             return;
         }

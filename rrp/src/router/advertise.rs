@@ -192,14 +192,19 @@ impl Router {
             .collect()
     }
 
-    /// [`Router::offer`] without building the RTs.
+    /// [`Router::offer`] without building the RTs. While starting or
+    /// draining, the box's own RTs rank below its buddies' and would drop
+    /// out of the k best, unsent, leaving the buddies their cheaper copies
+    /// (there is no withdrawal): then the k best of its own are offered, at
+    /// the worst Q (docs/spec-notes.md 74).
     pub(super) fn offer_srcs(&self, port: PortId, san: Address) -> Vec<Src> {
-        self.ranked(port, san)
-            .into_iter()
-            .take(self.cfg.k)
-            .filter(|(_, s)| !matches!(s, Src::Learned(_)))
-            .map(|(_, s)| s)
-            .collect()
+        let own = |s: &Src| !matches!(s, Src::Learned(_));
+        let ranked = self.ranked(port, san).into_iter().map(|(_, s)| s);
+        if self.router_cost() == super::leave::Q_WORST {
+            ranked.filter(own).take(self.cfg.k).collect()
+        } else {
+            ranked.take(self.cfg.k).filter(own).collect()
+        }
     }
 
     /// The path and SN of the RT a source stands for, as HR `port`

@@ -85,7 +85,7 @@ impl Router {
         if let Some(t) = self.port_of(dst) {
             v.push(RouteInfo {
                 dst,
-                q: self.cfg.router_cost,
+                q: self.router_cost(),
                 route: Route(vec![RouterHop::egress(dst)]),
                 next: Next::Local,
                 mtu: min_mtu(hc.mtu.saturating_sub(8), self.cfg.hrs[t].mtu),
@@ -115,7 +115,7 @@ impl Router {
                 let on_first = route.l2rh_bytes() as u32;
                 v.push(RouteInfo {
                     dst,
-                    q: self.cfg.router_cost.saturating_add(self.cfg.hrs[t].cost),
+                    q: self.router_cost().saturating_add(self.cfg.hrs[t].cost),
                     route,
                     next: Next::Forward {
                         port: t,

@@ -299,6 +299,8 @@ pub struct RouterConfig {
     /// from the clock, docs/spec-notes.md 59, so that a restarted box's
     /// packets are not taken for replays).
     pub auth_seq_seed: u64,
+    /// When a starting box takes transit (docs/spec-notes.md 74).
+    pub leave: super::leave::LeaveConfig,
 }
 
 impl RouterConfig {
@@ -314,6 +316,7 @@ impl RouterConfig {
             error_rates: ErrorRates::default(),
             sn_seed: 1,
             auth_seq_seed: 0,
+            leave: Default::default(),
         }
     }
 
@@ -328,6 +331,7 @@ impl RouterConfig {
         if self.hrs.is_empty() {
             return err("hrs".into(), "a router needs at least one HR");
         }
+        self.leave.validate()?;
         if self.hrs.len() > MAX_PORTS {
             return err("hrs".into(), &format!("at most {MAX_PORTS} HRs per box"));
         }

@@ -188,6 +188,20 @@ pub struct Router {
     pub(super) probes: super::guard::Probes,
     /// LRT changes since start, on any HR ([`Router::lrt_changes`]).
     pub(super) lrt_changes: u64,
+    /// Starting, serving or draining ([`super::leave`]).
+    pub(super) standing: super::leave::Standing,
+    /// Changes of standing since start.
+    pub(super) standing_changes: u64,
+    /// Added to the SN of every RT the box passes on: a change of standing
+    /// makes each one newer than what its buddies hold.
+    pub(super) adv_epoch: u16,
+    /// Added to the SN of every RT the box passes on from a buddy: the SN
+    /// seed when the box starts held, so that a restarted box's worst-Q
+    /// copies are newer than the cheap ones its buddies still hold.
+    pub(super) pass_seed: u16,
+    /// When the engine started, and when a FIB row last changed.
+    pub(super) started: Time,
+    pub(super) last_fib_change: Time,
 }
 
 /// The engine moves to the control thread.
@@ -263,6 +277,16 @@ impl Router {
             downs: RateLimiter::new(cfg.limits.downs_per_source, u32::MAX),
             probes: Default::default(),
             lrt_changes: 0,
+            standing: Router::initial_standing(&cfg, now),
+            adv_epoch: 0,
+            pass_seed: if cfg.leave.start_max_ms > 0 {
+                cfg.sn_seed
+            } else {
+                0
+            },
+            standing_changes: 0,
+            started: now,
+            last_fib_change: now,
             next_refresh: now + cfg.timers.refresh_ms,
             next_expiry: now + EXPIRY_CHECK_MS,
             next_adv: now,

@@ -214,7 +214,7 @@ impl Router {
                 redirect: None,
             });
         }
-        let rc = self.cfg.router_cost;
+        let rc = self.router_cost();
         let own_san = self.cfg.hrs[t].san_id;
         let san_cost = self.cfg.hrs[t].cost;
         let mut best: Option<(Best<'a>, PortId)> = None;
@@ -299,7 +299,7 @@ impl Router {
         (b, h): (Best<'_>, PortId),
         node_best: Option<(Best<'_>, PortId)>,
     ) -> (u16, Option<Address>) {
-        let rc = self.cfg.router_cost;
+        let rc = self.router_cost();
         let san_cost = self.cfg.hrs[t].cost;
         let via = |h: PortId| (h != t).then_some(self.cfg.hrs[h].address);
         // Seen from a node on t's SAN: the route a packet takes from here,
@@ -347,7 +347,7 @@ impl Router {
         let n = self.hrs.len();
         acc.clear();
         acc.resize(dests.len() * n, None);
-        let rc = self.cfg.router_cost;
+        let rc = self.router_cost();
         for h in self.hrs.ids() {
             if !self.hrs[h].up {
                 continue;

@@ -195,7 +195,7 @@ impl Router {
             .filter(|t| *t != p)
             .filter_map(|t| self.own_side_q(t, san))
             .min()
-            .map(|q| q.saturating_add(self.cfg.router_cost))
+            .map(|q| q.saturating_add(self.router_cost()))
     }
 
     /// The best buddy of HR `p` toward `san` as the buddies advertise it:

@@ -14,6 +14,7 @@ pub mod event;
 mod fib;
 mod guard;
 mod intern;
+pub mod leave;
 mod lrt;
 pub mod mcast;
 pub mod notice;
@@ -34,6 +35,7 @@ pub use config::{
 pub use engine::{Output, Router, Time, with_destination};
 pub use event::{AuthRefusal, Event, EventKind, RefusalCounts, RtRefusal};
 pub use intern::Interner;
+pub use leave::{LeaveConfig, Q_WORST, Standing};
 pub use lrt::{LrtEntry, StaticRefusal};
 pub use mcast::{McastGroup, McastRefusal, McastTables, PortMask, SourceSan};
 pub use notice::{NOTICE_BYTES, Notice, NoticeKind};

@@ -96,9 +96,9 @@ impl Router {
         rcvf.extend_from_slice(&rt.rcvf);
         Rt {
             san_id: rt.san_id,
-            sn: rt.sn,
+            sn: rt.sn.wrapping_add(self.adv_epoch),
             csr: Route(vec![RouterHop::egress(t.address)]).catenate(&rt.csr),
-            q: rt.q.saturating_add(self.cfg.router_cost),
+            q: rt.q.saturating_add(self.router_cost()),
             mtu: rt.mtu,
             rcvf,
             nodes: rt.nodes.clone(),
@@ -117,7 +117,7 @@ impl Router {
                 v.push((learned_rank(l), Src::Learned(i)));
             }
         }
-        let rc = self.cfg.router_cost;
+        let rc = self.router_cost();
         for t in self.hrs.ids() {
             if t == port || !self.hrs[t].up {
                 continue;
@@ -175,10 +175,11 @@ impl Router {
                 self.derive(t, &self.lrt_rt(t).expect("ranked only when present")),
                 Origin::Twin { port: t },
             ),
-            Src::TwinLearned(t, i) => (
-                self.derive(t, &self.hrs[t].learned[&san][i].rt()),
-                Origin::Twin { port: t },
-            ),
+            Src::TwinLearned(t, i) => {
+                let mut rt = self.derive(t, &self.hrs[t].learned[&san][i].rt());
+                rt.sn = rt.sn.wrapping_add(self.pass_seed);
+                (rt, Origin::Twin { port: t })
+            }
         }
     }
 

@@ -27,6 +27,9 @@ impl Router {
         if let Some(p) = self.next_probe() {
             t = t.min(p);
         }
+        if let Some(s) = self.next_standing_check() {
+            t = t.min(s);
+        }
         t
     }
 
@@ -73,7 +76,11 @@ impl Router {
         }
         if (self.fibs.dirty() || self.mcast_dirty) && now >= self.fib_at {
             if self.fibs.dirty() {
+                let before = self.stats.fib_versions;
                 self.compute_fib();
+                if self.stats.fib_versions != before {
+                    self.last_fib_change = now;
+                }
             }
             // Group state follows RTs and LRTs even when no FIB row moved
             // (a node list with a new R4 under the same routes).
@@ -84,6 +91,7 @@ impl Router {
             }
             self.fib_at = now + tm.fib_ms;
         }
+        self.standing_due(now);
     }
 
     pub(super) fn expire(&mut self, now: Time) {

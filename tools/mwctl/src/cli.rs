@@ -114,6 +114,14 @@ pub enum Cmd {
         /// Another file (a path on the daemon's machine).
         file: Option<PathBuf>,
     },
+    /// Drain the box and stop the daemon (admin): its routes go out at the
+    /// largest cost, and it stops once the traffic through it has moved.
+    Drain {
+        /// The longest wait for traffic to move, in seconds (default
+        /// `drain.timeout_ms`).
+        #[arg(long)]
+        timeout: Option<f64>,
+    },
     /// Capture a port's packets into a pcap file (admin).
     Capture {
         /// The port: index or HR address.
@@ -460,6 +468,9 @@ impl Cmd {
                         .display()
                         .to_string()
                 }),
+            },
+            Cmd::Drain { timeout } => Command::Drain {
+                timeout_ms: timeout.map(|s| (s.max(0.0) * 1000.0) as u64),
             },
             Cmd::Capture {
                 port,

@@ -58,6 +58,8 @@ const ROUTER: &[&str] = &[
     "known_sans",
     "lrt_nodes",
     "rts_kept",
+    "standing",
+    "standing_changes",
 ];
 
 /// The human rendering of the answer to `cmd`.
@@ -156,6 +158,11 @@ pub fn render(cmd: &Command, v: &Value) -> String {
             Some(prev) => format!("log level {} (was {prev})\n", level.name()),
             None => format!("log level {}\n", level.name()),
         },
+        Command::Drain { .. } => format!(
+            "draining: routes advertised at the largest cost; stopping once forwarding is quiet \
+             (at most {} ms)\n",
+            cell(&v["timeout_ms"])
+        ),
         Command::Reload(_) | Command::Rollback { .. } | Command::Commit {} => {
             match serde_json::from_value::<ReloadAnswer>(v.clone()) {
                 Ok(a) => reload_answer(cmd, &a),

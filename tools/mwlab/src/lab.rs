@@ -221,6 +221,78 @@ impl Lab {
         Ok(())
     }
 
+    /// Sends router `name` `sig` (none: it was told to stop otherwise, as
+    /// by `mwctl drain`; SIGTERM drains first with `drain.on_sigterm`:
+    /// docs/daemon.md "Draining before maintenance") and waits at most
+    /// `timeout` for it to exit; how long it took.
+    pub fn stop_router(
+        &mut self,
+        name: &str,
+        sig: Option<rustix::process::Signal>,
+        timeout: Duration,
+    ) -> Result<Duration, String> {
+        let i = self
+            .procs
+            .iter()
+            .position(|p| p.role == "router" && p.name == name)
+            .ok_or_else(|| format!("no router {name}"))?;
+        let start = Instant::now();
+        let pid = self.procs[i].pid;
+        if let Some(sig) = sig {
+            signal(pid, sig);
+        }
+        match self.children[i].as_mut() {
+            Some(c) => wait_for(&format!("router {name} to stop"), timeout, || {
+                matches!(c.try_wait(), Ok(Some(_)))
+            })?,
+            None => wait_for(&format!("router {name} to stop"), timeout, || !alive(pid))?,
+        }
+        Ok(start.elapsed())
+    }
+
+    /// Starts router `name` again from its configuration (after
+    /// [`Lab::stop_router`] or [`Lab::kill_router`]), with `bins` (the same
+    /// binary or a new one); returns when its admin socket answers. Its log
+    /// goes on in `NAME.restarted.log`.
+    pub fn start_router(&mut self, name: &str, bins: &Binaries) -> Result<(), String> {
+        let i = self
+            .procs
+            .iter()
+            .position(|p| p.role == "router" && p.name == name)
+            .ok_or_else(|| format!("no router {name}"))?;
+        let r = self
+            .plan
+            .routers
+            .iter()
+            .find(|r| r.name == name)
+            .cloned()
+            .ok_or_else(|| format!("no router {name}"))?;
+        let _ = std::fs::remove_file(&r.socket);
+        let log = self.plan.dir.join(format!("{name}.restarted.log"));
+        let child = spawn(
+            in_netns(r.netns.as_deref(), &bins.mwlab)
+                .arg("router")
+                .arg("--config")
+                .arg(&r.config),
+            &log,
+        )?;
+        let pid = child.id();
+        self.procs[i].pid = pid;
+        self.procs[i].log = log;
+        self.children[i] = Some(child);
+        self.save()?;
+        wait_for(&format!("router {name}"), Duration::from_secs(20), || {
+            r.socket.exists() || !alive(pid)
+        })?;
+        if !alive(pid) {
+            return Err(format!(
+                "router {name} exited: {}",
+                tail(&self.procs[i].log)
+            ));
+        }
+        Ok(())
+    }
+
     /// Kills host `name` (SIGKILL) and starts it again from its spec (a
     /// host without an address starts without one again); returns when its
     /// control socket answers. Its log goes on in `NAME.restarted.log`.
