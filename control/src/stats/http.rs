@@ -142,8 +142,13 @@ fn accept_loop(listener: TcpListener, routes: Routes, stop: Arc<AtomicBool>) {
                         thread::Builder::new()
                             .name("mw-metrics-conn".into())
                             .spawn(move || {
-                                let _guard = guard;
-                                let _ = serve_one(stream, &routes);
+                                let mut stream = stream;
+                                let _ = serve_one(&mut stream, &routes);
+                                // The slot is free before the client sees the
+                                // end of the answer: a client that asks again
+                                // at once is never over the bound.
+                                drop(guard);
+                                let _ = stream.shutdown(std::net::Shutdown::Write);
                             });
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -160,7 +165,7 @@ fn head_end(buf: &[u8]) -> Option<usize> {
         .or_else(|| buf.windows(2).position(|w| w == b"\n\n"))
 }
 
-fn serve_one(mut stream: TcpStream, routes: &Routes) -> io::Result<()> {
+fn serve_one(stream: &mut TcpStream, routes: &Routes) -> io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let _ = stream.set_nodelay(true);
@@ -170,7 +175,7 @@ fn serve_one(mut stream: TcpStream, routes: &Routes) -> io::Result<()> {
     while head_end(&buf).is_none() {
         if buf.len() > MAX_HEAD {
             return respond(
-                &mut stream,
+                stream,
                 431,
                 "text/plain",
                 "request head too large\n",
@@ -179,7 +184,7 @@ fn serve_one(mut stream: TcpStream, routes: &Routes) -> io::Result<()> {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return respond(&mut stream, 408, "text/plain", "request timeout\n", false);
+            return respond(stream, 408, "text/plain", "request timeout\n", false);
         }
         stream.set_read_timeout(Some(left))?;
         match stream.read(&mut chunk) {
@@ -196,26 +201,26 @@ fn serve_one(mut stream: TcpStream, routes: &Routes) -> io::Result<()> {
         Ok(httparse::Status::Partial) | Err(_) => (None, None),
     };
     let (Some(method), Some(target)) = parsed else {
-        return respond(&mut stream, 400, "text/plain", "bad request\n", false);
+        return respond(stream, 400, "text/plain", "bad request\n", false);
     };
     if !target.starts_with('/') {
-        return respond(&mut stream, 400, "text/plain", "bad request\n", false);
+        return respond(stream, 400, "text/plain", "bad request\n", false);
     }
     let path = target.split('?').next().unwrap_or(target);
     let head = method == "HEAD";
     let Some((_, source)) = routes.iter().find(|(p, _)| *p == path) else {
-        return respond(&mut stream, 404, "text/plain", "not found\n", head);
+        return respond(stream, 404, "text/plain", "not found\n", head);
     };
     if method != "GET" && !head {
-        return respond(&mut stream, 405, "text/plain", "use GET\n", false);
+        return respond(stream, 405, "text/plain", "use GET\n", false);
     }
     let text = catch_unwind(AssertUnwindSafe(|| {
         let f = source.lock().unwrap_or_else(PoisonError::into_inner);
         f()
     }));
     match text {
-        Ok(text) => respond(&mut stream, 200, METRICS_TYPE, &text, head),
-        Err(_) => respond(&mut stream, 500, "text/plain", "metrics failed\n", head),
+        Ok(text) => respond(stream, 200, METRICS_TYPE, &text, head),
+        Err(_) => respond(stream, 500, "text/plain", "metrics failed\n", head),
     }
 }
 
@@ -249,7 +254,5 @@ fn respond(
         out.extend_from_slice(body.as_bytes());
     }
     stream.write_all(&out)?;
-    stream.flush()?;
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    Ok(())
+    stream.flush()
 }
