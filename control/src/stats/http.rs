@@ -174,13 +174,7 @@ fn serve_one(stream: &mut TcpStream, routes: &Routes) -> io::Result<()> {
     let mut chunk = [0u8; 1024];
     while head_end(&buf).is_none() {
         if buf.len() > MAX_HEAD {
-            return respond(
-                stream,
-                431,
-                "text/plain",
-                "request head too large\n",
-                false,
-            );
+            return respond(stream, 431, "text/plain", "request head too large\n", false);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
