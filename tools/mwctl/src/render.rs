@@ -759,14 +759,14 @@ fn history(h: &[HistoryEntry]) -> String {
     for e in h {
         let _ = writeln!(
             s,
-            "{:<11} generation {} applied at {} (unix s) by {}: {}{}",
+            "{:<11} generation {} applied {} by {}: {}{}",
             if e.back == 0 {
                 "running".to_string()
             } else {
                 format!("rollback {}", e.back)
             },
             e.generation,
-            e.applied_unix_s,
+            crate::discover_html::utc_text(e.applied_unix_s),
             e.by,
             e.how,
             if e.pending { " [waits for commit]" } else { "" }
