@@ -37,7 +37,7 @@ impl Default for DrainSection {
             quiet_ms: 1_000,
             quiet_pps: 10,
             start_quiet_ms: 1_000,
-            start_max_ms: 0,
+            start_max_ms: 10_000,
         }
     }
 }

@@ -215,6 +215,7 @@ impl Router {
             });
         }
         let rc = self.router_cost();
+        let fc = self.forwarding_cost();
         let own_san = self.cfg.hrs[t].san_id;
         let san_cost = self.cfg.hrs[t].cost;
         let mut best: Option<(Best<'a>, PortId)> = None;
@@ -226,10 +227,10 @@ impl Router {
                 continue;
             }
             let mut offer = |b: Best<'a>| {
-                let r = b.rank(via(h), rc);
+                let r = b.rank(via(h), fc);
                 if best
                     .as_ref()
-                    .is_none_or(|(o, oh)| r.cmp(&o.rank(via(*oh), rc)).is_lt())
+                    .is_none_or(|(o, oh)| r.cmp(&o.rank(via(*oh), fc)).is_lt())
                 {
                     best = Some((b, h));
                 }
@@ -312,7 +313,7 @@ impl Router {
             }
             _ => (h == t).then_some(b.first_hr),
         };
-        (b.rank(via(h), rc).q, redirect)
+        (b.rank(via(h), self.forwarding_cost()).q, redirect)
     }
 
     /// The FIB entry of `dst` on port `t` whose best route is `best` and
@@ -348,14 +349,17 @@ impl Router {
         acc.clear();
         acc.resize(dests.len() * n, None);
         let rc = self.router_cost();
+        let fc = self.forwarding_cost();
         for h in self.hrs.ids() {
             if !self.hrs[h].up {
                 continue;
             }
             let ha = self.cfg.hrs[h].address;
             // For each port t: whether a candidate of h counts there, and
-            // what crossing to h adds (the router's cost through a twin;
-            // from a node on t's SAN, that SAN's cost too).
+            // what crossing to h adds (through a twin: the forwarding cost
+            // for the box's own choice; from a node on t's SAN, the cost
+            // the box advertises while starting or draining, and that
+            // SAN's cost).
             let mut adds: ArrayVec<(PortId, Option<Address>, u16, u16, bool), MAX_PORTS> =
                 ArrayVec::new();
             for t in self.hrs.ids() {
@@ -366,7 +370,7 @@ impl Router {
                 // Through a twin, RTs of t's own SAN do not count.
                 let learned_ok = !(twin && san == self.cfg.hrs[t].san_id);
                 let (add, node_add) = if twin {
-                    (rc, rc.saturating_add(self.cfg.hrs[t].cost))
+                    (fc, rc.saturating_add(self.cfg.hrs[t].cost))
                 } else {
                     (0, 0)
                 };

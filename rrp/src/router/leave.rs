@@ -97,14 +97,23 @@ impl Router {
         self.standing_changes
     }
 
-    /// The cost of a twin hop of this box as it ranks and advertises
-    /// routes: the configured router cost while serving, [`Q_WORST`] while
-    /// starting or draining.
+    /// The cost of a twin hop of this box as it advertises routes and as
+    /// its nodes are told (answers, redirects): the configured router cost
+    /// while serving, [`Q_WORST`] while starting or draining.
     pub(super) fn router_cost(&self) -> u16 {
         match self.standing {
             Standing::Serving => self.cfg.router_cost,
             _ => Q_WORST,
         }
+    }
+
+    /// The cost of a twin hop as the box chooses its own next hops: always
+    /// the configured router cost. A starting or draining box still
+    /// forwards what reaches it through its own twin hops: sending it back
+    /// onto the SAN it came from would meet buddies that have not yet heard
+    /// of the change and still route through this box (a `loop` drop).
+    pub(super) fn forwarding_cost(&self) -> u16 {
+        self.cfg.router_cost
     }
 
     /// Begins leaving at `now`: every route of the box is advertised at the

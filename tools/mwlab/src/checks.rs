@@ -35,8 +35,25 @@ pub fn complete(plan: &Plan, f: &FibMap, dead: &[String]) -> (usize, usize) {
     (have, want)
 }
 
-/// Waits until the FIBs are complete and unchanged over `quiet`, calling
-/// `progress(have, want)` on the way. Returns the FIBs and the time taken.
+/// The live routers (not in `dead`) that do not serve yet: still starting
+/// (`drain.start_max_ms`, docs/daemon.md "Draining before maintenance"),
+/// draining, or not answering.
+pub fn not_serving(plan: &Plan, dead: &[String]) -> Vec<String> {
+    plan.routers
+        .iter()
+        .filter(|r| !dead.contains(&r.name))
+        .filter(|r| {
+            mwctl(&r.socket, &["show", "router"]).map_or(true, |v| v["standing"] != "serving")
+        })
+        .map(|r| r.name.clone())
+        .collect()
+}
+
+/// Waits until the FIBs are complete and unchanged over `quiet` and every
+/// live router serves (a starting box advertises at the worst Q until its
+/// FIBs are quiet, and its buddies' FIBs change once more when it serves),
+/// calling `progress(have, want)` on the way. Returns the FIBs and the time
+/// taken.
 pub fn converge(
     plan: &Plan,
     dead: &[String],
@@ -53,7 +70,7 @@ pub fn converge(
         if have == want {
             match &last {
                 Some((prev, since)) if *prev == f => {
-                    if since.elapsed() >= quiet {
+                    if since.elapsed() >= quiet && not_serving(plan, dead).is_empty() {
                         return Ok((f, t0.elapsed()));
                     }
                 }
