@@ -34,5 +34,7 @@ pub mod view;
 pub use client::{Client, ClientError};
 pub use dispatch::{Backend, Dispatcher};
 pub use policy::{Peer, Policy};
-pub use proto::{AdminError, AdminErrorCode, Command, LogLevel, Privilege, Request, Response};
+pub use proto::{
+    AdminError, AdminErrorCode, Command, LogLevel, PortState, Privilege, Request, Response,
+};
 pub use server::{Handler, ServerConfig, ServerHandle, StreamOut, serve};

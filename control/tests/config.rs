@@ -1385,6 +1385,10 @@ fn arb_config() -> impl Strategy<Value = Config> {
                             .collect();
                         let mut h = HrSection::new(0x0100 + i as u16, 0x0200 + i as u16, mtu, port);
                         h.cost = cost;
+                        // Every other HR down: both states go through emit and parse.
+                        if (cost + i as u16) % 2 == 0 {
+                            h.admin_state = admin::PortState::Down;
+                        }
                         h.name = hname.map(|s| format!("{s}{i}"));
                         h.statics = statics;
                         h

@@ -186,3 +186,63 @@ fn a_runtime_route_is_not_dropped_silently_and_write_keeps_it() {
     let (_, lrt, _) = mwctl(&sock, &["show", "lrt", "-p", "0"]);
     assert!(lrt.contains("0x0110") && !lrt.contains("0x0111"), "{lrt}");
 }
+
+/// Whether HR `port` is up, as `show hrs` gives it.
+fn hr_up(sock: &Path, port: usize) -> bool {
+    let (code, out, err) = mwctl(sock, &["--json", "show", "hrs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v[port]["up"]
+        .as_bool()
+        .unwrap_or_else(|| panic!("no port {port} in {v}"))
+}
+
+#[test]
+fn a_port_taken_down_at_run_time_is_kept_by_write_and_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = box_config(dir.path(), 90_000);
+    let (daemon, sock) = start_named(dir.path(), "safe", &cfg);
+    let file = dir.path().join("safe.toml");
+    let (code, out) = mwctl_all(&sock, &["port", "1", "down"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!hr_up(&sock, 1));
+
+    // The file says up: a reload would bring the port up, so it needs --force.
+    let (code, out) = mwctl_all(&sock, &["reload", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("hr[1].admin_state: down at run time; the new configuration makes it up"),
+        "{out}"
+    );
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!hr_up(&sock, 1), "a refused reload changes nothing");
+
+    // `write` saves it; a reload then drops nothing.
+    let (code, out) = mwctl_all(&sock, &["write"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("hr[1].admin_state: up -> down"), "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let back = Config::from_toml(&text).unwrap();
+    assert_eq!(back.hrs[1].admin_state, admin::PortState::Down, "{text}");
+    assert_eq!(back.hrs[0].admin_state, admin::PortState::Up);
+    let (code, out) = mwctl_all(&sock, &["reload", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("admin_state"), "{out}");
+
+    // A restart on the written file starts with the port down.
+    drop(daemon);
+    let _ = std::fs::remove_file(&sock);
+    let _daemon = common::start(&file, &sock, Stdio::null());
+    assert!(!hr_up(&sock, 1), "down after the restart");
+    assert!(hr_up(&sock, 0));
+
+    // The file's admin_state is live: up again by a reload.
+    let mut up = back.clone();
+    up.hrs[1].admin_state = admin::PortState::Up;
+    std::fs::write(&file, up.to_toml()).unwrap();
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("hr[1].admin_state: down -> up"), "{out}");
+    assert!(hr_up(&sock, 1), "up after the reload");
+}

@@ -118,6 +118,21 @@ pub enum PortState {
     Down,
 }
 
+impl PortState {
+    /// The name in commands and configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PortState::Up => "up",
+            PortState::Down => "down",
+        }
+    }
+
+    /// The state of a port that is up or not.
+    pub fn of(up: bool) -> PortState {
+        if up { PortState::Up } else { PortState::Down }
+    }
+}
+
 /// A change of the static LRT entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]

@@ -222,6 +222,7 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
         t.put("san_id", hex16(h.san_id));
         t.put("mtu", h.mtu.to_string());
         t.put("cost", h.cost.to_string());
+        t.put("admin_state", quote(h.admin_state.as_str()));
         out.push(t);
 
         let mut t = Table::new("[hr.port]", format!("hr[{i}].port"));

@@ -44,7 +44,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use admin::LogLevel;
+use admin::{LogLevel, PortState};
 use dataplane::{ChannelConfig, EngineConfig, IdlePolicy};
 use mgmt::manager::ManagerTimers;
 use mgmt::perfmgr::PerfConfig;
@@ -544,6 +544,9 @@ pub struct HrSection {
     pub mtu: u32,
     /// The cost of crossing the SAN (>= 1).
     pub cost: u16,
+    /// `admin_state`: `"down"` keeps the HR down from start, as `mwctl port
+    /// N down` does at run time (which `mwctl write` saves here).
+    pub admin_state: PortState,
     /// A label for the port (logs, `mwctl`).
     pub name: Option<String>,
     /// `[hr.port]`: the port backend and its parameters.
@@ -567,6 +570,7 @@ impl HrSection {
             san_id: Address(san_id),
             mtu,
             cost: 1,
+            admin_state: PortState::Up,
             name: None,
             port,
             statics: Vec::new(),

@@ -278,6 +278,10 @@ fn parse_wide(s: &str) -> Result<u64, String> {
     u64::from_str_radix(&clean, radix).map_err(|_| "larger than 64 bits".to_string())
 }
 
+fn port_up() -> admin::PortState {
+    admin::PortState::Up
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawHr {
@@ -286,6 +290,8 @@ struct RawHr {
     mtu: u32,
     #[serde(default = "super::one_u16")]
     cost: u16,
+    #[serde(default = "port_up")]
+    admin_state: admin::PortState,
     name: Option<String>,
     port: RawPort,
     #[serde(default, rename = "static")]
@@ -624,6 +630,7 @@ fn convert_hr(
         san_id: Address(h.san_id),
         mtu: h.mtu,
         cost: h.cost,
+        admin_state: h.admin_state,
         name: h.name,
         port: port?,
         statics,

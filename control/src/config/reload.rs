@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use rrp::PortId;
 use rrp::router::{AuthConfig, Limits, StaticNode, Timers};
 
+use admin::PortState;
+
 use super::{Config, LogSection, ManagementSection, RatesSection, emit, key_file};
 
 /// The key whose value a change line never shows.
@@ -33,6 +35,9 @@ pub struct ReloadPlan {
     pub management: Option<ManagementSection>,
     /// HRs (port index) whose static entries changed, with the new entries.
     pub statics: Vec<(PortId, Vec<StaticNode>)>,
+    /// HRs (port index) whose administrative state changes, with the new
+    /// state (`mwctl port`, `hr.admin_state`).
+    pub ports: Vec<(PortId, PortState)>,
     /// HRs (port index) whose authentication changed (a key rollover), with
     /// the new keys.
     pub auth: Vec<(PortId, Option<AuthConfig>)>,
@@ -97,17 +102,39 @@ pub fn plan(applied: &Config, running: &Config, new: &Config) -> ReloadPlan {
                 p.statics.push((PortId::new(i), n.statics.clone()));
             }
         }
+        // The same for the ports' administrative state.
+        p.ports.clear();
+        p.changes
+            .retain(|c| !(hr_index(c).is_some() && c.contains("].admin_state: ")));
+        for (i, (r, n)) in running.hrs.iter().zip(&new.hrs).enumerate() {
+            if r.admin_state != n.admin_state {
+                p.changes.push(format!(
+                    "hr[{i}].admin_state: {} -> {}",
+                    r.admin_state.as_str(),
+                    n.admin_state.as_str()
+                ));
+                p.ports.push((PortId::new(i), n.admin_state));
+            }
+        }
     }
     p
 }
 
-/// The run-time static-entry changes (`running` against `applied`) that
-/// `new` undoes. Costs and MTUs changed at run time are not undone by a
-/// reload (they cannot change by one), so only static entries are listed.
+/// The run-time changes of static entries and of ports' administrative
+/// state (`running` against `applied`) that `new` undoes. Costs and MTUs
+/// changed at run time are not undone by a reload (they cannot change by
+/// one), so they are not listed.
 fn dropped(applied: &Config, running: &Config, new: &Config) -> Vec<String> {
     let mut out = Vec::new();
     for (i, (a, r)) in applied.hrs.iter().zip(&running.hrs).enumerate() {
         let Some(n) = new.hrs.get(i) else { continue };
+        if a.admin_state != r.admin_state && n.admin_state != r.admin_state {
+            out.push(format!(
+                "hr[{i}].admin_state: {} at run time; the new configuration makes it {}",
+                r.admin_state.as_str(),
+                n.admin_state.as_str()
+            ));
+        }
         let find =
             |v: &[StaticNode], s: &StaticNode| v.iter().find(|x| x.address == s.address).cloned();
         for s in &r.statics {
@@ -156,6 +183,13 @@ pub fn runtime_changes(applied: &Config, running: &Config) -> Vec<String> {
         if a.mtu != r.mtu {
             out.push(format!("hr[{i}].mtu: {} -> {}", a.mtu, r.mtu));
         }
+        if a.admin_state != r.admin_state {
+            out.push(format!(
+                "hr[{i}].admin_state: {} -> {}",
+                a.admin_state.as_str(),
+                r.admin_state.as_str()
+            ));
+        }
     }
     out
 }
@@ -179,6 +213,7 @@ fn is_live(key: &str) -> bool {
         .any(|p| key.starts_with(p))
         || is_static_key(key)
         || is_auth_key(key)
+        || (hr_index(key).is_some() && key.ends_with("].admin_state"))
 }
 
 pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>> {
@@ -284,6 +319,9 @@ pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>
         }
         if o.auth != n.auth {
             plan.auth.push((PortId::new(i), n.auth.clone()));
+        }
+        if o.admin_state != n.admin_state {
+            plan.ports.push((PortId::new(i), n.admin_state));
         }
     }
     Ok(plan)

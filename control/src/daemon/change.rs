@@ -116,12 +116,16 @@ impl Changer {
                     .config()
                     .hrs
                     .iter()
-                    .map(|h| (h.static_nodes.clone(), h.cost, h.mtu))
+                    .enumerate()
+                    .map(|(p, h)| {
+                        let up = cp.engine().port_is_up(rrp::PortId::new(p));
+                        (h.static_nodes.clone(), h.cost, h.mtu, up)
+                    })
                     .collect::<Vec<_>>()
             })
             .map_err(|e| AdminError::failed(e.to_string()))?;
         let mut running = applied.clone();
-        for (h, (statics, cost, mtu)) in running.hrs.iter_mut().zip(hrs) {
+        for (h, (statics, cost, mtu, up)) in running.hrs.iter_mut().zip(hrs) {
             // Kept in the file's order; entries added at run time after.
             let mut s: Vec<_> = h
                 .statics
@@ -136,6 +140,7 @@ impl Changer {
             h.statics = s;
             h.cost = cost;
             h.mtu = mtu;
+            h.admin_state = admin::PortState::of(up);
         }
         Ok(running)
     }
@@ -377,6 +382,7 @@ impl Changer {
         let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
         let auth = plan.auth.clone();
+        let ports = plan.ports.clone();
         let agent = plan.management.is_some().then(|| {
             (
                 crate::management::agent_config(new),
@@ -402,6 +408,13 @@ impl Changer {
                     cp.engine_mut()
                         .set_auth(port, a)
                         .map_err(|e| e.to_string())?;
+                }
+                let now = cp.now();
+                for (port, state) in ports {
+                    match state {
+                        admin::PortState::Up => cp.engine_mut().port_up(now, port),
+                        admin::PortState::Down => cp.engine_mut().port_down(now, port),
+                    }
                 }
                 let mut refused = Vec::new();
                 for (port, nodes) in statics {

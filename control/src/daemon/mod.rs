@@ -135,8 +135,15 @@ fn spawn_workers<P: Port + 'static>(
     // Signed packets are numbered from the clock (ms << 20): a restarted
     // box starts above what it sent before (docs/spec-notes.md 59).
     rcfg.auth_seq_seed = (ms as u64) << 20;
-    let engine =
+    let mut engine =
         Router::new(rcfg, 0).map_err(|e| DaemonError::Config(format!("{}: {}", e.field, e.why)))?;
+    // HRs the configuration keeps down (`hr.admin_state`, saved by `mwctl
+    // write` after `mwctl port N down`).
+    for (i, h) in cfg.hrs.iter().enumerate() {
+        if h.admin_state == admin::PortState::Down {
+            engine.port_down(0, rrp::PortId::new(i));
+        }
+    }
     let (publisher, readers) = fib_channel(FibSet::new(ecfg.hrs.len(), &ecfg.hrs), n);
     let (capture, taps) = capture_rings(n, 1024);
     let (trace, trace_taps) = trace_rings(n, TRACE_RING);
