@@ -1386,7 +1386,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                         let mut h = HrSection::new(0x0100 + i as u16, 0x0200 + i as u16, mtu, port);
                         h.cost = cost;
                         // Every other HR down: both states go through emit and parse.
-                        if (cost + i as u16) % 2 == 0 {
+                        if (usize::from(cost) + i).is_multiple_of(2) {
                             h.admin_state = admin::PortState::Down;
                         }
                         h.name = hname.map(|s| format!("{s}{i}"));
