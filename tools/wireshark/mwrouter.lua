@@ -17,7 +17,13 @@
 -- Malformed input never raises a Lua error: each fault becomes an expert
 -- info (mw.malformed, group "Malformed") and dissection stops there.
 
-local mw = Proto("mw", "MessageWay")
+-- Loaded twice (the Debian package's copy in Wireshark's global plugin
+-- folder, then this file again with -X lua_script:), the second load stops
+-- here: a protocol registers once, and the first copy dissects.
+local registered, mw = pcall(Proto, "mw", "MessageWay")
+if not registered then
+  return
+end
 
 local HEADER_LEN = 16
 local TRAILER_LEN = 8

@@ -338,6 +338,23 @@ fn tshark_installed() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The dissector in Wireshark's global Lua plugin folder, where the Debian
+/// package installs it (`tshark -G folders`), when there is one.
+fn installed_dissector() -> Option<std::path::PathBuf> {
+    let out = Command::new("tshark")
+        .args(["-G", "folders"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let dir = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Global Lua Plugins:"))?
+        .trim()
+        .to_string();
+    let f = std::path::Path::new(&dir).join("mwrouter.lua");
+    f.exists().then_some(f)
+}
+
 /// What tshark made of a capture.
 struct Tshark {
     /// `_source.layers` of each frame.
@@ -358,6 +375,18 @@ fn tshark(pcap: &str) -> Tshark {
         std::process::id()
     ));
     std::fs::create_dir_all(&home).expect("scratch HOME");
+    // With the package installed, its copy loads first and this one steps
+    // aside (a protocol registers once): what runs must be this tree's.
+    if let Some(f) = installed_dissector() {
+        let installed = std::fs::read(&f).unwrap_or_default();
+        let here = std::fs::read(lua_script()).expect("the dissector");
+        assert!(
+            installed == here,
+            "{} is not this tree's tools/wireshark/mwrouter.lua and would be \
+             tested instead: remove it or reinstall the package",
+            f.display()
+        );
+    }
     let out = Command::new("tshark")
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
