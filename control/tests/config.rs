@@ -2913,3 +2913,18 @@ fn config_history_is_bounded() {
     let back = Config::check_toml(&c.to_toml()).unwrap();
     assert_eq!(back.admin.config_history, 3);
 }
+
+#[test]
+fn history_file_names_a_file_and_round_trips() {
+    let mut c = load("router-udp.toml");
+    c.admin.history_file = Some("/var/lib/mwrouter/".into());
+    let errs = Config::check_toml(&c.to_toml()).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.to_string().contains("admin.history_file")),
+        "{errs:?}"
+    );
+    c.admin.history_file = Some("/var/lib/mwrouter/config-history.json".into());
+    let back = Config::check_toml(&c.to_toml()).unwrap();
+    assert_eq!(back.admin.history_file, c.admin.history_file);
+}

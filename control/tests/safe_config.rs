@@ -246,3 +246,65 @@ fn a_port_taken_down_at_run_time_is_kept_by_write_and_a_restart() {
     assert!(out.contains("hr[1].admin_state: down -> up"), "{out}");
     assert!(hr_up(&sock, 1), "up after the reload");
 }
+
+/// The generations and how each was applied, newest first (`history --json`).
+fn history(sock: &Path) -> Vec<(u64, String)> {
+    let (code, out, err) = mwctl(sock, &["--json", "history"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let list = v.as_array().or_else(|| v["history"].as_array());
+    list.unwrap_or_else(|| panic!("no list in {v}"))
+        .iter()
+        .map(|e| {
+            (
+                e["generation"].as_u64().unwrap(),
+                e["how"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_history_file_lets_a_restarted_box_roll_back_to_what_ran_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("history.json");
+    let mut old = box_config(dir.path(), 90_000);
+    old.admin.history_file = Some(kept.clone());
+    let (daemon, sock) = start_named(dir.path(), "safe", &old);
+    let file = dir.path().join("safe.toml");
+    let mut new = old.clone();
+    new.timers.hold_ms = 120_000;
+    std::fs::write(&file, new.to_toml()).unwrap();
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        history(&sock),
+        [(1, "reload".to_string()), (0, "start".to_string())]
+    );
+
+    // Restarted (an upgrade, a reboot): the history goes on.
+    drop(daemon);
+    let _ = std::fs::remove_file(&sock);
+    let daemon = common::start(&file, &sock, Stdio::null());
+    assert_eq!(hold_ms(&sock), "hold_ms = 120000");
+    let gens: Vec<u64> = history(&sock).into_iter().map(|(g, _)| g).collect();
+    assert_eq!(gens, [2, 1, 0]);
+    let (code, out) = mwctl_all(&sock, &["rollback", "2"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(hold_ms(&sock), "hold_ms = 90000", "the first start's");
+
+    // A file that cannot be read is set aside; the daemon starts anyway.
+    drop(daemon);
+    let _ = std::fs::remove_file(&sock);
+    std::fs::write(&kept, "{ not json").unwrap();
+    let _daemon = common::start(&file, &sock, Stdio::null());
+    assert_eq!(history(&sock), [(0, "start".to_string())]);
+    assert!(dir.path().join("history.json.bad").exists());
+    assert!(history_file_holds(&kept, 1));
+}
+
+/// Whether the history file lists `n` configurations.
+fn history_file_holds(f: &Path, n: usize) -> bool {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    v["kept"].as_array().is_some_and(|k| k.len() == n)
+}

@@ -158,6 +158,9 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     if a.config_history != super::DEFAULT_CONFIG_HISTORY {
         t.put("config_history", a.config_history.to_string());
     }
+    if let Some(f) = &a.history_file {
+        t.put("history_file", quote(&f.to_string_lossy()));
+    }
     out.push(t);
 
     let mut t = Table::new("[log]", "log".into());

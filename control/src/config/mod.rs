@@ -351,6 +351,9 @@ pub struct AdminSection {
     /// default [`DEFAULT_CONFIG_HISTORY`]; docs/daemon.md "Changing the
     /// configuration safely").
     pub config_history: usize,
+    /// Where the daemon keeps those configurations across restarts
+    /// (control::daemon::history); none: in memory only.
+    pub history_file: Option<PathBuf>,
 }
 
 impl Default for AdminSection {
@@ -363,6 +366,7 @@ impl Default for AdminSection {
             readonly_everyone: false,
             prometheus_listen: None,
             config_history: DEFAULT_CONFIG_HISTORY,
+            history_file: None,
         }
     }
 }

@@ -326,6 +326,11 @@ fn admin(c: &Config, e: &mut Errs) {
             ),
         );
     }
+    if let Some(f) = &a.history_file
+        && (f.file_name().is_none() || f.as_os_str().as_encoded_bytes().ends_with(b"/"))
+    {
+        e.push("admin.history_file", "must name a file, not a directory");
+    }
     if a.mode > 0o777 {
         e.push(
             "admin.mode",

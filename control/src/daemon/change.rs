@@ -5,7 +5,6 @@
 //! `write` of the running configuration with its run-time changes. Every
 //! change is logged with who asked (the admin peer's uid and pid).
 
-use std::collections::VecDeque;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,41 +16,12 @@ use admin::proto::{
 use rrp::Address;
 
 use crate::config::{Config, ReloadPlan, reload_plan, runtime_changes};
+use crate::daemon::history::{self, History, Pending};
 use crate::daemon::logging::LogHandle;
 use crate::plane::PlaneHandle;
 
 /// How long a change may wait for the control thread.
 const CALL: Duration = Duration::from_secs(2);
-
-/// One kept configuration.
-struct Kept {
-    cfg: Config,
-    entry: HistoryEntry,
-}
-
-/// A reload waiting for `commit`.
-struct Pending {
-    generation: u64,
-    deadline: Instant,
-}
-
-/// The kept configurations, newest (running) first, and the confirmation
-/// a reload waits for.
-struct History {
-    kept: VecDeque<Kept>,
-    limit: usize,
-    next_generation: u64,
-    pending: Option<Pending>,
-}
-
-impl History {
-    /// Keeps `cfg` as the running configuration: the one before it and
-    /// older ones are kept up to `limit` (the oldest goes first).
-    fn push(&mut self, cfg: Config, entry: HistoryEntry) {
-        self.kept.push_front(Kept { cfg, entry });
-        self.kept.truncate(self.limit.max(1) + 1);
-    }
-}
 
 /// The configuration side of the daemon: shared by the admin backend, the
 /// SIGHUP handler and the timer that undoes an unconfirmed reload.
@@ -63,6 +33,8 @@ pub(crate) struct Changer {
     plane: Arc<PlaneHandle>,
     log: LogHandle,
     history: Arc<Mutex<History>>,
+    /// `admin.history_file` (a restart changes it).
+    history_file: Option<PathBuf>,
 }
 
 fn now_unix_s() -> u64 {
@@ -77,11 +49,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Changer {
     /// The changer of a daemon started with `cfg` read from `path`.
+    /// With `admin.history_file`, the history goes on from the file (one
+    /// that cannot be read is logged and set aside as `FILE.bad`).
     pub fn new(cfg: Config, path: PathBuf, plane: Arc<PlaneHandle>, log: LogHandle) -> Changer {
         let limit = cfg.admin.config_history;
-        let start = Kept {
-            entry: HistoryEntry {
-                generation: 0,
+        let mut h = match &cfg.admin.history_file {
+            None => History::new(limit),
+            Some(f) => match history::load(f) {
+                Ok(kept) => History::resumed(limit, kept),
+                Err(e) => {
+                    let mut bad = f.as_os_str().to_owned();
+                    bad.push(".bad");
+                    let moved = std::fs::rename(f, &bad).is_ok();
+                    tracing::warn!(
+                        file = %f.display(),
+                        set_aside = moved,
+                        "configuration history not taken, a new one begins: {e}"
+                    );
+                    History::new(limit)
+                }
+            },
+        };
+        let generation = h.next_generation;
+        h.next_generation += 1;
+        h.push(
+            cfg.clone(),
+            HistoryEntry {
+                generation,
                 back: 0,
                 applied_unix_s: now_unix_s(),
                 how: "start".into(),
@@ -89,19 +83,27 @@ impl Changer {
                 changes: Vec::new(),
                 pending: false,
             },
-            cfg: cfg.clone(),
-        };
-        Changer {
+        );
+        let me = Changer {
+            history_file: cfg.admin.history_file.clone(),
             cfg: Arc::new(Mutex::new(cfg)),
             path,
             plane,
             log,
-            history: Arc::new(Mutex::new(History {
-                kept: VecDeque::from([start]),
-                limit,
-                next_generation: 1,
-                pending: None,
-            })),
+            history: Arc::new(Mutex::new(h)),
+        };
+        me.save(&lock(&me.history));
+        me
+    }
+
+    /// Writes the history to `admin.history_file`, if set; a failure is
+    /// logged (the history stays in memory).
+    fn save(&self, h: &History) {
+        let Some(f) = &self.history_file else {
+            return;
+        };
+        if let Err(e) = h.save(f) {
+            tracing::warn!(file = %f.display(), "configuration history not saved: {e}");
         }
     }
 
@@ -222,6 +224,7 @@ impl Changer {
         let front = h.kept.front_mut().expect("the running entry");
         front.entry.pending = false;
         front.entry.how = "reload (confirmed)".into();
+        self.save(&h);
         tracing::info!(by = %by, generation = p.generation, "configuration committed");
         Ok(ReloadAnswer {
             applied: true,
@@ -315,6 +318,7 @@ impl Changer {
             h.pending = Some(p);
             self.undo_unless_confirmed(generation, Duration::from_secs(req.confirm_s.unwrap_or(0)));
         }
+        self.save(&h);
         drop(h);
         tracing::info!(
             by = %by,
@@ -478,9 +482,11 @@ impl Changer {
         let own = target == self.path;
         if own {
             *cfg = running.clone();
-            if let Some(k) = lock(&self.history).kept.front_mut() {
+            let mut h = lock(&self.history);
+            if let Some(k) = h.kept.front_mut() {
                 k.cfg = running;
             }
+            self.save(&h);
         }
         tracing::info!(by = %by, file = %target.display(), runtime = ?runtime, "running configuration written");
         Ok(WriteAnswer {
@@ -559,30 +565,6 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<Option<PathBuf>>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entry(generation: u64) -> HistoryEntry {
-        HistoryEntry {
-            generation,
-            how: "reload".into(),
-            ..HistoryEntry::default()
-        }
-    }
-
-    #[test]
-    fn history_keeps_the_running_one_and_limit_before_it() {
-        let cfg = Config::new("h", Vec::new());
-        let mut h = History {
-            kept: VecDeque::new(),
-            limit: 3,
-            next_generation: 0,
-            pending: None,
-        };
-        for g in 0..10 {
-            h.push(cfg.clone(), entry(g));
-        }
-        let gens: Vec<u64> = h.kept.iter().map(|k| k.entry.generation).collect();
-        assert_eq!(gens, [9, 8, 7, 6], "newest first, 1 running + 3 kept");
-    }
 
     #[test]
     fn a_file_is_replaced_whole_and_the_old_one_kept() {

@@ -17,6 +17,7 @@ mod against;
 mod backend;
 mod change;
 pub mod drain;
+pub mod history;
 mod logging;
 pub mod notify;
 pub mod placement;
