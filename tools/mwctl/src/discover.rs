@@ -552,6 +552,18 @@ impl Discovery {
                 .all(|m| m.described)
     }
 
+    /// What did not answer, when anything did not (`mwctl discover` and
+    /// `links` print it on stderr).
+    pub fn shortfall(&self) -> Option<String> {
+        (!self.complete()).then(|| {
+            format!(
+                "{} nodes did not answer, {} routers answered in part",
+                self.unanswered.len(),
+                self.routers.iter().filter(|r| r.incomplete()).count()
+            )
+        })
+    }
+
     /// The exit status: 0 when every node answered, 1 when some did not.
     pub fn exit_code(&self) -> i32 {
         if self.complete() {
@@ -730,19 +742,10 @@ pub fn to_json(d: &Discovery) -> Value {
                 .hrs
                 .iter()
                 .map(|h| {
-                    let mut v = match &h.info {
-                        Some(i) => json!({
-                            "port": h.port,
-                            "address": i.address,
-                            "state": i.state,
-                            "state_name": state_name(i.state),
-                            "san": i.san,
-                            "manager": i.manager,
-                            "mtu": i.mtu,
-                            "cost": i.cost,
-                        }),
-                        None => json!({"port": h.port, "port_info": null}),
-                    };
+                    let mut v = hr_json(h);
+                    if let Some(i) = &h.info {
+                        v["manager"] = json!(i.manager);
+                    }
                     v["routers_across"] = match &h.across {
                         Some(a) => json!(a),
                         None => Value::Null,
@@ -751,20 +754,9 @@ pub fn to_json(d: &Discovery) -> Value {
                     v
                 })
                 .collect();
-            json!({
-                "answered": true,
-                "identity": format!("{:#018x}", r.identity),
-                "node_type": r.node_type,
-                "node_type_name": node_type_name(r.node_type),
-                "level": r.level,
-                "level_name": level_name(r.level),
-                "description": r.description,
-                "described": r.described,
-                "address": r.address,
-                "reached": r.reached.json(),
-                "complete": !r.incomplete(),
-                "hrs": hrs,
-            })
+            let mut v = router_json(r, hrs);
+            v["described"] = json!(r.described);
+            v
         })
         .collect();
     let sans: Vec<Value> = d
@@ -808,18 +800,7 @@ pub fn to_json(d: &Discovery) -> Value {
             })
         })
         .collect();
-    let unanswered: Vec<Value> = d
-        .unanswered
-        .iter()
-        .map(|u| {
-            json!({
-                "answered": false,
-                "address": u.address,
-                "reached": u.reached.json(),
-                "status": u.status,
-            })
-        })
-        .collect();
+    let unanswered = unanswered_json(d);
     json!({
         "routers": routers,
         "sans": sans,
@@ -834,6 +815,57 @@ pub fn to_json(d: &Discovery) -> Value {
         "start_host": d.start_host.as_ref().map(|(a, desc)| json!({"address": a, "description": desc})),
         "elapsed_ms": u64::try_from(d.elapsed.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// An HR's object in the JSON of `discover` and `links`: its port and what
+/// its PortInfo said (`port_info: null` when it did not answer), the state
+/// by number and by name.
+pub(crate) fn hr_json(h: &Hr) -> Value {
+    match &h.info {
+        Some(i) => json!({
+            "port": h.port,
+            "address": i.address,
+            "state": i.state,
+            "state_name": state_name(i.state),
+            "san": i.san,
+            "mtu": i.mtu,
+            "cost": i.cost,
+        }),
+        None => json!({"port": h.port, "port_info": null}),
+    }
+}
+
+/// A router's object in the JSON of `discover` and `links`, with its HRs'
+/// objects `hrs`.
+pub(crate) fn router_json(r: &Router, hrs: Vec<Value>) -> Value {
+    json!({
+        "answered": true,
+        "identity": format!("{:#018x}", r.identity),
+        "node_type": r.node_type,
+        "node_type_name": node_type_name(r.node_type),
+        "level": r.level,
+        "level_name": level_name(r.level),
+        "description": r.description,
+        "address": r.address,
+        "reached": r.reached.json(),
+        "complete": !r.incomplete(),
+        "hrs": hrs,
+    })
+}
+
+/// The routers that did not answer, as `discover` and `links` list them.
+pub(crate) fn unanswered_json(d: &Discovery) -> Vec<Value> {
+    d.unanswered
+        .iter()
+        .map(|u| {
+            json!({
+                "answered": false,
+                "address": u.address,
+                "reached": u.reached.json(),
+                "status": u.status,
+            })
+        })
+        .collect()
 }
 
 /// [`Ask`] through the admin socket: each Get a `mad` command on a
@@ -978,28 +1010,13 @@ pub fn run(
         std::fs::write(path, page)
             .map_err(|e| ClientError::Other(format!("writing {}: {e}", path.display())))?;
     }
-    let text = if let (true, Some(page)) = (page_out, page) {
-        page
-    } else if args.dot {
-        crate::discover_dot::render_dot(&d)
-    } else if cli.json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
-        )
-    } else {
-        render_text(&d)
+    let json = (cli.json && !page_out && !args.dot).then(|| to_json(&d));
+    let text = || match page.filter(|_| page_out) {
+        Some(page) => page,
+        None if args.dot => crate::discover_dot::render_dot(&d),
+        None => render_text(&d),
     };
-    out.write_all(text.as_bytes())
-        .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
-    if !d.complete() {
-        let _ = writeln!(
-            err,
-            "mwctl: {} nodes did not answer, {} routers answered in part",
-            d.unanswered.len(),
-            d.routers.iter().filter(|r| r.incomplete()).count()
-        );
-    }
+    crate::sweep::print(out, err, json.as_ref(), text, d.shortfall())?;
     Ok(d.exit_code())
 }
 

@@ -547,25 +547,16 @@ pub fn run(
     };
     let start = crate::sweep::start(cli, &args.walk)?;
     let s = sweep(&SocketAsk::new(cli, &args.walk), start, t, args.clear)?;
-    let text = if cli.json {
+    let json = cli.json.then(|| to_json(&s));
+    let shortfall = (!s.clean()).then(|| {
         format!(
-            "{}\n",
-            serde_json::to_string_pretty(&to_json(&s)).unwrap_or_default()
-        )
-    } else {
-        render_text(&s)
-    };
-    out.write_all(text.as_bytes())
-        .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
-    if !s.clean() {
-        let _ = writeln!(
-            err,
-            "mwctl: {} ports over a threshold, {} nodes and {} ports did not answer",
+            "{} ports over a threshold, {} nodes and {} ports did not answer",
             s.bad_ports(),
             s.discovery.unanswered.len(),
             s.unanswered_ports()
-        );
-    }
+        )
+    });
+    crate::sweep::print(out, err, json.as_ref(), || render_text(&s), shortfall)?;
     Ok(s.exit_code())
 }
 

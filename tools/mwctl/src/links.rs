@@ -15,7 +15,7 @@ use rrp::Address;
 use serde_json::{Value, json};
 
 use crate::Cli;
-use crate::discover::{Discovery, Router, level_name, node_type_name, state_name};
+use crate::discover::{Discovery, Router, hr_json, router_json, state_name, unanswered_json};
 use crate::sweep::node_title;
 use crate::walk_args::WalkArgs;
 
@@ -168,19 +168,10 @@ pub fn to_json(d: &Discovery) -> Value {
                 .hrs
                 .iter()
                 .map(|h| {
-                    let mut v = match &h.info {
-                        Some(i) => json!({
-                            "port": h.port,
-                            "address": i.address,
-                            "state": i.state,
-                            "state_name": state_name(i.state),
-                            "san": i.san,
-                            "mtu": i.mtu,
-                            "cost": i.cost,
-                            "buddies": i.buddies,
-                        }),
-                        None => json!({"port": h.port, "port_info": null}),
-                    };
+                    let mut v = hr_json(h);
+                    if let Some(i) = &h.info {
+                        v["buddies"] = json!(i.buddies);
+                    }
                     v["across"] = match &h.across {
                         None => Value::Null,
                         Some(a) => a
@@ -199,33 +190,10 @@ pub fn to_json(d: &Discovery) -> Value {
                     v
                 })
                 .collect();
-            json!({
-                "answered": true,
-                "identity": format!("{:#018x}", r.identity),
-                "node_type": r.node_type,
-                "node_type_name": node_type_name(r.node_type),
-                "level": r.level,
-                "level_name": level_name(r.level),
-                "description": r.description,
-                "address": r.address,
-                "reached": r.reached.json(),
-                "complete": !r.incomplete(),
-                "hrs": hrs,
-            })
+            router_json(r, hrs)
         })
         .collect();
-    let unanswered: Vec<Value> = d
-        .unanswered
-        .iter()
-        .map(|u| {
-            json!({
-                "answered": false,
-                "address": u.address,
-                "reached": u.reached.json(),
-                "status": u.status,
-            })
-        })
-        .collect();
+    let unanswered = unanswered_json(d);
     let links: usize = d
         .routers
         .iter()
@@ -254,24 +222,8 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<i32, ClientError> {
     let d = crate::sweep::walk(cli, &args.walk)?;
-    let text = if cli.json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
-        )
-    } else {
-        render_text(&d)
-    };
-    out.write_all(text.as_bytes())
-        .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
-    if !d.complete() {
-        let _ = writeln!(
-            err,
-            "mwctl: {} nodes did not answer, {} routers answered in part",
-            d.unanswered.len(),
-            d.routers.iter().filter(|r| r.incomplete()).count()
-        );
-    }
+    let json = cli.json.then(|| to_json(&d));
+    crate::sweep::print(out, err, json.as_ref(), || render_text(&d), d.shortfall())?;
     Ok(d.exit_code())
 }
 

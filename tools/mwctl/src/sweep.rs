@@ -1,10 +1,13 @@
 //! What `mwctl links` and `mwctl errors` share with discover: where the
-//! walk starts ([`WalkArgs`]), the walk they start with, and a node's title, numbers by name as smpquery
-//! prints them (docs/management.md "mwctl links", "mwctl
-//! errors").
+//! walk starts ([`WalkArgs`]), the walk they start with, a node's title,
+//! numbers by name as smpquery prints them, and how the result is printed
+//! (docs/management.md "mwctl links", "mwctl errors").
+
+use std::io::Write;
 
 use admin::ClientError;
 use rrp::Address;
+use serde_json::Value;
 
 use crate::Cli;
 use crate::discover::{self, Discovery, SocketAsk};
@@ -32,4 +35,26 @@ pub fn node_title(r: &discover::Router) -> String {
         r.description,
         discover::level_name(r.level)
     )
+}
+
+/// Prints a walk's result: `json` (pretty) with `--json`, else `text`; then,
+/// when the walk fell short, `shortfall` on stderr (the exit status says
+/// it too).
+pub fn print(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    json: Option<&Value>,
+    text: impl FnOnce() -> String,
+    shortfall: Option<String>,
+) -> Result<(), ClientError> {
+    let text = match json {
+        Some(v) => format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default()),
+        None => text(),
+    };
+    out.write_all(text.as_bytes())
+        .map_err(|e| ClientError::Other(format!("writing the output: {e}")))?;
+    if let Some(s) = shortfall {
+        let _ = writeln!(err, "mwctl: {s}");
+    }
+    Ok(())
 }
