@@ -205,19 +205,54 @@ impl Lab {
         .map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// Kills router `name` at once (SIGKILL: a crash, not a shutdown).
-    pub fn kill_router(&mut self, name: &str) -> Result<(), String> {
-        let i = self
-            .procs
+    /// The index of process `name` of `role` ("router", "host").
+    fn proc_index(&self, role: &str, name: &str) -> Result<usize, String> {
+        self.procs
             .iter()
-            .position(|p| p.role == "router" && p.name == name)
-            .ok_or_else(|| format!("no router {name}"))?;
+            .position(|p| p.role == role && p.name == name)
+            .ok_or_else(|| format!("no {role} {name}"))
+    }
+
+    /// Kills process `i` at once (SIGKILL) and reaps it.
+    fn kill_proc(&mut self, i: usize) {
         if let Some(c) = self.children[i].as_mut() {
             let _ = c.kill();
             let _ = c.wait();
         } else {
             signal(self.procs[i].pid, rustix::process::Signal::KILL);
         }
+    }
+
+    /// Starts process `i` again as `cmd` (its log goes on in
+    /// `NAME.restarted.log`), saves the state, and returns once `ready`
+    /// exists (its socket), or an error with its log's tail if it exits
+    /// first.
+    fn respawn(&mut self, i: usize, cmd: &mut Command, ready: &Path) -> Result<(), String> {
+        let (role, name) = (self.procs[i].role.clone(), self.procs[i].name.clone());
+        let _ = std::fs::remove_file(ready);
+        let log = self.plan.dir.join(format!("{name}.restarted.log"));
+        let child = spawn(cmd, &log)?;
+        let pid = child.id();
+        self.procs[i].pid = pid;
+        self.procs[i].log = log;
+        self.children[i] = Some(child);
+        self.save()?;
+        wait_for(&format!("{role} {name}"), Duration::from_secs(20), || {
+            ready.exists() || !alive(pid)
+        })?;
+        if !alive(pid) {
+            return Err(format!(
+                "{role} {name} exited: {}",
+                tail(&self.procs[i].log)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Kills router `name` at once (SIGKILL: a crash, not a shutdown).
+    pub fn kill_router(&mut self, name: &str) -> Result<(), String> {
+        let i = self.proc_index("router", name)?;
+        self.kill_proc(i);
         Ok(())
     }
 
@@ -231,11 +266,7 @@ impl Lab {
         sig: Option<rustix::process::Signal>,
         timeout: Duration,
     ) -> Result<Duration, String> {
-        let i = self
-            .procs
-            .iter()
-            .position(|p| p.role == "router" && p.name == name)
-            .ok_or_else(|| format!("no router {name}"))?;
+        let i = self.proc_index("router", name)?;
         let start = Instant::now();
         let pid = self.procs[i].pid;
         if let Some(sig) = sig {
@@ -255,11 +286,7 @@ impl Lab {
     /// binary or a new one); returns when its admin socket answers. Its log
     /// goes on in `NAME.restarted.log`.
     pub fn start_router(&mut self, name: &str, bins: &Binaries) -> Result<(), String> {
-        let i = self
-            .procs
-            .iter()
-            .position(|p| p.role == "router" && p.name == name)
-            .ok_or_else(|| format!("no router {name}"))?;
+        let i = self.proc_index("router", name)?;
         let r = self
             .plan
             .routers
@@ -267,41 +294,16 @@ impl Lab {
             .find(|r| r.name == name)
             .cloned()
             .ok_or_else(|| format!("no router {name}"))?;
-        let _ = std::fs::remove_file(&r.socket);
-        let log = self.plan.dir.join(format!("{name}.restarted.log"));
-        let child = spawn(
-            in_netns(r.netns.as_deref(), &bins.mwlab)
-                .arg("router")
-                .arg("--config")
-                .arg(&r.config),
-            &log,
-        )?;
-        let pid = child.id();
-        self.procs[i].pid = pid;
-        self.procs[i].log = log;
-        self.children[i] = Some(child);
-        self.save()?;
-        wait_for(&format!("router {name}"), Duration::from_secs(20), || {
-            r.socket.exists() || !alive(pid)
-        })?;
-        if !alive(pid) {
-            return Err(format!(
-                "router {name} exited: {}",
-                tail(&self.procs[i].log)
-            ));
-        }
-        Ok(())
+        let mut cmd = in_netns(r.netns.as_deref(), &bins.mwlab);
+        cmd.arg("router").arg("--config").arg(&r.config);
+        self.respawn(i, &mut cmd, &r.socket)
     }
 
     /// Kills host `name` (SIGKILL) and starts it again from its spec (a
     /// host without an address starts without one again); returns when its
     /// control socket answers. Its log goes on in `NAME.restarted.log`.
     pub fn restart_host(&mut self, name: &str, bins: &Binaries) -> Result<(), String> {
-        let i = self
-            .procs
-            .iter()
-            .position(|p| p.role == "host" && p.name == name)
-            .ok_or_else(|| format!("no host {name}"))?;
+        let i = self.proc_index("host", name)?;
         let h = self
             .plan
             .hosts
@@ -309,33 +311,10 @@ impl Lab {
             .find(|h| h.spec.name == name)
             .cloned()
             .ok_or_else(|| format!("no host {name}"))?;
-        if let Some(c) = self.children[i].as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        } else {
-            signal(self.procs[i].pid, rustix::process::Signal::KILL);
-        }
-        let _ = std::fs::remove_file(&h.spec.control);
-        let log = self.plan.dir.join(format!("{name}.restarted.log"));
-        let child = spawn(
-            in_netns(h.netns.as_deref(), &bins.mwlab)
-                .arg("host")
-                .arg("--spec")
-                .arg(&h.spec_file),
-            &log,
-        )?;
-        let pid = child.id();
-        self.procs[i].pid = pid;
-        self.procs[i].log = log;
-        self.children[i] = Some(child);
-        self.save()?;
-        wait_for(&format!("host {name}"), Duration::from_secs(20), || {
-            h.spec.control.exists() || !alive(pid)
-        })?;
-        if !alive(pid) {
-            return Err(format!("host {name} exited: {}", tail(&self.procs[i].log)));
-        }
-        Ok(())
+        self.kill_proc(i);
+        let mut cmd = in_netns(h.netns.as_deref(), &bins.mwlab);
+        cmd.arg("host").arg("--spec").arg(&h.spec_file);
+        self.respawn(i, &mut cmd, &h.spec.control)
     }
 
     /// Stops every process (SIGTERM, then SIGKILL after 3 s) and removes the
