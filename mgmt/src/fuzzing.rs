@@ -500,3 +500,28 @@ pub fn station(data: &[u8]) {
         station_outcome(&out, &mut sent);
     }
 }
+
+/// A SAN manager's partitions file (`crate::partition::file`), as text
+/// (invalid UTF-8 replaced): nothing panics; every error names a line of
+/// the text; an accepted file has the default partition, at most
+/// [`crate::partition::MAX_PARTITIONS`] partitions, and its text form reads
+/// back the same.
+pub fn partitions(data: &[u8]) {
+    use crate::partition::{MAX_PARTITIONS, PartitionKey, parse};
+    let text = String::from_utf8_lossy(data);
+    match parse(&text) {
+        Err(errs) => {
+            assert!(!errs.is_empty());
+            let lines = text.lines().count().max(1) + 1;
+            for e in &errs {
+                assert!(e.line >= 1 && e.line <= lines, "{e} of {lines} lines");
+                assert!(!e.why.is_empty());
+            }
+        }
+        Ok(p) => {
+            assert!(p.list.len() <= MAX_PARTITIONS);
+            assert!(p.get(PartitionKey::DEFAULT).is_some());
+            assert_eq!(parse(&p.to_text()).as_ref(), Ok(&p));
+        }
+    }
+}

@@ -28,6 +28,8 @@
 //!   the node itself answered without leaving it, the rest sent by the
 //!   node's routes; mwrouterd's control thread and mwlab's hosts are its
 //!   carriers;
+//! - [`partition`]: partitions (InfiniBand's P_Key): which nodes may talk
+//!   to which, and the partitions file a SAN's master reads;
 //! - [`subscriptions`]: a table of event subscriptions (InformInfo) with
 //!   leases, kept by a SAN's master and by an agent that is not one
 //!   (docs/management.md "Events");
@@ -43,6 +45,7 @@ pub mod client;
 pub mod error;
 pub mod fuzzing;
 pub mod manager;
+pub mod partition;
 pub mod perfmgr;
 pub mod station;
 pub mod subscriptions;

@@ -1,0 +1,256 @@
+//! Partitions (docs/partitions.md, docs/spec-notes.md 75): which nodes may
+//! talk to which. InfiniBand's partition key (P_Key) mapped onto
+//! MessageWay: a partition is a 15-bit key; a node is a full or a limited
+//! member of it; two nodes may talk when they share a partition in which
+//! at least one of them is a full member (two limited members may not).
+//! Every node is a member of the default partition, key
+//! [`PartitionKey::DEFAULT`]: a full member when the SAN manager has no
+//! partitions file, as the file says otherwise.
+//!
+//! The SAN's master holds the partitions, read from a file in OpenSM's
+//! partitions.conf syntax ([`file`]); each node's own table of keys (its
+//! P_KeyTable) is what [`Partitions::table_of`] gives for it.
+
+pub mod file;
+
+use std::fmt;
+
+pub use file::{PartitionFileError, parse};
+
+/// The most partitions a SAN has (the default one included): a node's
+/// table and the routers' per-address sets are bitmaps of this width.
+pub const MAX_PARTITIONS: usize = 64;
+
+/// The most members one partition lists by identity.
+pub const MAX_MEMBERS: usize = 4096;
+
+/// A partition key: 15 bits, 0x0001-0x7FFF (InfiniBand's P_Key without
+/// its membership bit; 0 is not a key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PartitionKey(u16);
+
+impl PartitionKey {
+    /// The default partition's key (InfiniBand's 0x7FFF).
+    pub const DEFAULT: PartitionKey = PartitionKey(0x7FFF);
+
+    /// The key `k`, if it is one (1-0x7FFF).
+    pub fn new(k: u16) -> Option<PartitionKey> {
+        (1..=0x7FFF).contains(&k).then_some(PartitionKey(k))
+    }
+
+    /// Its 15 bits.
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl fmt::Display for PartitionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#06x}", self.0)
+    }
+}
+
+/// How a node belongs to a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Membership {
+    /// May talk to every member.
+    Full,
+    /// May talk to full members only.
+    Limited,
+}
+
+impl Membership {
+    /// The name in the file and in `mwctl` output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Membership::Full => "full",
+            Membership::Limited => "limited",
+        }
+    }
+
+    /// The stronger of two memberships (full wins).
+    pub fn max(self, other: Membership) -> Membership {
+        if self == Membership::Full || other == Membership::Full {
+            Membership::Full
+        } else {
+            Membership::Limited
+        }
+    }
+}
+
+/// Who a member entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Member {
+    /// Every node of the SAN (`ALL`).
+    All,
+    /// Every host (`ALL_HOSTS`, or OpenSM's `ALL_CAS`).
+    AllHosts,
+    /// Every router (`ALL_ROUTERS`).
+    AllRouters,
+    /// The SAN manager's own node (`SELF`).
+    Manager,
+    /// The node of this identity (NodeInfo's NodeIdentity, as `mwctl
+    /// discover` prints it: OpenSM's PortGUID).
+    Node(u64),
+}
+
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Member::All => f.write_str("ALL"),
+            Member::AllHosts => f.write_str("ALL_HOSTS"),
+            Member::AllRouters => f.write_str("ALL_ROUTERS"),
+            Member::Manager => f.write_str("SELF"),
+            Member::Node(i) => write!(f, "{i:#018x}"),
+        }
+    }
+}
+
+/// One partition as the file declares it (its definitions with the same
+/// key merged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// Its name (the first definition's; logs and `mwctl`).
+    pub name: String,
+    /// Its key.
+    pub key: PartitionKey,
+    /// Its members, in file order.
+    pub members: Vec<(Member, Membership)>,
+}
+
+/// What the partitions need to know of a node to give it its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeFacts {
+    /// Its NodeIdentity.
+    pub identity: u64,
+    /// Whether it is a router.
+    pub router: bool,
+    /// Whether it is the node of the SAN manager that gives the tables.
+    pub manager: bool,
+}
+
+/// A SAN's partitions: those of the file and the default one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partitions {
+    /// By first appearance in the file; the default partition is among
+    /// them (as the file gives it, or as [`Partitions::open`] or
+    /// [`parse`] adds it).
+    pub list: Vec<Partition>,
+}
+
+impl Default for Partitions {
+    /// No partitions file: every node a full member of the default
+    /// partition (OpenSM's `Default=0x7fff : ALL=full ;`).
+    fn default() -> Self {
+        Partitions::open()
+    }
+}
+
+impl Partitions {
+    /// Every node a full member of the default partition.
+    pub fn open() -> Partitions {
+        Partitions {
+            list: vec![Partition {
+                name: "Default".into(),
+                key: PartitionKey::DEFAULT,
+                members: vec![(Member::All, Membership::Full)],
+            }],
+        }
+    }
+
+    /// The partition of key `k`.
+    pub fn get(&self, k: PartitionKey) -> Option<&Partition> {
+        self.list.iter().find(|p| p.key == k)
+    }
+
+    /// The table of node `n`: every partition it is a member of, with its
+    /// membership (the strongest the entries naming it give), by key.
+    /// Routers and the SAN manager are always full members of the default
+    /// partition: the routing and management protocols reach every node.
+    pub fn table_of(&self, n: &NodeFacts) -> Vec<(PartitionKey, Membership)> {
+        let mut t: Vec<(PartitionKey, Membership)> = Vec::new();
+        for p in &self.list {
+            let mut m: Option<Membership> = None;
+            for (who, how) in &p.members {
+                let hit = match who {
+                    Member::All => true,
+                    Member::AllHosts => !n.router,
+                    Member::AllRouters => n.router,
+                    Member::Manager => n.manager,
+                    Member::Node(i) => *i == n.identity,
+                };
+                if hit {
+                    m = Some(m.map_or(*how, |x| x.max(*how)));
+                }
+            }
+            if p.key == PartitionKey::DEFAULT && (n.router || n.manager) {
+                m = Some(Membership::Full);
+            }
+            if let Some(m) = m {
+                t.push((p.key, m));
+            }
+        }
+        t.sort();
+        t
+    }
+}
+
+/// Whether two nodes with tables `a` and `b` may talk: they share a
+/// partition in which at least one of them is a full member.
+pub fn may_talk(a: &[(PartitionKey, Membership)], b: &[(PartitionKey, Membership)]) -> bool {
+    a.iter().any(|(ka, ma)| {
+        b.iter()
+            .any(|(kb, mb)| ka == kb && (*ma == Membership::Full || *mb == Membership::Full))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(identity: u64) -> NodeFacts {
+        NodeFacts {
+            identity,
+            router: false,
+            manager: false,
+        }
+    }
+
+    #[test]
+    fn without_a_file_everyone_talks_to_everyone() {
+        let p = Partitions::default();
+        let (a, b) = (p.table_of(&host(1)), p.table_of(&host(2)));
+        assert_eq!(a, [(PartitionKey::DEFAULT, Membership::Full)]);
+        assert!(may_talk(&a, &b));
+    }
+
+    #[test]
+    fn limited_members_reach_full_members_only() {
+        let p = parse(
+            "Default=0x7fff : ALL=limited ;\n\
+             tenant=0x0010 : 0x11=full, 0x12, 0x13 ;\n",
+        )
+        .unwrap();
+        let t = |i| p.table_of(&host(i));
+        assert!(may_talk(&t(0x11), &t(0x12)), "full and limited");
+        assert!(!may_talk(&t(0x12), &t(0x13)), "two limited members");
+        assert!(!may_talk(&t(0x12), &t(0x99)), "a stranger");
+        let router = NodeFacts {
+            identity: 0x77,
+            router: true,
+            manager: false,
+        };
+        assert!(
+            may_talk(&p.table_of(&router), &t(0x99)),
+            "routers are full members of the default partition"
+        );
+    }
+
+    #[test]
+    fn keys_are_fifteen_bits_and_never_zero() {
+        assert!(PartitionKey::new(0).is_none());
+        assert!(PartitionKey::new(0x8000).is_none());
+        assert_eq!(PartitionKey::new(0x7FFF), Some(PartitionKey::DEFAULT));
+        assert_eq!(PartitionKey::DEFAULT.to_string(), "0x7fff");
+    }
+}
