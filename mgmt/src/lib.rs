@@ -29,8 +29,8 @@
 //!   node's routes; mwrouterd's control thread and mwlab's hosts are its
 //!   carriers;
 //! - [`subscriptions`]: a table of event subscriptions (InformInfo) with
-//!   leases, kept by a SAN's master and by an agent that is not one
-//!   (docs/management.md "Events");
+//!   leases, kept by a SAN's master and by an agent that is not one, and
+//!   the events both report of it (docs/management.md "Events");
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!
