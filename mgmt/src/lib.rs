@@ -31,8 +31,8 @@
 //! - [`partition`]: partitions (InfiniBand's P_Key): which nodes may talk
 //!   to which, and the partitions file a SAN's master reads;
 //! - [`subscriptions`]: a table of event subscriptions (InformInfo) with
-//!   leases, kept by a SAN's master and by an agent that is not one
-//!   (docs/management.md "Events");
+//!   leases, kept by a SAN's master and by an agent that is not one, and
+//!   the events both report of it (docs/management.md "Events");
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!

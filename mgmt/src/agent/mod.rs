@@ -32,6 +32,7 @@ use crate::attr::{
     AddressRecord, AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord,
     Notice, PathRecord, SmInfo, SourceRoute,
 };
+use crate::subscriptions::{Keeper, SubscriptionEvent};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
 pub use managed::{LrtItem, Managed, NodeType, PortFacts};
@@ -235,28 +236,9 @@ pub enum AgentEvent {
         /// The notice.
         notice: Notice,
     },
-    /// A node subscribed to this node's traps here (InformInfo Set).
-    Subscribed {
-        /// The subscriber.
-        subscriber: Address,
-        /// The lease given, in seconds.
-        lease_s: u32,
-    },
-    /// A node unsubscribed here.
-    Unsubscribed {
-        /// The subscriber.
-        subscriber: Address,
-    },
-    /// A subscription's lease ran out.
-    SubscriptionExpired {
-        /// The subscriber.
-        subscriber: Address,
-    },
-    /// A subscription refused: the table is full.
-    SubscriptionRefused {
-        /// The subscriber.
-        subscriber: Address,
-    },
+    /// A change to the subscriptions to this node's traps here
+    /// (InformInfo).
+    Subscription(SubscriptionEvent),
     /// A Report to a subscriber was given up without ReportResp.
     ReportGivenUp {
         /// The subscriber.
@@ -283,10 +265,7 @@ impl AgentEvent {
             AgentEvent::TrapSent { .. } => "trap sent",
             AgentEvent::TrapUnanswered { .. } => "trap unanswered",
             AgentEvent::NoticeReceived { .. } => "notice received",
-            AgentEvent::Subscribed { .. } => "subscribed",
-            AgentEvent::Unsubscribed { .. } => "unsubscribed",
-            AgentEvent::SubscriptionExpired { .. } => "subscription expired",
-            AgentEvent::SubscriptionRefused { .. } => "subscription refused",
+            AgentEvent::Subscription(e) => e.kind(),
             AgentEvent::ReportGivenUp { .. } => "report given up",
             AgentEvent::Malformed { .. } => "malformed MAD",
         }
@@ -298,10 +277,8 @@ impl AgentEvent {
             AgentEvent::MKeyViolation { from, .. }
             | AgentEvent::Set { from, .. }
             | AgentEvent::NoticeReceived { from, .. } => Some(*from),
-            AgentEvent::Subscribed { subscriber, .. }
-            | AgentEvent::Unsubscribed { subscriber }
-            | AgentEvent::SubscriptionRefused { subscriber } => Some(*subscriber),
-            AgentEvent::SubscriptionExpired { .. } | AgentEvent::ReportGivenUp { .. } => None,
+            AgentEvent::Subscription(e) => e.source(),
+            AgentEvent::ReportGivenUp { .. } => None,
             AgentEvent::LeaseExpired
             | AgentEvent::TrapSent { .. }
             | AgentEvent::TrapUnanswered { .. }
@@ -340,23 +317,7 @@ impl std::fmt::Display for AgentEvent {
             AgentEvent::NoticeReceived { from, notice } => {
                 write!(f, "notice from {from}: trap {}", notice.trap_number)
             }
-            AgentEvent::Subscribed {
-                subscriber,
-                lease_s,
-            } => write!(
-                f,
-                "{subscriber} subscribed to this node's traps for {lease_s} s"
-            ),
-            AgentEvent::Unsubscribed { subscriber } => {
-                write!(f, "{subscriber} unsubscribed from this node's traps")
-            }
-            AgentEvent::SubscriptionExpired { subscriber } => {
-                write!(f, "the subscription of {subscriber} ran out")
-            }
-            AgentEvent::SubscriptionRefused { subscriber } => write!(
-                f,
-                "subscription of {subscriber} refused: max_subscriptions reached"
-            ),
+            AgentEvent::Subscription(e) => write!(f, "{}", e.text(Keeper::Agent)),
             AgentEvent::ReportGivenUp { subscriber, trap } => write!(
                 f,
                 "report of trap {trap} to {subscriber} given up: no ReportResp"

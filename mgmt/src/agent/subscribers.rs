@@ -12,9 +12,9 @@
 use rrp::Address;
 
 use crate::agent::traps::{Due, Traps};
-use crate::agent::{Agent, AgentEvent, Output, Time};
+use crate::agent::{Agent, AgentEvent, AgentStats, Output, Time};
 use crate::attr::{InformInfo, Notice};
-use crate::subscriptions::Refusal;
+use crate::subscriptions::{Counters, SubscriptionEvent};
 use crate::wire::{Method, MgmtClass, Status};
 
 /// Reports waiting for their ReportResp at most; one more gives up the
@@ -49,59 +49,30 @@ impl Agent {
         method: Method,
         info: &InformInfo,
     ) -> Option<Result<InformInfo, Status>> {
-        match method {
-            Method::SET if info.subscribe => Some(self.subscribe(now, requester, info)),
-            Method::SET | Method::DELETE => Some(self.unsubscribe(requester, info)),
-            _ => None,
-        }
-    }
-
-    fn subscribe(
-        &mut self,
-        now: Time,
-        requester: Address,
-        info: &InformInfo,
-    ) -> Result<InformInfo, Status> {
-        self.expire_subscriptions(now);
-        match self
-            .subscriptions
-            .subscribe(now, requester, info, &self.cfg.manager_timers)
-        {
-            Ok((granted, fresh)) => {
-                if fresh {
-                    self.stats.subscriptions += 1;
-                    self.event(AgentEvent::Subscribed {
-                        subscriber: requester,
-                        lease_s: granted.lease_s,
-                    });
-                }
-                Ok(granted)
-            }
-            Err(r) => {
-                self.stats.subscriptions_refused += 1;
-                if r == Refusal::Full {
-                    self.event(AgentEvent::SubscriptionRefused {
-                        subscriber: requester,
-                    });
-                }
-                Err(r.status())
-            }
-        }
-    }
-
-    fn unsubscribe(&mut self, requester: Address, info: &InformInfo) -> Result<InformInfo, Status> {
-        let r = self.subscriptions.unsubscribe(requester, info)?;
-        self.event(AgentEvent::Unsubscribed {
-            subscriber: requester,
-        });
-        Ok(r)
+        let (answer, events) = match method {
+            Method::SET => self.subscriptions.set(
+                now,
+                requester,
+                info,
+                &self.cfg.manager_timers,
+                &mut self.stats,
+            ),
+            Method::DELETE => self.subscriptions.delete(requester, info),
+            _ => return None,
+        };
+        self.log_subscriptions(events);
+        Some(answer)
     }
 
     /// Drops the subscriptions whose lease ran out by `now`.
     pub(super) fn expire_subscriptions(&mut self, now: Time) {
-        for subscriber in self.subscriptions.expire(now) {
-            self.stats.subscriptions_expired += 1;
-            self.event(AgentEvent::SubscriptionExpired { subscriber });
+        let events = self.subscriptions.lapse(now, &mut self.stats);
+        self.log_subscriptions(events);
+    }
+
+    fn log_subscriptions(&mut self, events: Vec<SubscriptionEvent>) {
+        for e in events {
+            self.event(AgentEvent::Subscription(e));
         }
     }
 
@@ -169,5 +140,20 @@ impl Agent {
             .into_iter()
             .flatten()
             .min()
+    }
+}
+
+/// The subscriptions here in the agent's counters.
+impl Counters for AgentStats {
+    fn subscribed(&mut self) {
+        self.subscriptions += 1;
+    }
+
+    fn refused(&mut self) {
+        self.subscriptions_refused += 1;
+    }
+
+    fn expired(&mut self) {
+        self.subscriptions_expired += 1;
     }
 }

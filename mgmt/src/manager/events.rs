@@ -6,6 +6,7 @@ use std::fmt;
 use rrp::{Address, NativeAddr};
 
 use crate::client::Request;
+use crate::subscriptions::{Keeper, SubscriptionEvent};
 use crate::wire::Status;
 
 use super::{Control, SmState};
@@ -91,28 +92,8 @@ pub enum ManagerEvent {
         /// The member.
         member: Address,
     },
-    /// A node subscribed to the SAN's events (InformInfo Set).
-    Subscribed {
-        /// The subscriber.
-        subscriber: Address,
-        /// The lease given, in seconds.
-        lease_s: u32,
-    },
-    /// A node unsubscribed.
-    Unsubscribed {
-        /// The subscriber.
-        subscriber: Address,
-    },
-    /// A subscription's lease ran out.
-    SubscriptionExpired {
-        /// The subscriber.
-        subscriber: Address,
-    },
-    /// A subscription refused: the SAN's bound is reached.
-    SubscriptionRefused {
-        /// Who asked.
-        subscriber: Address,
-    },
+    /// A change to the SAN's subscriptions (InformInfo).
+    Subscription(SubscriptionEvent),
     /// A Report was given up: no ReportResp after every try.
     ReportGivenUp {
         /// The subscriber.
@@ -144,10 +125,7 @@ impl ManagerEvent {
             ManagerEvent::JoinRefused { .. } => "join refused",
             ManagerEvent::MemberPruned { .. } => "member pruned",
             ManagerEvent::ControlRefused { .. } => "control refused",
-            ManagerEvent::Subscribed { .. } => "subscribed",
-            ManagerEvent::Unsubscribed { .. } => "unsubscribed",
-            ManagerEvent::SubscriptionExpired { .. } => "subscription expired",
-            ManagerEvent::SubscriptionRefused { .. } => "subscription refused",
+            ManagerEvent::Subscription(e) => e.kind(),
             ManagerEvent::ReportGivenUp { .. } => "report given up",
         }
     }
@@ -157,9 +135,7 @@ impl ManagerEvent {
         match self {
             ManagerEvent::JoinRefused { member, .. } => Some(*member),
             ManagerEvent::ControlRefused { from, .. } => Some(*from),
-            ManagerEvent::Subscribed { subscriber, .. }
-            | ManagerEvent::Unsubscribed { subscriber }
-            | ManagerEvent::SubscriptionRefused { subscriber } => Some(*subscriber),
+            ManagerEvent::Subscription(e) => e.source(),
             _ => None,
         }
     }
@@ -211,23 +187,7 @@ impl fmt::Display for ManagerEvent {
                     "manager: {member} pruned from {group} (no longer on the SAN)"
                 )
             }
-            ManagerEvent::Subscribed {
-                subscriber,
-                lease_s,
-            } => write!(
-                f,
-                "manager: {subscriber} subscribed to the SAN's events for {lease_s} s"
-            ),
-            ManagerEvent::Unsubscribed { subscriber } => {
-                write!(f, "manager: {subscriber} unsubscribed")
-            }
-            ManagerEvent::SubscriptionExpired { subscriber } => {
-                write!(f, "manager: the subscription of {subscriber} ran out")
-            }
-            ManagerEvent::SubscriptionRefused { subscriber } => write!(
-                f,
-                "manager: subscription of {subscriber} refused: the SAN's bound is reached"
-            ),
+            ManagerEvent::Subscription(e) => write!(f, "{}", e.text(Keeper::Manager)),
             ManagerEvent::ReportGivenUp { subscriber, trap } => write!(
                 f,
                 "manager: report of trap {trap} to {subscriber} given up: no ReportResp"

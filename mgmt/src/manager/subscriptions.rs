@@ -13,10 +13,10 @@ use rrp::Address;
 
 use crate::attr::{InformInfo, Notice};
 use crate::client::{Answer, Failure, Request, Target};
-use crate::subscriptions::{Refusal, Subscription};
+use crate::subscriptions::{Counters, Subscription, SubscriptionEvent};
 use crate::wire::{Method, MgmtClass, Status};
 
-use super::{Manager, ManagerEvent, Purpose, SmState, Time};
+use super::{Manager, ManagerEvent, ManagerStats, Purpose, SmState, Time};
 
 impl Manager {
     /// The subscriptions (a master's, or a standby's copy of its master's).
@@ -34,34 +34,11 @@ impl Manager {
         requester: Address,
         info: &InformInfo,
     ) -> Result<InformInfo, Status> {
-        if !info.subscribe {
-            return self.inform_delete(requester, info);
-        }
-        self.expire(now);
-        match self
-            .subscriptions
-            .subscribe(now, requester, info, &self.cfg.timers)
-        {
-            Ok((granted, fresh)) => {
-                if fresh {
-                    self.stats.subscriptions += 1;
-                    self.event(ManagerEvent::Subscribed {
-                        subscriber: requester,
-                        lease_s: granted.lease_s,
-                    });
-                }
-                Ok(granted)
-            }
-            Err(r) => {
-                self.stats.subscriptions_refused += 1;
-                if r == Refusal::Full {
-                    self.event(ManagerEvent::SubscriptionRefused {
-                        subscriber: requester,
-                    });
-                }
-                Err(r.status())
-            }
-        }
+        let (answer, events) =
+            self.subscriptions
+                .set(now, requester, info, &self.cfg.timers, &mut self.stats);
+        self.log_subscriptions(events);
+        answer
     }
 
     /// A SubnAdm Delete of InformInfo from `requester`: ends its
@@ -71,11 +48,9 @@ impl Manager {
         requester: Address,
         info: &InformInfo,
     ) -> Result<InformInfo, Status> {
-        let r = self.subscriptions.unsubscribe(requester, info)?;
-        self.event(ManagerEvent::Unsubscribed {
-            subscriber: requester,
-        });
-        Ok(r)
+        let (answer, events) = self.subscriptions.delete(requester, info);
+        self.log_subscriptions(events);
+        answer
     }
 
     /// A SubnAdm Get of InformInfo: subscription `index` (modifier) in
@@ -87,10 +62,13 @@ impl Manager {
 
     /// Drops the subscriptions whose lease ran out by `now`.
     pub(super) fn expire(&mut self, now: Time) {
-        let gone = self.subscriptions.expire(now);
-        for subscriber in gone {
-            self.stats.subscriptions_expired += 1;
-            self.event(ManagerEvent::SubscriptionExpired { subscriber });
+        let events = self.subscriptions.lapse(now, &mut self.stats);
+        self.log_subscriptions(events);
+    }
+
+    fn log_subscriptions(&mut self, events: Vec<SubscriptionEvent>) {
+        for e in events {
+            self.event(ManagerEvent::Subscription(e));
         }
     }
 
@@ -213,5 +191,20 @@ impl Manager {
         let synced = copy.len() as u64;
         self.subscriptions = copy;
         self.stats.synced += synced;
+    }
+}
+
+/// The SAN's subscriptions in the manager's counters.
+impl Counters for ManagerStats {
+    fn subscribed(&mut self) {
+        self.subscriptions += 1;
+    }
+
+    fn refused(&mut self) {
+        self.subscriptions_refused += 1;
+    }
+
+    fn expired(&mut self) {
+        self.subscriptions_expired += 1;
     }
 }

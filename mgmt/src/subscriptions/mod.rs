@@ -3,9 +3,12 @@
 //! filter, each with a lease. One table, two keepers: a SAN's master
 //! manager (`manager::subscriptions`, for every trap it receives) and an
 //! agent that does not run its SAN's master (`agent::subscribers`, for the
-//! node's own traps). Each counts and logs what the table tells it; the
-//! bounds are [`ManagerTimers`]' `max_subscriptions`, `lease_default_s`
-//! and `lease_max_s`.
+//! node's own traps). The table answers its keeper's requests, counts in
+//! its keeper's counters ([`Counters`]) and gives it the events to log
+//! ([`events`]); the bounds are [`ManagerTimers`]' `max_subscriptions`,
+//! `lease_default_s` and `lease_max_s`.
+
+pub mod events;
 
 use std::collections::BTreeMap;
 
@@ -14,6 +17,8 @@ use rrp::Address;
 use crate::attr::{InformInfo, Notice};
 use crate::manager::ManagerTimers;
 use crate::wire::Status;
+
+pub use events::{Keeper, SubscriptionEvent};
 
 /// Time in milliseconds since an arbitrary epoch (the host's clock).
 pub type Time = u64;
@@ -64,6 +69,20 @@ impl Refusal {
     }
 }
 
+/// The counters a keeper keeps of its table (docs/stats.md, the same
+/// names in the agent's and in the manager's counters).
+pub trait Counters {
+    /// A new subscription (`subscriptions`); a renewal is not counted.
+    fn subscribed(&mut self);
+    /// A Set refused, for either [`Refusal`] (`subscriptions_refused`).
+    fn refused(&mut self);
+    /// A lease that ran out (`subscriptions_expired`).
+    fn expired(&mut self);
+}
+
+/// A request's answer, and the events its keeper logs, in order.
+pub type Outcome = (Result<InformInfo, Status>, Vec<SubscriptionEvent>);
+
 /// Subscriptions by (subscriber, filter): a Set of the same renews it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Subscriptions {
@@ -91,12 +110,81 @@ impl Subscriptions {
         self.table.len().min(usize::from(u16::MAX)) as u16
     }
 
+    /// A SubnAdm Set of InformInfo from `requester`: with Subscribe 1,
+    /// drops the leases run out by `now` ([`lapse`](Self::lapse)), then
+    /// subscribes it or renews its subscription; with Subscribe 0, a
+    /// [`delete`](Self::delete). A new subscription is reported; a refusal
+    /// is counted, and reported when the table is full (a requester that
+    /// is not a node's address is bad input: counted only).
+    pub fn set(
+        &mut self,
+        now: Time,
+        requester: Address,
+        info: &InformInfo,
+        limits: &ManagerTimers,
+        counters: &mut impl Counters,
+    ) -> Outcome {
+        if !info.subscribe {
+            return self.delete(requester, info);
+        }
+        let mut events = self.lapse(now, counters);
+        let answer = match self.subscribe(now, requester, info, limits) {
+            Ok((granted, fresh)) => {
+                if fresh {
+                    counters.subscribed();
+                    events.push(SubscriptionEvent::Subscribed {
+                        subscriber: requester,
+                        lease_s: granted.lease_s,
+                    });
+                }
+                Ok(granted)
+            }
+            Err(r) => {
+                counters.refused();
+                if r == Refusal::Full {
+                    events.push(SubscriptionEvent::Refused {
+                        subscriber: requester,
+                    });
+                }
+                Err(r.status())
+            }
+        };
+        (answer, events)
+    }
+
+    /// A SubnAdm Delete of InformInfo (or a Set with Subscribe 0) from
+    /// `requester`: ends its subscription of the same filter, answered
+    /// with the record and reported; "no records" when it has none.
+    pub fn delete(&mut self, requester: Address, info: &InformInfo) -> Outcome {
+        match self.unsubscribe(requester, info) {
+            Ok(r) => (
+                Ok(r),
+                vec![SubscriptionEvent::Unsubscribed {
+                    subscriber: requester,
+                }],
+            ),
+            Err(status) => (Err(status), Vec::new()),
+        }
+    }
+
+    /// Drops the subscriptions whose lease ran out by `now`: each counted
+    /// and reported.
+    pub fn lapse(&mut self, now: Time, counters: &mut impl Counters) -> Vec<SubscriptionEvent> {
+        self.expire(now)
+            .into_iter()
+            .map(|subscriber| {
+                counters.expired();
+                SubscriptionEvent::Expired { subscriber }
+            })
+            .collect()
+    }
+
     /// A Set with Subscribe 1 from `requester`: subscribes it, or renews
     /// the lease of the same subscription (the lease asked, 0: the
     /// default, at most the longest). Answers the record as granted (the
     /// subscriber, the lease given, the table's size) and whether it is a
-    /// new subscription. The caller expires the table first.
-    pub fn subscribe(
+    /// new subscription. [`set`](Self::set) expires the table first.
+    fn subscribe(
         &mut self,
         now: Time,
         requester: Address,
@@ -139,11 +227,7 @@ impl Subscriptions {
     /// A Delete (or a Set with Subscribe 0) from `requester`: ends its
     /// subscription of the same filter, answered with the record; "no
     /// records" when it has none.
-    pub fn unsubscribe(
-        &mut self,
-        requester: Address,
-        info: &InformInfo,
-    ) -> Result<InformInfo, Status> {
+    fn unsubscribe(&mut self, requester: Address, info: &InformInfo) -> Result<InformInfo, Status> {
         let s = self
             .table
             .remove(&key(requester, info))
@@ -191,7 +275,7 @@ impl Subscriptions {
 
     /// Drops the subscriptions whose lease ran out by `now`; returns their
     /// subscribers.
-    pub fn expire(&mut self, now: Time) -> Vec<Address> {
+    fn expire(&mut self, now: Time) -> Vec<Address> {
         let mut gone = Vec::new();
         self.table.retain(|_, s| {
             let keep = s.expires > now;
@@ -263,5 +347,90 @@ mod tests {
         assert!(t.expire(59_999).is_empty());
         assert_eq!(t.expire(60_000), vec![Address(0x0521)]);
         assert!(t.is_empty());
+    }
+
+    #[derive(Default)]
+    struct Counted {
+        subscribed: u64,
+        refused: u64,
+        expired: u64,
+    }
+
+    impl Counters for Counted {
+        fn subscribed(&mut self) {
+            self.subscribed += 1;
+        }
+        fn refused(&mut self) {
+            self.refused += 1;
+        }
+        fn expired(&mut self) {
+            self.expired += 1;
+        }
+    }
+
+    #[test]
+    fn set_delete_lapse_counted_and_reported() {
+        let limits = ManagerTimers {
+            max_subscriptions: 1,
+            ..ManagerTimers::default()
+        };
+        let mut t = Subscriptions::default();
+        let mut c = Counted::default();
+        let every = InformInfo {
+            subscribe: true,
+            ..InformInfo::default()
+        };
+        let a = Address(0x0521);
+        let (r, e) = t.set(0, a, &every, &limits, &mut c);
+        assert_eq!(r.unwrap().lease_s, 60);
+        assert_eq!(
+            e,
+            vec![SubscriptionEvent::Subscribed {
+                subscriber: a,
+                lease_s: 60
+            }]
+        );
+        // A renewal: neither counted nor reported.
+        let (r, e) = t.set(10, a, &every, &limits, &mut c);
+        assert!(r.is_ok() && e.is_empty());
+        // Full: counted and reported; not a node: counted only.
+        let (r, e) = t.set(10, Address(0x0531), &every, &limits, &mut c);
+        assert_eq!(r, Err(Status::SA_NO_RESOURCES));
+        assert_eq!(
+            e,
+            vec![SubscriptionEvent::Refused {
+                subscriber: Address(0x0531)
+            }]
+        );
+        let (r, e) = t.set(10, Address::BROADCAST, &every, &limits, &mut c);
+        assert_eq!(r, Err(Status::INVALID_VALUE));
+        assert!(e.is_empty());
+        // Subscribe 0 ends it, as a Delete does; none left to end.
+        let end = InformInfo {
+            subscribe: false,
+            ..every.clone()
+        };
+        let (r, e) = t.set(20, a, &end, &limits, &mut c);
+        assert!(!r.unwrap().subscribe);
+        assert_eq!(e, vec![SubscriptionEvent::Unsubscribed { subscriber: a }]);
+        let (r, e) = t.delete(a, &every);
+        assert_eq!(r, Err(Status::SA_NO_RECORDS));
+        assert!(e.is_empty());
+        // A lease run out is dropped before the next Set is taken.
+        t.set(100_000, a, &every, &limits, &mut c).0.unwrap();
+        assert!(t.lapse(160_000 - 1, &mut c).is_empty());
+        let (r, e) = t.set(160_000, Address(0x0531), &every, &limits, &mut c);
+        assert!(r.is_ok());
+        assert_eq!(
+            e,
+            vec![
+                SubscriptionEvent::Expired { subscriber: a },
+                SubscriptionEvent::Subscribed {
+                    subscriber: Address(0x0531),
+                    lease_s: 60
+                }
+            ]
+        );
+        assert_eq!((c.subscribed, c.refused, c.expired), (3, 2, 1));
     }
 }
