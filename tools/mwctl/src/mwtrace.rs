@@ -21,7 +21,12 @@ use crate::trace::{self, EXIT_UNREACHABLE, EXIT_USAGE, Miss, TraceArgs};
 
 /// mwtrace: trace and validate the path to a destination.
 #[derive(Debug, Parser)]
-#[command(name = "mwtrace", version, about, long_about = None)]
+#[command(
+    name = "mwtrace",
+    version,
+    about = "Trace and validate the path to a MessageWay destination",
+    long_about = None
+)]
 pub struct Cli {
     /// The admin socket of the node to trace from.
     #[arg(long, env = "MWCTL_SOCKET", default_value = DEFAULT_SOCKET, value_name = "PATH")]
@@ -56,5 +61,20 @@ pub fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let _ = writeln!(err, "mwtrace: {e}");
             EXIT_USAGE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_help_says_what_mwtrace_does() {
+        let help = Cli::command().render_help().to_string();
+        assert!(
+            help.starts_with("Trace and validate the path to a MessageWay destination"),
+            "{help}"
+        );
     }
 }
