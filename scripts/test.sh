@@ -50,9 +50,9 @@ fail_or_skip() { # $1 = what is missing, $2 = what is skipped
 }
 
 phase prerequisites
-# dpkg-dev, debhelper, help2man and lintian build and check the Debian package
+# dpkg-dev, debhelper and lintian build and check the Debian package
 # (scripts/package; its install test in control/tests/debian_package.rs).
-APT_PACKAGES=(pkg-config libclang-dev libpcap-dev libdpdk-dev dpdk-dev dpdk dpdk-doc patch iproute2 systemd prometheus tshark chromium dpkg-dev debhelper help2man lintian)
+APT_PACKAGES=(pkg-config libclang-dev libpcap-dev libdpdk-dev dpdk-dev dpdk dpdk-doc patch iproute2 systemd prometheus tshark chromium dpkg-dev debhelper lintian)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,7 +24,8 @@ const DISSECTOR: &str = "/usr/lib/x86_64-linux-gnu/wireshark/plugins/mwrouter.lu
 /// "mw". Its place in the package is checked in the package's contents.
 const NO_DISSECTOR: &str = "--path-exclude=/usr/lib/x86_64-linux-gnu/wireshark/*";
 
-/// Every file the package must install (the man pages compressed by dh).
+/// Every file the package must install (the man pages compressed by dh):
+/// every tool, its man page and its bash and zsh completions.
 const FILES: &[&str] = &[
     "/usr/sbin/mwrouterd",
     "/usr/bin/mwctl",
@@ -38,8 +39,18 @@ const FILES: &[&str] = &[
     "/usr/share/man/man1/mwdump.1.gz",
     "/usr/share/man/man1/mwgen.1.gz",
     "/usr/share/man/man1/mwlab.1.gz",
+    "/usr/share/bash-completion/completions/mwrouterd",
     "/usr/share/bash-completion/completions/mwctl",
+    "/usr/share/bash-completion/completions/mwtrace",
+    "/usr/share/bash-completion/completions/mwdump",
+    "/usr/share/bash-completion/completions/mwgen",
+    "/usr/share/bash-completion/completions/mwlab",
+    "/usr/share/zsh/vendor-completions/_mwrouterd",
     "/usr/share/zsh/vendor-completions/_mwctl",
+    "/usr/share/zsh/vendor-completions/_mwtrace",
+    "/usr/share/zsh/vendor-completions/_mwdump",
+    "/usr/share/zsh/vendor-completions/_mwgen",
+    "/usr/share/zsh/vendor-completions/_mwlab",
     CONFFILE,
     UNIT,
     "/usr/lib/sysusers.d/mwrouter.conf",
@@ -144,7 +155,6 @@ fn the_package_installs_upgrades_and_purges() {
     let missing: Vec<&str> = [
         "dpkg-buildpackage",
         "dh",
-        "help2man",
         "lintian",
         "systemd-analyze",
         "systemd-sysusers",
@@ -156,7 +166,7 @@ fn the_package_installs_upgrades_and_purges() {
         testkit::skip(
             TEST,
             &format!(
-                "missing {} (apt-get install dpkg-dev debhelper help2man lintian systemd)",
+                "missing {} (apt-get install dpkg-dev debhelper lintian systemd)",
                 missing.join(" ")
             ),
         );
@@ -185,6 +195,8 @@ fn the_package_installs_upgrades_and_purges() {
         ("mwdump", "mwdump", &[][..]),
         ("mwgen", "mwgen", features),
         ("mwlab", "mwlab", features),
+        // Writes the man pages and completions; built, not installed.
+        ("clidoc", "mwrouter-clidoc", &[][..]),
     ] {
         testkit::workspace_bin(package, bin, features);
     }
@@ -218,6 +230,10 @@ fn the_package_installs_upgrades_and_purges() {
     assert!(
         contents.contains(&format!(".{DISSECTOR}")),
         "{DISSECTOR} not in the package: {contents}"
+    );
+    assert!(
+        !contents.contains("mwrouter-clidoc"),
+        "the generator of the man pages is in the package: {contents}"
     );
 
     let cleanup = Cleanup {

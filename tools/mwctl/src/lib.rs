@@ -5,6 +5,7 @@
 //! refused or failed the request, 2 usage, 3 the daemon cannot be reached.
 
 pub mod cli;
+pub mod clidoc;
 pub mod discover;
 pub mod discover_cache;
 pub mod discover_diff;
@@ -16,6 +17,7 @@ pub mod events;
 pub mod links;
 pub mod mad;
 pub mod mcast;
+pub mod mwtrace;
 pub mod ping;
 pub mod query;
 pub mod render;
@@ -175,12 +177,12 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
     }
     match &cli.cmd {
         Cmd::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "mwctl", out);
+            clidoc::completions(*shell, Cli::command(), out);
             Ok(())
         }
-        Cmd::Man => clap_mangen::Man::new(Cli::command())
-            .render(out)
-            .map_err(|e| local("writing the man page", e)),
+        Cmd::Man => {
+            clidoc::man(Cli::command(), "1", out).map_err(|e| local("writing the man page", e))
+        }
         Cmd::Capture { file, .. } => capture(cli, file, timeout, out, err),
         Cmd::TracePackets(t) => {
             let mut c = Client::connect(&cli.socket, timeout)?;
