@@ -2928,3 +2928,24 @@ fn history_file_names_a_file_and_round_trips() {
     let back = Config::check_toml(&c.to_toml()).unwrap();
     assert_eq!(back.admin.history_file, c.admin.history_file);
 }
+
+#[test]
+fn the_drain_keys_reload_live_and_the_start_hold_needs_a_restart() {
+    let old = load("router-udp.toml");
+    let mut new = old.clone();
+    new.drain.timeout_ms = 20_000;
+    new.drain.on_sigterm = false;
+    let plan = old.diff_for_reload(&new).unwrap();
+    assert!(
+        plan.changes
+            .iter()
+            .any(|c| c.starts_with("drain.timeout_ms: 10000 -> 20000")),
+        "{plan:?}"
+    );
+    new.drain.start_max_ms = 0;
+    let refused = old.diff_for_reload(&new).unwrap_err();
+    assert!(
+        refused.iter().any(|r| r.starts_with("drain.start_max_ms")),
+        "{refused:?}"
+    );
+}

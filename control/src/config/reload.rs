@@ -214,6 +214,8 @@ fn is_live(key: &str) -> bool {
         || is_static_key(key)
         || is_auth_key(key)
         || (hr_index(key).is_some() && key.ends_with("].admin_state"))
+        // Read when a drain begins; the start hold's keys act at a start.
+        || (key.starts_with("drain.") && !key.starts_with("drain.start_"))
 }
 
 pub(super) fn diff(old: &Config, new: &Config) -> Result<ReloadPlan, Vec<String>> {

@@ -113,6 +113,11 @@ impl DaemonBackend {
         &self.counters
     }
 
+    /// The configuration last applied (reloads replace it).
+    pub fn applied_config(&self) -> std::sync::Arc<std::sync::Mutex<crate::config::Config>> {
+        self.change.cfg.clone()
+    }
+
     /// Sets the drain `mwctl drain` and SIGTERM begin (once, at start-up).
     pub fn set_drainer(&self, d: Arc<super::drain::Drainer>) {
         let _ = self.drainer.set(d);

@@ -6,12 +6,12 @@
 //! drain` and, with `drain.on_sigterm`, SIGTERM begin one; the drain ends
 //! by raising SIGTERM, which the signal loop takes as "stop now".
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::config::{DrainSection, MAX_DRAIN_MS};
+use crate::config::{Config, DrainSection, MAX_DRAIN_MS};
 use crate::plane::PlaneHandle;
 use crate::stats::Counters;
 
@@ -84,17 +84,20 @@ impl Quiet {
     }
 }
 
-/// The daemon's drain: begun once, by `mwctl drain` or SIGTERM.
+/// The daemon's drain: begun once, by `mwctl drain` or SIGTERM. Its
+/// settings are read from the configuration in force when they are used,
+/// so a reload changes them live.
 pub struct Drainer {
-    cfg: DrainSection,
+    cfg: Arc<Mutex<Config>>,
     plane: Arc<PlaneHandle>,
     counters: Counters,
     begun: AtomicBool,
 }
 
 impl Drainer {
-    /// A drainer of the box behind `plane`, watching `counters`.
-    pub fn new(cfg: DrainSection, plane: Arc<PlaneHandle>, counters: Counters) -> Drainer {
+    /// A drainer of the box behind `plane`, watching `counters`, with the
+    /// `[drain]` of the configuration in force, `cfg`.
+    pub fn new(cfg: Arc<Mutex<Config>>, plane: Arc<PlaneHandle>, counters: Counters) -> Drainer {
         Drainer {
             cfg,
             plane,
@@ -108,9 +111,14 @@ impl Drainer {
         self.begun.load(Ordering::SeqCst)
     }
 
+    /// The `[drain]` in force.
+    fn settings(&self) -> DrainSection {
+        self.cfg.lock().unwrap_or_else(|e| e.into_inner()).drain
+    }
+
     /// Whether SIGTERM drains.
     pub fn on_sigterm(&self) -> bool {
-        self.cfg.on_sigterm
+        self.settings().on_sigterm
     }
 
     /// Begins a drain that ends by raising SIGTERM; the timeout it uses,
@@ -119,8 +127,9 @@ impl Drainer {
         if self.begun.swap(true, Ordering::SeqCst) {
             return Err("a drain is already under way".into());
         }
+        let settings = self.settings();
         let timeout = timeout_ms
-            .unwrap_or(self.cfg.timeout_ms)
+            .unwrap_or(settings.timeout_ms)
             .clamp(1, MAX_DRAIN_MS);
         self.plane
             .call(Duration::from_secs(2), |cp| {
@@ -137,7 +146,7 @@ impl Drainer {
         thread::Builder::new()
             .name("mw-drain".into())
             .spawn(move || {
-                me.watch(timeout);
+                me.watch(&settings, timeout);
                 let _ = signal_hook::low_level::raise(signal_hook::consts::SIGTERM);
             })
             .map_err(|e| format!("drain: {e}"))?;
@@ -151,10 +160,10 @@ impl Drainer {
             .sum()
     }
 
-    fn watch(&self, timeout_ms: u64) {
+    fn watch(&self, settings: &DrainSection, timeout_ms: u64) {
         let start = Instant::now();
         let now = || start.elapsed().as_millis() as u64;
-        let mut q = Quiet::new(&self.cfg, now(), timeout_ms);
+        let mut q = Quiet::new(settings, now(), timeout_ms);
         loop {
             match q.reading(now(), self.forwarded()) {
                 Verdict::Wait => thread::sleep(Duration::from_millis(POLL_MS)),

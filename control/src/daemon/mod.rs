@@ -496,7 +496,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         stats_file.clone(),
     ));
     backend.set_drainer(Arc::new(drain::Drainer::new(
-        cfg.drain,
+        backend.applied_config(),
         running.plane.clone(),
         backend.counters().clone(),
     )));
