@@ -110,6 +110,12 @@ impl PartitionsSource {
         self.path = r.path.clone();
         match (r.path, r.result) {
             (None, _) => {
+                if let Some(f) = &self.from_file {
+                    tracing::info!(
+                        was = %f.display(),
+                        "no partitions file: every node a full member of the default partition"
+                    );
+                }
                 self.in_force = Partitions::open();
                 self.from_file = None;
                 self.loaded_unix_s = None;
