@@ -87,6 +87,79 @@ pub struct ManagementInfo {
     /// "Events").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscribers: Vec<SubscriptionRow>,
+    /// The partitions the node's SAN managers hold (docs/partitions.md);
+    /// none where the node keeps none (a host, an older daemon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<PartitionsInfo>,
+}
+
+/// The partitions in force, where they come from, and the last refusal of
+/// the partitions file (`mwctl san partitions`; docs/partitions.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PartitionsInfo {
+    /// `management.partitions_file`; none: no file is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The file the partitions in force were read from; none: they are the
+    /// default (every node a full member of the default partition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_from: Option<String>,
+    /// When they were read (Unix seconds); none with the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_unix_s: Option<u64>,
+    /// The last read of the file, when it was refused (the partitions in
+    /// force did not change); none when the last read was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<PartitionsRefusal>,
+    /// The partitions in force, the default one among them.
+    #[serde(default)]
+    pub partitions: Vec<PartitionRow>,
+}
+
+/// A refused read of the partitions file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionsRefusal {
+    /// The file.
+    pub file: String,
+    /// When (Unix seconds).
+    pub at_unix_s: u64,
+    /// How many errors it had.
+    pub count: usize,
+    /// The first of them (`line 3: ...`), at most
+    /// [`PartitionsRefusal::MAX_SHOWN`].
+    pub errors: Vec<String>,
+}
+
+impl PartitionsRefusal {
+    /// The most errors of one refusal kept and shown.
+    pub const MAX_SHOWN: usize = 64;
+}
+
+/// A partition in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionRow {
+    /// Its key, hex (`0x7fff`).
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// Its members as the file writes them (`0x0000000000000104=full`,
+    /// `ALL=limited`), in file order.
+    pub members: Vec<String>,
+}
+
+impl PartitionRow {
+    /// The row of partition `p`.
+    pub fn of(p: &mgmt::partition::Partition) -> PartitionRow {
+        PartitionRow {
+            key: p.key.to_string(),
+            name: p.name.clone(),
+            members: p
+                .members
+                .iter()
+                .map(|(w, h)| format!("{w}={}", h.name()))
+                .collect(),
+        }
+    }
 }
 
 /// A SAN manager `show management` lists.
@@ -239,6 +312,7 @@ impl ManagementInfo {
                 .collect(),
             subscribers: SubscriptionRow::rows(a.subscriptions(), now),
             addresses,
+            partitions: None,
         }
     }
 }

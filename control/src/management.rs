@@ -22,6 +22,7 @@ use admin::view::ManagementInfo;
 use crate::PlaneStats;
 use crate::config::Config;
 use crate::log_limit::{LogLimiter, LogLimits};
+use crate::partitions::PartitionsSource;
 use crate::stats::{Counters, EngineStats};
 
 /// The answer an admin request waits for.
@@ -36,6 +37,8 @@ pub struct Management {
     /// The rate limit on the agent's and managers' log lines about what
     /// they received (docs/daemon.md "Logs").
     log: LogLimiter,
+    /// The partitions the box's SAN managers hold (docs/partitions.md).
+    partitions: PartitionsSource,
 }
 
 /// A packet the management host wants sent: out of `port` to `native`.
@@ -171,6 +174,7 @@ impl Management {
             counters,
             kinds,
             log: LogLimiter::new(LogLimits::default()),
+            partitions: PartitionsSource::default(),
         }
     }
 
@@ -226,7 +230,21 @@ impl Management {
     /// What `show management` shows, at `now`; `addresses` are the box's
     /// HRs in port order.
     pub fn info(&self, now: Time, addresses: Vec<Address>) -> ManagementInfo {
-        ManagementInfo::of(&self.station, now, addresses)
+        ManagementInfo {
+            partitions: Some(self.partitions.info()),
+            ..ManagementInfo::of(&self.station, now, addresses)
+        }
+    }
+
+    /// The partitions in force and where they come from.
+    pub fn partitions(&self) -> &PartitionsSource {
+        &self.partitions
+    }
+
+    /// The partitions, to take a new reading of the file (at start and at
+    /// every reload).
+    pub fn partitions_mut(&mut self) -> &mut PartitionsSource {
+        &mut self.partitions
     }
 
     /// When the agent or the client wants its timer.

@@ -1241,6 +1241,7 @@ fn round_trip_variants() {
             retries: 0,
             forget_sweeps: 100_000,
         },
+        partitions_file: Some("/etc/mwrouter/partitions \" é.conf".into()),
     };
     round_trip(&c);
 }
@@ -1479,6 +1480,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                     outstanding: 1 + (m.2 % 1000) as u32,
                     ..Default::default()
                 },
+                partitions_file: (m.2 % 5 == 0).then(|| "/etc/mwrouter/partitions.conf".into()),
             };
             let _ = n;
             c
@@ -1560,6 +1562,7 @@ answers_global = 300"#);
             sm_key_file: None,
             manager_timers: Default::default(),
             perf_manager: Default::default(),
+            partitions_file: None,
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -2287,6 +2290,7 @@ fn reload_management_is_live() {
             enabled: true,
             ..Default::default()
         },
+        partitions_file: Some("/etc/mwrouter/partitions.conf".into()),
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));
@@ -2305,11 +2309,12 @@ fn reload_management_is_live() {
             "management.identity: (unset) -> \"0x0000000000000007\"",
             "management.description: (unset) -> \"box\"",
             "management.manager: (unset) -> 0x0120",
+            "management.partitions_file: (unset) -> \"/etc/mwrouter/partitions.conf\"",
         ]
     );
     let back = all.diff_for_reload(&old).unwrap();
     assert_eq!(back.management, Some(old.management.clone()));
-    assert_eq!(back.changes.len(), 12, "{:?}", back.changes);
+    assert_eq!(back.changes.len(), 13, "{:?}", back.changes);
     // With a change that is refused, the whole reload is.
     let mut r = new.clone();
     r.workers.count = 2;
@@ -2912,6 +2917,42 @@ fn config_history_is_bounded() {
     c.admin.config_history = 3;
     let back = Config::check_toml(&c.to_toml()).unwrap();
     assert_eq!(back.admin.config_history, 3);
+}
+
+#[test]
+fn partitions_file_is_an_absolute_file_name_and_round_trips() {
+    let mut c = load("router-udp.toml");
+    for (bad, why) in [
+        ("partitions.conf", "not an absolute path"),
+        ("etc/mwrouter/partitions.conf", "not an absolute path"),
+        ("/etc/mwrouter/", "must name a file"),
+    ] {
+        c.management.partitions_file = Some(bad.into());
+        let errs = Config::check_toml(&c.to_toml()).unwrap_err();
+        assert!(
+            errs.iter().any(|e| {
+                let e = e.to_string();
+                e.contains("management.partitions_file") && e.contains(why)
+            }),
+            "{bad}: {errs:?}"
+        );
+    }
+    c.management.partitions_file = Some("/etc/mwrouter/partitions.conf".into());
+    let text = c.to_toml();
+    assert!(
+        text.contains("partitions_file = \"/etc/mwrouter/partitions.conf\""),
+        "{text}"
+    );
+    let back = Config::check_toml(&text).unwrap();
+    assert_eq!(
+        back.management.partitions_file,
+        c.management.partitions_file
+    );
+    // Not a secret: no file is read to load the configuration (the path
+    // does not exist), and it is written as it is.
+    assert_eq!(back, c);
+    c.management.partitions_file = None;
+    assert!(!c.to_toml().contains("partitions_file"));
 }
 
 #[test]

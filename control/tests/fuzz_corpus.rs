@@ -73,6 +73,7 @@ traps_per_s = 5
 manager_priority = 3
 manager_hrs = [0x0101]
 address_pools = [{ hr = 0x0101, first = 0x0140, last = 0x0150 }]
+partitions_file = "/etc/mwrouter/partitions.conf"
 
 [[hr]]
 name = "a"

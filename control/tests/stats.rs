@@ -940,6 +940,7 @@ fn sample_management() -> admin::view::ManagementInfo {
         addresses: vec![rrp::Address(0x0115), rrp::Address(0x0116)],
         managers: vec![row(0, 0x0115, "master", 2), row(1, 0x0116, "standby", 0)],
         subscribers: Vec::new(),
+        partitions: None,
     }
 }
 

@@ -214,6 +214,9 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     t.put("address_pools", format!("[{}]", pools.join(", ")));
     t.put("manager_timers", literal::value(&m.manager_timers));
     t.put("perf_manager", literal::value(&m.perf_manager));
+    if let Some(f) = &m.partitions_file {
+        t.put("partitions_file", quote(&f.to_string_lossy()));
+    }
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

@@ -459,6 +459,11 @@ pub struct ManagementSection {
     /// performance manager"): polled where this box is a SAN's master, or
     /// everywhere with `enabled`.
     pub perf_manager: PerfConfig,
+    /// The partitions file the SAN managers read (an absolute path;
+    /// docs/partitions.md), at start and at every reload; none: every node
+    /// a full member of the default partition. Not a secret: read by
+    /// [`crate::partitions`], not as a key file.
+    pub partitions_file: Option<PathBuf>,
 }
 
 /// A SAN manager's address pool: on HR `hr`'s SAN, `first` to `last`.
@@ -495,6 +500,7 @@ impl Default for ManagementSection {
             address_pools: Vec::new(),
             manager_timers: ManagerTimers::default(),
             perf_manager: PerfConfig::default(),
+            partitions_file: None,
         }
     }
 }
@@ -529,6 +535,7 @@ impl fmt::Debug for ManagementSection {
             .field("address_pools", &self.address_pools)
             .field("manager_timers", &self.manager_timers)
             .field("perf_manager", &self.perf_manager)
+            .field("partitions_file", &self.partitions_file)
             .finish()
     }
 }

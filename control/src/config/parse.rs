@@ -78,6 +78,7 @@ struct RawManagement {
     address_pools: Vec<RawPool>,
     manager_timers: mgmt::manager::ManagerTimers,
     perf_manager: mgmt::perfmgr::PerfConfig,
+    partitions_file: Option<PathBuf>,
 }
 
 /// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
@@ -120,6 +121,7 @@ impl Default for RawManagement {
                 .collect(),
             manager_timers: m.manager_timers,
             perf_manager: m.perf_manager,
+            partitions_file: m.partitions_file,
         }
     }
 }
@@ -197,6 +199,7 @@ fn management(
             .collect(),
         manager_timers: m.manager_timers,
         perf_manager: m.perf_manager,
+        partitions_file: m.partitions_file,
     }
 }
 

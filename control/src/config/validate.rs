@@ -415,6 +415,24 @@ fn management(c: &Config, e: &mut Errs) {
             e.push(key, format!("{}: {why}", f.display()));
         }
     }
+    if let Some(f) = &m.partitions_file {
+        if f.to_str().is_none() {
+            e.push(
+                "management.partitions_file",
+                "not UTF-8: the path is written in a TOML string",
+            );
+        } else if !f.is_absolute() {
+            e.push(
+                "management.partitions_file",
+                format!("{}: not an absolute path", f.display()),
+            );
+        } else if f.file_name().is_none() || f.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            e.push(
+                "management.partitions_file",
+                format!("{}: must name a file, not a directory", f.display()),
+            );
+        }
+    }
     if m.protect > MAX_PROTECT {
         e.push(
             "management.protect",

@@ -394,6 +394,10 @@ impl Changer {
                 new.management.perf_manager,
             )
         });
+        // Read at every reload, even one that changes nothing else (the
+        // file's content may have changed); off the control thread. Its
+        // refusal refuses nothing else (docs/partitions.md).
+        let parts = crate::partitions::read(new.management.partitions_file.as_deref());
         let refused = self
             .plane
             .call(CALL, move |cp| -> Result<Vec<String>, String> {
@@ -443,6 +447,9 @@ impl Changer {
                                 .push(format!("static entry {a} on port {port} not added: {why}"));
                         }
                     }
+                }
+                if let Some(m) = cp.management_mut() {
+                    m.partitions_mut().take(parts);
                 }
                 Ok(refused)
             })

@@ -463,6 +463,8 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         let agent = crate::management::agent_config(&cfg);
         let managers = crate::management::manager_configs(&cfg);
         let perf = cfg.management.perf_manager;
+        // Read here, off the control thread (docs/partitions.md).
+        let parts = crate::partitions::read(cfg.management.partitions_file.as_deref());
         let (c, k) = (counters.clone(), kinds.clone());
         running
             .plane
@@ -470,6 +472,9 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                 cp.enable_management(agent, c, k);
                 cp.set_managers(managers);
                 cp.set_perf_manager(perf);
+                if let Some(m) = cp.management_mut() {
+                    m.partitions_mut().take(parts);
+                }
             })
             .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use admin::view::{ManagementInfo, ManagerRow};
+use admin::view::{ManagementInfo, ManagerRow, PartitionsInfo};
 use clap::Subcommand;
 use serde_json::Value;
 
@@ -18,6 +18,9 @@ pub enum SanCmd {
     Members,
     /// The managers: state, priority, master, ActCount, the managers heard of.
     Managers,
+    /// The partitions in force (key, name, members), where they come from,
+    /// and the last refusal of the partitions file (docs/partitions.md).
+    Partitions,
 }
 
 /// The JSON (`--json`) and the text of `mwctl san`.
@@ -110,7 +113,72 @@ pub fn render(cmd: &SanCmd, m: &ManagementInfo) -> (Value, String) {
             out.push_str(&managers_table(&m.managers));
             (serde_json::to_value(&m.managers).unwrap_or_default(), out)
         }
+        SanCmd::Partitions => match &m.partitions {
+            Some(p) => (
+                serde_json::to_value(p).unwrap_or_default(),
+                partitions_text(p),
+            ),
+            None => (
+                Value::Null,
+                "this daemon does not report partitions\n".to_string(),
+            ),
+        },
     }
+}
+
+/// `mwctl san partitions`: the partitions in force, where they come from,
+/// and the last refusal of the file.
+pub fn partitions_text(p: &PartitionsInfo) -> String {
+    let mut out = String::new();
+    let mut t = Table::new(&["key", "name", "members"]);
+    for r in &p.partitions {
+        t.row(vec![
+            r.key.clone(),
+            r.name.clone(),
+            if r.members.is_empty() {
+                "-".into()
+            } else {
+                r.members.join(", ")
+            },
+        ]);
+    }
+    out.push_str(&t.render());
+    match (&p.loaded_from, &p.file) {
+        (Some(f), _) => {
+            let _ = writeln!(
+                out,
+                "from the partitions file {f}, read at {}",
+                p.loaded_unix_s
+                    .map_or("an unknown time".into(), crate::discover_html::utc_text)
+            );
+        }
+        (None, Some(f)) => {
+            let _ = writeln!(
+                out,
+                "the default (every node a full member of the default partition): the partitions file {f} has not been taken"
+            );
+        }
+        (None, None) => out.push_str(
+            "the default (every node a full member of the default partition): no partitions file ([management] partitions_file)\n",
+        ),
+    }
+    if let Some(r) = &p.refused {
+        let _ = writeln!(
+            out,
+            "partitions file {} refused at {}: {} error{}; the partitions in force did not change:",
+            r.file,
+            crate::discover_html::utc_text(r.at_unix_s),
+            r.count,
+            if r.count == 1 { "" } else { "s" }
+        );
+        for e in &r.errors {
+            let _ = writeln!(out, "  {e}");
+        }
+        if r.count > r.errors.len() {
+            let _ = writeln!(out, "  and {} more", r.count - r.errors.len());
+        }
+    }
+    out
 }
 
 /// The managers as a table: port, HR, state, priority, master, ActCount,
@@ -146,4 +214,169 @@ pub fn managers_table(rows: &[ManagerRow]) -> String {
         ]);
     }
     t.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use admin::view::{PartitionRow, PartitionsRefusal};
+
+    fn info(partitions: Option<PartitionsInfo>, managers: bool) -> ManagementInfo {
+        ManagementInfo {
+            identity: "0x0000000000000001".into(),
+            description: "r".into(),
+            manager: None,
+            mkey_set: false,
+            protect: 0,
+            lease_s: 0,
+            lease_left_ms: None,
+            violations: 0,
+            agent: Default::default(),
+            client: Default::default(),
+            notices: Vec::new(),
+            addresses: vec![rrp::Address(0x0115)],
+            managers: if managers {
+                vec![ManagerRow {
+                    port: rrp::PortId(0),
+                    hr: rrp::Address(0x0115),
+                    state: "master".into(),
+                    priority: 7,
+                    master: None,
+                    act_count: 1,
+                    peers: Vec::new(),
+                    counters: Default::default(),
+                    members: Vec::new(),
+                    assigned: Vec::new(),
+                    subscriptions: Vec::new(),
+                }]
+            } else {
+                Vec::new()
+            },
+            subscribers: Vec::new(),
+            partitions,
+        }
+    }
+
+    fn rows() -> Vec<PartitionRow> {
+        vec![
+            PartitionRow {
+                key: "0x7fff".into(),
+                name: "Default".into(),
+                members: vec!["ALL_ROUTERS=full".into(), "SELF=full".into()],
+            },
+            PartitionRow {
+                key: "0x0010".into(),
+                name: "tenant_a".into(),
+                members: vec![
+                    "0x0000000000000104=full".into(),
+                    "0x0000000000000105=limited".into(),
+                ],
+            },
+            PartitionRow {
+                key: "0x0020".into(),
+                name: "empty".into(),
+                members: Vec::new(),
+            },
+        ]
+    }
+
+    #[test]
+    fn partitions_from_the_file() {
+        let p = PartitionsInfo {
+            file: Some("/etc/mwrouter/partitions.conf".into()),
+            loaded_from: Some("/etc/mwrouter/partitions.conf".into()),
+            loaded_unix_s: Some(1_795_826_400),
+            refused: None,
+            partitions: rows(),
+        };
+        let (json, text) = render(&SanCmd::Partitions, &info(Some(p.clone()), true));
+        assert_eq!(json, serde_json::to_value(&p).unwrap());
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("key") && lines[0].contains("members"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("tenant_a")
+                && lines[2].contains("0x0000000000000104=full, 0x0000000000000105=limited"),
+            "{text}"
+        );
+        assert!(
+            lines[3].contains("empty") && lines[3].ends_with('-'),
+            "{text}"
+        );
+        assert_eq!(
+            lines[4],
+            "from the partitions file /etc/mwrouter/partitions.conf, read at 2026-11-28 00:40:00 UTC"
+        );
+        assert!(!text.contains("refused"), "{text}");
+    }
+
+    #[test]
+    fn a_refusal_is_said_with_its_errors() {
+        let p = PartitionsInfo {
+            file: Some("/x".into()),
+            loaded_from: Some("/x".into()),
+            loaded_unix_s: Some(0),
+            refused: Some(PartitionsRefusal {
+                file: "/x".into(),
+                at_unix_s: 60,
+                count: 3,
+                errors: vec!["line 2: a".into(), "line 5: b".into()],
+            }),
+            partitions: rows(),
+        };
+        let (_, text) = render(&SanCmd::Partitions, &info(Some(p), true));
+        assert!(
+            text.ends_with(
+                "partitions file /x refused at 1970-01-01 00:01:00 UTC: 3 errors; the partitions in force did not change:\n  line 2: a\n  line 5: b\n  and 1 more\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_default_partition_says_why() {
+        let open = vec![PartitionRow {
+            key: "0x7fff".into(),
+            name: "Default".into(),
+            members: vec!["ALL=full".into()],
+        }];
+        let p = PartitionsInfo {
+            partitions: open.clone(),
+            ..Default::default()
+        };
+        let (_, text) = render(&SanCmd::Partitions, &info(Some(p), true));
+        assert!(
+            text.contains("no partitions file ([management] partitions_file)"),
+            "{text}"
+        );
+        let p = PartitionsInfo {
+            file: Some("/x".into()),
+            refused: Some(PartitionsRefusal {
+                file: "/x".into(),
+                at_unix_s: 0,
+                count: 1,
+                errors: vec!["cannot read: No such file or directory (os error 2)".into()],
+            }),
+            partitions: open,
+            ..Default::default()
+        };
+        let (_, text) = render(&SanCmd::Partitions, &info(Some(p), true));
+        assert!(
+            text.contains("the partitions file /x has not been taken"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 error; the partitions in force did not change:\n  cannot read"),
+            "{text}"
+        );
+        // No manager: partitions belong to a SAN manager.
+        let (json, text) = render(&SanCmd::Partitions, &info(None, false));
+        assert!(
+            text.starts_with("no SAN manager runs on this box"),
+            "{text}"
+        );
+        assert_eq!(json, Value::Array(Vec::new()));
+    }
 }

@@ -1,0 +1,141 @@
+//! End to end: a SAN manager's partitions file (docs/partitions.md). A
+//! daemon with a manager reads `management.partitions_file` at start;
+//! `mwctl san partitions` lists the partitions in force. A broken file,
+//! reloaded, is refused whole with its errors and their lines, logged in
+//! one line, and the partitions in force stay; the reload itself applies.
+//! The file fixed, a reload that changes nothing else in the configuration
+//! takes it.
+
+use std::fs::File;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+mod common;
+
+use common::{free_ports, mwctl, mwctl_all};
+
+const GOOD: &str = "\
+# partitions of SAN 0x0601
+Default=0x7fff : ALL_ROUTERS=full, SELF=full ;
+tenant_a=0x0010, defmember=full : 0x0000000000000100, 0x0000000000000104 ;
+tenant_b=0x0020 : 0x0000000000000102=full, 0x0000000000000108=limited ;
+";
+
+const BROKEN: &str = "\
+Default=0x7fff : ALL=full ;
+nokey : 0x0000000000000100 ;
+tenant_c=0x0030 : 0x0000000000000100=sometimes ;
+tenant_d=0x8000 : ALL ;
+";
+
+const FIXED: &str = "\
+Default=0x7fff : ALL=full ;
+tenant_c=0x0030 : 0x0000000000000100=full, 0x000000000000010a ;
+";
+
+fn partitions(sock: &Path) -> Value {
+    let (code, out, err) = mwctl(sock, &["--json", "san", "partitions"]);
+    assert_eq!(code, 0, "{out}{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    v["partitions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no partitions: {v}"))
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_last_good_partitions_file_stays_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partitions.conf");
+    std::fs::write(&file, GOOD).unwrap();
+    let [a, b] = free_ports();
+    let mut c = common::two_hr_box("parts", dir.path(), [a, b], [&[], &[]]);
+    c.management.manager_priority = Some(5);
+    c.management.partitions_file = Some(file.clone());
+    let cfg = dir.path().join("parts.toml");
+    std::fs::write(&cfg, c.to_toml()).unwrap();
+    let sock = dir.path().join("mw.sock");
+    let log = dir.path().join("stderr");
+    let _daemon = common::start(&cfg, &sock, Stdio::from(File::create(&log).unwrap()));
+    let name = file.display().to_string();
+
+    // At start: the file's partitions.
+    let v = partitions(&sock);
+    assert_eq!(keys(&v), ["0x7fff", "0x0010", "0x0020"], "{v}");
+    assert_eq!(v["file"], name.as_str(), "{v}");
+    assert_eq!(v["loaded_from"], name.as_str(), "{v}");
+    assert!(v["refused"].is_null(), "{v}");
+    assert_eq!(
+        v["partitions"][2]["members"],
+        serde_json::json!(["0x0000000000000102=full", "0x0000000000000108=limited"]),
+        "{v}"
+    );
+    let (code, text) = mwctl_all(&sock, &["san", "partitions"]);
+    assert_eq!(code, 0, "{text}");
+    eprintln!("mwctl san partitions (from the file):\n{text}");
+    assert!(
+        text.contains(&format!("from the partitions file {name}, read at ")),
+        "{text}"
+    );
+
+    // A broken file: the reload applies, the file is refused, the
+    // partitions in force stay.
+    std::fs::write(&file, BROKEN).unwrap();
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_eq!(code, 0, "the reload is not refused: {out}");
+    let v = partitions(&sock);
+    assert_eq!(keys(&v), ["0x7fff", "0x0010", "0x0020"], "{v}");
+    assert_eq!(v["loaded_from"], name.as_str(), "{v}");
+    let r = &v["refused"];
+    assert_eq!(r["file"], name.as_str(), "{v}");
+    assert_eq!(r["count"], 3, "{v}");
+    let errors: Vec<&str> = r["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(errors[0].starts_with("line 2: "), "{errors:?}");
+    assert!(errors[1].starts_with("line 3: "), "{errors:?}");
+    assert!(errors[2].starts_with("line 4: "), "{errors:?}");
+    let (code, text) = mwctl_all(&sock, &["san", "partitions"]);
+    assert_eq!(code, 0, "{text}");
+    eprintln!("mwctl san partitions (a broken file reloaded):\n{text}");
+    assert!(
+        text.contains(&format!("partitions file {name} refused at "))
+            && text.contains(": 3 errors; the partitions in force did not change:\n  line 2: "),
+        "{text}"
+    );
+    assert!(text.contains("tenant_b"), "{text}");
+    // One log line for the refusal.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let refusals: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.contains("partitions file refused"))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{logged}");
+    assert!(refusals[0].contains("line 2: "), "{logged}");
+
+    // Fixed: the next reload (the configuration unchanged) takes it.
+    std::fs::write(&file, FIXED).unwrap();
+    let (code, out) = mwctl_all(&sock, &["reload"]);
+    assert_eq!(code, 0, "{out}");
+    let v = partitions(&sock);
+    assert_eq!(keys(&v), ["0x7fff", "0x0030"], "{v}");
+    assert!(v["refused"].is_null(), "{v}");
+    assert_eq!(
+        v["partitions"][1]["members"],
+        serde_json::json!(["0x0000000000000100=full", "0x000000000000010a=limited"]),
+        "{v}"
+    );
+    let (_, text) = mwctl_all(&sock, &["san", "partitions"]);
+    eprintln!("mwctl san partitions (fixed and reloaded):\n{text}");
+    assert!(!text.contains("refused"), "{text}");
+}
