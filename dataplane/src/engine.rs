@@ -1010,7 +1010,11 @@ impl Engine {
 
     /// Wakes the control thread if this pass punted or sent a notice and
     /// the control thread sleeps ([`crate::punt::WorkerChannels::wake_control`]).
-    #[inline]
+    /// Kept out of line: inlined at the end of the worker's pass, it
+    /// changed the compiler's code for the whole burst loop and cost 8
+    /// instructions a forwarded L3 packet (docs/performance.md "The
+    /// control thread's wake-ups, on the forwarding path").
+    #[inline(never)]
     pub fn wake_control(&mut self) {
         self.chan.wake_control();
     }
