@@ -8,8 +8,8 @@
 //! every error must name a field and point inside the input.
 
 use crate::attr::{
-    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortCountersExtended, PortInfo, RouteEntry, SmInfo,
+    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice,
+    PartitionTable, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
 };
 use crate::error::Error;
 use crate::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, mad_in};
@@ -77,6 +77,7 @@ fn every_attribute(data: &[u8]) {
         NodeDescription::ID,
         NodeInfo::ID,
         PortInfo::ID,
+        PartitionTable::ID,
         SmInfo::ID,
         RouteEntry::ID,
         FibBlock::ID,
