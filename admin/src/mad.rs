@@ -103,7 +103,7 @@ impl MadAnswer {
 
 /// The AttributeIDs by name: each attribute's name in lower case, with and
 /// without underscores, and short forms.
-const NAMES: [(&str, u16); 32] = [
+const NAMES: [(&str, u16); 35] = [
     ("class_port_info", attr::ClassPortInfo::ID),
     ("classportinfo", attr::ClassPortInfo::ID),
     ("notice", attr::Notice::ID),
@@ -120,6 +120,9 @@ const NAMES: [(&str, u16); 32] = [
     ("link_counters", PortCountersExtended::ID),
     ("port_info", PortInfo::ID),
     ("portinfo", PortInfo::ID),
+    ("partition_table", attr::PartitionTable::ID),
+    ("partitiontable", attr::PartitionTable::ID),
+    ("pkey_table", attr::PartitionTable::ID),
     ("sm_info", attr::SmInfo::ID),
     ("sminfo", attr::SmInfo::ID),
     ("route_entry", attr::RouteEntry::ID),
@@ -814,6 +817,36 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_partition_table_is_its_entries() {
+        assert_eq!(attribute_id("PartitionTable"), Some(0x0016));
+        assert_eq!(attribute_id("pkey_table"), Some(0x0016));
+        let mut cur = vec![0u8; 64];
+        cur[..2].copy_from_slice(&[0xFF, 0xFF]);
+        let id = attr::PartitionTable::ID;
+        assert_eq!(
+            fields_of(MgmtClass::SUBN, id, &cur),
+            Some(json!({"entries": [["0x7fff", "full"]]}))
+        );
+        let set: BTreeMap<String, Value> = [(
+            "entries".to_string(),
+            json!([["0x7fff", "limited"], [16, "full"]]),
+        )]
+        .into();
+        let new = modified(MgmtClass::SUBN, id, &cur, &set).unwrap();
+        assert_eq!(&new[..6], &[0x7F, 0xFF, 0x80, 0x10, 0, 0]);
+        // Not a key, not a membership, a key twice.
+        for bad in [
+            json!([["0x8000", "full"]]),
+            json!([[0, "full"]]),
+            json!([["0x10", "both"]]),
+            json!([["0x10", "full"], [16, "limited"]]),
+        ] {
+            let set: BTreeMap<String, Value> = [("entries".to_string(), bad.clone())].into();
+            assert!(modified(MgmtClass::SUBN, id, &cur, &set).is_err(), "{bad}");
+        }
     }
 
     #[test]

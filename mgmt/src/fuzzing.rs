@@ -8,8 +8,8 @@
 //! every error must name a field and point inside the input.
 
 use crate::attr::{
-    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortCountersExtended, PortInfo, RouteEntry, SmInfo,
+    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice,
+    PartitionTable, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
 };
 use crate::error::Error;
 use crate::wire::{MAD_LEN, Mad, MadRepr, MgmtClass, mad_in};
@@ -77,6 +77,7 @@ fn every_attribute(data: &[u8]) {
         NodeDescription::ID,
         NodeInfo::ID,
         PortInfo::ID,
+        PartitionTable::ID,
         SmInfo::ID,
         RouteEntry::ID,
         FibBlock::ID,
@@ -161,8 +162,8 @@ impl crate::agent::Managed for Toy {
 /// The agent's body: the input, cut into MADs of 256 bytes (a short last
 /// one included), is handed to a router's agent with a key at the protect
 /// level of the first byte. Nothing panics, every packet is counted, every
-/// MAD the agent sends parses, and its own table of subscribers stays
-/// within its bound.
+/// MAD the agent sends parses, its own table of subscribers stays within
+/// its bound, and its table of partitions holds no key twice.
 pub fn agent(data: &[u8]) {
     use crate::agent::{Agent, AgentConfig, Incoming, NodeType, Output};
     let Some((&first, rest)) = data.split_first() else {
@@ -209,6 +210,15 @@ pub fn agent(data: &[u8]) {
         // nodes only.
         assert!(a.subscriptions().count() <= a.config().manager_timers.max_subscriptions as usize);
         assert!(a.subscriptions().all(|s| s.info.subscriber.is_node()));
+        // Its table of partitions (PartitionTable Sets): bounded, no key
+        // twice.
+        let t = a.partition_table();
+        assert!(t.len() <= crate::partition::MAX_PARTITIONS);
+        assert!(
+            t.iter()
+                .enumerate()
+                .all(|(i, (k, _))| t[..i].iter().all(|(j, _)| j != k))
+        );
     }
 }
 

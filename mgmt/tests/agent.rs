@@ -13,10 +13,11 @@ use mgmt::agent::{
     Output, PortFacts, STATUS_MKEY,
 };
 use mgmt::attr::{
-    LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters, PortCountersExtended, PortInfo,
-    lrt_block,
+    LrtBlock, NodeDescription, NodeInfo, Notice, PartitionTable, PortCounters,
+    PortCountersExtended, PortInfo, lrt_block,
 };
 use mgmt::client::{Client, ClientOutput, Failure, Request, Target};
+use mgmt::partition::{Membership, PartitionKey};
 use mgmt::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 use rrp::router::{AuthRefusal, FibEntry};
 use rrp::{Address, NativeAddr, PortId};
@@ -1443,4 +1444,154 @@ fn an_agent_without_a_manager_still_reports_to_its_subscribers() {
         (s.traps_sent, s.traps_no_manager, s.reports_sent),
         (0, 2, 1)
     );
+}
+
+fn partition_set(block: u32, key: u64, data: Vec<u8>) -> Request {
+    Request {
+        method: Method::SET,
+        mkey: key,
+        data,
+        ..get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, block)
+    }
+}
+
+fn partition_block(entries: &[(u16, Membership)]) -> Vec<u8> {
+    let t = PartitionTable::from_entries(
+        &entries
+            .iter()
+            .map(|(k, m)| (PartitionKey::new(*k).unwrap(), *m))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
+    t.emit(&mut data).unwrap();
+    data
+}
+
+#[test]
+fn a_node_starts_a_full_member_of_the_default_partition() {
+    let mut n = net(1);
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, 0))
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(&a.mad.data[..4], &[0xFF, 0xFF, 0, 0]);
+    let t = PartitionTable::parse(&a.mad.data).unwrap();
+    assert_eq!(t.entries, [(PartitionKey::DEFAULT, Membership::Full)]);
+    assert_eq!(
+        n.nodes[A].agent.partition_table(),
+        [(PartitionKey::DEFAULT, Membership::Full)]
+    );
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, 1))
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert!(
+        PartitionTable::parse(&a.mad.data)
+            .unwrap()
+            .entries
+            .is_empty()
+    );
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, 2))
+        .unwrap();
+    assert_eq!(a.mad.status, Status::INVALID_VALUE);
+    // NodeInfo says how many entries the node keeps.
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, NodeInfo::ID, 0))
+        .unwrap();
+    assert_eq!(NodeInfo::parse(&a.mad.data).unwrap().partition_cap, 64);
+}
+
+#[test]
+fn a_set_with_the_key_replaces_a_block_of_the_partition_table() {
+    let mut n = net(1);
+    let block0 = [(0x7FFF, Membership::Limited), (0x0010, Membership::Full)];
+    let a = n
+        .ask(R, partition_set(0, KEY, partition_block(&block0)))
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    let a = n
+        .ask(
+            R,
+            partition_set(1, KEY, partition_block(&[(0x0020, Membership::Limited)])),
+        )
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    let a = n
+        .ask(R, get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, 0))
+        .unwrap();
+    let key = |k| PartitionKey::new(k).unwrap();
+    assert_eq!(
+        PartitionTable::parse(&a.mad.data).unwrap().entries,
+        [
+            (key(0x7FFF), Membership::Limited),
+            (key(0x10), Membership::Full)
+        ]
+    );
+    assert_eq!(
+        n.nodes[A].agent.partition_table(),
+        [
+            (key(0x7FFF), Membership::Limited),
+            (key(0x10), Membership::Full),
+            (key(0x20), Membership::Limited)
+        ]
+    );
+    assert_eq!(n.nodes[A].agent.stats().sets, 2);
+    assert_eq!(n.nodes[A].agent.stats().partition_sets_refused, 0);
+}
+
+#[test]
+fn a_partition_table_set_without_the_key_is_refused_and_counted() {
+    let mut n = net(1);
+    let a = n
+        .ask(
+            R,
+            partition_set(0, 0xBAD, partition_block(&[(0x0010, Membership::Full)])),
+        )
+        .unwrap();
+    assert_eq!(a.mad.status, STATUS_MKEY);
+    // The answer is the block as it stands.
+    assert_eq!(&a.mad.data[..2], &[0xFF, 0xFF]);
+    assert_eq!(n.nodes[A].agent.stats().mkey_refused, 1);
+    assert_eq!(n.nodes[A].agent.mkey().violations, 1);
+    assert_eq!(
+        n.nodes[A].agent.partition_table(),
+        [(PartitionKey::DEFAULT, Membership::Full)]
+    );
+    // At protect 2: not answered at all.
+    let mut n = net(2);
+    let r = n.ask(
+        R,
+        partition_set(0, 0xBAD, partition_block(&[(0x0010, Membership::Full)])),
+    );
+    assert_eq!(r, Err(Failure::Timeout { tries: 3 }));
+    assert_eq!(n.nodes[A].agent.stats().mkey_refused, 3);
+    assert_eq!(n.nodes[A].agent.partition_table().len(), 1);
+}
+
+#[test]
+fn a_malformed_partition_block_is_refused_and_counted() {
+    let mut n = net(1);
+    let default = [(PartitionKey::DEFAULT, Membership::Full)];
+    // Key 0 with the full bit.
+    let mut full_zero = partition_block(&[(0x0010, Membership::Full)]);
+    full_zero[2..4].copy_from_slice(&[0x80, 0x00]);
+    // A key twice in the block.
+    let mut twice = partition_block(&[(0x0010, Membership::Full)]);
+    twice[6..8].copy_from_slice(&[0x00, 0x10]);
+    // A key block 0 holds already.
+    let in_block_0 = partition_block(&[(0x7FFF, Membership::Limited)]);
+    for (block, data) in [
+        (0, full_zero),
+        (0, twice),
+        (1, in_block_0.clone()),
+        (2, in_block_0),
+    ] {
+        let a = n.ask(R, partition_set(block, KEY, data)).unwrap();
+        assert_eq!(a.mad.status, Status::INVALID_VALUE, "block {block}");
+        assert_eq!(n.nodes[A].agent.partition_table(), default);
+    }
+    assert_eq!(n.nodes[A].agent.stats().partition_sets_refused, 4);
+    assert_eq!(n.nodes[A].agent.stats().sets, 0);
 }

@@ -132,7 +132,54 @@ fn agent_seeds() -> Vec<(String, Vec<u8>)> {
         }
         out.push((format!("all-vectors-protect{protect}"), b));
     }
+    out.push(("partition-table-sets".to_string(), partition_table_sets()));
     out
+}
+
+/// PartitionTable Sets with the fuzz agent's key (`mgmt::fuzzing::agent`,
+/// protect 1): block 0 taken, a block 1 holding a key of block 0 refused,
+/// block 1 taken, a block 2 refused, block 0 read back.
+fn partition_table_sets() -> Vec<u8> {
+    use mgmt::attr::PartitionTable;
+    use mgmt::partition::{Membership, PartitionKey};
+    use mgmt::wire::{MadRepr, Method, MgmtClass};
+    let block = |keys: &[u16]| {
+        let entries: Vec<_> = keys
+            .iter()
+            .map(|k| (PartitionKey::new(*k).unwrap(), Membership::Full))
+            .collect();
+        let mut data = vec![0; 64];
+        PartitionTable::from_entries(&entries)
+            .unwrap()
+            .emit(&mut data)
+            .unwrap();
+        data
+    };
+    let mut b = vec![1u8];
+    for (i, (method, modifier, data)) in [
+        (Method::SET, 0, block(&[0x7FFF, 0x10])),
+        (Method::SET, 1, block(&[0x10])),
+        (Method::SET, 1, block(&[0x20])),
+        (Method::SET, 2, block(&[0x30])),
+        (Method::GET, 0, Vec::new()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut m = MadRepr::new(
+            MgmtClass::SUBN,
+            method,
+            i as u64 + 1,
+            PartitionTable::ID,
+            modifier,
+        );
+        m.mkey = 0x5EC2E7;
+        if !data.is_empty() {
+            m.data = data;
+        }
+        b.extend_from_slice(&m.to_bytes().unwrap()[..]);
+    }
+    b
 }
 
 /// The seed files on disk are what `seeds()` makes: the vectors and the

@@ -13,10 +13,12 @@ use proptest::sample::Index;
 
 use mgmt::attr::{
     AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, InformInfo,
-    LrtBlock, LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
-    PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    LrtBlock, LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice,
+    PartitionTable, PathRecord, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
+    SourceRoute,
 };
 use mgmt::fuzzing;
+use mgmt::partition::{Membership, PartitionKey};
 use mgmt::wire::path::{PATH_AREA_LEN, path_len};
 use mgmt::wire::{DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 use rrp::{Address, NativeAddr};
@@ -357,6 +359,29 @@ mod strategy {
             })
     }
 
+    /// A block of distinct keys, each a full or a limited member.
+    pub fn partition_table() -> impl Strategy<Value = PartitionTable> {
+        proptest::collection::btree_map(1u16..=0x7FFF, any::<bool>(), 0..=32)
+            .prop_map(|m| {
+                m.into_iter()
+                    .map(|(k, full)| {
+                        let key = PartitionKey::new(k).expect("a key");
+                        (
+                            key,
+                            if full {
+                                Membership::Full
+                            } else {
+                                Membership::Limited
+                            },
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            // Any order: a block is in slot order, not sorted.
+            .prop_shuffle()
+            .prop_map(|entries| PartitionTable { entries })
+    }
+
     /// Any attribute, with a class that has it.
     pub fn attribute() -> impl Strategy<Value = (MgmtClass, Attribute)> {
         let smp = prop_oneof![Just(MgmtClass::SUBN), Just(MgmtClass::SUBN_DR)];
@@ -369,6 +394,7 @@ mod strategy {
             port_counters_extended()
                 .prop_map(|a| (MgmtClass::PERF, Attribute::PortCountersExtended(a))),
             (smp.clone(), port_info()).prop_map(|(c, a)| (c, Attribute::PortInfo(a))),
+            (smp.clone(), partition_table()).prop_map(|(c, a)| (c, Attribute::PartitionTable(a))),
             (smp.clone(), sm_info()).prop_map(|(c, a)| (c, Attribute::SmInfo(a))),
             (smp.clone(), route_entry()).prop_map(|(c, a)| (c, Attribute::RouteEntry(a))),
             (smp.clone(), fib_block()).prop_map(|(c, a)| (c, Attribute::FibBlock(a))),

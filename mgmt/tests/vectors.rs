@@ -7,9 +7,10 @@
 use std::path::PathBuf;
 
 use mgmt::attr::{
-    AddressRecord, AddressTable, Attribute, InformInfo, NodeInfo, Notice, PortCounters,
-    PortCountersExtended, PortInfo,
+    AddressRecord, AddressTable, Attribute, InformInfo, NodeInfo, Notice, PartitionTable,
+    PortCounters, PortCountersExtended, PortInfo,
 };
+use mgmt::partition::{Membership, PartitionKey};
 use mgmt::wire::{
     DrRoute, MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status, mad_in, mad_packet,
 };
@@ -108,7 +109,7 @@ fn router_node_info() -> NodeInfo {
         system_image_identity: NODE_IDENTITY,
         node_identity: NODE_IDENTITY,
         port_identity: NODE_IDENTITY + 1,
-        partition_cap: 0,
+        partition_cap: 64,
         implementation_level: 4,
         revision: 0x0000_0100,
         local_port_num: 0,
@@ -468,6 +469,42 @@ fn subnadm_set_inform_info() {
         InformInfo::ID,
         &area,
         &Attribute::InformInfo(info),
+    );
+}
+
+#[test]
+fn subn_set_partition_table() {
+    let key = |k| PartitionKey::new(k).unwrap();
+    let table = PartitionTable {
+        entries: vec![
+            (PartitionKey::DEFAULT, Membership::Limited),
+            (key(0x0010), Membership::Full),
+            (key(0x0020), Membership::Limited),
+        ],
+    };
+    let mut data = vec![0; 64];
+    table.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN,
+        class_version: 1,
+        response: false,
+        method: Method::SET,
+        status: Status::OK,
+        tid: 0x99,
+        attribute: PartitionTable::ID,
+        modifier: 0,
+        mkey: MKEY,
+        data,
+        dr: None,
+    };
+    let name = "subn-set-partition-table.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN,
+        PartitionTable::ID,
+        &area,
+        &Attribute::PartitionTable(table),
     );
 }
 

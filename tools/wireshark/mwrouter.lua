@@ -145,7 +145,8 @@ local function attribute_name(class, id)
   end
   if class ~= 0x01 and class ~= 0x81 then return nil end
   return ({ [0x0002] = "Notice", [0x0010] = "NodeDescription", [0x0011] = "NodeInfo",
-            [0x0015] = "PortInfo", [0x0020] = "SMInfo", [0xFF10] = "RouteEntry",
+            [0x0015] = "PortInfo", [0x0016] = "PartitionTable", [0x0020] = "SMInfo",
+            [0xFF10] = "RouteEntry",
             [0xFF11] = "FibBlock", [0xFF12] = "LrtBlock", [0xFF13] = "Neighbour" })[id]
 end
 

@@ -8,8 +8,10 @@ use rrp::{Address, PortId};
 
 use crate::attr::{
     ClassPortInfo, FibBlock, FibBlockEntry, LrtBlock, LrtBlockEntry, Neighbour, NodeDescription,
-    NodeInfo, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, lrt_block,
+    NodeInfo, PartitionTable, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
+    lrt_block,
 };
+use crate::partition::MAX_PARTITIONS;
 use crate::wire::{MadRepr, MgmtClass, Status};
 
 use super::{Agent, AgentEvent, Incoming, Managed, NodeType, Time};
@@ -83,7 +85,7 @@ impl Agent {
                         system_image_identity: id,
                         node_identity: id,
                         port_identity: id.wrapping_add(in_port.index() as u64 + 1),
-                        partition_cap: 0,
+                        partition_cap: MAX_PARTITIONS as u16,
                         implementation_level: u16::from(self.cfg.level),
                         revision: self.cfg.version,
                         local_port_num: in_port.index() as u8,
@@ -120,6 +122,19 @@ impl Agent {
                         native: f.native,
                     },
                     PortInfo::emit,
+                )
+            }
+            PartitionTable::ID if smp => {
+                let block = usize::try_from(req.modifier)
+                    .ok()
+                    .and_then(|b| self.partition_blocks.get(b))
+                    .ok_or(Status::INVALID_VALUE)?;
+                emit(
+                    class,
+                    &PartitionTable {
+                        entries: block.clone(),
+                    },
+                    PartitionTable::emit,
                 )
             }
             SmInfo::ID if smp => {
@@ -308,6 +323,13 @@ impl Agent {
                 self.cfg.manager = new.manager_address;
                 self.set_mkey(new.mkey, new.mkey_protect_bits, new.mkey_lease_period);
             }
+            PartitionTable::ID if smp => {
+                let refused = self.set_partition_block(req);
+                if refused.is_err() {
+                    self.stats.partition_sets_refused += 1;
+                }
+                refused?;
+            }
             PortCounters::ID if req.class == MgmtClass::PERF => {
                 let p = port_arg(m, req.modifier)?;
                 m.clear_counters(p)?;
@@ -327,6 +349,29 @@ impl Agent {
             modifier: req.modifier,
             from: input.src,
         });
+        Ok(())
+    }
+
+    /// Set(PartitionTable): block `modifier` (0 or 1) replaced, when it
+    /// parses (no entry of key 0 with the full bit, no key twice) and no
+    /// key of it is in the other block.
+    fn set_partition_block(&mut self, req: &MadRepr) -> Res<()> {
+        let b = usize::try_from(req.modifier)
+            .ok()
+            .filter(|b| *b < self.partition_blocks.len())
+            .ok_or(Status::INVALID_VALUE)?;
+        let new = PartitionTable::parse(&req.data).map_err(|_| Status::INVALID_VALUE)?;
+        let mut others = self
+            .partition_blocks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != b)
+            .flat_map(|(_, v)| v);
+        if others.any(|(o, _)| new.entries.iter().any(|(k, _)| k == o)) {
+            return Err(Status::INVALID_VALUE);
+        }
+        self.partition_blocks[b] = new.to_entries();
+        self.partition_table = self.partition_blocks.concat();
         Ok(())
     }
 }

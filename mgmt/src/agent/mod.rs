@@ -32,6 +32,7 @@ use crate::attr::{
     AddressRecord, AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord,
     Notice, PathRecord, SmInfo, SourceRoute,
 };
+use crate::partition::{Membership, PartitionKey};
 use crate::subscriptions::{Keeper, SubscriptionEvent};
 use crate::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, PathHop, Status};
 
@@ -41,6 +42,11 @@ pub use stats::AgentStats;
 
 /// Time in milliseconds since an arbitrary epoch (the host's clock).
 pub type Time = u64;
+
+/// A node's table of partitions until its SAN's master sets one: a full
+/// member of the default partition (docs/partitions.md).
+pub const DEFAULT_PARTITION_TABLE: [(PartitionKey, Membership); 1] =
+    [(PartitionKey::DEFAULT, Membership::Full)];
 
 /// Status of a Set refused for a missing or wrong M_Key at protect 0 or 1
 /// (class-specific upper byte of the Subn classes; docs/management.md).
@@ -360,6 +366,11 @@ pub struct Agent {
     /// Sources of packets refused by the SAN's authentication, and when
     /// trap 1027 last went out for each (at most [`traps::AUTH_SOURCES_KEPT`]).
     auth_trapped: std::collections::HashMap<(Address, NativeAddr), Time>,
+    /// The node's table of partitions as its SAN's master set it, by
+    /// PartitionTable block (docs/partitions.md): block 0, then block 1.
+    partition_blocks: [Vec<(PartitionKey, Membership)>; 2],
+    /// The same, the blocks one after the other.
+    partition_table: Vec<(PartitionKey, Membership)>,
 }
 
 /// Notices kept.
@@ -409,8 +420,18 @@ impl Agent {
             ports: Vec::new(),
             next_announce: now,
             auth_trapped: Default::default(),
+            partition_blocks: [DEFAULT_PARTITION_TABLE.to_vec(), Vec::new()],
+            partition_table: DEFAULT_PARTITION_TABLE.to_vec(),
             cfg,
         }
+    }
+
+    /// The node's table of partitions (at most
+    /// [`crate::partition::MAX_PARTITIONS`] entries, no key twice): what
+    /// its SAN's master last set by PartitionTable, or
+    /// [`DEFAULT_PARTITION_TABLE`] until it does.
+    pub fn partition_table(&self) -> &[(PartitionKey, Membership)] {
+        &self.partition_table
     }
 
     /// The configuration (as changed by Sets).

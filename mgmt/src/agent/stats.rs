@@ -17,6 +17,9 @@ rrp::counter_set! {
         pub not_manager: u64 => counter "not_manager",
         /// Sets applied.
         pub sets: u64 => counter "sets",
+        /// Sets of PartitionTable refused: a block past 1, an entry of key
+        /// 0 with the full bit, a key twice in the table.
+        pub partition_sets_refused: u64 => counter "partition_sets_refused",
         /// Requests refused or left unanswered for the M_Key.
         pub mkey_refused: u64 => counter "mkey_refused",
         /// Directed-route MADs relayed on.

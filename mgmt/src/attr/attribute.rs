@@ -3,8 +3,9 @@
 
 use crate::attr::{
     AddressRecord, AddressTable, ClassPortInfo, FibBlock, InformInfo, LrtBlock, McGroupRecord,
-    McMemberRecord, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PathRecord,
-    PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute, name,
+    McMemberRecord, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PartitionTable,
+    PathRecord, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -27,6 +28,8 @@ pub enum Attribute {
     PortCountersExtended(PortCountersExtended),
     /// PortInfo (0x0015).
     PortInfo(PortInfo),
+    /// PartitionTable (0x0016).
+    PartitionTable(PartitionTable),
     /// SMInfo (0x0020).
     SmInfo(SmInfo),
     /// RouteEntry (0xFF10).
@@ -97,6 +100,7 @@ impl Attribute {
             NodeInfo::ID => Attribute::NodeInfo(NodeInfo::parse(area)?),
             PortCounters::ID => Attribute::PortCounters(PortCounters::parse(area)?),
             PortInfo::ID => Attribute::PortInfo(PortInfo::parse(area)?),
+            PartitionTable::ID => Attribute::PartitionTable(PartitionTable::parse(area)?),
             SmInfo::ID => Attribute::SmInfo(SmInfo::parse(area)?),
             RouteEntry::ID => Attribute::RouteEntry(RouteEntry::parse(area)?),
             FibBlock::ID => Attribute::FibBlock(FibBlock::parse(area)?),
@@ -116,6 +120,7 @@ impl Attribute {
             Attribute::PortCounters(_) => PortCounters::ID,
             Attribute::PortCountersExtended(_) => PortCountersExtended::ID,
             Attribute::PortInfo(_) => PortInfo::ID,
+            Attribute::PartitionTable(_) => PartitionTable::ID,
             Attribute::SmInfo(_) => SmInfo::ID,
             Attribute::RouteEntry(_) => RouteEntry::ID,
             Attribute::FibBlock(_) => FibBlock::ID,
@@ -141,6 +146,7 @@ impl Attribute {
             Attribute::PortCounters(a) => a.emit(area),
             Attribute::PortCountersExtended(a) => a.emit(area),
             Attribute::PortInfo(a) => a.emit(area),
+            Attribute::PartitionTable(a) => a.emit(area),
             Attribute::SmInfo(a) => a.emit(area),
             Attribute::RouteEntry(a) => a.emit(area),
             Attribute::FibBlock(a) => a.emit(area),

@@ -17,6 +17,7 @@ pub mod node_description;
 pub mod node_info;
 pub mod node_record;
 pub mod notice;
+pub mod partition_table;
 pub mod path_record;
 pub mod port_counters;
 pub mod port_counters_extended;
@@ -40,6 +41,7 @@ pub use node_record::NodeRecord;
 pub use notice::{
     AddressAssigned, BadMkey, DuplicateAddress, HrDown, Notice, PortDrops, PortStateChange, RtLimit,
 };
+pub use partition_table::PartitionTable;
 pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
 pub use port_counters_extended::PortCountersExtended;
@@ -95,6 +97,7 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
         NodeDescription::ID => "NodeDescription",
         NodeInfo::ID => "NodeInfo",
         PortInfo::ID => "PortInfo",
+        PartitionTable::ID => "PartitionTable",
         SmInfo::ID => "SMInfo",
         RouteEntry::ID => "RouteEntry",
         FibBlock::ID => "FibBlock",
@@ -177,5 +180,7 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN, 0xFF12), Some("LrtBlock"));
         assert_eq!(name(MgmtClass::VENDOR_TRACE, 0x0010), Some("SourceRoute"));
         assert_eq!(name(MgmtClass::SUBN, 0x0010), Some("NodeDescription"));
+        assert_eq!(name(MgmtClass::SUBN_DR, 0x0016), Some("PartitionTable"));
+        assert_eq!(name(MgmtClass::PERF, 0x0016), None);
     }
 }

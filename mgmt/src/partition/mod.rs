@@ -78,6 +78,68 @@ impl Membership {
     }
 }
 
+/// In JSON a key is a string, `"0x7fff"`; a number is accepted on
+/// input; 0 and anything above 0x7FFF are refused. A membership is
+/// `"full"` or `"limited"`.
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::{Membership, PartitionKey};
+    use serde::de::{self, Deserializer};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    impl Serialize for PartitionKey {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(self)
+        }
+    }
+
+    /// A key as JSON gives it.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(u64),
+        Text(String),
+    }
+
+    impl<'de> Deserialize<'de> for PartitionKey {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PartitionKey, D::Error> {
+            let v = match Given::deserialize(d)? {
+                Given::Number(n) => n,
+                Given::Text(t) => {
+                    let t = t.trim();
+                    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                        Some(h) => u64::from_str_radix(h, 16),
+                        None => t.parse(),
+                    }
+                    .map_err(|_| de::Error::custom(format!("{t:?} is not a partition key")))?
+                }
+            };
+            u16::try_from(v)
+                .ok()
+                .and_then(PartitionKey::new)
+                .ok_or_else(|| {
+                    de::Error::custom(format!("{v:#x} is not a partition key (0x0001-0x7fff)"))
+                })
+        }
+    }
+
+    impl Serialize for Membership {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(self.name())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Membership {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Membership, D::Error> {
+            match String::deserialize(d)?.to_ascii_lowercase().as_str() {
+                "full" => Ok(Membership::Full),
+                "limited" => Ok(Membership::Limited),
+                m => Err(de::Error::custom(format!("{m:?}: full or limited"))),
+            }
+        }
+    }
+}
+
 /// Who a member entry names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Member {

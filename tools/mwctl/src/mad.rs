@@ -11,7 +11,7 @@ use admin::mad::{DrHop, MadAnswer, MadMethod, MadQuery};
 use admin::proto::Command;
 use admin::{Client, ClientError};
 use clap::{Args, ValueEnum};
-use mgmt::attr::{PortCounters, PortCountersExtended};
+use mgmt::attr::{PartitionTable, PortCounters, PortCountersExtended};
 use rrp::Address;
 use serde_json::Value;
 
@@ -58,12 +58,14 @@ pub struct MadArgs {
     /// (none with --dr); get or set; the attribute (node_info,
     /// node_description, port_info, port_counters or counters,
     /// port_counters_extended or link_counters, sm_info, class_port_info,
-    /// route_entry, fib_block, lrt_block, or a number such as 0x0015); for
-    /// set, the fields to change (port_state=down, cost=5, mtu=0x400).
+    /// route_entry, fib_block, lrt_block, partition_table, or a number such
+    /// as 0x0015); for set, the fields to change (port_state=down, cost=5,
+    /// mtu=0x400, entries='[["0x7fff","full"]]').
     #[arg(value_name = "WORDS", required = true)]
     pub words: Vec<String>,
     /// The attribute modifier (the port for port_info and the counters;
-    /// port << 16 | address or block for route_entry, fib_block, lrt_block).
+    /// port << 16 | address or block for route_entry, fib_block, lrt_block;
+    /// the block, 0 or 1, for partition_table).
     #[arg(short = 'm', long, value_name = "N", value_parser = parse_u32)]
     pub modifier: Option<u32>,
     /// The class (subn, subn_dr, perf, trace, or a number); by default
@@ -243,6 +245,12 @@ pub fn render_answer(a: &MadAnswer) -> String {
             let width = m.keys().map(String::len).max().unwrap_or(0);
             for (k, v) in m {
                 let text = match (k.as_str(), v) {
+                    // PartitionTable's entries: `0x7fff full, 0x0010 limited`.
+                    ("entries", Value::Array(items))
+                        if a.attribute_id == PartitionTable::ID && !items.is_empty() =>
+                    {
+                        items.iter().map(cell).collect::<Vec<_>>().join(", ")
+                    }
                     (_, Value::Array(items)) if items.iter().all(Value::is_object) => {
                         let t = crate::table::objects_table(items, &[]).render();
                         let _ = writeln!(out, "  {k}:");
@@ -376,5 +384,32 @@ mod tests {
         assert_eq!(f["port_state"], json!("down"));
         assert_eq!(f["text"], json!("a b"));
         assert!(parse_fields(&["cost".into()]).is_err());
+    }
+
+    #[test]
+    fn a_partition_table_prints_its_entries() {
+        let a = MadAnswer {
+            target: "0x0140".into(),
+            from: Address(0x0140),
+            tries: 1,
+            rtt_ms: 1,
+            class: "Subn".into(),
+            method: "GetResp".into(),
+            status: 0,
+            status_text: "ok".into(),
+            attribute: "PartitionTable".into(),
+            attribute_id: PartitionTable::ID,
+            modifier: 0,
+            fields: Some(json!({"entries": [["0x7fff", "full"], ["0x0010", "limited"]]})),
+            data: None,
+            return_path: Vec::new(),
+        };
+        let text = render_answer(&a);
+        assert!(
+            text.contains("  entries  0x7fff full, 0x0010 limited\n"),
+            "{text}"
+        );
+        let f = parse_fields(&[r#"entries=[["0x7fff","full"]]"#.into()]).unwrap();
+        assert_eq!(f["entries"], json!([["0x7fff", "full"]]));
     }
 }

@@ -3,8 +3,8 @@
 //! of every attribute the `mgmt` crate knows.
 
 use mgmt::attr::{
-    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice, PortCounters,
-    PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
+    Attribute, ClassPortInfo, FibBlock, LrtBlock, NodeDescription, NodeInfo, Notice,
+    PartitionTable, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::wire::mad::field::{ATTR_DATA, INITIAL_PATH, RETURN_PATH};
 use mgmt::wire::{Mad, MadRepr, Method, PathHop, mad_in};
@@ -171,6 +171,7 @@ pub fn fields(a: &Attribute) -> Fields {
             &PortCountersExtended::NAMES,
         ),
         Attribute::PortInfo(p) => port_info(&mut b, p),
+        Attribute::PartitionTable(t) => partition_table(&mut b, t),
         Attribute::SmInfo(s) => sm_info(&mut b, s),
         Attribute::RouteEntry(r) => route_entry(&mut b, r),
         Attribute::FibBlock(f) => fib_block(&mut b, f),
@@ -442,6 +443,24 @@ fn port_info(b: &mut B, p: &PortInfo) {
     b.num("lrt_entries", p.lrt_entries);
     b.num("buddies", p.buddies);
     b.native(&p.native);
+}
+
+fn partition_table(b: &mut B, t: &PartitionTable) {
+    let entries = t
+        .entries
+        .iter()
+        .map(|(k, m)| {
+            let mut x = B::default();
+            x.push("key", FieldValue::Num(k.get().into()), Some(k.to_string()));
+            x.push(
+                "membership",
+                FieldValue::Text(m.name().into()),
+                Some(m.name().into()),
+            );
+            x.done()
+        })
+        .collect();
+    b.push("entries", FieldValue::List(entries), None);
 }
 
 fn sm_info(b: &mut B, s: &SmInfo) {

@@ -211,6 +211,24 @@ fn a_table_of_address_records() {
 }
 
 #[test]
+fn a_partition_table_block() {
+    let v = one(&wrapped("subn-set-partition-table.hex"));
+    let m = &v["mad"];
+    assert_eq!(m["method_name"], "Set");
+    assert_eq!(m["attribute_name"], "PartitionTable");
+    let e = m["fields"]["entries"].as_array().expect("entries");
+    assert_eq!(e.len(), 3);
+    assert_eq!(e[0]["key"], 0x7FFF);
+    assert_eq!(e[0]["membership"], "limited");
+    assert_eq!(e[1]["key"], 0x0010);
+    assert_eq!(e[1]["membership"], "full");
+    let t = mwdump(&["--hex", &wrapped("subn-set-partition-table.hex")], b"");
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    assert!(t.stdout.contains("PartitionTable (0x0016)"), "{}", t.stdout);
+    assert!(t.stdout.contains("0x0010"), "{}", t.stdout);
+}
+
+#[test]
 fn a_bad_mad_is_an_error_at_its_byte() {
     // BaseVersion 2 in the packet vector: MAD byte 0, frame byte 16.
     let mut hex = vector("packet-subn-get-node-info.hex");

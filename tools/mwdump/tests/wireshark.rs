@@ -999,6 +999,7 @@ fn mad_packets() -> Vec<Vec<u8>> {
         "dr-getresp-port-info-returning.hex",
         "perf-getresp-port-counters.hex",
         "subn-trap-bad-mkey.hex",
+        "subn-set-partition-table.hex",
     ] {
         let mad: [u8; 256] = vector(name).try_into().expect("a 256-byte MAD");
         out.push(mad_packet(Address(0xFFFE), Address(0x0101), &mad).unwrap());
