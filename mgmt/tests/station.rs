@@ -6,7 +6,8 @@
 
 use mgmt::agent::{AgentConfig, LrtItem, Managed, NodeType, PortFacts};
 use mgmt::client::{Request, Target};
-use mgmt::manager::{ManagerConfig, SmState};
+use mgmt::manager::{ManagerConfig, ManagerEvent, SmState};
+use mgmt::partition::{Membership, NodeFacts, PartitionKey, Partitions};
 use mgmt::station::{Carrier, Packet, Station};
 use mgmt::wire::{Method, MgmtClass, Status};
 use rrp::router::FibEntry;
@@ -86,6 +87,9 @@ struct Net {
     answers: std::collections::HashMap<u64, mgmt::client::Answer>,
     /// Stations stopped (killed): nothing reaches them, their timers stop.
     dead: Vec<bool>,
+    /// The managers' PartitionsChanged events: (station, partitions,
+    /// members to set).
+    partition_changes: Vec<(usize, usize, usize)>,
 }
 
 impl Net {
@@ -99,6 +103,7 @@ impl Net {
             done: Vec::new(),
             answers: std::collections::HashMap::new(),
             dead: vec![false; managers.len()],
+            partition_changes: Vec::new(),
         };
         for (a, m) in managers {
             let me = Address(*a);
@@ -123,6 +128,15 @@ impl Net {
     fn take(&mut self, i: usize, out: mgmt::station::Outcome) {
         for p in out.packets {
             self.queue.push((p.dst, p.src, mad_of(&p)));
+        }
+        for (_, e) in out.manager_events {
+            if let ManagerEvent::PartitionsChanged {
+                partitions,
+                members,
+            } = e
+            {
+                self.partition_changes.push((i, partitions, members));
+            }
         }
         for (id, r) in out.done {
             self.done.push((i, id, r.is_ok()));
@@ -977,4 +991,118 @@ fn a_node_subscribed_at_its_own_agent_reports_to_itself_once() {
     );
     // The master's table took none of them.
     assert_eq!(n.stations[2].managers()[0].1.stats().subscriptions, 0);
+}
+
+fn key(k: u16) -> PartitionKey {
+    PartitionKey::new(k).unwrap()
+}
+
+fn partitions(text: &str) -> Partitions {
+    mgmt::partition::parse(text).unwrap()
+}
+
+#[test]
+fn the_master_gives_every_member_its_partition_table_and_sets_again_only_what_changed() {
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None), (0x0103, None)]);
+    // 0x0101 a router; 0x0102 has another M_Key at protect 1 with a lease
+    // of 2 s: it refuses every Set until the lease runs out.
+    n.router(0, 1500);
+    n.stations[1].agent_mut().set_mkey(0x77, 1, 2);
+    let mut c = ManagerConfig::new(7, 0x0103);
+    c.mkey = 0x42;
+    c.mkey_protect = 1;
+    c.mkey_lease_s = 60;
+    c.timers.heavy_every = 2;
+    n.stations[2].add_manager(PortId::new(0), c, 0);
+    let file = "Default=0x7fff : ALL_ROUTERS=full, SELF=full ;\n\
+                a=0x0010 : 0x0000000000000101=full, 0x0000000000000102 ;\n\
+                b=0x0020 : 0x0000000000000102=full ;\n";
+    let p = partitions(file);
+    n.stations[2].set_partitions(&p);
+    n.run_until(1_500);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.state(), SmState::Master);
+    // The router: a full member of the default partition whatever the
+    // file says, and of a.
+    let router = vec![
+        (key(0x10), Membership::Full),
+        (key(0x7fff), Membership::Full),
+    ];
+    assert_eq!(n.stations[0].agent().partition_table(), router.as_slice());
+    assert_eq!(
+        p.table_of(&NodeFacts {
+            identity: 0x101,
+            router: true,
+            manager: false
+        }),
+        router
+    );
+    assert_eq!(master.table_given(Address(0x0101)), Some(router.as_slice()));
+    // The other refused the key: the master sets it no table (it would
+    // refuse it too, and count a violation), and it keeps its own.
+    assert!(master.stats().keys_refused >= 1, "{:?}", master.stats());
+    assert_eq!(
+        n.stations[1].agent().partition_table(),
+        &[(key(0x7fff), Membership::Full)]
+    );
+    assert_eq!(master.stats().table_sets_failed, 0, "{:?}", master.stats());
+    assert_eq!(master.table_given(Address(0x0102)), None);
+    // The lease runs out, the master gives its key, then the table: the file's Default statement names routers and the
+    // manager only, so a host is no member of it.
+    n.run_until(8_000);
+    let host = p.table_of(&NodeFacts {
+        identity: 0x102,
+        router: false,
+        manager: false,
+    });
+    assert_eq!(
+        host,
+        vec![
+            (key(0x10), Membership::Limited),
+            (key(0x20), Membership::Full),
+        ]
+    );
+    assert_eq!(n.stations[1].agent().partition_table(), host.as_slice());
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.stats().tables_set, 2, "{:?}", master.stats());
+    // Sweeps set nothing again.
+    n.run_until(12_000);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.stats().tables_set, 2, "{:?}", master.stats());
+    // New partitions: b gone. Only 0x0102's table changes; the router's
+    // is set again at no point.
+    let q = partitions(
+        "Default=0x7fff : ALL_ROUTERS=full, SELF=full ;\n\
+         a=0x0010 : 0x0000000000000101=full, 0x0000000000000102 ;\n",
+    );
+    // 0x0102 does not answer meanwhile: the Set fails, and is tried again
+    // at a sweep once it answers.
+    n.dead[1] = true;
+    n.stations[2].set_partitions(&q);
+    n.run_until(13_000);
+    let master = &n.stations[2].managers()[0].1;
+    assert!(
+        master.stats().table_sets_failed >= 1,
+        "{:?}",
+        master.stats()
+    );
+    assert_eq!(master.stats().tables_set, 2, "{:?}", master.stats());
+    n.dead[1] = false;
+    n.run_until(16_000);
+    // One line per change: before it was master, no member to set; then
+    // one.
+    assert_eq!(n.partition_changes, vec![(2, 3, 0), (2, 2, 1)]);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.stats().tables_set, 3, "{:?}", master.stats());
+    assert_eq!(
+        n.stations[1].agent().partition_table(),
+        &[(key(0x10), Membership::Limited)]
+    );
+    assert_eq!(n.stations[0].agent().partition_table(), router.as_slice());
+    // The same partitions again: no event, nothing set.
+    n.stations[2].set_partitions(&q);
+    n.run_until(18_000);
+    assert_eq!(n.partition_changes.len(), 2);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.stats().tables_set, 3, "{:?}", master.stats());
 }

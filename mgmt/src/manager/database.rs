@@ -38,6 +38,10 @@ pub struct Member {
     /// Its port's MTU (PortInfo, read with NodeInfo; 0: unlimited or not
     /// read yet).
     pub mtu: u32,
+    /// Its agent takes this master's Sets: it has the master's M_Key, or
+    /// no key (PortInfo, read with NodeInfo); it is given its partition
+    /// table only then.
+    pub takes_sets: bool,
 }
 
 impl Manager {

@@ -260,6 +260,7 @@ impl Manager {
         }
         // Members gone from the node's list are gone from the database.
         self.database.retain(|a, _| members.contains(a));
+        self.tables.retain(|a, _| members.contains(a));
         for m in members {
             self.request(
                 m,
@@ -274,6 +275,8 @@ impl Manager {
                 self.get(m, NodeInfo::ID, Purpose::NodeInfo { member: m });
                 self.get(m, NodeDescription::ID, Purpose::Description { member: m });
             }
+            // A table not taken yet (a failed Set, new partitions).
+            self.give_table(m);
         }
         if self.out_in_round == 0 {
             self.round_done(now);
@@ -394,6 +397,9 @@ impl Manager {
         self.stats.transitions += 1;
         if to != SmState::Master {
             self.database.clear();
+            // Another master may give other tables meanwhile.
+            self.tables.clear();
+            self.table_sets.clear();
             self.heavy = true;
         }
         if to != SmState::Discovering {

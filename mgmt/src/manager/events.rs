@@ -110,6 +110,14 @@ pub enum ManagerEvent {
         /// Why.
         why: &'static str,
     },
+    /// The partitions it gives changed: `members` members' tables to set
+    /// (as master; 0 otherwise).
+    PartitionsChanged {
+        /// The partitions in force now (the default one included).
+        partitions: usize,
+        /// Members whose table changes.
+        members: usize,
+    },
 }
 
 impl ManagerEvent {
@@ -127,6 +135,7 @@ impl ManagerEvent {
             ManagerEvent::ControlRefused { .. } => "control refused",
             ManagerEvent::Subscription(e) => e.kind(),
             ManagerEvent::ReportGivenUp { .. } => "report given up",
+            ManagerEvent::PartitionsChanged { .. } => "partitions changed",
         }
     }
 
@@ -195,6 +204,13 @@ impl fmt::Display for ManagerEvent {
             ManagerEvent::ControlRefused { from, control, why } => {
                 write!(f, "manager: {} from {from} refused: {why}", control.name())
             }
+            ManagerEvent::PartitionsChanged {
+                partitions,
+                members,
+            } => write!(
+                f,
+                "manager: partitions changed ({partitions} in force): {members} members' tables to set"
+            ),
         }
     }
 }

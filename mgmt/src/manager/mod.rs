@@ -29,7 +29,8 @@
 //! `sweep` (a master's sweeps), `database` (what they found, as
 //! NodeRecords), `requests` (what the manager asks and the answers),
 //! `events` and `stats`; `assign` (address assignment), `groups`
-//! (multicast groups), `subscriptions` (InformInfo and Reports), `state`.
+//! (multicast groups), `partitions` (the members' partition tables),
+//! `subscriptions` (InformInfo and Reports), `state`.
 
 mod assign;
 mod config;
@@ -37,6 +38,7 @@ mod database;
 mod election;
 mod events;
 pub mod groups;
+mod partitions;
 mod requests;
 pub mod state;
 mod stats;
@@ -115,6 +117,13 @@ pub struct Manager {
     subscriptions: crate::subscriptions::Subscriptions,
     /// A standby's copy in progress.
     synced_informs: crate::subscriptions::Subscriptions,
+    /// The partitions it gives the members (docs/partitions.md).
+    partitions: crate::partition::Partitions,
+    /// Per member, the identity it had and the table it took from this
+    /// manager.
+    tables: BTreeMap<Address, (u64, partitions::Table)>,
+    /// The Sets of tables under way.
+    table_sets: BTreeMap<Address, partitions::TableSet>,
 }
 
 impl Manager {
@@ -149,6 +158,9 @@ impl Manager {
             synced_members: Default::default(),
             subscriptions: Default::default(),
             synced_informs: Default::default(),
+            partitions: Default::default(),
+            tables: BTreeMap::new(),
+            table_sets: BTreeMap::new(),
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,

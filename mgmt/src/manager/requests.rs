@@ -51,6 +51,8 @@ pub(super) enum Purpose {
     SyncInform { master: Address, index: u32 },
     /// A Report of trap `trap` to subscriber `to`.
     Report { to: Address, trap: u16 },
+    /// A PartitionTable Set giving a member its table (one a block).
+    TableSet { member: Address },
 }
 
 impl Manager {
@@ -90,6 +92,7 @@ impl Manager {
                 self.on_sync_inform(now, master, index, &result)
             }
             Purpose::Report { to, trap } => self.on_report(to, trap, &result),
+            Purpose::TableSet { member } => self.on_table_set(member, &result),
             Purpose::Handover { to } => self.on_handover(now, to, info),
         }
     }

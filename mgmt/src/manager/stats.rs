@@ -63,5 +63,10 @@ rrp::counter_set! {
         pub reports_retried: u64 => counter "reports_retried",
         /// Reports given up: no ReportResp after every try.
         pub reports_given_up: u64 => counter "reports_given_up",
+        /// Members' partition tables set (every block taken).
+        pub tables_set: u64 => counter "tables_set",
+        /// Sets of a member's partition table that failed (no answer, or
+        /// refused): tried again at the next sweep.
+        pub table_sets_failed: u64 => counter "table_sets_failed",
     }
 }

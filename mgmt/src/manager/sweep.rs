@@ -47,6 +47,7 @@ impl Manager {
                 keyed: false,
                 key_refused: false,
                 mtu: 0,
+                takes_sets: false,
             });
             e.identity = n.node_identity;
             e.node_type = n.node_type;
@@ -58,6 +59,9 @@ impl Manager {
             if self.state == SmState::Master {
                 self.get(member, PortInfo::ID, Purpose::KeyRead { member });
             }
+            // Its partition table (another node at the address; a new
+            // member's once its agent has the key).
+            self.give_table(member);
         }
     }
 
@@ -72,6 +76,13 @@ impl Manager {
             && let Some(e) = self.database.get_mut(&member)
         {
             e.mtu = p.mtu;
+            // The key shows when it is this master's or protect is 0; a
+            // hidden one reads 0 with protect bits above 0.
+            e.takes_sets = if self.cfg.mkey == 0 {
+                p.mkey == 0 && p.mkey_protect_bits == 0
+            } else {
+                p.mkey == self.cfg.mkey
+            };
         }
         let wanted = |p: &PortInfo, cfg: &ManagerConfig, me: Address| {
             if cfg.mkey == 0 {
@@ -90,6 +101,7 @@ impl Manager {
             // Already as this master would set it.
             e.keyed = true;
         }
+        self.give_table(member);
         if let Some(mut p) = pi
             && self.state == SmState::Master
             && wanted(&p, &self.cfg, self.address)
@@ -125,9 +137,12 @@ impl Manager {
         if let Some(e) = self.database.get_mut(&member) {
             e.keyed = ok;
             e.key_refused = !ok && result.is_ok();
+            // It has this master's key now.
+            e.takes_sets |= ok && self.cfg.mkey != 0;
         }
         if ok {
             self.stats.keys_given += 1;
+            self.give_table(member);
         } else if result.is_ok() {
             self.stats.keys_refused += 1;
         }

@@ -200,6 +200,14 @@ impl Station {
         &self.managers
     }
 
+    /// The partitions every SAN manager of the node gives its SAN's
+    /// members (docs/partitions.md).
+    pub fn set_partitions(&mut self, partitions: &crate::partition::Partitions) {
+        for (_, m) in &mut self.managers {
+            m.set_partitions(partitions.clone());
+        }
+    }
+
     /// The agent.
     pub fn agent(&self) -> &Agent {
         &self.agent
