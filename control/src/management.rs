@@ -22,7 +22,7 @@ use admin::view::ManagementInfo;
 use crate::PlaneStats;
 use crate::config::Config;
 use crate::log_limit::{LogLimiter, LogLimits};
-use crate::partitions::PartitionsSource;
+use crate::partitions::{PartitionsSource, Reading};
 use crate::stats::{Counters, EngineStats};
 
 /// The answer an admin request waits for.
@@ -207,6 +207,9 @@ impl Management {
                 self.station.add_manager(p, c, now);
             }
         }
+        // A new manager gives the partitions in force too (the others hold
+        // them already: the same partitions change nothing).
+        self.station.set_partitions(self.partitions.in_force());
     }
 
     /// Runs the fabric's performance manager with `cfg` from `now` (it
@@ -241,10 +244,13 @@ impl Management {
         &self.partitions
     }
 
-    /// The partitions, to take a new reading of the file (at start and at
-    /// every reload).
-    pub fn partitions_mut(&mut self) -> &mut PartitionsSource {
-        &mut self.partitions
+    /// Takes a reading of the partitions file (at start and at every
+    /// reload), and gives the partitions then in force to every SAN manager
+    /// of the box: a master sets its members' tables from them
+    /// (docs/manager.md "Partition tables").
+    pub fn take_partitions(&mut self, r: Reading) {
+        self.partitions.take(r);
+        self.station.set_partitions(self.partitions.in_force());
     }
 
     /// When the agent or the client wants its timer.
@@ -420,6 +426,35 @@ impl Management {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn the_partitions_taken_reach_every_manager_running_and_started() {
+        let agent = AgentConfig::new(NodeType::Router, 0x0101, "r");
+        let mut m = Management::new(agent, 0, Counters::new(Vec::new()), Vec::new());
+        m.set_managers(0, vec![(PortId::new(0), ManagerConfig::new(1, 0x0101))]);
+        let parts = mgmt::partition::parse("a=0x0010 : ALL=full ;").unwrap();
+        m.take_partitions(Reading {
+            path: Some("/etc/mwrouter/partitions.conf".into()),
+            result: Ok(parts.clone()),
+            at_unix_s: 0,
+        });
+        m.set_managers(
+            0,
+            vec![
+                (PortId::new(0), ManagerConfig::new(1, 0x0101)),
+                (PortId::new(1), ManagerConfig::new(1, 0x0101)),
+            ],
+        );
+        let held: Vec<_> = m
+            .station
+            .managers()
+            .iter()
+            .map(|(_, x)| x.partitions().clone())
+            .collect();
+        assert_eq!(held, vec![parts.clone(), parts]);
+    }
+
     #[test]
     fn version_codes() {
         assert_eq!(super::version_code("1.2.3"), 0x010203);

@@ -449,7 +449,7 @@ impl Changer {
                     }
                 }
                 if let Some(m) = cp.management_mut() {
-                    m.partitions_mut().take(parts);
+                    m.take_partitions(parts);
                 }
                 Ok(refused)
             })

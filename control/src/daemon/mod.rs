@@ -473,7 +473,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                 cp.set_managers(managers);
                 cp.set_perf_manager(perf);
                 if let Some(m) = cp.management_mut() {
-                    m.partitions_mut().take(parts);
+                    m.take_partitions(parts);
                 }
             })
             .map_err(|e| DaemonError::Run(format!("management: {e}")))?;
