@@ -5,7 +5,8 @@
 //! without the management key, applied as `mwctl` changes are and shown by
 //! `mwctl show`; the refused Set counted and trapped to the manager; an RT
 //! limit and packets refused by a keyed SAN's authentication trapped too;
-//! `mwctl ping` of the other box and of an address nobody has.
+//! `mwctl ping` of the other box and of an address nobody has; a master
+//! setting a member's partition table from its partitions file.
 
 use std::path::Path;
 
@@ -488,4 +489,69 @@ fn authentication_refusals_are_trapped_to_the_manager_once_per_source() {
         );
     }
     assert_ne!(got[0]["summary"], got[1]["summary"], "two native addresses");
+}
+
+#[test]
+fn the_master_sets_a_members_partition_table_from_its_partitions_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb] = common::free_ports();
+    // A: a member without a key. B: the manager of SAN 0x0601 on its HR
+    // 0x0521, with a partitions file making every node a limited member
+    // of 0x0010 (A, a router, stays a full member of the default one).
+    let (_a, _sa) = start_named(
+        dir.path(),
+        "a",
+        &config(
+            dir.path(),
+            "a",
+            (0x0511, 0x0601),
+            (0x0512, 0x0602),
+            [pa, pb, la],
+        ),
+    );
+    let file = dir.path().join("partitions.conf");
+    std::fs::write(
+        &file,
+        "Default=0x7fff : ALL_ROUTERS=full, SELF=full ;\nt=0x0010 : ALL=limited ;\n",
+    )
+    .unwrap();
+    let mut b = config(
+        dir.path(),
+        "b",
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
+    );
+    b.management.manager_priority = Some(5);
+    b.management.manager_hrs = vec![Address(0x0521)];
+    b.management.partitions_file = Some(file);
+    let (_b, sb) = start_named(dir.path(), "b", &b);
+    let want = serde_json::json!([["0x0010", "limited"], ["0x7fff", "full"]]);
+    let get = || {
+        let (code, out) = mwctl_all(
+            &sb,
+            &[
+                "--json",
+                "mad",
+                "0x0511",
+                "get",
+                "partition_table",
+                "-m",
+                "0",
+                "-t",
+                "200",
+                "-r",
+                "0",
+            ],
+        );
+        (code, out)
+    };
+    wait_for("A's partition table set by B's master", 20, || {
+        let (code, out) = get();
+        code == 0
+            && serde_json::from_str::<Value>(out.trim())
+                .is_ok_and(|v| v["fields"]["entries"] == want)
+    });
+    let v = json(&sb, &["mad", "0x0511", "get", "partition_table", "-m", "0"]);
+    assert_eq!(v["fields"]["entries"], want, "{v}");
 }
