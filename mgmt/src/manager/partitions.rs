@@ -169,3 +169,45 @@ impl Manager {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manager::ManagerConfig;
+
+    fn member(a: u16, identity: u64, node_type: u8) -> Member {
+        Member {
+            address: Address(a),
+            identity,
+            node_type,
+            level: 1,
+            num_ports: 1,
+            name: String::new(),
+            manager: None,
+            seen: 0,
+            keyed: true,
+            key_refused: false,
+            mtu: 0,
+            takes_sets: true,
+        }
+    }
+
+    #[test]
+    fn routers_and_the_managers_own_node_are_full_members_of_the_default_partition() {
+        let mut m = Manager::new(ManagerConfig::new(1, 0x0101), 0);
+        m.set_partitions(crate::partition::parse("Default=0x7fff : ALL=limited ;").unwrap());
+        let d = PartitionKey::DEFAULT;
+        let own = member(0x0101, 0x0101, NodeInfo::HOST);
+        let host = member(0x0102, 0x0102, NodeInfo::HOST);
+        let router = member(0x0103, 0x0103, NodeInfo::ROUTER);
+        assert_eq!(m.table_due(&own), Some(vec![(d, Membership::Full)]));
+        assert_eq!(m.table_due(&host), Some(vec![(d, Membership::Limited)]));
+        assert_eq!(m.table_due(&router), Some(vec![(d, Membership::Full)]));
+        // Taken: not due again, until the node at the address changes.
+        m.tables
+            .insert(Address(0x0102), (0x0102, vec![(d, Membership::Limited)]));
+        assert_eq!(m.table_due(&host), None);
+        let other = member(0x0102, 0x0999, NodeInfo::HOST);
+        assert_eq!(m.table_due(&other), Some(vec![(d, Membership::Limited)]));
+    }
+}
