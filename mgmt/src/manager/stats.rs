@@ -13,7 +13,8 @@ rrp::counter_set! {
         pub polls: u64 => counter "polls",
         /// Polls without an answer.
         pub polls_missed: u64 => counter "polls_missed",
-        /// Requests sent (SMInfo Gets and Sets).
+        /// Requests sent: every request the manager starts, whatever its
+        /// attribute (SMInfo, its sweeps, Sets, Reports, a standby's copies).
         pub requests: u64 => counter "requests",
         /// Handovers given.
         pub handovers_given: u64 => counter "handovers_given",
