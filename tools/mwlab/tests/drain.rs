@@ -55,30 +55,8 @@ fn stop_ad_under_probes(lab: &mut Lab, drain: bool, restart: bool) -> (u64, Dura
         lab.start_router("ad", &bins).unwrap();
     }
     let got = common::probes_received(lab, "H8", "0x0100", PROBES, 20);
-    print_drops(lab);
+    common::print_drops(lab);
     (got, took)
-}
-
-/// Every drop the live routers counted, by router, port and reason.
-fn print_drops(lab: &Lab) {
-    for r in &lab.plan.routers {
-        if !lab.router_alive(&r.name) {
-            continue;
-        }
-        let s = mwctl(&r.socket, &["stats"]).unwrap();
-        for p in s["ports"].as_array().unwrap() {
-            let drops: Vec<String> = p["drops"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(_, v)| v.as_u64().is_some_and(|n| n > 0))
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            if !drops.is_empty() {
-                eprintln!("  {} port {}: {}", r.name, p["port"], drops.join(", "));
-            }
-        }
-    }
 }
 
 fn measure(drain: bool, restart: bool) -> u64 {

@@ -188,6 +188,9 @@ fn a_strangers_flood_of_each_kind_costs_its_class_only() {
         let (from, sent) = flooder.join().unwrap();
 
         let got = common::probes_received(&lab, "H8", "0x0100", probes, 20);
+        if got != probes {
+            common::print_drops(&lab);
+        }
         assert_eq!(got, probes, "{}: every probe arrived", round.name);
 
         answers.sort();

@@ -85,3 +85,35 @@ pub fn accounting_balances(lab: &Lab) {
         }
     }
 }
+
+/// Prints every drop the live routers counted, by router, port and reason
+/// (where probes went when some did not arrive).
+pub fn print_drops(lab: &Lab) {
+    for r in &lab.plan.routers {
+        if !lab.router_alive(&r.name) {
+            continue;
+        }
+        let Ok(s) = mwctl(&r.socket, &["stats"]) else {
+            eprintln!("  {}: no stats", r.name);
+            continue;
+        };
+        for p in s["ports"].as_array().into_iter().flatten() {
+            let drops: Vec<String> = p["drops"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, v)| v.as_u64().is_some_and(|n| n > 0))
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let missed = p["rx_missed"].as_u64().unwrap_or(0);
+            if !drops.is_empty() || missed > 0 {
+                eprintln!(
+                    "  {} port {}: {} (rx_missed {missed})",
+                    r.name,
+                    p["port"],
+                    drops.join(", ")
+                );
+            }
+        }
+    }
+}
