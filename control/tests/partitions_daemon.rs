@@ -139,3 +139,38 @@ fn the_last_good_partitions_file_stays_in_force() {
     eprintln!("mwctl san partitions (fixed and reloaded):\n{text}");
     assert!(!text.contains("refused"), "{text}");
 }
+
+#[test]
+fn mwrouterd_check_names_every_error_of_the_partitions_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partitions.conf");
+    let [a, b] = free_ports();
+    let mut c = common::two_hr_box("parts", dir.path(), [a, b], [&[], &[]]);
+    c.management.manager_priority = Some(5);
+    c.management.partitions_file = Some(file.clone());
+    let cfg = dir.path().join("parts.toml");
+    std::fs::write(&cfg, c.to_toml()).unwrap();
+    let check = || {
+        std::process::Command::new(common::mwrouterd())
+            .args(["--check", "--config"])
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&file, GOOD).unwrap();
+    let out = check();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::write(&file, BROKEN).unwrap();
+    let out = check();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for line in ["line 2:", "line 3:", "line 4:"] {
+        assert!(
+            err.contains(&format!(
+                "management.partitions_file: {}: {line}",
+                file.display()
+            )),
+            "{err}"
+        );
+    }
+}

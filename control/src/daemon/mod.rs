@@ -435,6 +435,18 @@ fn start_dpdk(_cfg: &Config) -> Result<Running, DaemonError> {
 pub fn run(args: &Args) -> Result<(), DaemonError> {
     let cfg = load(&args.config)?;
     if args.check {
+        // The partitions file too: a daemon would start with the default
+        // partition instead, and a reload would keep the last good one.
+        if let Some(f) = &cfg.management.partitions_file
+            && let Err(errs) = crate::partitions::read(Some(f)).result
+        {
+            return Err(DaemonError::Config(
+                errs.iter()
+                    .map(|e| format!("management.partitions_file: {}: {e}", f.display()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ));
+        }
         if let Some(running) = &args.against {
             print!("{}", against::check_against(&cfg, running)?);
         }
