@@ -88,8 +88,16 @@ fn the_last_good_partitions_file_stays_in_force() {
     // A broken file: the reload applies, the file is refused, the
     // partitions in force stay.
     std::fs::write(&file, BROKEN).unwrap();
+    // A dry run says so before, the reload when it applies.
+    let (code, out) = mwctl_all(&sock, &["reload", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("not taken:") && out.contains("refused (3 errors)") && out.contains("line 2:"),
+        "{out}"
+    );
     let (code, out) = mwctl_all(&sock, &["reload"]);
     assert_eq!(code, 0, "the reload is not refused: {out}");
+    assert!(out.contains("refused (3 errors)"), "{out}");
     let v = partitions(&sock);
     assert_eq!(keys(&v), ["0x7fff", "0x0010", "0x0020"], "{v}");
     assert_eq!(v["loaded_from"], name.as_str(), "{v}");

@@ -69,6 +69,10 @@ pub struct ReloadAnswer {
     /// Seconds left before an unconfirmed reload is undone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm_within_s: Option<u64>,
+    /// What the reload does not take although it applies (a partitions
+    /// file refused: the partitions in force stay), one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One kept configuration (`history`), newest first.

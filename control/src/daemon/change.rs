@@ -260,6 +260,20 @@ impl Changer {
         let running = self.running(&cfg)?;
         let plan = reload_plan(&cfg, &running, &new);
         let generation = lock(&self.history).next_generation;
+        // Read at every reload, even one that changes nothing else (the
+        // file's content may have changed), and for a dry run; its
+        // refusal refuses nothing else (docs/partitions.md).
+        let parts = crate::partitions::read(new.management.partitions_file.as_deref());
+        let warnings = match (&parts.path, &parts.result) {
+            (Some(f), Err(errs)) => std::iter::once(format!(
+                "management.partitions_file: {} refused ({} errors); the partitions in force stay",
+                f.display(),
+                errs.len()
+            ))
+            .chain(errs.iter().map(|e| format!("  {e}")))
+            .collect(),
+            _ => Vec::new(),
+        };
         let mut answer = ReloadAnswer {
             applied: false,
             changes: plan.changes.clone(),
@@ -267,6 +281,7 @@ impl Changer {
             dropped: plan.dropped.clone(),
             generation: generation - 1,
             confirm_within_s: None,
+            warnings,
         };
         if req.dry_run {
             return Ok(answer);
@@ -286,7 +301,7 @@ impl Changer {
             tracing::warn!(by = %by, "{how} refused: {}", why.join("; "));
             return Err(AdminError::failed(why.join("; ")));
         }
-        self.apply(&plan, &new)?;
+        self.apply(&plan, &new, parts)?;
         *cfg = new.clone();
         drop(cfg);
         answer.applied = true;
@@ -379,7 +394,12 @@ impl Changer {
     }
 
     /// Carries `plan` (to `new`) out on the control thread.
-    fn apply(&self, plan: &ReloadPlan, new: &Config) -> Result<(), AdminError> {
+    fn apply(
+        &self,
+        plan: &ReloadPlan,
+        new: &Config,
+        parts: crate::partitions::Reading,
+    ) -> Result<(), AdminError> {
         let timers = plan.timers.unwrap_or(new.timers);
         let limits = plan.limits.unwrap_or(new.limits);
         let rates = new.rates.error_rates();
@@ -394,10 +414,6 @@ impl Changer {
                 new.management.perf_manager,
             )
         });
-        // Read at every reload, even one that changes nothing else (the
-        // file's content may have changed); off the control thread. Its
-        // refusal refuses nothing else (docs/partitions.md).
-        let parts = crate::partitions::read(new.management.partitions_file.as_deref());
         let refused = self
             .plane
             .call(CALL, move |cp| -> Result<Vec<String>, String> {

@@ -744,6 +744,7 @@ fn reload_answer(cmd: &Command, a: &ReloadAnswer) -> String {
         "run-time changes dropped (needs --force)"
     };
     part(&mut s, dropped, &a.dropped);
+    part(&mut s, "not taken", &a.warnings);
     if let Some(c) = a.confirm_within_s {
         let _ = writeln!(
             s,
