@@ -23,6 +23,7 @@ pub mod counters;
 pub mod engine;
 pub mod fib;
 pub mod mcast;
+pub mod partitions;
 pub mod punt;
 pub mod trace;
 pub mod wake;
@@ -34,6 +35,7 @@ pub use counters::StatsBlock;
 pub use engine::{Decision, Engine, EngineConfig, NextNative};
 pub use fib::{FibPublisher, FibReader, FibSet, NextHop, fib_channel, from_route_tables, patched};
 pub use mcast::{McastFib, McastVerdict};
+pub use partitions::{Crossing, PartitionGuard, Refusal, RefusedAt, SanPartitions};
 pub use punt::{ChannelConfig, ControlChannels, Injection, Punt, PuntClass, PuntMeta, channels};
 pub use trace::{
     LookupEntry, TRACE_RING, TraceControl, TraceFilter, TraceKind, TraceLookup, TraceRecord,

@@ -46,6 +46,12 @@ crate::named_enum! {
         /// A packet for this box from a source over its share of its punt
         /// class's budget (docs/dataplane.md "Punt classes").
         PuntSource = "punt-source",
+        /// A packet its partition does not allow across this box: its
+        /// source or destination is not a member of the partition its Free
+        /// field names, both are limited members, or a sender on a SAN
+        /// with partitions is not the node its SA names (docs/partitions.md
+        /// "At the routers").
+        Partition = "partition",
     }
 }
 

@@ -25,8 +25,9 @@ pub const ENTRY_LEN: usize = 2;
 /// Blocks of a node's table: [`MAX_PARTITIONS`] entries.
 pub const BLOCKS: u32 = (MAX_PARTITIONS / ENTRIES) as u32;
 
-/// An entry's membership bit: a full member.
-pub const FULL: u16 = 0x8000;
+/// An entry's membership bit: a full member (the same bit as in a
+/// packet's mark).
+pub const FULL: u16 = rrp::partition_mark::FULL;
 
 /// PartitionTable: the non-empty entries of one block, in slot order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
