@@ -504,6 +504,7 @@ impl ControlPlane {
                             let mut f = from_route_tables(&tables, &self.hrs);
                             f.set_mcast(current.mcast_arc());
                             f.set_buddies(current.buddies_arc());
+                            f.set_partitions(current.partitions_arc());
                             f
                         }
                     };

@@ -17,6 +17,7 @@ use rrp::{Address, NativeAddr, PerPort, PortId};
 
 use crate::buddies::Buddies;
 use crate::mcast::McastFib;
+use crate::partitions::PartitionGuard;
 
 /// FIB index: no route.
 pub const NH_NONE: u16 = 0;
@@ -68,6 +69,9 @@ pub struct FibSet {
     /// The buddies of each HR, for the punt classes (docs/dataplane.md
     /// "Punt classes"), shared like the multicast table.
     buddies: Arc<Buddies>,
+    /// Each port's SAN's partitions (docs/partitions.md "At the routers"),
+    /// shared like the multicast table.
+    partitions: Arc<PartitionGuard>,
     /// Publication number (set by the publisher).
     pub version: u64,
 }
@@ -98,6 +102,7 @@ impl FibSet {
             port_mtus: PerPort::default(),
             mcast: Arc::default(),
             buddies: Arc::default(),
+            partitions: Arc::default(),
             version: 0,
         }
     }
@@ -141,6 +146,23 @@ impl FibSet {
     /// The buddies, shared (to carry them into a set built anew).
     pub fn buddies_arc(&self) -> Arc<Buddies> {
         self.buddies.clone()
+    }
+
+    /// Sets each port's SAN's partitions (the control plane's, from the
+    /// tables the SANs' masters gave).
+    pub fn set_partitions(&mut self, g: Arc<PartitionGuard>) {
+        self.partitions = g;
+    }
+
+    /// Each port's SAN's partitions.
+    #[inline(always)]
+    pub fn partitions(&self) -> &PartitionGuard {
+        &self.partitions
+    }
+
+    /// The partitions, shared (to carry them into a set built anew).
+    pub fn partitions_arc(&self) -> Arc<PartitionGuard> {
+        self.partitions.clone()
     }
 
     /// The MTU of `port`'s SAN, when the control plane has set them.
