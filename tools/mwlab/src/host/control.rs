@@ -7,7 +7,7 @@
 //!
 //! | request | answer |
 //! | --- | --- |
-//! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait`; `size` is the frame on the wire: the datagram on UDP, the Ethernet frame without FCS on Ethernet (mwgen's meaning) |
+//! | `{"cmd":"send","dst":D,"count":N,"rate_pps":R,"size":S,"partition":K,"wait":false}` | L3 probes to D, each to the HR [`Node::first_hr`] names (redirects followed); answers at once unless `wait`; `size` is the frame on the wire: the datagram on UDP, the Ethernet frame without FCS on Ethernet (mwgen's meaning); `partition` the key they travel in (the host must be a member; none: the first it is a full member of, the default one unmarked: docs/partitions.md "At the hosts") |
 //! | `{"cmd":"send_l2","dst":D,"count":N,"route":[..] or "route_index":i,"via":HR}` | L2 probes along a source route (docs/architecture.md "Source routes") |
 //! | `{"cmd":"stats"}` | every counter (below) |
 //! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
@@ -29,7 +29,9 @@
 //!   `"RRP#7"`, `"ERR UNK"`, ...) + `management` (PT 0x0006, to the
 //!   management thread; `management_ignored` of them on a host without
 //!   management) + `other` (non-probe data) + `not_member` (group packets
-//!   of groups it does not listen to) + `malformed` + `auth_refused`
+//!   of groups it does not listen to) + `partition_refused` (data packets of
+//!   a partition it is not a member of, or from a limited member to this
+//!   limited one) + `malformed` + `auth_refused`
 //!   (refused by its SAN's authentication, `auth_key`): every datagram is
 //!   counted exactly once;
 //! - `impair`: the settings now (`rx_loss`, `duplicate`, `reorder`, `seed`;
@@ -46,6 +48,8 @@
 //!   delivered after the next one, or after [`POLL`] with none;
 //! - `groups` (the groups it listens to), `by_group` (probes received per
 //!   group: `received`, `unique`, `duplicated`);
+//! - `partitions`: its table as its SAN's master set it, key -> `"full"`
+//!   or `"limited"` (`{"0x7fff":"full"}` until a master sets one);
 //! - `received`: per source, `received`, `unique`, `duplicated`,
 //!   `reordered`, `late` ([`mwgen::receiver`]'s definitions), `lost_hint`
 //!   (gaps between the least and greatest sequence number seen), `streams`
@@ -300,6 +304,8 @@ impl Host<'_> {
             "rrp4_answered": rx.rrp4_answered,
             "other": rx.other,
             "not_member": rx.not_member,
+            "partition_refused": rx.partition_refused,
+            "partitions": st.partitions.json(),
             "groups": st.node.config().logical.iter().flatten().map(|g| hex(*g)).collect::<Vec<_>>(),
             "by_group": rx.by_group(),
             "malformed": rx.malformed,

@@ -10,7 +10,10 @@ use rrp::{Address, NativeAddr};
 use mgmt::agent::PortFacts;
 use mgmt::attr::{PortCounters, PortInfo};
 
+use mgmt::partition::{Membership, PartitionKey};
+
 use super::management::HostSide;
+use super::partitions::HostPartitions;
 use super::state::Host;
 use super::traffic::{RxTraffic, TxTraffic};
 
@@ -100,6 +103,10 @@ impl HostSide for Host<'_> {
             return all.iter().all(|n| self.link.send(packet, n).is_ok());
         }
         self.link.send(packet, to).is_ok()
+    }
+
+    fn set_partitions(&self, table: &[(PartitionKey, Membership)]) {
+        self.lock().partitions = HostPartitions::of(table);
     }
 
     fn neighbours(&self) -> Vec<Address> {

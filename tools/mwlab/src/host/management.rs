@@ -21,6 +21,7 @@ use admin::view::ManagementInfo;
 use mgmt::agent::{AgentConfig, Incoming, LrtItem, Managed, NodeType, PortFacts};
 use mgmt::client::Request;
 use mgmt::manager::ManagerConfig;
+use mgmt::partition::{Membership, PartitionKey};
 use mgmt::station::{Carrier, Outcome, Station};
 use mgmt::wire::Status;
 use rrp::router::{FibEntry, Next};
@@ -159,6 +160,8 @@ pub trait HostSide {
     /// Sends one packet to `to` (empty: every member of the SAN); false
     /// when the link refused it.
     fn send(&self, packet: &[u8], to: &NativeAddr) -> bool;
+    /// Takes the table of partitions its SAN's master set in its agent.
+    fn set_partitions(&self, table: &[(PartitionKey, Membership)]);
 }
 
 /// A host as its agent sees it: one port, no FIB, no LRT; the port's
@@ -296,6 +299,7 @@ pub fn run<H: HostSide + ?Sized>(
         station.add_manager(PortId::new(0), c, now());
     }
     let mut waiters: HashMap<u64, SyncSender<MadResult>> = HashMap::new();
+    let mut table = station.agent().partition_table().to_vec();
     while !stopping() {
         let due = station.next_timer().saturating_sub(now());
         let wait = Duration::from_millis(due.max(1)).min(IDLE);
@@ -333,6 +337,10 @@ pub fn run<H: HostSide + ?Sized>(
         if station.next_timer() <= now() {
             let o = station.on_timer(now(), &mut node);
             carry_out(host, o, &mut waiters);
+        }
+        if station.agent().partition_table() != table.as_slice() {
+            table = station.agent().partition_table().to_vec();
+            host.set_partitions(&table);
         }
     }
 }

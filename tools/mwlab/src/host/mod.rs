@@ -65,6 +65,7 @@ mod host_side;
 mod impair;
 mod link;
 pub mod management;
+mod partitions;
 mod process;
 mod receive;
 mod send;

@@ -104,6 +104,10 @@ impl Host<'_> {
             st.rx.not_member += 1;
             return;
         }
+        if !pt.is_control() && !st.partitions.admits(hdr.free()) {
+            st.rx.partition_refused += 1;
+            return;
+        }
         match probe::read(pkt) {
             Received::Probe(p) => {
                 st.rx.probe(src, dst, p, pkt, now);

@@ -24,6 +24,7 @@ use mwgen::profile::{Profile, Sizes, parse_hop};
 use rrp::Address;
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::RouterHop;
+use rrp::wire::header::Header;
 use rrp::{LinkKind, NativeAddr};
 use serde_json::{Value, json};
 
@@ -31,6 +32,7 @@ use super::control::{addr_arg, dst_arg, u64_arg};
 use super::format::format_hop_on;
 use super::link::Link;
 use super::now_ns;
+use super::partitions::partition_arg;
 use super::state::{Host, Reply, State};
 
 /// The frame size of a probe when a request gives none (a UDP datagram of 64
@@ -169,12 +171,15 @@ impl Host<'_> {
             l2,
             seed: 1,
         };
-        let t = profile
+        let free = self.lock().partitions.free_for(partition_arg(req)?)?;
+        let mut t = profile
             .build(self.link.kind(), self.tag)
             .map_err(|e| e.to_string())?
             .into_iter()
             .next()
             .ok_or("no packet built")?;
+        let hdr = t.hdr.unwrap_or(0);
+        Header::new_unchecked(&mut t.bytes[hdr..]).set_free(free);
         let seq = {
             let mut st = self.lock();
             let next = st.next_seq.entry(dst).or_default();

@@ -13,6 +13,7 @@ use super::impair::{ImpairCounts, RxImpair};
 use super::link::Link;
 use super::management;
 use super::now_ns;
+use super::partitions::HostPartitions;
 use super::spec::{HostSpec, auth_config};
 use super::traffic::{RxTraffic, TxTraffic};
 
@@ -36,6 +37,8 @@ pub(super) struct State {
     /// nodes that told us who they are (RRP#7, or RRP#5 about its sender)
     /// directly (no L2RH left). Configured HRs are never overwritten.
     pub(super) neighbours: BTreeMap<Address, NativeAddr>,
+    /// Its partitions, as its SAN's master set them in its agent.
+    pub(super) partitions: HostPartitions,
     /// The HR that answered the last RRP#2 about a destination (its routes
     /// start there).
     pub(super) routes_from: BTreeMap<Address, Address>,
@@ -111,6 +114,7 @@ impl<'a> Host<'a> {
             state: Mutex::new(State {
                 node,
                 neighbours: spec.hrs.iter().map(|(a, e)| (Address(*a), *e)).collect(),
+                partitions: HostPartitions::default(),
                 routes_from: BTreeMap::new(),
                 next_seq: BTreeMap::new(),
                 answers: BTreeMap::new(),

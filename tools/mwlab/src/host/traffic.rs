@@ -45,6 +45,10 @@ pub(super) struct RxTraffic {
     pub(super) other: u64,
     /// Group packets for groups this host does not listen to.
     pub(super) not_member: u64,
+    /// Data packets in a partition this host is not a member of, or sent
+    /// by a limited member to this limited one (docs/partitions.md "At
+    /// the hosts").
+    pub(super) partition_refused: u64,
     /// Datagrams that are not MessageWay packets, or control packets whose
     /// message does not parse.
     pub(super) malformed: u64,
