@@ -117,6 +117,10 @@ impl Lab {
             made,
             stop_on_drop: true,
         };
+        if let Some(text) = lab.plan.partitions_file() {
+            let path = lab.plan.partitions_path();
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
         for i in 0..lab.plan.routers.len() {
             let r = lab.plan.routers[i].clone();
             std::fs::write(&r.config, lab.plan.daemon_config_toml(i))

@@ -30,7 +30,7 @@ use rrp::router::{StaticNode, Timers};
 use rrp::{Address, NativeAddr};
 use serde::{Deserialize, Serialize};
 
-use crate::host::management::HostManagement;
+use crate::host::management::{HostManagement, identity_of};
 use crate::host::{HostLink, HostSpec};
 
 /// RRP timers of the lab: fast, so that a lab converges in about a second
@@ -389,6 +389,49 @@ impl Plan {
         host.map(|h| h.spec.address).filter(|a| *a != 0)
     }
 
+    /// The partitions file of the lab's SAN managers, from the topology's
+    /// `[[partition]]`s (docs/partitions.md "The file"): hosts by the node
+    /// identity their agents report; none without partitions.
+    pub fn partitions_file(&self) -> Option<String> {
+        if self.topology.partitions.is_empty() {
+            return None;
+        }
+        let member = |name: &str, membership: &str| -> String {
+            let identity = self.hosts.iter().find(|h| h.spec.name == name).map(|h| {
+                h.spec
+                    .management
+                    .as_ref()
+                    .and_then(|m| m.identity)
+                    .unwrap_or_else(|| identity_of(name, Address(h.spec.address)))
+            });
+            match identity {
+                Some(i) => format!("{i:#018x}={membership}"),
+                None => format!("{name}={membership}"),
+            }
+        };
+        let mut text = format!("# mwlab: the partitions of {}\n", self.dir.display());
+        for p in &self.topology.partitions {
+            let members: Vec<String> = p
+                .full
+                .iter()
+                .map(|m| member(m, "full"))
+                .chain(p.limited.iter().map(|m| member(m, "limited")))
+                .collect();
+            text.push_str(&format!(
+                "{}={:#06x} : {} ;\n",
+                p.name,
+                p.key,
+                members.join(", ")
+            ));
+        }
+        Some(text)
+    }
+
+    /// Where the lab writes [`Plan::partitions_file`].
+    pub fn partitions_path(&self) -> PathBuf {
+        self.dir.join("partitions.conf")
+    }
+
     /// The host traps go to.
     pub fn manager(&self) -> Option<&HostPlan> {
         let a = self.manager_address_of(&self.management)?;
@@ -483,6 +526,9 @@ impl Plan {
         m.manager = self.manager_address_of(&self.management).map(Address);
         if let Some(priority) = self.router_manager(i) {
             m.manager_priority = Some(priority);
+            if !self.topology.partitions.is_empty() {
+                m.partitions_file = Some(self.partitions_path());
+            }
             m.address_pools = r
                 .hrs
                 .iter()
@@ -637,6 +683,47 @@ mod tests {
                 .manager_priority,
             Some(3)
         );
+    }
+
+    #[test]
+    fn a_topology_with_partitions_gives_its_managers_a_file_they_take() {
+        let text = include_str!("../../../examples/appendix-b-partitions.toml");
+        let mut p = Plan::new(
+            Topology::from_toml(text).unwrap(),
+            &std::env::temp_dir().join("mwlab-plan-partitions"),
+            lab_timers(),
+            Wiring::Udp,
+        )
+        .unwrap();
+        p.set_management(LabManagement::default()).unwrap();
+        let file = p.partitions_file().unwrap();
+        let parts = mgmt::partition::parse(&file).unwrap();
+        let a = parts
+            .get(mgmt::partition::PartitionKey::new(0x10).unwrap())
+            .unwrap();
+        assert_eq!(a.members.len(), 3, "{file}");
+        let h0 = identity_of("H0", Address(0x0100));
+        let facts = mgmt::partition::NodeFacts {
+            identity: h0,
+            router: false,
+            manager: false,
+        };
+        let t = parts.table_of(&facts);
+        assert!(
+            t.contains(&(a.key, mgmt::partition::Membership::Full)),
+            "{t:?}"
+        );
+        assert!(
+            p.daemon_config_toml(0)
+                .contains(&p.partitions_path().display().to_string()),
+            "a router with a manager reads the file"
+        );
+        let mut bad = Topology::from_toml(text).unwrap();
+        bad.partitions[0].full.push("H99".into());
+        assert!(bad.validate().unwrap_err().contains("no host H99"));
+        bad.partitions[0].full.pop();
+        bad.partitions[1].key = 0x10;
+        assert!(bad.validate().unwrap_err().contains("used twice"));
     }
 
     #[test]

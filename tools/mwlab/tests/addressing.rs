@@ -14,12 +14,10 @@ use mwlab::plan::{Plan, Wiring, lab_timers};
 use mwsim::topology::Topology;
 use serde_json::{Value, json};
 
-const AUTO: [&str; 5] = ["H1", "H3", "H5", "H7", "H9"];
+mod common;
+use common::{host_stats as stats, wait_master};
 
-fn stats(lab: &Lab, host: &str) -> Value {
-    let mut c = host_client(&lab.plan, host).unwrap();
-    c.request(&json!({"cmd": "stats"})).unwrap()
-}
+const AUTO: [&str; 5] = ["H1", "H3", "H5", "H7", "H9"];
 
 fn address_of(lab: &Lab, host: &str) -> u16 {
     let s = stats(lab, host);
@@ -40,52 +38,6 @@ fn wait_address(lab: &Lab, host: &str, within: Duration) -> (u16, Duration) {
             "{host}: no address within {within:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The state of each manager on SAN `san`: (router, state).
-fn managers_on(lab: &Lab, san: &str) -> Vec<(String, String)> {
-    let mut v = Vec::new();
-    for r in lab
-        .plan
-        .routers
-        .iter()
-        .filter(|r| r.sans.iter().any(|s| s == san))
-    {
-        if !lab.router_alive(&r.name) {
-            continue;
-        }
-        let hr = r.sans.iter().position(|s| s == san).unwrap();
-        let hr = format!("{:#06x}", r.hrs[hr].0);
-        let m = mwctl(&r.socket, &["show", "management"]).unwrap();
-        for row in m["managers"].as_array().unwrap() {
-            if row["hr"] == hr.as_str() {
-                v.push((r.name.clone(), row["state"].as_str().unwrap().to_string()));
-            }
-        }
-    }
-    v
-}
-
-fn master_of(lab: &Lab, san: &str) -> Option<String> {
-    let v = managers_on(lab, san);
-    let masters: Vec<&(String, String)> = v.iter().filter(|(_, s)| s == "master").collect();
-    (masters.len() == 1 && v.iter().all(|(_, s)| s == "master" || s == "standby"))
-        .then(|| masters[0].0.clone())
-}
-
-fn wait_master(lab: &Lab, san: &str, within: Duration) -> String {
-    let t0 = Instant::now();
-    loop {
-        if let Some(m) = master_of(lab, san) {
-            return m;
-        }
-        assert!(
-            t0.elapsed() < within,
-            "SAN {san}: no single master: {:?}",
-            managers_on(lab, san)
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

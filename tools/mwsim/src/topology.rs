@@ -21,6 +21,12 @@
 //! level = "C"        # A, B or C (optional, default C)
 //! capabilities = [ { code = 7, params = [4, 8] } ]   # optional
 //! node_name = "Super"   # the name it reports (optional, default `name`)
+//!
+//! [[partition]]      # (mwlab: its SAN managers' partitions file, docs/partitions.md)
+//! name = "tenant_a"
+//! key = 0x0010
+//! full = ["H0", "H4"]        # hosts by name, or ALL, ALL_HOSTS, ALL_ROUTERS, SELF
+//! limited = ["H8"]
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -131,7 +137,29 @@ pub struct Topology {
     /// Hosts.
     #[serde(default, rename = "host")]
     pub hosts: Vec<HostSpec>,
+    /// Partitions (mwlab writes them as its SAN managers' partitions file).
+    #[serde(default, rename = "partition", skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<PartitionSpec>,
 }
+
+/// A partition (docs/partitions.md): its key and its members, hosts by
+/// name or the partitions file's keywords.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionSpec {
+    /// Its name in the partitions file.
+    pub name: String,
+    /// Its key, 0x0001-0x7FFF.
+    pub key: u16,
+    /// Full members.
+    #[serde(default)]
+    pub full: Vec<String>,
+    /// Limited members.
+    #[serde(default)]
+    pub limited: Vec<String>,
+}
+
+/// The partitions file's keywords a topology may name as members.
+pub const PARTITION_KEYWORDS: [&str; 4] = ["ALL", "ALL_HOSTS", "ALL_ROUTERS", "SELF"];
 
 fn one() -> u16 {
     1
@@ -247,6 +275,22 @@ impl Topology {
         for r in &self.routers {
             if r.manager_priority.is_some_and(|p| p > 15) {
                 return Err(format!("router {}: manager_priority is 0-15", r.name));
+            }
+        }
+        let mut keys = BTreeSet::new();
+        for p in &self.partitions {
+            if !(1..=0x7FFF).contains(&p.key) || !keys.insert(p.key) {
+                return Err(format!(
+                    "partition {}: key 0x{:04x} is not 0x0001-0x7FFF or used twice",
+                    p.name, p.key
+                ));
+            }
+            for m in p.full.iter().chain(&p.limited) {
+                if !PARTITION_KEYWORDS.contains(&m.as_str())
+                    && !self.hosts.iter().any(|h| h.name == *m)
+                {
+                    return Err(format!("partition {}: no host {m}", p.name));
+                }
             }
         }
         // Pools: node addresses, apart, and no address of the topology

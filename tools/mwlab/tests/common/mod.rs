@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, mwctl};
@@ -115,5 +115,57 @@ pub fn print_drops(lab: &Lab) {
                 );
             }
         }
+    }
+}
+
+/// Host `host`'s `stats`.
+pub fn host_stats(lab: &Lab, host: &str) -> serde_json::Value {
+    let mut c = mwlab::lab::host_client(&lab.plan, host).unwrap();
+    c.request(&serde_json::json!({"cmd": "stats"})).unwrap()
+}
+
+/// The state of each manager on SAN `san`: (router, state).
+pub fn managers_on(lab: &Lab, san: &str) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for r in lab
+        .plan
+        .routers
+        .iter()
+        .filter(|r| r.sans.iter().any(|s| s == san))
+    {
+        if !lab.router_alive(&r.name) {
+            continue;
+        }
+        let hr = r.sans.iter().position(|s| s == san).unwrap();
+        let hr = format!("{:#06x}", r.hrs[hr].0);
+        let m = mwctl(&r.socket, &["show", "management"]).unwrap();
+        for row in m["managers"].as_array().unwrap() {
+            if row["hr"] == hr.as_str() {
+                v.push((r.name.clone(), row["state"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    v
+}
+
+pub fn master_of(lab: &Lab, san: &str) -> Option<String> {
+    let v = managers_on(lab, san);
+    let masters: Vec<&(String, String)> = v.iter().filter(|(_, s)| s == "master").collect();
+    (masters.len() == 1 && v.iter().all(|(_, s)| s == "master" || s == "standby"))
+        .then(|| masters[0].0.clone())
+}
+
+pub fn wait_master(lab: &Lab, san: &str, within: Duration) -> String {
+    let t0 = Instant::now();
+    loop {
+        if let Some(m) = master_of(lab, san) {
+            return m;
+        }
+        assert!(
+            t0.elapsed() < within,
+            "SAN {san}: no single master: {:?}",
+            managers_on(lab, san)
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
