@@ -5,17 +5,15 @@
 //! from H0; H7 restarted gets the same address again, and again after SAN
 //! D's master is killed and a standby took over.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mwlab::checks;
 use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{Plan, Wiring, lab_timers};
-use mwsim::topology::Topology;
+use mwlab::plan::{Wiring, lab_timers};
 use serde_json::{Value, json};
 
 mod common;
-use common::{host_stats as stats, wait_master};
+use common::{example, host_stats as stats, up_converged, wait_master};
 
 const AUTO: [&str; 5] = ["H1", "H3", "H5", "H7", "H9"];
 
@@ -66,31 +64,11 @@ fn wait_reachable(lab: &Lab, host: &str, address: u16, within: Duration) -> Dura
 
 #[test]
 fn every_san_has_a_master_and_hosts_without_an_address_come_up_reachable() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b-managed.toml"),
-    )
-    .unwrap();
-    let topo = Topology::from_toml(&text).unwrap();
-    let plan = Plan::new(
-        topo.clone(),
-        &tmp.path().join("lab"),
-        lab_timers(),
-        Wiring::Udp,
-    )
-    .unwrap();
+    let topo = example("appendix-b-managed.toml");
+    let (mut lab, _tmp) = up_converged(topo.clone(), Wiring::Udp, lab_timers(), None);
     let bins = Binaries {
         mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
     };
-    let mut lab = Lab::up(plan, &bins).unwrap();
-    checks::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
     for san in ["A", "B", "C", "D", "E"] {
         let m = wait_master(&lab, san, Duration::from_secs(20));
         eprintln!("SAN {san}: master {m}");

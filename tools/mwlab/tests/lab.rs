@@ -26,10 +26,7 @@ fn bins() -> Binaries {
 }
 
 fn topology(file: &str) -> Topology {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(file);
-    Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()
+    common::example(file)
 }
 
 /// A lab of `file` on loopback UDP in a fresh directory, converged.
@@ -38,19 +35,7 @@ fn converged(file: &str) -> (Lab, tempfile::TempDir) {
 }
 
 fn converged_as(file: &str, wiring: Wiring) -> (Lab, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("lab");
-    let plan = Plan::new(topology(file), &dir, lab_timers(), wiring).unwrap();
-    let lab = Lab::up(plan, &bins()).unwrap();
-    checks::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    (lab, tmp)
+    common::up_converged(topology(file), wiring, lab_timers(), None)
 }
 
 /// Runs `mwlab demo --json ARGS`; checks that it exits 0 with every step

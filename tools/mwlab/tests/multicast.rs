@@ -172,32 +172,12 @@ fn socket_of(lab: &Lab, router: &str) -> std::path::PathBuf {
 
 #[test]
 fn groups_at_the_san_managers_check_joins_and_creates_against_the_mtu() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/appendix-b-managed.toml"),
-    )
-    .unwrap();
-    let topo = mwsim::topology::Topology::from_toml(&text).unwrap();
-    let plan = mwlab::plan::Plan::new(
-        topo,
-        &tmp.path().join("lab"),
-        lab_timers(),
+    let (lab, _tmp) = common::up_converged(
+        common::example("appendix-b-managed.toml"),
         mwlab::plan::Wiring::Udp,
-    )
-    .unwrap();
-    let bins = mwlab::lab::Binaries {
-        mwlab: std::path::PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    mwlab::checks::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
+        lab_timers(),
+        None,
+    );
     let mut masters = std::collections::BTreeMap::new();
     for san in ["A", "C", "E"] {
         let mut found = None;

@@ -8,48 +8,26 @@
 //! enforcing them; a broken partitions file reloaded everywhere changes
 //! nothing.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mwlab::checks;
-use mwlab::lab::{Binaries, Lab, host_client, mwctl};
-use mwlab::plan::{LabManagement, Plan, Wiring, lab_timers};
-use mwsim::topology::Topology;
+use mwlab::lab::{Lab, host_client, mwctl};
+use mwlab::plan::{LabManagement, Wiring, lab_timers};
 use serde_json::json;
 
 mod common;
-use common::{host_stats, print_drops, wait_master};
+use common::{example, host_stats, print_drops, up_converged, wait_master};
 
 /// Probes each case sends.
 const PROBES: u64 = 50;
 
 fn up() -> (Lab, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b-partitions.toml"),
-    )
-    .unwrap();
-    let mut plan = Plan::new(
-        Topology::from_toml(&text).unwrap(),
-        &tmp.path().join("lab"),
-        lab_timers(),
+    up_converged(
+        example("appendix-b-partitions.toml"),
         Wiring::Udp,
+        lab_timers(),
+        Some(LabManagement::default()),
     )
-    .unwrap();
-    plan.set_management(LabManagement::default()).unwrap();
-    let bins = Binaries {
-        mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
-    };
-    let lab = Lab::up(plan, &bins).unwrap();
-    checks::converge(
-        &lab.plan,
-        &[],
-        Duration::from_millis(500),
-        Duration::from_secs(60),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    (lab, tmp)
 }
 
 fn address(lab: &Lab, host: &str) -> u16 {

@@ -25,15 +25,33 @@ pub fn appendix_b_with(
     timers: Timers,
     edit: impl FnOnce(&mut Topology),
 ) -> (Lab, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/appendix-b.toml"),
-    )
-    .unwrap();
-    let mut topo = Topology::from_toml(&text).unwrap();
+    let mut topo = example("appendix-b.toml");
     edit(&mut topo);
-    let mut plan = Plan::new(topo, &tmp.path().join("lab"), timers, Wiring::Udp).unwrap();
-    plan.set_management(m).unwrap();
+    up_converged(topo, Wiring::Udp, timers, Some(m))
+}
+
+/// The topology of examples/`file`.
+pub fn example(file: &str) -> Topology {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(file);
+    Topology::from_toml(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A lab of `topo` wired by `wiring` in a fresh directory, with
+/// management `m` when given, converged. Fails (panics) on settings the
+/// plan refuses.
+pub fn up_converged(
+    topo: Topology,
+    wiring: Wiring,
+    timers: Timers,
+    m: Option<LabManagement>,
+) -> (Lab, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut plan = Plan::new(topo, &tmp.path().join("lab"), timers, wiring).unwrap();
+    if let Some(m) = m {
+        plan.set_management(m).unwrap();
+    }
     let bins = Binaries {
         mwlab: PathBuf::from(env!("CARGO_BIN_EXE_mwlab")),
     };
