@@ -334,24 +334,14 @@ pub fn parse(raw: &str) -> Result<Partitions, Vec<PartitionFileError>> {
             });
         }
     }
-    if !by_key.contains_key(&PartitionKey::DEFAULT) {
-        if list.len() >= MAX_PARTITIONS {
-            errs.push(PartitionFileError {
-                line: 1,
-                why: format!("more than {MAX_PARTITIONS} partitions with the default one"),
-            });
-        }
-        list.push(Partition {
-            name: "Default".into(),
-            key: PartitionKey::DEFAULT,
-            members: vec![
-                (Member::All, Membership::Limited),
-                (Member::Manager, Membership::Full),
-            ],
+    if !by_key.contains_key(&PartitionKey::DEFAULT) && list.len() >= MAX_PARTITIONS {
+        errs.push(PartitionFileError {
+            line: 1,
+            why: format!("more than {MAX_PARTITIONS} partitions with the default one"),
         });
     }
     if errs.is_empty() {
-        Ok(Partitions { list })
+        Ok(Partitions::declared(list))
     } else {
         errs.sort_by_key(|e| e.line);
         Err(errs)
@@ -359,6 +349,25 @@ pub fn parse(raw: &str) -> Result<Partitions, Vec<PartitionFileError>> {
 }
 
 impl Partitions {
+    /// The partitions a file declares, `list` (by first appearance, their
+    /// statements with the same key merged), with the default partition
+    /// OpenSM adds when none of them is it: every node a limited member of
+    /// it, the SAN manager a full one. [`parse`] reads a file so; a file
+    /// written from another description (mwlab's topologies) is built so.
+    pub fn declared(mut list: Vec<Partition>) -> Partitions {
+        if !list.iter().any(|p| p.key == PartitionKey::DEFAULT) {
+            list.push(Partition {
+                name: "Default".into(),
+                key: PartitionKey::DEFAULT,
+                members: vec![
+                    (Member::All, Membership::Limited),
+                    (Member::Manager, Membership::Full),
+                ],
+            });
+        }
+        Partitions { list }
+    }
+
     /// The partitions as a file that [`parse`] reads back the same:
     /// `mwctl san partitions` prints it, a standby writes its copy so.
     pub fn to_text(&self) -> String {

@@ -390,41 +390,25 @@ impl Plan {
     }
 
     /// The partitions file of the lab's SAN managers, from the topology's
-    /// `[[partition]]`s (docs/partitions.md "The file"): hosts by the node
-    /// identity their agents report; none without partitions.
+    /// `[[partition]]`s (docs/partitions.md "The file"): the topology's
+    /// model ([`Topology::partitions_model`]) with hosts by the node
+    /// identity their agents report, as the file reads; none without
+    /// partitions.
     pub fn partitions_file(&self) -> Option<String> {
-        if self.topology.partitions.is_empty() {
-            return None;
-        }
-        let member = |name: &str, membership: &str| -> String {
-            let identity = self.hosts.iter().find(|h| h.spec.name == name).map(|h| {
-                h.spec
-                    .management
-                    .as_ref()
-                    .and_then(|m| m.identity)
-                    .unwrap_or_else(|| identity_of(name, Address(h.spec.address)))
-            });
-            match identity {
-                Some(i) => format!("{i:#018x}={membership}"),
-                None => format!("{name}={membership}"),
-            }
-        };
-        let mut text = format!("# mwlab: the partitions of {}\n", self.dir.display());
-        for p in &self.topology.partitions {
-            let members: Vec<String> = p
-                .full
+        let identity = |t: &mwsim::topology::HostSpec| {
+            self.hosts
                 .iter()
-                .map(|m| member(m, "full"))
-                .chain(p.limited.iter().map(|m| member(m, "limited")))
-                .collect();
-            text.push_str(&format!(
-                "{}={:#06x} : {} ;\n",
-                p.name,
-                p.key,
-                members.join(", ")
-            ));
-        }
-        Some(text)
+                .find(|h| h.spec.name == t.name)
+                .and_then(|h| h.spec.management.as_ref())
+                .and_then(|m| m.identity)
+                .unwrap_or_else(|| identity_of(&t.name, Address(t.address)))
+        };
+        let model = self.topology.partitions_model(identity)?;
+        Some(format!(
+            "# mwlab: the partitions of {}\n{}",
+            self.dir.display(),
+            model.to_text()
+        ))
     }
 
     /// Where the lab writes [`Plan::partitions_file`].

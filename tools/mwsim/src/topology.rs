@@ -31,6 +31,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mgmt::partition::{MAX_PARTITIONS, Member, Membership, Partition, PartitionKey, Partitions};
 use rrp::Address;
 use serde::{Deserialize, Serialize};
 
@@ -293,6 +294,15 @@ impl Topology {
                 }
             }
         }
+        let default = self
+            .partitions
+            .iter()
+            .any(|p| p.key == PartitionKey::DEFAULT.get());
+        if self.partitions.len() + usize::from(!default) > MAX_PARTITIONS {
+            return Err(format!(
+                "more than {MAX_PARTITIONS} partitions (the default one included)"
+            ));
+        }
         // Pools: node addresses, apart, and no address of the topology
         // inside but those of hosts that start without one.
         let fixed: BTreeSet<u16> = addrs
@@ -321,6 +331,48 @@ impl Topology {
             }
         }
         Ok(())
+    }
+
+    /// The partitions the topology declares, as its SANs' managers hold
+    /// them (docs/partitions.md): hosts by `identity_of` (the identity
+    /// their agents report), the keywords as the file's, the default
+    /// partition added as OpenSM adds it when no `[[partition]]` has its
+    /// key ([`Partitions::declared`]). `None` without `[[partition]]`s: no
+    /// partitions file, every node a full member of the default partition.
+    /// mwlab writes it as its managers' file; mwsim gives the routers the
+    /// tables it makes.
+    pub fn partitions_model(&self, identity_of: impl Fn(&HostSpec) -> u64) -> Option<Partitions> {
+        if self.partitions.is_empty() {
+            return None;
+        }
+        let member = |name: &str| -> Option<Member> {
+            Some(match name {
+                "ALL" => Member::All,
+                "ALL_HOSTS" => Member::AllHosts,
+                "ALL_ROUTERS" => Member::AllRouters,
+                "SELF" => Member::Manager,
+                _ => Member::Node(identity_of(self.hosts.iter().find(|h| h.name == name)?)),
+            })
+        };
+        let list = self
+            .partitions
+            .iter()
+            .filter_map(|p| {
+                let members = p
+                    .full
+                    .iter()
+                    .map(|m| (m, Membership::Full))
+                    .chain(p.limited.iter().map(|m| (m, Membership::Limited)))
+                    .filter_map(|(m, how)| Some((member(m)?, how)))
+                    .collect();
+                Some(Partition {
+                    name: p.name.clone(),
+                    key: PartitionKey::new(p.key)?,
+                    members,
+                })
+            })
+            .collect();
+        Some(Partitions::declared(list))
     }
 
     /// HR addresses on each SAN, by SAN index.
