@@ -8,5 +8,5 @@ pub mod rng;
 pub mod sim;
 pub mod topology;
 
-pub use sim::{Member, Sim, SimConfig, SimStats, TraceItem, Walk, native_of};
+pub use sim::{Member, Sim, SimConfig, SimStats, TraceItem, Walk, host_identity, native_of};
 pub use topology::Topology;

@@ -9,6 +9,9 @@
 //!   route tables, so that L3 and L2 traffic crosses them as it would the
 //!   appliance.
 //! - Hosts run the node-side RRP ([`rrp::node::Node`]).
+//! - The simulator plays each SAN's master for partitions (docs/partitions.md):
+//!   from the topology's `[[partition]]`s it gives every router port the
+//!   tables of its SAN's nodes, the guard the forwarding decision checks.
 //! - Every message is emitted and parsed again at each hop; faults (loss,
 //!   duplication, reordering, delay, link down/up, router crash/restart)
 //!   come from one seeded generator, so a seed replays a run exactly.
@@ -17,7 +20,11 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use dataplane::{ChannelConfig, Decision, Engine, EngineConfig, FibSet, McastFib, channels};
+use dataplane::{
+    Buddies, ChannelConfig, Decision, Engine, EngineConfig, FibSet, McastFib, PartitionGuard,
+    SanPartitions, channels,
+};
+use mgmt::partition::{Membership, NodeFacts, Partitions};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::counters::CounterSet;
@@ -31,10 +38,10 @@ use rrp::wire::Header;
 use rrp::wire::bytes::be16_checked;
 use rrp::wire::packet::{Packet, locate_fast};
 use rrp::wire::{Capability, header};
-use rrp::{Address, DropReason, PerPort, PortId};
+use rrp::{Address, DropCounts, DropReason, PerPort, PortId};
 
 use crate::rng::seeded;
-use crate::topology::Topology;
+use crate::topology::{HostSpec, Topology};
 use rrp::rng::Rng;
 
 /// Simulation parameters.
@@ -138,6 +145,15 @@ pub struct SimRouter {
     pub alive: bool,
     /// Whether each port's link is up.
     pub ports_up: PerPort<bool>,
+    /// Packets its forwarding decision dropped, by reason (the per-port
+    /// counters' `dropped`, summed over its ports).
+    pub dropped: DropCounts,
+    /// Each port's SAN's partitions, as that SAN's master gives them
+    /// (none: the topology has no partitions, every port is open); set on
+    /// every FIB set the router decides with.
+    pub partitions: Option<Arc<PartitionGuard>>,
+    /// The engine's LRT changes when the FIB set's buddies were last set.
+    buddies_at: Option<u64>,
     cfg: RouterConfig,
 }
 
@@ -303,6 +319,67 @@ pub fn native_of(a: Address) -> NativeAddr {
     NativeAddr::mac([0x02, 0, 0, 0, (a.0 >> 8) as u8, a.0 as u8])
 }
 
+/// The node identity of a simulated host (NodeInfo's NodeIdentity, by
+/// which the partitions name it): its native address as a number.
+pub fn host_identity(h: &HostSpec) -> u64 {
+    u64::from(h.address) | 0x0200_0000_0000
+}
+
+/// Each router's partitions guard, as the SANs' masters give the tables
+/// of `parts` (docs/partitions.md): per router port, every node of its
+/// SAN with its table, the routers' HRs as routers (full members of the
+/// default partition), the hosts by [`host_identity`].
+fn guards(topo: &Topology, parts: &Partitions) -> Result<Vec<PartitionGuard>, String> {
+    // A node's table as the guard takes it: (key, full).
+    type Table = Vec<(u16, bool)>;
+    let table = |facts: NodeFacts| -> Table {
+        parts
+            .table_of(&facts)
+            .into_iter()
+            .map(|(k, m)| (k.get(), m == Membership::Full))
+            .collect()
+    };
+    let router = table(NodeFacts {
+        identity: 0,
+        router: true,
+        manager: false,
+    });
+    let mut per_san: Vec<Vec<(Address, Table)>> = vec![Vec::new(); topo.sans.len()];
+    for r in &topo.routers {
+        for h in &r.hrs {
+            let si = topo.san_index(&h.san).expect("validated");
+            per_san[si].push((Address(h.address), router.clone()));
+        }
+    }
+    for h in &topo.hosts {
+        let si = topo.san_index(&h.san).expect("validated");
+        let facts = NodeFacts {
+            identity: host_identity(h),
+            router: false,
+            manager: false,
+        };
+        per_san[si].push((Address(h.address), table(facts)));
+    }
+    let sans = per_san
+        .into_iter()
+        .enumerate()
+        .map(|(si, members)| {
+            SanPartitions::new(members)
+                .map_err(|e| format!("san {}: partitions: {e}", topo.sans[si].name))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(topo
+        .routers
+        .iter()
+        .map(|r| {
+            PartitionGuard::new(r.hrs.iter().map(|h| {
+                let si = topo.san_index(&h.san).expect("validated");
+                Some(sans[si].clone())
+            }))
+        })
+        .collect())
+}
+
 impl Sim {
     /// A simulation of `topo`, every router and host starting at time 0.
     pub fn new(topo: Topology, cfg: SimConfig) -> Result<Sim, String> {
@@ -315,6 +392,10 @@ impl Sim {
             ));
         }
         let mut rng = seeded(cfg.seed);
+        let mut guards = match topo.partitions_model(host_identity) {
+            Some(parts) => guards(&topo, &parts)?.into_iter().map(Some).collect(),
+            None => vec![None; topo.routers.len()],
+        };
         let mut sans: Vec<San> = topo
             .sans
             .iter()
@@ -365,7 +446,9 @@ impl Sim {
             rc.k = cfg.k;
             rc.timers = cfg.timers;
             rc.sn_seed = rng.next_u64() as u16;
-            routers.push(make_router(&r.name, rc, san_idx.into(), 0, &interner)?);
+            let mut router = make_router(&r.name, rc, san_idx.into(), 0, &interner)?;
+            router.partitions = guards[ri].take().map(Arc::new);
+            routers.push(router);
         }
         let hrs_on = topo.hrs_on();
         let mut hosts = Vec::new();
@@ -570,6 +653,41 @@ impl Sim {
         }
     }
 
+    /// Host `h` sends a data packet (PT 0x0100) to address `dst` with data
+    /// block `data`, its Free field `free` (its partition mark, bit 15 full
+    /// and bits 0-14 the key, 0 unmarked: docs/partitions.md "In packets"),
+    /// to the HR [`Sim::first_hop`] names (none: its configured HR) at the
+    /// current time. The host does not check its own table: whatever it
+    /// marks is sent.
+    pub fn host_send_data(&mut self, h: usize, dst: Address, free: u16, data: &[u8]) {
+        let src = self.hosts[h].node.config().address;
+        let p = rrp::wire::PacketRepr {
+            l2rhs: Vec::new(),
+            header: rrp::wire::HeaderRepr {
+                dst,
+                packet_type: rrp::kind::PacketType(0x0100),
+                src,
+                free,
+                ..Default::default()
+            },
+            data: data.to_vec(),
+            ei: 0,
+        };
+        let hr = self.first_hop(h, dst).unwrap_or(self.hosts[h].hr);
+        if let Ok(b) = p.to_bytes() {
+            self.host_send(h, Some(hr), b);
+        }
+    }
+
+    /// The data packets host `h` received (its inbox's `Learned::Data`),
+    /// in order.
+    pub fn data_received(&self, h: usize) -> impl Iterator<Item = &rrp::wire::PacketRepr> {
+        self.hosts[h].inbox.iter().filter_map(|(_, l)| match l {
+            Learned::Data(p) => Some(p),
+            _ => None,
+        })
+    }
+
     /// The group packets host `h` received for `g`: their data blocks, in
     /// order.
     pub fn group_received(&self, h: usize, g: Address) -> Vec<Vec<u8>> {
@@ -689,8 +807,10 @@ impl Sim {
                 cfg.sn_seed = self.rng.next_u64() as u16;
                 let sans = self.routers[r].sans.clone();
                 let name = self.routers[r].name.clone();
+                let partitions = self.routers[r].partitions.clone();
                 self.routers[r] =
                     make_router(&name, cfg, sans, self.now, &self.interner).expect("valid before");
+                self.routers[r].partitions = partitions;
                 self.reschedule(r);
             }
             Item::LinkDown(r, p) => {
@@ -813,7 +933,12 @@ impl Sim {
             rt.engine.take_fib_changes();
             let mut f = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
             f.set_mcast(Arc::new(McastFib::from_tables(&rt.engine.mcast())));
+            if let Some(g) = &rt.partitions {
+                f.set_partitions(g.clone());
+            }
             rt.fib = Some(f);
+            rt.buddies_at = None;
+            rt.follow_buddies();
         }
         let rt = &self.routers[r];
         let decision = rt
@@ -878,7 +1003,8 @@ impl Sim {
                     Err(_) => engine.handle_bytes(now, port, native_src, buf.data()),
                 }
             }
-            Decision::Drop { notice, .. } => {
+            Decision::Drop { reason, notice } => {
+                self.routers[r].dropped[reason] += 1;
                 if let Some(n) = notice {
                     self.routers[r].engine.handle_notice(now, &n);
                 }
@@ -889,6 +1015,11 @@ impl Sim {
     }
 
     fn drain(&mut self, r: usize) {
+        self.drain_outputs(r);
+        self.routers[r].follow_buddies();
+    }
+
+    fn drain_outputs(&mut self, r: usize) {
         while let Some(o) = self.routers[r].engine.poll_output() {
             match o {
                 Output::Send {
@@ -938,7 +1069,17 @@ impl Sim {
                     if let Some(f) = &mut rt.fib {
                         match changes {
                             Some(c) => f.patch(&rt.engine.fib(), &c),
-                            None => *f = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs),
+                            None => {
+                                // Built anew: the multicast table, the
+                                // buddies and the partitions carried over,
+                                // as the control plane does.
+                                let mut new =
+                                    dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
+                                new.set_mcast(f.mcast_arc());
+                                new.set_buddies(f.buddies_arc());
+                                new.set_partitions(f.partitions_arc());
+                                *f = new;
+                            }
                         }
                     }
                     self.stats.fib_changes += 1;
@@ -1226,7 +1367,8 @@ impl Sim {
 
     /// Counts of the routers' RRP engine stats summed: the counters the
     /// simulator reports (by their names in the engine's counter set), every
-    /// refusal as one `rts_refused`, and the packets refused as spoofed.
+    /// refusal as one `rts_refused`, the packets refused as spoofed, and
+    /// the packets the forwarding decisions dropped as `partition`.
     pub fn router_stats(&self) -> BTreeMap<&'static str, u64> {
         const REPORTED: [&str; 9] = [
             "rts_accepted",
@@ -1256,7 +1398,37 @@ impl Sim {
             .collect();
         m.insert("rts_refused", total.rts_refused.total());
         m.insert("spoofed", spoofed);
+        m.insert(
+            "partition",
+            self.routers
+                .iter()
+                .map(|r| r.dropped[DropReason::Partition])
+                .sum(),
+        );
         m
+    }
+}
+
+impl SimRouter {
+    /// Sets the FIB set's buddies from the engine's LRTs when they changed,
+    /// as the control plane publishes them: the partitions' checks ask
+    /// them whether a packet comes from, or goes to, another router of a
+    /// SAN. Only a router with partitions keeps them (nothing else the
+    /// simulator does reads them).
+    fn follow_buddies(&mut self) {
+        if self.partitions.is_none() {
+            return;
+        }
+        let Some(f) = &mut self.fib else { return };
+        let changes = self.engine.lrt_changes();
+        if self.buddies_at == Some(changes) {
+            return;
+        }
+        self.buddies_at = Some(changes);
+        let b = Buddies::new(
+            (0..self.hrs.len()).map(|p| self.engine.buddies_with_native(PortId::new(p))),
+        );
+        f.set_buddies(Arc::new(b));
     }
 }
 
@@ -1289,6 +1461,9 @@ fn make_router(
         sans,
         alive: true,
         engine,
+        dropped: DropCounts::default(),
+        partitions: None,
+        buddies_at: None,
         cfg,
     })
 }
