@@ -294,7 +294,8 @@ pub struct Profile {
     /// L2RHs in front of every packet (empty: L3 traffic).
     pub l2: Vec<RouterHop>,
     /// The partition every packet is marked with, in Free
-    /// (rrp::PartitionMark, docs/spec-notes.md 75); `None`: unmarked, Free 0.
+    /// (rrp::PartitionMark, docs/partitions.md "In packets"); `None`:
+    /// unmarked, Free 0.
     pub partition: Option<PartitionMark>,
     /// Seed for drawn sizes.
     pub seed: u64,
