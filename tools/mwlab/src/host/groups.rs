@@ -12,28 +12,7 @@ use super::management;
 use super::state::{Host, Reply};
 use mgmt::partition::PartitionKey;
 
-/// A join's `"partition"`: a key 0x0001-0x7FFF, as a number or a string
-/// (`"0x0010"`); absent, the default partition.
-fn partition_arg(req: &Value) -> Result<PartitionKey, String> {
-    let bad = |v: &Value| format!("partition: {v} is not a partition key (0x0001-0x7fff)");
-    let n = match req.get("partition") {
-        None | Some(Value::Null) => return Ok(PartitionKey::DEFAULT),
-        Some(v @ Value::Number(_)) => v.as_u64().ok_or_else(|| bad(v))?,
-        Some(v @ Value::String(t)) => {
-            let t = t.trim();
-            match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                Some(h) => u64::from_str_radix(h, 16),
-                None => t.parse(),
-            }
-            .map_err(|_| bad(v))?
-        }
-        Some(v) => return Err(bad(v)),
-    };
-    u16::try_from(n)
-        .ok()
-        .and_then(PartitionKey::new)
-        .ok_or_else(|| bad(&req["partition"]))
-}
+use super::partitions::partition_arg;
 
 impl Host<'_> {
     /// `{"cmd":"join","group":G}` and `{"cmd":"leave","group":G}`: listen
@@ -55,7 +34,9 @@ impl Host<'_> {
         // leave is told to it too (best effort).
         let mtu = u64_arg(req, "mtu")?.unwrap_or(0);
         let mtu = u32::try_from(mtu).map_err(|_| "mtu: too large")?;
-        let partition = partition_arg(req)?;
+        let partition = partition_arg(req)?
+            .and_then(PartitionKey::new)
+            .unwrap_or(PartitionKey::DEFAULT);
         let asked = if join || self.lock().node.listens(g) {
             self.at_manager(g, mtu, partition, join)?
         } else {
@@ -159,28 +140,5 @@ impl Host<'_> {
             Ok(Ok(a)) => Some(a.mad.status),
             Ok(Err(_)) | Err(_) => None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn partitions_named_in_a_join() {
-        let p = |v: Value| partition_arg(&v);
-        assert_eq!(p(json!({})), Ok(PartitionKey::DEFAULT));
-        assert_eq!(
-            p(json!({"partition": "0x0010"})),
-            Ok(PartitionKey::new(0x10).unwrap())
-        );
-        assert_eq!(
-            p(json!({"partition": 16})),
-            Ok(PartitionKey::new(0x10).unwrap())
-        );
-        assert!(p(json!({"partition": 0})).is_err());
-        assert!(p(json!({"partition": "0x8000"})).is_err());
-        assert!(p(json!({"partition": "tenant"})).is_err());
-        assert!(p(json!({"partition": [1]})).is_err());
     }
 }
