@@ -226,7 +226,9 @@ pub fn agent(data: &[u8]) {
 /// (on a SAN of one other member) takes operations from the input, 67
 /// bytes each (the operation, the requester, a record area); nothing
 /// panics, the tables stay within their bounds and hold only logical
-/// addresses, and every answer emits and parses.
+/// addresses, and every answer emits and parses. The partitions in force
+/// change with time passing (partition 0x0010 declared or not): a group
+/// with members always has a partition, one in force.
 pub fn groups(data: &[u8]) {
     use crate::attr::{McGroupRecord, McMemberRecord};
     use crate::manager::{Manager, ManagerConfig, SmState};
@@ -243,6 +245,10 @@ pub fn groups(data: &[u8]) {
         while m.poll_output().is_some() {}
     }
     assert_eq!(m.state(), SmState::Master);
+    let with =
+        crate::partition::parse("Default=0x7fff : ALL=full ;\ntenant=0x0010 : ALL=limited ;")
+            .expect("a good file");
+    let without = crate::partition::Partitions::open();
     let elsewhere = |g: rrp::Address| g.0.is_multiple_of(3).then_some(u32::from(g.0 % 2000));
     for op in data.chunks(67) {
         let Some((&kind, rest)) = op.split_first() else {
@@ -276,6 +282,12 @@ pub fn groups(data: &[u8]) {
                 .ok()
                 .map(|r| m.mc_member_get(modifier, &r).map(Attribute::McMemberRecord)),
             _ => {
+                m.set_partitions(if kind & 8 == 0 {
+                    with.clone()
+                } else {
+                    without.clone()
+                });
+                m.mc_check_partitions();
                 m.on_timer(now + 1_000);
                 while m.poll_output().is_some() {}
                 None
@@ -295,6 +307,13 @@ pub fn groups(data: &[u8]) {
         assert!(groups.len() <= 8, "groups beyond the bound");
         assert!(groups.values().map(|g| g.members.len()).sum::<usize>() <= 16);
         assert!(groups.keys().all(|g| g.is_logical()));
+        assert!(
+            groups
+                .values()
+                .filter(|g| !g.members.is_empty())
+                .all(|g| g.partition.is_some_and(|k| m.partitions().get(k).is_some())),
+            "members in a group without a partition in force"
+        );
     }
 }
 

@@ -13,9 +13,9 @@ use proptest::sample::Index;
 
 use mgmt::attr::{
     AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, InformInfo,
-    LrtBlock, LrtBlockEntry, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice,
-    PartitionTable, PathRecord, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
-    SourceRoute,
+    LrtBlock, LrtBlockEntry, McGroupRecord, McMemberRecord, Neighbour, NodeDescription, NodeInfo,
+    NodeRecord, Notice, PartitionTable, PathRecord, PortCounters, PortCountersExtended, PortInfo,
+    RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::partition::{Membership, PartitionKey};
@@ -462,6 +462,31 @@ mod strategy {
                         lease_s: lease,
                     })
                 )),
+            // Any partition field: a key, 0 (the default partition), bit 15 set.
+            any::<(u16, u16, u8, u16, u32, u32, u16)>().prop_map(|(g, mb, js, p, mtu, gm, t)| (
+                MgmtClass::SUBN_ADM,
+                Attribute::McMemberRecord(McMemberRecord {
+                    group: Address(g),
+                    member: Address(mb),
+                    join_state: js,
+                    partition: p,
+                    mtu,
+                    group_mtu: gm,
+                    total: t,
+                })
+            )),
+            any::<(u16, u16, u32, u16, u16, u8, u16)>().prop_map(|(g, t, mtu, n, f, fl, p)| (
+                MgmtClass::SUBN_ADM,
+                Attribute::McGroupRecord(McGroupRecord {
+                    group: Address(g),
+                    total: t,
+                    mtu,
+                    members: n,
+                    full_members: f,
+                    flags: fl,
+                    partition: p,
+                })
+            )),
             (smp, address(), native()).prop_map(|(c, a, n)| (
                 c,
                 Attribute::Neighbour(Neighbour {

@@ -1106,3 +1106,77 @@ fn the_master_gives_every_member_its_partition_table_and_sets_again_only_what_ch
     let master = &n.stations[2].managers()[0].1;
     assert_eq!(master.stats().tables_set, 3, "{:?}", master.stats());
 }
+
+#[test]
+fn a_group_belongs_to_a_partition_and_only_its_members_join() {
+    use mgmt::attr::mc_member_record::FULL_MEMBER;
+    use mgmt::attr::{McGroupRecord, McMemberRecord};
+    let mut n = Net::new(&[
+        (0x0101, None),
+        (0x0102, None),
+        (0x0103, None),
+        (0x0104, None),
+    ]);
+    n.stations[2].add_manager(PortId::new(0), ManagerConfig::new(7, 0x0103), 0);
+    n.stations[2].set_partitions(&partitions(
+        "Default=0x7fff : ALL=full ;\n\
+         t=0x0010 : 0x0000000000000101=full, 0x0000000000000102=limited ;\n",
+    ));
+    n.run_until(3_000);
+    assert_eq!(n.state(2), Some(SmState::Master));
+    let (gr, mr) = (McGroupRecord::ID, McMemberRecord::ID);
+    let create = |a: &mut [u8]| {
+        McGroupRecord {
+            group: Address(0x8101),
+            partition: 0x0010,
+            ..Default::default()
+        }
+        .emit(a)
+        .unwrap()
+    };
+    let (st, d) = n.sa(0, 0x0103, Method::SET, gr, 0, create).unwrap();
+    assert_eq!(st, Status::OK);
+    assert_eq!(McGroupRecord::parse(&d).unwrap().partition, 0x0010);
+    let join = |partition: u16| {
+        move |a: &mut [u8]| {
+            McMemberRecord {
+                group: Address(0x8101),
+                join_state: FULL_MEMBER,
+                partition,
+                ..Default::default()
+            }
+            .emit(a)
+            .unwrap()
+        }
+    };
+    // A full member and a limited one join; a node outside the partition
+    // is refused, and so is a join naming the default partition.
+    let (st, d) = n.sa(0, 0x0103, Method::SET, mr, 0, join(0x0010)).unwrap();
+    assert_eq!(st, Status::OK);
+    assert_eq!(McMemberRecord::parse(&d).unwrap().partition, 0x0010);
+    let (st, _) = n.sa(1, 0x0103, Method::SET, mr, 0, join(0x0010)).unwrap();
+    assert_eq!(st, Status::OK, "a limited member joins");
+    let (st, _) = n.sa(3, 0x0103, Method::SET, mr, 0, join(0x0010)).unwrap();
+    assert_eq!(st, Status::MC_NOT_IN_PARTITION);
+    let (st, _) = n.sa(3, 0x0103, Method::SET, mr, 0, join(0)).unwrap();
+    assert_eq!(st, Status::MC_OTHER_PARTITION);
+    let master = &n.stations[2].managers()[0].1;
+    assert_eq!(master.stats().mc_not_in_partition, 1);
+    assert_eq!(master.stats().mc_refused, 2);
+    assert_eq!(master.groups()[&Address(0x8101)].members.len(), 2);
+    // The partitions change: 0x0102 is no longer a member of t.
+    n.stations[2].set_partitions(&partitions(
+        "Default=0x7fff : ALL=full ;\n\
+         t=0x0010 : 0x0000000000000101=full ;\n",
+    ));
+    let master = &n.stations[2].managers()[0].1;
+    let members: Vec<Address> = master.groups()[&Address(0x8101)]
+        .members
+        .keys()
+        .copied()
+        .collect();
+    assert_eq!(members, [Address(0x0101)]);
+    assert_eq!(master.stats().mc_partition_removed, 1);
+    let (st, _) = n.sa(1, 0x0103, Method::SET, mr, 0, join(0x0010)).unwrap();
+    assert_eq!(st, Status::MC_NOT_IN_PARTITION, "and may not join again");
+}

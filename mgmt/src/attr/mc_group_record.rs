@@ -25,6 +25,10 @@ pub mod field {
     pub const FULL_MEMBERS: usize = 10;
     /// Flags.
     pub const FLAGS: usize = 12;
+    /// The group's partition key (0 in a create: the first join's,
+    /// docs/multicast.md "Groups in partitions"; 0 in an answer: not
+    /// fixed yet).
+    pub const PARTITION: usize = 14;
 }
 
 /// The modifier of a Get for one group: `BY_GROUP | address`.
@@ -51,13 +55,16 @@ pub struct McGroupRecord {
     pub full_members: u16,
     /// Flags: [`ALLOCATED`], [`KNOWN_ELSEWHERE`].
     pub flags: u8,
+    /// The group's partition key, 1-0x7FFF (0: not fixed yet, the first
+    /// join fixes it).
+    pub partition: u16,
 }
 
 impl McGroupRecord {
     /// AttributeID (mwrouter's; InfiniBand keeps group records in the SA
     /// without an attribute of their own).
     pub const ID: u16 = 0xFF20;
-    /// Bytes of the layout (13 used).
+    /// Bytes of the layout (16 used).
     pub const LEN: usize = 64;
 
     /// Reads the attribute area (at least 64 bytes).
@@ -70,6 +77,7 @@ impl McGroupRecord {
             members: be16(area, field::MEMBERS),
             full_members: be16(area, field::FULL_MEMBERS),
             flags: area[field::FLAGS],
+            partition: be16(area, field::PARTITION),
         })
     }
 
@@ -83,6 +91,7 @@ impl McGroupRecord {
         put16(area, field::MEMBERS, self.members);
         put16(area, field::FULL_MEMBERS, self.full_members);
         area[field::FLAGS] = self.flags;
+        put16(area, field::PARTITION, self.partition);
         Ok(())
     }
 }
@@ -100,14 +109,17 @@ mod tests {
             members: 3,
             full_members: 2,
             flags: ALLOCATED,
+            partition: 0x0010,
         };
         let mut area = [0xAAu8; 192];
         r.emit(&mut area).unwrap();
         assert_eq!(
-            &area[..13],
-            &[0x81, 0x01, 0, 2, 0, 0, 0x05, 0xDC, 0, 3, 0, 2, 1]
+            &area[..16],
+            &[
+                0x81, 0x01, 0, 2, 0, 0, 0x05, 0xDC, 0, 3, 0, 2, 1, 0, 0, 0x10
+            ]
         );
-        assert!(area[13..].iter().all(|b| *b == 0));
+        assert!(area[16..].iter().all(|b| *b == 0));
         assert_eq!(McGroupRecord::parse(&area).unwrap(), r);
     }
 }

@@ -5,11 +5,17 @@
 //! above the group's, every router on the member's SAN carries the group's
 //! MTU), a Delete leaves, a Get reads the `index`th member record of a
 //! group (modifier: index; the template's group, 0 for every group).
+//!
+//! The group's partition travels as InfiniBand's P_Key does in its
+//! MCMemberRecord (docs/multicast.md "Groups in partitions",
+//! docs/spec-notes.md 76): a join names the partition it joins in (0: the
+//! default partition), an answer carries the group's.
 
 use rrp::Address;
 
 use crate::attr::{need, prepare};
 use crate::error::Result;
+use crate::partition::PartitionKey;
 use rrp::wire::bytes::{be16, be32, put16, put32};
 
 /// Byte offsets of McMemberRecord.
@@ -20,6 +26,11 @@ pub mod field {
     pub const MEMBER: usize = 2;
     /// JoinState.
     pub const JOIN_STATE: usize = 4;
+    /// The partition (InfiniBand's P_Key): bits 0-14 the key (0 in a
+    /// join: the default partition), bit 15 ignored in a join and 0 in
+    /// an answer (the membership is the manager's table's, not the
+    /// record's).
+    pub const PARTITION: usize = 6;
     /// The member's MTU in bytes (0: any): a join is refused when it is
     /// above the group's.
     pub const MTU: usize = 8;
@@ -45,6 +56,9 @@ pub struct McMemberRecord {
     pub member: Address,
     /// JoinState: [`FULL_MEMBER`] or [`SEND_ONLY`].
     pub join_state: u8,
+    /// The partition as the record carries it ([`field::PARTITION`]; 0:
+    /// the default partition); [`McMemberRecord::partition_key`] reads it.
+    pub partition: u16,
     /// The member's MTU in bytes (0: any).
     pub mtu: u32,
     /// The group's MTU in bytes (answers; 0: unlimited).
@@ -66,6 +80,7 @@ impl McMemberRecord {
             group: Address(be16(area, field::GROUP)),
             member: Address(be16(area, field::MEMBER)),
             join_state: area[field::JOIN_STATE],
+            partition: be16(area, field::PARTITION),
             mtu: be32(area, field::MTU),
             group_mtu: be32(area, field::GROUP_MTU),
             total: be16(area, field::TOTAL),
@@ -79,10 +94,18 @@ impl McMemberRecord {
         put16(area, field::GROUP, self.group.0);
         put16(area, field::MEMBER, self.member.0);
         area[field::JOIN_STATE] = self.join_state;
+        put16(area, field::PARTITION, self.partition);
         put32(area, field::MTU, self.mtu);
         put32(area, field::GROUP_MTU, self.group_mtu);
         put16(area, field::TOTAL, self.total);
         Ok(())
+    }
+
+    /// The partition the record names: its key (bits 0-14; bit 15, a
+    /// membership in InfiniBand's P_Key, is not the joiner's to claim), or
+    /// the default partition for 0.
+    pub fn partition_key(&self) -> PartitionKey {
+        PartitionKey::new(self.partition & 0x7FFF).unwrap_or(PartitionKey::DEFAULT)
     }
 }
 
@@ -96,6 +119,7 @@ mod tests {
             group: Address(0x8101),
             member: Address(0x0104),
             join_state: FULL_MEMBER,
+            partition: 0x0010,
             mtu: 1500,
             group_mtu: 9000,
             total: 3,
@@ -105,11 +129,40 @@ mod tests {
         assert_eq!(
             &area[..18],
             &[
-                0x81, 0x01, 0x01, 0x04, 1, 0, 0, 0, 0, 0, 0x05, 0xDC, 0, 0, 0x23, 0x28, 0, 3
+                0x81, 0x01, 0x01, 0x04, 1, 0, 0, 0x10, 0, 0, 0x05, 0xDC, 0, 0, 0x23, 0x28, 0, 3
             ]
         );
         assert!(area[18..].iter().all(|b| *b == 0));
         assert_eq!(McMemberRecord::parse(&area).unwrap(), r);
         assert!(McMemberRecord::parse(&area[..20]).is_err());
+    }
+
+    #[test]
+    fn partition_keys() {
+        let key = |p: u16| {
+            McMemberRecord {
+                partition: p,
+                ..McMemberRecord::default()
+            }
+            .partition_key()
+        };
+        assert_eq!(key(0), PartitionKey::DEFAULT, "none named: the default");
+        assert_eq!(key(0x0010), PartitionKey::new(0x0010).unwrap());
+        assert_eq!(
+            key(0x8010),
+            PartitionKey::new(0x0010).unwrap(),
+            "bit 15 ignored"
+        );
+        assert_eq!(key(0x8000), PartitionKey::DEFAULT);
+        // Every key round-trips through the bytes.
+        for p in [0u16, 1, 0x0010, 0x7FFF, 0x8001, 0xFFFF] {
+            let r = McMemberRecord {
+                partition: p,
+                ..McMemberRecord::default()
+            };
+            let mut area = [0u8; 64];
+            r.emit(&mut area).unwrap();
+            assert_eq!(McMemberRecord::parse(&area).unwrap(), r);
+        }
     }
 }

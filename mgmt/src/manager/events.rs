@@ -92,6 +92,17 @@ pub enum ManagerEvent {
         /// The member.
         member: Address,
     },
+    /// A member lost its record because the partitions in force no longer
+    /// make it a member of its group's partition (docs/multicast.md
+    /// "Groups in partitions").
+    MemberOutOfPartition {
+        /// The group.
+        group: Address,
+        /// The member.
+        member: Address,
+        /// The group's partition.
+        partition: crate::partition::PartitionKey,
+    },
     /// A change to the SAN's subscriptions (InformInfo).
     Subscription(SubscriptionEvent),
     /// A Report was given up: no ReportResp after every try.
@@ -132,6 +143,7 @@ impl ManagerEvent {
             ManagerEvent::GroupDeleted { .. } => "group deleted",
             ManagerEvent::JoinRefused { .. } => "join refused",
             ManagerEvent::MemberPruned { .. } => "member pruned",
+            ManagerEvent::MemberOutOfPartition { .. } => "member out of partition",
             ManagerEvent::ControlRefused { .. } => "control refused",
             ManagerEvent::Subscription(e) => e.kind(),
             ManagerEvent::ReportGivenUp { .. } => "report given up",
@@ -196,6 +208,14 @@ impl fmt::Display for ManagerEvent {
                     "manager: {member} pruned from {group} (no longer on the SAN)"
                 )
             }
+            ManagerEvent::MemberOutOfPartition {
+                group,
+                member,
+                partition,
+            } => write!(
+                f,
+                "manager: {member} removed from {group}: no longer a member of its partition {partition}"
+            ),
             ManagerEvent::Subscription(e) => write!(f, "{}", e.text(Keeper::Manager)),
             ManagerEvent::ReportGivenUp { subscriber, trap } => write!(
                 f,

@@ -13,6 +13,14 @@
 //!   ([`Status::MC_MTU_ABOVE_GROUP`]) and every router of the SAN carries
 //!   the group's MTU ([`Status::MC_ROUTER_MTU`]); tables are bounded
 //!   ([`Status::SA_NO_RESOURCES`]).
+//! - **Partitions** (docs/multicast.md "Groups in partitions",
+//!   docs/spec-notes.md 76): a group belongs to one partition, named by its
+//!   create or else fixed by its first join (a join naming none: the
+//!   default partition). A join naming another is refused
+//!   ([`Status::MC_OTHER_PARTITION`]), and so is one from a node that is not
+//!   a member of the group's partition ([`Status::MC_NOT_IN_PARTITION`]); a
+//!   limited member may join. When the partitions in force change, members
+//!   no longer in their group's partition lose their records.
 //! - **Leave** (McMemberRecord Delete), **delete** (McGroupRecord Delete).
 //! - **Prune**: a member the sweeps no longer find loses its records.
 //! - Standbys copy the groups and their members at every poll, as they
@@ -25,6 +33,7 @@ use rrp::Address;
 use crate::attr::mc_group_record::{self, McGroupRecord};
 use crate::attr::mc_member_record::{FULL_MEMBER, McMemberRecord, SEND_ONLY};
 use crate::client::{Answer, Failure, Request, Target};
+use crate::partition::{Member as PartitionMember, Membership, NodeFacts, PartitionKey};
 use crate::wire::{Method, MgmtClass, Status};
 
 use super::{Manager, Purpose, SmState, Time};
@@ -36,6 +45,9 @@ pub struct McGroup {
     pub mtu: u32,
     /// McGroupRecord flags.
     pub flags: u8,
+    /// Its partition: named by the create, or fixed by the first join
+    /// (`None` until then).
+    pub partition: Option<PartitionKey>,
     /// Its members.
     pub members: BTreeMap<Address, McMember>,
 }
@@ -73,7 +85,13 @@ impl McGroup {
                 .count()
                 .min(usize::from(u16::MAX)) as u16,
             flags: self.flags,
+            partition: self.partition_field(),
         }
+    }
+
+    /// Its partition as records carry it (0: not fixed yet).
+    fn partition_field(&self) -> u16 {
+        self.partition.map_or(0, PartitionKey::get)
     }
 }
 
@@ -140,6 +158,16 @@ impl Manager {
             self.stats.mc_refused += 1;
             return Err(Status::MC_EXISTS);
         }
+        let partition = match rec.partition {
+            0 => None,
+            k => match PartitionKey::new(k) {
+                Some(k) => Some(k),
+                None => {
+                    self.stats.mc_refused += 1;
+                    return Err(Status::INVALID_VALUE);
+                }
+            },
+        };
         let mtu = match elsewhere(group) {
             // Members elsewhere: the MTU they are reached with is the
             // group's; asking for more does not fit.
@@ -165,6 +193,7 @@ impl Manager {
             McGroup {
                 mtu,
                 flags,
+                partition,
                 members: BTreeMap::new(),
             },
         );
@@ -241,6 +270,16 @@ impl Manager {
             return refuse(self, Status::SA_NO_RECORDS);
         };
         let group_mtu = g.mtu;
+        // The group's partition: the one the join names must be it, and
+        // the node must be a member of it (full or limited).
+        let key = rec.partition_key();
+        if g.partition.is_some_and(|p| p != key) {
+            return refuse(self, Status::MC_OTHER_PARTITION);
+        }
+        if self.membership_of(member, key).is_none() {
+            self.stats.mc_not_in_partition += 1;
+            return refuse(self, Status::MC_NOT_IN_PARTITION);
+        }
         if rec.mtu != 0 && group_mtu != 0 && rec.mtu > group_mtu {
             return refuse(self, Status::MC_MTU_ABOVE_GROUP);
         }
@@ -261,6 +300,7 @@ impl Manager {
         if !g.members.contains_key(&member) && members >= self.cfg.max_group_members {
             return refuse(self, Status::SA_NO_RESOURCES);
         }
+        g.partition = Some(key);
         g.members.insert(
             member,
             McMember {
@@ -275,6 +315,7 @@ impl Manager {
             group: rec.group,
             member,
             join_state: rec.join_state,
+            partition: key.get(),
             mtu: rec.mtu,
             group_mtu,
             total: g.members.len().min(usize::from(u16::MAX)) as u16,
@@ -306,6 +347,7 @@ impl Manager {
             group: rec.group,
             member,
             join_state: m.join_state,
+            partition: g.partition_field(),
             mtu: m.mtu,
             group_mtu: g.mtu,
             total: g.members.len().min(usize::from(u16::MAX)) as u16,
@@ -320,14 +362,14 @@ impl Manager {
         rec: &McMemberRecord,
     ) -> Result<McMemberRecord, Status> {
         self.master_only()?;
-        let all: Vec<(Address, Address, &McMember, u32)> = self
+        let all: Vec<(Address, Address, &McMember, &McGroup)> = self
             .groups
             .iter()
             .filter(|(a, _)| rec.group == Address::UNSPECIFIED || **a == rec.group)
-            .flat_map(|(a, g)| g.members.iter().map(move |(m, x)| (*a, *m, x, g.mtu)))
+            .flat_map(|(a, g)| g.members.iter().map(move |(m, x)| (*a, *m, x, g)))
             .collect();
         let total = all.len();
-        let (group, member, m, group_mtu) = usize::try_from(modifier)
+        let (group, member, m, g) = usize::try_from(modifier)
             .ok()
             .and_then(|i| all.into_iter().nth(i))
             .ok_or(Status::SA_NO_RECORDS)?;
@@ -335,8 +377,9 @@ impl Manager {
             group,
             member,
             join_state: m.join_state,
+            partition: g.partition_field(),
             mtu: m.mtu,
-            group_mtu,
+            group_mtu: g.mtu,
             total: total.min(usize::from(u16::MAX)) as u16,
         })
     }
@@ -366,6 +409,75 @@ impl Manager {
         for (group, member) in pruned {
             self.stats.mc_pruned += 1;
             self.event(super::ManagerEvent::MemberPruned { group, member });
+        }
+    }
+
+    /// How node `member` belongs to partition `key` under the partitions
+    /// in force (`Partitions::table_of`): the manager's own node by its own
+    /// facts, a member of the database by what the sweeps read; a node the
+    /// sweeps have not found yet is a member only where the file names
+    /// `ALL` (what any node would be).
+    fn membership_of(&self, member: Address, key: PartitionKey) -> Option<Membership> {
+        let facts = if member == self.address {
+            let identity = self.own.as_ref().map_or(self.cfg.identity, |o| o.identity);
+            Some(NodeFacts {
+                identity,
+                router: self.own_router_mtu.is_some(),
+                manager: true,
+            })
+        } else {
+            let own = self.own.as_ref().map(|o| o.identity);
+            self.database.get(&member).map(|m| NodeFacts {
+                identity: m.identity,
+                router: m.node_type == crate::attr::NodeInfo::ROUTER,
+                manager: m.identity == self.cfg.identity || own == Some(m.identity),
+            })
+        };
+        match facts {
+            Some(f) => self
+                .partitions
+                .table_of(&f)
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, m)| m),
+            None => self.partitions.get(key).and_then(|p| {
+                p.members
+                    .iter()
+                    .filter(|(who, _)| *who == PartitionMember::All)
+                    .map(|(_, how)| *how)
+                    .reduce(Membership::max)
+            }),
+        }
+    }
+
+    /// The partitions in force changed (`set_partitions`): as master, every
+    /// member no longer a member of its group's partition loses its record,
+    /// as its leave would remove it (docs/multicast.md "Groups in
+    /// partitions"). The node's own R4 is its own: it still lists the group
+    /// until it leaves.
+    pub fn mc_check_partitions(&mut self) {
+        if self.state != SmState::Master {
+            return;
+        }
+        let mut out = Vec::new();
+        for (a, g) in &self.groups {
+            let Some(key) = g.partition else { continue };
+            for m in g.members.keys() {
+                if self.membership_of(*m, key).is_none() {
+                    out.push((*a, *m, key));
+                }
+            }
+        }
+        for (group, member, partition) in out {
+            if let Some(g) = self.groups.get_mut(&group) {
+                g.members.remove(&member);
+            }
+            self.stats.mc_partition_removed += 1;
+            self.event(super::ManagerEvent::MemberOutOfPartition {
+                group,
+                member,
+                partition,
+            });
         }
     }
 
@@ -420,13 +532,16 @@ impl Manager {
         let Some(r) = rec else { return };
         if r.group.is_logical() {
             self.synced_groups.insert(r.group);
+            let partition = PartitionKey::new(r.partition);
             let g = self.groups.entry(r.group).or_insert(McGroup {
                 mtu: r.mtu,
                 flags: r.flags,
+                partition,
                 members: BTreeMap::new(),
             });
             g.mtu = r.mtu;
             g.flags = r.flags;
+            g.partition = partition;
         }
         if index.saturating_add(1) < r.total {
             self.sync_groups(master, index + 1);
@@ -496,5 +611,213 @@ impl Manager {
         for (a, g) in self.groups.iter_mut() {
             g.members.retain(|m, _| keep.contains(&(*a, *m)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::NodeInfo;
+    use crate::manager::{ManagerConfig, Member};
+    use crate::partition::parse;
+
+    const GROUP: Address = Address(0x8101);
+
+    /// A master with hosts 0x0102 (full member of 0x0010), 0x0103
+    /// (limited member of 0x0010) and 0x0104 (not a member), and group
+    /// 0x8101 created without a partition.
+    fn master() -> Manager {
+        let mut m = Manager::new(ManagerConfig::new(1, 0x0101), 0);
+        m.state = SmState::Master;
+        m.address = Address(0x0101);
+        for (a, id) in [(0x0102, 0x102), (0x0103, 0x103), (0x0104, 0x104)] {
+            m.database.insert(
+                Address(a),
+                Member {
+                    address: Address(a),
+                    identity: id,
+                    node_type: NodeInfo::HOST,
+                    level: 1,
+                    num_ports: 1,
+                    name: String::new(),
+                    manager: None,
+                    seen: 0,
+                    keyed: true,
+                    key_refused: false,
+                    mtu: 0,
+                    takes_sets: true,
+                },
+            );
+        }
+        m.set_partitions(
+            parse(
+                "Default=0x7fff : ALL=full ;\n\
+                 tenant=0x0010 : 0x102=full, 0x103=limited ;\n",
+            )
+            .unwrap(),
+        );
+        let create = McGroupRecord {
+            group: GROUP,
+            ..McGroupRecord::default()
+        };
+        m.mc_create(&create, &|_| None, 1500).unwrap();
+        m
+    }
+
+    fn join(m: &mut Manager, who: u16, partition: u16) -> Result<McMemberRecord, Status> {
+        let rec = McMemberRecord {
+            group: GROUP,
+            join_state: FULL_MEMBER,
+            partition,
+            ..McMemberRecord::default()
+        };
+        m.mc_join(0, Address(who), &rec)
+    }
+
+    #[test]
+    fn members_of_the_partition_join_full_or_limited() {
+        let mut m = master();
+        assert_eq!(m.groups[&GROUP].partition, None, "not fixed before a join");
+        let a = join(&mut m, 0x0102, 0x0010).unwrap();
+        assert_eq!(a.partition, 0x0010);
+        // A limited member may join: it receives from full members.
+        assert!(join(&mut m, 0x0103, 0x8010).is_ok(), "bit 15 is ignored");
+        assert_eq!(m.groups[&GROUP].members.len(), 2);
+        assert_eq!(m.stats.mc_not_in_partition, 0);
+        assert_eq!(
+            m.mc_group_get(0).unwrap().partition,
+            0x0010,
+            "the group record carries its partition"
+        );
+    }
+
+    #[test]
+    fn a_node_outside_the_partition_is_refused_and_counted() {
+        let mut m = master();
+        assert_eq!(
+            join(&mut m, 0x0104, 0x0010),
+            Err(Status::MC_NOT_IN_PARTITION)
+        );
+        assert_eq!(m.stats.mc_not_in_partition, 1);
+        assert_eq!(m.stats.mc_refused, 1);
+        assert!(m.groups[&GROUP].members.is_empty());
+        assert_eq!(
+            m.groups[&GROUP].partition, None,
+            "a refused join fixes nothing"
+        );
+        // A key that is no partition: nobody is a member of it.
+        assert_eq!(
+            join(&mut m, 0x0102, 0x0020),
+            Err(Status::MC_NOT_IN_PARTITION)
+        );
+        // A node the sweeps have not found is a member where the file
+        // says ALL only.
+        assert_eq!(
+            join(&mut m, 0x0199, 0x0010),
+            Err(Status::MC_NOT_IN_PARTITION)
+        );
+        assert_eq!(m.stats.mc_not_in_partition, 3);
+    }
+
+    #[test]
+    fn the_first_join_fixes_the_partition() {
+        let mut m = master();
+        // No partition named: the default one, which fixes the group's.
+        let a = join(&mut m, 0x0104, 0).unwrap();
+        assert_eq!(a.partition, 0x7FFF);
+        assert_eq!(m.groups[&GROUP].partition, Some(PartitionKey::DEFAULT));
+        // 0x0102 is a member of 0x0010, but the group is the default's.
+        assert_eq!(
+            join(&mut m, 0x0102, 0x0010),
+            Err(Status::MC_OTHER_PARTITION)
+        );
+        assert_eq!(m.stats.mc_not_in_partition, 0);
+        assert!(join(&mut m, 0x0102, 0x7FFF).is_ok());
+        // The group keeps it when its members leave.
+        for who in [0x0102, 0x0104] {
+            let rec = McMemberRecord {
+                group: GROUP,
+                ..McMemberRecord::default()
+            };
+            m.mc_leave(Address(who), &rec).unwrap();
+        }
+        assert_eq!(
+            join(&mut m, 0x0102, 0x0010),
+            Err(Status::MC_OTHER_PARTITION)
+        );
+    }
+
+    #[test]
+    fn a_create_may_name_the_partition() {
+        let mut m = master();
+        let create = McGroupRecord {
+            group: Address(0x8102),
+            partition: 0x0010,
+            ..McGroupRecord::default()
+        };
+        assert_eq!(
+            m.mc_create(&create, &|_| None, 1500).unwrap().partition,
+            0x0010
+        );
+        let bad = McGroupRecord {
+            group: Address(0x8103),
+            partition: 0x8010,
+            ..McGroupRecord::default()
+        };
+        assert_eq!(
+            m.mc_create(&bad, &|_| None, 1500),
+            Err(Status::INVALID_VALUE)
+        );
+        let rec = McMemberRecord {
+            group: Address(0x8102),
+            join_state: FULL_MEMBER,
+            ..McMemberRecord::default()
+        };
+        assert_eq!(
+            m.mc_join(0, Address(0x0102), &rec),
+            Err(Status::MC_OTHER_PARTITION),
+            "no partition named: the default, not the group's"
+        );
+    }
+
+    #[test]
+    fn members_leave_when_the_partitions_drop_them() {
+        let mut m = master();
+        join(&mut m, 0x0102, 0x0010).unwrap();
+        join(&mut m, 0x0103, 0x0010).unwrap();
+        while m.poll_output().is_some() {}
+        // 0x0103 is no longer a member of 0x0010.
+        m.set_partitions(
+            parse(
+                "Default=0x7fff : ALL=full ;\n\
+                 tenant=0x0010 : 0x102=full ;\n",
+            )
+            .unwrap(),
+        );
+        m.mc_check_partitions();
+        let g = &m.groups[&GROUP];
+        assert_eq!(
+            g.members.keys().copied().collect::<Vec<_>>(),
+            [Address(0x0102)]
+        );
+        assert_eq!(m.stats.mc_partition_removed, 1);
+        let removed = std::iter::from_fn(|| m.poll_output()).any(|o| {
+            matches!(
+                o,
+                super::super::ManagerOutput::Event(
+                    super::super::ManagerEvent::MemberOutOfPartition {
+                        member: Address(0x0103),
+                        ..
+                    }
+                )
+            )
+        });
+        assert!(removed, "the removal is an event");
+        // The partition gone: its last member goes too; nothing twice.
+        m.set_partitions(parse("Default=0x7fff : ALL=full ;\n").unwrap());
+        m.mc_check_partitions();
+        m.mc_check_partitions();
+        assert!(m.groups[&GROUP].members.is_empty());
+        assert_eq!(m.stats.mc_partition_removed, 2);
     }
 }

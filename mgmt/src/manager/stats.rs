@@ -52,6 +52,12 @@ rrp::counter_set! {
         pub mc_refused: u64 => counter "mc_refused",
         /// Member records pruned.
         pub mc_pruned: u64 => counter "mc_pruned",
+        /// Joins refused because the node is not a member of the group's
+        /// partition (status 0x1400; also in `mc_refused`).
+        pub mc_not_in_partition: u64 => counter "mc_not_in_partition",
+        /// Member records removed because the partitions in force no
+        /// longer make the node a member of its group's partition.
+        pub mc_partition_removed: u64 => counter "mc_partition_removed",
         /// Subscriptions (InformInfo Sets) taken, renewals not counted.
         pub subscriptions: u64 => counter "subscriptions",
         /// Subscriptions refused: the SAN's bound reached, or a bad record.

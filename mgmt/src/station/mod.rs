@@ -201,10 +201,13 @@ impl Station {
     }
 
     /// The partitions every SAN manager of the node gives its SAN's
-    /// members (docs/partitions.md).
+    /// members (docs/partitions.md); a master's group members no longer in
+    /// their group's partition lose their records (docs/multicast.md
+    /// "Groups in partitions").
     pub fn set_partitions(&mut self, partitions: &crate::partition::Partitions) {
         for (_, m) in &mut self.managers {
             m.set_partitions(partitions.clone());
+            m.mc_check_partitions();
         }
     }
 

@@ -202,6 +202,13 @@ impl Status {
     pub const MC_MTU_ELSEWHERE: Status = Status(0x1200);
     /// SubnAdm (mwrouter's): a create of a group this manager has already.
     pub const MC_EXISTS: Status = Status(0x1300);
+    /// SubnAdm (mwrouter's): a join from a node that is not a member of
+    /// the group's partition (docs/multicast.md "Groups in partitions";
+    /// OpenSM answers ERR_REQ_INVALID).
+    pub const MC_NOT_IN_PARTITION: Status = Status(0x1400);
+    /// SubnAdm (mwrouter's): a join naming a partition other than the
+    /// group's (InfiniBand's P_Key not the group's).
+    pub const MC_OTHER_PARTITION: Status = Status(0x1500);
 
     /// Whether the status is success.
     pub const fn is_ok(self) -> bool {
@@ -243,6 +250,8 @@ impl Status {
                 .push("SubnAdm: a router on the member's SAN cannot carry the group's MTU".into()),
             0x1200 => parts.push("SubnAdm: the group exists elsewhere with a smaller MTU".into()),
             0x1300 => parts.push("SubnAdm: the group exists".into()),
+            0x1400 => parts.push("SubnAdm: not a member of the group's partition".into()),
+            0x1500 => parts.push("SubnAdm: the group is in another partition".into()),
             hi => parts.push(format!("class-specific 0x{hi:04x}")),
         }
         if parts.is_empty() {

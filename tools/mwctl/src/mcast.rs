@@ -30,6 +30,10 @@ pub enum McastCmd {
         /// elsewhere, else the SAN's).
         #[arg(long, default_value_t = 0)]
         mtu: u32,
+        /// Its partition, 0x0001-0x7fff (none: the first join's;
+        /// docs/multicast.md "Groups in partitions").
+        #[arg(long, value_name = "KEY", value_parser = partition_key)]
+        partition: Option<u16>,
         /// The master manager's address (default: the one this box knows).
         #[arg(long, value_name = "ADDR")]
         manager: Option<Address>,
@@ -42,7 +46,7 @@ pub enum McastCmd {
         #[arg(long, value_name = "ADDR")]
         manager: Option<Address>,
     },
-    /// The groups the manager keeps: MTU, members.
+    /// The groups the manager keeps: MTU, partition, members.
     Groups {
         /// The master manager's address.
         #[arg(long, value_name = "ADDR")]
@@ -66,6 +70,27 @@ impl McastCmd {
             | McastCmd::Groups { manager }
             | McastCmd::Members { manager, .. } => *manager,
         }
+    }
+}
+
+/// A partition key on the command line: `0x0010` or `16`, 0x0001-0x7fff.
+fn partition_key(s: &str) -> Result<u16, String> {
+    let t = s.trim();
+    let n = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u16::from_str_radix(h, 16),
+        None => t.parse(),
+    }
+    .ok();
+    n.and_then(mgmt::partition::PartitionKey::new)
+        .map(mgmt::partition::PartitionKey::get)
+        .ok_or_else(|| format!("{s:?} is not a partition key (0x0001-0x7fff)"))
+}
+
+/// A record's partition in a table: `0x0010`, `-` for 0.
+fn partition_cell(v: &Value) -> String {
+    match v.as_u64() {
+        Some(0) | None => "-".into(),
+        Some(k) => format!("{k:#06x}"),
     }
 }
 
@@ -131,10 +156,16 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
     };
     let fields = |a: &MadAnswer| a.fields.clone().unwrap_or(Value::Null);
     match cmd {
-        McastCmd::Create { group, mtu, .. } => {
+        McastCmd::Create {
+            group,
+            mtu,
+            partition,
+            ..
+        } => {
             let rec = McGroupRecord {
                 group: group.unwrap_or(Address::UNSPECIFIED),
                 mtu: *mtu,
+                partition: partition.unwrap_or(0),
                 ..McGroupRecord::default()
             };
             let a = ask(
@@ -150,9 +181,13 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
             }
             let f = fields(&a);
             let text = format!(
-                "group {} created at {manager}, MTU {}\n",
+                "group {} created at {manager}, MTU {}, partition {}\n",
                 cell(&f["group"]),
-                cell(&f["mtu"])
+                cell(&f["mtu"]),
+                match partition_cell(&f["partition"]).as_str() {
+                    "-" => "fixed by its first join".to_string(),
+                    k => k.to_string(),
+                }
             );
             Ok((f, text))
         }
@@ -181,7 +216,7 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
         }
         McastCmd::Groups { .. } => {
             let mut rows = Vec::new();
-            let mut t = Table::new(&["group", "mtu", "members", "full", "flags"]);
+            let mut t = Table::new(&["group", "mtu", "partition", "members", "full", "flags"]);
             let mut i = 0u32;
             loop {
                 let a = ask(
@@ -210,6 +245,7 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
                 t.row(vec![
                     cell(&f["group"]),
                     cell(&f["mtu"]),
+                    partition_cell(&f["partition"]),
                     cell(&f["members"]),
                     cell(&f["full_members"]),
                     if flags.is_empty() {
@@ -234,7 +270,14 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
                 ..McMemberRecord::default()
             };
             let mut rows = Vec::new();
-            let mut t = Table::new(&["group", "member", "join state", "mtu", "group mtu"]);
+            let mut t = Table::new(&[
+                "group",
+                "member",
+                "join state",
+                "partition",
+                "mtu",
+                "group mtu",
+            ]);
             let mut i = 0u32;
             loop {
                 let a = ask(
@@ -261,6 +304,7 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
                     cell(&f["group"]),
                     cell(&f["member"]),
                     js,
+                    partition_cell(&f["partition"]),
                     cell(&f["mtu"]),
                     cell(&f["group_mtu"]),
                 ]);
@@ -274,5 +318,22 @@ pub fn run(c: &mut Client, cmd: &McastCmd) -> Result<(Value, String), ClientErro
             let text = format!("{} member records at {manager}\n{}", rows.len(), t.render());
             Ok((Value::Array(rows), text))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_keys_on_the_command_line() {
+        assert_eq!(partition_key("0x0010"), Ok(0x10));
+        assert_eq!(partition_key("16"), Ok(0x10));
+        assert_eq!(partition_key("0x7fff"), Ok(0x7FFF));
+        assert!(partition_key("0").is_err());
+        assert!(partition_key("0x8000").is_err());
+        assert!(partition_key("tenant").is_err());
+        assert_eq!(partition_cell(&serde_json::json!(16)), "0x0010");
+        assert_eq!(partition_cell(&serde_json::json!(0)), "-");
     }
 }

@@ -126,6 +126,15 @@ impl B {
     fn addr(&mut self, name: &'static str, a: Address) {
         self.push(name, FieldValue::Num(a.0.into()), Some(addr_text(a.0)));
     }
+    /// A partition key as records carry it: `0x0010`, 0 with its meaning.
+    fn partition(&mut self, v: u16, zero: &str) {
+        let t = if v == 0 {
+            format!("0 ({zero})")
+        } else {
+            format!("{v:#06x}")
+        };
+        self.push("partition", FieldValue::Num(v.into()), Some(t));
+    }
     fn bool(&mut self, name: &'static str, v: bool) {
         self.push(name, FieldValue::Bool(v), Some(v.to_string()));
     }
@@ -207,6 +216,7 @@ pub fn fields(a: &Attribute) -> Fields {
                     _ => None,
                 },
             );
+            b.partition(m.partition, "the default partition");
             b.named("mtu", m.mtu, Some("bytes"));
             b.named("group_mtu", m.group_mtu, Some("bytes"));
             b.num("total", m.total);
@@ -218,6 +228,7 @@ pub fn fields(a: &Attribute) -> Fields {
             b.num("members", g.members);
             b.num("full_members", g.full_members);
             b.num("flags", g.flags);
+            b.partition(g.partition, "not fixed yet");
         }
         Attribute::InformInfo(i) => {
             b.addr("subscriber", i.subscriber);

@@ -85,6 +85,9 @@ pub struct Args {
     /// Priority field of the EEP header.
     #[arg(long, default_value_t = 0)]
     pub priority: u8,
+    /// Mark every packet with this partition (the Free field): KEY (a full member's mark) or KEY:limited; none: unmarked.
+    #[arg(long, value_name = "KEY[:limited]", conflicts_with = "pcap")]
+    pub partition: Option<String>,
     /// Rate: max, 1000pps, 1.5Mpps, 1Gbps.
     #[arg(long, default_value = "max")]
     pub rate: String,
@@ -220,6 +223,10 @@ fn plan(args: Args) -> Result<Plan, Failure> {
         l2: match &args.l2 {
             Some(r) => profile::parse_route(r).map_err(|e| usage(e.to_string()))?,
             None => Vec::new(),
+        },
+        partition: match &args.partition {
+            Some(p) => profile::parse_partition(p).map_err(|e| usage(e.to_string()))?,
+            None => None,
         },
         seed,
     };
@@ -660,6 +667,10 @@ where
             cycle,
             l2: plan.args.l2.clone(),
             priority: plan.profile.priority,
+            partition: plan
+                .profile
+                .partition
+                .map(|m| format!("{:#06x}{}", m.key(), if m.full() { "" } else { ":limited" })),
         },
         run: None,
         search: None,

@@ -17,7 +17,7 @@ use rrp::{LinkKind, NativeAddr};
 use serde::Serialize;
 
 use crate::cycle::Cycle;
-use crate::probe::{self, SEQ_SPACE};
+use crate::probe;
 use crate::profile::{Template, link_overhead};
 use crate::rate::Pacer;
 use crate::receiver::Receiver;
@@ -73,6 +73,8 @@ pub struct Generator<P: Port> {
     /// ([`Generator::follow_streams`]); `(0, 1)`: its own only.
     streams: (u16, u16),
     next: usize,
+    /// The next probe's sequence number (64 bits; probes carry the low 32,
+    /// crate::probe).
     seq: u64,
     pacer: Pacer,
     limit: Option<u64>,
@@ -228,7 +230,7 @@ impl<P: Port> Generator<P> {
         self.counts.probes += probes;
         self.counts.sent += sent as u64;
         self.next = self.cycle.after(first, sent);
-        self.seq = (seq0 + probes) % SEQ_SPACE;
+        self.seq = seq0.wrapping_add(probes);
         if sent < built {
             self.counts.refused += (built - sent) as u64;
             self.tx.recycle_burst(&mut self.txq);
@@ -263,7 +265,7 @@ impl<P: Port> Generator<P> {
                 } else {
                     probe::patch_untimed(room, at, seq);
                 }
-                seq = (seq + 1) & (SEQ_SPACE - 1);
+                seq = seq.wrapping_add(1);
             }
             if encap_each && !self.tx.encap(b, &self.to) {
                 return i;
@@ -390,7 +392,7 @@ mod tests {
         let rx = |b: &mut ports::memory::MemPort, seqs: &mut Vec<u64>, sizes: &mut Vec<usize>| {
             while let Some(p) = b.recv_bytes() {
                 match probe::read(&p) {
-                    probe::Received::Probe(pr) => seqs.push(pr.seq),
+                    probe::Received::Probe(pr) => seqs.push(u64::from(pr.seq32)),
                     r => panic!("{r:?}"),
                 }
                 sizes.push(p.len());
@@ -443,5 +445,61 @@ mod tests {
             Generator::new(a, Some(b), to, t, 1),
             Err(GenError::Encap { .. })
         ));
+    }
+
+    #[test]
+    fn numbers_cross_2_to_the_32_without_a_gap() {
+        // Probes carry 32 bits of the number: a stream running past 2^32
+        // is received whole, in order, no copies.
+        let (a, b) = link();
+        let t = Profile::default().build(LinkKind::Memory, 1).unwrap();
+        let mut g = Generator::new(a, Some(b), NativeAddr::NONE, t, 1).unwrap();
+        g.start(0, None, Some(300), 1);
+        g.seq = (1 << 32) - 150;
+        let mut now = 0;
+        while !g.tx_done() || g.outstanding() > 0 {
+            now += 1000;
+            g.poll(now);
+        }
+        assert_eq!(g.seq, (1 << 32) + 150);
+        let c = g.receiver().counts();
+        assert_eq!(
+            (c.received, c.duplicated, c.reordered, c.late),
+            (300, 0, 0, 0)
+        );
+        assert_eq!(g.outstanding(), 0);
+    }
+
+    #[test]
+    fn every_packet_sent_keeps_the_partition_mark() {
+        // Free is the partition's: patching the number and time, timed or
+        // not, leaves it as the profile wrote it.
+        let (a, mut b) = link();
+        let t = Profile {
+            sizes: Sizes::List(vec![64, 300]),
+            partition: Some(rrp::PartitionMark::new(0x0010, true)),
+            ..Profile::default()
+        }
+        .build(LinkKind::Memory, 1)
+        .unwrap();
+        let mut g = Generator::new(a, None, NativeAddr::NONE, t, 1).unwrap();
+        assert!(g.set_latency_every(4));
+        g.start(0, None, Some(40), 1);
+        for _ in 0..4 {
+            g.poll_tx(1 << 32);
+        }
+        let mut n = 0;
+        while let Some(p) = b.recv_bytes() {
+            assert_eq!(rrp::wire::Header::new_unchecked(&p[..]).free(), 0x8010);
+            match probe::read(&p) {
+                probe::Received::Probe(pr) => {
+                    assert_eq!(u64::from(pr.seq32), n);
+                    assert_eq!(pr.tx_ns32.is_some(), n % 4 == 0, "{n}");
+                }
+                r => panic!("{r:?}"),
+            }
+            n += 1;
+        }
+        assert_eq!(n, 40);
     }
 }

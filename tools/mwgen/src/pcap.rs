@@ -157,7 +157,7 @@ mod tests {
             assert_eq!(f.data.len(), t[i % 12].frame_len);
             assert_eq!(&f.data[12..14], &[0x88, 0xB5]);
             match probe::read(&f.data[14..]) {
-                probe::Received::Probe(pr) => assert_eq!(pr.seq, i as u64),
+                probe::Received::Probe(pr) => assert_eq!(pr.seq32, i as u32),
                 r => panic!("{r:?}"),
             }
         }

@@ -6,7 +6,8 @@
 //! address the packet goes to on the far SAN). [`Profile::build`] turns it
 //! into a cycle of [`Template`]s: whole packets, built once, of which the
 //! sender copies one per transmission and patches only the probe's sequence
-//! number and time (crate::probe).
+//! number and time (crate::probe). The partition mark in Free
+//! ([`Profile::partition`]) is written here, once, and never patched.
 //!
 //! # Sizes
 //! A size is the frame as the port carries it at the router's ingress,
@@ -23,6 +24,7 @@ use std::str::FromStr;
 
 use rrp::LinkKind;
 use rrp::NativeAddr;
+use rrp::PartitionMark;
 use rrp::kind::PacketType;
 use rrp::limits::MAX_L2RHS;
 use rrp::rng::Rng;
@@ -242,6 +244,42 @@ pub fn parse_route(s: &str) -> Result<Vec<RouterHop>, ProfileError> {
     Ok(hops)
 }
 
+/// A partition to mark packets with (`--partition`): `KEY` (a full
+/// member's mark), `KEY:limited` (a limited member's), the key hex with
+/// `0x` or decimal, 1-0x7FFF; `none`: unmarked (Free 0, which routers read
+/// as the default partition, full: rrp::PartitionMark).
+pub fn parse_partition(s: &str) -> Result<Option<PartitionMark>, ProfileError> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let (key, full) = match s.split_once(':') {
+        None => (s, true),
+        Some((k, m)) if m.eq_ignore_ascii_case("limited") => (k, false),
+        Some((k, m)) if m.eq_ignore_ascii_case("full") => (k, true),
+        Some((_, m)) => {
+            return Err(bad(
+                "--partition",
+                format!("{m:?} is not a membership (full or limited)"),
+            ));
+        }
+    };
+    let k = key.trim();
+    let v = match k.strip_prefix("0x").or_else(|| k.strip_prefix("0X")) {
+        Some(h) => u16::from_str_radix(h, 16),
+        None => k.parse::<u16>(),
+    }
+    .ok()
+    .filter(|v| (1..=rrp::partition_mark::KEY).contains(v))
+    .ok_or_else(|| {
+        bad(
+            "--partition",
+            format!("{k:?} is not a partition key (1-0x7fff, e.g. 0x0010), nor none"),
+        )
+    })?;
+    Ok(Some(PartitionMark::new(v, full)))
+}
+
 /// What to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
@@ -255,6 +293,10 @@ pub struct Profile {
     pub priority: u8,
     /// L2RHs in front of every packet (empty: L3 traffic).
     pub l2: Vec<RouterHop>,
+    /// The partition every packet is marked with, in Free
+    /// (rrp::PartitionMark, docs/partitions.md "In packets"); `None`:
+    /// unmarked, Free 0.
+    pub partition: Option<PartitionMark>,
     /// Seed for drawn sizes.
     pub seed: u64,
 }
@@ -267,6 +309,7 @@ impl Default for Profile {
             sizes: Sizes::Fixed(64),
             priority: 0,
             l2: Vec::new(),
+            partition: None,
             seed: 1,
         }
     }
@@ -348,6 +391,7 @@ impl Profile {
                         packet_type: PacketType(PROBE_PT),
                         type_ext: tag,
                         src: self.src,
+                        free: self.partition.map_or(0, PartitionMark::to_free),
                         ..HeaderRepr::default()
                     },
                     data: vec![0; words * 8],
@@ -487,5 +531,47 @@ mod tests {
         seen.dedup();
         assert_eq!(seen.len(), 6);
         assert!((mean_frame(&t) - 96.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn partitions_parse() {
+        assert_eq!(parse_partition("none").unwrap(), None);
+        assert_eq!(
+            parse_partition("0x0010").unwrap(),
+            Some(PartitionMark::new(0x10, true))
+        );
+        assert_eq!(
+            parse_partition("16:limited").unwrap(),
+            Some(PartitionMark::new(0x10, false))
+        );
+        assert_eq!(
+            parse_partition("0x7fff:full").unwrap().unwrap().to_free(),
+            0xFFFF
+        );
+        for bad in ["", "0", "0x8000", "x", "0x10:", "0x10:half", "none:limited"] {
+            assert!(parse_partition(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_template_carries_the_partition_in_free() {
+        let free = |p: &Profile| -> Vec<u16> {
+            p.build(LinkKind::Ethernet, 1)
+                .unwrap()
+                .iter()
+                .map(|t| Header::new_unchecked(&t.bytes[t.hdr.unwrap()..]).free())
+                .collect()
+        };
+        let mut p = Profile {
+            dsts: parse_destinations("0x0230-0x0231").unwrap(),
+            sizes: Sizes::List(vec![64, 1500]),
+            l2: vec![parse_hop("0x0102@02:00:00:00:02:30").unwrap()],
+            ..Profile::default()
+        };
+        assert_eq!(free(&p), [0; 2], "unmarked by default");
+        p.partition = Some(PartitionMark::new(0x10, false));
+        assert_eq!(free(&p), [0x0010; 2]);
+        p.partition = Some(PartitionMark::new(0x10, true));
+        assert_eq!(free(&p), [0x8010; 2]);
     }
 }

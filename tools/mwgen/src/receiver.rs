@@ -11,6 +11,11 @@
 //!   as unique;
 //! - **unique** = received - duplicated; the sender's `sent - unique` are
 //!   lost once nothing is in flight any more.
+//!
+//! A probe carries its sequence number's low 32 bits (crate::probe); each
+//! stream's window extends them to 64 against the highest number seen
+//! ([`probe::extend_seq`]), so that the counts stay exact across the 2^32
+//! wrap for any probe that arrives less than 2^31 numbers from the highest.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -58,6 +63,8 @@ impl RxCounts {
 #[derive(Debug, Clone)]
 struct Window {
     seen: Vec<u64>,
+    /// The highest (extended) sequence number seen: what the next probe's
+    /// 32 bits are extended against.
     highest: Option<u64>,
 }
 
@@ -179,9 +186,10 @@ impl Receiver {
     }
 
     /// Takes one received packet (`pkt` starts at the MessageWay packet) at
-    /// time `now_ns` of the sender's clock.
+    /// time `now_ns` of the sender's clock. Returns the probe's sequence
+    /// number extended to 64 bits when it is a probe of a stream followed.
     #[inline]
-    pub fn on_packet(&mut self, pkt: &[u8], rx_error: bool, now_ns: u64) {
+    pub fn on_packet(&mut self, pkt: &[u8], rx_error: bool, now_ns: u64) -> Option<u64> {
         if rx_error {
             self.counts.rx_errors += 1;
         }
@@ -189,11 +197,11 @@ impl Receiver {
             Received::Probe(p) => p,
             Received::Other => {
                 self.counts.other += 1;
-                return;
+                return None;
             }
             Received::Malformed => {
                 self.counts.malformed += 1;
-                return;
+                return None;
             }
         };
         let Some(win) = self
@@ -201,12 +209,15 @@ impl Receiver {
             .get_mut(usize::from(p.tag.wrapping_sub(self.tag)))
         else {
             self.counts.foreign += 1;
-            return;
+            return None;
         };
         let c = &mut self.counts;
         c.received += 1;
         c.bytes += (pkt.len() as u64 + self.link_hdr).max(self.min_frame);
-        let s = p.seq;
+        let s = match win.highest {
+            Some(h) => probe::extend_seq(h, p.seq32),
+            None => u64::from(p.seq32),
+        };
         let bit = |s: u64| ((s % WINDOW / 64) as usize, 1u64 << (s % 64));
         match win.highest {
             Some(h) if s <= h => {
@@ -217,7 +228,7 @@ impl Receiver {
                     let (w, m) = bit(s);
                     if win.seen[w] & m != 0 {
                         c.duplicated += 1;
-                        return; // a copy: its latency says nothing new
+                        return Some(s); // a copy: its latency says nothing new
                     }
                     win.seen[w] |= m;
                     c.reordered += 1;
@@ -249,6 +260,7 @@ impl Receiver {
         } else {
             self.ei_other += 1;
         }
+        Some(s)
     }
 
     /// Records the latency of a timed probe sent at `tx_ns32`.
@@ -396,25 +408,25 @@ mod tests {
         let mut r = Receiver::new(5, 0, 0);
         r.reset_streams(5, 2);
         let other = |seq| {
-            let mut t = probe(seq, 0);
+            let mut t = probe(seq, 10);
             probe::set_tag(&mut t, 0, 6);
             t
         };
         // The same numbers in two streams are no copies; a third is foreign.
         for s in 0..10 {
-            r.on_packet(&probe(s, 0), false, 1);
-            r.on_packet(&other(s), false, 1);
+            r.on_packet(&probe(s, 10), false, 11);
+            r.on_packet(&other(s), false, 11);
         }
-        r.on_packet(&other(3), false, 1);
-        let mut third = probe(0, 0);
+        r.on_packet(&other(3), false, 11);
+        let mut third = probe(0, 10);
         probe::set_tag(&mut third, 0, 7);
-        r.on_packet(&third, false, 1);
+        r.on_packet(&third, false, 11);
         let c = r.counts();
         assert_eq!((c.received, c.duplicated, c.foreign), (21, 1, 1));
         assert_eq!(r.streams(), 2);
         // Merged: counts and samples add up.
         let mut m = Receiver::new(5, 0, 0);
-        m.on_packet(&probe(0, 0), false, 7);
+        m.on_packet(&probe(0, 10), false, 17);
         m.absorb(&r);
         assert_eq!(m.counts().received, 22);
         assert_eq!(m.latency().count, 21);
@@ -426,7 +438,7 @@ mod tests {
     fn latency_percentiles() {
         let mut r = Receiver::new(5, 14, 60);
         for i in 0..1000u64 {
-            r.on_packet(&probe(i, 0), false, 1000 + i);
+            r.on_packet(&probe(i, 1000), false, 2000 + i);
         }
         let l = r.latency();
         assert_eq!(l.count, 1000);
@@ -434,5 +446,43 @@ mod tests {
         assert!(l.p50 >= 1495 && l.p50 <= 1505, "{l:?}");
         assert_eq!(l.max, 1999);
         assert_eq!(r.counts().bytes, 1000 * (64 + 14));
+    }
+
+    #[test]
+    fn a_stream_crossing_2_to_the_32_counts_exactly() {
+        // The numbers travel as 32 bits: in order across the wrap, nothing
+        // is a copy or reordered, and each is extended to what was sent.
+        let w = 1u64 << 32;
+        let mut r = Receiver::new(5, 0, 0);
+        for s in w - 1000..w + 1000 {
+            assert_eq!(r.on_packet(&probe(s, 10), false, 20), Some(s));
+        }
+        let c = r.counts();
+        assert_eq!(
+            (c.received, c.duplicated, c.reordered, c.late),
+            (2000, 0, 0, 0)
+        );
+        assert_eq!(r.latency().count, 2000);
+        // Copies and reordering around the wrap are still told apart.
+        let mut r = Receiver::new(5, 0, 0);
+        for s in [w - 2, w + 1, w - 1, w, w, w + 2, w - 2] {
+            r.on_packet(&probe(s, 10), false, 20);
+        }
+        let c = r.counts();
+        assert_eq!((c.received, c.duplicated, c.reordered), (7, 2, 2));
+        // A late arrival from before the wrap is late, not a number 2^32
+        // ahead that would clear the window. (The first number of a stream
+        // is taken in the first cycle.)
+        let mut r = Receiver::new(5, 0, 0);
+        r.on_packet(&probe(w - WINDOW, 10), false, 20);
+        assert_eq!(r.on_packet(&probe(w + 10, 10), false, 20), Some(w + 10));
+        assert_eq!(
+            r.on_packet(&probe(w + 10 - WINDOW - 5, 10), false, 20),
+            Some(w + 10 - WINDOW - 5)
+        );
+        assert_eq!(r.on_packet(&probe(w + 11, 10), false, 20), Some(w + 11));
+        r.on_packet(&probe(w + 10, 10), false, 20);
+        let c = r.counts();
+        assert_eq!((c.late, c.reordered, c.duplicated), (1, 1, 1));
     }
 }

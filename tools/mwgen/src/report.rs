@@ -85,6 +85,10 @@ pub struct ProfileInfo {
     pub l2: Option<String>,
     /// Priority.
     pub priority: u8,
+    /// The partition every packet is marked with, as `--partition` takes it
+    /// (`0x0010`, `0x0010:limited`); left out: unmarked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
 }
 
 /// A rate in human units: `12.35 Mpps`.

@@ -170,6 +170,47 @@ fn written_pcaps_decode_and_replay() {
     assert_eq!(v["profile"]["cycle"], 100);
 }
 
+/// `--partition` marks every packet's Free, which the probe leaves alone:
+/// the written frames carry it, and a run with it counts every probe.
+#[test]
+fn partition_marks_every_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.pcap");
+    let (code, _, err) = mwgen(&[
+        "--write-pcap",
+        f.to_str().unwrap(),
+        "--size",
+        "64,1500",
+        "--count",
+        "10",
+        "--partition",
+        "0x0010:limited",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cap = mwdump::capture::read(&std::fs::read(&f).unwrap()).unwrap();
+    assert_eq!(cap.frames.len(), 10);
+    for fr in &cap.frames {
+        let p = rrp::wire::PacketRepr::parse(&fr.data[14..]).unwrap();
+        assert_eq!(p.header.free, 0x0010);
+    }
+    let v = json(&[
+        "--tx",
+        "mem",
+        "--count",
+        "500",
+        "--latency-every",
+        "1",
+        "--partition",
+        "0x0010",
+    ]);
+    assert_eq!(v["profile"]["partition"], "0x0010");
+    assert_eq!(v["run"]["unique"], 500);
+    assert_eq!(v["run"]["rx"]["duplicated"], 0);
+    assert_eq!(v["run"]["rx"]["reordered"], 0);
+    let v = json(&["--tx", "mem", "--count", "5", "--partition", "none"]);
+    assert!(v["profile"].get("partition").is_none(), "{v}");
+}
+
 #[test]
 fn bad_arguments_exit_2_with_a_message_that_names_them() {
     for (args, says) in [
@@ -214,6 +255,11 @@ fn bad_arguments_exit_2_with_a_message_that_names_them() {
         (
             vec!["--tx", "mem", "--latency-every", "3"],
             "--latency-every",
+        ),
+        (vec!["--tx", "mem", "--partition", "0x8000"], "--partition"),
+        (
+            vec!["--tx", "mem", "--partition", "0x10:half"],
+            "--partition",
         ),
     ] {
         let (code, _, err) = mwgen(&args);

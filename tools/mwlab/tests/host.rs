@@ -245,7 +245,7 @@ fn send_puts_count_probes_on_the_default_hr() {
         assert_eq!(p.header.packet_type.0, PROBE_PT);
         assert_eq!(pkt.len(), 64);
         match probe::read(pkt) {
-            Received::Probe(pr) => assert_eq!(pr.seq, i as u64),
+            Received::Probe(pr) => assert_eq!(pr.seq32, i as u32),
             r => panic!("{r:?}"),
         }
     }
@@ -260,7 +260,7 @@ fn send_puts_count_probes_on_the_default_hr() {
     assert_eq!(a["first_seq"], 50);
     for pkt in recv_n(&hr, 2) {
         assert_eq!(pkt.len(), 128);
-        assert!(matches!(probe::read(&pkt), Received::Probe(p) if p.seq >= 50));
+        assert!(matches!(probe::read(&pkt), Received::Probe(p) if p.seq32 >= 50));
     }
     assert_eq!(sent(&h.stats(), "0x0230"), 52);
 }
@@ -934,7 +934,7 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
         // which the packet its DL gives (data in 8-byte units) is 48.
         assert_eq!(pkt.len(), 48);
         match probe::read(pkt) {
-            Received::Probe(pr) => assert_eq!(pr.seq, i as u64),
+            Received::Probe(pr) => assert_eq!(pr.seq32, i as u32),
             r => panic!("{r:?}"),
         }
     }
@@ -968,6 +968,7 @@ fn af_packet_host_answers_rrp7_and_sends_probes() {
         sizes: mwgen::profile::Sizes::Fixed(60),
         priority: 0,
         l2: vec![],
+        partition: None,
         seed: 1,
     };
     let t = p.build(rrp::LinkKind::Ethernet, 7).unwrap().remove(0);

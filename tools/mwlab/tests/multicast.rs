@@ -222,6 +222,15 @@ fn groups_at_the_san_managers_check_joins_and_creates_against_the_mtu() {
     let v = mwctl(&a_sock, &["mcast", "members", G, "--manager", &a_hr]).unwrap();
     // H1 started without an address: the one its manager gave it.
     assert_eq!(v[0]["member"], stats(&lab, "H1")["address"], "{v}");
+    // H1's join named no partition: the group is the default partition's,
+    // and a join naming another is refused.
+    assert_eq!(v[0]["partition"], 0x7fff, "{v}");
+    let v = c
+        .request(&json!({"cmd": "join", "group": G, "partition": "0x0010"}))
+        .unwrap();
+    assert_eq!(v["ok"], false, "{v}");
+    let why = v["error"].as_str().unwrap();
+    assert!(why.contains("another partition"), "{why}");
 
     // On C: the group has a member on A, which the routers reach with
     // 1496 bytes (RTs carry MTUs in 8-byte words: 1500 reads 1496): a

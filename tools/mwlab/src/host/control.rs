@@ -13,7 +13,7 @@
 //! | `{"cmd":"route","dst":D,"timeout_ms":T}` | RRP#1 to the default HR (Level C only): `{"routes":[["0x011a@127.0.0.1:4001",..],..],"q":[..],"from":"0x0117"}` (natives as [`format_native`] writes them for this host's link: `0x011a@02:4d:57:00:01:1a` on Ethernet) |
 //! | `{"cmd":"which_hr","dst":D,"timeout_ms":T}` | RRP#6 (Level B and C): `{"via":"0x0117"}`, or `{"via":null}` when nothing came back in time |
 //! | `{"cmd":"reset","learned":false}` | clears the traffic counters (with `learned`: also redirects, routes, unknowns) |
-//! | `{"cmd":"join","group":G}`, `{"cmd":"leave","group":G}` | listen to group G (0x8000-0xFFFD) or stop, and say so to the SAN at once (RRP#5 to every member); `send` to a group address sends to every member of the SAN |
+//! | `{"cmd":"join","group":G}`, `{"cmd":"leave","group":G}` | listen to group G (0x8000-0xFFFD) or stop, and say so to the SAN at once (RRP#5 to every member); a join may name its partition (`"partition":"0x0010"`; the default partition otherwise); `send` to a group address sends to every member of the SAN |
 //! | `{"cmd":"impair","rx_loss":P,"duplicate":D,"reorder":R,"seed":S}` | impairs the link's receive side with the seeded layer of the in-memory backend ([`Impairer`], hw/ports/src/impair.rs): each datagram received is lost with probability P, else duplicated (the copy right after it) with probability D, and held back behind the next datagram that is not lost with probability R. Every field is optional (0; `seed` from the clock); all three 0 ends it (a held datagram is delivered). Lost datagrams are counted as `rx_lost` and not in `datagrams`; copies are datagrams. `stats` reports what it did as `impair` (below) |
 //! | `{"cmd":"quit"}` | stops the host |
 //!

@@ -10,11 +10,17 @@ use super::control::{addr_arg, u64_arg};
 use super::format::hex;
 use super::management;
 use super::state::{Host, Reply};
+use mgmt::partition::PartitionKey;
+
+use super::partitions::partition_arg;
 
 impl Host<'_> {
     /// `{"cmd":"join","group":G}` and `{"cmd":"leave","group":G}`: listen
     /// to group G (a logical address) or stop, and tell the SAN at once (an
     /// RRP#5 about itself to every member, docs/multicast.md "Joining").
+    /// A join may name the group's partition, `"partition":"0x0010"` (the
+    /// default partition when none is named; docs/multicast.md "Groups in
+    /// partitions").
     pub(super) fn cmd_group(&self, req: &Value, join: bool) -> Reply {
         let g = addr_arg(req, "group")?;
         if !g.is_logical() {
@@ -28,8 +34,11 @@ impl Host<'_> {
         // leave is told to it too (best effort).
         let mtu = u64_arg(req, "mtu")?.unwrap_or(0);
         let mtu = u32::try_from(mtu).map_err(|_| "mtu: too large")?;
+        let partition = partition_arg(req)?
+            .and_then(PartitionKey::new)
+            .unwrap_or(PartitionKey::DEFAULT);
         let asked = if join || self.lock().node.listens(g) {
-            self.at_manager(g, mtu, join)?
+            self.at_manager(g, mtu, partition, join)?
         } else {
             None
         };
@@ -60,6 +69,7 @@ impl Host<'_> {
             "changed": changed,
             "told": told,
             "manager": asked.map(|s| s.describe()),
+            "partition": format!("{partition}"),
         }))
     }
 
@@ -68,11 +78,12 @@ impl Host<'_> {
     /// sets in every agent's PortInfo), and the status it answered; `None`
     /// when there is none (no management on this host, no manager known,
     /// no answer from it), and the host joins on its own (routers learn it
-    /// from R4 either way).
+    /// from R4 either way). The join names `partition`.
     pub(super) fn at_manager(
         &self,
         g: Address,
         mtu: u32,
+        partition: PartitionKey,
         join: bool,
     ) -> Result<Option<mgmt::wire::Status>, String> {
         use mgmt::attr::McMemberRecord;
@@ -96,6 +107,7 @@ impl Host<'_> {
             group: g,
             join_state: FULL_MEMBER,
             mtu,
+            partition: partition.get(),
             ..Default::default()
         }
         .emit(&mut data)

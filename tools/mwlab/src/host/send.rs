@@ -21,10 +21,9 @@ use std::time::{Duration, Instant};
 
 use mwgen::probe;
 use mwgen::profile::{Profile, Sizes, parse_hop};
-use rrp::Address;
 use rrp::limits::MAX_L2RHS;
 use rrp::wire::RouterHop;
-use rrp::wire::header::Header;
+use rrp::{Address, PartitionMark};
 use rrp::{LinkKind, NativeAddr};
 use serde_json::{Value, json};
 
@@ -163,23 +162,24 @@ impl Host<'_> {
         if size > mwgen::profile::MAX_FRAME {
             return Err(format!("size: at most {} bytes", mwgen::profile::MAX_FRAME));
         }
+        // The partition mark goes into the template's Free; probe::patch
+        // writes only the data word, so every copy keeps it.
+        let free = self.lock().partitions.free_for(partition_arg(req)?)?;
         let profile = Profile {
             src: self.me(),
             dsts: vec![dst],
             sizes: Sizes::Fixed(size),
             priority: 0,
             l2,
+            partition: (free != 0).then(|| PartitionMark::from_free(free)),
             seed: 1,
         };
-        let free = self.lock().partitions.free_for(partition_arg(req)?)?;
-        let mut t = profile
+        let t = profile
             .build(self.link.kind(), self.tag)
             .map_err(|e| e.to_string())?
             .into_iter()
             .next()
             .ok_or("no packet built")?;
-        let hdr = t.hdr.unwrap_or(0);
-        Header::new_unchecked(&mut t.bytes[hdr..]).set_free(free);
         let seq = {
             let mut st = self.lock();
             let next = st.next_seq.entry(dst).or_default();

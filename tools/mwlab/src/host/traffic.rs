@@ -73,16 +73,21 @@ impl RxTraffic {
     ) {
         self.probes += 1;
         let key = (src, dst, p.tag);
-        self.receivers
+        // The receiver follows the probe's own tag: it extends the number.
+        let Some(seq) = self
+            .receivers
             .entry(key)
             .or_insert_with(|| Receiver::new(p.tag, 0, 0))
-            .on_packet(pkt, false, now);
-        let s = self.spans.entry(key).or_insert(SeqSpan {
-            lo: p.seq,
-            hi: p.seq,
-        });
-        s.lo = s.lo.min(p.seq);
-        s.hi = s.hi.max(p.seq);
+            .on_packet(pkt, false, now)
+        else {
+            return;
+        };
+        let s = self
+            .spans
+            .entry(key)
+            .or_insert(SeqSpan { lo: seq, hi: seq });
+        s.lo = s.lo.min(seq);
+        s.hi = s.hi.max(seq);
     }
 
     /// Per source: counts summed over its streams, latency merged.
