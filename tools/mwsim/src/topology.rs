@@ -527,6 +527,54 @@ mod tests {
     }
 
     #[test]
+    fn partitions_become_the_managers_model() {
+        let mut t = Topology::random(2, 1, 2, 1);
+        assert_eq!(
+            t.partitions_model(|h| u64::from(h.address)),
+            None,
+            "no file"
+        );
+        t.partitions.push(PartitionSpec {
+            name: "tenant".into(),
+            key: 0x0010,
+            full: vec!["H0.0".into(), "ALL_ROUTERS".into()],
+            limited: vec!["H1.1".into(), "ALL_HOSTS".into()],
+        });
+        t.validate().unwrap();
+        let p = t.partitions_model(|h| u64::from(h.address)).unwrap();
+        let tenant = p.get(PartitionKey::new(0x0010).unwrap()).unwrap();
+        let h00 = u64::from(t.hosts[0].address);
+        assert_eq!(
+            tenant.members,
+            [
+                (Member::Node(h00), Membership::Full),
+                (Member::AllRouters, Membership::Full),
+                (
+                    Member::Node(u64::from(t.hosts[3].address)),
+                    Membership::Limited
+                ),
+                (Member::AllHosts, Membership::Limited),
+            ]
+        );
+        // No Default statement: the default partition as OpenSM adds it.
+        assert_eq!(p, mgmt::partition::parse(&p.to_text()).unwrap());
+        let d = p.get(PartitionKey::DEFAULT).unwrap();
+        assert_eq!(d.members[0], (Member::All, Membership::Limited));
+        t.partitions.push(PartitionSpec {
+            name: "Default".into(),
+            key: 0x7FFF,
+            full: vec!["ALL".into()],
+            limited: Vec::new(),
+        });
+        let p = t.partitions_model(|h| u64::from(h.address)).unwrap();
+        assert_eq!(p.list.len(), 2, "the Default statement as written");
+        assert_eq!(
+            p.get(PartitionKey::DEFAULT).unwrap().members,
+            [(Member::All, Membership::Full)]
+        );
+    }
+
+    #[test]
     fn refuses_bad_files() {
         let e = Topology::from_toml("[[san]]\nname='A'\nid=0x10\n").unwrap_err();
         assert!(e.contains("SAN-ID"), "{e}");
