@@ -111,8 +111,34 @@ pub struct PartitionsInfo {
     /// force did not change); none when the last read was taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<PartitionsRefusal>,
-    /// The partitions in force, the default one among them.
+    /// The box's own partitions in force (the file's, or the default), the
+    /// default one among them.
     #[serde(default)]
+    pub partitions: Vec<PartitionRow>,
+    /// The box's SAN managers that hold their master's partitions instead
+    /// (a standby's copy, or a new master's until the file is read again;
+    /// docs/partitions.md "Standbys"), one per SAN; none: every manager of
+    /// the box gives the partitions above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<PartitionsCopyInfo>,
+}
+
+/// A SAN manager's copy of its master's partitions, in force there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionsCopyInfo {
+    /// The manager's port (its SAN).
+    pub port: usize,
+    /// The master copied from (`0x0117`).
+    pub master: String,
+    /// When the copy was taken (Unix seconds).
+    pub at_unix_s: u64,
+    /// Its version (a hash of the partitions' text, hex).
+    pub version: String,
+    /// Whether they are the box's own partitions (the file's, or the
+    /// default), the same text.
+    pub same_as_own: bool,
+    /// The partitions copied, when they differ from the box's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<PartitionRow>,
 }
 

@@ -233,8 +233,25 @@ impl Management {
     /// What `show management` shows, at `now`; `addresses` are the box's
     /// HRs in port order.
     pub fn info(&self, now: Time, addresses: Vec<Address>) -> ManagementInfo {
+        let mut partitions = self.partitions.info();
+        let unix_now = crate::partitions::unix_now_s();
+        partitions.copies = self
+            .station
+            .managers()
+            .iter()
+            .filter_map(|(p, m)| m.partitions_copy().map(|c| (p, c)))
+            .map(|(p, c)| {
+                crate::partitions::copy_info(
+                    p.index(),
+                    c,
+                    self.partitions.in_force(),
+                    now.saturating_sub(c.at),
+                    unix_now,
+                )
+            })
+            .collect();
         ManagementInfo {
-            partitions: Some(self.partitions.info()),
+            partitions: Some(partitions),
             ..ManagementInfo::of(&self.station, now, addresses)
         }
     }

@@ -12,7 +12,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use admin::view::{PartitionRow, PartitionsInfo, PartitionsRefusal};
+use admin::view::{PartitionRow, PartitionsCopyInfo, PartitionsInfo, PartitionsRefusal};
 use mgmt::partition::Partitions;
 use mgmt::partition::file::MAX_FILE_BYTES;
 
@@ -53,9 +53,7 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 
 /// Reads the partitions file `path` (none: no file) now.
 pub fn read(path: Option<&Path>) -> Reading {
-    let at_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let at_unix_s = unix_now_s();
     let result = match path {
         None => Ok(Partitions::open()),
         Some(p) => read_text(p).map_err(|e| vec![e]).and_then(|text| {
@@ -184,8 +182,42 @@ impl PartitionsSource {
             loaded_unix_s: self.loaded_unix_s,
             refused: self.refused.clone(),
             partitions: self.in_force.list.iter().map(PartitionRow::of).collect(),
+            copies: Vec::new(),
         }
     }
+}
+
+/// What `mwctl san partitions` shows of the copy of its master's
+/// partitions that the manager on `port` holds, taken `age_ms` ago (at
+/// `now_unix_s`): the partitions only when they differ from the box's own
+/// `own`.
+pub fn copy_info(
+    port: usize,
+    copy: &mgmt::manager::PartitionsCopy,
+    own: &Partitions,
+    age_ms: u64,
+    now_unix_s: u64,
+) -> PartitionsCopyInfo {
+    let same_as_own = copy.partitions.to_text() == own.to_text();
+    PartitionsCopyInfo {
+        port,
+        master: copy.master.to_string(),
+        at_unix_s: now_unix_s.saturating_sub(age_ms / 1000),
+        version: format!("{:#018x}", copy.version),
+        same_as_own,
+        partitions: if same_as_own {
+            Vec::new()
+        } else {
+            copy.partitions.list.iter().map(PartitionRow::of).collect()
+        },
+    }
+}
+
+/// The time now, in Unix seconds.
+pub fn unix_now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]
@@ -324,5 +356,24 @@ mod tests {
         let r = s.refused().unwrap();
         assert!(r.count >= 500, "{}", r.count);
         assert_eq!(r.errors.len(), PartitionsRefusal::MAX_SHOWN);
+    }
+
+    #[test]
+    fn a_copy_is_shown_with_its_partitions_when_they_differ_from_the_boxs_own() {
+        let copied = mgmt::partition::parse(GOOD).unwrap();
+        let copy = mgmt::manager::PartitionsCopy {
+            master: rrp::Address(0x0117),
+            version: copied.version(),
+            at: 5_000,
+            partitions: copied.clone(),
+        };
+        let i = copy_info(1, &copy, &Partitions::open(), 3_000, 1_000);
+        assert_eq!(i.master, "0x0117");
+        assert_eq!((i.port, i.at_unix_s), (1, 997));
+        assert_eq!(i.version, format!("{:#018x}", copied.version()));
+        assert!(!i.same_as_own);
+        assert_eq!(i.partitions.len(), 2);
+        let same = copy_info(0, &copy, &copied, 0, 1_000);
+        assert!(same.same_as_own && same.partitions.is_empty());
     }
 }

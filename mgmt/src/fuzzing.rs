@@ -89,6 +89,7 @@ fn every_attribute(data: &[u8]) {
     attribute(MgmtClass::PERF, PortCountersExtended::ID, perf);
     attribute(MgmtClass::PERF, ClassPortInfo::ID, perf);
     attribute(MgmtClass::SUBN_ADM, crate::attr::InformInfo::ID, perf);
+    attribute(MgmtClass::SUBN_ADM, crate::attr::PartitionsText::ID, perf);
 }
 
 /// The body: `data` as a MAD, its first 256 bytes as a MAD, an EEP packet

@@ -2,15 +2,17 @@
 //! SAN, each with a real management client (TIDs, retries, time-outs),
 //! over a network that loses, duplicates, reorders and delays; the
 //! election, a failover when the master dies, a handover when a better
-//! manager comes back, DISABLE and DISCOVER, the SM key. The invariant
-//! checked at every millisecond: never two masters.
+//! manager comes back, DISABLE and DISCOVER, the SM key, the standbys'
+//! copy of the master's partitions. The invariant checked at every
+//! millisecond: never two masters.
 
 use std::collections::BTreeMap;
 
-use mgmt::attr::SmInfo;
+use mgmt::attr::{PartitionsText, SmInfo};
 use mgmt::client::{Client, ClientOutput, Target};
 use mgmt::manager::{Control, Manager, ManagerConfig, ManagerOutput, SmState};
-use mgmt::wire::{MAD_LEN, Mad, MadRepr, Method, Status};
+use mgmt::partition::Partitions;
+use mgmt::wire::{MAD_LEN, Mad, MadRepr, Method, MgmtClass, Status};
 use rrp::Address;
 
 /// A seeded generator (xorshift64*).
@@ -64,6 +66,11 @@ struct San {
     rng: Rng,
     /// Times at which two nodes said they were master.
     two_masters: Vec<u64>,
+    /// What a master answers a GetTable of PartitionsText from instead of
+    /// its partitions: (version, text).
+    served_text: Option<(u64, Vec<u8>)>,
+    /// Chunks of PartitionsText answered.
+    text_chunks: u64,
 }
 
 impl San {
@@ -103,6 +110,8 @@ impl San {
             links,
             rng: Rng(seed | 1),
             two_masters: Vec::new(),
+            served_text: None,
+            text_chunks: 0,
         };
         s.set_members();
         s
@@ -187,8 +196,30 @@ impl San {
             self.drain(to);
             return;
         }
+        if r.class == MgmtClass::SUBN_ADM
+            && r.method == Method::GET_TABLE
+            && r.attribute == PartitionsText::ID
+            && self.nodes[to].manager.state() == SmState::Master
+        {
+            // A master's partitions, as its node's agent answers.
+            let offset = PartitionsText::parse(&r.data).unwrap().offset;
+            let chunk = match &self.served_text {
+                Some((v, t)) => PartitionsText::chunk_of(t, *v, offset),
+                None => self.nodes[to].manager.partitions_text(offset),
+            };
+            self.text_chunks += 1;
+            let mut data = vec![0u8; 192];
+            chunk.emit(&mut data).unwrap();
+            let resp = MadRepr {
+                data,
+                ..r.response(Status::OK)
+            };
+            self.send(from, to, Box::new(resp.to_bytes().unwrap()));
+            return;
+        }
         if r.attribute != SmInfo::ID {
-            // This SAN's nodes answer SMInfo only.
+            // This SAN's nodes answer SMInfo (and a master its partitions)
+            // only.
             let resp = r.response(Status::METHOD_ATTR_UNSUPPORTED);
             let bytes = Box::new(resp.to_bytes().unwrap());
             self.send(from, to, bytes);
@@ -517,4 +548,179 @@ fn a_manager_without_the_sm_key_takes_nothing_over() {
     san.run_until(san.now + 10_000);
     assert_eq!(san.state_of(0x0101), SmState::Master);
     assert_eq!(san.state_of(0x0102), SmState::Standby);
+}
+
+/// A partitions file larger than one PartitionsText record.
+const FILE: &str = "Default=0x7fff : ALL=limited, SELF=full ;\n\
+    tenant_a=0x0010 : 0x0000000000001001=full, 0x0000000000001002, 0x0000000000001003 ;\n\
+    tenant_b=0x0020 : 0x0000000000002001=full, 0x0000000000002002, ALL_ROUTERS=full ;\n\
+    tenant_c=0x0030, defmember=full : 0x0000000000003001, 0x0000000000003002 ;\n\
+    tenant_e=0x0031 : 0x0000000000003101=full, 0x0000000000003102, 0x0000000000003103 ;\n";
+
+fn parsed(text: &str) -> Partitions {
+    mgmt::partition::parse(text).unwrap()
+}
+
+/// A SAN of three managers, 0x0103 master with `FILE`, the others without
+/// a file, settled.
+fn san_with_a_file(links: Links, seed: u64) -> San {
+    let mut san = San::new(
+        &[(0x0101, 3, 0x10), (0x0102, 7, 0x30), (0x0103, 7, 0x20)],
+        links,
+        seed,
+    );
+    san.nodes[2].manager.set_partitions(parsed(FILE));
+    san.until_settled(10_000);
+    assert_eq!(san.masters(), vec![Address(0x0103)]);
+    san
+}
+
+/// Enough time for a standby's poll and a copy after it.
+fn a_poll(san: &San) -> u64 {
+    let t = san.nodes[0].manager.config().timers;
+    t.poll_ms + 4 * t.timeout_ms * u64::from(t.retries + 1)
+}
+
+#[test]
+fn standbys_copy_the_masters_partitions_over_several_mads() {
+    assert!(parsed(FILE).to_text().len() > 2 * mgmt::attr::partitions_text::CHUNK);
+    for (links, seed) in [
+        (CLEAN, 1),
+        (
+            Links {
+                loss: 0.1,
+                duplicate: 0.05,
+                jitter_ms: 3,
+            },
+            5,
+        ),
+    ] {
+        let mut san = san_with_a_file(links, seed);
+        let wait = a_poll(&san);
+        san.run_until(san.now + 3 * wait);
+        let want = parsed(FILE);
+        for i in 0..2 {
+            let m = &san.nodes[i].manager;
+            assert_eq!(m.state(), SmState::Standby);
+            assert_eq!(m.partitions(), &want, "seed {seed}: node {i}");
+            let c = m.partitions_copy().expect("a copy");
+            assert_eq!(c.master, Address(0x0103));
+            assert_eq!(c.version, want.version());
+            assert_eq!(m.own_partitions(), &Partitions::open());
+            assert_eq!(
+                m.stats().partitions_copied,
+                1,
+                "seed {seed}: {:?}",
+                m.stats()
+            );
+        }
+        // Current: later polls read one chunk each, and copy nothing again.
+        let chunks = san.text_chunks;
+        let polls = |san: &San| -> u64 { (0..2).map(|i| san.nodes[i].manager.stats().polls).sum() };
+        let polls_before = polls(&san);
+        san.run_until(san.now + 5 * wait);
+        for i in 0..2 {
+            assert_eq!(san.nodes[i].manager.stats().partitions_copied, 1);
+        }
+        let (c, p) = (san.text_chunks - chunks, polls(&san) - polls_before);
+        // One chunk a poll (twice when a lost answer is asked again); a
+        // whole copy would be 3 a poll.
+        assert!(
+            p >= 4 && c <= 2 * p && c < 3 * p,
+            "{c} chunks for {p} polls"
+        );
+        assert!(san.two_masters.is_empty());
+    }
+}
+
+#[test]
+fn a_change_at_the_master_reaches_the_standbys() {
+    let mut san = san_with_a_file(CLEAN, 2);
+    let wait = a_poll(&san);
+    san.run_until(san.now + 2 * wait);
+    let changed = parsed(&format!(
+        "{FILE}tenant_d=0x0040 : 0x0000000000004001=full ;\n"
+    ));
+    san.nodes[2].manager.set_partitions(changed.clone());
+    san.run_until(san.now + 2 * wait);
+    for i in 0..2 {
+        let m = &san.nodes[i].manager;
+        assert_eq!(m.partitions(), &changed);
+        assert_eq!(m.partitions_copy().unwrap().version, changed.version());
+        assert_eq!(m.stats().partitions_copied, 2);
+    }
+    // Back to no file at the master: the default partition reaches them too.
+    san.nodes[2].manager.set_partitions(Partitions::open());
+    san.run_until(san.now + 2 * wait);
+    assert_eq!(san.nodes[0].manager.partitions(), &Partitions::open());
+}
+
+#[test]
+fn a_standby_promoted_gives_the_copy_until_its_own_file_is_read_again() {
+    let mut san = san_with_a_file(CLEAN, 3);
+    // 0x0102's box has a file of its own, different.
+    let own = parsed("Default=0x7fff : ALL=full ;\nmine=0x0050 : 0x0000000000005001 ;\n");
+    san.nodes[1].manager.set_partitions(own.clone());
+    let wait = a_poll(&san);
+    san.run_until(san.now + 2 * wait);
+    // A standby's file read again: the copy stays in force.
+    san.nodes[1].manager.set_partitions(own.clone());
+    let m = &san.nodes[1].manager;
+    assert_eq!(m.partitions(), &parsed(FILE));
+    assert_eq!(m.own_partitions(), &own);
+    // The master dies: 0x0102 takes over and gives the master's partitions.
+    san.kill(0x0103);
+    san.until_settled(20_000);
+    assert_eq!(san.masters(), vec![Address(0x0102)]);
+    let m = &san.nodes[1].manager;
+    assert_eq!(m.partitions(), &parsed(FILE));
+    assert_eq!(m.partitions_copy().unwrap().master, Address(0x0103));
+    // 0x0101, standby of the new master, holds the same, copied nothing new.
+    san.run_until(san.now + 2 * wait);
+    let s = &san.nodes[0].manager;
+    assert_eq!(s.partitions(), &parsed(FILE));
+    assert_eq!(s.stats().partitions_copied, 1);
+    // The new master's box reads its file again: its own partitions, and
+    // the standby follows.
+    san.nodes[1].manager.set_partitions(own.clone());
+    assert_eq!(san.nodes[1].manager.partitions(), &own);
+    assert!(san.nodes[1].manager.partitions_copy().is_none());
+    san.run_until(san.now + 2 * wait);
+    assert_eq!(san.nodes[0].manager.partitions(), &own);
+    assert!(san.two_masters.is_empty());
+}
+
+#[test]
+fn a_copy_that_does_not_parse_is_refused_whole_and_counted_once() {
+    let mut san = san_with_a_file(CLEAN, 4);
+    let wait = a_poll(&san);
+    san.run_until(san.now + 2 * wait);
+    // The master serves a text longer than a record whose last line is
+    // wrong (a key above 0x7fff).
+    let mut broken = FILE.as_bytes().to_vec();
+    broken.extend_from_slice(b"x=0x8000 : ALL ;\n");
+    let v = mgmt::partition::file::text_version(&broken);
+    san.served_text = Some((v, broken));
+    san.run_until(san.now + 4 * wait);
+    for i in 0..2 {
+        let m = &san.nodes[i].manager;
+        assert_eq!(m.partitions(), &parsed(FILE), "the copy held stays");
+        assert_eq!(m.stats().partitions_copy_refused, 1, "{:?}", m.stats());
+        assert_eq!(m.stats().partitions_copied, 1);
+    }
+    // A text that is not of the version announced, nor is bad UTF-8 taken.
+    san.served_text = Some((v ^ 1, FILE.as_bytes().to_vec()));
+    san.run_until(san.now + 2 * wait);
+    san.served_text = Some((7, vec![0xff; 10]));
+    san.run_until(san.now + 2 * wait);
+    let m = &san.nodes[0].manager;
+    assert_eq!(m.stats().partitions_copy_refused, 3, "{:?}", m.stats());
+    assert_eq!(m.partitions(), &parsed(FILE));
+    // Too large: refused at the first chunk.
+    let huge = mgmt::partition::file::MAX_FILE_BYTES as u32 + 1;
+    let before = san.text_chunks;
+    san.served_text = Some((8, vec![b'#'; huge as usize]));
+    san.run_until(san.now + 2 * wait);
+    assert_eq!(san.nodes[0].manager.stats().partitions_copy_refused, 4);
+    assert!(san.text_chunks - before < 10);
 }

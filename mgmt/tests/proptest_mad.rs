@@ -14,8 +14,8 @@ use proptest::sample::Index;
 use mgmt::attr::{
     AddressRecord, AddressTable, Attribute, ClassPortInfo, FibBlock, FibBlockEntry, InformInfo,
     LrtBlock, LrtBlockEntry, McGroupRecord, McMemberRecord, Neighbour, NodeDescription, NodeInfo,
-    NodeRecord, Notice, PartitionTable, PathRecord, PortCounters, PortCountersExtended, PortInfo,
-    RouteEntry, SmInfo, SourceRoute,
+    NodeRecord, Notice, PartitionTable, PartitionsText, PathRecord, PortCounters,
+    PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
 };
 use mgmt::fuzzing;
 use mgmt::partition::{Membership, PartitionKey};
@@ -443,6 +443,21 @@ mod strategy {
                         .collect(),
                 })
             )),
+            (
+                any::<u64>(),
+                any::<u32>(),
+                any::<u32>(),
+                vec(any::<u8>(), 0..=168)
+            )
+                .prop_map(|(version, total, offset, text)| (
+                    MgmtClass::SUBN_ADM,
+                    Attribute::PartitionsText(PartitionsText {
+                        version,
+                        total,
+                        offset,
+                        text,
+                    })
+                )),
             (
                 (address(), any::<u16>(), address(), address(), any::<u16>()),
                 (any::<(bool, bool, u8)>(), 0u32..0x0100_0000, any::<u32>())

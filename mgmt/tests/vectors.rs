@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use mgmt::attr::{
     AddressRecord, AddressTable, Attribute, InformInfo, NodeInfo, Notice, PartitionTable,
-    PortCounters, PortCountersExtended, PortInfo,
+    PartitionsText, PortCounters, PortCountersExtended, PortInfo,
 };
 use mgmt::partition::{Membership, PartitionKey};
 use mgmt::wire::{
@@ -436,6 +436,41 @@ fn subnadm_gettableresp_address_record() {
         AddressRecord::ID,
         &area,
         &Attribute::AddressTable(table),
+    );
+}
+
+#[test]
+fn subnadm_gettableresp_partitions_text() {
+    let text = "Default=0x7fff : ALL=full ;\ntenant_a=0x0010 : 0x0000000000000104=full ;\n";
+    let partitions = mgmt::partition::parse(text).unwrap();
+    // The text is what the master writes of its partitions, and the
+    // version is theirs.
+    assert_eq!(partitions.to_text(), text);
+    let record = PartitionsText::chunk_of(text.as_bytes(), partitions.version(), 0);
+    assert_eq!(record.version, 0xe19f_6a82_3c32_ae06);
+    let mut data = vec![0; 192];
+    record.emit(&mut data).unwrap();
+    let want = MadRepr {
+        class: MgmtClass::SUBN_ADM,
+        class_version: 1,
+        response: true,
+        method: Method::GET_TABLE_RESP,
+        status: Status::OK,
+        tid: 0x78,
+        attribute: PartitionsText::ID,
+        modifier: 0,
+        mkey: 0,
+        data,
+        dr: None,
+    };
+    let name = "subnadm-gettableresp-partitions-text.hex";
+    let area = check_mad(name, &want);
+    check_attr(
+        name,
+        MgmtClass::SUBN_ADM,
+        PartitionsText::ID,
+        &area,
+        &Attribute::PartitionsText(record),
     );
 }
 

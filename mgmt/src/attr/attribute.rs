@@ -4,8 +4,8 @@
 use crate::attr::{
     AddressRecord, AddressTable, ClassPortInfo, FibBlock, InformInfo, LrtBlock, McGroupRecord,
     McMemberRecord, Neighbour, NodeDescription, NodeInfo, NodeRecord, Notice, PartitionTable,
-    PathRecord, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo, SourceRoute,
-    name,
+    PartitionsText, PathRecord, PortCounters, PortCountersExtended, PortInfo, RouteEntry, SmInfo,
+    SourceRoute, name,
 };
 use crate::error::Result;
 use crate::wire::MgmtClass;
@@ -55,6 +55,9 @@ pub enum Attribute {
     AddressTable(AddressTable),
     /// InformInfo (0x0003, SubnAdm).
     InformInfo(InformInfo),
+    /// PartitionsText (0xFF22, SubnAdm): a GetTable's template or a chunk
+    /// of the master's partitions.
+    PartitionsText(PartitionsText),
 }
 
 impl Attribute {
@@ -81,6 +84,11 @@ impl Attribute {
                 }
                 InformInfo::ID => {
                     return Ok(Some(Attribute::InformInfo(InformInfo::parse(area)?)));
+                }
+                PartitionsText::ID => {
+                    return Ok(Some(Attribute::PartitionsText(PartitionsText::parse(
+                        area,
+                    )?)));
                 }
                 _ => {}
             }
@@ -133,6 +141,7 @@ impl Attribute {
             Attribute::McGroupRecord(_) => McGroupRecord::ID,
             Attribute::AddressTable(_) => AddressRecord::ID,
             Attribute::InformInfo(_) => InformInfo::ID,
+            Attribute::PartitionsText(_) => PartitionsText::ID,
         }
     }
 
@@ -159,6 +168,7 @@ impl Attribute {
             Attribute::McGroupRecord(a) => a.emit(area),
             Attribute::AddressTable(a) => a.emit(area),
             Attribute::InformInfo(a) => a.emit(area),
+            Attribute::PartitionsText(a) => a.emit(area),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod node_info;
 pub mod node_record;
 pub mod notice;
 pub mod partition_table;
+pub mod partitions_text;
 pub mod path_record;
 pub mod port_counters;
 pub mod port_counters_extended;
@@ -42,6 +43,7 @@ pub use notice::{
     AddressAssigned, BadMkey, DuplicateAddress, HrDown, Notice, PortDrops, PortStateChange, RtLimit,
 };
 pub use partition_table::PartitionTable;
+pub use partitions_text::PartitionsText;
 pub use path_record::PathRecord;
 pub use port_counters::PortCounters;
 pub use port_counters_extended::PortCountersExtended;
@@ -71,6 +73,7 @@ pub const fn name(class: MgmtClass, id: u16) -> Option<&'static str> {
             McMemberRecord::ID => Some("McMemberRecord"),
             McGroupRecord::ID => Some("McGroupRecord"),
             AddressRecord::ID => Some("AddressRecord"),
+            PartitionsText::ID => Some("PartitionsText"),
             InformInfo::ID => Some("InformInfo"),
             _ => None,
         };
@@ -174,6 +177,8 @@ mod tests {
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0035), Some("PathRecord"));
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0015), None);
         assert_eq!(name(MgmtClass::SUBN_ADM, 0xFF21), Some("AddressRecord"));
+        assert_eq!(name(MgmtClass::SUBN_ADM, 0xFF22), Some("PartitionsText"));
+        assert_eq!(name(MgmtClass::SUBN, 0xFF22), None);
         assert_eq!(name(MgmtClass::SUBN, 0xFF21), None);
         assert_eq!(name(MgmtClass::SUBN_ADM, 0x0003), Some("InformInfo"));
         assert_eq!(name(MgmtClass::SUBN, 0x0003), None);

@@ -196,6 +196,7 @@ impl Manager {
                         Purpose::Sync { .. }
                             | Purpose::SyncGroup { .. }
                             | Purpose::SyncMember { .. }
+                            | Purpose::SyncPartitions { .. }
                             | Purpose::SyncInform { .. }
                     )
                 });
@@ -203,6 +204,7 @@ impl Manager {
                     self.sync_from(master, 0);
                     self.sync_groups(master, 0);
                     self.sync_informs(master, 0);
+                    self.sync_partitions(master, 0);
                 }
                 if !matches!(s, SmState::Master | SmState::Discovering) {
                     self.start_discovery(now, format!("{master} polled is {s}, not master"));

@@ -129,6 +129,26 @@ pub enum ManagerEvent {
         /// Members whose table changes.
         members: usize,
     },
+    /// A standby copied its master's partitions (docs/partitions.md
+    /// "Standbys"): they are the ones it gives when it becomes master.
+    PartitionsCopied {
+        /// The master.
+        master: Address,
+        /// Their version (`Partitions::version`).
+        version: u64,
+        /// How many (the default one included).
+        partitions: usize,
+    },
+    /// A standby's copy of its master's partitions was refused whole: the
+    /// partitions it holds do not change.
+    PartitionsCopyRefused {
+        /// The master.
+        master: Address,
+        /// The copy's version.
+        version: u64,
+        /// Why (the first error).
+        why: String,
+    },
 }
 
 impl ManagerEvent {
@@ -148,6 +168,8 @@ impl ManagerEvent {
             ManagerEvent::Subscription(e) => e.kind(),
             ManagerEvent::ReportGivenUp { .. } => "report given up",
             ManagerEvent::PartitionsChanged { .. } => "partitions changed",
+            ManagerEvent::PartitionsCopied { .. } => "partitions copied",
+            ManagerEvent::PartitionsCopyRefused { .. } => "partitions copy refused",
         }
     }
 
@@ -230,6 +252,22 @@ impl fmt::Display for ManagerEvent {
             } => write!(
                 f,
                 "manager: partitions changed ({partitions} in force): {members} members' tables to set"
+            ),
+            ManagerEvent::PartitionsCopied {
+                master,
+                version,
+                partitions,
+            } => write!(
+                f,
+                "manager: partitions copied from master {master} (version {version:#018x}, {partitions} partitions)"
+            ),
+            ManagerEvent::PartitionsCopyRefused {
+                master,
+                version,
+                why,
+            } => write!(
+                f,
+                "manager: copy of master {master}'s partitions (version {version:#018x}) refused, the partitions held do not change: {why}"
             ),
         }
     }

@@ -30,6 +30,8 @@
 //! NodeRecords), `requests` (what the manager asks and the answers),
 //! `events` and `stats`; `assign` (address assignment), `groups`
 //! (multicast groups), `partitions` (the members' partition tables),
+//! `partition_copy` (which partitions are in force: its own, or its
+//! master's copied),
 //! `subscriptions` (InformInfo and Reports), `state`.
 
 mod assign;
@@ -38,6 +40,7 @@ mod database;
 mod election;
 mod events;
 pub mod groups;
+mod partition_copy;
 mod partitions;
 mod requests;
 pub mod state;
@@ -58,6 +61,7 @@ pub use database::Member;
 pub use election::Peer;
 pub use events::{ManagerEvent, ManagerOutput};
 pub use groups::{McGroup, McMember};
+pub use partition_copy::PartitionsCopy;
 pub use state::{Control, SmState, outranks};
 pub use stats::ManagerStats;
 pub use timers::ManagerTimers;
@@ -119,6 +123,18 @@ pub struct Manager {
     synced_informs: crate::subscriptions::Subscriptions,
     /// The partitions it gives the members (docs/partitions.md).
     partitions: crate::partition::Partitions,
+    /// The box's own partitions (its file, or the default), as last given
+    /// by [`Manager::set_partitions`].
+    own_partitions: crate::partition::Partitions,
+    /// A standby's copy of its master's partitions, in force when held.
+    copy: Option<PartitionsCopy>,
+    /// A copy under way.
+    copying: Option<partition_copy::Copying>,
+    /// The version of the last copy refused (not counted again).
+    copy_refused: Option<u64>,
+    /// The partitions in force as text, and its version: what a master
+    /// answers a GetTable of PartitionsText from.
+    partitions_text: (u64, Vec<u8>),
     /// Per member, the identity it had and the table it took from this
     /// manager.
     tables: BTreeMap<Address, (u64, partitions::Table)>,
@@ -159,6 +175,11 @@ impl Manager {
             subscriptions: Default::default(),
             synced_informs: Default::default(),
             partitions: Default::default(),
+            own_partitions: Default::default(),
+            copy: None,
+            copying: None,
+            copy_refused: None,
+            partitions_text: partition_copy::text_of(&Default::default()),
             tables: BTreeMap::new(),
             table_sets: BTreeMap::new(),
         };

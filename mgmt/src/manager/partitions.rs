@@ -30,10 +30,11 @@ pub(super) struct TableSet {
 }
 
 impl Manager {
-    /// The partitions it gives the SAN's members (docs/partitions.md; at
-    /// start every node a full member of the default partition). As master,
-    /// it Sets at once the members whose table changes.
-    pub fn set_partitions(&mut self, partitions: Partitions) {
+    /// Puts `partitions` in force: the ones it gives the SAN's members
+    /// (docs/partitions.md; at start every node a full member of the
+    /// default partition; which ones: `partition_copy`). As master, it Sets
+    /// at once the members whose table changes.
+    pub(super) fn put_in_force(&mut self, partitions: Partitions) {
         if partitions == self.partitions {
             return;
         }

@@ -49,6 +49,8 @@ pub(super) enum Purpose {
     SyncMember { master: Address, index: u16 },
     /// And of its subscriptions: InformInfo `index`.
     SyncInform { master: Address, index: u32 },
+    /// And of its partitions: the PartitionsText chunk at `offset`.
+    SyncPartitions { master: Address, offset: u32 },
     /// A Report of trap `trap` to subscriber `to`.
     Report { to: Address, trap: u16 },
     /// A PartitionTable Set giving a member its table (one a block).
@@ -90,6 +92,9 @@ impl Manager {
             }
             Purpose::SyncInform { master, index } => {
                 self.on_sync_inform(now, master, index, &result)
+            }
+            Purpose::SyncPartitions { master, offset } => {
+                self.on_sync_partitions(now, master, offset, &result)
             }
             Purpose::Report { to, trap } => self.on_report(to, trap, &result),
             Purpose::TableSet { member } => self.on_table_set(member, &result),

@@ -75,5 +75,12 @@ rrp::counter_set! {
         /// Sets of a member's partition table that failed (no answer, or
         /// refused): tried again at the next sweep.
         pub table_sets_failed: u64 => counter "table_sets_failed",
+        /// Copies of the master's partitions taken (a standby's; each new
+        /// version once).
+        pub partitions_copied: u64 => counter "partitions_copied",
+        /// Copies of the master's partitions refused whole (too large, not
+        /// the version announced, not UTF-8, or not parsed; each version
+        /// once): the partitions held do not change.
+        pub partitions_copy_refused: u64 => counter "partitions_copy_refused",
     }
 }

@@ -387,6 +387,22 @@ impl Partitions {
         }
         out
     }
+
+    /// The version of the partitions: a hash (64-bit FNV-1a) of
+    /// [`Partitions::to_text`]. Equal partitions have the same version on
+    /// every box; a standby whose copy has the master's version holds the
+    /// master's partitions (docs/partitions.md "Standbys").
+    pub fn version(&self) -> u64 {
+        text_version(self.to_text().as_bytes())
+    }
+}
+
+/// The version of a partitions text (64-bit FNV-1a of its bytes): what
+/// [`Partitions::version`] gives for the partitions it writes.
+pub fn text_version(text: &[u8]) -> u64 {
+    text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

@@ -162,6 +162,38 @@ pub fn partitions_text(p: &PartitionsInfo) -> String {
             "the default (every node a full member of the default partition): no partitions file ([management] partitions_file)\n",
         ),
     }
+    for c in &p.copies {
+        let _ = writeln!(
+            out,
+            "the SAN manager on port {} gives the partitions copied from the master {} at {} (version {}), {}",
+            c.port,
+            c.master,
+            crate::discover_html::utc_text(c.at_unix_s),
+            c.version,
+            if c.same_as_own {
+                "the same as the ones above"
+            } else {
+                "not the ones above (the copy stays until this box's partitions file is read again while its manager is master):"
+            }
+        );
+        if !c.same_as_own {
+            let mut t = Table::new(&["key", "name", "members"]);
+            for r in &c.partitions {
+                t.row(vec![
+                    r.key.clone(),
+                    r.name.clone(),
+                    if r.members.is_empty() {
+                        "-".into()
+                    } else {
+                        r.members.join(", ")
+                    },
+                ]);
+            }
+            for line in t.render().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
     if let Some(r) = &p.refused {
         let _ = writeln!(
             out,
@@ -219,7 +251,7 @@ pub fn managers_table(rows: &[ManagerRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use admin::view::{PartitionRow, PartitionsRefusal};
+    use admin::view::{PartitionRow, PartitionsCopyInfo, PartitionsRefusal};
 
     fn info(partitions: Option<PartitionsInfo>, managers: bool) -> ManagementInfo {
         ManagementInfo {
@@ -288,6 +320,7 @@ mod tests {
             loaded_unix_s: Some(1_795_826_400),
             refused: None,
             partitions: rows(),
+            copies: Vec::new(),
         };
         let (json, text) = render(&SanCmd::Partitions, &info(Some(p.clone()), true));
         assert_eq!(json, serde_json::to_value(&p).unwrap());
@@ -325,11 +358,57 @@ mod tests {
                 errors: vec!["line 2: a".into(), "line 5: b".into()],
             }),
             partitions: rows(),
+            copies: Vec::new(),
         };
         let (_, text) = render(&SanCmd::Partitions, &info(Some(p), true));
         assert!(
             text.ends_with(
                 "partitions file /x refused at 1970-01-01 00:01:00 UTC: 3 errors; the partitions in force did not change:\n  line 2: a\n  line 5: b\n  and 1 more\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_copy_of_the_masters_partitions_is_said_with_where_it_comes_from() {
+        let p = PartitionsInfo {
+            partitions: vec![PartitionRow {
+                key: "0x7fff".into(),
+                name: "Default".into(),
+                members: vec!["ALL=full".into()],
+            }],
+            copies: vec![
+                PartitionsCopyInfo {
+                    port: 1,
+                    master: "0x0117".into(),
+                    at_unix_s: 60,
+                    version: "0x00000000000000ab".into(),
+                    same_as_own: false,
+                    partitions: rows(),
+                },
+                PartitionsCopyInfo {
+                    port: 2,
+                    master: "0x0217".into(),
+                    at_unix_s: 120,
+                    version: "0x00000000000000cd".into(),
+                    same_as_own: true,
+                    partitions: Vec::new(),
+                },
+            ],
+            ..Default::default()
+        };
+        let (json, text) = render(&SanCmd::Partitions, &info(Some(p.clone()), true));
+        assert_eq!(json["copies"][0]["master"], "0x0117");
+        assert!(
+            text.contains(
+                "the SAN manager on port 1 gives the partitions copied from the master 0x0117 at 1970-01-01 00:01:00 UTC (version 0x00000000000000ab), not the ones above"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  0x0010"), "{text}");
+        assert!(
+            text.contains(
+                "port 2 gives the partitions copied from the master 0x0217 at 1970-01-01 00:02:00 UTC (version 0x00000000000000cd), the same as the ones above\n"
             ),
             "{text}"
         );

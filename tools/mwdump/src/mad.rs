@@ -255,6 +255,12 @@ pub fn fields(a: &Attribute) -> Fields {
                 .collect();
             b.push("records", FieldValue::List(records), None);
         }
+        Attribute::PartitionsText(t) => {
+            b.u64_hex("version", "version_hex", t.version);
+            b.named("total", t.total, Some("bytes"));
+            b.named("offset", t.offset, Some("bytes"));
+            b.named("length", t.text.len() as u64, Some("bytes"));
+        }
         Attribute::PathRecord(p) => {
             b.addr("destination", p.destination);
             b.addr("source", p.source);
