@@ -30,7 +30,7 @@ use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
     AddressRecord, AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord,
-    Notice, PathRecord, SmInfo, SourceRoute,
+    Notice, PartitionsText, PathRecord, SmInfo, SourceRoute,
 };
 use crate::partition::{Membership, PartitionKey};
 use crate::subscriptions::{Keeper, SubscriptionEvent};
@@ -752,6 +752,12 @@ impl Agent {
                     Ok(t) => managed
                         .sa_addresses(input.port, t.start())
                         .map(|r| Ok(Attribute::AddressTable(r))),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
+                (Method::GET_TABLE, PartitionsText::ID) => match PartitionsText::parse(&req.data) {
+                    Ok(t) => managed
+                        .sa_partitions_text(input.port, t.offset)
+                        .map(|r| Ok(Attribute::PartitionsText(r))),
                     Err(_) => Some(Err(Status::INVALID_VALUE)),
                 },
                 (Method::GET, PathRecord::ID) => match PathRecord::parse(&req.data) {
