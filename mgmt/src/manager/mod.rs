@@ -30,6 +30,7 @@
 //! NodeRecords), `requests` (what the manager asks and the answers),
 //! `events` and `stats`; `assign` (address assignment), `groups`
 //! (multicast groups), `partitions` (the members' partition tables),
+//! `router_tables` (every member's table at the SAN's routers),
 //! `subscriptions` (InformInfo and Reports), `state`.
 
 mod assign;
@@ -40,6 +41,7 @@ mod events;
 pub mod groups;
 mod partitions;
 mod requests;
+mod router_tables;
 pub mod state;
 mod stats;
 mod subscriptions;
@@ -124,6 +126,9 @@ pub struct Manager {
     tables: BTreeMap<Address, (u64, partitions::Table)>,
     /// The Sets of tables under way.
     table_sets: BTreeMap<Address, partitions::TableSet>,
+    /// Per router of the SAN, the members' tables it took from this
+    /// manager.
+    router_tables: BTreeMap<Address, router_tables::RouterTables>,
 }
 
 impl Manager {
@@ -161,6 +166,7 @@ impl Manager {
             partitions: Default::default(),
             tables: BTreeMap::new(),
             table_sets: BTreeMap::new(),
+            router_tables: BTreeMap::new(),
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,

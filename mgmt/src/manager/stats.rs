@@ -75,5 +75,11 @@ rrp::counter_set! {
         /// Sets of a member's partition table that failed (no answer, or
         /// refused): tried again at the next sweep.
         pub table_sets_failed: u64 => counter "table_sets_failed",
+        /// Members' tables set at the SAN's routers, removals included
+        /// (every block taken).
+        pub member_tables_set: u64 => counter "member_tables_set",
+        /// Sets of a member's table at a router that failed (no answer, or
+        /// refused): tried again at the next sweep.
+        pub member_table_sets_failed: u64 => counter "member_table_sets_failed",
     }
 }
