@@ -102,6 +102,7 @@ fn plane() -> PlaneStats {
         inject_bad_native: 35,
         fibs_published: 36,
         fib_version: 37,
+        partition_tables_refused: 38,
     }
 }
 
@@ -941,6 +942,7 @@ fn sample_management() -> admin::view::ManagementInfo {
         managers: vec![row(0, 0x0115, "master", 2), row(1, 0x0116, "standby", 0)],
         subscribers: Vec::new(),
         partitions: None,
+        port_partitions: Vec::new(),
     }
 }
 

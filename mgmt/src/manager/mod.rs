@@ -129,6 +129,8 @@ pub struct Manager {
     /// Per router of the SAN, the members' tables it took from this
     /// manager.
     router_tables: BTreeMap<Address, router_tables::RouterTables>,
+    /// Changes of the partitions it gives so far.
+    partitions_changes: u64,
 }
 
 impl Manager {
@@ -167,6 +169,7 @@ impl Manager {
             tables: BTreeMap::new(),
             table_sets: BTreeMap::new(),
             router_tables: BTreeMap::new(),
+            partitions_changes: 0,
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,

@@ -38,6 +38,7 @@ impl Manager {
             return;
         }
         self.partitions = partitions;
+        self.partitions_changes += 1;
         let due: Vec<Address> = if self.state == SmState::Master {
             self.database
                 .values()

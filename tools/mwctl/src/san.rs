@@ -254,6 +254,7 @@ mod tests {
             },
             subscribers: Vec::new(),
             partitions,
+            port_partitions: Vec::new(),
         }
     }
 
