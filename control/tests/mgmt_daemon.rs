@@ -622,6 +622,7 @@ fn a_router_learns_its_sans_member_tables_from_the_master_and_shows_them() {
     let (code, text) = mwctl_all(&sa, &["show", "partitions"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("the master at 0x0521"), "{text}");
+    println!("$ mwctl show partitions\n{text}");
     // B enforces the same from its own master.
     let r = port0(&sb).unwrap();
     assert_eq!(r["source"], "this-box", "{r}");
