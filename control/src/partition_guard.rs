@@ -125,12 +125,22 @@ impl PartitionKeeper {
             return None;
         }
         self.seen = Some(d);
+        self.take(ports, |p| tables_of(station, p))
+    }
+
+    /// Takes each of `ports` ports' tables as `now_of` gives them: the new
+    /// guard when a port's partitions changed or tables were refused.
+    fn take(
+        &mut self,
+        ports: usize,
+        now_of: impl Fn(PortId) -> (Source, Tables),
+    ) -> Option<(PartitionGuard, Vec<(PortId, GuardError)>)> {
         self.ports.resize_with(ports, PortState::default);
         let mut changed = false;
         let mut refusals = Vec::new();
         for (p, st) in self.ports.iter_mut().enumerate() {
             let port = PortId::new(p);
-            let (source, tables) = tables_of(station, port);
+            let (source, tables) = now_of(port);
             if tables == st.tables && source == st.source {
                 // Those in force again (after a refusal, or still).
                 st.refused = None;
@@ -216,5 +226,45 @@ mod tests {
             .map(|i| (Address(0x0100 + i), vec![(key(i), Membership::Full)]))
             .collect();
         assert_eq!(san_of(&many), Err(GuardError::TooManyPartitions));
+    }
+
+    #[test]
+    fn refused_tables_leave_the_last_good_ones_in_force() {
+        let master = Source::Master(Address(0x0101));
+        let good: Tables = vec![(Address(0x0102), vec![(key(0x10), Membership::Full)])];
+        let bad: Tables = (1..=65u16)
+            .map(|i| (Address(0x0100 + i), vec![(key(i), Membership::Full)]))
+            .collect();
+        // Port 0 given `t`, port 1 nothing.
+        let given = |t: &Tables| {
+            let t = t.clone();
+            move |p: PortId| {
+                if p.index() == 0 {
+                    (master, t.clone())
+                } else {
+                    (Source::None, Vec::new())
+                }
+            }
+        };
+        let mut k = PartitionKeeper::default();
+        let (g, refused) = k.take(2, given(&good)).unwrap();
+        assert!(refused.is_empty());
+        assert_eq!(g.san(PortId::new(0)).unwrap().keys(), [0x10]);
+        assert!(g.san(PortId::new(1)).is_none(), "open");
+        // The same again: nothing new.
+        assert!(k.take(2, given(&good)).is_none());
+        // Too many partitions: refused once, the good ones stay.
+        let (g, refused) = k.take(2, given(&bad)).expect("a refusal to count");
+        assert_eq!(refused, [(PortId::new(0), GuardError::TooManyPartitions)]);
+        assert_eq!(g.san(PortId::new(0)).unwrap().keys(), [0x10]);
+        let rows = k.rows(&[Address(0x0140), Address(0x0240)]);
+        assert_eq!(rows[0].keys, ["0x0010"]);
+        assert_eq!(rows[0].master, Some(Address(0x0101)));
+        assert!(rows[0].refused.is_some());
+        assert!(rows[1].open && rows[1].source == "none");
+        assert!(k.take(2, given(&bad)).is_none(), "not counted again");
+        // The good ones again: the refusal is gone.
+        assert!(k.take(2, given(&good)).is_none());
+        assert!(k.rows(&[])[0].refused.is_none());
     }
 }
