@@ -115,7 +115,8 @@ pub struct PortPartitionsRow {
     pub nodes: usize,
     /// Where the tables come from: `this-box` (this box's SAN manager is
     /// the SAN's master), `master` (the master at `master` set them to the
-    /// agent), `none` (no master has set any).
+    /// agent), `configured` (`management.static_partitions`: no master
+    /// gives any), `none` (neither).
     pub source: String,
     /// The master that set them (`master`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

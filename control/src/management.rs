@@ -268,9 +268,9 @@ impl Management {
     pub fn partition_guard(
         &mut self,
         now: Time,
-        ports: usize,
+        hrs: &[Address],
     ) -> Option<(dataplane::PartitionGuard, usize)> {
-        let (g, refused) = self.guard.update(&self.station, ports)?;
+        let (g, refused) = self.guard.update(&self.station, hrs)?;
         for (port, e) in &refused {
             if self.log.admit(now, "partition-tables-refused", None) {
                 tracing::warn!(target: "mwrouter::mgmt", "port {port}: partition tables not taken, the last good ones stay in force: {e}");
@@ -282,6 +282,13 @@ impl Management {
     /// The partitions in force and where they come from.
     pub fn partitions(&self) -> &PartitionsSource {
         &self.partitions
+    }
+
+    /// The tables of `management.static_partitions` (at start and at every
+    /// reload): in force on the HRs whose SAN's master gives none
+    /// (docs/partitions.md "Without a SAN manager").
+    pub fn set_static_partitions(&mut self, s: Vec<crate::config::StaticPartitions>) {
+        self.guard.set_static(s);
     }
 
     /// Takes a reading of the partitions file (at start and at every

@@ -15,6 +15,8 @@ use mgmt::partition::{Membership, PartitionKey};
 use mgmt::station::Station;
 use rrp::{Address, PortId};
 
+use crate::config::StaticPartitions;
+
 /// A member's table.
 type Tables = Vec<(Address, Vec<(PartitionKey, Membership)>)>;
 
@@ -28,6 +30,8 @@ pub enum Source {
     ThisBox,
     /// The master at this address set them to the agent.
     Master(Address),
+    /// `management.static_partitions`: no master gives any.
+    Configured,
 }
 
 /// One port's partitions in force.
@@ -50,10 +54,37 @@ pub struct PartitionKeeper {
     /// The digest of the inputs last looked at.
     seen: Option<Vec<u64>>,
     ports: Vec<PortState>,
+    /// `management.static_partitions`, and how many times they were set.
+    configured: Vec<StaticPartitions>,
+    configured_gen: u64,
 }
 
-/// What one port's tables are now: from this box's master, or the agent.
-fn tables_of(station: &Station, port: PortId) -> (Source, Tables) {
+/// What one port's tables are now: from this box's master, or the agent,
+/// else those configured for the HR `hr` (`configured`).
+fn tables_of(
+    station: &Station,
+    port: PortId,
+    hr: Option<Address>,
+    configured: &[StaticPartitions],
+) -> (Source, Tables) {
+    let (source, tables) = given_tables(station, port);
+    if source != Source::None {
+        return (source, tables);
+    }
+    let tables: Tables = configured
+        .iter()
+        .filter(|s| Some(s.hr) == hr)
+        .map(|s| (s.node, s.table.clone()))
+        .collect();
+    if tables.is_empty() {
+        (Source::None, tables)
+    } else {
+        (Source::Configured, tables)
+    }
+}
+
+/// What a SAN's master gives one port: from this box's master, or the agent.
+fn given_tables(station: &Station, port: PortId) -> (Source, Tables) {
     if let Some((_, m)) = station
         .managers()
         .iter()
@@ -74,8 +105,8 @@ fn tables_of(station: &Station, port: PortId) -> (Source, Tables) {
 
 /// The digest of what a port's tables are made of: cheap to compute at
 /// every turn (no table is built).
-fn digest(station: &Station, ports: usize) -> Vec<u64> {
-    let mut d = vec![station.agent().member_tables().changes()];
+fn digest(station: &Station, ports: usize, configured_gen: u64) -> Vec<u64> {
+    let mut d = vec![station.agent().member_tables().changes(), configured_gen];
     for p in 0..ports {
         let port = PortId::new(p);
         d.push(
@@ -118,14 +149,29 @@ impl PartitionKeeper {
     pub fn update(
         &mut self,
         station: &Station,
-        ports: usize,
+        hrs: &[Address],
     ) -> Option<(PartitionGuard, Vec<(PortId, GuardError)>)> {
-        let d = digest(station, ports);
+        let ports = hrs.len();
+        let d = digest(station, ports, self.configured_gen);
         if self.seen.as_ref() == Some(&d) {
             return None;
         }
         self.seen = Some(d);
-        self.take(ports, |p| tables_of(station, p))
+        let configured = std::mem::take(&mut self.configured);
+        let r = self.take(ports, |p| {
+            tables_of(station, p, hrs.get(p.index()).copied(), &configured)
+        });
+        self.configured = configured;
+        r
+    }
+
+    /// Sets the configured tables (`management.static_partitions`), looked
+    /// at by the next [`PartitionKeeper::update`].
+    pub fn set_static(&mut self, s: Vec<StaticPartitions>) {
+        if s != self.configured {
+            self.configured = s;
+            self.configured_gen += 1;
+        }
     }
 
     /// Takes each of `ports` ports' tables as `now_of` gives them: the new
@@ -183,6 +229,7 @@ impl PartitionKeeper {
                     Source::None => ("none", None),
                     Source::ThisBox => ("this-box", None),
                     Source::Master(a) => ("master", Some(a)),
+                    Source::Configured => ("configured", None),
                 };
                 PortPartitionsRow {
                     port: PortId::new(p),

@@ -640,11 +640,10 @@ impl ControlPlane {
         if !std::mem::take(&mut self.partitions_due) {
             return;
         }
-        let ports = self.hrs.len();
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
-        let Some((guard, refused)) = m.partition_guard(now, ports) else {
+        let Some((guard, refused)) = m.partition_guard(now, &self.hrs) else {
             return;
         };
         self.stats.partition_tables_refused += refused as u64;

@@ -28,6 +28,7 @@ fn source(r: &PortPartitionsRow) -> String {
     match (r.source.as_str(), r.master) {
         ("this-box", _) => format!("this box's master{when}"),
         ("master", Some(a)) => format!("the master at {a}{when}"),
+        ("configured", _) => format!("management.static_partitions{when}"),
         _ => "no master has given tables".to_string(),
     }
 }
