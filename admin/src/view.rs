@@ -91,6 +91,43 @@ pub struct ManagementInfo {
     /// none where the node keeps none (a host, an older daemon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitions: Option<PartitionsInfo>,
+    /// A router's: per HR, the partitions it enforces at the boundary of
+    /// that HR's SAN and where they come from (`mwctl show partitions`;
+    /// docs/partitions.md "At the routers").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub port_partitions: Vec<PortPartitionsRow>,
+}
+
+/// The partitions a router enforces at one HR (`mwctl show partitions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortPartitionsRow {
+    /// The port.
+    pub port: PortId,
+    /// Its HR's address.
+    pub hr: Address,
+    /// The SAN is open: every node may talk to every node (no tables, or
+    /// every node a full member of the default partition alone).
+    pub open: bool,
+    /// The SAN's partition keys, hex (`0x0010`), in the guard's order.
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// The nodes whose tables it holds.
+    pub nodes: usize,
+    /// Where the tables come from: `this-box` (this box's SAN manager is
+    /// the SAN's master), `master` (the master at `master` set them to the
+    /// agent), `configured` (`management.static_partitions`: no master
+    /// gives any), `none` (neither).
+    pub source: String,
+    /// The master that set them (`master`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<Address>,
+    /// When the tables in force were taken (Unix seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_unix_s: Option<u64>,
+    /// Why the last tables given were not taken (the ones before are kept);
+    /// none when the last were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// The partitions in force, where they come from, and the last refusal of
@@ -339,6 +376,7 @@ impl ManagementInfo {
             subscribers: SubscriptionRow::rows(a.subscriptions(), now),
             addresses,
             partitions: None,
+            port_partitions: Vec::new(),
         }
     }
 }

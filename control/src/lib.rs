@@ -18,6 +18,7 @@ pub mod config;
 pub mod daemon;
 pub mod log_limit;
 pub mod management;
+pub mod partition_guard;
 pub mod partitions;
 pub mod plane;
 pub mod punt_log;

@@ -22,6 +22,7 @@ use admin::view::ManagementInfo;
 use crate::PlaneStats;
 use crate::config::Config;
 use crate::log_limit::{LogLimiter, LogLimits};
+use crate::partition_guard::PartitionKeeper;
 use crate::partitions::{PartitionsSource, Reading};
 use crate::stats::{Counters, EngineStats};
 
@@ -39,6 +40,9 @@ pub struct Management {
     log: LogLimiter,
     /// The partitions the box's SAN managers hold (docs/partitions.md).
     partitions: PartitionsSource,
+    /// The partitions the box enforces at each HR (docs/partitions.md "At
+    /// the routers").
+    guard: PartitionKeeper,
 }
 
 /// A packet the management host wants sent: out of `port` to `native`.
@@ -175,6 +179,7 @@ impl Management {
             kinds,
             log: LogLimiter::new(LogLimits::default()),
             partitions: PartitionsSource::default(),
+            guard: PartitionKeeper::default(),
         }
     }
 
@@ -252,13 +257,38 @@ impl Management {
             .collect();
         ManagementInfo {
             partitions: Some(partitions),
+            port_partitions: self.guard.rows(&addresses),
             ..ManagementInfo::of(&self.station, now, addresses)
         }
+    }
+
+    /// The partitions to enforce at each of `ports` HRs, when they changed
+    /// since the last call: the new guard, and the tables it could not take
+    /// (each port's last good ones kept), each logged once (rate-limited).
+    pub fn partition_guard(
+        &mut self,
+        now: Time,
+        hrs: &[Address],
+    ) -> Option<(dataplane::PartitionGuard, usize)> {
+        let (g, refused) = self.guard.update(&self.station, hrs)?;
+        for (port, e) in &refused {
+            if self.log.admit(now, "partition-tables-refused", None) {
+                tracing::warn!(target: "mwrouter::mgmt", "port {port}: partition tables not taken, the last good ones stay in force: {e}");
+            }
+        }
+        Some((g, refused.len()))
     }
 
     /// The partitions in force and where they come from.
     pub fn partitions(&self) -> &PartitionsSource {
         &self.partitions
+    }
+
+    /// The tables of `management.static_partitions` (at start and at every
+    /// reload): in force on the HRs whose SAN's master gives none
+    /// (docs/partitions.md "Without a SAN manager").
+    pub fn set_static_partitions(&mut self, s: Vec<crate::config::StaticPartitions>) {
+        self.guard.set_static(s);
     }
 
     /// Takes a reading of the partitions file (at start and at every

@@ -133,6 +133,9 @@ pub struct ControlPlane {
     /// The engine's [`Router::lrt_changes`] when the workers' buddies
     /// were last brought up to date.
     buddies_at: Option<u64>,
+    /// Management ran since the partitions' tables were last looked at
+    /// (only management changes them).
+    partitions_due: bool,
     /// What runs at every turn of the control thread's loop (the daemon's
     /// watchdog and status, docs/daemon.md "systemd").
     on_turn: Option<TurnHook>,
@@ -184,6 +187,7 @@ impl ControlPlane {
             next_worker: 0,
             mgmt: None,
             buddies_at: None,
+            partitions_due: true,
             on_turn: None,
         }
     }
@@ -297,6 +301,7 @@ impl ControlPlane {
         let Some(m) = self.mgmt.as_mut() else {
             return;
         };
+        self.partitions_due = true;
         let h = view.header();
         let sends = m.handle(
             now,
@@ -343,6 +348,8 @@ impl ControlPlane {
     /// Carries out the engine's pending outputs now.
     pub fn flush(&mut self) {
         let now = self.now();
+        // A job may have changed the partitions (a reload).
+        self.partitions_due = true;
         self.drain(now);
     }
 
@@ -434,6 +441,7 @@ impl ControlPlane {
             && now >= m.next_timer()
         {
             let sends = m.on_timer(now, &mut self.engine, &self.stats);
+            self.partitions_due = true;
             self.send_all(sends);
             self.drain(now);
         }
@@ -598,6 +606,7 @@ impl ControlPlane {
         }
         self.publish_mtus();
         self.publish_buddies();
+        self.publish_partitions(now);
     }
 
     /// Publishes each HR's buddies to the workers when an LRT changed and
@@ -618,6 +627,32 @@ impl ControlPlane {
         }
         let mut fib = FibSet::clone(&current);
         fib.set_buddies(Arc::new(buddies));
+        self.publisher.publish(fib);
+        self.stats.fibs_published += 1;
+    }
+
+    /// Publishes each HR's partitions to the workers when the tables of its
+    /// SAN changed (this box's master's, or those the SAN's master set to
+    /// the agent; docs/partitions.md "At the routers"). Cheap when nothing
+    /// changed: looked at only after management ran, and then a digest of
+    /// the tables' sources is compared.
+    fn publish_partitions(&mut self, now: Time) {
+        if !std::mem::take(&mut self.partitions_due) {
+            return;
+        }
+        let Some(m) = self.mgmt.as_mut() else {
+            return;
+        };
+        let Some((guard, refused)) = m.partition_guard(now, &self.hrs) else {
+            return;
+        };
+        self.stats.partition_tables_refused += refused as u64;
+        let current = self.publisher.current();
+        if *current.partitions() == guard {
+            return;
+        }
+        let mut fib = FibSet::clone(&current);
+        fib.set_partitions(Arc::new(guard));
         self.publisher.publish(fib);
         self.stats.fibs_published += 1;
     }

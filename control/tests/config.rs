@@ -1242,6 +1242,7 @@ fn round_trip_variants() {
             forget_sweeps: 100_000,
         },
         partitions_file: Some("/etc/mwrouter/partitions \" é.conf".into()),
+        static_partitions: Vec::new(),
     };
     round_trip(&c);
 }
@@ -1481,6 +1482,7 @@ fn arb_config() -> impl Strategy<Value = Config> {
                     ..Default::default()
                 },
                 partitions_file: (m.2 % 5 == 0).then(|| "/etc/mwrouter/partitions.conf".into()),
+                static_partitions: Vec::new(),
             };
             let _ = n;
             c
@@ -1563,6 +1565,7 @@ answers_global = 300"#);
             manager_timers: Default::default(),
             perf_manager: Default::default(),
             partitions_file: None,
+            static_partitions: Vec::new(),
         }
     );
     assert_eq!(c.node_identity(), 0x0123_4567_89ab_cdef);
@@ -2291,6 +2294,7 @@ fn reload_management_is_live() {
             ..Default::default()
         },
         partitions_file: Some("/etc/mwrouter/partitions.conf".into()),
+        static_partitions: Vec::new(),
     };
     let plan = old.diff_for_reload(&all).unwrap();
     assert_eq!(plan.management, Some(all.management.clone()));
@@ -2989,4 +2993,68 @@ fn the_drain_keys_reload_live_and_the_start_hold_needs_a_restart() {
         refused.iter().any(|r| r.starts_with("drain.start_max_ms")),
         "{refused:?}"
     );
+}
+
+#[test]
+fn static_partitions_are_checked_and_round_trip() {
+    let base = load("router-udp.toml");
+    let hr = base.hrs[0].address.0;
+    let with = |entry: &str| {
+        let text = base.to_toml().replacen(
+            "[management]\n",
+            &format!("[management]\nstatic_partitions = [{entry}]\n"),
+            1,
+        );
+        Config::check_toml(&text)
+    };
+    let good = with(&format!(
+        "{{ hr = {hr:#06x}, node = 0x0501, table = [\"0x0010=full\", \"0x7fff=limited\"] }}"
+    ))
+    .unwrap();
+    let s = &good.management.static_partitions[0];
+    assert_eq!(s.node.0, 0x0501);
+    assert_eq!(s.table.len(), 2);
+    assert_eq!(
+        Config::check_toml(&good.to_toml()).unwrap(),
+        good,
+        "round trip"
+    );
+    for (entry, key, why) in [
+        (
+            format!("{{ hr = {hr:#06x}, node = 0x0501, table = [\"0x0010=sometimes\"] }}"),
+            "table[0]",
+            "full or limited",
+        ),
+        (
+            format!("{{ hr = {hr:#06x}, node = 0x0501, table = [\"0x8000=full\"] }}"),
+            "table[0]",
+            "not a partition key",
+        ),
+        (
+            format!(
+                "{{ hr = {hr:#06x}, node = 0x0501, table = [\"0x10=full\", \"0x10=limited\"] }}"
+            ),
+            "table",
+            "a key twice",
+        ),
+        (
+            "{ hr = 0x0fff, node = 0x0501, table = [\"0x10=full\"] }".to_string(),
+            "hr",
+            "not an HR of this box",
+        ),
+        (
+            format!("{{ hr = {hr:#06x}, node = 0x8001, table = [\"0x10=full\"] }}"),
+            "node",
+            "not a node address",
+        ),
+    ] {
+        let errs = with(&entry).unwrap_err();
+        assert!(
+            errs.iter().any(|e| {
+                let e = e.to_string();
+                e.contains(&format!("management.static_partitions[0].{key}")) && e.contains(why)
+            }),
+            "{entry}: {errs:?}"
+        );
+    }
 }

@@ -555,3 +555,81 @@ fn the_master_sets_a_members_partition_table_from_its_partitions_file() {
     let v = json(&sb, &["mad", "0x0511", "get", "partition_table", "-m", "0"]);
     assert_eq!(v["fields"]["entries"], want, "{v}");
 }
+
+#[test]
+fn a_router_learns_its_sans_member_tables_from_the_master_and_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let [pa, pb, la, lb] = common::free_ports();
+    // A: a router on SAN 0x0601 (HR 0x0511, port 0). B: the manager of
+    // that SAN on its HR 0x0521, with a partitions file.
+    let (_a, sa) = start_named(
+        dir.path(),
+        "a",
+        &config(
+            dir.path(),
+            "a",
+            (0x0511, 0x0601),
+            (0x0512, 0x0602),
+            [pa, pb, la],
+        ),
+    );
+    let file = dir.path().join("partitions.conf");
+    std::fs::write(
+        &file,
+        "Default=0x7fff : ALL_ROUTERS=full, SELF=full ;\nt=0x0010 : ALL=limited ;\n",
+    )
+    .unwrap();
+    let mut b = config(
+        dir.path(),
+        "b",
+        (0x0521, 0x0601),
+        (0x0522, 0x0603),
+        [pb, pa, lb],
+    );
+    b.management.manager_priority = Some(5);
+    b.management.manager_hrs = vec![Address(0x0521)];
+    b.management.partitions_file = Some(file);
+    let (_b, sb) = start_named(dir.path(), "b", &b);
+    let dump_a = sa.clone();
+    let _dump = Dump(Box::new(move || {
+        let (_, out) = mwctl_all(&dump_a, &["show", "partitions"]);
+        format!("A's show partitions:\n{out}")
+    }));
+    let port0 = |sock: &Path| {
+        let (code, out) = mwctl_all(sock, &["--json", "show", "partitions"]);
+        (code == 0)
+            .then(|| serde_json::from_str::<Value>(out.trim()).ok())
+            .flatten()
+            .and_then(|v| v.as_array().and_then(|r| r.first().cloned()))
+    };
+    // A and B's own node: each table set at A by B's master.
+    wait_for("A's port 0 enforcing SAN 0x0601's partitions", 30, || {
+        port0(&sa).is_some_and(|r| r["open"] == false && r["nodes"] == 2)
+    });
+    let r = port0(&sa).unwrap();
+    let mut keys: Vec<String> = serde_json::from_value(r["keys"].clone()).unwrap();
+    keys.sort();
+    assert_eq!(keys, ["0x0010", "0x7fff"], "{r}");
+    assert_eq!(r["source"], "master", "{r}");
+    assert_eq!(r["master"], "0x0521", "{r}");
+    // Its other port: no master gave tables.
+    let (code, out) = mwctl_all(&sa, &["--json", "show", "partitions"]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v[1]["open"], true, "{v}");
+    assert_eq!(v[1]["source"], "none", "{v}");
+    // The text.
+    let (code, text) = mwctl_all(&sa, &["show", "partitions"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("the master at 0x0521"), "{text}");
+    println!("$ mwctl show partitions\n{text}");
+    // B enforces the same from its own master.
+    let r = port0(&sb).unwrap();
+    assert_eq!(r["source"], "this-box", "{r}");
+    assert_eq!(r["nodes"], 2, "{r}");
+    assert_eq!(r["open"], false, "{r}");
+    // The master counted its Sets to A.
+    let m = json(&sb, &["show", "management"]);
+    let sets = &m["managers"][0]["counters"]["member_tables_set"];
+    assert!(sets.as_u64().is_some_and(|n| n >= 2), "{m}");
+}

@@ -3,25 +3,20 @@
 //! reload by SIGHUP (a live change applied, a port change refused),
 //! read-only clients refused changes, and a clean shutdown by SIGTERM.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use admin::LogLevel;
 use clap::Parser;
-use rrp::Address;
-use rrp::kind::PacketType;
-use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::Timers;
-use rrp::wire::{HeaderRepr, PacketRepr};
 
 mod common;
 
-use common::{free_ports, mwctl, mwrouterd, wait_for};
+use common::{data, free_ports, host, mwctl, mwrouterd, wait_for};
 
 fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> String {
     let mut c = common::two_hr_box("e2e", dir, [r0, r1], [&[h1], &[h2]]);
@@ -40,66 +35,6 @@ fn config(dir: &Path, r0: u16, r1: u16, h1: u16, h2: u16, advertise_ms: u64) -> 
     c.admin.readonly_everyone = true;
     c.log.level = LogLevel::Info;
     c.to_toml()
-}
-
-/// A host: a UDP socket answering RRP#7 and keeping what it receives.
-struct Host {
-    received: Arc<Mutex<Vec<PacketRepr>>>,
-    stop: Arc<AtomicBool>,
-    sock: UdpSocket,
-}
-
-fn host(addr: u16, port: u16) -> Host {
-    let sock = UdpSocket::bind(("127.0.0.1", port)).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(20)))
-        .unwrap();
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (s, r, st) = (sock.try_clone().unwrap(), received.clone(), stop.clone());
-    std::thread::spawn(move || {
-        let mut node = Node::new(NodeConfig {
-            address: Address(addr),
-            name: Some(format!("h{addr:x}").into_bytes()),
-            capabilities: vec![],
-            logical: None,
-            level: Level::C,
-        });
-        let mut buf = [0u8; 9000];
-        while !st.load(Ordering::Relaxed) {
-            let Ok((n, from)) = s.recv_from(&mut buf) else {
-                continue;
-            };
-            if let Ok((reply, learned)) = node.handle_packet(&buf[..n]) {
-                if let Some(rep) = reply {
-                    let _ = s.send_to(&rep, from);
-                }
-                if let Some(Learned::Data(p)) = learned {
-                    r.lock().unwrap().push(p);
-                }
-            }
-        }
-    });
-    Host {
-        received,
-        stop,
-        sock,
-    }
-}
-
-fn data(dst: u16, src: u16, tag: u8) -> Vec<u8> {
-    PacketRepr {
-        l2rhs: vec![],
-        header: HeaderRepr {
-            dst: Address(dst),
-            src: Address(src),
-            packet_type: PacketType(0x0100),
-            ..Default::default()
-        },
-        data: vec![tag; 24],
-        ei: 0,
-    }
-    .to_bytes()
-    .unwrap()
 }
 
 fn signal(child: &Child, sig: i32) {

@@ -182,3 +182,57 @@ fn mwrouterd_check_names_every_error_of_the_partitions_file() {
         );
     }
 }
+
+#[test]
+fn a_standby_without_a_file_holds_the_masters_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partitions.conf");
+    std::fs::write(&file, GOOD).unwrap();
+    let [pa, pb, la, lb] = free_ports();
+    // Two boxes on SAN 0x0601: a's manager (priority 7) has the file, b's
+    // (priority 5) none.
+    let mut a = common::chained_box(
+        dir.path(),
+        "a",
+        (0x0511, 0x0601, pa, &[pb]),
+        (0x0512, 0x0602, la, &[]),
+    );
+    a.management.manager_priority = Some(7);
+    a.management.manager_hrs = vec![rrp::Address(0x0511)];
+    a.management.partitions_file = Some(file.clone());
+    let mut b = common::chained_box(
+        dir.path(),
+        "b",
+        (0x0521, 0x0601, pb, &[pa]),
+        (0x0522, 0x0603, lb, &[]),
+    );
+    b.management.manager_priority = Some(5);
+    b.management.manager_hrs = vec![rrp::Address(0x0521)];
+    let (_a, sa) = common::start_named(dir.path(), "a", &a);
+    let (_b, sb) = common::start_named(dir.path(), "b", &b);
+    common::wait_for("b's copy of a's partitions", 20, || {
+        partitions(&sb)["copies"][0]["master"] == "0x0511"
+    });
+    let v = partitions(&sb);
+    // b's own: the default; its manager's: a's file.
+    assert_eq!(keys(&v), ["0x7fff"], "{v}");
+    let c = &v["copies"][0];
+    assert_eq!(c["same_as_own"], false, "{v}");
+    let copied: Vec<&str> = c["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(copied, ["0x7fff", "0x0010", "0x0020"], "{v}");
+    // a, the master, gives its own file and holds no copy.
+    assert!(partitions(&sa)["copies"].is_null(), "{}", partitions(&sa));
+    let (code, text) = mwctl_all(&sb, &["san", "partitions"]);
+    assert_eq!(code, 0, "{text}");
+    eprintln!("mwctl san partitions (a standby without a file):\n{text}");
+    assert!(
+        text.contains("gives the partitions copied from the master 0x0511 at ")
+            && text.contains("tenant_b"),
+        "{text}"
+    );
+}

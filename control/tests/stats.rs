@@ -102,6 +102,7 @@ fn plane() -> PlaneStats {
         inject_bad_native: 35,
         fibs_published: 36,
         fib_version: 37,
+        partition_tables_refused: 38,
     }
 }
 
@@ -228,27 +229,27 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2, 1) * 8);
-    assert_eq!(stats::area_slots(2, 1), 16 + 2 * 48 + 43 + 7 + 16 * 6 + 9);
+    assert_eq!(stats::area_slots(2, 1), 16 + 2 * 49 + 43 + 8 + 16 * 6 + 9);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 10); // version
+    assert_eq!(slot(1), 11); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (48, 43, 7, 96));
+    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (49, 43, 8, 96));
     assert_eq!((slot(10), slot(11)), (1, 9)); // workers, words per worker
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
     // the punts by class, then the link's counters.
-    assert_eq!(slot(16 + 48), 2000);
-    assert_eq!(slot(16 + 48 + 9), 0);
-    assert_eq!(slot(16 + 48 + 24), 2000 + 100 + 14);
-    assert_eq!(slot(16 + 48 + 26), 0, "punted_by_class.routing");
-    assert_eq!(slot(16 + 48 + 42), 2000 + 50, "rx_bytes");
-    assert_eq!(slot(16 + 48 + 47), 2000 + 55, "tx_link_errors");
+    assert_eq!(slot(16 + 49), 2000);
+    assert_eq!(slot(16 + 49 + 9), 0);
+    assert_eq!(slot(16 + 49 + 24), 2000 + 100 + 14);
+    assert_eq!(slot(16 + 49 + 27), 0, "punted_by_class.routing");
+    assert_eq!(slot(16 + 49 + 43), 2000 + 50, "rx_bytes");
+    assert_eq!(slot(16 + 49 + 48), 2000 + 55, "tx_link_errors");
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 48;
+    let router = 16 + 2 * 49;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);
@@ -258,7 +259,7 @@ fn file_size_and_header_follow_the_documented_layout() {
     assert_eq!(slot(router + 43 + 6), 37);
     // The heaviest sources last: class + 1 and link kind and port in the
     // first word, the native address, the rates; unused entries zero.
-    let sources = router + 43 + 7;
+    let sources = router + 43 + 8;
     assert_eq!(slot(sources), (3 << 32) | (1 << 16) | 1);
     assert_eq!((slot(sources + 4), slot(sources + 5)), (180_000, 178_750));
     assert!((sources + 6..sources + 96).all(|i| slot(i) == 0));
@@ -941,6 +942,7 @@ fn sample_management() -> admin::view::ManagementInfo {
         managers: vec![row(0, 0x0115, "master", 2), row(1, 0x0116, "standby", 0)],
         subscribers: Vec::new(),
         partitions: None,
+        port_partitions: Vec::new(),
     }
 }
 
@@ -1167,8 +1169,8 @@ fn prometheus_text_is_valid() {
     );
     assert_eq!(x.families["mwrouter_worker_tsc_hz"].0, "gauge");
     // Counters and families: 10 port + drops + 4 by punt class + 6 link +
-    // 32 rrp + refusals + 7 plane + 2 meta + 2 punt sources + 9 worker.
-    assert_eq!(x.families.len(), 10 + 1 + 4 + 6 + 32 + 1 + 7 + 2 + 2 + 9);
+    // 32 rrp + refusals + 8 plane + 2 meta + 2 punt sources + 9 worker.
+    assert_eq!(x.families.len(), 10 + 1 + 4 + 6 + 32 + 1 + 8 + 2 + 2 + 9);
 
     // No port yet: still valid.
     let empty = prometheus(&Snapshot::default());

@@ -1595,3 +1595,74 @@ fn a_malformed_partition_block_is_refused_and_counted() {
     assert_eq!(n.nodes[A].agent.stats().partition_sets_refused, 4);
     assert_eq!(n.nodes[A].agent.stats().sets, 0);
 }
+
+#[test]
+fn a_router_keeps_its_sans_member_tables_per_hr_and_a_host_refuses_them() {
+    let mut n = net(1);
+    let table = PartitionTable {
+        entries: vec![
+            (PartitionKey::new(0x10).unwrap(), Membership::Limited),
+            (PartitionKey::DEFAULT, Membership::Full),
+        ],
+    };
+    let mut data = vec![0; MgmtClass::SUBN.attribute_len()];
+    table.emit(&mut data).unwrap();
+    let modifier = PartitionTable::modifier(Address(0x0101), 0);
+    let set = |target, data: Vec<u8>| Request {
+        method: Method::SET,
+        mkey: KEY,
+        data,
+        ..get(target, MgmtClass::SUBN, PartitionTable::ID, modifier)
+    };
+    // Router A, reached on its HR 0x0140 (port 0): kept for that HR.
+    let a = n.ask(R, set(to(0x0140), data.clone())).unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(PartitionTable::parse(&a.mad.data).unwrap(), table);
+    let kept: Vec<_> = n.nodes[A]
+        .agent
+        .member_tables()
+        .of_port(PortId::new(0))
+        .collect();
+    assert_eq!(kept, [(Address(0x0101), table.entries.clone())]);
+    assert_eq!(
+        n.nodes[A]
+            .agent
+            .member_tables()
+            .of_port(PortId::new(1))
+            .count(),
+        0
+    );
+    // Its own table did not change.
+    assert_eq!(n.nodes[A].agent.partition_table().len(), 1);
+    let back = n
+        .ask(
+            R,
+            get(to(0x0140), MgmtClass::SUBN, PartitionTable::ID, modifier),
+        )
+        .unwrap();
+    assert_eq!(PartitionTable::parse(&back.mad.data).unwrap(), table);
+    // An empty table removes the entry.
+    let a = n
+        .ask(R, set(to(0x0140), vec![0; MgmtClass::SUBN.attribute_len()]))
+        .unwrap();
+    assert_eq!(a.mad.status, Status::OK);
+    assert_eq!(
+        n.nodes[A]
+            .agent
+            .member_tables()
+            .of_port(PortId::new(0))
+            .count(),
+        0
+    );
+    // Host M keeps no member's table: 0x001C, counted.
+    let h = n.ask(R, set(to(0x0301), data)).unwrap();
+    assert_eq!(h.mad.status, Status::INVALID_VALUE);
+    let h = n
+        .ask(
+            R,
+            get(to(0x0301), MgmtClass::SUBN, PartitionTable::ID, modifier),
+        )
+        .unwrap();
+    assert_eq!(h.mad.status, Status::INVALID_VALUE);
+    assert_eq!(n.nodes[M].agent.stats().member_tables_refused, 2);
+}

@@ -1180,3 +1180,23 @@ fn a_group_belongs_to_a_partition_and_only_its_members_join() {
     let (st, _) = n.sa(1, 0x0103, Method::SET, mr, 0, join(0x0010)).unwrap();
     assert_eq!(st, Status::MC_NOT_IN_PARTITION, "and may not join again");
 }
+
+#[test]
+fn a_standby_station_copies_the_masters_partitions_through_the_agent() {
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None), (0x0103, None)]);
+    n.stations[1].add_manager(PortId::new(0), ManagerConfig::new(3, 0x0102), 0);
+    n.stations[2].add_manager(PortId::new(0), ManagerConfig::new(7, 0x0103), 0);
+    let file: String = (1..=12)
+        .map(|i| format!("t{i}=0x{:04x} : 0x{:016x}=full ;\n", 0x10 + i, 0x1000 + i))
+        .collect();
+    let p = partitions(&file);
+    assert!(p.to_text().len() > mgmt::attr::partitions_text::CHUNK);
+    n.stations[2].set_partitions(&p);
+    n.run_until(6_000);
+    assert_eq!(n.stations[2].managers()[0].1.state(), SmState::Master);
+    let standby = &n.stations[1].managers()[0].1;
+    assert_eq!(standby.state(), SmState::Standby);
+    assert_eq!(standby.partitions(), &p);
+    assert_eq!(standby.partitions_copy().unwrap().master, Address(0x0103));
+    assert_eq!(standby.stats().partitions_copied, 1);
+}

@@ -53,7 +53,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 10;
+pub const VERSION: u64 = 11;
 
 /// Most ports an area holds: a box's ([`rrp::limits::MAX_PORTS`]).
 pub use rrp::limits::MAX_PORTS;

@@ -19,5 +19,9 @@ rrp::counter_set! {
         pub fibs_published: u64 => counter "fibs_published",
         /// Version of the last published FIB set.
         pub fib_version: u64 => gauge "fib_version",
+        /// An HR's partition tables that the forwarding path's guard could
+        /// not take (more partitions than a SAN may have, a bad entry): the
+        /// last good ones kept (docs/partitions.md "At the routers").
+        pub partition_tables_refused: u64 => counter "partition_tables_refused",
     }
 }

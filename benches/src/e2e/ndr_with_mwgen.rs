@@ -268,6 +268,7 @@ fn run_router(env: &Env, mem: &Memory, t: &Traffic, plan: &Plan) -> Result<Searc
             mac: ROUTER_B_MAC,
             static_entry: Some((NODE_B, GEN_B_MAC)),
         },
+        partitions: Vec::new(),
     };
     let mut r = Router::start(env, &spec, &tag)?;
     let forwarder_command = r.command().to_vec();

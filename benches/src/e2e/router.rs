@@ -45,6 +45,9 @@ pub struct RouterSpec {
     pub a: HrSpec,
     /// HR B's port.
     pub b: HrSpec,
+    /// `management.static_partitions` (docs/partitions.md "Without a SAN
+    /// manager"); empty: none, both ports open.
+    pub partitions: Vec<control::config::StaticPartitions>,
 }
 
 impl RouterSpec {
@@ -59,14 +62,16 @@ impl RouterSpec {
                 .collect();
             config::dpdk_hr(hr, san, &p.device, p.mac, statics)
         };
-        config::dpdk_router(
+        let mut c = config::dpdk_router(
             "e2e",
             config::eal_on(&self.eal, self.main_lcore),
             config::busy_poll_workers(&[self.worker_core as usize]),
             socket,
             LogLevel::Warn,
             vec![hr(HR_A, SAN_A, &self.a), hr(HR_B, SAN_B, &self.b)],
-        )
+        );
+        c.management.static_partitions = self.partitions.clone();
+        c
     }
 
     /// The configuration file's text.

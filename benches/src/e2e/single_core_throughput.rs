@@ -41,6 +41,10 @@ pub enum Forwarder {
     Macswap,
     /// mwrouterd.
     Mwrouterd,
+    /// mwrouterd with partitions on both ports (docs/partitions.md "Without
+    /// a SAN manager"), the traffic marked in a partition of both ends:
+    /// every packet checked at the source and at the destination.
+    MwrouterdPartitions,
     /// DPDK's l3fwd, LPM lookup.
     L3fwdLpm,
     /// DPDK's l3fwd, exact-match lookup.
@@ -51,19 +55,21 @@ pub enum Forwarder {
 
 impl Forwarder {
     /// All of them, in order.
-    pub const ALL: [Forwarder; 6] = [
+    pub const ALL: [Forwarder; 7] = [
         Forwarder::Io,
         Forwarder::Macswap,
         Forwarder::Mwrouterd,
+        Forwarder::MwrouterdPartitions,
         Forwarder::L3fwdLpm,
         Forwarder::L3fwdEm,
         Forwarder::L3fwdGraph,
     ];
 
     /// Those mwrouterd is compared with, in table order.
-    pub const PEERS: [Forwarder; 5] = [
+    pub const PEERS: [Forwarder; 6] = [
         Forwarder::Io,
         Forwarder::Macswap,
+        Forwarder::MwrouterdPartitions,
         Forwarder::L3fwdLpm,
         Forwarder::L3fwdEm,
         Forwarder::L3fwdGraph,
@@ -75,6 +81,7 @@ impl Forwarder {
             Forwarder::Io => "testpmd-io",
             Forwarder::Macswap => "testpmd-macswap",
             Forwarder::Mwrouterd => "mwrouterd",
+            Forwarder::MwrouterdPartitions => "mwrouterd-partitions",
             Forwarder::L3fwdLpm => Peer::Lpm.name(),
             Forwarder::L3fwdEm => Peer::Em.name(),
             Forwarder::L3fwdGraph => Peer::Graph.name(),
@@ -87,6 +94,7 @@ impl Forwarder {
             Forwarder::Io => "io",
             Forwarder::Macswap => "macswap",
             Forwarder::Mwrouterd => "mwrouterd",
+            Forwarder::MwrouterdPartitions => "mwrouterd_partitions",
             Forwarder::L3fwdLpm => "l3fwd_lpm",
             Forwarder::L3fwdEm => "l3fwd_em",
             Forwarder::L3fwdGraph => "l3fwd_graph",
@@ -289,7 +297,11 @@ pub fn run(env: &Env, opts: &Options, mem: &Memory, out: &mut Part1) -> Result<(
                 let busy = super::wait_quiet(opts.patience())?;
                 let mut run = match (f, peer) {
                     (_, Some((p, b, v))) => run_peer(env, opts, mem, t, v, b, p)?,
-                    (Forwarder::Mwrouterd, None) => run_router(env, opts, mem, t, &pcap)?,
+                    (Forwarder::Mwrouterd, None) => run_router(env, opts, mem, t, &pcap, false)?,
+                    (Forwarder::MwrouterdPartitions, None) => {
+                        let marked = traffic::marked_twin(env, t.name, &pcap, PART1_MARK)?;
+                        run_router(env, opts, mem, t, &marked, true)?
+                    }
                     _ => run_testpmd(env, opts, mem, t, &pcap, f)?,
                 };
                 run.round = round;
@@ -484,8 +496,28 @@ fn run_testpmd(
     })
 }
 
-fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap) -> Result<Run> {
+/// The partition `mwrouterd-partitions`'s traffic travels in: key 0x0010,
+/// its source a full member.
+const PART1_MARK: rrp::PartitionMark = rrp::PartitionMark::new(0x0010, true);
+
+/// mwrouterd on traffic `t` from `pcap`; with `partitions`, both ends are
+/// members of [`PART1_MARK`]'s partition in the router's configuration
+/// (`management.static_partitions`) and port A knows the source (a static
+/// entry), as the source check needs.
+fn run_router(
+    env: &Env,
+    opts: &Options,
+    mem: &Memory,
+    t: &Traffic,
+    pcap: &Pcap,
+    partitions: bool,
+) -> Result<Run> {
     let (rx, tx) = vdevs(pcap);
+    let forwarder = if partitions {
+        Forwarder::MwrouterdPartitions
+    } else {
+        Forwarder::Mwrouterd
+    };
     let spec = RouterSpec {
         eal: mem.eal_flags(),
         main_lcore: 0,
@@ -493,15 +525,28 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
         a: HrSpec {
             device: rx,
             mac: ROUTER_A_MAC,
-            static_entry: None,
+            static_entry: partitions.then_some((NODE_A, GEN_A_MAC)),
         },
         b: HrSpec {
             device: tx,
             mac: ROUTER_B_MAC,
             static_entry: Some((NODE_B, GEN_B_MAC)),
         },
+        partitions: if partitions {
+            let member = |hr: u16, node: u16| control::config::StaticPartitions {
+                hr: rrp::Address(hr),
+                node: rrp::Address(node),
+                table: vec![(
+                    mgmt::partition::PartitionKey::new(PART1_MARK.key()).expect("a key"),
+                    mgmt::partition::Membership::Full,
+                )],
+            };
+            vec![member(HR_A, NODE_A), member(HR_B, NODE_B)]
+        } else {
+            Vec::new()
+        },
     };
-    let tag = format!("p1-{}-mwrouterd", t.name);
+    let tag = format!("p1-{}-{}", t.name, forwarder.name());
     let mut r = Router::start(env, &spec, &tag)?;
     let command = r.command().to_vec();
     let config = std::fs::read_to_string(r.config()).unwrap_or_default();
@@ -537,7 +582,7 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
     }
     let record = json!({
         "traffic": t.name,
-        "forwarder": Forwarder::Mwrouterd.name(),
+        "forwarder": forwarder.name(),
         "command": command,
         "config": config,
         "lcore": PART1_WORKER_LCORE,
@@ -557,7 +602,7 @@ fn run_router(env: &Env, opts: &Options, mem: &Memory, t: &Traffic, pcap: &Pcap)
     });
     Ok(Run {
         traffic: *t,
-        forwarder: Forwarder::Mwrouterd,
+        forwarder,
         round: 0,
         mpps: pps / 1e6,
         record,
@@ -680,9 +725,9 @@ mod tests {
         assert_eq!(p.ratio_to(t.name, Forwarder::L3fwdGraph), None);
         assert!(!Forwarder::L3fwdGraph.applies(Kind::L2));
         assert!(Forwarder::Io.applies(Kind::L2));
-        assert_eq!(Forwarder::order(0, Kind::L2).len(), 3);
+        assert_eq!(Forwarder::order(0, Kind::L2).len(), 4);
         let (even, odd) = (Forwarder::order(0, Kind::L3), Forwarder::order(1, Kind::L3));
-        assert_eq!(even.len(), 6);
+        assert_eq!(even.len(), 7);
         assert_eq!(even.iter().rev().copied().collect::<Vec<_>>(), odd);
     }
 

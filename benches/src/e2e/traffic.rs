@@ -358,6 +358,33 @@ pub fn ipv4_twin(env: &Env, name: &str, mw: &Pcap) -> Result<Pcap> {
     })
 }
 
+/// The copy of MessageWay traffic `mw` (`name`) with every packet marked
+/// `mark` in its Free field (docs/partitions.md "In packets"), for the
+/// router with partitions; written beside the other pcaps.
+pub fn marked_twin(env: &Env, name: &str, mw: &Pcap, mark: rrp::PartitionMark) -> Result<Pcap> {
+    let mut frames = read_frames(&mw.path)?;
+    for (i, f) in frames.iter_mut().enumerate() {
+        let eep = encap::ETH_HEADER_LEN;
+        let at = locate(&f[eep..], MAX_L2RHS)
+            .map_err(|e| format!("{} frame {}: {e}", mw.path.display(), i + 1))?
+            .header_offset;
+        Header::new_unchecked(&mut f[eep + at..]).set_free(mark.to_free());
+    }
+    let path = env.file(&format!("{name}-partition-{:04x}.pcap", mark.to_free()));
+    write_pcap(&path, &frames)?;
+    let mut made_by = mw.made_by.clone();
+    made_by.push(format!(
+        "every packet's Free set to {:#06x} by e2e (partition {:#06x}, full)",
+        mark.to_free(),
+        mark.key()
+    ));
+    Ok(Pcap {
+        path,
+        made_by,
+        ..mw.clone()
+    })
+}
+
 /// Checks that the frames are what the router expects: to its port A's
 /// MAC, from the generator's, EtherType 0x88B5, destination 0x0230 (L3) or
 /// one L2RH for HR 0x0102 (L2), and the profile's sizes.

@@ -217,6 +217,26 @@ pub(super) fn tables(c: &Config) -> Vec<Table> {
     if let Some(f) = &m.partitions_file {
         t.put("partitions_file", quote(&f.to_string_lossy()));
     }
+    if !m.static_partitions.is_empty() {
+        let tables: Vec<String> = m
+            .static_partitions
+            .iter()
+            .map(|s| {
+                let entries: Vec<String> = s
+                    .table
+                    .iter()
+                    .map(|(k, m)| quote(&format!("{k}={}", m.name())))
+                    .collect();
+                format!(
+                    "{{ hr = {}, node = {}, table = [{}] }}",
+                    hex16(s.hr),
+                    hex16(s.node),
+                    entries.join(", ")
+                )
+            })
+            .collect();
+        t.put("static_partitions", format!("[{}]", tables.join(", ")));
+    }
     out.push(t);
 
     for (i, h) in c.hrs.iter().enumerate() {

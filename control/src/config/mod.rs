@@ -464,6 +464,23 @@ pub struct ManagementSection {
     /// a full member of the default partition. Not a secret: read by
     /// [`crate::partitions`], not as a key file.
     pub partitions_file: Option<PathBuf>,
+    /// The tables of nodes of SANs on which no SAN manager gives this box
+    /// any (docs/partitions.md "Without a SAN manager"): what the routers
+    /// enforce there, as they would a master's.
+    pub static_partitions: Vec<StaticPartitions>,
+}
+
+/// `{ hr = .., node = .., table = ["0x0010=full", ..] }` in
+/// `management.static_partitions`: the table of node `node` on HR `hr`'s
+/// SAN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticPartitions {
+    /// The HR whose SAN the node is on.
+    pub hr: Address,
+    /// The node.
+    pub node: Address,
+    /// Its partitions and memberships.
+    pub table: Vec<(mgmt::partition::PartitionKey, mgmt::partition::Membership)>,
 }
 
 /// A SAN manager's address pool: on HR `hr`'s SAN, `first` to `last`.
@@ -501,6 +518,7 @@ impl Default for ManagementSection {
             manager_timers: ManagerTimers::default(),
             perf_manager: PerfConfig::default(),
             partitions_file: None,
+            static_partitions: Vec::new(),
         }
     }
 }
@@ -536,6 +554,7 @@ impl fmt::Debug for ManagementSection {
             .field("manager_timers", &self.manager_timers)
             .field("perf_manager", &self.perf_manager)
             .field("partitions_file", &self.partitions_file)
+            .field("static_partitions", &self.static_partitions)
             .finish()
     }
 }

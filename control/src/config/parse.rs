@@ -79,6 +79,16 @@ struct RawManagement {
     manager_timers: mgmt::manager::ManagerTimers,
     perf_manager: mgmt::perfmgr::PerfConfig,
     partitions_file: Option<PathBuf>,
+    static_partitions: Vec<RawStaticPartitions>,
+}
+
+/// `{ hr = .., node = .., table = [..] }` in `management.static_partitions`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStaticPartitions {
+    hr: u16,
+    node: u16,
+    table: Vec<String>,
 }
 
 /// `{ hr = .., first = .., last = .. }` in `management.address_pools`.
@@ -122,6 +132,7 @@ impl Default for RawManagement {
             manager_timers: m.manager_timers,
             perf_manager: m.perf_manager,
             partitions_file: m.partitions_file,
+            static_partitions: Vec::new(),
         }
     }
 }
@@ -200,7 +211,55 @@ fn management(
         manager_timers: m.manager_timers,
         perf_manager: m.perf_manager,
         partitions_file: m.partitions_file,
+        static_partitions: m
+            .static_partitions
+            .into_iter()
+            .enumerate()
+            .map(|(j, s)| super::StaticPartitions {
+                hr: Address(s.hr),
+                node: Address(s.node),
+                table: s
+                    .table
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, e)| {
+                        table_entry(e)
+                            .map_err(|why| {
+                                errs.push(ConfigError::new(
+                                    format!("management.static_partitions[{j}].table[{k}]"),
+                                    why,
+                                ))
+                            })
+                            .ok()
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
+}
+
+/// An entry of a static partition table: `"KEY=full"` or `"KEY=limited"`,
+/// the key 0x0001-0x7FFF as in the partitions file.
+fn table_entry(
+    e: &str,
+) -> Result<(mgmt::partition::PartitionKey, mgmt::partition::Membership), String> {
+    use mgmt::partition::{Membership, PartitionKey};
+    let (k, m) = e
+        .split_once('=')
+        .ok_or_else(|| format!("{e:?}: write KEY=full or KEY=limited"))?;
+    let (k, m) = (k.trim(), m.trim());
+    let key = k
+        .strip_prefix("0x")
+        .or_else(|| k.strip_prefix("0X"))
+        .map_or_else(|| k.parse().ok(), |h| u16::from_str_radix(h, 16).ok())
+        .and_then(PartitionKey::new)
+        .ok_or_else(|| format!("{k:?} is not a partition key (0x0001-0x7fff)"))?;
+    let membership = match m {
+        "full" => Membership::Full,
+        "limited" => Membership::Limited,
+        _ => return Err(format!("{m:?}: full or limited")),
+    };
+    Ok((key, membership))
 }
 
 /// A 64-bit value (`management.identity`, `management.mkey`): a TOML

@@ -526,6 +526,61 @@ fn management(c: &Config, e: &mut Errs) {
             );
         }
     }
+    static_partitions(c, e);
+}
+
+/// `management.static_partitions`: each table on an HR of this box, for a
+/// node address, with at most [`MAX_PARTITIONS`] entries and no key twice;
+/// a node once per HR, and at most [`MAX_SAN_TABLES`] an HR.
+fn static_partitions(c: &Config, e: &mut Errs) {
+    use mgmt::partition::{MAX_PARTITIONS, MAX_SAN_TABLES};
+    let list = &c.management.static_partitions;
+    for (j, s) in list.iter().enumerate() {
+        let key = format!("management.static_partitions[{j}]");
+        if !c.hrs.iter().any(|h| h.address == s.hr) {
+            e.push(
+                format!("{key}.hr"),
+                format!("{}: not an HR of this box", s.hr),
+            );
+        }
+        if !s.node.is_node() {
+            e.push(
+                format!("{key}.node"),
+                format!("{}: not a node address (0x0040-0x7FFF)", s.node),
+            );
+        }
+        if s.table.len() > MAX_PARTITIONS {
+            e.push(
+                format!("{key}.table"),
+                format!("{} entries: at most {MAX_PARTITIONS}", s.table.len()),
+            );
+        }
+        if s.table
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| s.table[..i].iter().any(|(q, _)| q == k))
+        {
+            e.push(
+                format!("{key}.table"),
+                "a key twice: one membership a partition",
+            );
+        }
+        if list[..j].iter().any(|o| o.hr == s.hr && o.node == s.node) {
+            e.push(
+                format!("{key}.node"),
+                format!("{}: a second table for the node on HR {}", s.node, s.hr),
+            );
+        }
+    }
+    for h in &c.hrs {
+        let n = list.iter().filter(|s| s.hr == h.address).count();
+        if n > MAX_SAN_TABLES {
+            e.push(
+                "management.static_partitions",
+                format!("HR {}: {n} tables, at most {MAX_SAN_TABLES}", h.address),
+            );
+        }
+    }
 }
 
 pub(super) fn is_pci_address(s: &str) -> bool {

@@ -405,6 +405,7 @@ impl Changer {
         let rates = new.rates.error_rates();
         let chan = new.rates.channel_config();
         let statics = plan.statics.clone();
+        let static_partitions = new.management.static_partitions.clone();
         let auth = plan.auth.clone();
         let ports = plan.ports.clone();
         let agent = plan.management.is_some().then(|| {
@@ -465,6 +466,7 @@ impl Changer {
                     }
                 }
                 if let Some(m) = cp.management_mut() {
+                    m.set_static_partitions(static_partitions);
                     m.take_partitions(parts);
                 }
                 Ok(refused)

@@ -477,6 +477,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
         let perf = cfg.management.perf_manager;
         // Read here, off the control thread (docs/partitions.md).
         let parts = crate::partitions::read(cfg.management.partitions_file.as_deref());
+        let static_partitions = cfg.management.static_partitions.clone();
         let (c, k) = (counters.clone(), kinds.clone());
         running
             .plane
@@ -485,6 +486,7 @@ pub fn run(args: &Args) -> Result<(), DaemonError> {
                 cp.set_managers(managers);
                 cp.set_perf_manager(perf);
                 if let Some(m) = cp.management_mut() {
+                    m.set_static_partitions(static_partitions);
                     m.take_partitions(parts);
                 }
             })

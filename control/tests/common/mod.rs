@@ -5,10 +5,17 @@
 //! condition. Not every test file uses every helper.
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use rrp::Address;
+use rrp::kind::PacketType;
+use rrp::node::{Learned, Level, Node, NodeConfig};
+use rrp::wire::{HeaderRepr, PacketRepr};
 
 use control::config::{Config, HrSection, PortConfig, UdpPortConfig};
 use testkit::ChildGuard;
@@ -134,4 +141,72 @@ pub fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A host: a UDP socket answering RRP#7 and keeping what it receives.
+pub struct Host {
+    pub received: Arc<Mutex<Vec<PacketRepr>>>,
+    pub stop: Arc<AtomicBool>,
+    pub sock: UdpSocket,
+}
+
+pub fn host(addr: u16, port: u16) -> Host {
+    let sock = UdpSocket::bind(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, r, st) = (sock.try_clone().unwrap(), received.clone(), stop.clone());
+    std::thread::spawn(move || {
+        let mut node = Node::new(NodeConfig {
+            address: Address(addr),
+            name: Some(format!("h{addr:x}").into_bytes()),
+            capabilities: vec![],
+            logical: None,
+            level: Level::C,
+        });
+        let mut buf = [0u8; 9000];
+        while !st.load(Ordering::Relaxed) {
+            let Ok((n, from)) = s.recv_from(&mut buf) else {
+                continue;
+            };
+            if let Ok((reply, learned)) = node.handle_packet(&buf[..n]) {
+                if let Some(rep) = reply {
+                    let _ = s.send_to(&rep, from);
+                }
+                if let Some(Learned::Data(p)) = learned {
+                    r.lock().unwrap().push(p);
+                }
+            }
+        }
+    });
+    Host {
+        received,
+        stop,
+        sock,
+    }
+}
+
+/// A data packet from `src` to `dst`, its 24 data bytes `tag`.
+pub fn data(dst: u16, src: u16, tag: u8) -> Vec<u8> {
+    data_in(dst, src, tag, 0)
+}
+
+/// [`data`] with Free `free` (a partition mark, docs/partitions.md "In
+/// packets").
+pub fn data_in(dst: u16, src: u16, tag: u8, free: u16) -> Vec<u8> {
+    PacketRepr {
+        l2rhs: vec![],
+        header: HeaderRepr {
+            dst: Address(dst),
+            src: Address(src),
+            packet_type: PacketType(0x0100),
+            free,
+            ..Default::default()
+        },
+        data: vec![tag; 24],
+        ei: 0,
+    }
+    .to_bytes()
+    .unwrap()
 }

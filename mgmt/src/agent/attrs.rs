@@ -124,6 +124,19 @@ impl Agent {
                     PortInfo::emit,
                 )
             }
+            PartitionTable::ID if smp && req.modifier >> 16 != 0 => {
+                let (member, block) = PartitionTable::split_modifier(req.modifier);
+                // A host keeps no member's table: refused, and counted by
+                // the caller.
+                if self.cfg.node_type != NodeType::Router {
+                    return Err(Status::INVALID_VALUE);
+                }
+                let t = self
+                    .member_tables
+                    .block(in_port, member, block)
+                    .ok_or(Status::INVALID_VALUE)?;
+                emit(class, &t, PartitionTable::emit)
+            }
             PartitionTable::ID if smp => {
                 let block = usize::try_from(req.modifier)
                     .ok()
@@ -273,7 +286,7 @@ impl Agent {
     /// Applies a Set: every field is checked before anything changes.
     pub(super) fn set<M: Managed + ?Sized>(
         &mut self,
-        _now: Time,
+        now: Time,
         m: &mut M,
         req: &MadRepr,
         input: &Incoming<'_>,
@@ -322,6 +335,23 @@ impl Agent {
                 }
                 self.cfg.manager = new.manager_address;
                 self.set_mkey(new.mkey, new.mkey_protect_bits, new.mkey_lease_period);
+            }
+            PartitionTable::ID if smp && req.modifier >> 16 != 0 => {
+                let (member, block) = PartitionTable::split_modifier(req.modifier);
+                let refused = if self.cfg.node_type != NodeType::Router {
+                    Err(Status::INVALID_VALUE)
+                } else {
+                    PartitionTable::parse(&req.data)
+                        .map_err(|_| Status::INVALID_VALUE)
+                        .and_then(|t| {
+                            self.member_tables
+                                .set(now, input.port, member, block, &t, input.src)
+                        })
+                };
+                if refused.is_err() {
+                    self.stats.member_tables_refused += 1;
+                }
+                refused?;
             }
             PartitionTable::ID if smp => {
                 let refused = self.set_partition_block(req);

@@ -7,7 +7,7 @@
 use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
-use crate::attr::{AddressTable, NodeRecord, PathRecord, SmInfo};
+use crate::attr::{AddressTable, NodeRecord, PartitionsText, PathRecord, SmInfo};
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -129,6 +129,14 @@ pub trait Managed {
     /// as much of it as one answer holds; `None`: no master here.
     fn sa_addresses(&self, port: PortId, from: u64) -> Option<AddressTable> {
         let _ = (port, from);
+        None
+    }
+
+    /// A SubnAdm GetTable of PartitionsText for the master manager of
+    /// `port`'s SAN: its partitions in force as text from `offset` on, one
+    /// record (docs/partitions.md "Standbys"); `None`: no master here.
+    fn sa_partitions_text(&self, port: PortId, offset: u32) -> Option<PartitionsText> {
+        let _ = (port, offset);
         None
     }
 

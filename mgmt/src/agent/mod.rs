@@ -17,6 +17,7 @@
 mod attrs;
 pub mod cache;
 pub mod managed;
+pub mod member_tables;
 pub mod mkey;
 pub mod router;
 mod stats;
@@ -30,7 +31,7 @@ use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{
     AddressRecord, AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord,
-    Notice, PathRecord, SmInfo, SourceRoute,
+    Notice, PartitionTable, PartitionsText, PathRecord, SmInfo, SourceRoute,
 };
 use crate::partition::{Membership, PartitionKey};
 use crate::subscriptions::{Keeper, SubscriptionEvent};
@@ -371,6 +372,9 @@ pub struct Agent {
     partition_blocks: [Vec<(PartitionKey, Membership)>; 2],
     /// The same, the blocks one after the other.
     partition_table: Vec<(PartitionKey, Membership)>,
+    /// A router's: per HR, the tables of its SAN's members, for its checks
+    /// ([`member_tables`]).
+    member_tables: member_tables::MemberTables,
 }
 
 /// Notices kept.
@@ -422,6 +426,7 @@ impl Agent {
             auth_trapped: Default::default(),
             partition_blocks: [DEFAULT_PARTITION_TABLE.to_vec(), Vec::new()],
             partition_table: DEFAULT_PARTITION_TABLE.to_vec(),
+            member_tables: Default::default(),
             cfg,
         }
     }
@@ -432,6 +437,12 @@ impl Agent {
     /// [`DEFAULT_PARTITION_TABLE`] until it does.
     pub fn partition_table(&self) -> &[(PartitionKey, Membership)] {
         &self.partition_table
+    }
+
+    /// A router's tables of its SANs' members, per HR, as each SAN's
+    /// master set them (docs/partitions.md "At the routers").
+    pub fn member_tables(&self) -> &member_tables::MemberTables {
+        &self.member_tables
     }
 
     /// The configuration (as changed by Sets).
@@ -754,6 +765,12 @@ impl Agent {
                         .map(|r| Ok(Attribute::AddressTable(r))),
                     Err(_) => Some(Err(Status::INVALID_VALUE)),
                 },
+                (Method::GET_TABLE, PartitionsText::ID) => match PartitionsText::parse(&req.data) {
+                    Ok(t) => managed
+                        .sa_partitions_text(input.port, t.offset)
+                        .map(|r| Ok(Attribute::PartitionsText(r))),
+                    Err(_) => Some(Err(Status::INVALID_VALUE)),
+                },
                 (Method::GET, PathRecord::ID) => match PathRecord::parse(&req.data) {
                     Ok(q) => managed
                         .sa_path(input.port, input.src, &q)
@@ -874,7 +891,11 @@ impl Agent {
             self.set(now, managed, &req, input)
                 .and_then(|()| self.get(managed, &req, input.port, show_key))
         } else {
-            self.get(managed, &req, input.port, show_key)
+            let r = self.get(managed, &req, input.port, show_key);
+            if r.is_err() && req.attribute == PartitionTable::ID && req.modifier >> 16 != 0 {
+                self.stats.member_tables_refused += 1;
+            }
+            r
         };
         let ans = match result {
             Ok(data) => MadRepr {

@@ -20,6 +20,10 @@ rrp::counter_set! {
         /// Sets of PartitionTable refused: a block past 1, an entry of key
         /// 0 with the full bit, a key twice in the table.
         pub partition_sets_refused: u64 => counter "partition_sets_refused",
+        /// Gets and Sets of a member's table (PartitionTable with a member
+        /// address in the modifier) refused: on a host, a block past 1, a
+        /// bad entry, a member past the bound of an HR.
+        pub member_tables_refused: u64 => counter "member_tables_refused",
         /// Requests refused or left unanswered for the M_Key.
         pub mkey_refused: u64 => counter "mkey_refused",
         /// Directed-route MADs relayed on.

@@ -1,6 +1,10 @@
 //! PartitionTable (0x0016, Subn): one block of 32 entries of a node's table
 //! of partitions, InfiniBand's P_KeyTable (docs/management.md
-//! "PartitionTable", docs/partitions.md); modifier: the block number.
+//! "PartitionTable", docs/partitions.md); modifier: the block number in
+//! bits 0-15, and in bits 16-31 the address of the member whose table a
+//! router keeps for its checks, 0 for the node's own table (as an
+//! InfiniBand switch's P_KeyTable modifier carries the port;
+//! docs/spec-notes.md 75).
 //!
 //! An entry is 16 bits: bit 15 the membership (1 full, 0 limited), bits
 //! 0-14 the key ([`PartitionKey`]); 0x0000 is an empty entry, anywhere in
@@ -55,6 +59,18 @@ impl PartitionTable {
     /// Whether `modifier` names a block a node keeps (0 or 1).
     pub const fn block_ok(modifier: u32) -> bool {
         modifier < BLOCKS
+    }
+
+    /// The modifier of block `block` of member `member`'s table as a
+    /// router keeps it (`Address::UNSPECIFIED`: the node's own table).
+    pub const fn modifier(member: rrp::Address, block: u32) -> u32 {
+        (member.0 as u32) << 16 | (block & 0xFFFF)
+    }
+
+    /// A modifier's member address (`Address::UNSPECIFIED`: the node's own
+    /// table) and block.
+    pub const fn split_modifier(modifier: u32) -> (rrp::Address, u32) {
+        (rrp::Address((modifier >> 16) as u16), modifier & 0xFFFF)
     }
 
     /// Block `block` of a node's `table` (at most [`MAX_PARTITIONS`]
@@ -211,6 +227,17 @@ mod tests {
         assert!(twice.emit(&mut [0u8; 64]).is_err());
         let many: Vec<_> = (1..=33).map(|k| (key(k), Membership::Full)).collect();
         assert!(PartitionTable::from_entries(&many).is_err());
+    }
+
+    #[test]
+    fn a_modifier_carries_the_member_and_the_block() {
+        let m = PartitionTable::modifier(rrp::Address(0x0102), 1);
+        assert_eq!(m, 0x0102_0001);
+        assert_eq!(PartitionTable::split_modifier(m), (rrp::Address(0x0102), 1));
+        assert_eq!(
+            PartitionTable::split_modifier(1),
+            (rrp::Address::UNSPECIFIED, 1)
+        );
     }
 
     #[test]

@@ -280,6 +280,9 @@ impl Manager {
             // A table not taken yet (a failed Set, new partitions).
             self.give_table(m);
         }
+        // The members' tables at the routers: new members, members gone,
+        // failed Sets.
+        self.give_router_tables_all();
         if self.out_in_round == 0 {
             self.round_done(now);
         }
@@ -402,6 +405,7 @@ impl Manager {
             // Another master may give other tables meanwhile.
             self.tables.clear();
             self.table_sets.clear();
+            self.router_tables.clear();
             self.heavy = true;
         }
         if to != SmState::Discovering {

@@ -32,6 +32,7 @@
 //! (multicast groups), `partitions` (the members' partition tables),
 //! `partition_copy` (which partitions are in force: its own, or its
 //! master's copied),
+//! `router_tables` (every member's table at the SAN's routers),
 //! `subscriptions` (InformInfo and Reports), `state`.
 
 mod assign;
@@ -43,6 +44,7 @@ pub mod groups;
 mod partition_copy;
 mod partitions;
 mod requests;
+mod router_tables;
 pub mod state;
 mod stats;
 mod subscriptions;
@@ -140,6 +142,11 @@ pub struct Manager {
     tables: BTreeMap<Address, (u64, partitions::Table)>,
     /// The Sets of tables under way.
     table_sets: BTreeMap<Address, partitions::TableSet>,
+    /// Per router of the SAN, the members' tables it took from this
+    /// manager.
+    router_tables: BTreeMap<Address, router_tables::RouterTables>,
+    /// Changes of the partitions it gives so far.
+    partitions_changes: u64,
 }
 
 impl Manager {
@@ -182,6 +189,8 @@ impl Manager {
             partitions_text: partition_copy::text_of(&Default::default()),
             tables: BTreeMap::new(),
             table_sets: BTreeMap::new(),
+            router_tables: BTreeMap::new(),
+            partitions_changes: 0,
         };
         m.event(ManagerEvent::State {
             from: SmState::NotActive,

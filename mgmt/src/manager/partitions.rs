@@ -39,6 +39,7 @@ impl Manager {
             return;
         }
         self.partitions = partitions;
+        self.partitions_changes += 1;
         let due: Vec<Address> = if self.state == SmState::Master {
             self.database
                 .values()
@@ -55,6 +56,7 @@ impl Manager {
         for a in due {
             self.give_table(a);
         }
+        self.give_router_tables_all();
     }
 
     /// The partitions it gives.
@@ -74,15 +76,20 @@ impl Manager {
             .map(|(_, t)| t.as_slice())
     }
 
+    /// The table the partitions give the node of `identity` and NodeInfo
+    /// `node_type`.
+    pub(super) fn table_of(&self, identity: u64, node_type: u8) -> Table {
+        let own = self.own.as_ref().map(|o| o.identity);
+        self.partitions.table_of(&NodeFacts {
+            identity,
+            router: node_type == NodeInfo::ROUTER,
+            manager: identity == self.cfg.identity || own == Some(identity),
+        })
+    }
+
     /// The table member `m` should have, when it has not taken it yet.
     fn table_due(&self, m: &Member) -> Option<Table> {
-        let own = self.own.as_ref().map(|o| o.identity);
-        let facts = NodeFacts {
-            identity: m.identity,
-            router: m.node_type == NodeInfo::ROUTER,
-            manager: m.identity == self.cfg.identity || own == Some(m.identity),
-        };
-        let table = self.partitions.table_of(&facts);
+        let table = self.table_of(m.identity, m.node_type);
         match self.tables.get(&m.address) {
             Some((id, t)) if *id == m.identity && *t == table => None,
             _ => Some(table),

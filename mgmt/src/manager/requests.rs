@@ -55,6 +55,9 @@ pub(super) enum Purpose {
     Report { to: Address, trap: u16 },
     /// A PartitionTable Set giving a member its table (one a block).
     TableSet { member: Address },
+    /// A PartitionTable Set giving router `router` member `member`'s
+    /// table (one a block).
+    MemberTableSet { router: Address, member: Address },
 }
 
 impl Manager {
@@ -98,6 +101,9 @@ impl Manager {
             }
             Purpose::Report { to, trap } => self.on_report(to, trap, &result),
             Purpose::TableSet { member } => self.on_table_set(member, &result),
+            Purpose::MemberTableSet { router, member } => {
+                self.on_member_table_set(router, member, &result)
+            }
             Purpose::Handover { to } => self.on_handover(now, to, info),
         }
     }

@@ -82,5 +82,11 @@ rrp::counter_set! {
         /// the version announced, not UTF-8, or not parsed; each version
         /// once): the partitions held do not change.
         pub partitions_copy_refused: u64 => counter "partitions_copy_refused",
+        /// Members' tables set at the SAN's routers, removals included
+        /// (every block taken).
+        pub member_tables_set: u64 => counter "member_tables_set",
+        /// Sets of a member's table at a router that failed (no answer, or
+        /// refused): tried again at the next sweep.
+        pub member_table_sets_failed: u64 => counter "member_table_sets_failed",
     }
 }

@@ -102,6 +102,13 @@ impl Manager {
             e.keyed = true;
         }
         self.give_table(member);
+        if self
+            .database
+            .get(&member)
+            .is_some_and(|m| m.node_type == NodeInfo::ROUTER && m.takes_sets)
+        {
+            self.give_router_tables_all();
+        }
         if let Some(mut p) = pi
             && self.state == SmState::Master
             && wanted(&p, &self.cfg, self.address)
@@ -143,6 +150,7 @@ impl Manager {
         if ok {
             self.stats.keys_given += 1;
             self.give_table(member);
+            self.give_router_tables_all();
         } else if result.is_ok() {
             self.stats.keys_refused += 1;
         }

@@ -24,6 +24,10 @@ pub const MAX_PARTITIONS: usize = 64;
 /// The most members one partition lists by identity.
 pub const MAX_MEMBERS: usize = 4096;
 
+/// The most members of a SAN whose tables a router keeps for its checks
+/// on one HR (docs/partitions.md "At the routers").
+pub const MAX_SAN_TABLES: usize = 4096;
+
 /// A partition key: 15 bits, 0x0001-0x7FFF (InfiniBand's P_Key without
 /// its membership bit; 0 is not a key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -218,6 +222,12 @@ impl Partitions {
                 members: vec![(Member::All, Membership::Full)],
             }],
         }
+    }
+
+    /// Whether these are [`Partitions::open`]'s: every node a full member
+    /// of the default partition, as with no file.
+    pub fn is_open(&self) -> bool {
+        *self == Partitions::open()
     }
 
     /// The partition of key `k`.

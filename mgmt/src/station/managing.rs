@@ -7,8 +7,8 @@ use rrp::{Address, NativeAddr, PortId};
 
 use crate::agent::{LrtItem, Managed, PortFacts};
 use crate::attr::{
-    AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord, PathRecord,
-    SmInfo,
+    AddressTable, Attribute, InformInfo, McGroupRecord, McMemberRecord, NodeRecord, PartitionsText,
+    PathRecord, SmInfo,
 };
 use crate::manager::Manager;
 use crate::station::{Carrier, Time};
@@ -131,6 +131,10 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
 
     fn sa_addresses(&self, port: PortId, from: u64) -> Option<AddressTable> {
         self.master(port).map(|m| m.address_table(from))
+    }
+
+    fn sa_partitions_text(&self, port: PortId, offset: u32) -> Option<PartitionsText> {
+        self.master(port).map(|m| m.partitions_text(offset))
     }
 
     /// A member of the master's database is reached on the SAN itself (Q

@@ -289,6 +289,9 @@ pub enum ShowCmd {
     /// Packets for the box by punt class and port, the classes' budgets,
     /// and the heaviest sources now.
     Punt,
+    /// The partitions enforced at each HR: open, or the SAN's partition
+    /// keys and nodes, and where the tables come from.
+    Partitions,
 }
 
 /// `route` operations.
@@ -407,6 +410,8 @@ impl Cmd {
                 ShowCmd::Mcast => Show::Mcast {},
                 ShowCmd::Workers => Show::Workers {},
                 ShowCmd::Punt => Show::Punt {},
+                // Read from `show management`'s `port_partitions`.
+                ShowCmd::Partitions => Show::Management {},
             }),
             Cmd::Port { port, state } => Command::Port {
                 port: *port,

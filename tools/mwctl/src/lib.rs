@@ -19,6 +19,7 @@ pub mod mad;
 pub mod mcast;
 pub mod mwtrace;
 pub mod ping;
+pub mod port_partitions;
 pub mod query;
 pub mod render;
 pub mod san;
@@ -229,6 +230,23 @@ fn run_inner(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
             out.write_all(text.as_bytes())
                 .map_err(|e| local("writing the output", e))?;
             if a.ok() { Ok(()) } else { Err(Fail::Status) }
+        }
+        Cmd::Show(cli::ShowCmd::Partitions) => {
+            let mut c = Client::connect(&cli.socket, timeout)?;
+            let v = c.request(Command::Show(admin::proto::Show::Management {}))?;
+            let info: admin::view::ManagementInfo = serde_json::from_value(v)
+                .map_err(|e| ClientError::Other(format!("malformed show management: {e}")))?;
+            let (json, text) = port_partitions::render(&info);
+            let text = if cli.json {
+                format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&json).unwrap_or_default()
+                )
+            } else {
+                text
+            };
+            out.write_all(text.as_bytes())
+                .map_err(|e| local("writing the output", e))
         }
         Cmd::San(sc) => {
             let mut c = Client::connect(&cli.socket, timeout)?;

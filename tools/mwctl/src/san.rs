@@ -286,6 +286,7 @@ mod tests {
             },
             subscribers: Vec::new(),
             partitions,
+            port_partitions: Vec::new(),
         }
     }
 
