@@ -228,27 +228,27 @@ fn file_size_and_header_follow_the_documented_layout() {
     .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), stats::area_slots(2, 1) * 8);
-    assert_eq!(stats::area_slots(2, 1), 16 + 2 * 48 + 43 + 7 + 16 * 6 + 9);
+    assert_eq!(stats::area_slots(2, 1), 16 + 2 * 49 + 43 + 7 + 16 * 6 + 9);
     let slot = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
     assert_eq!(&bytes[..8], b"MWSTATS1");
-    assert_eq!(slot(1), 10); // version
+    assert_eq!(slot(1), 11); // version
     assert_eq!(slot(2), 2); // generation
     assert_eq!(slot(3), w.started_ns());
     assert_eq!(slot(5), 2); // ports
-    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (48, 43, 7, 96));
+    assert_eq!((slot(6), slot(7), slot(8), slot(9)), (49, 43, 7, 96));
     assert_eq!((slot(10), slot(11)), (1, 9)); // workers, words per worker
     // Port 1's `received`, `strangers` (0: the engine's, not published
     // here), its drop reason spoofed-source and, after the drop reasons,
     // the punts by class, then the link's counters.
-    assert_eq!(slot(16 + 48), 2000);
-    assert_eq!(slot(16 + 48 + 9), 0);
-    assert_eq!(slot(16 + 48 + 24), 2000 + 100 + 14);
-    assert_eq!(slot(16 + 48 + 26), 0, "punted_by_class.routing");
-    assert_eq!(slot(16 + 48 + 42), 2000 + 50, "rx_bytes");
-    assert_eq!(slot(16 + 48 + 47), 2000 + 55, "tx_link_errors");
+    assert_eq!(slot(16 + 49), 2000);
+    assert_eq!(slot(16 + 49 + 9), 0);
+    assert_eq!(slot(16 + 49 + 24), 2000 + 100 + 14);
+    assert_eq!(slot(16 + 49 + 27), 0, "punted_by_class.routing");
+    assert_eq!(slot(16 + 49 + 43), 2000 + 50, "rx_bytes");
+    assert_eq!(slot(16 + 49 + 48), 2000 + 55, "tx_link_errors");
     // Router: received first; requests_limited after fib_versions, then
     // the authentication counters; rts_refused.stale; plane.fib_version last.
-    let router = 16 + 2 * 48;
+    let router = 16 + 2 * 49;
     assert_eq!(slot(router), 1);
     assert_eq!(slot(router + 19), 40);
     assert_eq!(slot(router + 20), 41);

@@ -88,7 +88,7 @@ mod tests {
         assert_eq!(w[0].to_le_bytes(), *b"MWSTATS1");
         assert_eq!(
             (w[1], w[3], w[5], w[6], w[7], w[8], w[9], w[10], w[11]),
-            (VERSION, 9, 3, 48, 43, 7, 96, 2, 9)
+            (VERSION, 9, 3, 49, 43, 7, 96, 2, 9)
         );
     }
 }

@@ -44,7 +44,8 @@ pub use area::{PUBLISH_INTERVAL, StatsReader, StatsWriter};
 pub use header::{AreaHeader, GENERATION_SLOT, HEADER_SLOTS, PUBLISHED_SLOT};
 pub use plane::PlaneStats;
 pub use prometheus::{
-    escape_help, escape_label_value, management_exposition, mcast_exposition, prometheus,
+    escape_help, escape_label_value, management_exposition, mcast_exposition, partition_exposition,
+    prometheus,
 };
 pub use snapshot::{Baseline, PortSnapshot, Snapshot, WorkerSnapshot};
 
@@ -53,7 +54,7 @@ pub const MAGIC: [u8; 8] = *b"MWSTATS1";
 
 /// The layout version this build writes and reads. Any change of the
 /// layout (a field added, removed or moved) bumps it.
-pub const VERSION: u64 = 10;
+pub const VERSION: u64 = 11;
 
 /// Most ports an area holds: a box's ([`rrp::limits::MAX_PORTS`]).
 pub use rrp::limits::MAX_PORTS;
