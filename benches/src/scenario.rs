@@ -154,6 +154,38 @@ pub fn full_fib() -> (FibSet, usize) {
     (fib, routes)
 }
 
+/// The source address of the packets of the partitions scenario
+/// ([`partitions_fib`]): a node of no SAN's tables.
+pub const PARTITION_SRC: Address = Address(0x0020);
+
+/// The full FIB set with partitions on every port (the "partitions on"
+/// scenario, `l3p_64`): each port's SAN has tables in which every one of
+/// `dests` is a full member of the default partition and of 0x0010, and
+/// the peer on each port is a router of that SAN (a buddy of its HR), so
+/// that packets from [`PARTITION_SRC`], unmarked, cross in transit: every
+/// packet takes the whole check (the source from a router, the
+/// destination a member) and is forwarded.
+pub fn partitions_fib(dests: &[Address]) -> (FibSet, usize) {
+    use dataplane::partitions::{PartitionGuard, SanPartitions};
+    use rrp::partition_mark::DEFAULT_KEY;
+    let (mut fib, routes) = full_fib();
+    let san = || {
+        SanPartitions::new(
+            dests
+                .iter()
+                .map(|&d| (d, [(DEFAULT_KEY, true), (0x0010, true)])),
+        )
+        .expect("tables of node addresses")
+    };
+    fib.set_partitions(std::sync::Arc::new(PartitionGuard::new(
+        (0..PORTS).map(|_| Some(san())),
+    )));
+    fib.set_buddies(std::sync::Arc::new(dataplane::Buddies::new(
+        (0..PORTS).map(|p| vec![(Address(0x0030 + p as u16), peer_mac(p))]),
+    )));
+    (fib, routes)
+}
+
 /// `DESTINATIONS` distinct node addresses (none of this box), in random order.
 pub fn destinations(rng: &mut Rng) -> Vec<Address> {
     let mut seen = HashSet::new();
@@ -484,12 +516,30 @@ impl Rig {
     /// `per_port` packets of `kind` and `size` on each port, to the
     /// destinations `dests` (each used in turn).
     pub fn new(kind: Kind, size: usize, per_port: usize, dests: &[Address], rng: &mut Rng) -> Rig {
+        Self::from(kind, size, per_port, dests, rng, None)
+    }
+
+    /// As [`Rig::new`], every packet's SA `src` when given.
+    pub fn from(
+        kind: Kind,
+        size: usize,
+        per_port: usize,
+        dests: &[Address],
+        rng: &mut Rng,
+        src: Option<Address>,
+    ) -> Rig {
         let total = per_port * PORTS;
         let mut ports: Vec<BenchPort> = (0..PORTS)
             .map(|p| BenchPort::new(total, port_mac(p), peer_mac(p), BUF_SIZE, HEADROOM, size))
             .collect();
         for i in 0..total {
-            let pkt = build_packet(kind, size, dests[i % dests.len()], rng);
+            let mut pkt = build_packet(kind, size, dests[i % dests.len()], rng);
+            if let Some(src) = src {
+                let at = rrp::wire::packet::header_of(&pkt, rrp::limits::MAX_L2RHS)
+                    .expect("a valid packet")
+                    .1;
+                rrp::wire::header::Header::new_unchecked(&mut pkt[at..]).set_src(src);
+            }
             assert!(ports[i % PORTS].load(&pkt));
         }
         Rig {

@@ -40,6 +40,15 @@ impl Buddies {
         listed(self.of(port), sa, native)
     }
 
+    /// Whether `native` is the native address of one of HR `port`'s
+    /// buddies: a packet from it comes from another router of the SAN
+    /// (docs/partitions.md "At the routers"). A HR has few buddies: a
+    /// linear search.
+    #[inline]
+    pub fn is_router(&self, port: PortId, native: &NativeAddr) -> bool {
+        self.of(port).iter().any(|(_, n)| n == native)
+    }
+
     /// The buddies of HR `port`, by address.
     pub fn of(&self, port: PortId) -> &[(Address, NativeAddr)] {
         self.per_port.get(port).map_or(&[], |b| b)
@@ -77,5 +86,8 @@ mod tests {
         assert!(!b.knows(PortId(7), Address(0x0120), &n1), "no such port");
         assert_eq!(b.of(PortId(0))[0].0, Address(0x0120));
         assert!(Buddies::default().of(PortId(0)).is_empty());
+        assert!(b.is_router(PortId(0), &n1) && b.is_router(PortId(0), &n2));
+        assert!(!b.is_router(PortId(1), &n1), "another HR's");
+        assert!(!b.is_router(PortId(0), &NativeAddr::mac([2, 0, 0, 0, 0, 3])));
     }
 }

@@ -12,9 +12,11 @@ use rrp::PortStats;
 use rrp::counters::{CounterSet, SharedCounters, WorkerStats};
 
 use crate::mcast::MCAST_SLOTS;
+use crate::partition_drops::{PARTITION_SLOTS, PartitionDrops, PartitionTag};
 use crate::punt::HEAVIEST;
 use rrp::PuntSource;
 use rrp::counters::GroupStats;
+use rrp::counters::PartitionStats;
 
 /// Attempts of a reader to read a consistent report of heaviest sources
 /// before it gives up (the worker rewrites it at most every
@@ -34,6 +36,11 @@ pub struct StatsBlock {
     worker: SharedCounters<WorkerStats>,
     /// Per-group counters by counter slot, then the unslotted ones.
     mcast: SharedCounters<GroupStats>,
+    /// Per partition key and ingress port, the refused packets: the slots'
+    /// tags ([`PartitionTag::to_word`], 0 for an empty slot), and their
+    /// counts, then the count of the pairs without a slot.
+    partition_tags: Box<[AtomicU64]>,
+    partitions: SharedCounters<PartitionStats>,
     /// The heaviest sources of each punt class, as the worker last
     /// reported them: a generation word, then [`HEAVIEST`] entries of
     /// [`PuntSource::WORDS`] words (empty entries zero), under a seqlock.
@@ -49,6 +56,8 @@ impl StatsBlock {
             ports: SharedCounters::new(ports),
             worker: SharedCounters::new(1),
             mcast: SharedCounters::new(MCAST_SLOTS + 1),
+            partition_tags: (0..PARTITION_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            partitions: SharedCounters::new(PARTITION_SLOTS + 1),
             sources: (0..1 + HEAVIEST * PuntSource::WORDS)
                 .map(|_| AtomicU64::new(0))
                 .collect(),
@@ -65,6 +74,36 @@ impl StatsBlock {
     /// Loads the per-group counters: by counter slot, then the unslotted.
     pub fn read_mcast(&self) -> Vec<GroupStats> {
         self.mcast.load_all()
+    }
+
+    /// Stores the worker's counts of refused packets per partition
+    /// (worker only): a slot's tag before its count, and a slot never
+    /// changes its tag.
+    pub fn publish_partitions(&self, d: &PartitionDrops) {
+        for (a, t) in self.partition_tags.iter().zip(d.tags()) {
+            a.store(t.to_word(), Ordering::Release);
+        }
+        self.partitions.store(d.counts());
+        self.partitions.store_at(PARTITION_SLOTS, d.other());
+    }
+
+    /// Loads the counts of refused packets per partition: each slot with
+    /// a tag, then (`None`) the pairs without a slot.
+    pub fn read_partitions(&self) -> Vec<(Option<PartitionTag>, PartitionStats)> {
+        let counts = self.partitions.load_all();
+        let mut out: Vec<_> = self
+            .partition_tags
+            .iter()
+            .zip(&counts)
+            .filter_map(|(a, c)| {
+                Some((
+                    Some(PartitionTag::from_word(a.load(Ordering::Acquire))?),
+                    *c,
+                ))
+            })
+            .collect();
+        out.push((None, counts.last().copied().unwrap_or_default()));
+        out
     }
 
     /// Stores the worker's heaviest punt sources (worker only; at most
@@ -128,6 +167,35 @@ pub fn sum_mcast(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<GroupStats> {
     total
 }
 
+/// Sums the counts of refused packets per partition of several workers,
+/// by (key, ingress port), sorted; the last entry (`None`): the pairs a
+/// worker had no slot for.
+pub fn sum_partitions(
+    blocks: &[std::sync::Arc<StatsBlock>],
+) -> Vec<(Option<PartitionTag>, PartitionStats)> {
+    let mut total: std::collections::BTreeMap<(u16, u16), PartitionStats> = Default::default();
+    let mut other = PartitionStats::default();
+    for b in blocks {
+        for (tag, c) in b.read_partitions() {
+            match tag {
+                Some(t) => total.entry((t.key, t.port.0)).or_default().add(&c),
+                None => other.add(&c),
+            }
+        }
+    }
+    total
+        .into_iter()
+        .map(|((key, port), c)| {
+            let tag = PartitionTag {
+                key,
+                port: rrp::PortId(port),
+            };
+            (Some(tag), c)
+        })
+        .chain([(None, other)])
+        .collect()
+}
+
 /// The box's heaviest punt sources: the workers' reports merged
 /// ([`PuntSource::heaviest`]).
 pub fn heaviest_sources(blocks: &[std::sync::Arc<StatsBlock>]) -> Vec<PuntSource> {
@@ -179,6 +247,31 @@ mod tests {
         assert_eq!(b.read_worker(), w);
         let s = sum(&[std::sync::Arc::new(b)]);
         assert_eq!(s[0].dropped(rrp::DropReason::NoRoute), 3);
+    }
+
+    #[test]
+    fn partition_drops_published_and_summed() {
+        use rrp::PortId;
+        let (a, b) = (StatsBlock::new(2), StatsBlock::new(2));
+        let mut d = PartitionDrops::default();
+        d.count(0x10, PortId(1));
+        d.count(0x20, PortId(0));
+        d.count(0x10, PortId(1));
+        a.publish_partitions(&d);
+        let mut e = PartitionDrops::default();
+        e.count(0x10, PortId(1));
+        b.publish_partitions(&e);
+        let s = sum_partitions(&[std::sync::Arc::new(a), std::sync::Arc::new(b)]);
+        let tag = |key, p| {
+            Some(PartitionTag {
+                key,
+                port: PortId(p),
+            })
+        };
+        assert_eq!(s.len(), 3);
+        assert_eq!((s[0].0, s[0].1.dropped), (tag(0x10, 1), 3));
+        assert_eq!((s[1].0, s[1].1.dropped), (tag(0x20, 0), 1));
+        assert_eq!((s[2].0, s[2].1.dropped), (None, 0));
     }
 
     #[test]

@@ -21,6 +21,7 @@
 
 use arrayvec::ArrayVec;
 use ports::{Burst, PacketBuf, Port};
+use rrp::kind::{PacketClass, PacketType};
 use rrp::limits::MAX_L2RHS;
 use rrp::native::MAX_NATIVE_LEN;
 use rrp::router::{Notice, NoticeKind};
@@ -28,12 +29,14 @@ use rrp::wire::header::Header;
 use rrp::wire::hop;
 use rrp::wire::l2rh::L2rh;
 use rrp::wire::packet::{Layout, locate_fast, shift_ei};
-use rrp::{Address, DropReason, NativeAddr, PortId};
+use rrp::{Address, DropReason, NativeAddr, PartitionMark, PortId};
 
 use crate::buddies::Buddies;
 use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastVerdict};
+use crate::partition_drops::PartitionDrops;
+use crate::partitions::Crossing;
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
 use crate::trace::{Armed, TraceRecord, TraceTap};
 use rrp::counters::GroupStats;
@@ -266,6 +269,8 @@ pub struct Engine {
     /// (the worker then publishes the per-group counters, else not: a
     /// box without group traffic never copies them).
     mcast_changed: bool,
+    /// Packets the partitions refused, per key and ingress port.
+    partition_drops: PartitionDrops,
 }
 
 impl Engine {
@@ -285,6 +290,29 @@ impl Engine {
             mcast: vec![GroupStats::default(); MCAST_SLOTS].into_boxed_slice(),
             mcast_unslotted: GroupStats::default(),
             mcast_changed: false,
+            partition_drops: PartitionDrops::default(),
+        }
+    }
+
+    /// The packets the partitions refused, per key and ingress port
+    /// (the worker publishes them when [`PartitionDrops::take_changed`]).
+    pub fn partition_drops(&self) -> &PartitionDrops {
+        &self.partition_drops
+    }
+
+    /// As [`Engine::partition_drops`], to take its changed flag.
+    pub fn partition_drops_mut(&mut self) -> &mut PartitionDrops {
+        &mut self.partition_drops
+    }
+
+    /// Counts a packet the partitions refused under its key (the Free field
+    /// of its header at `at`) and ingress port.
+    #[cold]
+    #[inline(never)]
+    fn count_partition(&mut self, in_port: PortId, data: &[u8], at: usize) {
+        if let Some(h) = data.get(at..at + rrp::wire::header::HEADER_LEN) {
+            let key = PartitionMark::from_free(Header::new_unchecked(h).free()).key();
+            self.partition_drops.count(key, in_port);
         }
     }
 
@@ -494,6 +522,33 @@ impl Engine {
                 }
                 redirect = true;
             }
+            // The partitions (docs/partitions.md "At the routers"): none on
+            // a box whose SANs have none (the Free field is then the
+            // applications', docs/spec-notes.md 77); else one test between
+            // open ports in the default partition.
+            let guard = fib.partitions();
+            if guard.on() != 0
+                && guard
+                    .admits(
+                        in_port,
+                        nh.port,
+                        h.src().0,
+                        dst,
+                        PartitionMark::from_free(h.free()),
+                        &At {
+                            fib,
+                            in_port,
+                            sa: h.src().0,
+                            buf: &*buf,
+                            out_port: nh.port,
+                            next: Next::Native(&nh.native),
+                        },
+                    )
+                    .is_err()
+                && !is_control(buf, 0)
+            {
+                return partition_refused(buf, end, nh.port, 0);
+            }
             if nh.mtu != 0 && end > nh.mtu as usize {
                 buf.trim(end);
                 return Verdict::Drop {
@@ -534,6 +589,12 @@ impl Engine {
         }
         if native_len > MAX_NATIVE_LEN {
             return Verdict::drop(DropReason::BadL2rh);
+        }
+        // The partitions, as on L3; the destination is further on when
+        // more L2RHs follow.
+        let guard = fib.partitions();
+        if guard.on() != 0 && l2_refused(fib, in_port, eport, &lay, &*buf) {
+            return partition_refused(buf, end, eport, lay.header_offset as u16);
         }
         // The MTU the control plane publishes (changed at run time by
         // management), else the configured one.
@@ -597,6 +658,14 @@ impl Engine {
             }
             McastVerdict::Pruned => return Verdict::drop(DropReason::McastPruned),
         };
+        // The partitions: the source where the packet enters, and only the
+        // branches whose SAN has a member that may receive it.
+        if fib.partitions().on() != 0 && !is_control(buf, 0) {
+            match mcast_partitions(fib, in_port, src, &*buf, ports) {
+                Some(p) => ports = p,
+                None => return partition_refused(buf, end, in_port, 0),
+            }
+        }
         let mut too_big: PortMask = 0;
         let mut notice = None;
         let mut rest = ports;
@@ -789,6 +858,11 @@ impl Engine {
                 }
                 Verdict::Drop { reason, notice } => {
                     c.dropped[reason] += 1;
+                    if reason == DropReason::Partition
+                        && let Some(dn) = notice
+                    {
+                        self.count_partition(in_port, buf.data(), dn.header_offset as usize);
+                    }
                     if drops {
                         self.capture(now_ns, in_port, Some(reason), buf.data());
                     }
@@ -1144,6 +1218,161 @@ impl Engine {
         }
         taken
     }
+}
+
+/// Where a packet's next hop lies, as the partitions ask it.
+#[derive(Clone, Copy)]
+enum Next<'f> {
+    /// L3: the FIB's native next hop (a router when it is a buddy's of the
+    /// egress HR).
+    Native(&'f NativeAddr),
+    /// L2: whether more L2RHs follow the one stripped here.
+    Routed(bool),
+}
+
+/// What the partitions ask about one packet ([`Crossing`]), answered
+/// only when asked: from the ingress FIB, the buddies and the packet's
+/// native source.
+struct At<'a, 'f, B> {
+    fib: PortFib<'f>,
+    in_port: PortId,
+    sa: u16,
+    buf: &'a B,
+    out_port: PortId,
+    next: Next<'f>,
+}
+
+impl<B: PacketBuf> Crossing for At<'_, '_, B> {
+    /// The ingress FIB's route to SA goes back out of the ingress port to
+    /// the very native address the packet came from.
+    #[inline(never)]
+    fn came_from_source(&self) -> bool {
+        let idx = self.fib.lookup(self.sa);
+        if idx < crate::fib::NH_FIRST {
+            return false;
+        }
+        let nh = self.fib.nexthop(idx);
+        nh.port == self.in_port && nh.native == self.buf.native_src()
+    }
+
+    #[inline(never)]
+    fn came_from_router(&self) -> bool {
+        self.fib
+            .buddies()
+            .is_router(self.in_port, &self.buf.native_src())
+    }
+
+    #[inline(never)]
+    fn goes_to_router(&self) -> bool {
+        match self.next {
+            Next::Native(n) => self.fib.buddies().is_router(self.out_port, n),
+            Next::Routed(more) => more,
+        }
+    }
+}
+
+/// Whether the partitions refuse a source-routed packet (`lay` its
+/// layout, the first L2RH still in front) that leaves on `eport`: the
+/// destination is further on when more L2RHs follow. Control traffic is
+/// never refused. Out of line: only a box with partitions asks.
+#[inline(never)]
+fn l2_refused<B: PacketBuf>(
+    fib: PortFib<'_>,
+    in_port: PortId,
+    eport: PortId,
+    lay: &Layout,
+    buf: &B,
+) -> bool {
+    let h = Header::new_unchecked(&buf.data()[lay.header_offset..]);
+    let (sa, da) = (h.src().0, h.dst().0);
+    let crossing = At {
+        fib,
+        in_port,
+        sa,
+        buf,
+        out_port: eport,
+        next: Next::Routed(lay.l2rh_count > 1),
+    };
+    fib.partitions()
+        .admits(
+            in_port,
+            eport,
+            sa,
+            da,
+            PartitionMark::from_free(h.free()),
+            &crossing,
+        )
+        .is_err()
+        && !is_control(buf, lay.header_offset)
+}
+
+/// Whether the packet whose EEP header starts at `at` is control traffic
+/// (RRP, ERR, management), which partitions never refuse (docs/spec-notes.md
+/// 75): asked only once the partitions refused it.
+#[cold]
+#[inline(never)]
+fn is_control<B: PacketBuf>(buf: &B, at: usize) -> bool {
+    let Some(h) = buf.data().get(at..) else {
+        return false;
+    };
+    let pt: PacketType = Header::new_unchecked(h).packet_type();
+    matches!(
+        pt.class(),
+        PacketClass::Rrp | PacketClass::Error | PacketClass::Management
+    )
+}
+
+/// The verdict of a packet the partitions refused: dropped with a notice
+/// for the source's ERR (docs/spec-notes.md 77), trimmed to the packet
+/// as every drop with a notice.
+#[cold]
+#[inline(never)]
+fn partition_refused<'f, B: PacketBuf>(
+    buf: &mut B,
+    end: usize,
+    egress: PortId,
+    header_offset: u16,
+) -> Verdict<'f> {
+    buf.trim(end);
+    Verdict::Drop {
+        reason: DropReason::Partition,
+        notice: Some(DropNotice {
+            kind: NoticeKind::Partition,
+            egress,
+            mtu: 0,
+            next_hop: None,
+            header_offset,
+        }),
+    }
+}
+
+/// The branches `ports` of a group packet from `sa` marked `mark`, received
+/// on `in_port`, that the partitions keep (docs/partitions.md "At the
+/// routers"); `None` when they refuse its source or keep no branch.
+#[cold]
+#[inline(never)]
+fn mcast_partitions<B: PacketBuf>(
+    fib: PortFib<'_>,
+    in_port: PortId,
+    sa: u16,
+    buf: &B,
+    ports: PortMask,
+) -> Option<PortMask> {
+    let guard = fib.partitions();
+    let mark = PartitionMark::from_free(Header::new_unchecked(buf.data()).free());
+    let crossing = At {
+        fib,
+        in_port,
+        sa,
+        buf,
+        out_port: in_port,
+        next: Next::Routed(false),
+    };
+    if !guard.source_admits(in_port, sa, mark, &crossing) {
+        return None;
+    }
+    let kept = guard.branches(ports, mark);
+    (kept != 0).then_some(kept)
 }
 
 /// The notice of a packet forwarded back onto the SAN it came from (L3).

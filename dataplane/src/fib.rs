@@ -268,6 +268,8 @@ impl FibSet {
             nexthops: &self.nexthops,
             port_mtus: &self.port_mtus,
             mcast: &self.mcast,
+            buddies: &self.buddies,
+            partitions: &self.partitions,
         }
     }
 
@@ -300,6 +302,8 @@ pub struct PortFib<'f> {
     nexthops: &'f [NextHop],
     port_mtus: &'f [u32],
     mcast: &'f McastFib,
+    buddies: &'f Buddies,
+    partitions: &'f PartitionGuard,
 }
 
 impl<'f> PortFib<'f> {
@@ -326,6 +330,18 @@ impl<'f> PortFib<'f> {
     #[inline(always)]
     pub fn mcast(&self) -> &'f McastFib {
         self.mcast
+    }
+
+    /// The buddies of each HR.
+    #[inline(always)]
+    pub fn buddies(&self) -> &'f Buddies {
+        self.buddies
+    }
+
+    /// Each port's SAN's partitions.
+    #[inline(always)]
+    pub fn partitions(&self) -> &'f PartitionGuard {
+        self.partitions
     }
 }
 

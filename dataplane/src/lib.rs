@@ -23,6 +23,7 @@ pub mod counters;
 pub mod engine;
 pub mod fib;
 pub mod mcast;
+pub mod partition_drops;
 pub mod partitions;
 pub mod punt;
 pub mod trace;

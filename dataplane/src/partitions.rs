@@ -278,20 +278,7 @@ impl PartitionGuard {
     ) -> Result<(), Refusal> {
         let refuse = |at| Err(Refusal { at, mark });
         let key = mark.key();
-        // The source, where the packet enters from the source's SAN.
-        let source_ok = match self.san(in_port) {
-            Some(s) if s.knows(sa) => {
-                c.came_from_source()
-                    && s.membership(sa, key)
-                        .is_some_and(|full| full || !mark.full())
-            }
-            // Not a node of a SAN with partitions, or a node of an open SAN
-            // (a full member of the default partition only): only a router
-            // may bring it in another partition.
-            Some(_) => c.came_from_router(),
-            None => mark.is_default() || c.came_from_router(),
-        };
-        if !source_ok {
+        if !self.source_admits(in_port, sa, mark, c) {
             return refuse(RefusedAt::Source);
         }
         // The destination, where the packet leaves onto its SAN.
@@ -306,6 +293,69 @@ impl PartitionGuard {
             return refuse(RefusedAt::Destination);
         }
         Ok(())
+    }
+}
+
+impl PartitionGuard {
+    /// The source part of [`PartitionGuard::admits`]: whether a packet
+    /// from `sa` marked `mark` may enter on `in_port`, where it comes from
+    /// the source's SAN. Group packets are checked so at the box they
+    /// enter by (docs/partitions.md "At the routers").
+    pub fn source_admits<C: Crossing>(
+        &self,
+        in_port: PortId,
+        sa: u16,
+        mark: PartitionMark,
+        c: &C,
+    ) -> bool {
+        match self.san(in_port) {
+            Some(s) if s.knows(sa) => {
+                c.came_from_source()
+                    && s.membership(sa, mark.key())
+                        .is_some_and(|full| full || !mark.full())
+            }
+            // Not a node of a SAN with partitions, or a node of an open SAN
+            // (a full member of the default partition only): only a router
+            // may bring it in another partition.
+            Some(_) => c.came_from_router(),
+            None => mark.is_default() || c.came_from_router(),
+        }
+    }
+
+    /// The ports of `ports` onto which a group packet marked `mark` may
+    /// go: those whose SAN has a member that may receive it (a member of
+    /// its key; a full one when the sender is limited). An open port takes
+    /// the default partition only.
+    pub fn branches(&self, ports: PortMask, mark: PartitionMark) -> PortMask {
+        let mut kept = 0;
+        let mut rest = ports;
+        while rest != 0 {
+            let p = PortId(rest.trailing_zeros() as u16);
+            rest &= rest - 1;
+            let ok = match self.san(p) {
+                Some(s) => s.has_member(mark.key(), !mark.full()),
+                None => mark.is_default(),
+            };
+            if ok {
+                kept |= bit(p);
+            }
+        }
+        kept
+    }
+}
+
+impl SanPartitions {
+    /// Whether a node of the SAN is a member of `key` (a full member, with
+    /// `full`).
+    pub fn has_member(&self, key: u16, full: bool) -> bool {
+        let slot = self.slot_of_key[(key & rrp::partition_mark::KEY) as usize];
+        if slot == NO_SLOT {
+            return false;
+        }
+        self.sets[1..].iter().any(|m| {
+            let bits = if full { m.full } else { m.member };
+            bits >> slot & 1 == 1
+        })
     }
 }
 
@@ -513,6 +563,39 @@ mod tests {
                 .is_some_and(|s| s.nodes() == 4 && s.keys().len() == 2)
         );
         assert_eq!(guard().on(), 0b011);
+    }
+
+    #[test]
+    fn group_branches_go_only_where_a_member_may_receive() {
+        let g = guard();
+        let all = 0b111;
+        let full = PartitionMark::new(TENANT, true);
+        let limited = PartitionMark::new(TENANT, false);
+        assert_eq!(g.branches(all, full), 0b011, "the open port pruned");
+        assert_eq!(g.branches(all, limited), 0b011, "full members on both");
+        assert_eq!(g.branches(all, PartitionMark::UNMARKED), 0b111);
+        assert_eq!(g.branches(all, PartitionMark::new(0x0030, true)), 0);
+        // SAN D: only a limited member of the tenant's partition.
+        let d = SanPartitions::new([(Address(0x200), vec![(TENANT, false)])]).unwrap();
+        assert!(d.has_member(TENANT, false) && !d.has_member(TENANT, true));
+        let g = PartitionGuard::new([Some(d)]);
+        assert_eq!(g.branches(0b1, full), 0b1);
+        assert_eq!(g.branches(0b1, limited), 0, "two limited");
+    }
+
+    #[test]
+    fn a_group_source_is_checked_as_any_source() {
+        let g = guard();
+        let full = PartitionMark::new(TENANT, true);
+        assert!(g.source_admits(PortId(0), 0x100, full, &DIRECT));
+        assert!(!g.source_admits(PortId(0), 0x102, full, &DIRECT));
+        let spoofed = At {
+            source: false,
+            ..DIRECT
+        };
+        assert!(!g.source_admits(PortId(0), 0x100, full, &spoofed));
+        assert!(!g.source_admits(PortId(2), 0x200, full, &DIRECT), "open");
+        assert!(g.source_admits(PortId(2), 0x200, PartitionMark::UNMARKED, &DIRECT));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! and data flow"): punted packets for this box, each [`PuntClass`] with its
 //! own rate limit and its own slots (routing traffic served first, so that
 //! a flood of one class costs that class only; docs/dataplane.md "Punt
-//! classes"), notices for the control plane (no route, MTU, redirect),
+//! classes"), notices for the control plane (no route, MTU, redirect, partition),
 //! and packets the control plane injects. Every ring is bounded and
 //! lock-free; the worker rate-limits before it enqueues, and when a ring is
 //! full it drops and counts. The worker never blocks.

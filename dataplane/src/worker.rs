@@ -166,6 +166,11 @@ impl<P: Port> Worker<P> {
         (self.engine.mcast_counters(), self.engine.mcast_unslotted())
     }
 
+    /// The worker's counts of the packets the partitions refused.
+    pub fn partition_drops(&self) -> &crate::partition_drops::PartitionDrops {
+        self.engine.partition_drops()
+    }
+
     /// Injections dropped because they named a port this box does not have.
     pub fn inject_bad_port(&self) -> u64 {
         self.engine.inject_bad_port()
@@ -320,6 +325,9 @@ impl<P: Port> Worker<P> {
         if self.engine.take_mcast_changed() || all {
             self.stats
                 .publish_mcast(self.engine.mcast_counters(), self.engine.mcast_unslotted());
+        }
+        if self.engine.partition_drops_mut().take_changed() || all {
+            self.stats.publish_partitions(self.engine.partition_drops());
         }
         let ports = self.engine.counters();
         self.perf.received = ports.iter().map(|c| c.received).sum();

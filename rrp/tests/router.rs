@@ -426,6 +426,81 @@ fn error_messages_follow_their_manners() {
     assert_eq!(r.stats().err_general_sent, 1);
 }
 
+/// A packet the partitions refused: ERR GENERAL back to its source with
+/// the packet's first bytes (docs/spec-notes.md 77), at most the error
+/// rate a source however many it sends, none for an ERR or an unknown SA.
+#[test]
+fn a_partition_refusal_tells_the_source_within_the_error_rates() {
+    let mut r = router(1500);
+    drain(&mut r);
+    let refused = |src: u16, pt: PacketType| {
+        let bytes = PacketRepr {
+            l2rhs: vec![],
+            header: HeaderRepr {
+                dst: Address(0x0777),
+                src: Address(src),
+                packet_type: pt,
+                free: 0x8010,
+                ..Default::default()
+            },
+            data: vec![7; 16],
+            ei: 0,
+        }
+        .to_bytes()
+        .unwrap();
+        Notice::new(
+            NoticeKind::Partition,
+            PortId(0),
+            PortId(1),
+            nat(0x50),
+            &bytes,
+            0,
+        )
+    };
+    let n = refused(0x0501, PacketType(0x0100));
+    r.handle_notice(0, &n);
+    assert_eq!(r.stats().err_general_sent, 1);
+    let out = drain(&mut r);
+    let Output::Send {
+        port,
+        native,
+        packet,
+    } = &out[0]
+    else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        (*port, *native),
+        (PortId(0), nat(0x50)),
+        "back where it came from"
+    );
+    let (p, m) = Message::parse_packet(packet).unwrap();
+    assert_eq!(p.header.dst, Address(0x0501));
+    assert_eq!(
+        m,
+        Message::General {
+            enclosed: n.bytes().to_vec()
+        }
+    );
+    // A flood from one source: the per-source rate a second.
+    for _ in 0..1000 {
+        r.handle_notice(0, &refused(0x0502, PacketType(0x0100)));
+    }
+    let sent = r.stats().err_general_sent - 1;
+    assert_eq!(sent, 10, "10 a second per source");
+    assert_eq!(r.stats().errors_suppressed_rate, 990);
+    assert_eq!(drain(&mut r).len() as u64, sent);
+    // The next second, again at most the rate.
+    for _ in 0..1000 {
+        r.handle_notice(1000, &refused(0x0502, PacketType(0x0100)));
+    }
+    assert_eq!(r.stats().err_general_sent, 21);
+    // Never about an ERR, never to no source.
+    r.handle_notice(2000, &refused(0x0503, PacketType::ERR));
+    r.handle_notice(2000, &refused(0x0000, PacketType(0x0100)));
+    assert_eq!(r.stats().err_general_sent, 21);
+}
+
 #[test]
 fn configuration_errors_name_the_field() {
     let mut cfg = router(1500).config().clone();

@@ -44,7 +44,8 @@ pub use area::{PUBLISH_INTERVAL, StatsReader, StatsWriter};
 pub use header::{AreaHeader, GENERATION_SLOT, HEADER_SLOTS, PUBLISHED_SLOT};
 pub use plane::PlaneStats;
 pub use prometheus::{
-    escape_help, escape_label_value, management_exposition, mcast_exposition, prometheus,
+    escape_help, escape_label_value, management_exposition, mcast_exposition, partition_exposition,
+    prometheus,
 };
 pub use snapshot::{Baseline, PortSnapshot, Snapshot, WorkerSnapshot};
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use rrp::PortStats;
-use rrp::counters::{CounterSet, GroupStats, Kind, WorkerStats};
+use rrp::counters::{CounterSet, GroupStats, Kind, PartitionStats, WorkerStats};
+use rrp::{PortId, PortStats};
 
 use super::Snapshot;
 
@@ -261,9 +261,48 @@ pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
     out
 }
 
+/// The partitions' family (docs/stats.md "Partitions"): per partition key
+/// and ingress port, the packets the partitions refused there
+/// (docs/partitions.md "At the routers"); `None` for the pairs the workers
+/// had no slot for (`key="other"`, shown only when not zero). Appended to
+/// [`prometheus`]; nothing before a first refusal.
+pub fn partition_exposition(rows: &[(Option<(u16, PortId)>, PartitionStats)]) -> String {
+    let mut out = String::new();
+    let rows: Vec<(Vec<(&str, String)>, &PartitionStats)> = rows
+        .iter()
+        .filter(|(tag, c)| tag.is_some() || c.dropped != 0)
+        .map(|(tag, c)| {
+            let labels = match tag {
+                Some((key, port)) => {
+                    vec![("key", format!("{key:#06x}")), ("port", port.to_string())]
+                }
+                None => vec![("key", "other".to_string()), ("port", "other".to_string())],
+            };
+            (labels, c)
+        })
+        .collect();
+    if !rows.is_empty() {
+        families(&mut out, &rows);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partitions_by_key_and_port() {
+        let c = |n| PartitionStats { dropped: n };
+        assert_eq!(partition_exposition(&[(None, c(0))]), "");
+        let text = partition_exposition(&[(Some((0x10, PortId(2))), c(3)), (None, c(1))]);
+        assert!(text.contains("# TYPE mwrouter_partition_dropped_packets_total counter"));
+        assert!(
+            text.contains("mwrouter_partition_dropped_packets_total{key=\"0x0010\",port=\"2\"} 3"),
+            "{text}"
+        );
+        assert!(text.contains("{key=\"other\",port=\"other\"} 1"), "{text}");
+    }
 
     #[test]
     fn escapes() {

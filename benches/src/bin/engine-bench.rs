@@ -9,6 +9,8 @@
 //!
 //! Variants, interleaved round by round (the order reversed every other
 //! round): L3 and L2 at 64 and 1500 bytes and the baseline at each size;
+//! L3 at 64 bytes with partitions on (`l3p_64`: every port's SAN with
+//! tables, the packets in their partition, `scenario::partitions_fib`);
 //! multicast at 64 and 1500 bytes (group packets into port 0 of a 5-port
 //! box, 4 copies each, `benches::mcast`) through in-memory ports (the copy
 //! path) and, with `--dpdk` (built with `--features dpdk`), through DPDK
@@ -24,8 +26,8 @@ use std::process::exit;
 use benches::mcast::{self, FANOUT, McastRig};
 use benches::scaling::{Scaling, Workers};
 use benches::scenario::{
-    BaselineStep, DEFAULT_PER_PORT, DESTINATIONS, EngineStep, Kind, PORTS, Rig, RunStats, SEED,
-    SIZES, check_clean, destinations, full_fib,
+    BaselineStep, DEFAULT_PER_PORT, DESTINATIONS, EngineStep, Kind, PARTITION_SRC, PORTS, Rig,
+    RunStats, SEED, SIZES, check_clean, destinations, full_fib, partitions_fib,
 };
 use benches::{Rng, median, sysinfo};
 use serde_json::{Map, Value, json};
@@ -338,6 +340,28 @@ fn main() {
         }
     }
 
+    // Partitions on (every port's SAN with tables, packets in their
+    // partition), after the others so that their packets stay the same.
+    if args.only.is_empty() || args.only.iter().any(|k| k == "l3p_64") {
+        rigs.push(Rig::from(
+            Kind::L3,
+            64,
+            args.per_port,
+            &dests,
+            &mut rng,
+            Some(PARTITION_SRC),
+        ));
+        engine_steps.extend(EngineStep::many(partitions_fib(&dests).0, 1));
+        variants.push(Variant {
+            key: "l3p_64".into(),
+            label: "L3 64 B, partitions on".into(),
+            rig: rigs.len() - 1,
+            step: StepRef::Engine(engine_steps.len() - 1),
+            size: 64,
+            runs: Vec::new(),
+            counted: 0,
+        });
+    }
     for round in 0..args.runs {
         let order: Vec<usize> = if round % 2 == 0 {
             (0..variants.len()).collect()

@@ -238,6 +238,11 @@ impl Backend for DaemonBackend {
         if let Ok(m) = self.mcast() {
             text.push_str(&admin::stats::mcast_exposition(&m));
         }
+        let refused: Vec<_> = dataplane::counters::sum_partitions(self.counters.blocks())
+            .into_iter()
+            .map(|(tag, c)| (tag.map(|t| (t.key, t.port)), c))
+            .collect();
+        text.push_str(&admin::stats::partition_exposition(&refused));
         text
     }
 

@@ -14,6 +14,7 @@
 //!
 //! The sets: the ports' [`PortStats`] (here: the forwarding path and the
 //! control plane both count into it), the multicast groups' [`GroupStats`],
+//! the partitions' [`PartitionStats`],
 //! the RRP engine's [`RouterStats`](crate::router::RouterStats), the daemon's
 //! control thread's `admin::stats::PlaneStats`, the dataplane workers'
 //! [`WorkerStats`]. docs/stats.md lists them.
@@ -23,6 +24,7 @@ mod group;
 #[cfg(feature = "serde")]
 pub mod json;
 mod link;
+mod partition;
 mod port;
 mod shared;
 mod worker;
@@ -30,6 +32,7 @@ mod worker;
 pub use bytemuck;
 pub use group::GroupStats;
 pub use link::LinkStats;
+pub use partition::PartitionStats;
 pub use port::PortStats;
 pub use shared::SharedCounters;
 pub use worker::WorkerStats;

@@ -25,7 +25,7 @@ crate::counter_set! {
         pub injected: u64 => counter "injected_packets",
         /// Injections the port could not send (no buffer, encapsulation, queue full).
         pub inject_failed: u64 => counter "inject_failed_packets",
-        /// Notices (no route, MTU, redirect) queued for the control plane.
+        /// Notices (no route, MTU, redirect, partition) queued for the control plane.
         pub notices: u64 => counter "notices",
         /// Notices not queued (ring full or rate limit).
         pub notices_dropped: u64 => counter "notices_dropped",

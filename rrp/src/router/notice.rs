@@ -2,7 +2,8 @@
 //! it could not forward as asked (docs/architecture.md "Threads and data
 //! flow"). The engine answers them under the error manners of
 //! docs/rrp.md: ERR UNK for no route, RRP#3 for a packet sent back onto its
-//! own SAN, ERR GENERAL for a packet too large for the egress SAN.
+//! own SAN, ERR GENERAL for a packet too large for the egress SAN or one
+//! the partitions refused.
 //!
 //! A notice is a small `Copy` value that carries the packet's first
 //! [`NOTICE_BYTES`] bytes, not the packet: it travels from a worker to the
@@ -29,6 +30,10 @@ pub enum NoticeKind {
     /// itself): the two disagree about the RTs, and the engine asks that
     /// router for its RTs again (docs/multicast.md "Repair").
     McastConflict,
+    /// Refused by the partitions at a boundary between SANs
+    /// (docs/partitions.md "At the routers"): the engine may answer the
+    /// source with ERR GENERAL (docs/spec-notes.md 77).
+    Partition,
 }
 
 /// A notice: the first bytes of a packet and what happened to it.
@@ -38,7 +43,7 @@ pub struct Notice {
     pub kind: NoticeKind,
     /// The ingress port.
     pub in_port: PortId,
-    /// The egress port (Mtu, Redirect), or the ingress port.
+    /// The egress port (Mtu, Redirect, Partition), or the ingress port.
     pub out_port: PortId,
     /// The packet's native source on the ingress SAN.
     pub native_src: NativeAddr,

@@ -1,6 +1,7 @@
 //! Dataplane notices answered under the error manners of
-//! docs/architecture.md "Route tables and RRP": ERR UNK, RRP#3, ERR GENERAL,
-//! rate-limited per source and in all (`rrp::rate::RateLimiter`).
+//! docs/architecture.md "Route tables and RRP": ERR UNK, RRP#3, ERR GENERAL
+//! (a packet too large, or one the partitions refused: docs/spec-notes.md
+//! 76), rate-limited per source and in all (`rrp::rate::RateLimiter`).
 
 use crate::kind::PacketType;
 use crate::router::notice::{Notice, NoticeKind};
@@ -49,7 +50,9 @@ impl Router {
                     _ => return,
                 }
             }
-            NoticeKind::Mtu => {
+            NoticeKind::Mtu | NoticeKind::Partition => {
+                // The packet's first bytes, enclosed as far as the SAN the
+                // ERR goes back on carries them.
                 let mtu = self.cfg.hrs[port].mtu as usize;
                 let room = if mtu == 0 {
                     usize::MAX
@@ -69,7 +72,7 @@ impl Router {
         match n.kind {
             NoticeKind::NoRoute => self.stats.err_unk_sent += 1,
             NoticeKind::Redirect => self.stats.redirects_sent += 1,
-            NoticeKind::Mtu => self.stats.err_general_sent += 1,
+            NoticeKind::Mtu | NoticeKind::Partition => self.stats.err_general_sent += 1,
             NoticeKind::McastConflict => {}
         }
         self.send_reply(port, &n.native_src, src, port, &msg);
