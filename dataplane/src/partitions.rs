@@ -309,8 +309,11 @@ impl PartitionGuard {
         c: &C,
     ) -> bool {
         match self.san(in_port) {
+            // A node of the SAN, from its own native address, or brought
+            // back onto the SAN by one of its routers (which made this check
+            // where the node sent it: a redirect's way).
             Some(s) if s.knows(sa) => {
-                c.came_from_source()
+                (c.came_from_source() || c.came_from_router())
                     && s.membership(sa, mark.key())
                         .is_some_and(|full| full || !mark.full())
             }
@@ -478,6 +481,16 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(refusal.at, RefusedAt::Source);
+        // Brought back onto its SAN by another router of it (a redirect's
+        // way): that router checked the source; the membership still holds.
+        let redirected = At {
+            source: false,
+            came_from_router: true,
+            goes_to_router: false,
+        };
+        let full = PartitionMark::new(TENANT, true);
+        assert!(admits(&g, 0x100, 0x104, full, &redirected));
+        assert!(!admits(&g, 0x101, 0x104, full, &redirected), "claims full");
     }
 
     #[test]
