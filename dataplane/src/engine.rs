@@ -425,7 +425,12 @@ impl Engine {
         buf: &mut B,
     ) -> Decision<'f> {
         let err = buf.rx_error();
-        match self.verdict(fib.port(in_port), in_port, err, buf) {
+        let v = if fib.partitions().on() != 0 {
+            self.verdict::<B, true>(fib.port(in_port), in_port, err, buf)
+        } else {
+            self.verdict::<B, false>(fib.port(in_port), in_port, err, buf)
+        };
+        match v {
             Verdict::Route { nh, redirect } => Decision::Forward {
                 port: nh.port,
                 native: NextNative::Route(&nh.native),
@@ -469,7 +474,7 @@ impl Engine {
     /// framing is read by [`locate_fast`], the one walk over L2RHs and EEP
     /// header that every layer shares.
     #[inline(always)]
-    fn verdict<'f, B: PacketBuf>(
+    fn verdict<'f, B: PacketBuf, const PARTS: bool>(
         &self,
         fib: PortFib<'f>,
         in_port: PortId,
@@ -524,29 +529,10 @@ impl Engine {
             }
             // The partitions (docs/partitions.md "At the routers"): none on
             // a box whose SANs have none (the Free field is then the
-            // applications', docs/spec-notes.md 77); else one test between
-            // open ports in the default partition.
-            let guard = fib.partitions();
-            if guard.on() != 0
-                && guard
-                    .admits(
-                        in_port,
-                        nh.port,
-                        h.src().0,
-                        dst,
-                        PartitionMark::from_free(h.free()),
-                        &At {
-                            fib,
-                            in_port,
-                            sa: h.src().0,
-                            buf: &*buf,
-                            out_port: nh.port,
-                            next: Next::Native(&nh.native),
-                        },
-                    )
-                    .is_err()
-                && !is_control(buf, 0)
-            {
+            // applications', docs/spec-notes.md 77): that box runs the
+            // instance without `PARTS`, chosen once per burst; the check
+            // itself is out of line.
+            if PARTS && l3_refused(fib, in_port, nh, &*buf) {
                 return partition_refused(buf, end, nh.port, 0);
             }
             if nh.mtu != 0 && end > nh.mtu as usize {
@@ -592,8 +578,16 @@ impl Engine {
         }
         // The partitions, as on L3; the destination is further on when
         // more L2RHs follow.
-        let guard = fib.partitions();
-        if guard.on() != 0 && l2_refused(fib, in_port, eport, &lay, &*buf) {
+        if PARTS
+            && l2_refused(
+                fib,
+                in_port,
+                eport,
+                lay.header_offset,
+                lay.l2rh_count > 1,
+                &*buf,
+            )
+        {
             return partition_refused(buf, end, eport, lay.header_offset as u16);
         }
         // The MTU the control plane publishes (changed at run time by
@@ -725,9 +719,28 @@ impl Engine {
         let armed = self.trace.armed();
         if armed.on() {
             self.traced_burst(armed, fib, now_ns, in_port, rx, ports, stage);
+        } else if fib.partitions().on() != 0 {
+            self.partitioned_burst(fib, now_ns, in_port, rx, ports, stage);
         } else {
-            self.burst::<P, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
+            self.burst::<P, false, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
         }
+    }
+
+    /// A burst on a box with partitions (docs/partitions.md "At the
+    /// routers"): the loop's instance with the checks; a box without them
+    /// runs the one without, whose code has none.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn partitioned_burst<P: Port>(
+        &mut self,
+        fib: &FibSet,
+        now_ns: u64,
+        in_port: PortId,
+        rx: &mut Burst<P::Buf>,
+        ports: &mut [P],
+        stage: &mut [Burst<P::Buf>],
+    ) {
+        self.burst::<P, false, true>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
     }
 
     /// A burst while a trace is armed: traced if the trace takes packets of
@@ -745,20 +758,31 @@ impl Engine {
         ports: &mut [P],
         stage: &mut [Burst<P::Buf>],
     ) {
-        if armed.admits_port(in_port) {
-            self.burst::<P, true>(armed, fib, now_ns, in_port, rx, ports, stage);
-        } else {
-            self.burst::<P, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage);
+        let parts = fib.partitions().on() != 0;
+        match (armed.admits_port(in_port), parts) {
+            (true, true) => {
+                self.burst::<P, true, true>(armed, fib, now_ns, in_port, rx, ports, stage)
+            }
+            (true, false) => {
+                self.burst::<P, true, false>(armed, fib, now_ns, in_port, rx, ports, stage)
+            }
+            (false, true) => {
+                self.burst::<P, false, true>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage)
+            }
+            (false, false) => {
+                self.burst::<P, false, false>(Armed::OFF, fib, now_ns, in_port, rx, ports, stage)
+            }
         }
     }
 
     /// The burst loop of [`Engine::process_burst`]; with `TRACE`, each
     /// packet that the trace `armed` takes gets a record
     /// ([`crate::trace`]), built on the cold path. Without `TRACE` the hooks
-    /// are compiled out.
+    /// are compiled out; without `PARTS` (a box none of whose SANs has
+    /// partitions) so are the partitions' checks.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn burst<P: Port, const TRACE: bool>(
+    fn burst<P: Port, const TRACE: bool, const PARTS: bool>(
         &mut self,
         armed: Armed,
         fib: &FibSet,
@@ -804,82 +828,83 @@ impl Engine {
             } else {
                 None
             };
-            let (port, native, l2, redirect) = match self.verdict(pfib, in_port, err, &mut buf) {
-                Verdict::Route { nh, redirect } => {
-                    if redirect {
-                        let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
-                        self.notify(c, now_ns, n);
+            let (port, native, l2, redirect) =
+                match self.verdict::<P::Buf, PARTS>(pfib, in_port, err, &mut buf) {
+                    Verdict::Route { nh, redirect } => {
+                        if redirect {
+                            let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
+                            self.notify(c, now_ns, n);
+                        }
+                        (nh.port, Hop::Route(&nh.native), false, redirect)
                     }
-                    (nh.port, Hop::Route(&nh.native), false, redirect)
-                }
-                Verdict::Source { port, native } => (port, Hop::Source(native), true, false),
-                Verdict::Mcast {
-                    ports: mask,
-                    too_big,
-                    notice,
-                    slot,
-                } => {
-                    if let Some(dn) = notice {
-                        let n = drop_notice(in_port, dn, &buf);
-                        self.notify(c, now_ns, n);
-                    }
-                    if TRACE && let Some(r) = rec {
-                        self.trace.record(r.replicated(mask, buf.data()));
-                    }
-                    let out = McastOut {
-                        mask,
+                    Verdict::Source { port, native } => (port, Hop::Source(native), true, false),
+                    Verdict::Mcast {
+                        ports: mask,
                         too_big,
+                        notice,
                         slot,
-                        tx_cap,
-                    };
-                    self.replicate(c, now_ns, ip, buf, out, ports, stage, &mut replicas);
-                    continue;
-                }
-                Verdict::Punt {
-                    class,
-                    hr_port,
-                    layout,
-                } => {
-                    let outcome = self.punt(
-                        c,
-                        fib.buddies(),
-                        now_ns,
-                        in_port,
+                    } => {
+                        if let Some(dn) = notice {
+                            let n = drop_notice(in_port, dn, &buf);
+                            self.notify(c, now_ns, n);
+                        }
+                        if TRACE && let Some(r) = rec {
+                            self.trace.record(r.replicated(mask, buf.data()));
+                        }
+                        let out = McastOut {
+                            mask,
+                            too_big,
+                            slot,
+                            tx_cap,
+                        };
+                        self.replicate(c, now_ns, ip, buf, out, ports, stage, &mut replicas);
+                        continue;
+                    }
+                    Verdict::Punt {
                         class,
                         hr_port,
                         layout,
-                        &buf,
-                    );
-                    if TRACE && let Some(r) = rec {
-                        self.trace.record(r.punted(hr_port, outcome));
+                    } => {
+                        let outcome = self.punt(
+                            c,
+                            fib.buddies(),
+                            now_ns,
+                            in_port,
+                            class,
+                            hr_port,
+                            layout,
+                            &buf,
+                        );
+                        if TRACE && let Some(r) = rec {
+                            self.trace.record(r.punted(hr_port, outcome));
+                        }
+                        ports[ip].recycle(buf);
+                        continue;
                     }
-                    ports[ip].recycle(buf);
-                    continue;
-                }
-                Verdict::Drop { reason, notice } => {
-                    c.dropped[reason] += 1;
-                    if reason == DropReason::Partition
-                        && let Some(dn) = notice
-                    {
-                        self.count_partition(in_port, buf.data(), dn.header_offset as usize);
+                    Verdict::Drop { reason, notice } => {
+                        c.dropped[reason] += 1;
+                        if reason == DropReason::Partition
+                            && let Some(dn) = notice
+                        {
+                            self.count_partition(in_port, buf.data(), dn.header_offset as usize);
+                        }
+                        if drops {
+                            self.capture(now_ns, in_port, Some(reason), buf.data());
+                        }
+                        if TRACE && let Some(r) = rec {
+                            let egress = notice
+                                .filter(|_| reason == DropReason::Mtu)
+                                .map(|dn| dn.egress);
+                            self.trace.record(r.dropped(reason, egress));
+                        }
+                        if let Some(dn) = notice {
+                            let n = drop_notice(in_port, dn, &buf);
+                            self.notify(c, now_ns, n);
+                        }
+                        ports[ip].recycle(buf);
+                        continue;
                     }
-                    if drops {
-                        self.capture(now_ns, in_port, Some(reason), buf.data());
-                    }
-                    if TRACE && let Some(r) = rec {
-                        let egress = notice
-                            .filter(|_| reason == DropReason::Mtu)
-                            .map(|dn| dn.egress);
-                        self.trace.record(r.dropped(reason, egress));
-                    }
-                    if let Some(dn) = notice {
-                        let n = drop_notice(in_port, dn, &buf);
-                        self.notify(c, now_ns, n);
-                    }
-                    ports[ip].recycle(buf);
-                    continue;
-                }
-            };
+                };
             // Traced: forwarded, as it leaves (EI shifted), before the
             // native header goes on.
             let rec = if TRACE {
@@ -1271,19 +1296,50 @@ impl<B: PacketBuf> Crossing for At<'_, '_, B> {
     }
 }
 
-/// Whether the partitions refuse a source-routed packet (`lay` its
-/// layout, the first L2RH still in front) that leaves on `eport`: the
-/// destination is further on when more L2RHs follow. Control traffic is
-/// never refused. Out of line: only a box with partitions asks.
+/// Whether the partitions refuse an L3 packet that leaves through next
+/// hop `nh`. Control traffic is never refused. Out of line and cold: only
+/// a box with partitions asks, and the forwarding loop keeps its registers.
+#[cold]
+#[inline(never)]
+fn l3_refused<B: PacketBuf>(fib: PortFib<'_>, in_port: PortId, nh: &NextHop, buf: &B) -> bool {
+    let h = Header::new_unchecked(buf.data());
+    let (sa, da) = (h.src().0, h.dst().0);
+    let crossing = At {
+        fib,
+        in_port,
+        sa,
+        buf,
+        out_port: nh.port,
+        next: Next::Native(&nh.native),
+    };
+    fib.partitions()
+        .admits(
+            in_port,
+            nh.port,
+            sa,
+            da,
+            PartitionMark::from_free(h.free()),
+            &crossing,
+        )
+        .is_err()
+        && !is_control(buf, 0)
+}
+
+/// Whether the partitions refuse a source-routed packet (its EEP header
+/// at `header_offset`, the first L2RH still in front) that leaves on
+/// `eport`: the destination is further on when `more_l2rhs` follow. Control traffic is
+/// never refused. Out of line and cold: only a box with partitions asks.
+#[cold]
 #[inline(never)]
 fn l2_refused<B: PacketBuf>(
     fib: PortFib<'_>,
     in_port: PortId,
     eport: PortId,
-    lay: &Layout,
+    header_offset: usize,
+    more_l2rhs: bool,
     buf: &B,
 ) -> bool {
-    let h = Header::new_unchecked(&buf.data()[lay.header_offset..]);
+    let h = Header::new_unchecked(&buf.data()[header_offset..]);
     let (sa, da) = (h.src().0, h.dst().0);
     let crossing = At {
         fib,
@@ -1291,7 +1347,7 @@ fn l2_refused<B: PacketBuf>(
         sa,
         buf,
         out_port: eport,
-        next: Next::Routed(lay.l2rh_count > 1),
+        next: Next::Routed(more_l2rhs),
     };
     fib.partitions()
         .admits(
@@ -1303,7 +1359,7 @@ fn l2_refused<B: PacketBuf>(
             &crossing,
         )
         .is_err()
-        && !is_control(buf, lay.header_offset)
+        && !is_control(buf, header_offset)
 }
 
 /// Whether the packet whose EEP header starts at `at` is control traffic
