@@ -116,30 +116,13 @@ impl Manager {
             return;
         };
         let before = self.tables.get(&address).map(|(_, t)| t.len());
-        let blocks: u32 = if table.len() > ENTRIES || before.is_none_or(|n| n > ENTRIES) {
-            2
-        } else {
-            1
-        };
-        let mut sent = 0u8;
-        for block in 0..blocks {
-            let Some(b) = PartitionTable::block_of(&table, block) else {
-                continue;
-            };
-            let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
-            if b.emit(&mut data).is_err() {
-                continue;
-            }
-            self.send(
-                address,
-                Method::SET,
-                PartitionTable::ID,
-                block,
-                data,
-                Purpose::TableSet { member: address },
-            );
-            sent += 1;
-        }
+        let sent = self.set_table_blocks(
+            address,
+            &table,
+            before,
+            |block| block,
+            Purpose::TableSet { member: address },
+        );
         if sent > 0 {
             self.table_sets.insert(
                 address,
@@ -150,6 +133,46 @@ impl Manager {
                 },
             );
         }
+    }
+
+    /// Sends the Sets of PartitionTable that give `table` to node `to`
+    /// (the modifier of each block from `modifier`): block 0, and block 1
+    /// when the table, or the one `to` had (`before` entries; none: it had
+    /// none from this manager), is longer than a block. Returns how many
+    /// were sent.
+    pub(super) fn set_table_blocks(
+        &mut self,
+        to: Address,
+        table: &[(PartitionKey, Membership)],
+        before: Option<usize>,
+        modifier: impl Fn(u32) -> u32,
+        purpose: Purpose,
+    ) -> u8 {
+        let blocks: u32 = if table.len() > ENTRIES || before.is_none_or(|n| n > ENTRIES) {
+            2
+        } else {
+            1
+        };
+        let mut sent = 0u8;
+        for block in 0..blocks {
+            let Some(b) = PartitionTable::block_of(table, block) else {
+                continue;
+            };
+            let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
+            if b.emit(&mut data).is_err() {
+                continue;
+            }
+            self.send(
+                to,
+                Method::SET,
+                PartitionTable::ID,
+                modifier(block),
+                data,
+                purpose,
+            );
+            sent += 1;
+        }
+        sent
     }
 
     /// The answer to a PartitionTable Set: when every block is answered,

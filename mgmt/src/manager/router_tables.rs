@@ -14,11 +14,10 @@ use std::collections::BTreeMap;
 
 use rrp::Address;
 
-use crate::attr::partition_table::ENTRIES;
 use crate::attr::{NodeInfo, PartitionTable};
 use crate::client::{Answer, Failure};
 use crate::partition::{Membership, PartitionKey};
-use crate::wire::{Method, MgmtClass, Status};
+use crate::wire::Status;
 
 use super::partitions::{Table, TableSet};
 use super::{Manager, Purpose, SmState};
@@ -144,30 +143,13 @@ impl Manager {
             }
         }
         for (member, table, before) in due {
-            let blocks: u32 = if table.len() > ENTRIES || before > ENTRIES {
-                2
-            } else {
-                1
-            };
-            let mut sent = 0u8;
-            for block in 0..blocks {
-                let Some(b) = PartitionTable::block_of(&table, block) else {
-                    continue;
-                };
-                let mut data = vec![0u8; MgmtClass::SUBN.attribute_len()];
-                if b.emit(&mut data).is_err() {
-                    continue;
-                }
-                self.send(
-                    router,
-                    Method::SET,
-                    PartitionTable::ID,
-                    PartitionTable::modifier(member, block),
-                    data,
-                    Purpose::MemberTableSet { router, member },
-                );
-                sent += 1;
-            }
+            let sent = self.set_table_blocks(
+                router,
+                &table,
+                Some(before),
+                |block| PartitionTable::modifier(member, block),
+                Purpose::MemberTableSet { router, member },
+            );
             if sent > 0
                 && let Some(r) = self.router_tables.get_mut(&router)
             {
@@ -227,6 +209,7 @@ mod tests {
     use crate::manager::{ManagerConfig, ManagerOutput, Member};
     use crate::partition::{PartitionKey, parse};
     use crate::wire::MadRepr;
+    use crate::wire::{Method, MgmtClass};
 
     fn member(a: u16, node_type: u8) -> Member {
         Member {
