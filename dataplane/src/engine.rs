@@ -36,7 +36,7 @@ use crate::capture::{CaptureTap, CaptureWhat};
 use crate::fib::{FibSet, NH_LOCAL, NH_NONE, NextHop, PortFib};
 use crate::mcast::{MCAST_SLOTS, McastVerdict};
 use crate::partition_drops::PartitionDrops;
-use crate::partitions::Crossing;
+use crate::partitions::{Crossing, Ingress};
 use crate::punt::{PuntClass, PuntMeta, WorkerChannels};
 use crate::trace::{Armed, TraceRecord, TraceTap};
 use rrp::counters::GroupStats;
@@ -426,9 +426,11 @@ impl Engine {
     ) -> Decision<'f> {
         let err = buf.rx_error();
         let v = if fib.partitions().on() != 0 {
-            self.verdict::<B, true>(fib.port(in_port), in_port, err, buf)
+            let pfib = fib.port(in_port);
+            self.verdict::<B, true>(pfib, &PartsIn::of(pfib, in_port), in_port, err, buf)
         } else {
-            self.verdict::<B, false>(fib.port(in_port), in_port, err, buf)
+            let pfib = fib.port(in_port);
+            self.verdict::<B, false>(pfib, &PartsIn::of(pfib, in_port), in_port, err, buf)
         };
         match v {
             Verdict::Route { nh, redirect } => Decision::Forward {
@@ -477,6 +479,7 @@ impl Engine {
     fn verdict<'f, B: PacketBuf, const PARTS: bool>(
         &self,
         fib: PortFib<'f>,
+        parts: &PartsIn<'f>,
         in_port: PortId,
         err: bool,
         buf: &mut B,
@@ -532,7 +535,7 @@ impl Engine {
             // applications', docs/spec-notes.md 77): that box runs the
             // instance without `PARTS`, chosen once per burst; the check
             // itself is out of line.
-            if PARTS && l3_refused(fib, in_port, nh, &*buf) {
+            if PARTS && l3_refused(&fib, parts, nh, d, &*buf) {
                 return partition_refused(buf, end, nh.port, 0);
             }
             if nh.mtu != 0 && end > nh.mtu as usize {
@@ -580,11 +583,12 @@ impl Engine {
         // more L2RHs follow.
         if PARTS
             && l2_refused(
-                fib,
-                in_port,
+                &fib,
+                parts,
                 eport,
                 lay.header_offset,
                 lay.l2rh_count > 1,
+                d,
                 &*buf,
             )
         {
@@ -808,6 +812,9 @@ impl Engine {
         let drops = cap == Some(CaptureWhat::Dropped);
         let tx_cap = self.transmit_capture();
         let pfib = fib.port(in_port);
+        // The partitions' view of the ingress port (used by the instance
+        // with `PARTS` only).
+        let parts = PartsIn::of(pfib, in_port);
         let ip = in_port.index();
         // The port's counters, out of `self` for the burst (a move of the
         // vector, not a copy of the counters): the loop counts into them
@@ -829,7 +836,7 @@ impl Engine {
                 None
             };
             let (port, native, l2, redirect) =
-                match self.verdict::<P::Buf, PARTS>(pfib, in_port, err, &mut buf) {
+                match self.verdict::<P::Buf, PARTS>(pfib, &parts, in_port, err, &mut buf) {
                     Verdict::Route { nh, redirect } => {
                         if redirect {
                             let n = redirect_notice(in_port, nh.port, &nh.native, &buf);
@@ -1245,6 +1252,25 @@ impl Engine {
     }
 }
 
+/// The partitions as the packets of one ingress port meet them, taken
+/// once per burst: the guard's view of the port and the routers of its
+/// SAN (the HR's buddies), which a packet brought by a router comes from.
+#[derive(Clone, Copy)]
+struct PartsIn<'f> {
+    guard: Ingress<'f>,
+    routers: &'f [(Address, NativeAddr)],
+}
+
+impl<'f> PartsIn<'f> {
+    #[inline(always)]
+    fn of(fib: PortFib<'f>, in_port: PortId) -> PartsIn<'f> {
+        PartsIn {
+            guard: fib.partitions().ingress(in_port),
+            routers: fib.buddies().of(in_port),
+        }
+    }
+}
+
 /// Where a packet's next hop lies, as the partitions ask it.
 #[derive(Clone, Copy)]
 enum Next<'f> {
@@ -1259,7 +1285,9 @@ enum Next<'f> {
 /// only when asked: from the ingress FIB, the buddies and the packet's
 /// native source.
 struct At<'a, 'f, B> {
-    fib: PortFib<'f>,
+    fib: &'a PortFib<'f>,
+    /// The ingress HR's routers, taken once per burst.
+    routers: &'a [(Address, NativeAddr)],
     in_port: PortId,
     sa: u16,
     buf: &'a B,
@@ -1270,7 +1298,7 @@ struct At<'a, 'f, B> {
 impl<B: PacketBuf> Crossing for At<'_, '_, B> {
     /// The ingress FIB's route to SA goes back out of the ingress port to
     /// the very native address the packet came from.
-    #[inline(never)]
+    #[inline(always)]
     fn came_from_source(&self) -> bool {
         let idx = self.fib.lookup(self.sa);
         if idx < crate::fib::NH_FIRST {
@@ -1280,14 +1308,13 @@ impl<B: PacketBuf> Crossing for At<'_, '_, B> {
         nh.port == self.in_port && nh.native == self.buf.native_src()
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn came_from_router(&self) -> bool {
-        self.fib
-            .buddies()
-            .is_router(self.in_port, &self.buf.native_src())
+        let from = self.buf.native_src();
+        self.routers.iter().any(|(_, n)| *n == from)
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn goes_to_router(&self) -> bool {
         match self.next {
             Next::Native(n) => self.fib.buddies().is_router(self.out_port, n),
@@ -1297,30 +1324,32 @@ impl<B: PacketBuf> Crossing for At<'_, '_, B> {
 }
 
 /// Whether the partitions refuse an L3 packet that leaves through next
-/// hop `nh`. Control traffic is never refused. Out of line and cold: only
-/// a box with partitions asks, and the forwarding loop keeps its registers.
-#[cold]
-#[inline(never)]
-fn l3_refused<B: PacketBuf>(fib: PortFib<'_>, in_port: PortId, nh: &NextHop, buf: &B) -> bool {
-    let h = Header::new_unchecked(buf.data());
-    let (sa, da) = (h.src().0, h.dst().0);
+/// hop `nh`. Control traffic is never refused. Inline: only the loop's
+/// instance with partitions has it, which runs it for every packet
+/// (docs/performance.md "Partitions").
+#[inline(always)]
+fn l3_refused<B: PacketBuf>(
+    fib: &PortFib<'_>,
+    parts: &PartsIn<'_>,
+    nh: &NextHop,
+    d: &[u8],
+    buf: &B,
+) -> bool {
+    let Some((sa, da, mark)) = ends_and_mark(d, 0) else {
+        return true;
+    };
     let crossing = At {
         fib,
-        in_port,
+        routers: parts.routers,
+        in_port: parts.guard.port(),
         sa,
         buf,
         out_port: nh.port,
         next: Next::Native(&nh.native),
     };
-    fib.partitions()
-        .admits(
-            in_port,
-            nh.port,
-            sa,
-            da,
-            PartitionMark::from_free(h.free()),
-            &crossing,
-        )
+    parts
+        .guard
+        .admits(nh.port, sa, da, mark, &crossing)
         .is_err()
         && !is_control(buf, 0)
 }
@@ -1328,38 +1357,45 @@ fn l3_refused<B: PacketBuf>(fib: PortFib<'_>, in_port: PortId, nh: &NextHop, buf
 /// Whether the partitions refuse a source-routed packet (its EEP header
 /// at `header_offset`, the first L2RH still in front) that leaves on
 /// `eport`: the destination is further on when `more_l2rhs` follow. Control traffic is
-/// never refused. Out of line and cold: only a box with partitions asks.
-#[cold]
-#[inline(never)]
+/// never refused. Inline, as [`l3_refused`].
+#[inline(always)]
 fn l2_refused<B: PacketBuf>(
-    fib: PortFib<'_>,
-    in_port: PortId,
+    fib: &PortFib<'_>,
+    parts: &PartsIn<'_>,
     eport: PortId,
     header_offset: usize,
     more_l2rhs: bool,
+    d: &[u8],
     buf: &B,
 ) -> bool {
-    let h = Header::new_unchecked(&buf.data()[header_offset..]);
-    let (sa, da) = (h.src().0, h.dst().0);
+    let Some((sa, da, mark)) = ends_and_mark(d, header_offset) else {
+        return true;
+    };
     let crossing = At {
         fib,
-        in_port,
+        routers: parts.routers,
+        in_port: parts.guard.port(),
         sa,
         buf,
         out_port: eport,
         next: Next::Routed(more_l2rhs),
     };
-    fib.partitions()
-        .admits(
-            in_port,
-            eport,
-            sa,
-            da,
-            PartitionMark::from_free(h.free()),
-            &crossing,
-        )
-        .is_err()
-        && !is_control(buf, header_offset)
+    parts.guard.admits(eport, sa, da, mark, &crossing).is_err() && !is_control(buf, header_offset)
+}
+
+/// The SA, DA and partition mark of the EEP header at `at` in `d`, read
+/// with one bounds check (the framing was walked by [`locate_fast`], so it
+/// is always there).
+#[inline(always)]
+fn ends_and_mark(d: &[u8], at: usize) -> Option<(u16, u16, PartitionMark)> {
+    use rrp::wire::header::{HEADER_LEN, field};
+    let h: &[u8; HEADER_LEN] = d.get(at..)?.first_chunk()?;
+    let be16 = |r: core::ops::Range<usize>| u16::from_be_bytes([h[r.start], h[r.start + 1]]);
+    Some((
+        be16(field::SRC),
+        be16(field::DST),
+        PartitionMark::from_free(be16(field::FREE)),
+    ))
 }
 
 /// Whether the packet whose EEP header starts at `at` is control traffic
@@ -1417,7 +1453,8 @@ fn mcast_partitions<B: PacketBuf>(
     let guard = fib.partitions();
     let mark = PartitionMark::from_free(Header::new_unchecked(buf.data()).free());
     let crossing = At {
-        fib,
+        fib: &fib,
+        routers: fib.buddies().of(in_port),
         in_port,
         sa,
         buf,

@@ -240,15 +240,14 @@ impl PartitionGuard {
     }
 
     /// `port`'s SAN's partitions, unless the port is open.
+    #[inline(always)]
     pub fn san(&self, port: PortId) -> Option<&SanPartitions> {
         self.per_port.get(port).and_then(|s| s.as_deref())
     }
 
     /// Whether a packet from `sa` to `da` marked `mark`, received on
-    /// `in_port` and leaving on `out_port`, may cross the box: the source
-    /// check where it enters from its source's SAN, the destination check
-    /// where it leaves onto its destination's SAN; `c` answers the
-    /// questions about where it came from and goes.
+    /// `in_port` and leaving on `out_port`, may cross the box
+    /// ([`Ingress::admits`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn admits<C: Crossing>(
@@ -260,39 +259,136 @@ impl PartitionGuard {
         mark: PartitionMark,
         c: &C,
     ) -> Result<(), Refusal> {
-        if self.on & (bit(in_port) | bit(out_port)) == 0 && mark.is_default() {
-            return Ok(());
-        }
-        self.checked(in_port, out_port, sa, da, mark, c)
+        self.ingress(in_port).admits(out_port, sa, da, mark, c)
     }
 
-    #[inline(never)]
-    fn checked<C: Crossing>(
+    /// The guard as packets received on `port` meet it: taken once per
+    /// burst by the forwarding path, so that a packet looks up only its
+    /// egress port's SAN.
+    #[inline(always)]
+    pub fn ingress(&self, port: PortId) -> Ingress<'_> {
+        Ingress {
+            guard: self,
+            port,
+            tables: self.san(port),
+        }
+    }
+}
+
+/// The guard seen from one ingress port ([`PartitionGuard::ingress`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Ingress<'g> {
+    guard: &'g PartitionGuard,
+    port: PortId,
+    /// The ingress SAN's partitions, unless the port is open.
+    tables: Option<&'g SanPartitions>,
+}
+
+impl Ingress<'_> {
+    /// Whether a packet from `sa` to `da` marked `mark`, received on this
+    /// port and leaving on `out_port`, may cross the box: the source check
+    /// where it enters from its source's SAN, the destination check where
+    /// it leaves onto its destination's SAN; `c` answers the questions
+    /// about where it came from and goes, only when they are asked. A
+    /// packet of the default partition between two open ports takes no
+    /// table. Inline: the forwarding path's instance with partitions runs
+    /// it for every packet it forwards (docs/performance.md "Partitions").
+    #[inline(always)]
+    pub fn admits<C: Crossing>(
         &self,
-        in_port: PortId,
         out_port: PortId,
         sa: u16,
         da: u16,
         mark: PartitionMark,
         c: &C,
     ) -> Result<(), Refusal> {
+        let out = self.guard.san(out_port);
+        if self.tables.is_none() && out.is_none() && mark.is_default() {
+            return Ok(());
+        }
         let refuse = |at| Err(Refusal { at, mark });
-        let key = mark.key();
-        if !self.source_admits(in_port, sa, mark, c) {
+        if !source_admits(self.tables, sa, mark, c) {
             return refuse(RefusedAt::Source);
         }
         // The destination, where the packet leaves onto its SAN.
-        let destination_ok = match self.san(out_port) {
-            Some(s) if s.knows(da) => s
-                .membership(da, key)
-                .is_some_and(|full| full || mark.full()),
-            Some(_) => c.goes_to_router(),
+        let destination_ok = match out {
+            Some(s) => match s.membership_of_node(da, mark.key()) {
+                Known::Member(full) => full || mark.full(),
+                Known::NotMember => false,
+                Known::NotNode => c.goes_to_router(),
+            },
             None => mark.is_default() || c.goes_to_router(),
         };
         if !destination_ok {
             return refuse(RefusedAt::Destination);
         }
         Ok(())
+    }
+
+    /// The ingress port.
+    pub fn port(&self) -> PortId {
+        self.port
+    }
+}
+
+/// The source check of a packet from `sa` marked `mark`, entering where
+/// the SAN's partitions are `tables` (`None`: an open port).
+#[inline(always)]
+fn source_admits<C: Crossing>(
+    tables: Option<&SanPartitions>,
+    sa: u16,
+    mark: PartitionMark,
+    c: &C,
+) -> bool {
+    match tables {
+        // A node of the SAN: a member of the key with the membership it
+        // claims, from its own native address, or brought back onto the
+        // SAN by one of its routers (which made this check where the node
+        // sent it: a redirect's way). The tables first: they need no
+        // native address.
+        Some(s) => match s.membership_of_node(sa, mark.key()) {
+            Known::Member(full) => {
+                (full || !mark.full()) && (c.came_from_source() || c.came_from_router())
+            }
+            Known::NotMember => false,
+            // Not a node of a SAN with partitions: only a router may bring
+            // it in.
+            Known::NotNode => c.came_from_router(),
+        },
+        // A node of an open SAN (a full member of the default partition
+        // only): only a router may bring it in another partition.
+        None => mark.is_default() || c.came_from_router(),
+    }
+}
+
+/// What a SAN's tables say of one address and key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// A node of the SAN, a member of the key (full or not).
+    Member(bool),
+    /// A node of the SAN, not a member of the key.
+    NotMember,
+    /// Not a node of the SAN's tables.
+    NotNode,
+}
+
+impl SanPartitions {
+    /// `a`'s membership of `key`, telling a node that is no member from an
+    /// address that is no node: one look at each table.
+    #[inline(always)]
+    fn membership_of_node(&self, a: u16, key: u16) -> Known {
+        let i = match self.set_of.get(a as usize) {
+            Some(&i) if i != 0 => i as usize,
+            _ => return Known::NotNode,
+        };
+        let slot = self.slot_of_key[(key & rrp::partition_mark::KEY) as usize];
+        let Some(m) = self.sets.get(i) else {
+            return Known::NotNode;
+        };
+        if slot == NO_SLOT || m.member >> slot & 1 == 0 {
+            return Known::NotMember;
+        }
+        Known::Member(m.full >> slot & 1 == 1)
     }
 }
 
@@ -301,6 +397,7 @@ impl PartitionGuard {
     /// from `sa` marked `mark` may enter on `in_port`, where it comes from
     /// the source's SAN. Group packets are checked so at the box they
     /// enter by (docs/partitions.md "At the routers").
+    #[inline(always)]
     pub fn source_admits<C: Crossing>(
         &self,
         in_port: PortId,
@@ -308,21 +405,7 @@ impl PartitionGuard {
         mark: PartitionMark,
         c: &C,
     ) -> bool {
-        match self.san(in_port) {
-            // A node of the SAN, from its own native address, or brought
-            // back onto the SAN by one of its routers (which made this check
-            // where the node sent it: a redirect's way).
-            Some(s) if s.knows(sa) => {
-                (c.came_from_source() || c.came_from_router())
-                    && s.membership(sa, mark.key())
-                        .is_some_and(|full| full || !mark.full())
-            }
-            // Not a node of a SAN with partitions, or a node of an open SAN
-            // (a full member of the default partition only): only a router
-            // may bring it in another partition.
-            Some(_) => c.came_from_router(),
-            None => mark.is_default() || c.came_from_router(),
-        }
+        source_admits(self.san(in_port), sa, mark, c)
     }
 
     /// The ports of `ports` onto which a group packet marked `mark` may

@@ -220,9 +220,14 @@ impl Default for NativeAddr {
 }
 
 impl PartialEq for NativeAddr {
-    #[inline]
+    /// The length and the whole array: the bytes past the length are zero
+    /// in every value (each constructor starts from zeros and the fields
+    /// are private), so this is the byte-wise equality of the addresses,
+    /// compared as a few words with no call to `memcmp` (the forwarding
+    /// path compares native addresses for loops, buddies and sources).
+    #[inline(always)]
     fn eq(&self, o: &NativeAddr) -> bool {
-        self.as_bytes() == o.as_bytes()
+        self.len == o.len && self.bytes == o.bytes
     }
 }
 
@@ -337,6 +342,25 @@ impl std::error::Error for NativeParseError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Equality compares whole words; it is the byte-wise equality
+        /// of the addresses, whatever their lengths.
+        #[test]
+        fn equality_is_bytewise(
+            a in proptest::collection::vec(any::<u8>(), 0..=MAX_NATIVE_LEN),
+            b in proptest::collection::vec(any::<u8>(), 0..=MAX_NATIVE_LEN),
+            cut in 0usize..=MAX_NATIVE_LEN,
+        ) {
+            let (x, y) = (NativeAddr::from_bytes(&a).unwrap(), NativeAddr::from_bytes(&b).unwrap());
+            prop_assert_eq!(x == y, a == b);
+            // A prefix of the same bytes is another address (zeros past
+            // the length do not make a shorter one equal).
+            let p = NativeAddr::from_bytes(&a[..cut.min(a.len())]).unwrap();
+            prop_assert_eq!(p == x, cut >= a.len());
+        }
+    }
 
     #[test]
     fn forms() {
