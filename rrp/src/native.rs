@@ -225,7 +225,7 @@ impl PartialEq for NativeAddr {
     /// are private), so this is the byte-wise equality of the addresses,
     /// compared as a few words with no call to `memcmp` (the forwarding
     /// path compares native addresses for loops, buddies and sources).
-    #[inline(always)]
+    #[inline]
     fn eq(&self, o: &NativeAddr) -> bool {
         self.len == o.len && self.bytes == o.bytes
     }
