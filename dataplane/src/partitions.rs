@@ -313,7 +313,7 @@ impl Ingress<'_> {
         // The destination, where the packet leaves onto its SAN.
         let destination_ok = match out {
             Some(s) => match s.membership_of_node(da, mark.key()) {
-                Known::Member(full) => full || mark.full(),
+                Known::Member(full) => mark.receiver_may_take(full),
                 Known::NotMember => false,
                 Known::NotNode => c.goes_to_router(),
             },
@@ -348,7 +348,7 @@ fn source_admits<C: Crossing>(
         // native address.
         Some(s) => match s.membership_of_node(sa, mark.key()) {
             Known::Member(full) => {
-                (full || !mark.full()) && (c.came_from_source() || c.came_from_router())
+                mark.sender_may_claim(full) && (c.came_from_source() || c.came_from_router())
             }
             Known::NotMember => false,
             // Not a node of a SAN with partitions: only a router may bring

@@ -60,6 +60,23 @@ impl PartitionMark {
     pub const fn is_default(self) -> bool {
         self.key() == DEFAULT_KEY
     }
+
+    /// Whether a member of the packet's partition (a full one with
+    /// `full`) may send it with the membership it claims: a limited member
+    /// may not claim full. The routers' source check (docs/partitions.md
+    /// "What is checked"), and the traces' reading of it.
+    #[inline(always)]
+    pub const fn sender_may_claim(self, full: bool) -> bool {
+        full || !self.full()
+    }
+
+    /// Whether a member of the packet's partition (a full one with
+    /// `full`) may receive it: two limited members may not talk. The
+    /// routers' destination check, and the traces' reading of it.
+    #[inline(always)]
+    pub const fn receiver_may_take(self, full: bool) -> bool {
+        full || self.full()
+    }
 }
 
 #[cfg(test)]
@@ -85,5 +102,17 @@ mod tests {
             0,
             "key 0: no partition"
         );
+    }
+
+    #[test]
+    fn limited_members_claim_limited_and_reach_full_members_only() {
+        let (full, limited) = (
+            PartitionMark::new(0x0010, true),
+            PartitionMark::new(0x0010, false),
+        );
+        assert!(full.sender_may_claim(true) && !full.sender_may_claim(false));
+        assert!(limited.sender_may_claim(true) && limited.sender_may_claim(false));
+        assert!(full.receiver_may_take(true) && full.receiver_may_take(false));
+        assert!(limited.receiver_may_take(true) && !limited.receiver_may_take(false));
     }
 }

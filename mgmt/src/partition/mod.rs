@@ -276,6 +276,98 @@ pub fn may_talk(a: &[(PartitionKey, Membership)], b: &[(PartitionKey, Membership
     })
 }
 
+/// The membership of `key` in a node's `table` (`None`: not a member).
+pub fn membership_of(
+    table: &[(PartitionKey, Membership)],
+    key: PartitionKey,
+) -> Option<Membership> {
+    table.iter().find(|(k, _)| *k == key).map(|(_, m)| *m)
+}
+
+/// Why the routers refuse a packet in a partition (docs/partitions.md
+/// "What is checked"): the first check it fails, in the order they make
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The source is not a member of the packet's partition.
+    SourceNotMember,
+    /// The source is a limited member and the packet claims full.
+    SourceClaimsFull,
+    /// The destination is not a member.
+    DestinationNotMember,
+    /// A limited sender to a limited destination.
+    BothLimited,
+}
+
+impl Refusal {
+    /// In words, as `mwtrace` prints it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Refusal::SourceNotMember => "source not a member",
+            Refusal::SourceClaimsFull => "source a limited member, the packet claiming full",
+            Refusal::DestinationNotMember => "destination not a member",
+            Refusal::BothLimited => "a limited sender to a limited destination",
+        }
+    }
+
+    /// Whether the source check refuses it (at the router where the packet
+    /// enters from the source's SAN); else the destination check (where it
+    /// leaves onto the destination's SAN).
+    pub fn at_source(self) -> bool {
+        matches!(self, Refusal::SourceNotMember | Refusal::SourceClaimsFull)
+    }
+}
+
+/// Whether the routers admit a packet in partition `key` whose sender
+/// claims `claimed`, from a source whose membership of `key` is `source`
+/// to a destination whose membership is `destination` (`None`: not a
+/// member): [`source_check`], then [`destination_check`].
+pub fn admits(
+    key: PartitionKey,
+    claimed: Membership,
+    source: Option<Membership>,
+    destination: Option<Membership>,
+) -> Result<(), Refusal> {
+    source_check(key, claimed, source)?;
+    destination_check(key, claimed, destination)
+}
+
+/// The routers' source check of a packet in partition `key` whose sender
+/// claims `claimed`: the source, of membership `source` (`None`: not a
+/// member), a member with the membership claimed. The same rule as the
+/// forwarding path's (`rrp::PartitionMark::sender_may_claim`); where the
+/// packet comes from (its native address, transit) is the forwarding
+/// path's alone.
+pub fn source_check(
+    key: PartitionKey,
+    claimed: Membership,
+    source: Option<Membership>,
+) -> Result<(), Refusal> {
+    let mark = rrp::PartitionMark::new(key.get(), claimed == Membership::Full);
+    let source = source.ok_or(Refusal::SourceNotMember)?;
+    if !mark.sender_may_claim(source == Membership::Full) {
+        return Err(Refusal::SourceClaimsFull);
+    }
+    Ok(())
+}
+
+/// The routers' destination check of a packet in partition `key` whose
+/// sender claims `claimed`: the destination, of membership `destination`
+/// (`None`: not a member), a member, and not a limited one when the sender
+/// is limited (`rrp::PartitionMark::receiver_may_take`).
+pub fn destination_check(
+    key: PartitionKey,
+    claimed: Membership,
+    destination: Option<Membership>,
+) -> Result<(), Refusal> {
+    let mark = rrp::PartitionMark::new(key.get(), claimed == Membership::Full);
+    let destination = destination.ok_or(Refusal::DestinationNotMember)?;
+    if !mark.receiver_may_take(destination == Membership::Full) {
+        return Err(Refusal::BothLimited);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +408,51 @@ mod tests {
             may_talk(&p.table_of(&router), &t(0x99)),
             "routers are full members of the default partition"
         );
+    }
+
+    #[test]
+    fn admission_names_the_first_check_refused() {
+        let k = PartitionKey::new(0x10).unwrap();
+        let (f, l) = (Membership::Full, Membership::Limited);
+        assert_eq!(admits(k, f, Some(f), Some(l)), Ok(()));
+        assert_eq!(
+            admits(k, l, Some(f), Some(f)),
+            Ok(()),
+            "a full member may claim limited"
+        );
+        assert_eq!(admits(k, l, Some(l), Some(f)), Ok(()));
+        assert_eq!(admits(k, f, None, Some(f)), Err(Refusal::SourceNotMember));
+        assert_eq!(
+            admits(k, f, Some(l), Some(f)),
+            Err(Refusal::SourceClaimsFull)
+        );
+        assert_eq!(
+            admits(k, f, Some(f), None),
+            Err(Refusal::DestinationNotMember)
+        );
+        assert_eq!(admits(k, l, Some(l), Some(l)), Err(Refusal::BothLimited));
+        assert_eq!(admits(k, l, Some(f), Some(l)), Err(Refusal::BothLimited));
+        assert!(Refusal::SourceClaimsFull.at_source() && !Refusal::BothLimited.at_source());
+    }
+
+    #[test]
+    fn nodes_that_may_talk_have_a_partition_the_routers_admit() {
+        let p = parse(
+            "Default=0x7fff : ALL=limited ;\n\
+             a=0x0010 : 0x11=full, 0x12, 0x13 ;\n\
+             b=0x0020 : 0x13=full, 0x14 ;\n",
+        )
+        .unwrap();
+        for x in 0x11..=0x15 {
+            for y in 0x11..=0x15 {
+                let (a, b) = (p.table_of(&host(x)), p.table_of(&host(y)));
+                // The sender claims what its table says.
+                let admitted = a
+                    .iter()
+                    .any(|(k, m)| admits(*k, *m, Some(*m), membership_of(&b, *k)).is_ok());
+                assert_eq!(admitted, may_talk(&a, &b), "{x:#x} -> {y:#x}");
+            }
+        }
     }
 
     #[test]

@@ -17,10 +17,20 @@
 //!    the packet came in by) names the next hop; the walk ends at the
 //!    destination.
 //!
+//! 4. the partitions (module [`partition`]), once the path is validated:
+//!    the source's own table (Subn PartitionTable, modifier 0), the first
+//!    router's copy of it (modifier source << 16, asked of the HR the
+//!    packet arrives on), the destination's own; block 1 of each only when
+//!    block 0 is full. Whether the routers would admit the packet is their
+//!    own rule applied to them; a table that cannot be read makes the
+//!    verdict unknown and never fails the trace.
+//!
 //! Responses come back by the reverse path, which need not be the forward
 //! one; `--both` reads the reverse path from the FIBs (the destination's
 //! route to the source, then each router's), which only a trace started at
 //! the destination can validate.
+
+pub mod partition;
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -30,12 +40,15 @@ use admin::proto::{AdminErrorCode, Command, Show};
 use admin::view::ManagementInfo;
 use admin::{Client, ClientError};
 use clap::Args;
+use mgmt::attr::partition_table::ENTRIES;
 use mgmt::attr::source_route::MAX_HOPS;
-use mgmt::attr::{RouteEntry, SourceRoute};
+use mgmt::attr::{PartitionTable, RouteEntry, SourceRoute};
 use mgmt::wire::MgmtClass;
 use rrp::Address;
 use serde::Serialize;
 use serde_json::Value;
+
+use partition::{Checkers, PartitionArg, PartitionReport, Read};
 
 /// Exit status: the path is validated.
 pub const EXIT_VALIDATED: i32 = 0;
@@ -47,6 +60,10 @@ pub const EXIT_UNREACHABLE: i32 = 2;
 /// Exit status (mwtrace): bad arguments, or the admin socket cannot be
 /// used.
 pub const EXIT_USAGE: i32 = 3;
+/// Exit status: the path is validated, but the routers would refuse the
+/// packet in its partition (`--partition`'s, or every one of the source's
+/// table) and drop it with the reason `partition`.
+pub const EXIT_PARTITION: i32 = 4;
 
 /// Milliseconds each request waits for an answer, by default.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1000;
@@ -85,6 +102,12 @@ pub struct TraceArgs {
     /// With --watch: stop after this many traces.
     #[arg(long, value_name = "N", requires = "watch")]
     pub count: Option<u64>,
+    /// The partition the traced packet is sent in (0x0010, or decimal), and
+    /// the membership it claims (the source's own without one): whether
+    /// the routers would admit it. Without it, every partition of the
+    /// source's table.
+    #[arg(long, value_name = "KEY[:full|:limited]", conflicts_with = "route")]
+    pub partition: Option<PartitionArg>,
 }
 
 /// How a trace ended.
@@ -163,6 +186,23 @@ pub struct Trace {
     /// Why the reverse path is incomplete, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reverse_note: Option<String>,
+    /// Whether the routers would admit the packet in its partitions, once
+    /// the path is validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<PartitionReport>,
+}
+
+impl Trace {
+    /// The exit status: the path's, else [`EXIT_PARTITION`] when the
+    /// routers would refuse the packet's partition.
+    pub fn exit_code(&self) -> i32 {
+        match self.outcome {
+            Outcome::Validated if self.partition.as_ref().is_some_and(|p| p.refused()) => {
+                EXIT_PARTITION
+            }
+            o => o.exit_code(),
+        }
+    }
 }
 
 /// Why a request gave nothing.
@@ -352,6 +392,45 @@ impl<A: Ask + ?Sized> Walker<'_, A> {
         })
     }
 
+    /// The table of partitions node `at` keeps for `member`
+    /// (`Address::UNSPECIFIED`: its own): block 0, and block 1 only when
+    /// block 0 is full. What does not answer, or does not serve the
+    /// attribute, is unknown, with why.
+    fn partition_table(&mut self, at: Address, member: Address) -> Read {
+        let mut table = Vec::new();
+        for block in 0..2 {
+            let a = match self.get(
+                at,
+                "subn",
+                "partition_table",
+                PartitionTable::modifier(member, block),
+                None,
+            ) {
+                Ok(a) => a,
+                Err(Miss::NoAnswer(why)) => return Read::Unknown(why),
+                Err(Miss::Fatal(e)) => return Read::Unknown(e.to_string()),
+            };
+            if !a.ok() {
+                return Read::Unknown(format!(
+                    "{at} answered status {:#06x} ({})",
+                    a.status, a.status_text
+                ));
+            }
+            let Some(t) = a
+                .fields
+                .and_then(|f| serde_json::from_value::<PartitionTable>(f).ok())
+            else {
+                return Read::Unknown(format!("{at}: a PartitionTable that does not parse"));
+            };
+            let full = t.entries.len() == ENTRIES;
+            table.extend(t.entries);
+            if !full {
+                break;
+            }
+        }
+        Read::Entries(table)
+    }
+
     /// The index of HR `hr` in its box (by PortInfo), when it answers.
     fn port_index(&mut self, hr: Address) -> Result<Option<u8>, Miss> {
         let info = self.get(hr, "subn", "node_info", 0, None)?;
@@ -445,6 +524,7 @@ pub fn trace<A: Ask + ?Sized>(
         hops: Vec::new(),
         reverse: None,
         reverse_note: None,
+        partition: None,
     };
     let mut fail: Option<String> = None;
     // The first hop: the source's own route.
@@ -584,10 +664,36 @@ pub fn trace<A: Ask + ?Sized>(
             )
         }
     };
+    if t.outcome == Outcome::Validated {
+        t.partition = Some(partitions(&mut w, &t, args.partition));
+    }
     if args.both {
         reverse(&mut w, &mut t);
     }
     Ok(t)
+}
+
+/// The partitions of a validated path: the source's table, the first
+/// router's copy of it, the destination's, and the routers' verdict.
+fn partitions<A: Ask + ?Sized>(
+    w: &mut Walker<'_, A>,
+    t: &Trace,
+    asked: Option<PartitionArg>,
+) -> PartitionReport {
+    // The routers: every hop but the destination.
+    let routers = &t.hops[..t.hops.len().saturating_sub(1)];
+    let named = |h: &Hop| (h.node.clone(), h.expected);
+    let at = Checkers {
+        first: routers.first().map(named),
+        last: routers.last().map(named),
+    };
+    let source_table = w.partition_table(t.source, Address::UNSPECIFIED);
+    let first_router = at
+        .first
+        .as_ref()
+        .map(|(_, hr)| (*hr, w.partition_table(*hr, t.source)));
+    let destination_table = w.partition_table(t.destination, Address::UNSPECIFIED);
+    PartitionReport::decide(asked, source_table, first_router, destination_table, &at)
 }
 
 fn outcome_word(o: Outcome) -> &'static str {
@@ -691,6 +797,20 @@ pub fn render(t: &Trace, verbose: bool) -> String {
         }
         out.push_str(&table.render());
         let _ = writeln!(out, "{}", t.summary);
+        if let Some(p) = &t.partition
+            && p.shown()
+        {
+            for l in p.tables_text() {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+    }
+    if let Some(p) = &t.partition
+        && p.shown()
+    {
+        for d in &p.decisions {
+            let _ = writeln!(out, "{}", d.text);
+        }
     }
     if let Some(r) = &t.reverse {
         let hops: Vec<String> = r
@@ -716,15 +836,24 @@ pub fn render(t: &Trace, verbose: bool) -> String {
 }
 
 /// A path as `--watch` compares it: each hop's node, expected and actual
-/// HR, status.
-type Shape = Vec<(String, Address, Option<Address>, &'static str)>;
+/// HR, status; each partition's verdict.
+type Shape = (
+    Vec<(String, Address, Option<Address>, &'static str)>,
+    Vec<String>,
+);
 
 /// The shape of a trace.
 fn shape(t: &Trace) -> Shape {
-    t.hops
-        .iter()
-        .map(|h| (h.node.clone(), h.expected, h.actual, h.status))
-        .collect()
+    (
+        t.hops
+            .iter()
+            .map(|h| (h.node.clone(), h.expected, h.actual, h.status))
+            .collect(),
+        t.partition
+            .iter()
+            .flat_map(|p| p.decisions.iter().map(|d| d.text.clone()))
+            .collect(),
+    )
 }
 
 /// Parses `--route`: the first router's HR, then `EGRESS@NATIVE` hops.
@@ -781,6 +910,7 @@ pub fn trace_l2<A: Ask + ?Sized>(
         hops: Vec::new(),
         reverse: None,
         reverse_note: None,
+        partition: None,
     };
     let mut fail: Option<String> = None;
     let mut expected: Vec<Address> = Vec::new();
@@ -910,7 +1040,7 @@ pub fn run<A: Ask + ?Sized>(
     let Some(every) = args.watch else {
         let t = once(ask)?;
         print(&t, out);
-        return Ok(t.outcome.exit_code());
+        return Ok(t.exit_code());
     };
     let every = Duration::try_from_secs_f64(every)
         .ok()
@@ -927,7 +1057,7 @@ pub fn run<A: Ask + ?Sized>(
     loop {
         let started = Instant::now();
         let t = once(ask)?;
-        code = t.outcome.exit_code();
+        code = t.exit_code();
         let s = shape(&t);
         if last.as_ref() != Some(&s) {
             if !json {
