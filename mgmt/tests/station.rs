@@ -570,6 +570,34 @@ impl Net {
 
     /// A SubnAdm request of `method` from station `from` to `to`, run to
     /// its answer: (status, the record's bytes).
+    /// A Subn Get from station `from` to `to`: its status and data.
+    fn subn_get(
+        &mut self,
+        from: usize,
+        to: u16,
+        attribute: u16,
+        modifier: u32,
+    ) -> Option<(Status, Vec<u8>)> {
+        let (id, out) = self.stations[from].start(
+            self.now,
+            &mut self.hosts[from],
+            Request {
+                target: Target::Address(Address(to)),
+                class: MgmtClass::SUBN,
+                method: Method::GET,
+                attribute,
+                modifier,
+                mkey: 0,
+                data: vec![0u8; 64],
+                timeout_ms: 50,
+                retries: 0,
+            },
+        );
+        self.take(from, out);
+        self.run_until(self.now + 120);
+        self.answers.remove(&id).map(|a| (a.mad.status, a.mad.data))
+    }
+
     fn sa(
         &mut self,
         from: usize,
@@ -1105,6 +1133,38 @@ fn the_master_gives_every_member_its_partition_table_and_sets_again_only_what_ch
     assert_eq!(n.partition_changes.len(), 2);
     let master = &n.stations[2].managers()[0].1;
     assert_eq!(master.stats().tables_set, 3, "{:?}", master.stats());
+}
+
+#[test]
+fn a_router_whose_manager_is_master_answers_the_member_tables_it_checks() {
+    use mgmt::attr::PartitionTable;
+    let mut n = Net::new(&[(0x0101, None), (0x0102, None)]);
+    n.router(0, 1500);
+    n.stations[0].add_manager(PortId::new(0), ManagerConfig::new(7, 0x0101), 0);
+    n.stations[0].set_partitions(&partitions(
+        "Default=0x7fff : ALL_ROUTERS=full, SELF=full ;\n\
+         a=0x0010 : 0x0000000000000102=full ;\n",
+    ));
+    n.run_until(3_000);
+    assert_eq!(n.state(0), Some(SmState::Master));
+    // What mwtrace asks of the first router: its copy of the source's
+    // table, which is its own manager's.
+    let copy = |n: &mut Net| {
+        let (st, d) = n
+            .subn_get(
+                1,
+                0x0101,
+                PartitionTable::ID,
+                PartitionTable::modifier(Address(0x0102), 0),
+            )
+            .unwrap();
+        assert_eq!(st, Status::OK);
+        PartitionTable::parse(&d).unwrap().entries
+    };
+    assert_eq!(copy(&mut n), [(key(0x10), Membership::Full)]);
+    // Open partitions: the router checks nothing, and keeps none.
+    n.stations[0].set_partitions(&Partitions::open());
+    assert_eq!(copy(&mut n), []);
 }
 
 #[test]

@@ -131,10 +131,14 @@ impl Agent {
                 if self.cfg.node_type != NodeType::Router {
                     return Err(Status::INVALID_VALUE);
                 }
-                let t = self
-                    .member_tables
-                    .block(in_port, member, block)
-                    .ok_or(Status::INVALID_VALUE)?;
+                // This node's own SAN manager, master on the HR: the
+                // table it checks packets against; else the copy the
+                // SAN's master set.
+                let t = match m.master_member_table(in_port, member) {
+                    Some(table) => PartitionTable::block_of(&table, block),
+                    None => self.member_tables.block(in_port, member, block),
+                }
+                .ok_or(Status::INVALID_VALUE)?;
                 emit(class, &t, PartitionTable::emit)
             }
             PartitionTable::ID if smp => {

@@ -8,6 +8,7 @@ use rrp::router::FibEntry;
 use rrp::{Address, NativeAddr, PortId};
 
 use crate::attr::{AddressTable, NodeRecord, PartitionsText, PathRecord, SmInfo};
+use crate::partition::{Membership, PartitionKey};
 use crate::wire::Status;
 
 /// The kind of node the agent runs in (NodeInfo's NodeType).
@@ -108,6 +109,20 @@ pub trait Managed {
     /// no manager there (docs/manager.md).
     fn sm_info(&self, port: PortId, asked_key: u64) -> Option<SmInfo> {
         let _ = (port, asked_key);
+        None
+    }
+
+    /// The table of member `member` of `port`'s SAN as the master manager
+    /// of that SAN that this node runs gives it, which this node checks
+    /// packets against (empty: not a member, or the partitions are open;
+    /// docs/partitions.md "At the routers"); `None`: no master here, the
+    /// agent answers the copies the SAN's master set.
+    fn master_member_table(
+        &self,
+        port: PortId,
+        member: Address,
+    ) -> Option<Vec<(PartitionKey, Membership)>> {
+        let _ = (port, member);
         None
     }
 

@@ -59,6 +59,20 @@ impl Manager {
         v
     }
 
+    /// Member `member`'s table among [`Manager::member_tables`], as this
+    /// box's routers check packets against it: empty when it is none of
+    /// them, or while the partitions are open (no tables are enforced).
+    pub fn member_table(&self, member: Address) -> Vec<(PartitionKey, Membership)> {
+        if self.partitions().is_open() {
+            return Vec::new();
+        }
+        self.member_tables()
+            .into_iter()
+            .find(|(a, _)| *a == member)
+            .map(|(_, t)| t)
+            .unwrap_or_default()
+    }
+
     /// A digest of what [`Manager::member_tables`] is made of (its state,
     /// address and own node, the partitions' changes, each member's
     /// address, identity and type): when it is the same, so are the

@@ -11,6 +11,7 @@ use crate::attr::{
     PathRecord, SmInfo,
 };
 use crate::manager::Manager;
+use crate::partition::{Membership, PartitionKey};
 use crate::station::{Carrier, Time};
 use crate::wire::Method;
 use crate::wire::Status;
@@ -127,6 +128,14 @@ impl<N: Carrier + ?Sized> Managed for Managing<'_, N> {
         template: &NodeRecord,
     ) -> Option<Result<NodeRecord, Status>> {
         self.master(port).map(|m| m.node_record(modifier, template))
+    }
+
+    fn master_member_table(
+        &self,
+        port: PortId,
+        member: Address,
+    ) -> Option<Vec<(PartitionKey, Membership)>> {
+        self.master(port).map(|m| m.member_table(member))
     }
 
     fn sa_addresses(&self, port: PortId, from: u64) -> Option<AddressTable> {

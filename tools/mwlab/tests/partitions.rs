@@ -6,14 +6,16 @@
 //! `partition`; a limited member reaches full members. The master of SAN
 //! C killed, the standby's tables are the same and the routers go on
 //! enforcing them; a broken partitions file reloaded everywhere changes
-//! nothing.
+//! nothing. `mwctl trace` (mwtrace) reads the tables along a path and says
+//! the same as the routers do: admitted within a tenant, refused (exit
+//! status 4) across tenants and between two limited members.
 
 use std::time::{Duration, Instant};
 
 use mwlab::checks;
 use mwlab::lab::{Lab, host_client, mwctl};
 use mwlab::plan::{LabManagement, Wiring, lab_timers};
-use serde_json::json;
+use serde_json::{Value, json};
 
 mod common;
 use common::{example, host_stats, print_drops, up_converged, wait_master};
@@ -139,6 +141,134 @@ fn tenants_hold(lab: &Lab, what: &str) {
     }
 }
 
+/// `mwctl trace ARGS` from `from`'s admin socket, as text and as JSON: the
+/// exit status (the same both ways), the trace and the text.
+fn trace(lab: &Lab, from: &str, args: &[&str]) -> (i32, Value, String) {
+    let sock = lab.plan.admin_socket(from).unwrap();
+    let run = |json: bool| {
+        let mut all = vec!["mwctl".to_string(), "--socket".into()];
+        all.push(sock.display().to_string());
+        if json {
+            all.push("--json".into());
+        }
+        all.push("trace".into());
+        all.extend(args.iter().map(|s| s.to_string()));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = mwctl::main_with(all, &mut out, &mut err);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, text) = run(false);
+    eprintln!(
+        "$ mwctl trace {}   (from {from})\n{text}exit {code}",
+        args.join(" ")
+    );
+    let (json_code, out) = run(true);
+    assert_eq!(json_code, code, "{out}");
+    let v = serde_json::from_str(&out).unwrap_or_else(|_| json!({ "stdout": out }));
+    (code, v, text)
+}
+
+/// The trace's verdict in each partition it tried: (key, verdict, reason).
+fn verdicts(t: &Value) -> Vec<(String, String, String)> {
+    t["partition"]["decisions"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|d| {
+            let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+            (s("key"), s("verdict"), s("reason"))
+        })
+        .collect()
+}
+
+/// mwtrace's verdicts agree with what the routers do (tenants_hold).
+fn traces_agree(lab: &Lab) {
+    let to = |h: &str| format!("{:#06x}", address(lab, h));
+    let v = |k: &str, verdict: &str, reason: &str| (k.into(), verdict.into(), reason.into());
+    let (code, t, text) = trace(lab, "H0", &["--partition", "0x0010", &to("H4")]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(verdicts(&t), [v("0x0010", "admitted", "")], "{t}");
+    assert!(
+        text.contains("partition 0x0010 full: admitted (source full, destination full)"),
+        "{text}"
+    );
+    assert_eq!(
+        t["partition"]["source_table"]["entries"][0][0], "0x0010",
+        "{t}"
+    );
+    // The first router checks the source against the table it keeps for
+    // it (its own manager's, or the master's copy): the same.
+    assert_eq!(t["partition"]["source_judged_by"], "first_router", "{t}");
+    assert_eq!(
+        t["partition"]["first_router_table"], t["partition"]["source_table"],
+        "{t}"
+    );
+    let (code, t, text) = trace(lab, "H0", &["--partition", "0x0010", &to("H5")]);
+    assert_eq!(code, 4, "{t}");
+    assert_eq!(
+        verdicts(&t),
+        [v("0x0010", "refused", "destination not a member")],
+        "{t}"
+    );
+    assert!(
+        text.contains("refused at the router ") || text.contains("refused at the last router "),
+        "{text}"
+    );
+    let (code, t, _) = trace(lab, "H5", &["--partition", "0x0020", &to("H9")]);
+    assert_eq!(code, 4, "{t}");
+    assert_eq!(
+        verdicts(&t),
+        [v(
+            "0x0020",
+            "refused",
+            "a limited sender to a limited destination"
+        )],
+        "{t}"
+    );
+    // Claiming full as a limited member: refused by the first router.
+    let (code, t, text) = trace(lab, "H5", &["--partition", "0x0020:full", &to("H1")]);
+    assert_eq!(code, 4, "{t}");
+    assert_eq!(
+        verdicts(&t),
+        [v(
+            "0x0020",
+            "refused",
+            "source a limited member, the packet claiming full"
+        )],
+        "{t}"
+    );
+    assert!(
+        text.contains(": the packet is dropped with reason partition"),
+        "{text}"
+    );
+    // Without --partition, every partition of the source's table: within
+    // the tenant one lets it through; to a host of no tenant none does.
+    let (code, t, _) = trace(lab, "H0", &["-v", &to("H4")]);
+    assert_eq!(code, 0, "{t}");
+    assert_eq!(
+        verdicts(&t),
+        [
+            v("0x0010", "admitted", ""),
+            v(
+                "0x7fff",
+                "refused",
+                "a limited sender to a limited destination"
+            )
+        ],
+        "{t}"
+    );
+    let (code, t, _) = trace(lab, "H0", &[&to("H6")]);
+    assert_eq!(code, 4, "{t}");
+    assert_eq!(
+        verdicts(&t)
+            .iter()
+            .map(|d| d.1.as_str())
+            .collect::<Vec<_>>(),
+        ["refused", "refused"],
+        "{t}"
+    );
+}
+
 #[test]
 fn routers_enforce_the_tenants_the_managers_declare() {
     let (mut lab, _tmp) = up();
@@ -157,6 +287,7 @@ fn routers_enforce_the_tenants_the_managers_declare() {
         wait_table(&lab, h, "0x0020", "limited", within);
     }
     tenants_hold(&lab, "at start");
+    traces_agree(&lab);
 
     // A broken file, reloaded by every router: nothing changes.
     let file = lab.plan.partitions_path();

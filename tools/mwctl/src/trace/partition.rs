@@ -307,7 +307,10 @@ fn decide_one(
         } else {
             ("last", &at.last)
         };
+        // One router on the path makes both checks.
+        let which = if at.first == at.last { "" } else { which };
         match router {
+            Some((name, hr)) if which.is_empty() => (format!("the router {name} ({hr})"), true),
             Some((name, hr)) => (format!("the {which} router {name} ({hr})"), true),
             None if r.at_source() => ("the source".to_string(), false),
             None => ("the destination".to_string(), false),
