@@ -210,7 +210,7 @@ pub enum Cmd {
     /// Trace and validate the path to a destination hop by hop, as
     /// ibtracer does (admin; docs/mwtrace.md; the same as mwtrace). Exit
     /// status: 0 validated, 1 a hop saw the request arrive elsewhere, 2
-    /// unreachable.
+    /// unreachable, 4 the routers would refuse the packet's partition.
     Trace(crate::trace::TraceArgs),
     /// Print shell completions.
     Completions {

@@ -7,7 +7,9 @@
 //! from [`Cli`].
 //!
 //! Exit status: 0 validated, 1 a validation failure (status 7 at a hop, or
-//! a loop), 2 unreachable or timed out, 3 bad arguments or no admin socket.
+//! a loop), 2 unreachable or timed out, 3 bad arguments or no admin socket,
+//! 4 the path validated but the routers would refuse the packet's partition
+//! (`--partition`'s, or every one of the source's table).
 
 use std::io::Write;
 use std::path::PathBuf;
