@@ -160,6 +160,9 @@ pub struct PartitionReport {
     /// Whether `--partition` named it.
     #[serde(skip)]
     pub asked: bool,
+    /// The first router's name, for `-v`.
+    #[serde(skip)]
+    pub first_router_node: Option<String>,
 }
 
 impl PartitionReport {
@@ -212,6 +215,7 @@ impl PartitionReport {
             destination_table,
             decisions,
             asked: asked.is_some(),
+            first_router_node: at.first.as_ref().map(|(name, _)| name.clone()),
         }
     }
 
@@ -239,7 +243,10 @@ impl PartitionReport {
         )];
         if let (Some(a), Some(r)) = (self.first_router, &self.first_router_table) {
             v.push(format!(
-                "partitions of the source at the first router ({a}): {}",
+                "partitions of the source at the first router {}({a}): {}",
+                self.first_router_node
+                    .as_ref()
+                    .map_or(String::new(), |n| format!("{n} ")),
                 match r {
                     Read::Entries(t) if t.is_empty() => "none kept".to_string(),
                     r => TableText(r).to_string(),
@@ -401,6 +408,13 @@ mod tests {
             "partition 0x0010 full: admitted (source full, destination limited)"
         );
         assert!(!r.refused() && r.shown());
+        assert_eq!(
+            r.tables_text(),
+            [
+                "partitions of the source: 0x0010 full, 0x7fff limited",
+                "partitions of the destination: 0x0010 limited, 0x7fff limited"
+            ]
+        );
         // The default partition: both limited, refused where it enters the
         // destination's SAN.
         let r = PartitionReport::decide(arg("0x7fff"), src.clone(), None, dst, &checkers());
@@ -471,6 +485,10 @@ mod tests {
         );
         assert_eq!(r.source_judged_by, "source");
         assert_eq!(r.decisions[0].verdict, Verdict::Admitted);
+        assert_eq!(
+            r.tables_text()[1],
+            "partitions of the source at the first router ad (0x0119): none kept"
+        );
     }
 
     #[test]
