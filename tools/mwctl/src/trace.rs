@@ -15,8 +15,7 @@
 //!    hop: status 7 when it did not, and either way the HR it did arrive on;
 //! 3. the hop's FIB entry for the destination (Subn RouteEntry on the HR
 //!    the packet came in by) names the next hop; the walk ends at the
-//!    destination.
-//!
+//!    destination;
 //! 4. the partitions (module [`partition`]), once the path is validated:
 //!    the source's own table (Subn PartitionTable, modifier 0), the first
 //!    router's copy of it (modifier source << 16, asked of the HR the
@@ -1101,6 +1100,135 @@ mod tests {
         let h = source_route_hex(&[Address(0x0119), Address(0x0121)]);
         assert_eq!(h.len(), 2 * SourceRoute::LEN);
         assert!(h.starts_with("0002000001190121"), "{h}");
+    }
+
+    /// One block as a test node answers it: (the address asked, modifier)
+    /// and its entries' bits, `None` for status 0x001C.
+    type Block = ((Address, u32), Option<Vec<u16>>);
+
+    /// Nodes whose agents answer PartitionTable with these blocks; nothing
+    /// else answers.
+    struct Tables(Vec<Block>);
+
+    impl Ask for Tables {
+        fn ask(&mut self, q: &MadQuery) -> Result<MadAnswer, Miss> {
+            let at = q.dst.unwrap_or(Address::UNSPECIFIED);
+            let Some((_, entries)) = self.0.iter().find(|(k, _)| *k == (at, q.modifier)) else {
+                return Err(Miss::NoAnswer(format!("no answer from {at}")));
+            };
+            let fields = entries.as_ref().map(|e| {
+                let entries: Vec<Value> = e
+                    .iter()
+                    .map(|v| {
+                        let full = if v & 0x8000 != 0 { "full" } else { "limited" };
+                        serde_json::json!([format!("{:#06x}", v & 0x7fff), full])
+                    })
+                    .collect();
+                serde_json::json!({ "entries": entries })
+            });
+            Ok(MadAnswer {
+                target: at.to_string(),
+                from: at,
+                tries: 1,
+                rtt_ms: 0,
+                class: "subn".into(),
+                method: "GetResp".into(),
+                status: if fields.is_some() { 0 } else { 0x001C },
+                status_text: "invalid value".into(),
+                attribute: q.attribute.clone(),
+                attribute_id: PartitionTable::ID,
+                modifier: q.modifier,
+                fields,
+                data: None,
+                return_path: Vec::new(),
+            })
+        }
+
+        fn management(&mut self) -> Result<ManagementInfo, Miss> {
+            Err(Miss::NoAnswer("not asked".into()))
+        }
+    }
+
+    #[test]
+    fn a_table_is_read_whole_and_what_does_not_answer_is_unknown() {
+        use mgmt::partition::{Membership, PartitionKey};
+        let (node, router, quiet) = (Address(0x0100), Address(0x0119), Address(0x0108));
+        // A full block 0: block 1 is read too.
+        let block0: Vec<u16> = (1..=32).map(|k| 0x8000 | k).collect();
+        let mut ask = Tables(vec![
+            ((node, 0), Some(block0)),
+            ((node, 1), Some(vec![0x0030])),
+            (
+                (router, PartitionTable::modifier(node, 0)),
+                Some(vec![0x7fff]),
+            ),
+            ((quiet, 0), None),
+        ]);
+        let mut w = Walker {
+            ask: &mut ask,
+            timeout_ms: 10,
+            retries: 0,
+        };
+        let Read::Entries(t) = w.partition_table(node, Address::UNSPECIFIED) else {
+            panic!("read")
+        };
+        assert_eq!(t.len(), 33);
+        assert_eq!(
+            t[32],
+            (PartitionKey::new(0x30).unwrap(), Membership::Limited)
+        );
+        // A block that is not full ends the table: one request.
+        assert_eq!(
+            w.partition_table(router, node),
+            Read::Entries(vec![(PartitionKey::DEFAULT, Membership::Limited)])
+        );
+        assert!(matches!(
+            w.partition_table(quiet, Address::UNSPECIFIED),
+            Read::Unknown(why) if why.contains("0x001c")
+        ));
+        assert!(matches!(
+            w.partition_table(Address(0x0200), Address::UNSPECIFIED),
+            Read::Unknown(why) if why.contains("no answer")
+        ));
+    }
+
+    #[test]
+    fn a_refused_partition_has_its_own_exit_status_on_a_validated_path_only() {
+        use mgmt::partition::{Membership, PartitionKey};
+        let key = PartitionKey::new(0x10).unwrap();
+        let refused = PartitionReport::decide(
+            Some(PartitionArg {
+                key,
+                membership: None,
+            }),
+            Read::Entries(vec![(key, Membership::Full)]),
+            None,
+            Read::Entries(vec![(PartitionKey::DEFAULT, Membership::Full)]),
+            &Checkers::default(),
+        );
+        assert!(refused.refused());
+        let mut t = Trace {
+            source: Address(0x0100),
+            destination: Address(0x0108),
+            outcome: Outcome::Validated,
+            summary: "validated: 0x0100 -> 0x0108 in 1 hop (H8)".into(),
+            hops: Vec::new(),
+            reverse: None,
+            reverse_note: None,
+            partition: Some(refused),
+        };
+        assert_eq!(t.exit_code(), EXIT_PARTITION);
+        assert_eq!(
+            render(&t, false),
+            "validated: 0x0100 -> 0x0108 in 1 hop (H8)\n\
+             partition 0x0010 full: refused at the destination (destination not a member): no \
+             router on the path, the node's own check drops it\n"
+        );
+        t.outcome = Outcome::Mismatch;
+        assert_eq!(t.exit_code(), EXIT_MISMATCH);
+        t.outcome = Outcome::Validated;
+        t.partition = None;
+        assert_eq!(t.exit_code(), EXIT_VALIDATED);
     }
 
     #[test]
