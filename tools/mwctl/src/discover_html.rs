@@ -1347,6 +1347,7 @@ mod tests {
 
     fn router(identity: u64, name: &str, hrs: Vec<Hr>) -> Router {
         Router {
+            partitions: None,
             identity,
             node_type: 3,
             level: 3,
@@ -1364,6 +1365,7 @@ mod tests {
         d.sans = crate::discover_sans::sans_of_routers(&d);
         if let Some(s) = d.sans.first_mut() {
             s.members.push(Member {
+                partitions: None,
                 address: Address(0x0100),
                 identity: 0x100,
                 node_type: 1,
