@@ -45,8 +45,9 @@ pub const MAX_OUTSTANDING: usize = 16;
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "\
 Walks the routers in band from this box (or from ADDR), breadth first, as
-ibnetdiscover walks a fabric: NodeInfo, NodeDescription, then PortInfo and
-the LRT of every HR; the routers an HR's LRT lists are read next.
+ibnetdiscover walks a fabric: NodeInfo, NodeDescription, PartitionTable (the
+node's partitions; '-' when it does not answer), then PortInfo and the LRT of
+every HR; the routers an HR's LRT lists are read next.
 
 Exit status: 0 every router answered, 1 some did not (listed as such),
 2 bad arguments, 3 mwrouterd cannot be reached, 4 --diff found a difference.
