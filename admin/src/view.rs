@@ -883,10 +883,7 @@ impl PartitionDropRow {
         refused
             .into_iter()
             .map(|p| PartitionDropRow {
-                key: match p.tag {
-                    Some((key, _)) => format!("{key:#06x}"),
-                    None => "other".to_string(),
-                },
+                key: p.key_text(),
                 port: p.tag.map(|(_, port)| port),
                 dropped: p.stats.dropped,
             })
@@ -1265,6 +1262,35 @@ mod tests {
                 LinkKind::Ethernet
             ),
             "@02:00:00:00:00:01"
+        );
+    }
+
+    #[test]
+    fn partition_drop_rows_are_the_refusals_by_key_then_port_other_last() {
+        use rrp::counters::PartitionStats;
+        let p = |tag, dropped| PartitionSnapshot::new(tag, PartitionStats { dropped });
+        let rows = PartitionDropRow::rows(&[
+            p(None, 2),
+            p(Some((0x20, PortId(0))), 4),
+            p(Some((0x10, PortId(1))), 0),
+            p(Some((0x10, PortId(0))), 1),
+        ]);
+        let got: Vec<(&str, Option<PortId>, u64)> = rows
+            .iter()
+            .map(|r| (r.key.as_str(), r.port, r.dropped))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0x0010", Some(PortId(0)), 1),
+                ("0x0020", Some(PortId(0)), 4),
+                ("other", None, 2)
+            ]
+        );
+        let v = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"key": "0x0010", "port": 0, "dropped": 1})
         );
     }
 }

@@ -272,14 +272,11 @@ pub fn partition_exposition(rows: &[PartitionSnapshot]) -> String {
     let rows: Vec<(Vec<(&str, String)>, &PartitionStats)> = rows
         .iter()
         .filter(|p| p.tag.is_some() || p.stats.dropped != 0)
-        .map(|PartitionSnapshot { tag, stats: c }| {
-            let labels = match tag {
-                Some((key, port)) => {
-                    vec![("key", format!("{key:#06x}")), ("port", port.to_string())]
-                }
-                None => vec![("key", "other".to_string()), ("port", "other".to_string())],
-            };
-            (labels, c)
+        .map(|p| {
+            let port = p
+                .tag
+                .map_or("other".to_string(), |(_, port)| port.to_string());
+            (vec![("key", p.key_text()), ("port", port)], &p.stats)
         })
         .collect();
     if !rows.is_empty() {

@@ -70,6 +70,15 @@ impl PartitionSnapshot {
     pub fn new(tag: Option<(u16, PortId)>, stats: PartitionStats) -> PartitionSnapshot {
         PartitionSnapshot { tag, stats }
     }
+
+    /// The key as `stats` and Prometheus name it: `0x0010`, or `other`
+    /// for the pairs without a slot.
+    pub fn key_text(&self) -> String {
+        match self.tag {
+            Some((key, _)) => format!("{key:#06x}"),
+            None => "other".to_string(),
+        }
+    }
 }
 
 /// Everything the area holds at one publication: what `mwctl stats --json`
