@@ -26,8 +26,8 @@ use crate::proto::{
 use crate::server::{Handler, StreamOut};
 use crate::stats::Snapshot;
 use crate::view::{
-    CounterRow, ManagementInfo, McastInfo, PortRow, PrometheusText, PuntInfo, Stats, VersionInfo,
-    View, WorkerRow,
+    CounterRow, ManagementInfo, McastInfo, PartitionDropRow, PortRow, PrometheusText, PuntInfo,
+    Stats, VersionInfo, View, WorkerRow,
 };
 use rrp::counters::{CounterSet, GroupStats};
 
@@ -532,6 +532,7 @@ impl<B: Backend> Handler for Dispatcher<B> {
                         ports: s.ports.iter().map(CounterRow::new).collect(),
                         plane: s.plane.named_slots().into_iter().collect(),
                         rrp: s.rrp.named_slots().into_iter().collect(),
+                        partitions: PartitionDropRow::rows(&s.partitions),
                     })
                 }
                 StatsFormat::Prometheus => to_json(PrometheusText {

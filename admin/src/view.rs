@@ -13,7 +13,7 @@ use rrp::{Address, DropReason, LinkKind, NativeAddr, PerPort, PortId, PortStats}
 use serde::{Deserialize, Serialize};
 
 use crate::proto::{AdminError, PortSpec};
-use crate::stats::PortSnapshot;
+use crate::stats::{PartitionSnapshot, PortSnapshot};
 
 /// `show router`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -852,6 +852,43 @@ pub struct Stats {
     /// docs/stats.md).
     #[serde(default)]
     pub rrp: BTreeMap<String, u64>,
+    /// The packets the partitions refused, per partition key and ingress
+    /// port: the pairs with a refusal since the last clear, by key then
+    /// port (docs/partitions.md "At the routers").
+    #[serde(default)]
+    pub partitions: Vec<PartitionDropRow>,
+}
+
+/// A row of `stats`' `partitions`: the packets of one partition refused
+/// after they came in on one port.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionDropRow {
+    /// The partition key, as `0x0010`; `other` for the pairs the workers
+    /// had no slot for, counted together.
+    pub key: String,
+    /// The ingress port (`None` with `other`).
+    #[serde(default)]
+    pub port: Option<PortId>,
+    /// Packets refused.
+    pub dropped: u64,
+}
+
+impl PartitionDropRow {
+    /// The rows of `partitions` with a refusal, by key then port, `other`
+    /// last.
+    pub fn rows(partitions: &[PartitionSnapshot]) -> Vec<PartitionDropRow> {
+        let mut refused: Vec<&PartitionSnapshot> =
+            partitions.iter().filter(|p| p.stats.dropped != 0).collect();
+        refused.sort_by_key(|p| (p.tag.is_none(), p.tag));
+        refused
+            .into_iter()
+            .map(|p| PartitionDropRow {
+                key: p.key_text(),
+                port: p.tag.map(|(_, port)| port),
+                dropped: p.stats.dropped,
+            })
+            .collect()
+    }
 }
 
 /// `version`.
@@ -1225,6 +1262,35 @@ mod tests {
                 LinkKind::Ethernet
             ),
             "@02:00:00:00:00:01"
+        );
+    }
+
+    #[test]
+    fn partition_drop_rows_are_the_refusals_by_key_then_port_other_last() {
+        use rrp::counters::PartitionStats;
+        let p = |tag, dropped| PartitionSnapshot::new(tag, PartitionStats { dropped });
+        let rows = PartitionDropRow::rows(&[
+            p(None, 2),
+            p(Some((0x20, PortId(0))), 4),
+            p(Some((0x10, PortId(1))), 0),
+            p(Some((0x10, PortId(0))), 1),
+        ]);
+        let got: Vec<(&str, Option<PortId>, u64)> = rows
+            .iter()
+            .map(|r| (r.key.as_str(), r.port, r.dropped))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0x0010", Some(PortId(0)), 1),
+                ("0x0020", Some(PortId(0)), 4),
+                ("other", None, 2)
+            ]
+        );
+        let v = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"key": "0x0010", "port": 0, "dropped": 1})
         );
     }
 }

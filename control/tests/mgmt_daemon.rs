@@ -554,6 +554,36 @@ fn the_master_sets_a_members_partition_table_from_its_partitions_file() {
     });
     let v = json(&sb, &["mad", "0x0511", "get", "partition_table", "-m", "0"]);
     assert_eq!(v["fields"]["entries"], want, "{v}");
+
+    // `mwctl discover` shows each node's own table: A's as the master set
+    // it, B's the default one (the manager's own node keeps it).
+    let (code, out) = mwctl_all(&sb, &["--json", "discover", "-t", "300", "-r", "1"]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let routers = v["routers"].as_array().unwrap();
+    let of = |name: &str| {
+        routers
+            .iter()
+            .find(|r| r["description"] == name)
+            .unwrap_or_else(|| panic!("no router {name}: {v}"))["partitions"]
+            .clone()
+    };
+    assert_eq!(of("a"), want, "{v}");
+    assert_eq!(of("b"), serde_json::json!([["0x7fff", "full"]]), "{v}");
+    let (code, text) = mwctl_all(&sb, &["discover", "-t", "300", "-r", "1"]);
+    assert_eq!(code, 0, "{text}");
+    println!("$ mwctl discover\n{text}");
+    let block_of = |name: &str| {
+        text.split("\n\n")
+            .find(|b| b.contains(&format!("\"{name}\" level")))
+            .unwrap_or_else(|| panic!("no router {name}:\n{text}"))
+            .to_string()
+    };
+    assert!(
+        block_of("a").contains("\n  partitions 0x0010(limited) 0x7fff\n"),
+        "{text}"
+    );
+    assert!(block_of("b").contains("\n  partitions 0x7fff\n"), "{text}");
 }
 
 #[test]

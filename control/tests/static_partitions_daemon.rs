@@ -78,6 +78,26 @@ fn partition_drops(sock: &Path) -> u64 {
         .sum()
 }
 
+/// `stats`' packets refused per partition key and ingress port, as
+/// `(key, port, dropped)`.
+fn drops_by_key(sock: &Path) -> Vec<(String, u64, u64)> {
+    let (code, out, err) = mwctl(sock, &["--json", "stats"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"].as_str().unwrap().to_string(),
+                r["port"].as_u64().unwrap(),
+                r["dropped"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn configured_tables_are_enforced_where_no_manager_gives_any() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,6 +155,38 @@ fn configured_tables_are_enforced_where_no_manager_gives_any() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(arrived(&y, 3) + arrived(&z, 4) + arrived(&z, 5), 0);
     assert_eq!(partition_drops(&sock), before + 30);
+
+    // The same drops by partition key and ingress port, in `stats` and
+    // its text; `clear counters` clears them.
+    assert_eq!(before, 0);
+    assert_eq!(
+        drops_by_key(&sock),
+        [("0x0010".to_string(), 0, 20), ("0x7fff".to_string(), 0, 10)]
+    );
+    let (code, out, err) = mwctl(&sock, &["stats"]);
+    assert_eq!(code, 0, "{out}{err}");
+    println!("$ mwctl stats\n{out}");
+    let table = out.split("\npartition drops\n").nth(1).expect(&out);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .take(3)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["key", "port", "dropped"],
+            vec!["0x0010", "0", "20"],
+            vec!["0x7fff", "0", "10"]
+        ]
+    );
+    let (code, out, err) = mwctl(&sock, &["clear", "counters"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(drops_by_key(&sock), []);
+    let _ = x.sock.send_to(&data_in(Y, X, 3, TENANT), to_r0);
+    wait_for("one partition drop after the clear", 5, || {
+        drops_by_key(&sock) == [("0x0010".to_string(), 0, 1)]
+    });
 
     // Reloaded without the tables: open again, the unmarked packet passes.
     std::fs::write(

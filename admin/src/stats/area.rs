@@ -336,6 +336,7 @@ impl StatsReader {
                 .enumerate()
                 .map(|(i, w)| WorkerSnapshot::new(i, *w))
                 .collect(),
+            partitions: Vec::new(),
         }
     }
 

@@ -47,7 +47,7 @@ pub use prometheus::{
     escape_help, escape_label_value, management_exposition, mcast_exposition, partition_exposition,
     prometheus,
 };
-pub use snapshot::{Baseline, PortSnapshot, Snapshot, WorkerSnapshot};
+pub use snapshot::{Baseline, PartitionSnapshot, PortSnapshot, Snapshot, WorkerSnapshot};
 
 /// The first 8 bytes of a stats file.
 pub const MAGIC: [u8; 8] = *b"MWSTATS1";

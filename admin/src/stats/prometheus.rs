@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
+use rrp::PortStats;
 use rrp::counters::{CounterSet, GroupStats, Kind, PartitionStats, WorkerStats};
-use rrp::{PortId, PortStats};
 
-use super::Snapshot;
+use super::{PartitionSnapshot, Snapshot};
 
 /// Escapes a `# HELP` text: backslash and line feed.
 pub fn escape_help(s: &str) -> String {
@@ -263,22 +263,20 @@ pub fn mcast_exposition(m: &crate::view::McastInfo) -> String {
 
 /// The partitions' family (docs/stats.md "Partitions"): per partition key
 /// and ingress port, the packets the partitions refused there
-/// (docs/partitions.md "At the routers"); `None` for the pairs the workers
-/// had no slot for (`key="other"`, shown only when not zero). Appended to
-/// [`prometheus`]; nothing before a first refusal.
-pub fn partition_exposition(rows: &[(Option<(u16, PortId)>, PartitionStats)]) -> String {
+/// (docs/partitions.md "At the routers"), a snapshot's
+/// [`Snapshot::partitions`]; the pairs the workers had no slot for as
+/// `key="other"`, shown only when not zero. Appended to [`prometheus`];
+/// nothing before a first refusal.
+pub fn partition_exposition(rows: &[PartitionSnapshot]) -> String {
     let mut out = String::new();
     let rows: Vec<(Vec<(&str, String)>, &PartitionStats)> = rows
         .iter()
-        .filter(|(tag, c)| tag.is_some() || c.dropped != 0)
-        .map(|(tag, c)| {
-            let labels = match tag {
-                Some((key, port)) => {
-                    vec![("key", format!("{key:#06x}")), ("port", port.to_string())]
-                }
-                None => vec![("key", "other".to_string()), ("port", "other".to_string())],
-            };
-            (labels, c)
+        .filter(|p| p.tag.is_some() || p.stats.dropped != 0)
+        .map(|p| {
+            let port = p
+                .tag
+                .map_or("other".to_string(), |(_, port)| port.to_string());
+            (vec![("key", p.key_text()), ("port", port)], &p.stats)
         })
         .collect();
     if !rows.is_empty() {
@@ -290,12 +288,13 @@ pub fn partition_exposition(rows: &[(Option<(u16, PortId)>, PartitionStats)]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rrp::PortId;
 
     #[test]
     fn partitions_by_key_and_port() {
-        let c = |n| PartitionStats { dropped: n };
-        assert_eq!(partition_exposition(&[(None, c(0))]), "");
-        let text = partition_exposition(&[(Some((0x10, PortId(2))), c(3)), (None, c(1))]);
+        let c = |tag, n| PartitionSnapshot::new(tag, PartitionStats { dropped: n });
+        assert_eq!(partition_exposition(&[c(None, 0)]), "");
+        let text = partition_exposition(&[c(Some((0x10, PortId(2))), 3), c(None, 1)]);
         assert!(text.contains("# TYPE mwrouter_partition_dropped_packets_total counter"));
         assert!(
             text.contains("mwrouter_partition_dropped_packets_total{key=\"0x0010\",port=\"2\"} 3"),

@@ -3,7 +3,7 @@
 
 use core::ops::Deref;
 
-use rrp::counters::{CounterSet, WorkerStats};
+use rrp::counters::{CounterSet, PartitionStats, WorkerStats};
 use rrp::router::RouterStats;
 use rrp::{PortId, PortStats, PuntSource};
 use serde::{Deserialize, Serialize};
@@ -53,8 +53,37 @@ impl WorkerSnapshot {
     }
 }
 
+/// The packets the partitions refused of one partition key at one ingress
+/// port, summed over the workers (docs/partitions.md "At the routers").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionSnapshot {
+    /// The partition key and the ingress port; `None` for the pairs the
+    /// workers had no slot for, counted together.
+    pub tag: Option<(u16, PortId)>,
+    /// Their counters.
+    #[serde(flatten, with = "rrp::counters::json")]
+    pub stats: PartitionStats,
+}
+
+impl PartitionSnapshot {
+    /// The counters of `tag`.
+    pub fn new(tag: Option<(u16, PortId)>, stats: PartitionStats) -> PartitionSnapshot {
+        PartitionSnapshot { tag, stats }
+    }
+
+    /// The key as `stats` and Prometheus name it: `0x0010`, or `other`
+    /// for the pairs without a slot.
+    pub fn key_text(&self) -> String {
+        match self.tag {
+            Some((key, _)) => format!("{key:#06x}"),
+            None => "other".to_string(),
+        }
+    }
+}
+
 /// Everything the area holds at one publication: what `mwctl stats --json`
-/// prints.
+/// prints. The daemon's own snapshots also carry the refusals per
+/// partition, which the area does not hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The area's generation at this publication (even; twice the number of
@@ -82,6 +111,11 @@ pub struct Snapshot {
     /// (docs/stats.md "Workers").
     #[serde(default)]
     pub workers: Vec<WorkerSnapshot>,
+    /// The packets the partitions refused, per partition key and ingress
+    /// port, by key then port, the pairs without a slot last (not in the
+    /// area: empty when read from it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<PartitionSnapshot>,
 }
 
 impl Snapshot {
@@ -101,7 +135,14 @@ impl Snapshot {
             plane: *plane,
             punt_sources: Vec::new(),
             workers: Vec::new(),
+            partitions: Vec::new(),
         }
+    }
+
+    /// The snapshot with these refusals per partition key and port.
+    pub fn with_partitions(mut self, partitions: Vec<PartitionSnapshot>) -> Snapshot {
+        self.partitions = partitions;
+        self
     }
 
     /// The snapshot with these workers' own counters, worker 0 first.
@@ -156,6 +197,14 @@ impl Snapshot {
                     None => w.clone(),
                 })
                 .collect(),
+            partitions: self
+                .partitions
+                .iter()
+                .map(|p| match b.partitions.iter().find(|bp| bp.tag == p.tag) {
+                    Some(bp) => PartitionSnapshot::new(p.tag, p.stats.since(&bp.stats)),
+                    None => p.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -197,6 +246,11 @@ impl Baseline {
             ports.push(PortSnapshot::new(i, PortStats::default()));
         }
         ports[port.index()] = now.clone();
+        let of_port = |p: &PartitionSnapshot| p.tag.is_some_and(|(_, at)| at == port);
+        self.snapshot.partitions.retain(|p| !of_port(p));
+        self.snapshot
+            .partitions
+            .extend(current.partitions.iter().filter(|p| of_port(p)).cloned());
     }
 
     /// The snapshot saved.
@@ -268,5 +322,39 @@ mod tests {
         };
         let shown = Snapshot::new(&[], &RouterStats::default(), &later).minus(&base);
         assert_eq!((shown.plane.punts, shown.plane.fib_version), (5, 9));
+    }
+
+    #[test]
+    fn clear_counters_clears_the_partitions_of_its_ports() {
+        let p = |key, port, dropped| {
+            PartitionSnapshot::new(Some((key, PortId(port))), PartitionStats { dropped })
+        };
+        let at = |drops: Vec<PartitionSnapshot>| {
+            Snapshot::new(
+                &[PortStats::default(); 2],
+                &RouterStats::default(),
+                &PlaneStats::default(),
+            )
+            .with_partitions(drops)
+        };
+        let then = at(vec![p(0x10, 0, 3), p(0x10, 1, 4)]);
+        let now = at(vec![p(0x10, 0, 5), p(0x10, 1, 9), p(0x20, 1, 1)]);
+        let mut one = Baseline::new(&at(Vec::new()));
+        one.clear_port(&then, PortId(1));
+        let shown: Vec<u64> = now
+            .minus(&one)
+            .partitions
+            .iter()
+            .map(|p| p.stats.dropped)
+            .collect();
+        assert_eq!(shown, [5, 5, 1]);
+        let all = Baseline::new(&then);
+        let shown: Vec<u64> = now
+            .minus(&all)
+            .partitions
+            .iter()
+            .map(|p| p.stats.dropped)
+            .collect();
+        assert_eq!(shown, [2, 5, 1]);
     }
 }

@@ -231,18 +231,15 @@ impl Backend for DaemonBackend {
     }
 
     fn prometheus(&self) -> String {
-        let mut text = prometheus(&self.snapshot());
+        let snapshot = self.snapshot();
+        let mut text = prometheus(&snapshot);
         if let Ok(m) = self.management() {
             text.push_str(&admin::stats::management_exposition(&m));
         }
         if let Ok(m) = self.mcast() {
             text.push_str(&admin::stats::mcast_exposition(&m));
         }
-        let refused: Vec<_> = dataplane::counters::sum_partitions(self.counters.blocks())
-            .into_iter()
-            .map(|(tag, c)| (tag.map(|t| (t.key, t.port)), c))
-            .collect();
-        text.push_str(&admin::stats::partition_exposition(&refused));
+        text.push_str(&admin::stats::partition_exposition(&snapshot.partitions));
         text
     }
 

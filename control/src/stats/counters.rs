@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use admin::stats::{Baseline, PlaneStats, Snapshot};
+use admin::stats::{Baseline, PartitionSnapshot, PlaneStats, Snapshot};
 use dataplane::StatsBlock;
 use rrp::router::RouterStats;
 use rrp::{PortId, PortStats};
@@ -47,6 +47,16 @@ impl Counters {
         Snapshot::new(&self.ports(engine), &engine.router, plane)
             .with_punt_sources(dataplane::counters::heaviest_sources(&self.blocks))
             .with_workers(&dataplane::counters::workers(&self.blocks))
+            .with_partitions(self.partitions())
+    }
+
+    /// The packets the partitions refused per key and ingress port, summed
+    /// over the workers: what `stats` and the Prometheus exposition show.
+    fn partitions(&self) -> Vec<PartitionSnapshot> {
+        dataplane::counters::sum_partitions(&self.blocks)
+            .into_iter()
+            .map(|(tag, c)| PartitionSnapshot::new(tag.map(|t| (t.key, t.port)), c))
+            .collect()
     }
 
     /// A port's counters as of now, since the last clear.

@@ -1,8 +1,9 @@
 //! `mwctl discover`: InfiniBand's ibnetdiscover for MessageWay
 //! (docs/management.md "mwctl discover", docs/spec-notes.md 68). From the
 //! box mwctl talks to, it walks the routers in band, breadth first: each
-//! router is read with NodeInfo, NodeDescription, and PortInfo and the LRT
-//! (LrtBlock) of every HR; the routers an HR's LRT lists are the routers
+//! router is read with NodeInfo, NodeDescription, its own partitions
+//! (PartitionTable, [`discover_partitions`](crate::discover_partitions)),
+//! and PortInfo and the LRT (LrtBlock) of every HR; the routers an HR's LRT lists are the routers
 //! across its SAN, read the same way by their address. A router is visited
 //! once, known by its NodeInfo identity; a router that does not answer is
 //! listed as such, with the address it was tried at and who named it.
@@ -29,6 +30,7 @@ use serde_json::{Value, json};
 
 use crate::Cli;
 use crate::discover_cache::Snapshot;
+use crate::discover_partitions::Table;
 pub use crate::discover_sans::{Member, MemberSource, San};
 use crate::walk_args::WalkArgs;
 
@@ -43,8 +45,9 @@ pub const MAX_OUTSTANDING: usize = 16;
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "\
 Walks the routers in band from this box (or from ADDR), breadth first, as
-ibnetdiscover walks a fabric: NodeInfo, NodeDescription, then PortInfo and
-the LRT of every HR; the routers an HR's LRT lists are read next.
+ibnetdiscover walks a fabric: NodeInfo, NodeDescription, PartitionTable (the
+node's partitions; '-' when it does not answer), then PortInfo and the LRT of
+every HR; the routers an HR's LRT lists are read next.
 
 Exit status: 0 every router answered, 1 some did not (listed as such),
 2 bad arguments, 3 mwrouterd cannot be reached, 4 --diff found a difference.
@@ -238,6 +241,9 @@ pub struct Router {
     pub reached: Reached,
     /// Its HRs.
     pub hrs: Vec<Hr>,
+    /// Its own partitions (PartitionTable), when they were asked for and
+    /// answered.
+    pub partitions: Option<Table>,
 }
 
 impl Router {
@@ -279,19 +285,28 @@ pub struct Discovery {
     pub elapsed: Duration,
 }
 
+/// What the walk reads besides the topology.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// Each HR's PortCounters (class Perf; the page, `--html`).
+    pub counters: bool,
+    /// Each node's own partitions (PartitionTable;
+    /// [`discover_partitions`](crate::discover_partitions)).
+    pub partitions: bool,
+}
+
 /// What visiting one address gave.
 enum Visit {
     Router(Router),
     Unanswered(Unanswered),
 }
 
-/// Reads the router at `address` (and its ports' PortCounters when
-/// `counters`).
+/// Reads the router at `address` (and what `extras` asks for).
 fn visit(
     ask: &dyn Ask,
     address: Address,
     reached: Reached,
-    counters: bool,
+    extras: Extras,
 ) -> Result<Visit, ClientError> {
     let info = match ask.get(Class::Subn, address, NodeInfo::ID, 0)? {
         Got::Fields(f) => f,
@@ -330,7 +345,7 @@ fn visit(
             Some((routers, nodes)) => (Some(routers), nodes),
             None => (None, Vec::new()),
         };
-        let counters = if counters {
+        let counters = if extras.counters {
             port_counters(ask, address, port)?
         } else {
             None
@@ -343,6 +358,11 @@ fn visit(
             counters,
         });
     }
+    let partitions = if extras.partitions {
+        crate::discover_partitions::read(ask, address)?
+    } else {
+        None
+    };
     Ok(Visit::Router(Router {
         identity: info["node_identity"].as_u64().unwrap_or(0),
         node_type: info["node_type"].as_u64().unwrap_or(0),
@@ -352,6 +372,7 @@ fn visit(
         address,
         reached,
         hrs,
+        partitions,
     }))
 }
 
@@ -436,11 +457,11 @@ pub(crate) fn addr(v: &Value) -> Address {
 /// in parallel, [`MAX_OUTSTANDING`] at a time; a router is kept once (by
 /// identity) and its HRs' addresses are not tried again.
 pub fn walk(ask: &dyn Ask, start: Address) -> Result<Discovery, ClientError> {
-    walk_with(ask, start, false)
+    walk_with(ask, start, Extras::default())
 }
 
-/// [`walk`], reading each HR's PortCounters too when `counters`.
-pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discovery, ClientError> {
+/// [`walk`], reading what `extras` asks for too.
+pub fn walk_with(ask: &dyn Ask, start: Address, extras: Extras) -> Result<Discovery, ClientError> {
     let began = Instant::now();
     let mut d = Discovery::default();
     let mut known: HashSet<Address> = HashSet::from([start]);
@@ -448,7 +469,7 @@ pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discov
     let mut round = vec![(start, Reached::Start)];
     while !round.is_empty() {
         let visits = in_parallel(std::mem::take(&mut round), |(a, r)| {
-            visit(ask, a, r, counters)
+            visit(ask, a, r, extras)
         })?;
         // Every HR of this round's routers is known before any router
         // across is queued, so that none is tried by another address.
@@ -495,7 +516,7 @@ pub fn walk_with(ask: &dyn Ask, start: Address, counters: bool) -> Result<Discov
         d.routers.extend(found);
         round = next;
     }
-    crate::discover_sans::read_sans(ask, &mut d)?;
+    crate::discover_sans::read_sans(ask, &mut d, extras.partitions)?;
     d.elapsed = began.elapsed();
     Ok(d)
 }
@@ -617,8 +638,9 @@ pub(crate) fn node_type_name(t: u64) -> &'static str {
     }
 }
 
-/// The text, as ibnetdiscover prints a fabric: a block per router, a line
-/// per HR, then the nodes that did not answer and the summary.
+/// The text, as ibnetdiscover prints a fabric: a block per router, its
+/// partitions, a line per HR, then each SAN's nodes with their partitions,
+/// the nodes that did not answer and the summary.
 pub fn render_text(d: &Discovery) -> String {
     let names: BTreeMap<Address, (u64, &str)> = d
         .routers
@@ -649,6 +671,11 @@ pub fn render_text(d: &Discovery) -> String {
         if !r.described {
             let _ = writeln!(out, "  NodeDescription not answered");
         }
+        let _ = writeln!(
+            out,
+            "  partitions {}",
+            crate::discover_partitions::text(r.partitions.as_deref())
+        );
         for h in &r.hrs {
             let mut line = match &h.info {
                 Some(i) => format!(
@@ -698,12 +725,13 @@ pub fn render_text(d: &Discovery) -> String {
         for m in &san.members {
             let _ = writeln!(
                 out,
-                "  {} {} {:#018x} \"{}\" level {}",
+                "  {} {} {:#018x} \"{}\" level {} partitions {}",
                 node_type_name(m.node_type),
                 m.address,
                 m.identity,
                 m.description,
-                level_name(m.level)
+                level_name(m.level),
+                crate::discover_partitions::text(m.partitions.as_deref())
             );
             if !m.described {
                 let _ = writeln!(out, "    NodeDescription not answered");
@@ -731,8 +759,10 @@ pub fn render_text(d: &Discovery) -> String {
     out
 }
 
-/// The `--json` object: routers (each with its HRs), SANs, unanswered,
-/// counts and timing.
+/// The `--json` object: routers (each with its HRs and partitions), SANs
+/// (each with its nodes and their partitions), unanswered, counts and
+/// timing. Partitions are `[["0x0010", "full"], ...]`, `null` when
+/// unknown.
 pub fn to_json(d: &Discovery) -> Value {
     let routers: Vec<Value> = d
         .routers
@@ -756,6 +786,7 @@ pub fn to_json(d: &Discovery) -> Value {
                 .collect();
             let mut v = router_json(r, hrs);
             v["described"] = json!(r.described);
+            v["partitions"] = json!(r.partitions);
             v
         })
         .collect();
@@ -781,6 +812,7 @@ pub fn to_json(d: &Discovery) -> Value {
                         "level_name": level_name(m.level),
                         "description": m.description,
                         "described": m.described,
+                        "partitions": m.partitions,
                         "source": match m.source {
                             MemberSource::Manager(a) => json!({"manager": a}),
                             MemberSource::Lrt { by, hr } => {
@@ -962,7 +994,11 @@ pub fn run(
         Some(p) => Some(Snapshot::load(p).map_err(|e| ClientError::Other(e.0))?),
         None => None,
     };
-    let d = walk_with(&SocketAsk::new(cli, &args.walk), start, args.html.is_some())?;
+    let extras = Extras {
+        counters: args.html.is_some(),
+        partitions: true,
+    };
+    let d = walk_with(&SocketAsk::new(cli, &args.walk), start, extras)?;
     let now_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |t| t.as_secs());
@@ -1023,7 +1059,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mgmt::attr::{NodeRecord, SmInfo};
+    use mgmt::attr::{NodeRecord, PartitionTable, SmInfo};
     use std::sync::Mutex;
 
     /// A router of the fake fabric: identity, name, and its HRs (address,
@@ -1109,6 +1145,11 @@ mod tests {
                     })),
                     // A host has no LRT: an empty one.
                     (Class::Subn, LrtBlock::ID) => Got::Fields(json!({"total": 0, "entries": []})),
+                    // Hosts at even addresses keep a table; the others
+                    // refuse the attribute.
+                    (Class::Subn, PartitionTable::ID) if h.0 % 2 == 0 && modifier == 0 => {
+                        Got::Fields(json!({"entries": [["0x0010", "full"], ["0x7fff", "limited"]]}))
+                    }
                     _ => Got::Status(0x000c),
                 });
             }
@@ -1304,6 +1345,57 @@ mod tests {
         assert_eq!(v["unanswered"][0]["answered"], false);
         assert_eq!(v["unanswered"][0]["address"], "0x0132");
         assert_eq!(v["counts"]["unanswered"], 2);
+    }
+
+    #[test]
+    fn each_node_shows_its_partitions_or_a_dash_when_it_refuses_them() {
+        let mut f = fabric(vec![]);
+        f.hosts = vec![
+            (0x0101, 0x0601, "h1"),
+            (0x0102, 0x0601, "h2"),
+            (0x0103, 0x0602, "h3"),
+            (0x0104, 0x0602, "h4"),
+        ];
+        f.manager = Some(0x0103);
+        let extras = Extras {
+            partitions: true,
+            ..Extras::default()
+        };
+        let d = walk_with(&f, Address(0x0111), extras).unwrap();
+        // Refused by the routers and the odd hosts: unknown, and the walk
+        // complete all the same.
+        assert_eq!(d.exit_code(), 0);
+        assert!(d.routers.iter().all(|r| r.partitions.is_none()));
+        let tables: Vec<(u16, usize)> = d
+            .sans
+            .iter()
+            .flat_map(|s| &s.members)
+            .map(|m| (m.address.0, m.partitions.as_ref().map_or(0, Vec::len)))
+            .collect();
+        assert_eq!(tables, [(0x0101, 0), (0x0102, 2), (0x0103, 0), (0x0104, 2)]);
+        let text = render_text(&d);
+        assert!(
+            text.contains("\"h4 (record)\" level C partitions 0x0010 0x7fff(limited)\n"),
+            "{text}"
+        );
+        assert!(text.contains("\"h1\" level B partitions -\n"), "{text}");
+        assert!(text.contains("\n  partitions -\n  [0] 0x0111"), "{text}");
+        let v = to_json(&d);
+        assert_eq!(
+            v["sans"][1]["nodes"][1]["partitions"],
+            json!([["0x0010", "full"], ["0x7fff", "limited"]])
+        );
+        assert_eq!(v["sans"][1]["nodes"][0]["partitions"], Value::Null);
+        assert_eq!(v["routers"][0]["partitions"], Value::Null);
+        // One Get a node: block 0, not full.
+        let asked = f.asked.lock().unwrap();
+        let gets = |a: u16| {
+            asked
+                .iter()
+                .filter(|(d, at)| d.0 == a && *at == PartitionTable::ID)
+                .count()
+        };
+        assert_eq!((gets(0x0104), gets(0x0101), gets(0x0111)), (1, 1, 1));
     }
 
     #[test]
@@ -1536,7 +1628,11 @@ mod tests {
         let mut f = fabric(vec![0xc]);
         f.nodes[1].name = "b <i>&</i>";
         f.hosts = vec![(0x0101, 0x0601, "h1"), (0x0103, 0x0602, "h3")];
-        let d = walk_with(&f, Address(0x0111), true).unwrap();
+        let extras = Extras {
+            counters: true,
+            partitions: false,
+        };
+        let d = walk_with(&f, Address(0x0111), extras).unwrap();
         // Counters are read only when asked for.
         let plain = walk(&fabric(vec![]), Address(0x0111)).unwrap();
         assert!(plain.routers[0].hrs[0].counters.is_none());

@@ -2,7 +2,8 @@
 //! reads back (docs/management.md "mwctl discover"), as ibnetdiscover's
 //! `--cache` keeps a fabric to compare with later. A [`Snapshot`] is what
 //! is compared: the routers by identity with their HRs, the SANs with their
-//! cost, MTU and nodes, and the addresses that did not answer; nothing that
+//! cost, MTU and nodes, each node's partitions, and the addresses that did
+//! not answer; nothing that
 //! changes from one walk to the next (timing, how a node was reached).
 //! The file is JSON, written whole to a temporary file and renamed over.
 
@@ -12,6 +13,7 @@ use rrp::Address;
 use serde::{Deserialize, Serialize};
 
 use crate::discover::Discovery;
+use crate::discover_partitions::Table;
 
 /// The version of the file's layout; a file of another version is refused.
 pub const FORMAT: u32 = 1;
@@ -42,6 +44,10 @@ pub struct SavedRouter {
     pub description: String,
     /// The HRs whose PortInfo was answered.
     pub hrs: Vec<SavedHr>,
+    /// Its own partitions, when they were answered (absent from older
+    /// files: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Table>,
 }
 
 /// A saved node of a SAN.
@@ -53,6 +59,10 @@ pub struct SavedNode {
     pub address: Address,
     /// NodeDescription.
     pub description: String,
+    /// Its own partitions, when they were answered (absent from older
+    /// files: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<Table>,
 }
 
 /// A saved SAN.
@@ -124,6 +134,7 @@ impl Snapshot {
                             })
                         })
                         .collect(),
+                    partitions: r.partitions.clone(),
                 })
                 .collect(),
             sans: d
@@ -140,6 +151,7 @@ impl Snapshot {
                             identity: identity_text(m.identity),
                             address: m.address,
                             description: m.description.clone(),
+                            partitions: m.partitions.clone(),
                         })
                         .collect(),
                 })

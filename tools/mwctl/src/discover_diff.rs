@@ -3,7 +3,8 @@
 //! Routers are matched by identity, their HRs by port, SANs by SAN-ID and
 //! their nodes by identity. What is reported: routers and nodes gone or
 //! new, HRs gone, new, or no longer active, and an HR's or node's address,
-//! an HR's SAN, and costs and MTUs changed. A router gone that an address
+//! an HR's SAN, costs and MTUs, and a router's or node's partitions
+//! changed (when both walks read them). A router gone that an address
 //! of it did not answer says so; a SAN gone brings its nodes with it.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::discover::state_name;
 use crate::discover_cache::{SavedHr, SavedRouter, SavedSan, Snapshot};
+use crate::discover_partitions::{Table, text};
 
 /// One difference between the saved network and the live one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +102,38 @@ pub enum Change {
         /// Now.
         to: Address,
     },
+    /// A router's or node's own partitions changed.
+    Partitions {
+        /// The node's SAN; `None` for a router.
+        san: Option<Address>,
+        /// Its identity and description.
+        node: (String, String),
+        /// Before, as text (`0x0010 0x7fff(limited)`).
+        from: String,
+        /// Now.
+        to: String,
+    },
+}
+
+/// The change of the partitions of `node` (on `san`, or a router), when
+/// both walks read them and they differ.
+fn partitions(
+    san: Option<Address>,
+    node: (String, String),
+    was: &Option<Table>,
+    is: &Option<Table>,
+    out: &mut Vec<Change>,
+) {
+    if let (Some(was), Some(is)) = (was, is)
+        && was != is
+    {
+        out.push(Change::Partitions {
+            san,
+            node,
+            from: text(Some(was)),
+            to: text(Some(is)),
+        });
+    }
 }
 
 fn named(r: &SavedRouter) -> (String, String) {
@@ -151,13 +185,23 @@ fn san_fields(was: &SavedSan, is: &SavedSan, out: &mut Vec<Change>) {
                 address: n.address,
                 new: false,
             }),
-            Some(m) if m.address != n.address => out.push(Change::NodeAddress {
-                san: is.id,
-                node: (n.identity.clone(), m.description.clone()),
-                from: n.address,
-                to: m.address,
-            }),
-            Some(_) => {}
+            Some(m) => {
+                if m.address != n.address {
+                    out.push(Change::NodeAddress {
+                        san: is.id,
+                        node: (n.identity.clone(), m.description.clone()),
+                        from: n.address,
+                        to: m.address,
+                    });
+                }
+                partitions(
+                    Some(is.id),
+                    (n.identity.clone(), m.description.clone()),
+                    &n.partitions,
+                    &m.partitions,
+                    out,
+                );
+            }
         }
     }
     for (id, n) in &now {
@@ -195,6 +239,7 @@ pub fn diff(was: &Snapshot, is: &Snapshot) -> Vec<Change> {
             });
             continue;
         };
+        partitions(None, named(n), &r.partitions, &n.partitions, &mut out);
         for h in &r.hrs {
             match n.hrs.iter().find(|x| x.port == h.port) {
                 Some(x) => hr_fields(n, h, x, &mut out),
@@ -350,6 +395,21 @@ pub fn render_text(changes: &[Change]) -> String {
                 out,
                 "~ node {id} \"{desc}\" on san {san} address {from} -> {to}"
             ),
+            Change::Partitions {
+                san: None,
+                node,
+                from,
+                to,
+            } => writeln!(out, "~ {} partitions {from} -> {to}", router_text(node)),
+            Change::Partitions {
+                san: Some(san),
+                node: (id, desc),
+                from,
+                to,
+            } => writeln!(
+                out,
+                "~ node {id} \"{desc}\" on san {san} partitions {from} -> {to}"
+            ),
         };
     }
     out
@@ -415,6 +475,20 @@ pub fn to_json(changes: &[Change]) -> Value {
                     json!({"change": "changed", "what": "node", "san": san, "node": router(node),
                            "field": "address", "from": from, "to": to})
                 }
+                Change::Partitions {
+                    san: None,
+                    node,
+                    from,
+                    to,
+                } => json!({"change": "changed", "what": "router", "router": router(node),
+                            "field": "partitions", "from": from, "to": to}),
+                Change::Partitions {
+                    san: Some(san),
+                    node,
+                    from,
+                    to,
+                } => json!({"change": "changed", "what": "node", "san": san, "node": router(node),
+                            "field": "partitions", "from": from, "to": to}),
             })
             .collect(),
     )
@@ -439,6 +513,7 @@ mod tests {
 
     fn router(id: u64, name: &str, hrs: Vec<SavedHr>) -> SavedRouter {
         SavedRouter {
+            partitions: None,
             identity: crate::discover_cache::identity_text(id),
             description: name.into(),
             hrs,
@@ -453,6 +528,7 @@ mod tests {
             nodes: nodes
                 .into_iter()
                 .map(|(i, a, d)| SavedNode {
+                    partitions: None,
                     identity: crate::discover_cache::identity_text(i),
                     address: Address(a),
                     description: d.into(),
@@ -519,6 +595,7 @@ mod tests {
         today.sans[3].nodes[0].address = Address(0x010a);
         today.sans[3].nodes.remove(1);
         today.sans[1].nodes.push(SavedNode {
+            partitions: None,
             identity: crate::discover_cache::identity_text(0x20),
             address: Address(0x0102),
             description: "H2".into(),
@@ -538,6 +615,35 @@ mod tests {
             assert!(text.contains(want), "missing {want}in:\n{text}");
         }
         assert_eq!(text.lines().count(), 9, "{text}");
+    }
+
+    #[test]
+    fn partitions_changed_are_a_line_and_unknown_ones_no_difference() {
+        use mgmt::partition::{Membership, PartitionKey};
+        let key = |k| PartitionKey::new(k).unwrap();
+        let mut was = yesterday();
+        was.routers[0].partitions = Some(vec![(key(0x7fff), Membership::Full)]);
+        was.sans[3].nodes[0].partitions = Some(vec![(key(0x7fff), Membership::Full)]);
+        let mut is = was.clone();
+        is.routers[0].partitions = Some(vec![
+            (key(0x10), Membership::Limited),
+            (key(0x7fff), Membership::Full),
+        ]);
+        is.sans[3].nodes[0].partitions = Some(vec![(key(0x10), Membership::Full)]);
+        let changes = diff(&was, &is);
+        let text = render_text(&changes);
+        assert_eq!(
+            text,
+            "~ router 0x0000000000000001 \"ab\" partitions 0x7fff -> 0x0010(limited) 0x7fff\n\
+             ~ node 0x0000000000000018 \"H8\" on san 0x0205 partitions 0x7fff -> 0x0010\n"
+        );
+        assert_eq!(to_json(&changes)[1]["field"], "partitions");
+        // A walk (or an older cache) without them: nothing to compare.
+        let mut unknown = is.clone();
+        unknown.routers[0].partitions = None;
+        unknown.sans[3].nodes[0].partitions = None;
+        assert_eq!(diff(&was, &unknown), []);
+        assert_eq!(diff(&unknown, &is), []);
     }
 
     #[test]

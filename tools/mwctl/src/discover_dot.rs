@@ -137,6 +137,7 @@ mod tests {
         let d = Discovery {
             routers: vec![
                 Router {
+                    partitions: None,
                     identity: 1,
                     node_type: 3,
                     level: 4,
@@ -147,6 +148,7 @@ mod tests {
                     hrs: vec![hr(1, 0x0119, 0x0100, active), hr(2, 0x0219, 0x0200, down)],
                 },
                 Router {
+                    partitions: None,
                     identity: 2,
                     node_type: 3,
                     level: 4,
@@ -175,6 +177,7 @@ mod tests {
         let mut d = d;
         d.sans = crate::discover_sans::sans_of_routers(&d);
         d.sans[0].members.push(crate::discover::Member {
+            partitions: None,
             address: Address(0x0100),
             identity: 0x100,
             node_type: 1,

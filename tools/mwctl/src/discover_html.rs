@@ -1124,7 +1124,7 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
     out.push_str(
         "<section class=\"card\"><h2>Routers</h2><table id=\"routers\"><thead><tr><th>Description</th>\
          <th>Identity</th><th>Type</th><th>Read at</th><th class=\"num\">HRs</th><th>Reached by</th>\
-         <th>Answered</th></tr></thead><tbody>\n",
+         <th>Partitions</th><th>Answered</th></tr></thead><tbody>\n",
     );
     for r in &d.routers {
         let key = router_key(r);
@@ -1137,7 +1137,7 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
             out,
             "<tr id=\"row-{key}\" data-k=\"{key}\" data-n=\"{key}\"><td>{}</td><td class=\"mono\">{:#018x}</td>\
              <td>{}</td><td class=\"mono\">{}</td><td class=\"num\">{}</td><td>{}</td>\
-             <td><span class=\"pill {pill}\">{what}</span></td></tr>",
+             <td class=\"mono\">{}</td><td><span class=\"pill {pill}\">{what}</span></td></tr>",
             if r.description.is_empty() {
                 "<span class=\"none\">(none)</span>".to_string()
             } else {
@@ -1148,6 +1148,7 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
             r.address,
             r.hrs.len(),
             esc(&reached_text(d, r.reached)),
+            esc(&crate::discover_partitions::text(r.partitions.as_deref())),
         );
     }
     out.push_str("</tbody></table></section>\n");
@@ -1214,10 +1215,10 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
     // The SANs' other nodes.
     out.push_str(
         "<section class=\"card\"><h2>Nodes on the SANs</h2><table id=\"nodes\"><thead><tr><th>Description</th>\
-         <th>Address</th><th>SAN</th><th>Type</th><th>Level</th><th>Identity</th><th>From</th></tr></thead><tbody>\n",
+         <th>Address</th><th>SAN</th><th>Type</th><th>Level</th><th>Identity</th><th>Partitions</th><th>From</th></tr></thead><tbody>\n",
     );
     if d.member_count() == 0 {
-        out.push_str("<tr><td colspan=\"7\" class=\"none\">none found</td></tr>\n");
+        out.push_str("<tr><td colspan=\"8\" class=\"none\">none found</td></tr>\n");
     }
     for san in &d.sans {
         for mb in &san.members {
@@ -1231,7 +1232,8 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
             let _ = writeln!(
                 out,
                 "<tr id=\"row-{key}\" data-k=\"{key}\" data-n=\"{key}\"><td>{}</td><td class=\"mono\">{}</td>\
-                 <td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"mono\">{:#018x}</td><td>{from}</td></tr>",
+                 <td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"mono\">{:#018x}</td>\
+                 <td class=\"mono\">{}</td><td>{from}</td></tr>",
                 if mb.described {
                     esc(&mb.description)
                 } else {
@@ -1242,6 +1244,7 @@ pub fn render_html(d: &Discovery, when: &str, start: Address) -> String {
                 node_type_name(mb.node_type),
                 level_name(mb.level),
                 mb.identity,
+                esc(&crate::discover_partitions::text(mb.partitions.as_deref())),
             );
         }
     }
@@ -1347,6 +1350,7 @@ mod tests {
 
     fn router(identity: u64, name: &str, hrs: Vec<Hr>) -> Router {
         Router {
+            partitions: None,
             identity,
             node_type: 3,
             level: 3,
@@ -1364,6 +1368,7 @@ mod tests {
         d.sans = crate::discover_sans::sans_of_routers(&d);
         if let Some(s) = d.sans.first_mut() {
             s.members.push(Member {
+                partitions: None,
                 address: Address(0x0100),
                 identity: 0x100,
                 node_type: 1,
@@ -1423,6 +1428,27 @@ mod tests {
         d.routers[1].description = "</script><script>alert(1)</script>".into();
         let page = render_html(&d, "now", Address(0x0119));
         assert_eq!(page.matches("<script>").count(), 1, "{page}");
+    }
+
+    #[test]
+    fn the_tables_give_each_nodes_partitions() {
+        use mgmt::partition::{Membership, PartitionKey};
+        let mut d = two();
+        d.sans[0].members[0].partitions = Some(vec![
+            (PartitionKey::new(0x10).unwrap(), Membership::Full),
+            (PartitionKey::new(0x7fff).unwrap(), Membership::Limited),
+        ]);
+        let page = render_html(&d, "now", Address(0x0119));
+        assert!(
+            page.contains("<td class=\"mono\">0x0010 0x7fff(limited)</td>"),
+            "{page}"
+        );
+        // The routers' are unknown here.
+        assert_eq!(
+            page.matches("<td class=\"mono\">-</td>").count(),
+            2,
+            "{page}"
+        );
     }
 
     #[test]

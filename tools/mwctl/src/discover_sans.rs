@@ -52,6 +52,9 @@ pub struct Member {
     pub described: bool,
     /// Where the fields came from.
     pub source: MemberSource,
+    /// Its own partitions (PartitionTable), when they were asked for and
+    /// answered.
+    pub partitions: Option<crate::discover_partitions::Table>,
 }
 
 /// A SAN the routers' HRs are on.
@@ -240,6 +243,7 @@ fn from_manager(ask: &dyn Ask, manager: Address) -> Result<Option<Vec<Member>>, 
             description: f["description"].as_str().unwrap_or("").to_string(),
             described: true,
             source: MemberSource::Manager(manager),
+            partitions: None,
         });
     }
     Ok(Some(members))
@@ -278,13 +282,16 @@ fn from_node(
         description: described.clone().unwrap_or_default(),
         described: described.is_some(),
         source: MemberSource::Lrt { by, hr },
+        partitions: None,
     }))
 }
 
 /// Fills `d.sans`: each SAN's members from its manager's records where one
 /// answers, and the LRTs' nodes that the records leave out read one by
-/// one; those that do not answer go to `d.unanswered`.
-pub fn read_sans(ask: &dyn Ask, d: &mut Discovery) -> Result<(), ClientError> {
+/// one; those that do not answer go to `d.unanswered`. With `partitions`,
+/// each member's own partitions are read too (one Get a member in the
+/// common case).
+pub fn read_sans(ask: &dyn Ask, d: &mut Discovery, partitions: bool) -> Result<(), ClientError> {
     let gathered = gather(d);
     // The managers first, one SAN per thread.
     let from_managers = in_parallel(gathered.iter().collect(), |g| {
@@ -318,6 +325,15 @@ pub fn read_sans(ask: &dyn Ask, d: &mut Discovery) -> Result<(), ClientError> {
     }
     for s in &mut sans {
         s.members.sort_by_key(|m| m.address);
+    }
+    if partitions {
+        let members: Vec<&mut Member> = sans.iter_mut().flat_map(|s| &mut s.members).collect();
+        let tables = in_parallel(members.iter().map(|m| m.address).collect(), |a| {
+            crate::discover_partitions::read(ask, a)
+        })?;
+        for (m, t) in members.into_iter().zip(tables) {
+            m.partitions = t;
+        }
     }
     d.sans = sans;
     Ok(())

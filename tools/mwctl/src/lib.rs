@@ -11,6 +11,7 @@ pub mod discover_cache;
 pub mod discover_diff;
 pub mod discover_dot;
 pub mod discover_html;
+pub mod discover_partitions;
 pub mod discover_sans;
 pub mod errors;
 pub mod events;

@@ -258,6 +258,7 @@ mod tests {
         Discovery {
             routers: vec![
                 Router {
+                    partitions: None,
                     identity: 0xa,
                     node_type: 3,
                     level: 2,
@@ -271,6 +272,7 @@ mod tests {
                     ],
                 },
                 Router {
+                    partitions: None,
                     identity: 0xb,
                     node_type: 3,
                     level: 3,

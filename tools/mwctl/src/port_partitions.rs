@@ -33,6 +33,13 @@ fn source(r: &PortPartitionsRow) -> String {
     }
 }
 
+/// Partitions in the compact form of `mwctl show partitions` and
+/// `mwctl discover`: their keys (as `0x0010`, with whatever a caller adds
+/// after each) one space apart.
+pub fn keys_text(keys: impl IntoIterator<Item = String>) -> String {
+    keys.into_iter().collect::<Vec<_>>().join(" ")
+}
+
 /// The table: port, HR, partitions (open, or their keys), nodes, source.
 pub fn text(rows: &[PortPartitionsRow]) -> String {
     let mut t = Table::new(&["port", "hr", "partitions", "nodes", "from"]);
@@ -44,7 +51,7 @@ pub fn text(rows: &[PortPartitionsRow]) -> String {
             if r.open {
                 "open".to_string()
             } else {
-                r.keys.join(" ")
+                keys_text(r.keys.iter().cloned())
             },
             r.nodes.to_string(),
             source(r),

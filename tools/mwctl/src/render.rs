@@ -567,6 +567,7 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
         t.row(row);
     }
     s.push_str(&t.render());
+    s.push_str(&partition_drops(st, prev));
     if !st.plane.is_empty() {
         s.push_str("\ncontrol plane\n");
         let w = st.plane.keys().map(String::len).max().unwrap_or(0);
@@ -575,6 +576,42 @@ pub fn stats(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
         }
     }
     s
+}
+
+/// `stats`' packets refused per partition key and ingress port (with a
+/// rate against `prev`, taken `secs` before), after the port table;
+/// nothing when no partition refused a packet.
+fn partition_drops(st: &Stats, prev: Option<(&Stats, f64)>) -> String {
+    if st.partitions.is_empty() {
+        return String::new();
+    }
+    let mut heads = vec!["key", "port", "dropped"];
+    if prev.is_some() {
+        heads.push("drop/s");
+    }
+    let mut t = Table::new(&heads);
+    t.right = vec![false, true, true, true];
+    for r in &st.partitions {
+        let mut row = vec![
+            r.key.clone(),
+            r.port.map_or("-".into(), |p| num(u64::from(p.0))),
+            num(r.dropped),
+        ];
+        if let Some((p, secs)) = prev {
+            let old = p
+                .partitions
+                .iter()
+                .find(|o| o.key == r.key && o.port == r.port)
+                .map_or(0, |o| o.dropped);
+            row.push(if secs > 0.0 {
+                format!("{:.0}", r.dropped.saturating_sub(old) as f64 / secs)
+            } else {
+                "-".into()
+            });
+        }
+        t.row(row);
+    }
+    format!("\npartition drops\n{}", t.render())
 }
 
 /// `show mcast`: one line per group, in 80 columns.
@@ -923,5 +960,46 @@ mod tests {
             none.contains("no source sends packets for the box now"),
             "{none}"
         );
+    }
+
+    #[test]
+    fn stats_shows_the_partition_drops_after_the_ports_with_their_rate() {
+        let v = json!({"uptime_s": 12, "ports": [{"port": 0}, {"port": 1}],
+        "partitions": [
+            {"key": "0x0010", "port": 1, "dropped": 30},
+            {"key": "0x0020", "port": 0, "dropped": 4},
+            {"key": "other", "port": null, "dropped": 2}
+        ]});
+        let now: Stats = serde_json::from_value(v).unwrap();
+        let out = stats(&now, None);
+        fits_80("stats", &out);
+        let table = out.split("\npartition drops\n").nth(1).expect("the table");
+        let lines: Vec<Vec<&str>> = table
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(lines[0], ["key", "port", "dropped"]);
+        assert_eq!(lines[1], ["0x0010", "1", "30"]);
+        assert_eq!(lines[2], ["0x0020", "0", "4"]);
+        assert_eq!(lines[3], ["other", "-", "2"]);
+        let before = Stats {
+            partitions: vec![admin::view::PartitionDropRow {
+                key: "0x0010".into(),
+                port: Some(rrp::PortId(1)),
+                dropped: 10,
+            }],
+            ..now.clone()
+        };
+        let out = stats(&now, Some((&before, 2.0)));
+        let table = out.split("\npartition drops\n").nth(1).expect("the table");
+        let lines: Vec<Vec<&str>> = table
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(lines[0], ["key", "port", "dropped", "drop/s"]);
+        assert_eq!(lines[1], ["0x0010", "1", "30", "10"]);
+        assert_eq!(lines[2], ["0x0020", "0", "4", "2"]);
+        let none = stats(&Stats::default(), None);
+        assert!(!none.contains("partition drops"), "{none}");
     }
 }

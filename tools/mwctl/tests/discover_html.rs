@@ -138,6 +138,7 @@ fn appendix_b() -> Discovery {
                 }
             };
             Router {
+                partitions: None,
                 identity: identity(i),
                 node_type: 3,
                 level: 3,
@@ -170,6 +171,7 @@ fn appendix_b() -> Discovery {
             .iter()
             .filter(|h| h.2 == san.id.0)
             .map(|&(name, a, _)| Member {
+                partitions: None,
                 address: Address(a),
                 identity: 0x4d57_0000_0001_0000 | u64::from(a),
                 node_type: 1,

@@ -85,7 +85,8 @@ fn probe(lab: &Lab, from: &str, to: &str, secs: u64) -> u64 {
     }
 }
 
-/// Every live router's `partition` drops, summed.
+/// Every live router's `partition` drops, summed; each router's drops by
+/// partition key and port (`stats`' `partitions`) sum to the same.
 fn partition_drops(lab: &Lab) -> u64 {
     let mut n = 0;
     for r in &lab.plan.routers {
@@ -93,11 +94,41 @@ fn partition_drops(lab: &Lab) -> u64 {
             continue;
         }
         let s = mwctl(&r.socket, &["stats"]).unwrap();
-        for p in s["ports"].as_array().unwrap() {
-            n += p["drops"]["partition"].as_u64().unwrap_or(0);
-        }
+        let by_reason: u64 = s["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["drops"]["partition"].as_u64().unwrap_or(0))
+            .sum();
+        let by_key: u64 = s["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["dropped"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(by_key, by_reason, "{}: {s}", r.name);
+        n += by_reason;
     }
     n
+}
+
+/// `mwctl discover` from router ab: each host's partitions, by its
+/// description.
+fn discovered_tables(lab: &Lab) -> std::collections::BTreeMap<String, Value> {
+    let ab = lab.plan.admin_socket("ab").unwrap();
+    let d = mwctl(ab, &["discover", "-r", "3"]).unwrap();
+    d["sans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["nodes"].as_array().unwrap())
+        .map(|n| {
+            (
+                n["description"].as_str().unwrap().to_string(),
+                n["partitions"].clone(),
+            )
+        })
+        .collect()
 }
 
 /// Within each tenant every probe arrives, across none; each refused one
@@ -285,6 +316,17 @@ fn routers_enforce_the_tenants_the_managers_declare() {
     }
     for h in ["H5", "H9"] {
         wait_table(&lab, h, "0x0020", "limited", within);
+    }
+    // mwctl discover reads every host's table from its agent.
+    let tables = discovered_tables(&lab);
+    let limited_default = json!(["0x7fff", "limited"]);
+    for (h, want) in [
+        ("H0", json!([["0x0010", "full"], limited_default])),
+        ("H1", json!([["0x0020", "full"], limited_default])),
+        ("H5", json!([["0x0020", "limited"], limited_default])),
+        ("H6", json!([limited_default])),
+    ] {
+        assert_eq!(tables.get(h), Some(&want), "{h}: {tables:?}");
     }
     tenants_hold(&lab, "at start");
     traces_agree(&lab);
