@@ -214,6 +214,16 @@ enum Item {
         to: Option<usize>,
         msg: Wire,
     },
+    /// One message to several members of a SAN at the same time, in this
+    /// order, each with its address patched in: an [`Output::SendEach`]'s
+    /// recipients queued once with their shared bytes, not once each (the
+    /// same deliveries, in the same order, as one [`Item::Deliver`] each).
+    DeliverEach {
+        san: usize,
+        from: usize,
+        bytes: Arc<[u8]>,
+        to: Vec<(u32, Address)>,
+    },
     Crash(usize),
     Restart(usize),
     LinkDown(usize, PortId),
@@ -543,8 +553,39 @@ impl Sim {
         self.hosts.iter().position(|h| h.name == name)
     }
 
+    /// Queues `item` at `at`, after everything queued there before. A
+    /// delivery of the same bytes from the same member as the last item
+    /// queued there joins it ([`Item::DeliverEach`]).
     fn push(&mut self, at: Time, item: Item) {
-        self.queue.entry(at).or_default().push_back(item);
+        let bucket = self.queue.entry(at).or_default();
+        if let Item::Deliver {
+            san,
+            from,
+            to: Some(i),
+            msg: Wire {
+                bytes,
+                dst: Some(dst),
+            },
+        } = item
+        {
+            let recipient = (i as u32, dst);
+            match bucket.back_mut() {
+                Some(Item::DeliverEach {
+                    san: s,
+                    from: f,
+                    bytes: b,
+                    to,
+                }) if *s == san && *f == from && Arc::ptr_eq(b, &bytes) => to.push(recipient),
+                _ => bucket.push_back(Item::DeliverEach {
+                    san,
+                    from,
+                    bytes,
+                    to: vec![recipient],
+                }),
+            }
+            return;
+        }
+        bucket.push_back(item);
     }
 
     fn reschedule(&mut self, r: usize) {
@@ -788,16 +829,37 @@ impl Sim {
                 self.drain(r);
                 self.reschedule(r);
             }
-            if self.cfg.track_loops && self.now >= self.loop_check_at {
-                self.check_transient_loops();
-            }
+            self.check_loops_when_due();
         }
         self.now = self.now.max(until);
+    }
+
+    /// Looks for transient loops when tracking them and their time has come.
+    fn check_loops_when_due(&mut self) {
+        if self.cfg.track_loops && self.now >= self.loop_check_at {
+            self.check_transient_loops();
+        }
     }
 
     fn handle(&mut self, item: Item) {
         match item {
             Item::Deliver { san, from, to, msg } => self.deliver(san, from, to, msg.to_vec()),
+            Item::DeliverEach {
+                san,
+                from,
+                bytes,
+                to,
+            } => {
+                let last = to.len().saturating_sub(1);
+                for (n, (i, dst)) in to.into_iter().enumerate() {
+                    self.deliver(san, from, Some(i as usize), with_destination(&bytes, dst));
+                    // Between two deliveries as between two items
+                    // (`run_until` checks after the last one).
+                    if n < last {
+                        self.check_loops_when_due();
+                    }
+                }
+            }
             Item::Crash(r) => {
                 self.routers[r].alive = false;
                 self.scheduled[r] = Time::MAX;
@@ -1466,4 +1528,70 @@ fn make_router(
         buddies_at: None,
         cfg,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim() -> Sim {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/appendix-b.toml"
+        );
+        let topo =
+            Topology::from_toml(&std::fs::read_to_string(path).expect("example")).expect("valid");
+        Sim::new(topo, SimConfig::default()).expect("builds")
+    }
+
+    fn to(san: usize, from: usize, i: usize, bytes: &Arc<[u8]>, dst: u16) -> Item {
+        Item::Deliver {
+            san,
+            from,
+            to: Some(i),
+            msg: Wire {
+                bytes: bytes.clone(),
+                dst: Some(Address(dst)),
+            },
+        }
+    }
+
+    /// What the queue holds at `at`: per item, its recipients' addresses
+    /// (`DeliverEach`) or nothing (any other item).
+    fn bucket(sim: &Sim, at: Time) -> Vec<Vec<u16>> {
+        sim.queue[&at]
+            .iter()
+            .map(|item| match item {
+                Item::DeliverEach { to, .. } => to.iter().map(|(_, a)| a.0).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deliveries_of_one_message_at_one_time_are_queued_once_in_their_order() {
+        let mut sim = sim();
+        let (one, other): (Arc<[u8]>, Arc<[u8]>) = (vec![0; 20].into(), vec![0; 20].into());
+        sim.push(7, to(0, 0, 1, &one, 0x11));
+        sim.push(7, to(0, 0, 2, &one, 0x12));
+        sim.push(7, to(0, 0, 3, &one, 0x13));
+        // The same bytes from another member, other bytes, or after
+        // another item start a new one: the order of deliveries stays.
+        sim.push(7, to(0, 1, 3, &one, 0x14));
+        sim.push(7, to(0, 1, 3, &other, 0x15));
+        sim.push(7, Item::Crash(0));
+        sim.push(7, to(0, 1, 3, &other, 0x16));
+        sim.push(8, to(0, 1, 3, &other, 0x17));
+        assert_eq!(
+            bucket(&sim, 7),
+            vec![
+                vec![0x11, 0x12, 0x13],
+                vec![0x14],
+                vec![0x15],
+                vec![],
+                vec![0x16]
+            ]
+        );
+        assert_eq!(bucket(&sim, 8), vec![vec![0x17]]);
+    }
 }
