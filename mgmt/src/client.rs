@@ -8,7 +8,7 @@
 //! a 32-bit count. A response to no outstanding request is dropped and
 //! counted.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use rrp::wire::RouterHop;
 use rrp::{Address, NativeAddr, PortId};
@@ -174,6 +174,10 @@ pub struct Client {
     prefix: u32,
     count: u32,
     pending: HashMap<(u64, MgmtClass), Pending>,
+    /// (next send, TID, class) of every pending request: what is due is
+    /// found without looking at the rest (a manager's sweep has thousands
+    /// out at once).
+    due: BTreeSet<(Time, u64, u8)>,
     outputs: Vec<ClientOutput>,
     stats: ClientStats,
 }
@@ -185,6 +189,7 @@ impl Client {
             prefix,
             count: 0,
             pending: HashMap::new(),
+            due: BTreeSet::new(),
             outputs: Vec::new(),
             stats: ClientStats::default(),
         }
@@ -260,6 +265,7 @@ impl Client {
             next: now,
             request,
         };
+        self.due.insert((p.next, tid, p.request.class.0));
         self.pending.insert((tid, p.request.class), p);
         self.send_due(now);
     }
@@ -275,6 +281,7 @@ impl Client {
             self.stats.unmatched += 1;
             return;
         };
+        self.due.remove(&(p.next, r.tid, r.class.0));
         self.stats.answered += 1;
         self.outputs.push(ClientOutput::Done {
             id: p.id,
@@ -296,20 +303,21 @@ impl Client {
     fn send_due(&mut self, now: Time) {
         let mut done = Vec::new();
         let mut keys: Vec<(u64, MgmtClass)> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| p.next <= now)
-            .map(|(k, _)| *k)
+            .due
+            .range(..=(now, u64::MAX, u8::MAX))
+            .map(|(_, tid, c)| (*tid, MgmtClass(*c)))
             .collect();
         keys.sort_unstable_by_key(|(tid, c)| (*tid, c.0));
         for key in keys {
             let p = self.pending.get_mut(&key).expect("listed");
+            self.due.remove(&(p.next, key.0, key.1.0));
             if p.tries > p.request.retries {
                 done.push(key);
                 continue;
             }
             p.tries += 1;
             p.next = now + p.request.timeout_ms.max(1);
+            self.due.insert((p.next, key.0, key.1.0));
             self.stats.sent += 1;
             let out = match &p.request.target {
                 Target::Address(dst) => ClientOutput::Route {
@@ -342,10 +350,62 @@ impl Client {
 
     /// When [`Client::on_timer`] wants to run next.
     pub fn next_timer(&self) -> Time {
-        self.pending
-            .values()
-            .map(|p| p.next)
-            .min()
-            .unwrap_or(Time::MAX)
+        self.due.first().map_or(Time::MAX, |(t, _, _)| *t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(timeout_ms: Time) -> Request {
+        Request {
+            target: Target::Address(Address(0x0140)),
+            class: MgmtClass::SUBN,
+            method: Method::GET,
+            attribute: 0x0011,
+            modifier: 0,
+            mkey: 0,
+            data: Vec::new(),
+            timeout_ms,
+            retries: 0,
+        }
+    }
+
+    /// The index of what is due follows every start, answer, retry and
+    /// give-up: the next timer is always the earliest pending send.
+    #[test]
+    fn the_next_timer_is_the_earliest_pending_send() {
+        let mut c = Client::new(7);
+        assert_eq!(c.next_timer(), Time::MAX);
+        for (id, t) in [(1, 30), (2, 10), (3, 20)] {
+            c.start(0, id, get(t));
+        }
+        let sent = c.take_outputs();
+        assert_eq!(sent.len(), 3);
+        assert_eq!(c.next_timer(), 10);
+        // The answer to request 2 (timeout 10): the next is request 3's.
+        let ClientOutput::Route { mad, .. } = &sent[1] else {
+            panic!("{sent:?}")
+        };
+        let asked = MadRepr::parse(&Mad::new_checked(&mad[..]).unwrap()).unwrap();
+        let answer = asked.response(Status::OK);
+        c.on_response(3, Address(0x0140), &answer.to_bytes().unwrap()[..]);
+        assert_eq!(c.next_timer(), 20);
+        // Request 3 gives up at 20 (no retries), request 1 at 30.
+        c.on_timer(20);
+        assert_eq!(c.next_timer(), 30);
+        c.on_timer(30);
+        assert_eq!(c.next_timer(), Time::MAX);
+        let done: Vec<u64> = c
+            .take_outputs()
+            .iter()
+            .filter_map(|o| match o {
+                ClientOutput::Done { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done, [2, 3, 1]);
+        assert_eq!(c.outstanding(), 0);
     }
 }
