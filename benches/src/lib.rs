@@ -7,6 +7,8 @@
 //!   (L3 and L2 at 64 and 1500 bytes), the baseline step and the
 //!   rx -> process -> tx loop shared by the `engine-bench` binary and the
 //!   criterion benchmarks;
+//! - [`manager_scale`]: the SAN manager on a simulated SAN of 1,000 and
+//!   more members (binary `manager-scale`);
 //! - [`mcast`]: the multicast variant: group packets into port 0 of a
 //!   5-port box, replicated to the 4 others, in memory (copies) and on DPDK
 //!   vdevs (feature `dpdk`: chains, zero copy);
@@ -15,6 +17,7 @@
 //!   generator (binary `e2e`, run through the `benches/e2e` wrapper).
 
 pub mod e2e;
+pub mod manager_scale;
 pub mod mcast;
 pub mod port;
 pub mod scaling;

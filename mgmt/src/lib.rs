@@ -33,6 +33,8 @@
 //! - [`subscriptions`]: a table of event subscriptions (InformInfo) with
 //!   leases, kept by a SAN's master and by an agent that is not one, and
 //!   the events both report of it (docs/management.md "Events");
+//! - [`simsan`]: a SAN of stations in memory on explicit time, for the
+//!   tests and the SAN manager's measurements at 1,000 and more members;
 //! - [`fuzzing`]: the fuzz body shared by the cargo-fuzz target and the
 //!   stable corpus replay.
 //!
@@ -47,6 +49,7 @@ pub mod fuzzing;
 pub mod manager;
 pub mod partition;
 pub mod perfmgr;
+pub mod simsan;
 pub mod station;
 pub mod subscriptions;
 pub mod wire;

@@ -484,3 +484,63 @@ fn a_map_longer_than_one_answer_is_copied_whole_at_each_poll() {
     // chunk (a PartitionsText GetTable).
     assert_eq!(standby.stats().requests - requests, 7 * more_polls);
 }
+
+/// Three hundred nodes powered on at once without an address, on a SAN of
+/// real stations ([`mgmt::simsan::SimSan`]) with two managers at their
+/// default timers: every one has a distinct address from the pool within a
+/// second of virtual time, each announced itself once (no storm at the
+/// master), and the standby holds the whole map after its next poll.
+#[test]
+fn three_hundred_nodes_announcing_at_once_are_all_addressed_within_a_second() {
+    use mgmt::simsan::SimSan;
+    const NODES: usize = 300;
+    let pool = (Address(0x0400), Address(0x0400 + NODES as u16 + 9));
+    let mut san = SimSan::new(1);
+    for (a, id) in [(0x0101, 0x10), (0x0102, 0x11)] {
+        let mut m = ManagerConfig::new(7, id);
+        m.pool = Some(pool);
+        san.add(
+            AgentConfig::new(NodeType::Host, id, "manager"),
+            Address(a),
+            Some(m),
+        );
+    }
+    let state = |s: &SimSan, i: usize| s.station(i).managers()[0].1.state();
+    let settled = san.run_until_true(5_000, |s| {
+        state(s, 0) == SmState::Master && state(s, 1) == SmState::Standby
+    });
+    assert!(settled.is_some(), "no master and standby in 5 s");
+    let t0 = san.now();
+    let first = san.len();
+    for i in 0..NODES {
+        san.add(
+            AgentConfig::new(NodeType::Host, 0x1000 + i as u64, "n"),
+            Address::UNSPECIFIED,
+            None,
+        );
+    }
+    let all = san.run_until_true(t0 + 10_000, |s| {
+        (first..s.len()).all(|i| s.node(i).address.is_node())
+    });
+    let took = all.map(|t| t - t0);
+    assert!(
+        took.is_some_and(|t| t <= 1_000),
+        "all addressed after {took:?} ms"
+    );
+    let mut given: Vec<Address> = (first..san.len()).map(|i| san.node(i).address).collect();
+    given.sort_unstable();
+    given.dedup();
+    assert_eq!(given.len(), NODES, "two nodes with one address");
+    assert!(given.iter().all(|a| (pool.0..=pool.1).contains(a)));
+    // The Sets' answers reach the master a link delay later.
+    san.run_until(san.now() + 10);
+    let master = san.station(0).managers()[0].1.stats();
+    assert_eq!(master.addresses_assigned, NODES as u64);
+    assert_eq!(master.announcements, NODES as u64, "{master:?}");
+    assert!((first..san.len()).all(|i| san.station(i).agent().stats().announcements == 1));
+    // The standby copies the whole map at its next polls.
+    let map = |s: &SimSan, i: usize| s.station(i).managers()[0].1.assignments().clone();
+    let copied = san.run_until_true(san.now() + 5_000, |s| map(s, 1) == map(s, 0));
+    assert!(copied.is_some(), "the standby's map differs after 5 s");
+    assert!(map(&san, 0).len() >= NODES);
+}

@@ -61,6 +61,11 @@ pub(super) enum Purpose {
 }
 
 impl Manager {
+    /// Its requests still waiting for an answer (a sweep's end, when none).
+    pub fn requests_out(&self) -> usize {
+        self.pending.len()
+    }
+
     /// The answer to request `id`.
     pub fn on_answer(&mut self, now: Time, id: u64, result: Result<Answer, Failure>) {
         let Some(purpose) = self.pending.remove(&id) else {
