@@ -21,7 +21,7 @@ impl Manager {
     /// The identity -> address map: addresses given, found by sweeps, and
     /// copied from the master (a standby's).
     pub fn assignments(&self) -> &std::collections::BTreeMap<u64, Address> {
-        &self.assigned
+        self.assigned.as_map()
     }
 
     /// A node without an address announced itself at `native` (trap
@@ -31,11 +31,11 @@ impl Manager {
             return;
         }
         self.stats.announcements += 1;
-        if self.assigning.contains_key(&native) {
+        if self.assigning.contains(&native) {
             return;
         }
         self.assigning
-            .insert(native, (identity, Address::UNSPECIFIED));
+            .insert(native, identity, Address::UNSPECIFIED);
         self.directed(
             native,
             Method::GET,
@@ -56,32 +56,33 @@ impl Manager {
         if let Some(m) = self.database.get(&a) {
             return m.identity != identity;
         }
-        if self.assigned.iter().any(|(i, x)| *x == a && *i != identity)
-            || self
-                .assigning
-                .values()
-                .any(|(i, x)| *x == a && *i != identity)
-        {
+        if self.assigned.held_by_other(a, identity) || self.assigning.held_by_other(a, identity) {
             return true;
         }
         // A member not swept yet: held, unless the address is this
         // identity's (a node that restarted before its old entry aged out).
-        self.members.contains(&a) && self.assigned.get(&identity) != Some(&a)
+        self.members.binary_search(&a).is_ok() && self.assigned.get(identity) != Some(a)
     }
 
     /// The address for `identity`: the one it had, unless another node
-    /// holds it now; else the pool's lowest free one.
+    /// holds it now; else the pool's next free one from where the last
+    /// new one was given (the lowest at first), wrapping at the pool's
+    /// end, as DHCP servers do: a thousand nodes announcing at once cost
+    /// one step each, not a walk over the addresses given, and an address
+    /// a node left is not given again at once.
     fn choose(&self, identity: u64) -> Option<Address> {
-        if let Some(a) = self.assigned.get(&identity)
-            && !self.held_by_other(*a, identity)
+        if let Some(a) = self.assigned.get(identity)
+            && !self.held_by_other(a, identity)
         {
-            return Some(*a);
+            return Some(a);
         }
         let (first, last) = self.cfg.pool?;
-        (first.0..=last.0)
+        let start = self.pool_next.0.clamp(first.0, last.0.max(first.0));
+        (start..=last.0)
+            .chain(first.0..start)
             .map(Address)
             .filter(|a| a.is_node())
-            .find(|a| !self.held_by_other(*a, identity) && !self.assigned.values().any(|x| x == a))
+            .find(|a| !self.held_by_other(*a, identity) && !self.assigned.is_given(*a))
     }
 
     /// A request by directed route to `native` on this manager's SAN.
@@ -130,7 +131,10 @@ impl Manager {
             });
             return;
         };
-        self.assigning.insert(native, (n.node_identity, address));
+        if self.assigned.get(n.node_identity) != Some(address) {
+            self.pool_next = Address(address.0.wrapping_add(1));
+        }
+        self.assigning.insert(native, n.node_identity, address);
         self.directed(
             native,
             Method::GET,
@@ -204,7 +208,7 @@ impl Manager {
             self.stats.assign_failed += 1;
             return;
         }
-        let again = self.assigned.get(&identity) == Some(&address);
+        let again = self.assigned.get(identity) == Some(address);
         self.assigned.insert(identity, address);
         self.stats.addresses_assigned += 1;
         self.event(ManagerEvent::AddressAssigned {
@@ -255,6 +259,7 @@ impl Manager {
         AddressTable {
             records: self
                 .assigned
+                .as_map()
                 .range(from.max(1)..)
                 .filter(|(_, a)| a.is_node())
                 .take(address_record::PER_MAD)

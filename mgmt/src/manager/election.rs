@@ -261,8 +261,10 @@ impl Manager {
             self.mc_prune(now);
         }
         // Members gone from the node's list are gone from the database.
-        self.database.retain(|a, _| members.contains(a));
-        self.tables.retain(|a, _| members.contains(a));
+        // (`members` is sorted: set_members.)
+        self.database
+            .retain(|a, _| members.binary_search(a).is_ok());
+        self.tables.retain(|a, _| members.binary_search(a).is_ok());
         for m in members {
             self.request(
                 m,
@@ -371,7 +373,10 @@ impl Manager {
 
     pub(super) fn become_master(&mut self, now: Time, why: String) {
         self.master = None;
-        self.next_at = now + self.cfg.timers.sweep_ms;
+        // Its first sweep at once, as OpenSM's on entering MASTER: the
+        // database, the members' keys and manager address, their tables
+        // (after a failover, a second sooner).
+        self.next_at = now;
         self.set_state(now, SmState::Master, why);
     }
 

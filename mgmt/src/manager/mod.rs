@@ -28,13 +28,15 @@
 //! Files: `config`, `election` (discovery, polls, handover, controls),
 //! `sweep` (a master's sweeps), `database` (what they found, as
 //! NodeRecords), `requests` (what the manager asks and the answers),
-//! `events` and `stats`; `assign` (address assignment), `groups`
+//! `events` and `stats`; `assign` (address assignment) and `address_map`
+//! (its map and the assignments under way, indexed by address), `groups`
 //! (multicast groups), `partitions` (the members' partition tables),
 //! `partition_copy` (which partitions are in force: its own, or its
 //! master's copied),
 //! `router_tables` (every member's table at the SAN's routers),
 //! `subscriptions` (InformInfo and Reports), `state`.
 
+mod address_map;
 mod assign;
 mod config;
 mod database;
@@ -53,7 +55,7 @@ mod timers;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use rrp::{Address, NativeAddr, PortId};
+use rrp::{Address, PortId};
 
 use crate::attr::NodeRecord;
 
@@ -104,10 +106,11 @@ pub struct Manager {
     port: PortId,
     /// Identity -> address: given, swept, copied from the master; kept
     /// across state changes (docs/manager.md "Address assignment").
-    assigned: BTreeMap<u64, Address>,
-    /// Nodes without an address being given one: native -> (identity, the
-    /// address chosen, 0 before).
-    assigning: BTreeMap<NativeAddr, (u64, Address)>,
+    assigned: address_map::AddressMap,
+    /// Nodes without an address being given one.
+    assigning: address_map::Assigning,
+    /// Where the search for a new node's address starts in the pool.
+    pool_next: Address,
     /// The node it runs on, as SubnAdm lists it among the members.
     own: Option<NodeRecord>,
     /// Its own node's port MTU when that node is a router (a router of the
@@ -172,8 +175,9 @@ impl Manager {
             database: BTreeMap::new(),
             heavy: true,
             port: PortId::new(0),
-            assigned: BTreeMap::new(),
-            assigning: BTreeMap::new(),
+            assigned: Default::default(),
+            assigning: Default::default(),
+            pool_next: Address::UNSPECIFIED,
             own: None,
             own_router_mtu: None,
             groups: BTreeMap::new(),
