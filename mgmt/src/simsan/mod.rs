@@ -173,24 +173,7 @@ impl SimSan {
 
     /// Runs every event up to and including `end`; the clock is `end` then.
     pub fn run_until(&mut self, end: Time) {
-        loop {
-            let next = [
-                self.in_flight.front().map(|f| f.arrive),
-                self.timers.first().map(|(t, _)| *t),
-                Some(self.next_learn),
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(Time::MAX)
-            .max(self.now);
-            if next > end {
-                break;
-            }
-            self.now = next;
-            self.step();
-        }
-        self.now = self.now.max(end);
+        self.run_until_true(end, |_| false);
     }
 
     /// Runs until `done` holds of the SAN (checked after each instant with
@@ -204,16 +187,7 @@ impl SimSan {
             return Some(self.now);
         }
         loop {
-            let next = [
-                self.in_flight.front().map(|f| f.arrive),
-                self.timers.first().map(|(t, _)| *t),
-                Some(self.next_learn),
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(Time::MAX)
-            .max(self.now);
+            let next = self.next_event();
             if next > end {
                 self.now = self.now.max(end);
                 return None;
@@ -224,6 +198,20 @@ impl SimSan {
                 return Some(self.now);
             }
         }
+    }
+
+    /// When the next thing happens: a delivery, a timer, the LRT's refresh.
+    fn next_event(&self) -> Time {
+        [
+            self.in_flight.front().map(|f| f.arrive),
+            self.timers.first().map(|(t, _)| *t),
+            Some(self.next_learn),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(Time::MAX)
+        .max(self.now)
     }
 
     /// The deliveries due now, then the LRT's refresh, then the timers due.
