@@ -172,6 +172,17 @@ pub struct Router {
     pub(super) mcast: Arc<super::mcast::McastTables>,
     /// An RT, LRT or port changed since the multicast state was computed.
     pub(super) mcast_dirty: bool,
+    /// The SANs some HR has learned an RT for whose nodes have logical
+    /// addresses (group members), kept as each SAN's RTs change, so that
+    /// a change needs no walk over every RT to know whether any group is
+    /// there (docs/performance.md "RRP simulator scale"); rebuilt whole
+    /// when every row is redone.
+    pub(super) sans_with_groups: std::collections::BTreeSet<Address>,
+    /// `sans_with_groups` is to be rebuilt.
+    pub(super) sans_with_groups_stale: bool,
+    /// SANs whose RTs changed since `sans_with_groups` was brought up to
+    /// date (looked at once, with the multicast state).
+    pub(super) sans_with_groups_due: std::collections::BTreeSet<Address>,
     /// When the box last asked a router for its RTs because of a group
     /// packet that conflicted with its view: (port, router) -> time.
     pub(super) mcast_asked: BTreeMap<(PortId, Address), Time>,
@@ -305,6 +316,9 @@ impl Router {
             interner,
             mcast: Arc::default(),
             mcast_dirty: true,
+            sans_with_groups: std::collections::BTreeSet::new(),
+            sans_with_groups_stale: true,
+            sans_with_groups_due: std::collections::BTreeSet::new(),
             mcast_asked: BTreeMap::new(),
         };
         for p in r.hrs.ids() {

@@ -565,5 +565,6 @@ impl Router {
     pub(super) fn fib_all_changed(&mut self) {
         self.fibs.all = true;
         self.mcast_dirty = true;
+        self.sans_with_groups_stale = true;
     }
 }

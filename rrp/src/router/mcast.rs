@@ -274,19 +274,46 @@ impl Router {
         out
     }
 
+    /// Whether some HR holds an RT of `san` with group members, noted in
+    /// `sans_with_groups`.
+    fn note_groups_of(&mut self, san: Address) {
+        let has = self.hrs.iter().any(|h| {
+            h.learned
+                .get(&san)
+                .is_some_and(|l| l.iter().any(|l| l.body.nodes.0.has_logical()))
+        });
+        if has {
+            self.sans_with_groups.insert(san);
+        } else {
+            self.sans_with_groups.remove(&san);
+        }
+    }
+
     /// Recomputes [`McastTables`]; true when they changed (the version is
     /// bumped then).
     pub(super) fn compute_mcast(&mut self) -> bool {
         // No group anywhere (the common case): nothing to forward, and no
         // walk over every SAN's nodes.
-        let any = self.hrs.iter().any(|h| {
-            h.lrt
-                .values()
-                .any(|e| e.info.logical.as_ref().is_some_and(|l| !l.is_empty()))
-                || h.learned
+        let due = if self.sans_with_groups_stale {
+            self.sans_with_groups_stale = false;
+            self.sans_with_groups.clear();
+            self.sans_with_groups_due.clear();
+            self.hrs
+                .iter()
+                .flat_map(|h| h.learned.keys().copied())
+                .collect()
+        } else {
+            std::mem::take(&mut self.sans_with_groups_due)
+        };
+        for san in due {
+            self.note_groups_of(san);
+        }
+        let any = !self.sans_with_groups.is_empty()
+            || self.hrs.iter().any(|h| {
+                h.lrt
                     .values()
-                    .any(|l| l.iter().any(|l| l.body.nodes.0.has_logical()))
-        });
+                    .any(|e| e.info.logical.as_ref().is_some_and(|l| !l.is_empty()))
+            });
         if !any {
             if self.mcast.groups.is_empty() && self.mcast.sans.is_empty() {
                 return false;

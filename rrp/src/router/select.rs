@@ -193,6 +193,7 @@ impl Router {
     /// move a FIB row (see [`fib_summary`]).
     pub(super) fn learned_changed_fib(&mut self, port: PortId, san: Address, fib: bool) {
         self.mcast_dirty = true;
+        self.sans_with_groups_due.insert(san);
         for t in self.hrs.ids() {
             if t != port {
                 self.hrs[t].dirty.insert(san);
