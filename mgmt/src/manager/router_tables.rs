@@ -62,14 +62,19 @@ impl Manager {
     /// Member `member`'s table among [`Manager::member_tables`], as this
     /// box's routers check packets against it: empty when it is none of
     /// them, or while the partitions are open (no tables are enforced).
+    /// Only that member's table is made (one PartitionTable Get must not
+    /// cost a table for every member of a large SAN).
     pub fn member_table(&self, member: Address) -> Vec<(PartitionKey, Membership)> {
-        if self.partitions().is_open() {
+        if self.partitions().is_open() || self.state != SmState::Master {
             return Vec::new();
         }
-        self.member_tables()
-            .into_iter()
-            .find(|(a, _)| *a == member)
-            .map(|(_, t)| t)
+        if let Some(m) = self.database.get(&member) {
+            return self.table_of(m.identity, m.node_type);
+        }
+        self.own
+            .as_ref()
+            .filter(|_| self.address.is_node() && member == self.address)
+            .map(|o| self.table_of(o.identity, o.node_type))
             .unwrap_or_default()
     }
 
@@ -317,6 +322,18 @@ mod tests {
         m.give_router_tables_all();
         assert!(sets(&mut m).is_empty());
         assert_eq!(m.member_tables().len(), 4, "three members and its own node");
+    }
+
+    #[test]
+    fn one_members_table_is_the_one_among_every_members() {
+        let mut m = master();
+        m.set_partitions(parse("Default=0x7fff : ALL=full ;\nt=0x0010 : 0x102=full ;").unwrap());
+        let all = m.member_tables();
+        assert_eq!(all.len(), 4);
+        for (a, t) in &all {
+            assert_eq!(&m.member_table(*a), t, "{a}");
+        }
+        assert!(m.member_table(Address(0x0999)).is_empty());
     }
 
     #[test]
