@@ -48,7 +48,7 @@ pub struct Phase {
     pub packets: u64,
     /// Packets delivered (a broadcast once per member it reached).
     pub deliveries: u64,
-    /// Wall-clock time the whole simulation took, milliseconds.
+    /// Wall-clock time simulating the phase took, milliseconds.
     pub wall_ms: f64,
 }
 
@@ -76,7 +76,8 @@ pub struct Report {
     pub members: usize,
     /// Both managers settled (one master, one standby) from cold.
     pub election: Phase,
-    /// The master's database holds every member, from cold.
+    /// The master's database holds every member: virtual time from cold,
+    /// the rest from the election on.
     pub database_full: Phase,
     /// A light sweep in the steady state.
     pub light_sweep: Sweep,
@@ -90,7 +91,8 @@ pub struct Report {
     /// The master killed: until the standby is master.
     pub failover_master: Phase,
     /// The master killed: until the new master's database holds every
-    /// member that is up.
+    /// member that is up (virtual time from the kill, the rest from the
+    /// new master on).
     pub failover_database: Phase,
     /// Address-less members powered on at once: until every one has its
     /// address.
@@ -160,6 +162,9 @@ fn phase(s: &mut SimSan, done: impl FnMut(&SimSan) -> bool) -> Phase {
 fn sweep(s: &mut SimSan, master: usize, number: u64) -> Sweep {
     let sweeps = |s: &SimSan| s.station(master).managers()[0].1.stats().sweeps;
     let stats = |s: &SimSan| *s.station(master).managers()[0].1.stats();
+    // The counts from the start of the sweep before it: the measured
+    // sweep's own requests go out in the instant it starts, and its
+    // `heavy_sweeps` is counted then too.
     s.run_until_true(s.now() + PHASE_LIMIT_MS, |s| sweeps(s) + 1 >= number);
     let before = stats(s);
     s.run_until_true(s.now() + PHASE_LIMIT_MS, |s| sweeps(s) >= number);

@@ -59,7 +59,7 @@ pub struct SimNode {
     pub address: Address,
     /// When a master's PortInfo Set gave it its address.
     pub addressed_at: Option<Time>,
-    /// What the station asks of the clock when it sets an address.
+    /// The time of the call its station is in (for `addressed_at`).
     pub(super) now: Time,
     pub(super) lrt: Rc<Lrt>,
 }
