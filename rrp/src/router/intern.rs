@@ -11,7 +11,10 @@
 //!
 //! A box has its own interner. Engines in one process (the simulator's
 //! routers) may share one ([`crate::router::Router::with_interner`]): the
-//! copies are immutable, so sharing changes nothing but memory.
+//! copies are immutable, so sharing changes nothing but memory. Engines on
+//! several threads share it too: it is divided into [`SHARDS`] tables, each
+//! behind its own lock, chosen by the hash (computed before any lock is
+//! taken), so that two threads seldom wait for each other.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -22,16 +25,23 @@ use crate::rng::mix64;
 
 use super::rt::{NodeList, RtBody};
 
+/// How many separately locked tables an [`Interner`] is divided into.
+pub const SHARDS: usize = 16;
+
+/// Insertions into one table below which it is never swept (1,024 for
+/// the whole interner).
+const SWEEP_FROM: usize = 1024 / SHARDS;
+
 /// Node lists and RT bodies, each held once.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Interner {
-    inner: Mutex<Inner>,
+    seed: u64,
+    hasher: RandomState,
+    shards: [Mutex<Inner>; SHARDS],
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    seed: u64,
-    hasher: RandomState,
     lists: HashMap<u64, Vec<Weak<NodeList>>>,
     bodies: HashMap<u64, Vec<Weak<RtBody>>>,
     /// Insertions since the last sweep of dead entries, and the entries
@@ -61,22 +71,23 @@ impl Interner {
         let hasher = RandomState::new();
         let seed = hasher.hash_one(0x6d77_u64);
         Arc::new(Interner {
-            inner: Mutex::new(Inner {
-                seed,
-                hasher,
-                ..Inner::default()
-            }),
+            seed,
+            hasher,
+            shards: std::array::from_fn(|_| Mutex::new(Inner::default())),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// The table of the entries whose hash is `h`, locked.
+    fn lock(&self, h: u64) -> MutexGuard<'_, Inner> {
+        self.shards[(h >> 60) as usize % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The node list whose records are `encoded`, if one is held.
     pub(super) fn node_list(&self, encoded: &[u8]) -> Option<Arc<NodeList>> {
-        let g = self.lock();
-        let h = hash_bytes(g.seed, encoded);
+        let h = hash_bytes(self.seed, encoded);
+        let g = self.lock(h);
         g.lists
             .get(&h)?
             .iter()
@@ -86,8 +97,8 @@ impl Interner {
 
     /// The held copy of `list` (by its records), `list` itself when new.
     pub(super) fn add_node_list(&self, list: NodeList) -> Arc<NodeList> {
-        let mut g = self.lock();
-        let h = hash_bytes(g.seed, list.encoded());
+        let h = hash_bytes(self.seed, list.encoded());
+        let mut g = self.lock(h);
         let bucket = g.lists.entry(h).or_default();
         if let Some(l) = bucket
             .iter()
@@ -105,8 +116,8 @@ impl Interner {
 
     /// The held copy of `body`, `body` itself when new.
     pub(super) fn body(&self, body: RtBody) -> Arc<RtBody> {
-        let mut g = self.lock();
-        let h = g.hasher.hash_one(&body);
+        let h = self.hasher.hash_one(&body);
+        let mut g = self.lock(h);
         let bucket = g.bodies.entry(h).or_default();
         if let Some(b) = bucket
             .iter()
@@ -130,8 +141,10 @@ impl Interner {
                 .filter(|w| w.strong_count() > 0)
                 .count()
         }
-        let g = self.lock();
-        (live(&g.lists), live(&g.bodies))
+        self.shards.iter().fold((0, 0), |(l, b), s| {
+            let g = s.lock().unwrap_or_else(|e| e.into_inner());
+            (l + live(&g.lists), b + live(&g.bodies))
+        })
     }
 }
 
@@ -139,7 +152,7 @@ impl Inner {
     /// Drops the entries nothing uses any more, once as many have been
     /// inserted since the last sweep as were alive after it.
     fn sweep(&mut self) {
-        if self.inserted <= self.live.max(1024) {
+        if self.inserted <= self.live.max(SWEEP_FROM) {
             return;
         }
         fn clean<T>(m: &mut HashMap<u64, Vec<Weak<T>>>) -> usize {
@@ -200,8 +213,8 @@ mod tests {
         for n in 0..5000u16 {
             i.add_node_list(list(0x1000 + n));
         }
-        let g = i.lock();
-        assert!(g.lists.len() < 3000, "{} buckets", g.lists.len());
+        let buckets: usize = i.shards.iter().map(|s| s.lock().unwrap().lists.len()).sum();
+        assert!(buckets < 3000, "{buckets} buckets");
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub struct Args {
     /// Print the routers a packet from host SRC to host DST crosses.
     #[arg(long, num_args = 2, value_names = ["SRC", "DST"])]
     pub path: Option<Vec<String>>,
+    /// Threads that handle the events of one instant (default: the machine's cores). The run
+    /// is the same with any number; more than one is used only without --track-loops.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -126,6 +130,11 @@ pub struct Report {
     pub hr_down_disproved: u64,
     /// Wall-clock time of the run (ms).
     pub wall_ms: u128,
+    /// Of the wall-clock time, the part spent handling events on the shards: the part that
+    /// `--threads` divides (ms).
+    pub on_shards_ms: u128,
+    /// Threads that handled the events of one instant.
+    pub threads: usize,
     /// Peak resident memory of the process (MiB).
     pub max_rss_mib: u64,
     /// The seed.
@@ -178,6 +187,10 @@ pub fn run(args: &Args) -> Result<Report, String> {
         dup: args.dup,
         reorder: args.reorder,
         track_loops: args.track_loops,
+        threads: args.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            usize::from,
+        ),
         ..SimConfig::default()
     };
     let diameter = topo.diameter();
@@ -226,6 +239,8 @@ pub fn run(args: &Args) -> Result<Report, String> {
     let sans = sim.topo.sans.len();
     let hosts = sim.hosts.len();
     let loops_stats = sim.loops.clone();
+    let on_shards_ms = sim.on_shards_wall.as_millis();
+    let threads = sim.cfg.threads;
     // Freeing hundreds of engines takes longer than the OS takes to reclaim
     // the memory at exit.
     std::mem::forget(sim);
@@ -263,6 +278,8 @@ pub fn run(args: &Args) -> Result<Report, String> {
         hr_down_probes: rstats.get("hr_down_probes").copied().unwrap_or(0),
         hr_down_disproved: rstats.get("hr_down_disproved").copied().unwrap_or(0),
         wall_ms: start.elapsed().as_millis(),
+        on_shards_ms,
+        threads,
         max_rss_mib: max_rss_mib(),
         seed: args.seed,
         path,
@@ -341,8 +358,8 @@ pub fn main() -> i32 {
             r.lost, r.duplicated, r.reordered, r.hr_down_events
         );
         println!(
-            "wall clock           {} ms, peak memory {} MiB, seed {}",
-            r.wall_ms, r.max_rss_mib, r.seed
+            "wall clock           {} ms ({} ms on {} threads), peak memory {} MiB, seed {}",
+            r.wall_ms, r.on_shards_ms, r.threads, r.max_rss_mib, r.seed
         );
         if let Some(p) = &r.path {
             println!("path                 [{}]", p.join(", "));

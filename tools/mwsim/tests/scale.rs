@@ -16,6 +16,8 @@ fn two_hundred_sans_and_four_hundred_routers_converge() {
         topo,
         SimConfig {
             seed,
+            // Both cores (the run is the sequential one: tests/parallel.rs).
+            threads: 2,
             ..SimConfig::default()
         },
     )

@@ -21,24 +21,25 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use dataplane::{
-    Buddies, ChannelConfig, Decision, Engine, EngineConfig, FibSet, McastFib, PartitionGuard,
-    SanPartitions, channels,
+    Buddies, ChannelConfig, Engine, EngineConfig, FibSet, PartitionGuard, SanPartitions, channels,
 };
 use mgmt::partition::{Membership, NodeFacts, Partitions};
-use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::counters::CounterSet;
-use rrp::limits::MAX_L2RHS;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{
-    Event, HrConfig, Interner, Next, Output, Router, RouterConfig, RouterStats, Time, Timers,
+    Event, HrConfig, Interner, Next, Router, RouterConfig, RouterStats, Time, Timers,
     with_destination,
 };
-use rrp::wire::Header;
-use rrp::wire::bytes::be16_checked;
-use rrp::wire::packet::{Packet, locate_fast};
-use rrp::wire::{Capability, header};
+use rrp::wire::Capability;
 use rrp::{Address, DropCounts, DropReason, PerPort, PortId};
+
+mod effect;
+mod member;
+mod step;
+
+use effect::Effect;
+use member::View;
 
 use crate::rng::seeded;
 use crate::topology::{HostSpec, Topology};
@@ -67,6 +68,11 @@ pub struct SimConfig {
     pub track_loops: bool,
     /// Keep a trace of every message carried.
     pub trace: bool,
+    /// Threads that handle the events of one instant (1: one event at a
+    /// time). Any number gives the same run (the sequential one, bit for
+    /// bit); more than one is used only with a link delay of at least 1 ms
+    /// and without `track_loops` (docs/rrp.md "The simulator").
+    pub threads: usize,
 }
 
 impl Default for SimConfig {
@@ -92,6 +98,7 @@ impl Default for SimConfig {
             reorder: 0.0,
             track_loops: false,
             trace: false,
+            threads: 1,
         }
     }
 }
@@ -154,6 +161,8 @@ pub struct SimRouter {
     pub partitions: Option<Arc<PartitionGuard>>,
     /// The engine's LRT changes when the FIB set's buddies were last set.
     buddies_at: Option<u64>,
+    /// Its member index on each port's SAN.
+    member: PerPort<usize>,
     cfg: RouterConfig,
 }
 
@@ -321,6 +330,14 @@ pub struct Sim {
     pub mcast_on_san: HashMap<(usize, Address, Address, Vec<u8>), u32>,
     looping: HashMap<(Address, Address), Time>,
     loop_check_at: Time,
+    /// Wall-clock time spent handling events on the shards (the part of
+    /// the run that [`SimConfig::threads`] divides; the rest, applying
+    /// what they wrote, queueing and checking, runs on one thread).
+    pub on_shards_wall: std::time::Duration,
+    /// Instants whose events were handled on more than one thread.
+    pub steps_on_threads: u64,
+    /// The routers and hosts each thread handles ([`SimConfig::threads`]).
+    shards: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
 }
 
 /// The native address of a member with MessageWay address `a`: ordered as
@@ -501,7 +518,16 @@ impl Sim {
                 inbox: Vec::new(),
             });
         }
+        for (ri, router) in routers.iter_mut().enumerate() {
+            router.member = PortId::all(router.sans.len())
+                .map(|port| {
+                    member::member_index(&sans[router.sans[port]], Member::Router { r: ri, port })
+                })
+                .collect();
+        }
         let n = routers.len();
+        let ports: Vec<usize> = routers.iter().map(|r: &SimRouter| r.hrs.len()).collect();
+        let shards = step::shard_ranges(&ports, hosts.len(), cfg.threads);
         let mut sim = Sim {
             cfg,
             topo,
@@ -524,6 +550,9 @@ impl Sim {
             mcast_on_san: HashMap::new(),
             looping: HashMap::new(),
             loop_check_at: 0,
+            shards,
+            on_shards_wall: std::time::Duration::ZERO,
+            steps_on_threads: 0,
         };
         for r in 0..n {
             sim.reschedule(r);
@@ -743,11 +772,7 @@ impl Sim {
     }
 
     fn member_index(&self, san: usize, m: Member) -> usize {
-        self.sans[san]
-            .members
-            .iter()
-            .position(|(x, _)| *x == m)
-            .expect("a member of its SAN")
+        member::member_index(&self.sans[san], m)
     }
 
     fn send(&mut self, san: usize, from: usize, to: Option<usize>, msg: Wire) {
@@ -809,12 +834,22 @@ impl Sim {
 
     /// Runs until virtual time `until` (ms).
     pub fn run_until(&mut self, until: Time) {
+        let parallel = self.steps_in_parallel();
         while let Some(t) = self.next_time() {
             if t > until {
                 break;
             }
             self.now = t;
             let from_queue = self.queue.first_key_value().is_some_and(|(qt, _)| *qt == t);
+            if parallel {
+                if from_queue {
+                    let (_, bucket) = self.queue.pop_first().expect("peeked");
+                    self.step_queue(bucket.into());
+                } else {
+                    self.step_timers(t);
+                }
+                continue;
+            }
             if from_queue {
                 let mut first = self.queue.first_entry().expect("peeked");
                 let item = first.get_mut().pop_front().expect("never empty");
@@ -825,13 +860,32 @@ impl Sim {
             } else {
                 let Reverse((_, r)) = self.timers.pop().expect("peeked");
                 self.scheduled[r] = Time::MAX;
-                self.routers[r].engine.on_timer(t);
-                self.drain(r);
+                let mut out = Vec::new();
+                let view = View {
+                    now: t,
+                    sans: &self.sans,
+                };
+                self.routers[r].timer(view, &mut out);
+                self.apply_all(Some(r), out);
                 self.reschedule(r);
             }
             self.check_loops_when_due();
         }
         self.now = self.now.max(until);
+    }
+
+    /// Applies `effects`, caused at router `r` (None: at a host), in order.
+    fn apply_all(&mut self, r: Option<usize>, effects: Vec<Effect>) {
+        for e in effects {
+            self.apply(r, e);
+        }
+    }
+
+    /// Router `r` hands its engine's outputs over.
+    fn drain(&mut self, r: usize) {
+        let mut out = Vec::new();
+        self.routers[r].drain(&mut out);
+        self.apply_all(Some(r), out);
     }
 
     /// Looks for transient loops when tracking them and their time has come.
@@ -870,9 +924,11 @@ impl Sim {
                 let sans = self.routers[r].sans.clone();
                 let name = self.routers[r].name.clone();
                 let partitions = self.routers[r].partitions.clone();
+                let member = self.routers[r].member.clone();
                 self.routers[r] =
                     make_router(&name, cfg, sans, self.now, &self.interner).expect("valid before");
                 self.routers[r].partitions = partitions;
+                self.routers[r].member = member;
                 self.reschedule(r);
             }
             Item::LinkDown(r, p) => {
@@ -946,226 +1002,25 @@ impl Sim {
     }
 
     fn deliver_to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {
-        let me = self.hosts[h].node.config().address;
-        let Some(dst) = be16_checked(bytes, header::field::DST.start).map(Address) else {
-            return;
+        let mut out = Vec::new();
+        let view = View {
+            now: self.now,
+            sans: &self.sans,
         };
-        let group = dst.is_logical() && self.hosts[h].node.listens(dst);
-        if dst != me && dst != Address::BROADCAST && dst != Address::HEY_YOU && !group {
-            return;
-        }
-        let Ok((reply, learned)) = self.hosts[h].node.handle_packet(bytes) else {
-            return;
-        };
-        if let Some(l) = learned {
-            self.hosts[h].inbox.push((self.now, l));
-        }
-        if let Some(reply) = reply {
-            let me_idx = self.member_index(san, Member::Host(h));
-            self.send(san, me_idx, Some(from), Wire::new(reply));
-        }
+        self.hosts[h].receive(h, san, from, bytes, view, &mut out);
+        self.apply_all(None, out);
     }
 
     fn deliver_to_router(&mut self, r: usize, port: PortId, native_src: &NativeAddr, bytes: &[u8]) {
-        if !self.routers[r].alive || !self.routers[r].ports_up[port] {
-            self.stats.lost += 1;
-            return;
-        }
-        let now = self.now;
-        // A packet for this router (no L2RH, addressed to one of its HRs,
-        // Hey-You or broadcast) is punted whatever the FIBs hold: handed to
-        // the engine as the dataplane would, with the layout it located.
-        if let Ok(layout) = locate_fast(bytes, MAX_L2RHS)
-            && layout.l2rh_count == 0
-        {
-            let dst = Header::new_unchecked(bytes).dst();
-            let rt = &mut self.routers[r];
-            if dst == Address::HEY_YOU || dst == Address::BROADCAST || rt.hrs.contains(&dst) {
-                let view = Packet::with_layout_unchecked(bytes, layout);
-                rt.engine.handle_packet(now, port, native_src, &view);
-                self.drain(r);
-                self.reschedule(r);
-                return;
-            }
-        }
-        let mut buf = HeapBuf::from_bytes(bytes);
-        buf.set_native_src(*native_src);
-        let rt = &mut self.routers[r];
-        if rt.fib.is_none() {
-            rt.engine.take_fib_changes();
-            let mut f = dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
-            f.set_mcast(Arc::new(McastFib::from_tables(&rt.engine.mcast())));
-            if let Some(g) = &rt.partitions {
-                f.set_partitions(g.clone());
-            }
-            rt.fib = Some(f);
-            rt.buddies_at = None;
-            rt.follow_buddies();
-        }
-        let rt = &self.routers[r];
-        let decision = rt
-            .dp
-            .decide(rt.fib.as_ref().expect("built"), port, &mut buf);
-        match decision {
-            Decision::Forward {
-                port: out,
-                native,
-                redirect,
-                ..
-            } => {
-                let native = *native.get();
-                if let Some(n) = redirect {
-                    self.routers[r].engine.handle_notice(now, &n);
-                }
-                if self.routers[r].ports_up[out] {
-                    let san = self.routers[r].sans[out];
-                    let from = self.member_index(san, Member::Router { r, port: out });
-                    match self.sans[san].by_native.get(&native).copied() {
-                        Some(to) => self.send(san, from, Some(to), Wire::new(buf.data().to_vec())),
-                        None => self.stats.lost += 1,
-                    }
-                } else {
-                    self.stats.lost += 1;
-                }
-            }
-            Decision::Replicate {
-                ports: mask,
-                notice,
-                ..
-            } => {
-                if let Some(n) = notice {
-                    self.routers[r].engine.handle_notice(now, &n);
-                }
-                self.stats.mcast_copies += u64::from(mask.count_ones());
-                let key_of = |san: usize| {
-                    let h = Header::new_unchecked(buf.data());
-                    (
-                        san,
-                        h.dst(),
-                        h.src(),
-                        buf.data()[header::HEADER_LEN..].to_vec(),
-                    )
-                };
-                for p in (0..32).filter(|p| mask & (1u32 << p) != 0) {
-                    let out = PortId(p as u16);
-                    if out.index() >= self.routers[r].sans.len() || !self.routers[r].ports_up[out] {
-                        self.stats.lost += 1;
-                        continue;
-                    }
-                    let san = self.routers[r].sans[out];
-                    *self.mcast_on_san.entry(key_of(san)).or_default() += 1;
-                    let from = self.member_index(san, Member::Router { r, port: out });
-                    self.send(san, from, None, Wire::new(buf.data().to_vec()));
-                }
-            }
-            Decision::Punt { layout, .. } => {
-                let engine = &mut self.routers[r].engine;
-                match Packet::with_layout(buf.data(), layout) {
-                    Ok(view) => engine.handle_packet(now, port, native_src, &view),
-                    Err(_) => engine.handle_bytes(now, port, native_src, buf.data()),
-                }
-            }
-            Decision::Drop { reason, notice } => {
-                self.routers[r].dropped[reason] += 1;
-                if let Some(n) = notice {
-                    self.routers[r].engine.handle_notice(now, &n);
-                }
-            }
-        }
-        self.drain(r);
-        self.reschedule(r);
-    }
-
-    fn drain(&mut self, r: usize) {
-        self.drain_outputs(r);
-        self.routers[r].follow_buddies();
-    }
-
-    fn drain_outputs(&mut self, r: usize) {
-        while let Some(o) = self.routers[r].engine.poll_output() {
-            match o {
-                Output::Send {
-                    port,
-                    native,
-                    packet,
-                } => {
-                    if !self.routers[r].ports_up[port] {
-                        continue;
-                    }
-                    let san = self.routers[r].sans[port];
-                    let from = self.member_index(san, Member::Router { r, port });
-                    let to = if native.is_empty() {
-                        None
-                    } else {
-                        match self.sans[san].by_native.get(&native).copied() {
-                            Some(i) => Some(i),
-                            None => {
-                                self.stats.lost += 1;
-                                continue;
-                            }
-                        }
-                    };
-                    self.send(san, from, to, Wire::new(packet));
-                }
-                Output::SendEach { port, to, packet } => {
-                    if !self.routers[r].ports_up[port] {
-                        continue;
-                    }
-                    let san = self.routers[r].sans[port];
-                    let from = self.member_index(san, Member::Router { r, port });
-                    for (dst, native) in to {
-                        let Some(i) = self.sans[san].by_native.get(&native).copied() else {
-                            self.stats.lost += 1;
-                            continue;
-                        };
-                        let msg = Wire {
-                            bytes: packet.clone(),
-                            dst: Some(dst),
-                        };
-                        self.send(san, from, Some(i), msg);
-                    }
-                }
-                Output::FibChanged(_) => {
-                    let rt = &mut self.routers[r];
-                    let changes = rt.engine.take_fib_changes();
-                    if let Some(f) = &mut rt.fib {
-                        match changes {
-                            Some(c) => f.patch(&rt.engine.fib(), &c),
-                            None => {
-                                // Built anew: the multicast table, the
-                                // buddies and the partitions carried over,
-                                // as the control plane does.
-                                let mut new =
-                                    dataplane::from_route_tables(&rt.engine.fib(), &rt.hrs);
-                                new.set_mcast(f.mcast_arc());
-                                new.set_buddies(f.buddies_arc());
-                                new.set_partitions(f.partitions_arc());
-                                *f = new;
-                            }
-                        }
-                    }
-                    self.stats.fib_changes += 1;
-                    self.last_fib_change = self.now;
-                    if self.cfg.track_loops {
-                        self.loop_check_at = self.loop_check_at.min(self.now);
-                    }
-                }
-                Output::McastChanged(_) => {
-                    let rt = &mut self.routers[r];
-                    if let Some(f) = &mut rt.fib {
-                        let m = McastFib::following(&rt.engine.mcast(), f.mcast());
-                        f.set_mcast(Arc::new(m));
-                    }
-                }
-                Output::Event(e) => {
-                    if matches!(e, Event::HrDown { .. }) {
-                        self.stats.hr_down_events += 1;
-                    }
-                    if self.events.len() < 100_000 {
-                        self.events.push((self.now, r, e));
-                    }
-                }
-            }
+        let mut out = Vec::new();
+        let view = View {
+            now: self.now,
+            sans: &self.sans,
+        };
+        let ran = self.routers[r].receive(port, native_src, bytes, view, &mut out);
+        self.apply_all(Some(r), out);
+        if ran {
+            self.reschedule(r);
         }
     }
 
@@ -1526,6 +1381,7 @@ fn make_router(
         dropped: DropCounts::default(),
         partitions: None,
         buddies_at: None,
+        member: PerPort::default(),
         cfg,
     })
 }
