@@ -47,7 +47,8 @@ impl Router {
     }
 
     /// `rt` as one RRP#9 packet from `src` (destination 0x0040, patched by
-    /// the sender), its node records those its node list holds.
+    /// the sender), its node records those its node list holds. One
+    /// allocation: the records' lengths are known before any is written.
     pub(super) fn encode_rt_whole(&self, src: Address, rt: &Rt) -> Option<Vec<u8>> {
         use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
         use crate::wire::record::RecordRef;
@@ -57,20 +58,25 @@ impl Router {
             route: rt.csr.to_l2rhs(),
             mtu: Some(rt.mtu),
         };
-        let mut data = Vec::with_capacity(64 + nodes.len());
-        RecordRef::RtHeader {
-            san_id: rt.san_id,
-            sn: rt.sn,
-        }
-        .emit(&mut data)
-        .ok()?;
-        RecordRef::SourceRoute(&csr).emit(&mut data).ok()?;
-        RecordRef::Rcvf(&rt.rcvf).emit(&mut data).ok()?;
-        data.extend_from_slice(nodes);
-        if data.len() / 8 > crate::wire::header::MAX_DATA_WORDS as usize {
+        let records = [
+            RecordRef::RtHeader {
+                san_id: rt.san_id,
+                sn: rt.sn,
+            },
+            RecordRef::SourceRoute(&csr),
+            RecordRef::Rcvf(&rt.rcvf),
+        ];
+        let data_len = records.iter().map(RecordRef::buffer_len).sum::<usize>() + nodes.len();
+        if data_len / 8 > crate::wire::header::MAX_DATA_WORDS as usize {
             return None;
         }
-        let mut bytes = vec![0u8; HEADER_LEN];
+        let mut bytes = Vec::with_capacity(HEADER_LEN + data_len + crate::wire::TRAILER_LEN);
+        bytes.resize(HEADER_LEN, 0);
+        for r in &records {
+            r.emit(&mut bytes).ok()?;
+        }
+        bytes.extend_from_slice(nodes);
+        debug_assert_eq!(bytes.len(), HEADER_LEN + data_len);
         HeaderRepr {
             dst: Address(0x0040),
             packet_type: PacketType::RRP,
@@ -78,9 +84,11 @@ impl Router {
             src,
             ..HeaderRepr::default()
         }
-        .emit(&mut Header::new_unchecked(&mut bytes[..]), data.len());
-        bytes.extend_from_slice(&data);
-        bytes.extend_from_slice(&[0u8; 8]);
+        .emit(
+            &mut Header::new_unchecked(&mut bytes[..HEADER_LEN]),
+            data_len,
+        );
+        bytes.resize(HEADER_LEN + data_len + crate::wire::TRAILER_LEN, 0);
         Some(bytes)
     }
 

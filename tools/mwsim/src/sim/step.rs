@@ -496,3 +496,35 @@ impl Cursor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_cover_every_member_once_with_the_ports_balanced() {
+        let ports: Vec<usize> = (0..101).map(|i| 2 + i % 3).collect();
+        let total: usize = ports.iter().sum();
+        for threads in 1..=5 {
+            let shards = shard_ranges(&ports, 37, threads);
+            assert_eq!(shards.len(), threads);
+            // Contiguous, in order, every router and host in exactly one.
+            let (mut r, mut h) = (0, 0);
+            for (rr, hr) in &shards {
+                assert_eq!((rr.start, hr.start), (r, h));
+                (r, h) = (rr.end, hr.end);
+                // Each shard's ports within one router's of an equal share.
+                let mine: usize = ports[rr.clone()].iter().sum();
+                assert!(
+                    mine.abs_diff(total / threads) <= 4,
+                    "{threads}: {mine} of {total}"
+                );
+            }
+            assert_eq!((r, h), (ports.len(), 37));
+        }
+        // More threads than routers: the last shards are empty, none lost.
+        let shards = shard_ranges(&[3, 3], 1, 4);
+        assert_eq!(shards.iter().map(|(r, _)| r.len()).sum::<usize>(), 2);
+        assert_eq!(shards.iter().map(|(_, h)| h.len()).sum::<usize>(), 1);
+    }
+}
