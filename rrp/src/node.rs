@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::address::Address;
 use crate::auth::{AuthConfig, Replay, Verdict};
@@ -91,9 +91,21 @@ pub struct Node {
     /// what it receives is checked.
     auth: Option<AuthConfig>,
     /// The sequence number of the last packet signed.
-    seq: Cell<u64>,
+    seq: SignSeq,
     /// Its senders' sequence numbers.
     replay: Replay,
+}
+
+/// The sequence number of a node's last signed packet, advanced through
+/// `&self` as it signs; atomic so that a node can be read from several
+/// threads (the simulator's checks walk every host's pairs on threads).
+#[derive(Debug, Default)]
+struct SignSeq(AtomicU64);
+
+impl Clone for SignSeq {
+    fn clone(&self) -> Self {
+        SignSeq(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 /// Senders whose sequence numbers a node remembers.
@@ -108,7 +120,7 @@ impl Node {
             routes: BTreeMap::new(),
             unknown: BTreeSet::new(),
             auth: None,
-            seq: Cell::new(0),
+            seq: SignSeq::default(),
             replay: Replay::default(),
         }
     }
@@ -118,7 +130,7 @@ impl Node {
     /// clock, so that a restarted node is not taken for a replay).
     pub fn set_auth(&mut self, auth: Option<AuthConfig>, seq_seed: u64) {
         self.auth = auth;
-        self.seq.set(self.seq.get().max(seq_seed));
+        self.seq.0.fetch_max(seq_seed, Ordering::Relaxed);
     }
 
     /// Signs `packet` (one this node built otherwise: a management
@@ -126,9 +138,9 @@ impl Node {
     /// packets are signed.
     pub fn sign(&self, packet: &mut Vec<u8>) {
         if let Some(a) = &self.auth
-            && crate::auth::sign(a, self.seq.get() + 1, packet)
+            && crate::auth::sign(a, self.seq.0.load(Ordering::Relaxed) + 1, packet)
         {
-            self.seq.set(self.seq.get() + 1);
+            self.seq.0.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -1118,12 +1118,34 @@ impl Sim {
 
     /// Every (source host, destination host) pair's walk, summarised:
     /// (pairs, reached, unreachable, loops). Walks from hosts that share a
-    /// first hop are computed once.
+    /// first hop are computed once. The sources are divided among
+    /// [`SimConfig::threads`] threads (the walks only read).
     pub fn all_pairs(&self) -> (usize, usize, usize, usize) {
+        let hosts = self.hosts.len();
+        let threads = self.cfg.threads.clamp(1, hosts.max(1));
+        if threads == 1 {
+            return self.pairs_from(0..hosts);
+        }
+        let part = |i: usize| hosts * i / threads..hosts * (i + 1) / threads;
+        std::thread::scope(|s| {
+            let others: Vec<_> = (1..threads)
+                .map(|i| s.spawn(move || self.pairs_from(part(i))))
+                .collect();
+            let mut sum = self.pairs_from(part(0));
+            for o in others {
+                let (p, k, u, l) = o.join().expect("a walking thread does not panic");
+                sum = (sum.0 + p, sum.1 + k, sum.2 + u, sum.3 + l);
+            }
+            sum
+        })
+    }
+
+    /// [`Sim::all_pairs`] from the hosts `sources` only.
+    fn pairs_from(&self, sources: std::ops::Range<usize>) -> (usize, usize, usize, usize) {
         let mut cache: HashMap<(Address, Address), u8> = HashMap::new();
         let mut firsts: HashMap<(Address, usize, Address), Option<Address>> = HashMap::new();
         let (mut pairs, mut ok, mut unreach, mut loops) = (0, 0, 0, 0);
-        for h in 0..self.hosts.len() {
+        for h in sources {
             for d in 0..self.hosts.len() {
                 if h == d {
                     continue;
