@@ -337,7 +337,7 @@ pub struct Sim {
     /// Instants whose events were handled on more than one thread.
     pub steps_on_threads: u64,
     /// The routers and hosts each thread handles ([`SimConfig::threads`]).
-    shards: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    shards: Vec<step::ShardRange>,
 }
 
 /// The native address of a member with MessageWay address `a`: ordered as

@@ -27,6 +27,12 @@ use super::{Item, Member, Sim, SimHost, SimRouter, TraceItem};
 /// thread: starting threads would cost more than it saves.
 const PARALLEL_FROM: usize = 64;
 
+/// Routers whose due timers run between two applications of what they
+/// wrote: every router advertises at the same instant, and what a whole
+/// round's timers write (every RRP#9 of the round, before it is queued)
+/// would be held at once beside the queue.
+const TIMER_CHUNK: usize = 128;
+
 /// One thread's members: routers and hosts of contiguous indexes.
 struct Shard<'a> {
     first_router: usize,
@@ -71,13 +77,12 @@ impl Written {
     }
 }
 
+/// A shard's routers and hosts, by index.
+pub(super) type ShardRange = (Range<usize>, Range<usize>);
+
 /// The shards' index ranges: routers balanced by their ports (a router's
 /// work grows with its HRs), hosts by count.
-pub(super) fn shard_ranges(
-    ports: &[usize],
-    hosts: usize,
-    threads: usize,
-) -> Vec<(Range<usize>, Range<usize>)> {
+pub(super) fn shard_ranges(ports: &[usize], hosts: usize, threads: usize) -> Vec<ShardRange> {
     let threads = threads.max(1);
     let total: usize = ports.iter().sum();
     let mut out = Vec::with_capacity(threads);
@@ -292,8 +297,23 @@ impl Sim {
             self.scheduled[r] = Time::MAX;
             due.push(r);
         }
-        let written = self.on_shards(Work::Timers { due: &due }, due.len());
-        self.apply_written(written);
+        for chunk in due.chunks(TIMER_CHUNK) {
+            // The chunk's routers divided among the threads by count, each
+            // thread's a contiguous range of indexes.
+            let threads = self.shards.len();
+            let mut at = chunk[0];
+            let ranges: Vec<_> = (0..threads)
+                .map(|i| {
+                    let part = &chunk[chunk.len() * i / threads..chunk.len() * (i + 1) / threads];
+                    let start = part.first().copied().unwrap_or(at);
+                    let end = part.last().map_or(start, |r| r + 1);
+                    at = end;
+                    (start..end, 0..0)
+                })
+                .collect();
+            let written = self.on_shards(Work::Timers { due: chunk }, chunk.len(), &ranges);
+            self.apply_written(written);
+        }
     }
 
     /// Deliveries, each item's recipients in order.
@@ -305,12 +325,14 @@ impl Sim {
             .map(|(i, ok)| if *ok { self.recipients(i) } else { 0 })
             .collect();
         let units = counts.iter().map(|c| *c as usize).sum();
+        let shards = self.shards.clone();
         let written = self.on_shards(
             Work::Deliveries {
                 items,
                 sender_ok: &sender_ok,
             },
             units,
+            &shards,
         );
         // Per item, in order: what the sequential run does before its
         // recipients (a lost message counted, the trace), then their effects.
@@ -389,19 +411,24 @@ impl Sim {
 
     /// Runs `work` on every shard: on threads when there is enough of it
     /// and more than one thread, else on this one.
-    fn on_shards(&mut self, work: Work<'_>, units: usize) -> Vec<Written> {
+    fn on_shards(&mut self, work: Work<'_>, units: usize, ranges: &[ShardRange]) -> Vec<Written> {
         let started = std::time::Instant::now();
-        let written = self.on_shards_now(work, units);
+        let written = self.on_shards_now(work, units, ranges);
         self.on_shards_wall += started.elapsed();
         written
     }
 
-    fn on_shards_now(&mut self, work: Work<'_>, units: usize) -> Vec<Written> {
+    fn on_shards_now(
+        &mut self,
+        work: Work<'_>,
+        units: usize,
+        ranges: &[ShardRange],
+    ) -> Vec<Written> {
         let view = View {
             now: self.now,
             sans: &self.sans,
         };
-        if units < PARALLEL_FROM || self.shards.len() < 2 {
+        if units < PARALLEL_FROM || ranges.len() < 2 {
             let all = Shard {
                 first_router: 0,
                 routers: &mut self.routers,
@@ -411,11 +438,17 @@ impl Sim {
             return vec![all.run(work, view)];
         }
         self.steps_on_threads += 1;
-        let mut shards = Vec::with_capacity(self.shards.len());
+        let mut shards = Vec::with_capacity(ranges.len());
         let (mut routers, mut hosts) = (&mut self.routers[..], &mut self.hosts[..]);
-        for (rr, hr) in &self.shards {
-            let (mine_r, rest_r) = std::mem::take(&mut routers).split_at_mut(rr.len());
-            let (mine_h, rest_h) = std::mem::take(&mut hosts).split_at_mut(hr.len());
+        // Where `routers` and `hosts` start (ranges are in order, may
+        // leave gaps).
+        let (mut r_at, mut h_at) = (0, 0);
+        for (rr, hr) in ranges {
+            let rest_r = std::mem::take(&mut routers).split_at_mut(rr.start - r_at).1;
+            let rest_h = std::mem::take(&mut hosts).split_at_mut(hr.start - h_at).1;
+            let (mine_r, rest_r) = rest_r.split_at_mut(rr.len());
+            let (mine_h, rest_h) = rest_h.split_at_mut(hr.len());
+            (r_at, h_at) = (rr.end, hr.end);
             routers = rest_r;
             hosts = rest_h;
             shards.push(Shard {
