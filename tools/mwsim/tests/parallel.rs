@@ -72,6 +72,16 @@ fn stormy(seed: u64, threads: usize) -> Sim {
     };
     let mut s = Sim::new(topo, cfg).unwrap();
     s.run_until_converged(60_000);
+    // A router takes a port down, advertises the change at once (its last
+    // advertisement is long past) and crashes 1 ms later: the RRP#9s it
+    // sent to several buddies at once are on the wire when it dies, and
+    // each is lost.
+    let at = s.now + 100;
+    s.link_down_at(1, PortId(0), at);
+    s.crash_at(1, at + 1);
+    s.restart_at(1, at + 2_000);
+    s.link_up_at(1, PortId(0), at + 2_000);
+    s.run_until(at + 3_000);
     // Then every fault the generator draws.
     s.cfg.loss = 0.02;
     s.cfg.dup = 0.02;

@@ -31,7 +31,7 @@ use rrp::router::{
     Event, HrConfig, Interner, Next, Router, RouterConfig, RouterStats, Time, Timers,
     with_destination,
 };
-use rrp::wire::Capability;
+use rrp::wire::{Capability, Header};
 use rrp::{Address, DropCounts, DropReason, PerPort, PortId};
 
 mod effect;
@@ -244,6 +244,58 @@ enum Item {
         to: Address,
         bytes: Vec<u8>,
     },
+}
+
+impl Item {
+    /// A delivery's SAN and sender (None: not a delivery).
+    fn delivery(&self) -> Option<(usize, usize)> {
+        match self {
+            Item::Deliver { san, from, .. } | Item::DeliverEach { san, from, .. } => {
+                Some((*san, *from))
+            }
+            _ => None,
+        }
+    }
+
+    /// How many times the sequential run hands a delivery over: once for
+    /// an [`Item::Deliver`] (to one member or to all), once per recipient
+    /// for an [`Item::DeliverEach`]; each one is lost when its sender is
+    /// not up.
+    fn handovers(&self) -> u64 {
+        match self {
+            Item::DeliverEach { to, .. } => to.len() as u64,
+            Item::Deliver { .. } => 1,
+            _ => 0,
+        }
+    }
+
+    /// A delivery's recipients on a SAN of `members` members, in order:
+    /// into `out` (cleared first).
+    fn recipients(&self, members: usize, out: &mut Vec<usize>) {
+        out.clear();
+        match self {
+            Item::Deliver { to: Some(i), .. } => out.push(*i),
+            Item::Deliver { from, to: None, .. } => out.extend((0..members).filter(|i| i != from)),
+            Item::DeliverEach { to, .. } => out.extend(to.iter().map(|(i, _)| *i as usize)),
+            _ => {}
+        }
+    }
+
+    /// The bytes recipient number `n` of a delivery receives: into `out`.
+    fn bytes_for(&self, n: usize, out: &mut Vec<u8>) {
+        let (bytes, dst) = match self {
+            Item::Deliver { msg, .. } => (&msg.bytes, msg.dst),
+            Item::DeliverEach { bytes, to, .. } => (bytes, Some(to[n].1)),
+            _ => return,
+        };
+        out.clear();
+        out.extend_from_slice(bytes);
+        if let Some(d) = dst
+            && out.len() >= rrp::wire::HEADER_LEN
+        {
+            Header::new_unchecked(&mut out[..rrp::wire::HEADER_LEN]).set_dst(d);
+        }
+    }
 }
 
 /// Counters of a run.

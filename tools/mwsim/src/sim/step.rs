@@ -113,6 +113,14 @@ impl Shard<'_> {
         self.hosts.get_mut(i)
     }
 
+    /// Whether member `m` is one of this shard's.
+    fn owns(&mut self, m: Member) -> bool {
+        match m {
+            Member::Router { r, .. } => self.router(r).is_some(),
+            Member::Host(h) => self.host(h).is_some(),
+        }
+    }
+
     /// Handles this shard's part of `work`.
     fn run(mut self, work: Work<'_>, view: View<'_>) -> Written {
         let mut w = Written::default();
@@ -121,83 +129,31 @@ impl Shard<'_> {
         match work {
             Work::Deliveries { items, sender_ok } => {
                 let mut unit = 0u32;
+                let mut targets = Vec::new();
                 for (item, ok) in items.iter().zip(sender_ok) {
                     if !ok {
                         continue;
                     }
-                    match item {
-                        Item::Deliver { san, from, to, msg } => {
-                            let members = &view.sans[*san].members;
-                            let from_native = members[*from].1;
-                            let mut bytes_ready = false;
-                            let targets: &mut dyn Iterator<Item = usize> = match to {
-                                Some(i) => &mut std::iter::once(*i),
-                                None => &mut (0..members.len()).filter(|i| i != from),
-                            };
-                            for i in targets {
-                                let owned = match members[i].0 {
-                                    Member::Router { r, .. } => self.router(r).is_some(),
-                                    Member::Host(h) => self.host(h).is_some(),
-                                };
-                                if owned {
-                                    if !bytes_ready {
-                                        scratch.clear();
-                                        scratch.extend_from_slice(&msg.to_vec());
-                                        bytes_ready = true;
-                                    }
-                                    let who = self.deliver(
-                                        *san,
-                                        *from,
-                                        &from_native,
-                                        i,
-                                        &scratch,
-                                        view,
-                                        &mut w,
-                                        &mut ran,
-                                    );
-                                    w.mark(unit, who);
-                                }
-                                unit += 1;
-                            }
+                    let (san, from) = item.delivery().expect("only deliveries run on shards");
+                    let members = &view.sans[san].members;
+                    let from_native = members[from].1;
+                    item.recipients(members.len(), &mut targets);
+                    for (n, &i) in targets.iter().enumerate() {
+                        if self.owns(members[i].0) {
+                            item.bytes_for(n, &mut scratch);
+                            let who = self.deliver(
+                                san,
+                                from,
+                                &from_native,
+                                i,
+                                &scratch,
+                                view,
+                                &mut w,
+                                &mut ran,
+                            );
+                            w.mark(unit, who);
                         }
-                        Item::DeliverEach {
-                            san,
-                            from,
-                            bytes,
-                            to,
-                        } => {
-                            let from_native = view.sans[*san].members[*from].1;
-                            for (i, dst) in to {
-                                let i = *i as usize;
-                                let owned = match view.sans[*san].members[i].0 {
-                                    Member::Router { r, .. } => self.router(r).is_some(),
-                                    Member::Host(h) => self.host(h).is_some(),
-                                };
-                                if owned {
-                                    scratch.clear();
-                                    scratch.extend_from_slice(bytes);
-                                    if scratch.len() >= rrp::wire::header::HEADER_LEN {
-                                        rrp::wire::Header::new_unchecked(
-                                            &mut scratch[..rrp::wire::header::HEADER_LEN],
-                                        )
-                                        .set_dst(*dst);
-                                    }
-                                    let who = self.deliver(
-                                        *san,
-                                        *from,
-                                        &from_native,
-                                        i,
-                                        &scratch,
-                                        view,
-                                        &mut w,
-                                        &mut ran,
-                                    );
-                                    w.mark(unit, who);
-                                }
-                                unit += 1;
-                            }
-                        }
-                        _ => unreachable!("only deliveries are handled in parallel"),
+                        unit += 1;
                     }
                 }
             }
@@ -319,10 +275,17 @@ impl Sim {
     /// Deliveries, each item's recipients in order.
     fn deliver_run(&mut self, items: &[Item]) {
         let sender_ok: Vec<bool> = items.iter().map(|i| self.sender_ok(i)).collect();
+        let mut targets = Vec::new();
         let counts: Vec<u32> = items
             .iter()
             .zip(&sender_ok)
-            .map(|(i, ok)| if *ok { self.recipients(i) } else { 0 })
+            .map(|(i, ok)| match i.delivery() {
+                Some((san, _)) if *ok => {
+                    i.recipients(self.sans[san].members.len(), &mut targets);
+                    targets.len() as u32
+                }
+                _ => 0,
+            })
             .collect();
         let units = counts.iter().map(|c| *c as usize).sum();
         let shards = self.shards.clone();
@@ -340,7 +303,7 @@ impl Sim {
         let mut unit = 0u32;
         for ((item, n), ok) in items.iter().zip(&counts).zip(&sender_ok) {
             if !ok {
-                self.stats.lost += 1;
+                self.stats.lost += item.handovers();
                 continue;
             }
             if self.cfg.trace {
@@ -355,24 +318,12 @@ impl Sim {
 
     /// Whether the sender of a delivery was up to send it.
     fn sender_ok(&self, item: &Item) -> bool {
-        let (Item::Deliver { san, from, .. } | Item::DeliverEach { san, from, .. }) = item else {
+        let Some((san, from)) = item.delivery() else {
             return true;
         };
-        match self.sans[*san].members[*from].0 {
+        match self.sans[san].members[from].0 {
             Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
             Member::Host(_) => true,
-        }
-    }
-
-    /// How many members a delivery reaches.
-    fn recipients(&self, item: &Item) -> u32 {
-        match item {
-            Item::Deliver { to: Some(_), .. } => 1,
-            Item::Deliver { san, to: None, .. } => {
-                self.sans[*san].members.len().saturating_sub(1) as u32
-            }
-            Item::DeliverEach { to, .. } => to.len() as u32,
-            _ => 0,
         }
     }
 
