@@ -1016,27 +1016,13 @@ impl Sim {
     }
 
     fn deliver(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
-        let (from_m, from_native) = self.sans[san].members[from];
-        let sender_ok = match from_m {
-            Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
-            Member::Host(_) => true,
-        };
-        if !sender_ok {
+        let from_native = self.sans[san].members[from].1;
+        if !self.sender_up(san, from) {
             self.stats.lost += 1;
             return;
         }
         if self.cfg.trace {
-            let addr = |m: Member| match m {
-                Member::Router { r, port } => self.routers[r].hrs[port],
-                Member::Host(h) => self.hosts[h].node.config().address,
-            };
-            self.trace.push(TraceItem {
-                time: self.now,
-                san,
-                from: addr(from_m),
-                to: to.map(|i| addr(self.sans[san].members[i].0)),
-                bytes: bytes.clone(),
-            });
+            self.trace_delivery(san, from, to, bytes.clone());
         }
         let targets: Vec<usize> = match to {
             Some(i) => vec![i],
@@ -1051,6 +1037,32 @@ impl Sim {
                 Member::Router { r, port } => self.deliver_to_router(r, port, &from_native, &bytes),
             }
         }
+    }
+
+    /// Whether member `from` of SAN `san` is up to send (a router alive
+    /// with its port up, or a host).
+    fn sender_up(&self, san: usize, from: usize) -> bool {
+        match self.sans[san].members[from].0 {
+            Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
+            Member::Host(_) => true,
+        }
+    }
+
+    /// Records a delivery (to one member, or to all with `to` None) in
+    /// the trace.
+    fn trace_delivery(&mut self, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>) {
+        let addr = |m: Member| match m {
+            Member::Router { r, port } => self.routers[r].hrs[port],
+            Member::Host(h) => self.hosts[h].node.config().address,
+        };
+        let item = TraceItem {
+            time: self.now,
+            san,
+            from: addr(self.sans[san].members[from].0),
+            to: to.map(|i| addr(self.sans[san].members[i].0)),
+            bytes,
+        };
+        self.trace.push(item);
     }
 
     fn deliver_to_host(&mut self, h: usize, san: usize, from: usize, bytes: &[u8]) {

@@ -21,7 +21,7 @@ use rrp::router::Time;
 
 use super::effect::Effect;
 use super::member::View;
-use super::{Item, Member, Sim, SimHost, SimRouter, TraceItem};
+use super::{Item, Member, Sim, SimHost, SimRouter};
 
 /// Fewer events than this at one instant are handled on the calling
 /// thread: starting threads would cost more than it saves.
@@ -318,33 +318,17 @@ impl Sim {
 
     /// Whether the sender of a delivery was up to send it.
     fn sender_ok(&self, item: &Item) -> bool {
-        let Some((san, from)) = item.delivery() else {
-            return true;
-        };
-        match self.sans[san].members[from].0 {
-            Member::Router { r, port } => self.routers[r].alive && self.routers[r].ports_up[port],
-            Member::Host(_) => true,
-        }
+        item.delivery()
+            .is_none_or(|(san, from)| self.sender_up(san, from))
     }
 
-    /// Records a delivery in the trace, as the sequential run does.
+    /// Records a delivery in the trace, as the sequential run does (a
+    /// message to several members at once once per member).
     fn trace_item(&mut self, item: &Item) {
-        let addr = |s: &Sim, m: Member| match m {
-            Member::Router { r, port } => s.routers[r].hrs[port],
-            Member::Host(h) => s.hosts[h].node.config().address,
-        };
-        let push = |s: &mut Sim, san: usize, from: usize, to: Option<usize>, bytes: Vec<u8>| {
-            let t = TraceItem {
-                time: s.now,
-                san,
-                from: addr(s, s.sans[san].members[from].0),
-                to: to.map(|i| addr(s, s.sans[san].members[i].0)),
-                bytes,
-            };
-            s.trace.push(t);
-        };
         match item {
-            Item::Deliver { san, from, to, msg } => push(self, *san, *from, *to, msg.to_vec()),
+            Item::Deliver { san, from, to, msg } => {
+                self.trace_delivery(*san, *from, *to, msg.to_vec())
+            }
             Item::DeliverEach {
                 san,
                 from,
@@ -353,7 +337,7 @@ impl Sim {
             } => {
                 for (i, dst) in to {
                     let b = rrp::router::with_destination(bytes, *dst);
-                    push(self, *san, *from, Some(*i as usize), b);
+                    self.trace_delivery(*san, *from, Some(*i as usize), b);
                 }
             }
             _ => {}
