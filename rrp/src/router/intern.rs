@@ -23,7 +23,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::rng::mix64;
 
+use super::engine::Router;
 use super::rt::{NodeList, RtBody};
+use crate::wire::packet::Packet;
 
 /// How many separately locked tables an [`Interner`] is divided into.
 pub const SHARDS: usize = 16;
@@ -133,6 +135,18 @@ impl Interner {
         a
     }
 
+    /// The held node list whose records end the whole RRP#9 `packet` (an
+    /// EEP packet as sent, no L2RH in front), and where its records start
+    /// in the packet: what lets a holder of many packets at once (the
+    /// simulator's messages in flight) keep each list's records once, not
+    /// once per packet.
+    pub fn rrp9_node_list(&self, packet: &[u8]) -> Option<(usize, Arc<NodeList>)> {
+        let p = Packet::new_checked(packet, 0).ok()?;
+        let (_, _, _, start) = Router::rt_head(&p)?;
+        let list = self.node_list(&p.data()[start..])?;
+        Some((p.layout().data_offset() + start, list))
+    }
+
     /// (node lists, RT bodies) held and in use.
     pub fn census(&self) -> (usize, usize) {
         fn live<T>(m: &HashMap<u64, Vec<Weak<T>>>) -> usize {
@@ -215,6 +229,50 @@ mod tests {
         }
         let buckets: usize = i.shards.iter().map(|s| s.lock().unwrap().lists.len()).sum();
         assert!(buckets < 3000, "{buckets} buckets");
+    }
+
+    #[test]
+    fn an_rrp9_is_found_to_carry_a_held_list_and_where() {
+        use crate::wire::message::{Message, RouteTable, RtNode};
+        use crate::wire::record::SourceRoute;
+        let i = Interner::new();
+        let held = i.add_node_list(list(0x100));
+        let rrp9 = |a: u16| {
+            let nodes = list(a)
+                .iter()
+                .map(|n| RtNode {
+                    info: n.info.clone(),
+                    route: SourceRoute {
+                        q: n.q,
+                        route: n.route.to_l2rhs(),
+                        mtu: None,
+                    },
+                })
+                .collect();
+            Message::RouteTable(RouteTable {
+                san_id: Address(0x200),
+                sn: 7,
+                csr: SourceRoute::default(),
+                rcvf: vec![Address(0x300)],
+                nodes,
+            })
+            .to_packet(Address(0x0040), Address(0x0051))
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+        };
+        let p = rrp9(0x100);
+        let (at, found) = i.rrp9_node_list(&p).expect("held");
+        assert!(Arc::ptr_eq(&found, &held));
+        assert_eq!(&p[at..at + held.encoded().len()], held.encoded());
+        // Its records end the data: the trailer follows them.
+        assert_eq!(
+            at + held.encoded().len() + crate::wire::TRAILER_LEN,
+            p.len()
+        );
+        // A list nobody holds, and what is no RRP#9, are not found.
+        assert!(i.rrp9_node_list(&rrp9(0x101)).is_none());
+        assert!(i.rrp9_node_list(&p[..20]).is_none());
     }
 
     #[test]

@@ -257,7 +257,9 @@ impl Router {
 
     /// Where the node records of an unsplit RRP#9 start in its data
     /// block (after R8, R5 and R7), with the three records.
-    fn rt_head<'p>(p: &'p Packet<&[u8]>) -> Option<(Record<'p>, Record<'p>, Record<'p>, usize)> {
+    pub(super) fn rt_head<'p>(
+        p: &'p Packet<&[u8]>,
+    ) -> Option<(Record<'p>, Record<'p>, Record<'p>, usize)> {
         if !whole_rrp9(p) {
             return None;
         }

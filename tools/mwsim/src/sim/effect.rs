@@ -12,7 +12,7 @@
 use rrp::router::{Event, Output};
 use rrp::{Address, PortId};
 
-use super::{Sim, Wire};
+use super::{Payload, Sim, Wire};
 
 /// One thing a handled event asks of the simulation.
 #[derive(Debug)]
@@ -78,13 +78,14 @@ impl Sim {
                 }
                 let san = self.routers[r].sans[port];
                 let from = self.router_member(r, port);
+                let payload = Payload::sharing_nodes(packet, &self.interner);
                 for (dst, native) in to {
                     let Some(i) = self.sans[san].by_native.get(&native).copied() else {
                         self.stats.lost += 1;
                         continue;
                     };
                     let msg = Wire {
-                        bytes: packet.clone(),
+                        payload: payload.clone(),
                         dst: Some(dst),
                     };
                     self.send(san, from, Some(i), msg);

@@ -29,17 +29,18 @@ use rrp::counters::CounterSet;
 use rrp::node::{Learned, Level, Node, NodeConfig};
 use rrp::router::{
     Event, HrConfig, Interner, Next, Router, RouterConfig, RouterStats, Time, Timers,
-    with_destination,
 };
-use rrp::wire::{Capability, Header};
+use rrp::wire::Capability;
 use rrp::{Address, DropCounts, DropReason, PerPort, PortId};
 
 mod effect;
 mod member;
+mod payload;
 mod step;
 
 use effect::Effect;
 use member::View;
+use payload::Payload;
 
 use crate::rng::seeded;
 use crate::topology::{HostSpec, Topology};
@@ -190,28 +191,25 @@ struct San {
 }
 
 /// A message in flight: its bytes, shared by every recipient of an
-/// [`Output::SendEach`], and the destination address patched in when it
-/// is delivered.
+/// [`Output::SendEach`](rrp::router::Output::SendEach), and the destination
+/// address patched in when it is delivered.
 #[derive(Debug, Clone)]
 struct Wire {
-    bytes: Arc<[u8]>,
+    payload: Payload,
     dst: Option<Address>,
 }
 
 impl Wire {
     fn new(bytes: Vec<u8>) -> Wire {
         Wire {
-            bytes: bytes.into(),
+            payload: Payload::whole(bytes),
             dst: None,
         }
     }
 
     /// The packet as its recipient gets it.
     fn to_vec(&self) -> Vec<u8> {
-        match self.dst {
-            Some(d) => with_destination(&self.bytes, d),
-            None => self.bytes.to_vec(),
-        }
+        self.payload.to_vec(self.dst)
     }
 }
 
@@ -230,7 +228,7 @@ enum Item {
     DeliverEach {
         san: usize,
         from: usize,
-        bytes: Arc<[u8]>,
+        payload: Payload,
         to: Vec<(u32, Address)>,
     },
     Crash(usize),
@@ -283,17 +281,10 @@ impl Item {
 
     /// The bytes recipient number `n` of a delivery receives: into `out`.
     fn bytes_for(&self, n: usize, out: &mut Vec<u8>) {
-        let (bytes, dst) = match self {
-            Item::Deliver { msg, .. } => (&msg.bytes, msg.dst),
-            Item::DeliverEach { bytes, to, .. } => (bytes, Some(to[n].1)),
-            _ => return,
-        };
-        out.clear();
-        out.extend_from_slice(bytes);
-        if let Some(d) = dst
-            && out.len() >= rrp::wire::HEADER_LEN
-        {
-            Header::new_unchecked(&mut out[..rrp::wire::HEADER_LEN]).set_dst(d);
+        match self {
+            Item::Deliver { msg, .. } => msg.payload.write(msg.dst, out),
+            Item::DeliverEach { payload, to, .. } => payload.write(Some(to[n].1), out),
+            _ => {}
         }
     }
 }
@@ -644,7 +635,7 @@ impl Sim {
             from,
             to: Some(i),
             msg: Wire {
-                bytes,
+                payload,
                 dst: Some(dst),
             },
         } = item
@@ -654,13 +645,13 @@ impl Sim {
                 Some(Item::DeliverEach {
                     san: s,
                     from: f,
-                    bytes: b,
+                    payload: p,
                     to,
-                }) if *s == san && *f == from && Arc::ptr_eq(b, &bytes) => to.push(recipient),
+                }) if *s == san && *f == from && p.same(&payload) => to.push(recipient),
                 _ => bucket.push_back(Item::DeliverEach {
                     san,
                     from,
-                    bytes,
+                    payload,
                     to: vec![recipient],
                 }),
             }
@@ -829,9 +820,9 @@ impl Sim {
 
     fn send(&mut self, san: usize, from: usize, to: Option<usize>, msg: Wire) {
         self.stats.messages += 1;
-        self.stats.bytes += msg.bytes.len() as u64;
+        self.stats.bytes += msg.payload.len() as u64;
         let mtu = self.sans[san].mtu as usize;
-        if mtu != 0 && msg.bytes.len() > mtu {
+        if mtu != 0 && msg.payload.len() > mtu {
             self.stats.oversize += 1;
             return;
         }
@@ -953,12 +944,12 @@ impl Sim {
             Item::DeliverEach {
                 san,
                 from,
-                bytes,
+                payload,
                 to,
             } => {
                 let last = to.len().saturating_sub(1);
                 for (n, (i, dst)) in to.into_iter().enumerate() {
-                    self.deliver(san, from, Some(i as usize), with_destination(&bytes, dst));
+                    self.deliver(san, from, Some(i as usize), payload.to_vec(Some(dst)));
                     // Between two deliveries as between two items
                     // (`run_until` checks after the last one).
                     if n < last {
@@ -1492,7 +1483,7 @@ mod tests {
             from,
             to: Some(i),
             msg: Wire {
-                bytes: bytes.clone(),
+                payload: Payload::whole(bytes.clone()),
                 dst: Some(Address(dst)),
             },
         }

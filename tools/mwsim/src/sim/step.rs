@@ -332,11 +332,11 @@ impl Sim {
             Item::DeliverEach {
                 san,
                 from,
-                bytes,
+                payload,
                 to,
             } => {
                 for (i, dst) in to {
-                    let b = rrp::router::with_destination(bytes, *dst);
+                    let b = payload.to_vec(Some(*dst));
                     self.trace_delivery(*san, *from, Some(*i as usize), b);
                 }
             }
