@@ -17,9 +17,15 @@ use super::{Payload, Sim, Wire};
 /// One thing a handled event asks of the simulation.
 #[derive(Debug)]
 pub(super) enum Effect {
-    /// An engine's [`Output::Send`] or [`Output::SendEach`], to send out of
-    /// one of the router's ports.
+    /// An engine's [`Output::Send`], to send out of one of the router's
+    /// ports.
     Output(Output),
+    /// An engine's [`Output::SendEach`], its packet made a [`Payload`].
+    SendEach {
+        port: PortId,
+        to: Vec<(Address, rrp::NativeAddr)>,
+        payload: Payload,
+    },
     /// A message onto SAN `san` from member `from` to member `to` (None:
     /// every member but the sender): a packet forwarded, a host's reply.
     Send {
@@ -71,14 +77,13 @@ impl Sim {
                 };
                 self.send(san, from, to, Wire::new(packet));
             }
-            Effect::Output(Output::SendEach { port, to, packet }) => {
+            Effect::SendEach { port, to, payload } => {
                 let r = r.expect("engine outputs come from routers");
                 if !self.routers[r].ports_up[port] {
                     return;
                 }
                 let san = self.routers[r].sans[port];
                 let from = self.router_member(r, port);
-                let payload = Payload::sharing_nodes(packet, &self.interner);
                 for (dst, native) in to {
                     let Some(i) = self.sans[san].by_native.get(&native).copied() else {
                         self.stats.lost += 1;

@@ -10,7 +10,7 @@ use dataplane::{Decision, McastFib};
 use ports::{HeapBuf, PacketBuf};
 use rrp::NativeAddr;
 use rrp::limits::MAX_L2RHS;
-use rrp::router::{Output, Time};
+use rrp::router::{Interner, Output, Time};
 use rrp::wire::Header;
 use rrp::wire::bytes::be16_checked;
 use rrp::wire::header;
@@ -18,15 +18,17 @@ use rrp::wire::packet::{Packet, locate_fast};
 use rrp::{Address, PortId};
 
 use super::effect::Effect;
-use super::{Member, San, SimHost, SimRouter, Wire};
+use super::{Member, Payload, San, SimHost, SimRouter, Wire};
 
 /// What a member's handling of an event reads of the rest of the
-/// simulation: the time and the SANs' members, neither of which an event
-/// at a member changes.
+/// simulation: the time, the SANs' members and the routers' interner,
+/// none of which an event at a member changes (the interner only gains
+/// and drops copies of what routers hold).
 #[derive(Clone, Copy)]
 pub(super) struct View<'a> {
     pub(super) now: Time,
     pub(super) sans: &'a [San],
+    pub(super) interner: &'a Interner,
 }
 
 /// The index of member `m` among the members of `san`.
@@ -63,7 +65,7 @@ impl SimRouter {
             if dst == Address::HEY_YOU || dst == Address::BROADCAST || self.hrs.contains(&dst) {
                 let view_p = Packet::with_layout_unchecked(bytes, layout);
                 self.engine.handle_packet(now, port, native_src, &view_p);
-                self.drain(out);
+                self.drain(view.interner, out);
                 return true;
             }
         }
@@ -156,22 +158,29 @@ impl SimRouter {
                 }
             }
         }
-        self.drain(out);
+        self.drain(view.interner, out);
         true
     }
 
     /// Router's timers due at `now` run once.
     pub(super) fn timer(&mut self, view: View<'_>, out: &mut Vec<Effect>) {
         self.engine.on_timer(view.now);
-        self.drain(out);
+        self.drain(view.interner, out);
     }
 
-    /// Takes what the engine asks for: sends become effects, new FIBs and
-    /// multicast state are patched into the router's own FIB set.
-    pub(super) fn drain(&mut self, out: &mut Vec<Effect>) {
+    /// Takes what the engine asks for: sends become effects (an RRP#9 to
+    /// several buddies with its node records left to `interner`'s list,
+    /// here on the member's thread), new FIBs and multicast state are
+    /// patched into the router's own FIB set.
+    pub(super) fn drain(&mut self, interner: &Interner, out: &mut Vec<Effect>) {
         while let Some(o) = self.engine.poll_output() {
             match o {
-                Output::Send { .. } | Output::SendEach { .. } => out.push(Effect::Output(o)),
+                Output::Send { .. } => out.push(Effect::Output(o)),
+                Output::SendEach { port, to, packet } => out.push(Effect::SendEach {
+                    port,
+                    to,
+                    payload: Payload::sharing_nodes(packet, interner),
+                }),
                 Output::FibChanged(_) => {
                     let changes = self.engine.take_fib_changes();
                     if let Some(f) = &mut self.fib {

@@ -907,6 +907,7 @@ impl Sim {
                 let view = View {
                     now: t,
                     sans: &self.sans,
+                    interner: &self.interner,
                 };
                 self.routers[r].timer(view, &mut out);
                 self.apply_all(Some(r), out);
@@ -927,7 +928,7 @@ impl Sim {
     /// Router `r` hands its engine's outputs over.
     fn drain(&mut self, r: usize) {
         let mut out = Vec::new();
-        self.routers[r].drain(&mut out);
+        self.routers[r].drain(&self.interner, &mut out);
         self.apply_all(Some(r), out);
     }
 
@@ -1061,6 +1062,7 @@ impl Sim {
         let view = View {
             now: self.now,
             sans: &self.sans,
+            interner: &self.interner,
         };
         self.hosts[h].receive(h, san, from, bytes, view, &mut out);
         self.apply_all(None, out);
@@ -1071,6 +1073,7 @@ impl Sim {
         let view = View {
             now: self.now,
             sans: &self.sans,
+            interner: &self.interner,
         };
         let ran = self.routers[r].receive(port, native_src, bytes, view, &mut out);
         self.apply_all(Some(r), out);

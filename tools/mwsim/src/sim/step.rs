@@ -362,6 +362,7 @@ impl Sim {
         let view = View {
             now: self.now,
             sans: &self.sans,
+            interner: &self.interner,
         };
         if units < PARALLEL_FROM || ranges.len() < 2 {
             let all = Shard {
