@@ -46,6 +46,10 @@ pub fn packet(data: &[u8]) {
             let limited = Packet::new_checked(data, MAX_L2RHS);
             assert_eq!(limited.is_ok(), p.l2rhs.len() <= MAX_L2RHS);
             auth_checks(v);
+            // The look for an RRP#9's node list parses the packet's first
+            // records; an interner that holds no list finds none.
+            let interner = crate::router::Interner::new();
+            assert!(interner.rrp9_node_list(data).is_none());
         }
         (Err(a), Err(b)) => {
             assert_eq!(a, b, "view and repr report different errors");
