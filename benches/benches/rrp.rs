@@ -169,14 +169,7 @@ fn drain(r: &mut Router) -> usize {
 
 /// The process's resident memory (VmRSS), bytes.
 fn resident() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    benches::sysinfo::proc_number("/proc/self/status", "VmRSS").map_or(0, |kb| kb * 1024)
 }
 
 fn rt_change(c: &mut Criterion) {

@@ -167,15 +167,7 @@ fn hugetlbfs_mount() -> Option<PathBuf> {
 
 /// HugePages_Free of /proc/meminfo.
 fn free_pages() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("HugePages_Free:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    crate::sysinfo::proc_number("/proc/meminfo", "HugePages_Free").unwrap_or(0)
 }
 
 /// Reserves `pages` 2 MB hugepages for the run when possible (root), and

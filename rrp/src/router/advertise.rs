@@ -13,7 +13,7 @@ use crate::fxhash::FxHasher;
 use crate::kind::PacketType;
 use crate::native::NativeAddr;
 use crate::port::PortId;
-use crate::wire::message::{Message, RouteTable, RtNode, RtPart};
+use crate::wire::message::{Message, RouteTable, RtPart};
 use crate::wire::record::SourceRoute;
 
 use super::engine::*;
@@ -21,28 +21,22 @@ use super::rt::*;
 use super::select::*;
 
 impl Router {
+    /// `rt`'s CSR as its RRP#9 carries it: an R5 with its Q and MinMTU.
+    fn csr_record(rt: &Rt) -> SourceRoute {
+        SourceRoute {
+            q: rt.q,
+            route: rt.csr.to_l2rhs(),
+            mtu: Some(rt.mtu),
+        }
+    }
+
     pub(super) fn rt_message(rt: &Rt) -> RouteTable {
         RouteTable {
             san_id: rt.san_id,
             sn: rt.sn,
-            csr: SourceRoute {
-                q: rt.q,
-                route: rt.csr.to_l2rhs(),
-                mtu: Some(rt.mtu),
-            },
+            csr: Self::csr_record(rt),
             rcvf: rt.rcvf.clone(),
-            nodes: rt
-                .nodes
-                .iter()
-                .map(|n| RtNode {
-                    info: n.info.clone(),
-                    route: SourceRoute {
-                        q: n.q,
-                        route: n.route.to_l2rhs(),
-                        mtu: None,
-                    },
-                })
-                .collect(),
+            nodes: rt.nodes.iter().map(NodeEntry::rt_node).collect(),
         }
     }
 
@@ -53,11 +47,7 @@ impl Router {
         use crate::wire::header::{HEADER_LEN, Header, HeaderRepr};
         use crate::wire::record::RecordRef;
         let nodes = rt.nodes.encoded();
-        let csr = SourceRoute {
-            q: rt.q,
-            route: rt.csr.to_l2rhs(),
-            mtu: Some(rt.mtu),
-        };
+        let csr = Self::csr_record(rt);
         let records = [
             RecordRef::RtHeader {
                 san_id: rt.san_id,

@@ -233,22 +233,12 @@ mod tests {
 
     #[test]
     fn an_rrp9_is_found_to_carry_a_held_list_and_where() {
-        use crate::wire::message::{Message, RouteTable, RtNode};
+        use crate::wire::message::{Message, RouteTable};
         use crate::wire::record::SourceRoute;
         let i = Interner::new();
         let held = i.add_node_list(list(0x100));
         let rrp9 = |a: u16| {
-            let nodes = list(a)
-                .iter()
-                .map(|n| RtNode {
-                    info: n.info.clone(),
-                    route: SourceRoute {
-                        q: n.q,
-                        route: n.route.to_l2rhs(),
-                        mtu: None,
-                    },
-                })
-                .collect();
+            let nodes = list(a).iter().map(NodeEntry::rt_node).collect();
             Message::RouteTable(RouteTable {
                 san_id: Address(0x200),
                 sn: 7,

@@ -27,7 +27,7 @@ use crate::native::NativeAddr;
 use crate::port::PortId;
 use crate::route::Route;
 use crate::wire::hop::RouterHop;
-use crate::wire::message::{NodeInfo, emit_rt_node};
+use crate::wire::message::{NodeInfo, RtNode, emit_rt_node};
 use crate::wire::record::{Mtu, SourceRoute};
 
 use super::engine::*;
@@ -41,6 +41,25 @@ pub struct NodeEntry {
     pub route: Route,
     /// Its Q.
     pub q: u16,
+}
+
+impl NodeEntry {
+    /// Its route as an RRP#9's node record carries it (an R5, no MTU).
+    pub(super) fn source_route(&self) -> SourceRoute {
+        SourceRoute {
+            q: self.q,
+            route: self.route.to_l2rhs(),
+            mtu: None,
+        }
+    }
+
+    /// The entry as an RRP#9 carries it.
+    pub(super) fn rt_node(&self) -> RtNode {
+        RtNode {
+            info: self.info.clone(),
+            route: self.source_route(),
+        }
+    }
 }
 
 /// The node entries of an RT, with an index by address and their records
@@ -62,11 +81,7 @@ impl NodeList {
     pub fn new(entries: Vec<NodeEntry>) -> NodeList {
         let mut encoded = Vec::new();
         for n in &entries {
-            let route = SourceRoute {
-                q: n.q,
-                route: n.route.to_l2rhs(),
-                mtu: None,
-            };
+            let route = n.source_route();
             // A node entry that cannot be encoded (a name too long for an
             // R2) is left out of the encoding, as it would be of an RRP#9.
             let mut one = Vec::new();
